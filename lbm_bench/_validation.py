@@ -1,0 +1,203 @@
+"""Input validation at the public boundary: one helper per kind of input.
+
+Every helper raises :class:`ValueError` or :class:`TypeError` with a message
+that names the argument and the value or shape it saw, so that the command line
+can show it as a one-line error.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_count",
+    "check_positive_float",
+    "check_probability",
+    "check_proportions",
+    "check_labels",
+    "check_label_sets",
+    "check_block_array",
+    "check_vector",
+    "check_kind",
+    "KINDS",
+]
+
+#: The three families of latent block models, by the name used everywhere.
+KINDS = ("gaussian", "poisson", "bernoulli")
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def check_count(name: str, value: Any, *, minimum: int = 1) -> int:
+    """Return ``value`` as a Python int, checking it is an integer >= ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {_describe(value)}")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def check_positive_float(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    """Return ``value`` as a finite float > 0 (or >= 0 with ``allow_zero``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {_describe(value)}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+    return value
+
+
+def check_probability(name: str, value: Any, *, open_interval: bool = True) -> float:
+    """Return ``value`` as a float in (0, 1) (or [0, 1] when not ``open_interval``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {_describe(value)}")
+    value = float(value)
+    inside = 0 < value < 1 if open_interval else 0 <= value <= 1
+    if not inside:
+        interval = "(0, 1)" if open_interval else "[0, 1]"
+        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
+    return value
+
+
+def check_vector(name: str, values: Any, *, length: int | None = None) -> np.ndarray:
+    """Return a 1-D finite float64 array, optionally of a given length."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a 1-D array of numbers, got {_describe(values)}") from exc
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if length is not None and array.shape[0] != length:
+        raise ValueError(f"{name} must have length {length}, got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, got non-finite values")
+    return array
+
+
+def check_proportions(name: str, values: Any, *, atol: float = 1e-8) -> np.ndarray:
+    """Return cluster proportions: a 1-D positive vector summing to one."""
+    array = check_vector(name, values)
+    if np.any(array <= 0):
+        raise ValueError(f"{name} must be positive, got min {array.min()!r}")
+    total = float(array.sum())
+    if abs(total - 1.0) > atol:
+        raise ValueError(f"{name} must sum to 1, got sum {total!r}")
+    return array / total
+
+
+def check_block_array(
+    name: str,
+    values: Any,
+    shape: tuple[int, int],
+    *,
+    lower: float | None = None,
+    upper: float | None = None,
+) -> np.ndarray:
+    """Return a finite float64 (g, m) array of block parameters within (lower, upper)."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of numbers, got {_describe(values)}") from exc
+    if array.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite")
+    if lower is not None and np.any(array <= lower):
+        raise ValueError(f"{name} must be > {lower}, got min {array.min()!r}")
+    if upper is not None and np.any(array >= upper):
+        raise ValueError(f"{name} must be < {upper}, got max {array.max()!r}")
+    return array
+
+
+def _as_integer_array(name: str, labels: Any) -> np.ndarray:
+    array = np.asarray(labels)
+    if array.dtype == object or array.dtype.kind not in "iub":
+        if array.dtype.kind == "f" and array.size and np.all(np.isfinite(array)) and np.all(
+            array == np.round(array)
+        ):
+            return array.astype(np.int64)
+        raise TypeError(f"{name} must hold integer labels, got dtype {array.dtype}")
+    return array
+
+
+def check_labels(
+    name: str,
+    labels: Any,
+    *,
+    length: int | None = None,
+    n_clusters: int | None = None,
+) -> np.ndarray:
+    """Return 1-D non-negative integer labels as int64.
+
+    Parameters
+    ----------
+    name : str
+        Argument name used in error messages.
+    labels : array-like of shape (n,)
+        The labels.
+    length : int, optional
+        Required length.
+    n_clusters : int, optional
+        When given, labels must lie in ``[0, n_clusters)``.
+    """
+    array = _as_integer_array(name, labels)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    if length is not None and array.shape[0] != length:
+        raise ValueError(f"{name} must have length {length}, got shape {array.shape}")
+    array = array.astype(np.int64, copy=False)
+    if array.min() < 0:
+        raise ValueError(f"{name} must be non-negative, got min {int(array.min())}")
+    if n_clusters is not None and array.max() >= n_clusters:
+        raise ValueError(
+            f"{name} must lie in [0, {n_clusters}), got max {int(array.max())}"
+        )
+    return array
+
+
+def check_label_sets(
+    name: str,
+    labels: Any,
+    *,
+    length: int | None = None,
+    n_clusters: int | None = None,
+) -> np.ndarray:
+    """Return a 2-D (n_sets, n) array of non-negative integer labels (1-D input becomes one set)."""
+    array = _as_integer_array(name, labels)
+    if array.ndim == 1:
+        array = array[None, :]
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be 1-D or 2-D, got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {array.shape}")
+    if length is not None and array.shape[1] != length:
+        raise ValueError(f"{name} must have {length} columns, got shape {array.shape}")
+    if array.min() < 0:
+        raise ValueError(f"{name} must be non-negative, got min {int(array.min())}")
+    if n_clusters is not None and array.max() >= n_clusters:
+        raise ValueError(f"{name} must lie in [0, {n_clusters}), got max {int(array.max())}")
+    return array
+
+
+def check_kind(kind: Any) -> str:
+    """Return a family name among :data:`KINDS` (case-insensitive)."""
+    if not isinstance(kind, str):
+        raise TypeError(f"kind must be a string, got {_describe(kind)}")
+    lowered = kind.lower()
+    if lowered not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
+    return lowered
