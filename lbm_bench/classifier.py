@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from scipy import special
+
 from ._engine import Sweeper
 from ._validation import check_count, check_labels
 from .models import LatentBlockModel
@@ -60,19 +62,59 @@ class MapResult:
         return int(self.start_log_likelihoods.shape[0])
 
 
-def _random_starts(
-    sweeper: Sweeper, n_starts: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """Random X-only starts: even starts draw column labels, odd ones draw row labels
-    and take the column step; (B, C, n) and (B, C, d) arrays."""
+#: Bytes of the (chunk, n_cols, g, m) entrywise log-density array in marginal starts.
+_MARGINAL_CHUNK_BYTES = 32 * 2**20
+
+
+def _entrywise_scores(sweeper: Sweeper, axis: int) -> np.ndarray:
+    """Class scores of rows (axis=0) or columns (axis=1) when the other labels are
+    integrated out entry by entry: ``sum_j log sum_l rho_l p(x_ij | k, l)`` for rows.
+
+    This ignores that the entries of a column share one label, so it is not the
+    posterior, but it is a function of X alone that points each row (column) to
+    its class well enough to start Algorithm 1 in the right basin.
+    Returns (B, n_axis, n_classes).
+    """
+    model = sweeper.model
+    B, p, n, d = sweeper.stats.shape
+    g, m = model.block_shape
+    eta, A = sweeper.eta, sweeper.log_partition
+    a = np.ones(n) if sweeper.row_weights is None else sweeper.row_weights
+    b = np.ones(d) if sweeper.col_weights is None else sweeper.col_weights
+    log_pi, log_rho = sweeper.log_row_prior, sweeper.log_col_prior
+    scores = np.zeros((B, n, g) if axis == 0 else (B, d, m))
+    chunk = max(1, _MARGINAL_CHUNK_BYTES // (8 * B * d * g * m))
+    for start in range(0, n, chunk):
+        rows = slice(start, min(start + chunk, n))
+        dens = np.einsum("bpij,pkl->bijkl", sweeper.stats[:, :, rows], eta, optimize=True)
+        dens -= (a[rows, None] * b[None, :])[None, :, :, None, None] * A
+        if axis == 0:  # integrate the column label out
+            scores[:, rows] = special.logsumexp(dens + log_rho, axis=4).sum(axis=2)
+        else:  # integrate the row label out
+            scores += special.logsumexp(dens + log_pi[:, None], axis=3).sum(axis=1)
+    return scores + (log_pi if axis == 0 else log_rho)
+
+
+def initial_column_labels(
+    sweeper: Sweeper, n_init: int, rng: np.random.Generator
+) -> np.ndarray:
+    """X-only starts of Algorithm 1, as column labels of shape (B, 2 + n_init, n_cols).
+
+    Start 0 classifies the columns entrywise (:func:`_entrywise_scores`);
+    start 1 classifies the rows entrywise and takes the column step; the
+    ``n_init`` random starts draw column labels (even starts) or row labels
+    followed by the column step (odd starts) from the proportions.
+    """
     model = sweeper.model
     B, n, d = sweeper.n_tables, sweeper.n_rows, sweeper.n_cols
-    z = rng.choice(model.n_row_clusters, size=(B, n_starts, n), p=model.row_proportions)
-    w = rng.choice(model.n_col_clusters, size=(B, n_starts, d), p=model.col_proportions)
-    odd = np.arange(n_starts) % 2 == 1
-    if odd.any():
-        w[:, odd] = sweeper.col_logits(z[:, odd]).argmax(-1)
-    return z, w
+    w_marginal = _entrywise_scores(sweeper, axis=1).argmax(-1)[:, None]
+    z_marginal = _entrywise_scores(sweeper, axis=0).argmax(-1)[:, None]
+    z = rng.choice(model.n_row_clusters, size=(B, n_init, n), p=model.row_proportions)
+    w = rng.choice(model.n_col_clusters, size=(B, n_init, d), p=model.col_proportions)
+    from_rows = np.concatenate([z_marginal, z[:, 1::2]], axis=1)
+    w_from_rows = sweeper.col_logits(from_rows).argmax(-1)
+    w[:, 1::2] = w_from_rows[:, 1:]
+    return np.concatenate([w_marginal, w_from_rows[:, :1], w], axis=1)
 
 
 def alternate(
@@ -127,10 +169,13 @@ def map_labels(
         The table.
     init : (z, w), optional
         An extra start given explicitly (e.g. the generating labels, for
-        studies of the bias they cause). It is run in addition to the
-        ``n_init`` random starts; set ``n_init=0`` to run it alone.
+        studies of the bias they cause). It is run in addition to the X-only
+        starts; set ``n_init=0`` to run it alone.
     n_init : int, default=10
-        Number of random starts drawn from the proportions (X-only).
+        Number of random starts drawn from the proportions. When it is
+        positive, two deterministic X-only starts are added: the columns, or
+        the rows, classified entry by entry with the other labels integrated
+        out (see :func:`initial_column_labels`).
     max_iter : int, default=100
         Maximum number of (row step, column step) iterations per start.
     rng : None, int or numpy.random.Generator
@@ -163,7 +208,7 @@ def map_labels(
         del z0  # Algorithm 1 starts with the row step, which only needs w
         starts_w.append(w0[None, None])
     if n_init:
-        starts_w.append(_random_starts(sweeper, n_init, rng)[1])
+        starts_w.append(initial_column_labels(sweeper, n_init, rng))
     z, w, n_iter, converged = alternate(sweeper, np.concatenate(starts_w, axis=1), max_iter=max_iter)
     best, loglik = best_of_starts(sweeper, z, w)
     k = int(best[0])

@@ -36,7 +36,7 @@ _PROB_FLOOR = 1e-9
 #: Joint class permutations are enumerated for the near-symmetry check up to this many.
 _MAX_ENUMERATED = 20_000
 #: Minimum distance to any jointly permuted pattern, relative to the class separation.
-_MIN_ASYMMETRY = 0.25
+_MIN_ASYMMETRY = 0.5
 
 
 @dataclass(frozen=True)
@@ -139,32 +139,40 @@ def _mean_separation(pattern: np.ndarray) -> float:
 
 
 def _asymmetry(pattern: np.ndarray) -> float:
-    """Smallest RMS distance between the pattern and a jointly permuted copy,
-    relative to the mean class separation (``inf`` when not enumerable)."""
+    """How far the pattern is from every jointly permuted copy of itself.
+
+    For each non-trivial pair of class permutations ``(sigma, tau)``, the RMS
+    difference between the pattern and ``pattern[sigma][:, tau]`` over the
+    entries the permutation moves, relative to the mean class separation; the
+    minimum over pairs (``inf`` when there are too many pairs to enumerate).
+    """
     g, m = pattern.shape
     if math.factorial(g) * math.factorial(m) > _MAX_ENUMERATED:
         return math.inf
+    cols = np.array(list(itertools.permutations(range(m))))
+    col_fixed = (cols == np.arange(m)).sum(axis=1)
     best = math.inf
-    cols = list(itertools.permutations(range(m)))
     for sigma in itertools.permutations(range(g)):
-        permuted_rows = pattern[list(sigma)]
-        stack = np.stack([permuted_rows[:, list(tau)] for tau in cols])
-        dist = np.sqrt(np.mean((stack - pattern) ** 2, axis=(1, 2)))
-        if sigma == tuple(range(g)):
-            dist = dist[1:]  # skip the identity pair
-        if dist.size:
-            best = min(best, float(dist.min()))
+        row_fixed = int(np.sum(np.array(sigma) == np.arange(g)))
+        moved = 1.0 - row_fixed * col_fixed / (g * m)  # fraction of entries moved
+        stack = pattern[list(sigma)][:, cols].transpose(1, 0, 2)  # (n_tau, g, m)
+        dist = np.sqrt(np.sum((stack - pattern) ** 2, axis=(1, 2)) / (g * m))
+        ok = moved > 0
+        if ok.any():
+            best = min(best, float(np.min(dist[ok] / np.sqrt(moved[ok]))))
     return best / _mean_separation(pattern)
 
 
 def _real_pattern(g: int, m: int, rng: np.random.Generator, n_steps: int = 400) -> np.ndarray:
-    """A centred pattern with near-equal pairwise separations, by hill climbing."""
+    """A centred pattern with near-equal pairwise separations and no near-symmetry,
+    by random search then hill climbing under the asymmetry constraint."""
     best, best_score = None, math.inf
-    for _ in range(64):
-        candidate = rng.uniform(-1, 1, size=(g, m))
-        score = _separation_spread(candidate)
-        if score < best_score:
-            best, best_score = candidate, score
+    while best is None:
+        for _ in range(64):
+            candidate = rng.uniform(-1, 1, size=(g, m))
+            score = _separation_spread(candidate)
+            if score < best_score and _asymmetry(candidate) >= _MIN_ASYMMETRY:
+                best, best_score = candidate, score
     step = 0.2
     for _ in range(n_steps):
         candidate = best + step * rng.standard_normal((g, m)) * (rng.random((g, m)) < 0.3)

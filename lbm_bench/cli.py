@@ -1,0 +1,176 @@
+"""Command line: ``lbm-bench generate | info | evaluate | build | verify | benchmark | bench``.
+
+Every error that comes from the user's input (a bad argument, a file that is not
+a table, a target that cannot be reached) is printed as one line on stderr with a
+non-zero exit status, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+__all__ = ["main"]
+
+#: Exit status for errors in the user's input.
+EXIT_USAGE = 2
+#: Exit status for a run that could not complete (e.g. rejection sampling gave up).
+EXIT_FAILURE = 1
+
+
+def _pair(text: str) -> tuple[int, int]:
+    """Parse ``"200x100"`` into ``(200, 100)``."""
+    parts = text.lower().split("x")
+    try:
+        a, b = (int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected two integers as AxB, got {text!r}") from None
+    if a < 1 or b < 1:
+        raise argparse.ArgumentTypeError(f"expected positive integers as AxB, got {text!r}")
+    return a, b
+
+
+def _show_progress(args: argparse.Namespace) -> bool:
+    return not getattr(args, "quiet", False) and sys.stderr.isatty()
+
+
+def _add_generate(sub) -> None:
+    p = sub.add_parser(
+        "generate",
+        help="generate one calibrated table and write it as HDF5",
+        description="Calibrate a latent block model to a target conditional risk, draw a table "
+        "that meets it by rejection sampling, and write it with its Gibbs label sets.",
+    )
+    p.add_argument("--kind", required=True, choices=["gaussian", "poisson", "bernoulli"])
+    p.add_argument("--shape", required=True, type=_pair, metavar="ROWSxCOLS", help="e.g. 200x100")
+    p.add_argument("--clusters", required=True, type=_pair, metavar="GxM", help="e.g. 3x2")
+    p.add_argument("--risk", required=True, type=float, help="target conditional risk, e.g. 0.1")
+    p.add_argument("--seed", type=int, default=None, help="seed (recorded in the file)")
+    p.add_argument("-o", "--output", required=True, type=Path, help="output .h5 file")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.add_argument("--tolerance", type=float, default=0.01, help="rejection tolerance (default 0.01)")
+    p.add_argument("--samples", type=int, default=2000, help="Gibbs label sets (default 2000)")
+    p.add_argument("--chains", type=int, default=8, help="Gibbs chains (default 8)")
+    p.add_argument("--burn-in", type=int, default=50, help="Gibbs burn-in sweeps (default 50)")
+    p.add_argument("--thin", type=int, default=1, help="Gibbs thinning (default 1)")
+    p.add_argument("--screen-samples", type=int, default=200, help="screening label sets (default 200)")
+    p.add_argument("--max-attempts", type=int, default=100, help="rejection attempts (default 100)")
+    p.add_argument("--balance", type=float, default=None,
+                   help="require min(l_row, l_col) >= BALANCE * max(l_row, l_col)")
+    p.add_argument("--calibration-tables", type=int, default=200,
+                   help="tables per dichotomy step (default 200)")
+    p.add_argument("--n-init", type=int, default=10, help="MAP random starts (default 10)")
+    p.add_argument("--equal-proportions", action="store_true")
+    p.add_argument("--equal-dispersions", action="store_true")
+    p.add_argument("--dispersion-spread", type=float, default=0.25)
+    p.add_argument("--base-rate", type=float, default=2.0, help="Poisson geometric mean rate")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
+    p.set_defaults(run=_run_generate)
+
+
+def _run_generate(args: argparse.Namespace) -> int:
+    from .generate import generate_table
+    from .io import save_table
+
+    if args.output.exists() and not args.force:
+        raise ValueError(f"output {args.output} exists (use --force to overwrite)")
+    if not args.output.parent.exists():
+        raise ValueError(f"output directory {args.output.parent} does not exist")
+    options = {}
+    if args.equal_proportions:
+        options["equal_proportions"] = True
+    if args.equal_dispersions:
+        options["equal_dispersions"] = True
+    if args.dispersion_spread != 0.25:
+        options["dispersion_spread"] = args.dispersion_spread
+    if args.base_rate != 2.0:
+        options["base_rate"] = args.base_rate
+    start = time.perf_counter()
+    table = generate_table(
+        args.kind, *args.shape, *args.clusters, args.risk,
+        tolerance=args.tolerance, n_samples=args.samples, n_chains=args.chains,
+        burn_in=args.burn_in, thin=args.thin, screen_samples=args.screen_samples,
+        max_attempts=args.max_attempts, balance=args.balance,
+        n_calibration_tables=args.calibration_tables, n_init=args.n_init,
+        progress=_show_progress(args), rng=args.seed, **options,
+    )
+    save_table(table, args.output)
+    if not args.quiet:
+        print(table.summary())
+        print(f"wrote {args.output} in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def _add_info(sub) -> None:
+    p = sub.add_parser("info", help="print the summary of a table file")
+    p.add_argument("table", type=Path)
+    p.add_argument("--json", action="store_true", help="print the file's attributes as JSON")
+    p.set_defaults(run=_run_info)
+
+
+def _run_info(args: argparse.Namespace) -> int:
+    from .io import load_table, read_info
+
+    if args.json:
+        print(json.dumps(read_info(args.table), indent=2, sort_keys=True, default=_json_default))
+    else:
+        print(load_table(args.table).summary())
+    return 0
+
+
+def _json_default(value):
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+_COMMANDS: list[Callable] = [_add_generate, _add_info]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``lbm-bench``."""
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="lbm-bench",
+        description="Co-clustering benchmark tables with a certified conditional Bayes risk.",
+    )
+    parser.add_argument("--version", action="version", version=f"lbm-bench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for add in _COMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args) or 0)
+    except KeyboardInterrupt:
+        print("lbm-bench: interrupted", file=sys.stderr)
+        return 130
+    except (ValueError, TypeError, OSError) as exc:
+        if os.environ.get("LBM_BENCH_DEBUG"):
+            raise
+        print(f"lbm-bench {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RuntimeError as exc:
+        print(f"lbm-bench {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""The records of a calibrated benchmark table: what generation produces and files store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .design import ModelDesign
+from .gibbs import GibbsSamples, RiskEstimate
+from .models import LatentBlockModel
+
+__all__ = ["CalibrationResult", "RejectionRecord", "Table"]
+
+
+@dataclass(frozen=True)
+class CalibrationResult:
+    """Outcome of the dichotomy on the scale (step 3 of the protocol).
+
+    Attributes
+    ----------
+    scale : float
+        Calibrated scale.
+    bracket : tuple of float
+        Final bracket ``(low, high)`` of the dichotomy (low is harder).
+    n_steps : int
+        Number of evaluated scales.
+    mean_error : float
+        Mean apparent error ``l_item((z0, w0), MAP(X))`` at ``scale`` over the tables.
+    error_std : float
+        Standard deviation of the apparent error over the tables.
+    target_risk : float
+        Target conditional risk.
+    tolerance : float
+        Stop when the mean error is within this distance of the target.
+    n_tables : int
+        Tables per evaluated scale (common random numbers across scales).
+    history : ndarray of shape (n_steps, 3)
+        Every evaluated ``(scale, mean error, error std)``, in order.
+    design : ModelDesign or None
+        The design whose scale was calibrated (``model = design.model(scale)``).
+    """
+
+    scale: float
+    bracket: tuple[float, float]
+    n_steps: int
+    mean_error: float
+    error_std: float
+    target_risk: float
+    tolerance: float
+    n_tables: int
+    history: np.ndarray
+    design: ModelDesign | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class RejectionRecord:
+    """Outcome of rejection sampling (step 4 of the protocol).
+
+    Attributes
+    ----------
+    attempts : int
+        Candidate tables drawn, the kept one included.
+    screened_out : int
+        Candidates rejected by the short screening run.
+    acceptance_rate : float
+        ``1 / attempts``.
+    tolerance : float
+        Kept when ``|risk - target| <= tolerance``.
+    candidate_risks : ndarray of shape (attempts,)
+        Risk estimate of each candidate (screening estimate for the rejected
+        ones, full estimate for the kept one).
+    balance : float or None
+        When set, the kept table also satisfies
+        ``min(l_row, l_col) >= balance * max(l_row, l_col)``.
+    """
+
+    attempts: int
+    screened_out: int
+    acceptance_rate: float
+    tolerance: float
+    candidate_risks: np.ndarray
+    balance: float | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A benchmark table with its labels, ground truths and certificate.
+
+    Attributes
+    ----------
+    data : ndarray of shape (n_rows, n_cols)
+        float64 (Gaussian), int64 (Poisson) or uint8 (Bernoulli).
+    model : LatentBlockModel
+        The generating model (true parameters).
+    design : ModelDesign
+        Its scale-free part; ``model == design.model(scale)``.
+    scale : float
+        Calibrated scale.
+    truth_rows, truth_cols : ndarray of shape (n_rows,), (n_cols,)
+        Generating labels.
+    map_rows, map_cols : ndarray of shape (n_rows,), (n_cols,)
+        X-only MAP labels (Algorithm 1).
+    gibbs : GibbsSamples
+        Label sets drawn from ``p(z, w | X)``.
+    risk : RiskEstimate
+        Gibbs estimate of the conditional risk of the MAP labels.
+    target_risk : float
+        Requested conditional risk.
+    seed : int
+        Seed that reproduces the table with :func:`lbm_bench.generate_table`.
+    calibration : CalibrationResult
+    rejection : RejectionRecord
+    options : dict
+        Generation options (model options, Gibbs settings), for the record.
+    timings : dict
+        Seconds spent per stage (calibration, rejection, gibbs). Not stored in
+        files: they would make rebuilt files differ.
+    """
+
+    data: np.ndarray
+    model: LatentBlockModel
+    design: ModelDesign
+    scale: float
+    truth_rows: np.ndarray
+    truth_cols: np.ndarray
+    map_rows: np.ndarray
+    map_cols: np.ndarray
+    gibbs: GibbsSamples
+    risk: RiskEstimate
+    target_risk: float
+    seed: int
+    calibration: CalibrationResult
+    rejection: RejectionRecord
+    options: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def kind(self) -> str:
+        return self.model.kind
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.data.shape  # type: ignore[return-value]
+
+    @property
+    def n_row_clusters(self) -> int:
+        return self.model.n_row_clusters
+
+    @property
+    def n_col_clusters(self) -> int:
+        return self.model.n_col_clusters
+
+    def summary(self) -> str:
+        """A few lines describing the table and its certificate."""
+        n, d = self.shape
+        g, m = self.model.block_shape
+        r = self.risk
+        return "\n".join(
+            [
+                f"{self.kind} table {n}x{d}, {g}x{m} clusters, seed {self.seed}",
+                f"target risk {self.target_risk:.4f}; Gibbs risk of the MAP labels "
+                f"{r.risk:.4f} +- {r.mcse:.4f} (MCSE), R-hat {r.rhat:.3f}",
+                f"row loss {r.row_loss:.4f}, column loss {r.col_loss:.4f}; "
+                f"{r.n_samples} Gibbs label sets in {r.n_chains} chains",
+                f"scale {self.scale:.6g} after {self.calibration.n_steps} dichotomy steps "
+                f"(apparent error {self.calibration.mean_error:.4f} +- {self.calibration.error_std:.4f}"
+                f" over {self.calibration.n_tables} tables)",
+                f"rejection sampling: {self.rejection.attempts} attempt(s), "
+                f"acceptance rate {self.rejection.acceptance_rate:.3f}",
+            ]
+        )
