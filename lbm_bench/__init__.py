@@ -1,16 +1,41 @@
 """lbm-bench: co-clustering benchmark tables with a certified conditional Bayes risk.
 
-The public API:
+Public API
+----------
+Models
+    :class:`GaussianLBM`, :class:`PoissonLBM`, :class:`BernoulliLBM`,
+    :func:`random_design`, :func:`random_model`, :func:`find_symmetry`.
+Inference with the true parameters
+    :func:`map_labels` (Algorithm 1, X-only starts), :func:`gibbs_labels`
+    (blockwise Gibbs sampler).
+The protocol
+    :func:`calibrate_scale` (step 3), :func:`generate_table` (step 4),
+    :class:`Table`, :func:`save_table`, :func:`load_table`.
+Scoring
+    :func:`evaluate`, :mod:`lbm_bench.metrics` (ARI, CARI, l_item, conditional risk...).
+Releases
+    :func:`build_release`, :func:`verify_release`, :func:`load_release`,
+    :func:`load_release_table`.
 
-- models: :class:`GaussianLBM`, :class:`PoissonLBM`, :class:`BernoulliLBM`,
-  :func:`random_design`, :func:`random_model`, :func:`find_symmetry`;
-- inference with the true parameters: :func:`map_labels` (Algorithm 1),
-  :func:`gibbs_labels` (blockwise Gibbs sampler).
+Examples
+--------
+>>> import lbm_bench
+>>> model = lbm_bench.random_model("gaussian", 2, 2, scale=1.0, rng=0)
+>>> X, z, w = model.sample(50, 40, rng=1)
+>>> result = lbm_bench.map_labels(model, X, rng=2)
+>>> samples = lbm_bench.gibbs_labels(model, X, n_samples=200, rng=3)
+>>> 0 <= samples.risk(result.rows, result.cols).risk <= 1
+True
 """
 
+from . import metrics
+from .calibration import calibrate_scale
 from .classifier import MapResult, map_labels
 from .design import ModelDesign, random_design, random_model
+from .evaluate import Report, evaluate
+from .generate import RejectionError, generate_table
 from .gibbs import GibbsSamples, RiskEstimate, gibbs_labels
+from .io import FormatError, load_table, save_table
 from .models import (
     BernoulliLBM,
     GaussianLBM,
@@ -19,23 +44,41 @@ from .models import (
     find_symmetry,
     model_from_parameters,
 )
+from .release import build_release, load_release, load_release_table, verify_release
+from .table import CalibrationResult, RejectionRecord, Table
 
 __version__ = "0.1.0"
 
 __all__ = [
     "BernoulliLBM",
+    "CalibrationResult",
+    "FormatError",
     "GaussianLBM",
     "GibbsSamples",
     "LatentBlockModel",
     "MapResult",
     "ModelDesign",
     "PoissonLBM",
+    "RejectionError",
+    "RejectionRecord",
+    "Report",
     "RiskEstimate",
+    "Table",
+    "build_release",
+    "calibrate_scale",
+    "evaluate",
     "find_symmetry",
+    "generate_table",
     "gibbs_labels",
+    "load_release",
+    "load_release_table",
+    "load_table",
     "map_labels",
+    "metrics",
     "model_from_parameters",
     "random_design",
     "random_model",
+    "save_table",
+    "verify_release",
     "__version__",
 ]

@@ -20,8 +20,6 @@ from typing import Any
 
 import numpy as np
 
-from scipy import special
-
 from ._engine import Sweeper
 from ._validation import check_count, check_labels
 from .models import LatentBlockModel
@@ -66,14 +64,26 @@ class MapResult:
 _MARGINAL_CHUNK_BYTES = 32 * 2**20
 
 
-def _entrywise_scores(sweeper: Sweeper, axis: int) -> np.ndarray:
-    """Class scores of rows (axis=0) or columns (axis=1) when the other labels are
-    integrated out entry by entry: ``sum_j log sum_l rho_l p(x_ij | k, l)`` for rows.
+def _logsumexp(values: np.ndarray, axis: int) -> np.ndarray:
+    """``log(sum(exp(values), axis))``, shifted by the maximum (values are finite)."""
+    top = values.max(axis=axis, keepdims=True)
+    values -= top
+    np.exp(values, out=values)
+    return np.log(values.sum(axis=axis)) + np.squeeze(top, axis=axis)
+
+
+def _entrywise_scores(sweeper: Sweeper) -> tuple[np.ndarray, np.ndarray]:
+    """Class scores of rows and of columns when the other labels are integrated out
+    entry by entry: ``sum_j log sum_l rho_l p(x_ij | k, l)`` for row ``i`` and class ``k``.
 
     This ignores that the entries of a column share one label, so it is not the
     posterior, but it is a function of X alone that points each row (column) to
     its class well enough to start Algorithm 1 in the right basin.
-    Returns (B, n_axis, n_classes).
+
+    Returns
+    -------
+    row_scores : ndarray of shape (B, n_rows, g)
+    col_scores : ndarray of shape (B, n_cols, m)
     """
     model = sweeper.model
     B, p, n, d = sweeper.stats.shape
@@ -82,17 +92,18 @@ def _entrywise_scores(sweeper: Sweeper, axis: int) -> np.ndarray:
     a = np.ones(n) if sweeper.row_weights is None else sweeper.row_weights
     b = np.ones(d) if sweeper.col_weights is None else sweeper.col_weights
     log_pi, log_rho = sweeper.log_row_prior, sweeper.log_col_prior
-    scores = np.zeros((B, n, g) if axis == 0 else (B, d, m))
+    row_scores = np.empty((B, n, g))
+    col_scores = np.zeros((B, d, m))
     chunk = max(1, _MARGINAL_CHUNK_BYTES // (8 * B * d * g * m))
     for start in range(0, n, chunk):
         rows = slice(start, min(start + chunk, n))
         dens = np.einsum("bpij,pkl->bijkl", sweeper.stats[:, :, rows], eta, optimize=True)
         dens -= (a[rows, None] * b[None, :])[None, :, :, None, None] * A
-        if axis == 0:  # integrate the column label out
-            scores[:, rows] = special.logsumexp(dens + log_rho, axis=4).sum(axis=2)
-        else:  # integrate the row label out
-            scores += special.logsumexp(dens + log_pi[:, None], axis=3).sum(axis=1)
-    return scores + (log_pi if axis == 0 else log_rho)
+        # integrate the column label out for the rows, the row label out for the columns
+        row_scores[:, rows] = _logsumexp(dens + log_rho, axis=4).sum(axis=2)
+        dens += log_pi[:, None]
+        col_scores += _logsumexp(dens, axis=3).sum(axis=1)
+    return row_scores + log_pi, col_scores + log_rho
 
 
 def initial_column_labels(
@@ -107,8 +118,9 @@ def initial_column_labels(
     """
     model = sweeper.model
     B, n, d = sweeper.n_tables, sweeper.n_rows, sweeper.n_cols
-    w_marginal = _entrywise_scores(sweeper, axis=1).argmax(-1)[:, None]
-    z_marginal = _entrywise_scores(sweeper, axis=0).argmax(-1)[:, None]
+    row_scores, col_scores = _entrywise_scores(sweeper)
+    w_marginal = col_scores.argmax(-1)[:, None]
+    z_marginal = row_scores.argmax(-1)[:, None]
     z = rng.choice(model.n_row_clusters, size=(B, n_init, n), p=model.row_proportions)
     w = rng.choice(model.n_col_clusters, size=(B, n_init, d), p=model.col_proportions)
     from_rows = np.concatenate([z_marginal, z[:, 1::2]], axis=1)

@@ -135,7 +135,127 @@ def _json_default(value):
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-_COMMANDS: list[Callable] = [_add_generate, _add_info]
+def _add_evaluate(sub) -> None:
+    p = sub.add_parser(
+        "evaluate",
+        help="score a co-clustering against a table's Gibbs label sets",
+        description="Score row and column labels (one integer per line, text/CSV, or a .npy vector) "
+        "against the Gibbs ground truths of a table.",
+    )
+    p.add_argument("table", type=Path, help="a table file (.h5)")
+    p.add_argument("--rows", required=True, type=Path, help="row labels file")
+    p.add_argument("--cols", required=True, type=Path, help="column labels file")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(run=_run_evaluate)
+
+
+def _run_evaluate(args: argparse.Namespace) -> int:
+    from .evaluate import evaluate, read_labels
+
+    rows = read_labels(args.rows, name="--rows")
+    cols = read_labels(args.cols, name="--cols")
+    report = evaluate(args.table, rows, cols)
+    print(report.to_json() if args.json else report.summary())
+    return 0
+
+
+def _add_build(sub) -> None:
+    p = sub.add_parser(
+        "build",
+        help="build (or resume) a release from a TOML spec",
+        description="Build every table of a release spec, in parallel, resumably and byte-reproducibly.",
+    )
+    p.add_argument("spec", type=Path, help="release spec (TOML), e.g. repository/mini.toml")
+    p.add_argument("--out", required=True, type=Path, help="output directory")
+    p.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1)")
+    p.add_argument("--backend", choices=["loky", "dask"], default="loky")
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local cluster)")
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failed table")
+    p.add_argument("--archive", action="store_true", help="also write OUT.tar.gz")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
+    p.set_defaults(run=_run_build)
+
+
+def _run_build(args: argparse.Namespace) -> int:
+    from .release import build_release
+
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.scheduler and args.backend != "dask":
+        raise ValueError("--scheduler needs --backend dask")
+    report = build_release(
+        args.spec, args.out, n_jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
+        fail_fast=args.fail_fast, archive=args.archive, progress=_show_progress(args),
+    )
+    if not args.quiet or not report.ok:
+        print(report.summary(), file=sys.stdout if report.ok else sys.stderr)
+    if report.ok and not args.quiet:
+        print(f"release written to {args.out} (manifest.json, SHA256SUMS, README.md)")
+    return 0 if report.ok else EXIT_FAILURE
+
+
+def _add_verify(sub) -> None:
+    p = sub.add_parser("verify", help="re-check a release's checksums, files and manifest")
+    p.add_argument("release", type=Path, help="release directory")
+    p.set_defaults(run=_run_verify)
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from .release import load_release, verify_release
+
+    problems = verify_release(args.release)
+    for problem in problems:
+        print(f"PROBLEM {problem}")
+    n = len(load_release(args.release)["tables"])
+    if problems:
+        print(f"{len(problems)} problem(s) in {args.release}", file=sys.stderr)
+        return EXIT_FAILURE
+    print(f"OK: {n} table(s), checksums, formats and manifest agree")
+    return 0
+
+
+def _add_benchmark(sub) -> None:
+    p = sub.add_parser(
+        "benchmark",
+        help="run co-clustering algorithms over a release and summarise their scores",
+    )
+    p.add_argument("release", type=Path, help="release directory")
+    p.add_argument("--algorithm", action="append", required=True,
+                   help="built-in name (cem, vem, double-kmeans, spectral-coclustering, "
+                   "spectral-biclustering) or module:function; repeatable")
+    p.add_argument("--out", required=True, type=Path, help="results directory")
+    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--seed", type=int, default=0, help="master seed of the algorithms")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(run=_run_benchmark)
+
+
+def _run_benchmark(args: argparse.Namespace) -> int:
+    from .benchmark import run_benchmark
+
+    rows = run_benchmark(args.release, args.algorithm, args.out, n_jobs=args.jobs, seed=args.seed,
+                         progress=_show_progress(args))
+    failed = [r for r in rows if r.get("error")]
+    if not args.quiet:
+        print((args.out / "summary.md").read_text(encoding="utf-8"))
+        print(f"wrote {args.out / 'results.csv'} ({len(rows)} rows, {len(failed)} failed)")
+    return EXIT_FAILURE if failed else 0
+
+
+def _add_bench(sub) -> None:
+    p = sub.add_parser("bench", help="speed benchmarks (baseline vs current, same process)")
+    p.add_argument("--quick", action="store_true", help="a tiny version")
+    p.set_defaults(run=_run_bench)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    from .bench import main as bench_main
+
+    return int(bench_main(["--quick"] if args.quick else []) or 0)
+
+
+_COMMANDS: list[Callable] = [_add_generate, _add_info, _add_evaluate, _add_build, _add_verify,
+                             _add_benchmark, _add_bench]
 
 
 def build_parser() -> argparse.ArgumentParser:

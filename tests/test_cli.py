@@ -1,0 +1,112 @@
+"""The command line: round trips and one-line errors with a non-zero exit."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lbm_bench import load_table
+from lbm_bench.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+SMALL = ["--kind", "bernoulli", "--shape", "30x24", "--clusters", "2x2", "--risk", "0.1",
+         "--tolerance", "0.03", "--samples", "200", "--calibration-tables", "20", "--seed", "3"]
+
+
+@pytest.fixture(scope="module")
+def table_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "t.h5"
+    assert main(["generate", *SMALL, "-o", str(path)]) == 0
+    return path
+
+
+def _run(*args):
+    """Run the installed entry point in a subprocess (as a user would)."""
+    return subprocess.run([sys.executable, "-m", "lbm_bench.cli", *map(str, args)],
+                          capture_output=True, text=True, cwd=REPO)
+
+
+def test_generate_writes_a_table_and_prints_a_summary(table_file, capsys):
+    table = load_table(table_file)
+    assert table.data.shape == (30, 24) and table.seed == 3
+    assert abs(table.risk.risk - 0.1) <= 0.03
+    assert main(["info", str(table_file)]) == 0
+    out = capsys.readouterr().out
+    assert "bernoulli table 30x24" in out and "seed 3" in out
+    assert main(["info", "--json", str(table_file)]) == 0
+    assert json.loads(capsys.readouterr().out)["n_rows"] == 30
+
+
+def test_evaluate_text_and_npy(table_file, tmp_path, capsys):
+    table = load_table(table_file)
+    rows, cols = tmp_path / "rows.txt", tmp_path / "cols.npy"
+    rows.write_text("\n".join(str(v + 1) for v in table.map_rows) + "\n")  # 1-based, as R writes
+    np.save(cols, table.map_cols)
+    assert main(["evaluate", str(table_file), "--rows", str(rows), "--cols", str(cols), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["risk"] == pytest.approx(table.risk.risk, abs=1e-12)
+    assert report["excess_risk"] == pytest.approx(0.0, abs=1e-12)
+    assert main(["evaluate", str(table_file), "--rows", str(rows), "--cols", str(cols)]) == 0
+    assert "excess risk" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["generate", "--kind", "gaussian", "--shape", "20", "--clusters", "2x2", "--risk", "0.1", "-o", "x.h5"],
+         "expected two integers"),
+        (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.95", "-o", "x.h5"],
+         "cannot be reached"),
+        (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",
+          "--samples", "0", "-o", "x.h5"], "n_samples must be >= 1"),
+        (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",
+          "-o", "no/such/dir/x.h5"], "does not exist"),
+        (["info", "README.md"], "README.md"),
+        (["info", "missing.h5"], "missing.h5"),
+        (["build", "missing.toml", "--out", "x"], "does not exist"),
+        (["verify", "."], "no manifest.json"),
+        (["benchmark", ".", "--algorithm", "nosuch", "--out", "x"], "nosuch"),
+    ],
+)
+def test_errors_are_one_line(args, message):
+    result = _run(*args)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
+    assert len(lines) >= 1 and message in result.stderr
+    if not args[0] == "generate" or "expected two integers" not in message:
+        assert len(lines) == 1, result.stderr
+    assert not (REPO / "x.h5").exists()
+
+
+def test_evaluate_errors(table_file, tmp_path):
+    bad = tmp_path / "rows.txt"
+    bad.write_text("0\n1\n")
+    good = tmp_path / "cols.txt"
+    good.write_text("\n".join("0" for _ in range(24)))
+    result = _run("evaluate", table_file, "--rows", bad, "--cols", good)
+    assert result.returncode == 2 and "rows must have length 30" in result.stderr
+    bad.write_text("a\nb\nc\n")
+    result = _run("evaluate", table_file, "--rows", bad, "--cols", good)
+    assert result.returncode == 2 and "not an integer label" in result.stderr
+    result = _run("evaluate", REPO / "pyproject.toml", "--rows", good, "--cols", good)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_generate_refuses_to_overwrite(table_file):
+    before = table_file.read_bytes()
+    result = _run("generate", *SMALL, "-o", table_file)
+    assert result.returncode == 2 and "exists" in result.stderr
+    assert table_file.read_bytes() == before
+
+
+def test_version_and_help(capsys):
+    for args in (["--version"], *([c, "--help"] for c in
+                 ("generate", "info", "evaluate", "build", "verify", "benchmark", "bench"))):
+        with pytest.raises(SystemExit) as exc:
+            main(args)
+        assert exc.value.code == 0
+    assert "usage: lbm-bench build" in capsys.readouterr().out
