@@ -76,6 +76,8 @@ _GZIP_LEVEL = 4
 _CHUNK_BYTES = 1 << 20
 #: Upper bound on the Gibbs label sets per chunk.
 _GIBBS_SETS_PER_CHUNK = 256
+#: Longest string attribute, in UTF-8 bytes (version-1 object headers cap a message near 64 KiB).
+_MAX_STRING_BYTES = 64_000
 
 _VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)$")
 
@@ -215,8 +217,18 @@ def _root_attrs(table: Table) -> dict[str, Any]:
         "col_loss": _f64("risk.col_loss", risk.col_loss),
         "seed": _int64("seed", table.seed),
         "scale": _f64("scale", table.scale),
-        "options_json": json.dumps(table.options, sort_keys=True, default=_json_default),
+        "options_json": _options_json(table.options),
     }
+
+
+def _options_json(options: dict) -> str:
+    text = json.dumps(options, sort_keys=True, default=_json_default)
+    size = len(text.encode("utf-8"))
+    if size > _MAX_STRING_BYTES:
+        raise ValueError(
+            f"table.options take {size} bytes as JSON, more than the {_MAX_STRING_BYTES} an attribute holds"
+        )
+    return text
 
 
 def _label_items(table: Table, layout: _Layout) -> None:
@@ -390,7 +402,17 @@ def _write_layout(layout: _Layout, path: Path) -> None:
         for obj in sorted(layout.attrs):
             target = file[obj] if obj else file
             for name, value in sorted(layout.attrs[obj].items()):
-                target.attrs[name] = value
+                _write_attribute(target, name, value)
+
+
+def _write_attribute(obj: h5py.Group, name: str, value: Any) -> None:
+    """Numbers and arrays as they are; strings as fixed-length UTF-8 (no global heap)."""
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        dtype = h5py.string_dtype("utf-8", max(1, len(data)))
+        obj.attrs.create(name, np.array(data, dtype=dtype.str), dtype=dtype)
+    else:
+        obj.attrs[name] = value
 
 
 def _fsync(path: Path, *, directory: bool = False) -> None:
@@ -961,8 +983,10 @@ def load_table(path: str | os.PathLike[str]) -> Table:
     Table
         With ``data`` as float64 (Gaussian), int64 (Poisson) or uint8
         (Bernoulli), truth and MAP labels as int64, Gibbs label sets in the
-        stored unsigned dtype, and the risk estimate rebuilt from the stored
-        attributes (``n_samples`` and ``n_chains`` from the Gibbs sets).
+        stored unsigned dtype, the risk estimate rebuilt from the stored
+        attributes (``n_samples`` and ``n_chains`` from the Gibbs sets),
+        ``calibration.design`` set to the table's design and empty
+        ``timings`` (not stored).
 
     Raises
     ------

@@ -235,7 +235,7 @@ def test_options_are_sorted_json_numpy_values_become_plain(tmp_path: Path) -> No
     )
     path = save_table(table, tmp_path / "o.h5")
     with h5py.File(path, "r") as f:
-        text = f.attrs["options_json"]
+        text = f.attrs["options_json"].decode("utf-8")
     assert text == json.dumps({"a": [0, 1], "m": {"b": "x", "y": 1}, "t": [1.5, None], "z": 3})
     assert load_table(path).options == {"a": [0, 1], "m": {"b": "x", "y": 1}, "t": [1.5, None], "z": 3}
 
@@ -343,6 +343,8 @@ def test_file_has_exactly_the_documented_layout(
     }
     expected = {k: v for k, v in documented_items().items() if _present(v[3], table)}
     actual = file_items(files[name])
+    with h5py.File(files[name], "r") as f:
+        strings = {f"@{key}": value.decode() for key, value in f.attrs.items() if isinstance(value, bytes)}
     assert set(actual) == set(expected)
     for item, (type_, dtype, shape, _) in expected.items():
         actual_type, actual_dtype, actual_shape = actual[item]
@@ -352,7 +354,8 @@ def test_file_has_exactly_the_documented_layout(
         assert actual_shape == _expected_shape(shape, sizes), item
         if dtype == "string":
             info = h5py.check_string_dtype(actual_dtype)
-            assert info is not None and (info.encoding, info.length) == ("utf-8", None), item
+            assert info is not None and info.encoding == "utf-8", item
+            assert info.length == len(strings[item].encode("utf-8")), item
         else:
             assert actual_dtype == _expected_dtype(dtype, table), item
 
@@ -361,7 +364,7 @@ def test_file_has_exactly_the_documented_layout(
 def test_attribute_values(name: str, tables: dict[str, Table], files: dict[str, Path]) -> None:
     table = tables[name]
     with h5py.File(files[name], "r") as f:
-        root = dict(f.attrs)
+        root = {key: v.decode() if isinstance(v, bytes) else v for key, v in f.attrs.items()}
         assert root["format"] == FORMAT_NAME == "lbm-bench-table"
         assert root["format_version"] == FORMAT_VERSION == "1.0"
         assert root["lbm_bench_version"] == __import__("lbm_bench").__version__
@@ -415,9 +418,10 @@ def test_risk_semantics_and_chain_major_sets(tables: dict[str, Table], files: di
             assert f.attrs["row_loss"] == pytest.approx(l_row.mean(), abs=1e-15)
             assert f.attrs["col_loss"] == pytest.approx(l_col.mean(), abs=1e-15)
             lengths = f["gibbs"].attrs["chain_lengths"]
-            first_chain_end = lengths[0]
+        # Sets keep the sampler's chain-major order: chain c is rows [sum(L[:c]), sum(L[:c+1])).
         gibbs = tables[name].gibbs
-        np.testing.assert_array_equal(Z[first_chain_end:], gibbs.rows[lengths[0] :])
+        np.testing.assert_array_equal(Z, gibbs.rows)
+        np.testing.assert_array_equal(lengths, gibbs.chain_lengths)
         assert lengths.sum() == Z.shape[0] == W.shape[0]
         assert Z.min() >= 0 and Z.max() < 2 and W.max() < 2
 
@@ -795,15 +799,32 @@ def test_newer_minor_version_and_unknown_items_are_accepted(files, tables, tmp_p
     assert read_info(path)["format_version"] == "1.7"
 
 
-def test_fixed_length_strings_are_accepted(files, tables, tmp_path) -> None:
+def test_variable_length_and_ascii_strings_are_accepted(files, tables, tmp_path) -> None:
     path = copy_of(files["bernoulli"], tmp_path)
     with h5py.File(path, "r+") as f:
-        for name in ("format", "format_version", "kind", "options_json", "lbm_bench_version"):
-            value = f.attrs[name].encode("utf-8")
-            f.attrs.create(name, np.bytes_(value), dtype=h5py.string_dtype("utf-8", len(value)))
+        for name in ("format", "format_version", "options_json", "lbm_bench_version"):
+            f.attrs[name] = f.attrs[name].decode("utf-8")  # h5py's default: variable-length UTF-8
+        assert h5py.check_string_dtype(f.attrs.get_id("format").dtype).length is None
         f.attrs.create("kind", np.bytes_(b"bernoulli"), dtype=h5py.string_dtype("ascii", 9))
-        assert h5py.check_string_dtype(f.attrs.get_id("format").dtype).length == 15
     assert_same(tables["bernoulli"], load_table(path))
+
+
+def test_strings_are_fixed_length_without_global_heap(files: dict[str, Path]) -> None:
+    for path in files.values():
+        with h5py.File(path, "r") as f:
+            for name in ("format", "kind", "options_json"):
+                info = h5py.check_string_dtype(f.attrs.get_id(name).dtype)
+                assert info.length == len(f.attrs[name]) and isinstance(f.attrs[name], bytes)
+        assert b"GCOL" not in path.read_bytes()  # signature of a global heap collection
+
+
+def test_options_longer_than_an_attribute_are_refused(tables, tmp_path) -> None:
+    table = dataclasses.replace(tables["gaussian"], options={"x": "a" * 63_990})
+    save_table(table, tmp_path / "ok.h5")
+    assert load_table(tmp_path / "ok.h5").options == table.options
+    with pytest.raises(ValueError, match="more than the 64000 an attribute holds"):
+        save_table(dataclasses.replace(table, options={"x": "a" * 64_000}), tmp_path / "big.h5")
+    assert [p.name for p in tmp_path.iterdir()] == ["ok.h5"]
 
 
 def test_damaged_chunk_is_a_format_error(files: dict[str, Path], tmp_path: Path) -> None:
@@ -843,6 +864,7 @@ def test_read_info_does_not_read_datasets(files, tables, monkeypatch) -> None:
     with h5py.File(path, "r") as f:
         root = {key: value for key, value in f.attrs.items()}
     for key, value in root.items():  # every root attribute, as plain Python
+        value = value.decode() if isinstance(value, bytes) else value
         assert info[key] == value and type(info[key]) in (str, int, float), key
     assert info["kind"] == "poisson" and info["n_rows"] == 12 and info["risk"] == table.risk.risk
     shortcuts = {
