@@ -56,6 +56,9 @@ class CommonRandomNumbers:
     n_tables : int
     seed : numpy.random.SeedSequence
         Root of the per-table streams.
+    batch_bytes : int, optional
+        Memory for the statistics of the tables run through the MAP together
+        (1 runs them one by one: the benchmark's baseline).
     """
 
     def __init__(
@@ -65,8 +68,10 @@ class CommonRandomNumbers:
         n_cols: int,
         n_tables: int,
         seed: np.random.SeedSequence,
+        batch_bytes: int = _BATCH_BYTES,
     ) -> None:
         self.design = design
+        self.batch_bytes = batch_bytes
         self.n_rows, self.n_cols, self.n_tables = n_rows, n_cols, n_tables
         self.table_seeds = [child_seed(seed, t) for t in range(n_tables)]
         self.start_seed = child_seed(seed, n_tables)
@@ -89,7 +94,7 @@ class CommonRandomNumbers:
     def batches(self) -> list[range]:
         """Ranges of table indices run through the MAP together."""
         per_table = 4 * 2 * self.n_rows * self.n_cols * 8  # stats + transposed, <= 2 statistics
-        size = max(1, min(self.n_tables, _BATCH_BYTES // per_table))
+        size = max(1, min(self.n_tables, self.batch_bytes // per_table))
         return [range(s, min(s + size, self.n_tables)) for s in range(0, self.n_tables, size)]
 
     def apparent_errors(self, scale: float, n_init: int) -> np.ndarray:

@@ -6,7 +6,12 @@ and the dispersions. :meth:`ModelDesign.model` turns a scale into a model, so
 the calibrator can move the scale while every other parameter stays fixed.
 Larger scales separate the blocks more: the risk decreases with the scale.
 
-- Gaussian: ``means = scale * pattern``, ``stds = dispersion``.
+- Gaussian: ``means = scale * pattern``, ``stds = dispersion ** scale``: the
+  scale moves the block means apart *and* the block variances away from one
+  another, so that at scale 0 every block is N(0, 1) and the risk is that of
+  guessing whatever the table size. (With fixed unequal variances, the variances
+  alone would identify the classes of a large table, and no scale would make it
+  hard: a 400x400 table could not be calibrated to 20%.)
 - Poisson: ``rates = base_rate * exp(scale * pattern)`` (the spread of log-rates).
 - Bernoulli: ``probs = 1/2 + pattern * tanh(scale * dispersion) / 2`` with a
   +-1 pattern (the binary modes) whose rows and columns are distinct.
@@ -53,8 +58,9 @@ class ModelDesign:
         Real pattern (Gaussian, Poisson), centred with unit mean class
         separation, or +-1 binary modes (Bernoulli).
     dispersion : ndarray of shape (g, m)
-        Block standard deviations (Gaussian), relative deviations from the
-        mode (Bernoulli), ones (Poisson).
+        Block standard deviations at scale 1 (Gaussian; ``dispersion ** scale``
+        at other scales), relative deviations from the mode (Bernoulli), ones
+        (Poisson).
     base_rate : float
         Geometric mean rate of the Poisson blocks (unused otherwise).
     row_effects, col_effects : ndarray or None
@@ -88,7 +94,7 @@ class ModelDesign:
         scale = check_positive_float("scale", scale)
         if self.kind == "gaussian":
             return GaussianLBM(
-                self.row_proportions, self.col_proportions, scale * self.pattern, self.dispersion
+                self.row_proportions, self.col_proportions, scale * self.pattern, self.dispersion**scale
             )
         if self.kind == "poisson":
             rates = self.base_rate * np.exp(scale * self.pattern)

@@ -75,6 +75,7 @@ def generate_table(
     n_calibration_tables: int = 200,
     calibration_tolerance: float | None = None,
     n_init: int = 10,
+    gibbs_method: str = "incremental",
     calibration: CalibrationResult | None = None,
     progress: bool = False,
     rng: np.random.Generator | int | None = None,
@@ -108,6 +109,9 @@ def generate_table(
         Tolerance of the calibration (see :func:`~lbm_bench.calibrate_scale`).
     n_init : int, default=10
         Random starts of the MAP.
+    gibbs_method : {"incremental", "full"}, default="incremental"
+        How the Gibbs sampler updates its block sums (see
+        :func:`~lbm_bench.gibbs_labels`); "full" is the slower reference.
     calibration : CalibrationResult, optional
         A calibration to reuse (its design and scale); computed when omitted.
     progress : bool, default=False
@@ -158,7 +162,7 @@ def generate_table(
     elif calibration.design is None:
         raise ValueError("calibration must carry its design (as returned by calibrate_scale)")
     timings["calibration"] = time.perf_counter() - start
-    gibbs_options = dict(n_chains=n_chains, burn_in=burn_in, thin=thin)
+    gibbs_options = dict(n_chains=n_chains, burn_in=burn_in, thin=thin, method=gibbs_method)
     sampler = _RejectionSampler(calibration, n_rows, n_cols, target, tolerance, balance, n_init, gibbs_options)
     start = time.perf_counter()
     with _progress_bar(progress, max_attempts, "rejection sampling") as bar:

@@ -236,7 +236,7 @@ class LatentBlockModel:
         >>> model = BernoulliLBM([0.5, 0.5], [0.5, 0.5], [[0.9, 0.1], [0.2, 0.7]])
         >>> X = [[1, 0], [0, 1]]
         >>> round(model.complete_log_likelihood(X, [0, 1], [0, 1]), 4)
-        -3.5617
+        -3.5631
         """
         X = self.check_table(X)
         z, w = self._check_labels_for(X, z, w)

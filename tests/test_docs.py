@@ -27,12 +27,7 @@ DOC_PAGES = ["api.md", "index.md", "protocol.md", "paper.md"]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 #: Module docstring examples known to be wrong, with why (strict: remove the
 #: entry once fixed).
-KNOWN_FAILURES = {
-    "lbm_bench.models.LatentBlockModel.complete_log_likelihood": (
-        "docstring expects -3.5617; 4 log(0.5) + log(0.9) + log(0.9) + log(0.8) + log(0.7) "
-        "= -3.5631, which the code returns"
-    ),
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 _FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 
