@@ -3,21 +3,75 @@
 The engine works on a stack of ``B`` tables drawn from one model and ``C``
 label configurations per table (starts of the MAP, or Gibbs chains). For the
 row step, the block sums ``S_p = T_p(X) @ onehot(w)`` of every configuration
-come out of one matrix product per sufficient statistic; the column step is
-the same computation on the transposed table. Nothing here depends on the
-family beyond the exponential-family interface of :mod:`lbm_bench.models`.
+come out of one matrix product covering all sufficient statistics; the column
+step is the same computation on the transposed table. Nothing here depends on
+the family beyond the exponential-family interface of :mod:`lbm_bench.models`.
 
-Shapes: ``z`` is (B, C, n_rows), ``w`` is (B, C, n_cols), logits are
-(B, C, n_rows, g) or (B, C, n_cols, m).
+Public shapes (used by :mod:`lbm_bench.classifier`): ``z`` is (B, C, n_rows),
+``w`` is (B, C, n_cols), logits are (B, C, n_rows, g) or (B, C, n_cols, m).
+
+Internal layout
+---------------
+The statistics are stored twice, "other index first": ``by_col`` of shape
+(B, n_cols, p, n_rows) holds, for every column ``j``, its ``p`` statistic
+vectors over the rows (so that column ``j`` of every ``T_p`` is one contiguous
+row), and ``by_row`` of shape (B, n_rows, p, n_cols) the same for rows. Block
+sums are kept class-major, (B, C, o, p, n_own), where ``o`` counts the classes
+of the other side, and logits are computed class-major, (B, C, k, n_own): the
+categorical sampler then works on contiguous vectors of length ``n_own``.
+
+Incremental block sums (:class:`BlockSums`)
+-------------------------------------------
+Between two Gibbs sweeps only a few labels change. :class:`BlockSums` keeps the
+block sums of every chain and, for the labels that moved (column ``j`` of chain
+``c`` from class ``l`` to ``l'``), subtracts column ``j`` of ``T_p`` from
+``S[c, l]`` and adds it to ``S[c, l']``: products of sparse +-1 matrices with
+the statistics (scipy CSR). It falls
+back to the full product when so many labels changed that the product is
+cheaper (cost model: :data:`INDEX_UPDATE_COST`, :data:`MIN_FULL_WORK`), and
+recomputes the sums in full every :data:`RECOMPUTE_EVERY` updates so that
+float sums (Gaussian blocks) cannot drift. Integer statistics (Poisson,
+Bernoulli) are summed exactly in float64 by both routes, so the block sums,
+hence the logits, are identical bit for bit; the logits are computed from the
+block sums by the same code (:meth:`_Side.logits`) whichever route produced
+them.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 from .models import LatentBlockModel
 
-__all__ = ["Sweeper", "sample_categorical", "smallest_uint"]
+__all__ = [
+    "BlockSums",
+    "Sweeper",
+    "sample_categorical",
+    "smallest_uint",
+    "RECOMPUTE_EVERY",
+    "INDEX_UPDATE_COST",
+    "INDEX_MAX_FRACTION",
+    "MIN_FULL_WORK",
+]
+
+#: Incremental block sums are recomputed in full after this many updates (one per sweep).
+RECOMPUTE_EVERY = 50
+#: Cost of one row addition of the sparse index update relative to one row
+#: multiply-add of the full product (BLAS, 2 threads). The sparse update
+#: (``2 K`` or ``K + 2 U`` row additions, see :class:`BlockSums`) is used while
+#: ``row_additions * INDEX_UPDATE_COST <= B * C * o * n_other``, else the full
+#: product is recomputed. Measured with
+#: ``python -m lbm_bench.bench --threshold`` (see docs/performance.md).
+INDEX_UPDATE_COST = 8.0
+#: The dense index update gathering ``K'`` changed positions (out of ``n_other``)
+#: costs about ``K' / n_other`` of the full product plus the gather; it is used
+#: while ``K' <= INDEX_MAX_FRACTION * n_other``.
+INDEX_MAX_FRACTION = 0.6
+#: Below this many multiply-adds (``B C o n_other p n_own``), the full product is
+#: cheaper than the fixed overhead of an index update (about 50-100 microseconds;
+#: measured crossover near 2e6 on 200x200 Gaussian tables, 8 chains, 3x3 clusters).
+MIN_FULL_WORK = 3_000_000
 
 
 def smallest_uint(n_values: int) -> np.dtype:
@@ -28,13 +82,12 @@ def smallest_uint(n_values: int) -> np.dtype:
     return np.dtype(np.uint64)
 
 
-def _onehot_flat(labels: np.ndarray, n_classes: int) -> np.ndarray:
-    """(B, C, n) labels -> (B, n, C * n_classes) float64 one-hot, chain-major columns."""
-    B, C, n = labels.shape
-    out = np.zeros((B, n, C, n_classes))
-    b_idx, c_idx, i_idx = np.indices((B, C, n), sparse=True)
-    out[b_idx, i_idx, c_idx, labels] = 1.0
-    return out.reshape(B, n, C * n_classes)
+def _onehot_t(labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """(B, C, n) labels -> (B, C, n_classes, n) float64 indicators ``labels[b, c, i] == k``."""
+    out = np.empty(labels.shape[:-1] + (n_classes, labels.shape[-1]))
+    classes = np.arange(n_classes, dtype=labels.dtype if labels.dtype.kind in "iu" else None)
+    np.equal(labels[..., None, :], classes[:, None], out=out, casting="unsafe")
+    return out
 
 
 def _class_mass(labels: np.ndarray, n_classes: int, weights: np.ndarray | None) -> np.ndarray:
@@ -44,6 +97,87 @@ def _class_mass(labels: np.ndarray, n_classes: int, weights: np.ndarray | None) 
     w = None if weights is None else np.broadcast_to(weights, (B * C, n)).ravel()
     mass = np.bincount(flat, weights=w, minlength=B * C * n_classes)
     return mass.reshape(B, C, n_classes).astype(np.float64)
+
+
+def _sample_class_major(logits: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Inverse-CDF draws from class-major logits (..., k, n); ``u`` (..., n) uniforms.
+
+    Overwrites ``logits``. Elementwise the same arithmetic as
+    :func:`sample_categorical` (max shift, exp, running sum, ``u * total``,
+    count of CDF values ``<= u * total``), so both give the same labels.
+    Returns the smallest unsigned dtype.
+    """
+    k = logits.shape[-2]
+    logits -= logits.max(axis=-2, keepdims=True)
+    np.exp(logits, out=logits)
+    for r in range(1, k):  # np.cumsum along a middle axis is ~10x slower
+        logits[..., r, :] += logits[..., r - 1, :]
+    threshold = u * logits[..., k - 1, :]
+    # cdf is non-decreasing, so counting the first k - 1 entries is min(count, k - 1)
+    return (logits[..., : k - 1, :] <= threshold[..., None, :]).sum(axis=-2, dtype=smallest_uint(k))
+
+
+def sample_categorical(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Draw one label per row of unnormalised log-probabilities ``logits`` (..., k).
+
+    Inverse-CDF sampling with one uniform per draw, so the draws are a fixed
+    function of the uniforms (the same random stream gives the same labels).
+    Returns int64 labels.
+    """
+    class_major = np.array(np.moveaxis(logits, -1, -2), dtype=np.float64, order="C")
+    u = rng.random(logits.shape[:-1])
+    return _sample_class_major(class_major, u).astype(np.int64)
+
+
+class _Side:
+    """Everything one conditional step (rows or columns) needs, class-major."""
+
+    def __init__(
+        self,
+        stats: np.ndarray,
+        eta: np.ndarray,
+        log_partition: np.ndarray,
+        log_prior: np.ndarray,
+        own_weights: np.ndarray | None,
+        other_weights: np.ndarray | None,
+    ) -> None:
+        # stats (B, n_other, p, n_own); eta (p, k, o); log_partition (k, o)
+        self.stats = stats
+        self.n_tables, self.n_other, self.n_stats, self.n_own = stats.shape
+        p, k, o = eta.shape
+        self.n_classes, self.n_other_classes = k, o
+        self.eta = np.ascontiguousarray(eta.transpose(1, 2, 0).reshape(k, o * p))  # [k, (o, p)]
+        self.log_partition_t = np.ascontiguousarray(log_partition.T)  # (o, k)
+        self.log_prior = log_prior[:, None]
+        self.own_weights = own_weights
+        self.other_weights = other_weights
+
+    def full_sums(self, other: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Block sums (B, C, o, p, n_own) of configurations ``other`` (B, C, n_other)."""
+        B, C, _ = other.shape
+        o, p, n = self.n_other_classes, self.n_stats, self.n_own
+        if out is None:
+            out = np.empty((B, C, o, p, n))
+        onehot = _onehot_t(other, o).reshape(B, C * o, self.n_other)
+        stats = self.stats.reshape(B, self.n_other, p * n)
+        flat = out.reshape(B, C * o, p * n)
+        # one 2-D BLAS product per table: numpy's stacked matmul does not call BLAS
+        # for a stack and was 4-5x slower on the calibration's many small tables
+        for b in range(B):
+            np.matmul(onehot[b], stats[b], out=flat[b])
+        return out
+
+    def logits(self, sums: np.ndarray, other: np.ndarray) -> np.ndarray:
+        """Class-major logits (B, C, k, n_own) from block sums and the other side's labels."""
+        B, C, o, p, n = sums.shape
+        logits = np.matmul(self.eta, sums.reshape(B * C, o * p, n)).reshape(B, C, self.n_classes, n)
+        penalty = _class_mass(other, o, self.other_weights) @ self.log_partition_t  # (B, C, k)
+        if self.own_weights is None:
+            logits -= penalty[..., None]
+        else:
+            logits -= self.own_weights * penalty[..., None]
+        logits += self.log_prior
+        return logits
 
 
 class Sweeper:
@@ -62,9 +196,14 @@ class Sweeper:
         self.model = model
         self.n_rows, self.n_cols = n, d
         self.g, self.m = model.block_shape
-        stats = np.stack([model.sufficient_statistics(t) for t in tables])  # (B, p, n, d)
-        self.stats = stats
-        self.stats_t = np.ascontiguousarray(stats.swapaxes(-1, -2))  # (B, p, d, n)
+        p = model.n_stats
+        # two layouts of the statistics, filled table by table (no (B, p, n, d) temporary)
+        self.by_col = np.empty((B, d, p, n))  # by_col[b, j, q, i] = T_q(X_b)[i, j]
+        self.by_row = np.empty((B, n, p, d))  # by_row[b, i, q, j] = T_q(X_b)[i, j]
+        for b, table in enumerate(tables):
+            stats = model.sufficient_statistics(table)  # (p, n, d)
+            self.by_row[b] = stats.transpose(1, 0, 2)
+            self.by_col[b] = stats.transpose(2, 0, 1)
         self.eta = model.natural_parameters  # (p, g, m)
         self.log_partition = model.log_partition  # (g, m)
         self.log_row_prior = np.log(model.row_proportions)
@@ -72,73 +211,268 @@ class Sweeper:
         self.row_weights = model.row_weights(n)
         self.col_weights = model.col_weights(d)
         self.base_measure = np.array([model.log_base_measure(t) for t in tables])
+        self.rows = _Side(
+            self.by_col, self.eta, self.log_partition, self.log_row_prior,
+            self.row_weights, self.col_weights,
+        )
+        self.cols = _Side(
+            self.by_row, self.eta.swapaxes(1, 2), self.log_partition.T, self.log_col_prior,
+            self.col_weights, self.row_weights,
+        )
 
     @property
     def n_tables(self) -> int:
-        return self.stats.shape[0]
+        return self.by_col.shape[0]
 
-    def _block_sums(self, stats: np.ndarray, other: np.ndarray, n_other: int) -> np.ndarray:
-        """(B, p, n, d) stats and (B, C, d) labels -> (B, p, n, C, n_other) block sums."""
-        B, C, _ = other.shape
-        onehot = _onehot_flat(other, n_other)  # (B, d, C*k)
-        sums = np.stack([stats[:, p] @ onehot for p in range(stats.shape[1])], axis=1)
-        return sums.reshape(B, stats.shape[1], stats.shape[2], C, n_other)
+    @property
+    def stats(self) -> np.ndarray:
+        """(B, p, n_rows, n_cols) view of the sufficient statistics."""
+        return self.by_row.transpose(0, 2, 1, 3)
 
-    def _logits(self, sums, eta, log_partition, log_prior, mass, own_weights) -> np.ndarray:
-        # sums (B, p, n, C, o); eta (p, k, o); mass (B, C, o)
-        logits = np.einsum("bpnco,pko->bcnk", sums, eta, optimize=True)
-        penalty = mass @ log_partition.T  # (B, C, k)
-        if own_weights is None:
-            logits -= penalty[:, :, None, :]
-        else:
-            logits -= own_weights[None, None, :, None] * penalty[:, :, None, :]
-        logits += log_prior
-        return logits
+    @property
+    def stats_t(self) -> np.ndarray:
+        """(B, p, n_cols, n_rows) view of the transposed sufficient statistics."""
+        return self.by_col.transpose(0, 2, 1, 3)
 
     def row_logits(self, w: np.ndarray) -> np.ndarray:
         """Unnormalised ``log p(z_i = k | w, x_i)``: (B, C, n_rows, g) from w of (B, C, n_cols)."""
-        sums = self._block_sums(self.stats, w, self.m)
-        mass = _class_mass(w, self.m, self.col_weights)
-        return self._logits(
-            sums, self.eta, self.log_partition, self.log_row_prior, mass, self.row_weights
-        )
+        return self.rows.logits(self.rows.full_sums(w), w).swapaxes(-1, -2)
 
     def col_logits(self, z: np.ndarray) -> np.ndarray:
         """Unnormalised ``log p(w_j = l | z, x^j)``: (B, C, n_cols, m) from z of (B, C, n_rows)."""
-        sums = self._block_sums(self.stats_t, z, self.g)
-        mass = _class_mass(z, self.g, self.row_weights)
-        return self._logits(
-            sums,
-            self.eta.swapaxes(1, 2),
-            self.log_partition.T,
-            self.log_col_prior,
-            mass,
-            self.col_weights,
-        )
+        return self.cols.logits(self.cols.full_sums(z), z).swapaxes(-1, -2)
 
     def complete_log_likelihood(self, z: np.ndarray, w: np.ndarray) -> np.ndarray:
         """``log p(X_b, z_bc, w_bc)`` for every table and configuration: (B, C)."""
-        sums = self._block_sums(self.stats, w, self.m)  # (B, p, n, C, m)
-        onehot_z = np.zeros(z.shape + (self.g,))
-        np.put_along_axis(onehot_z, z[..., None], 1.0, axis=-1)
-        totals = np.einsum("bcnk,bpncl->bcpkl", onehot_z, sums, optimize=True)
+        B, C, n = z.shape
+        m, p = self.m, self.model.n_stats
+        sums = self.rows.full_sums(w).reshape(B, C, m * p, n)  # [b, c, (l, q), i]
+        onehot_z = _onehot_t(z, self.g).swapaxes(-1, -2)  # (B, C, n, g)
+        totals = np.matmul(sums, onehot_z).reshape(B, C, m, p, self.g)  # [b, c, l, q, k]
         row_mass = _class_mass(z, self.g, self.row_weights)
         col_mass = _class_mass(w, self.m, self.col_weights)
         exposure = row_mass[..., :, None] * col_mass[..., None, :]
-        value = np.einsum("bcpkl,pkl->bc", totals, self.eta)
+        value = np.einsum("bclpk,pkl->bc", totals, self.eta)
         value -= np.einsum("bckl,kl->bc", exposure, self.log_partition)
         value += self.log_row_prior[z].sum(-1) + self.log_col_prior[w].sum(-1)
         return value + self.base_measure[:, None]
 
+    def sample_rows(self, sums: "BlockSums", rng: np.random.Generator) -> np.ndarray:
+        """Draw z (B, C, n_rows), smallest unsigned dtype, given the row-step block sums."""
+        logits = self.rows.logits(sums.sums, sums.labels)
+        return _sample_class_major(logits, rng.random(logits.shape[:2] + logits.shape[3:]))
 
-def sample_categorical(logits: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Draw one label per row of unnormalised log-probabilities ``logits`` (..., k).
+    def sample_cols(self, sums: "BlockSums", rng: np.random.Generator) -> np.ndarray:
+        """Draw w (B, C, n_cols), smallest unsigned dtype, given the column-step block sums."""
+        logits = self.cols.logits(sums.sums, sums.labels)
+        return _sample_class_major(logits, rng.random(logits.shape[:2] + logits.shape[3:]))
 
-    Inverse-CDF sampling with one uniform per draw, so the draws are a fixed
-    function of the uniforms (the same random stream gives the same labels).
+
+def _csr(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple[int, int]):
+    """CSR matrix from (row, col, value) triplets, duplicates kept (no summation)."""
+    order = np.argsort(rows, kind="stable")
+    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+    return sparse.csr_array((values[order], cols[order], indptr), shape=shape)
+
+
+class BlockSums:
+    """Block sums of one conditional step for every chain, kept in step with labels.
+
+    ``BlockSums(sweeper, "rows")`` holds ``T(X) @ onehot(w)`` for the row step
+    (it follows the column labels ``w``); ``"cols"`` holds ``T(X)^T @ onehot(z)``.
+
+    An index update moves, for every changed label (position ``j`` of chain
+    ``c`` from class ``l`` to ``l'``), the statistics of position ``j`` from
+    ``sums[c, l]`` to ``sums[c, l']``. Two kernels:
+
+    - ``"sparse"`` (default): products of scipy CSR matrices with the
+      statistics, on one thread. (Splitting the rows over two threads was
+      slower: after each multi-threaded BLAS call, OpenBLAS's worker thread
+      keeps spinning on the second core for a while.) Directly, ``sums += D @ stats`` with ``D`` holding
+      +1 at ``((c, l'), j)`` and -1 at ``((c, l), j)``: ``2 K`` row additions
+      for ``K`` changed labels. When the changes fall into few ``(c, l, l')``
+      moves (``U`` of them, at most ``C o (o - 1)``), in two stages: the
+      statistics of each move are summed first (``K`` row additions), then
+      each move sum is added to ``sums[c, l']`` and subtracted from
+      ``sums[c, l]`` (``2 U``);
+    - ``"dense"``: gathers the statistics of the ``K'`` positions changed in at
+      least one chain and multiplies them by the dense +-1 difference of
+      one-hots (BLAS): ``K' / n_other`` of the full product, multi-threaded,
+      but ``C o / 2`` times more multiply-adds than the sparse kernel. Kept
+      for comparison (``python -m lbm_bench.bench --threshold``).
+
+    Parameters
+    ----------
+    sweeper : Sweeper
+    side : {"rows", "cols"}
+    incremental : bool, default=True
+        Update by index when few labels changed; otherwise always recompute
+        the full product (the baseline).
+    recompute_every : int, optional
+        Every ``recompute_every``-th update after a full product is a full
+        product again (default :data:`RECOMPUTE_EVERY`: updates 0, 50, 100, ...
+        when no fallback intervenes).
+    max_changed : int, optional
+        Largest number of changed labels handled by an index update; more fall
+        back to the full product. Default: the cost model (sparse kernel: the
+        index update's row additions times :data:`INDEX_UPDATE_COST` against
+        the full product's ``B C o n_other`` row multiply-adds; dense kernel:
+        at most ``INDEX_MAX_FRACTION * n_other`` changed positions), and
+        always the full product when it is below :data:`MIN_FULL_WORK`.
+    kernel : {"sparse", "dense"}, default="sparse"
+
+    Attributes
+    ----------
+    sums : ndarray of shape (B, C, o, p, n_own)
+    labels : ndarray of shape (B, C, n_other)
+        The labels the sums correspond to (a private copy).
+    n_full : int
+        Updates done by a full product (all reasons).
+    n_recompute, n_fallback : int
+        Full products done because ``recompute_every`` updates had passed, or
+        because too many labels had changed.
+    n_index, n_unchanged : int
+        Updates done by index update, and updates with no changed label.
+    n_changed : int
+        Labels moved by index updates, in all.
+    n_row_adds : int
+        Row additions (of ``p n_own`` entries) done by sparse index updates.
     """
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    cdf = np.cumsum(np.exp(shifted), axis=-1)
-    u = rng.random(logits.shape[:-1])[..., None] * cdf[..., -1:]
-    labels = (cdf <= u).sum(axis=-1)
-    return np.minimum(labels, logits.shape[-1] - 1)
+
+    def __init__(
+        self,
+        sweeper: Sweeper,
+        side: str,
+        *,
+        incremental: bool = True,
+        recompute_every: int | None = None,
+        max_changed: int | None = None,
+        kernel: str = "sparse",
+    ) -> None:
+        if side not in ("rows", "cols"):
+            raise ValueError(f"side must be 'rows' or 'cols', got {side!r}")
+        if kernel not in ("dense", "sparse"):
+            raise ValueError(f"kernel must be 'dense' or 'sparse', got {kernel!r}")
+        self.side = sweeper.rows if side == "rows" else sweeper.cols
+        self.incremental = incremental
+        self.recompute_every = RECOMPUTE_EVERY if recompute_every is None else recompute_every
+        self.max_changed = max_changed
+        self.kernel = kernel
+        self.sums: np.ndarray | None = None
+        self.labels: np.ndarray | None = None
+        self.full_work = 0  # B C o n_other: row multiply-adds of the full product
+        self.always_full = False
+        self.since_full = 0
+        self.n_full = self.n_recompute = self.n_fallback = 0
+        self.n_index = self.n_unchanged = self.n_changed = self.n_row_adds = 0
+
+    def update(self, labels: np.ndarray) -> str:
+        """Bring the sums in step with ``labels`` (B, C, n_other); returns the route taken:
+        ``"full"``, ``"recompute"`` (periodic full product), ``"fallback"`` (full
+        product because many labels changed), ``"index"`` or ``"unchanged"``."""
+        if self.sums is None:
+            return self._first(labels)
+        if not self.incremental or self.always_full:
+            return self._full(labels, "full")
+        self.since_full += 1
+        if self.since_full >= self.recompute_every:
+            self.n_recompute += 1
+            return self._full(labels, "recompute")
+        changed = labels != self.labels
+        n_changed = int(np.count_nonzero(changed))
+        if n_changed == 0:
+            self.n_unchanged += 1
+            return "unchanged"
+        if self.max_changed is not None and n_changed > self.max_changed:
+            self.n_fallback += 1
+            return self._full(labels, "fallback")
+        if self.kernel == "dense":
+            done = self._dense_update(labels, changed)
+        else:
+            done = self._sparse_update(labels, changed)
+        if not done:
+            self.n_fallback += 1
+            return self._full(labels, "fallback")
+        self.labels[...] = labels
+        self.n_index += 1
+        self.n_changed += n_changed
+        return "index"
+
+    def _first(self, labels: np.ndarray) -> str:
+        s = self.side
+        B, C, _ = labels.shape
+        self.full_work = B * C * s.n_other_classes * s.n_other
+        self.always_full = self.full_work * s.n_stats * s.n_own < MIN_FULL_WORK
+        if self.max_changed is not None:
+            self.always_full = self.max_changed < 0
+        self.labels = labels.copy()
+        self.sums = s.full_sums(labels)
+        return self._after_full("full")
+
+    def _full(self, labels: np.ndarray, route: str) -> str:
+        self.labels[...] = labels
+        self.side.full_sums(labels, out=self.sums)
+        return self._after_full(route)
+
+    def _after_full(self, route: str) -> str:
+        self.since_full = 0
+        self.n_full += 1
+        return route
+
+    def _dense_update(self, labels: np.ndarray, changed: np.ndarray) -> bool:
+        """``sums += (onehot(new) - onehot(old)) @ stats`` over the changed positions."""
+        s = self.side
+        positions = np.flatnonzero(changed.any(axis=(0, 1)))
+        if self.max_changed is None and positions.size > INDEX_MAX_FRACTION * s.n_other:
+            return False
+        B, C, o, p, n = self.sums.shape
+        k = positions.size
+        diff = _onehot_t(labels[..., positions], o)
+        diff -= _onehot_t(self.labels[..., positions], o)  # (B, C, o, k) of -1, 0, 1
+        gathered = s.stats[:, positions].reshape(B, k, p * n)
+        self.sums.reshape(B, C * o, p * n)[...] += np.matmul(diff.reshape(B, C * o, k), gathered)
+        return True
+
+    def _sparse_update(self, labels: np.ndarray, changed: np.ndarray) -> bool:
+        """Sparse +-1 products, directly or through the sums of the (c, l, l') moves."""
+        s = self.side
+        B, C, o, p, n = self.sums.shape
+        b, c, j = np.nonzero(changed)  # chain-major order
+        old = self.labels[b, c, j].astype(np.int64)
+        new = labels[b, c, j].astype(np.int64)
+        chain_slot = (b * C + c) * o
+        k = b.size
+        moves = (chain_slot + old) * o + new  # id of the move (c, l, l')
+        counts = np.bincount(moves, minlength=B * C * o * o)
+        used = np.flatnonzero(counts)
+        two_stage = k + 2 * used.size < 2 * k
+        row_adds = k + 2 * used.size if two_stage else 2 * k
+        if self.max_changed is None and row_adds * INDEX_UPDATE_COST > self.full_work:
+            return False
+        stats = s.stats.reshape(B * s.n_other, p * n)
+        position = b * s.n_other + j
+        if two_stage:
+            move_index = np.zeros(counts.size, dtype=np.int64)
+            move_index[used] = np.arange(used.size)
+            summed = _csr(move_index[moves], position, np.ones(k), (used.size, B * s.n_other)) @ stats
+            to_slot = used // (o * o) * o + used % o
+            from_slot = used // o
+            diff = _csr(
+                np.concatenate([to_slot, from_slot]),
+                np.tile(np.arange(used.size), 2),
+                np.repeat(np.array([1.0, -1.0]), used.size),
+                (B * C * o, used.size),
+            )
+            delta = diff @ summed
+        else:
+            diff = _csr(
+                np.concatenate([chain_slot + new, chain_slot + old]),
+                np.tile(position, 2),
+                np.repeat(np.array([1.0, -1.0]), k),
+                (B * C * o, B * s.n_other),
+            )
+            delta = diff @ stats
+        self.sums.reshape(B * C * o, p * n)[...] += delta
+        self.n_row_adds += row_adds
+        return True

@@ -88,21 +88,28 @@ def _entrywise_scores(sweeper: Sweeper) -> tuple[np.ndarray, np.ndarray]:
     model = sweeper.model
     B, p, n, d = sweeper.stats.shape
     g, m = model.block_shape
-    eta, A = sweeper.eta, sweeper.log_partition
-    a = np.ones(n) if sweeper.row_weights is None else sweeper.row_weights
-    b = np.ones(d) if sweeper.col_weights is None else sweeper.col_weights
-    log_pi, log_rho = sweeper.log_row_prior, sweeper.log_col_prior
+    # float32: these scores only choose starts, and float32 exp is several times faster
+    eta = sweeper.eta.astype(np.float32)
+    A = sweeper.log_partition.astype(np.float32)
+    a = np.ones(n, np.float32) if sweeper.row_weights is None else sweeper.row_weights.astype(np.float32)
+    b = np.ones(d, np.float32) if sweeper.col_weights is None else sweeper.col_weights.astype(np.float32)
+    log_pi = sweeper.log_row_prior.astype(np.float32)
+    log_rho = sweeper.log_col_prior.astype(np.float32)
     row_scores = np.empty((B, n, g))
     col_scores = np.zeros((B, d, m))
-    chunk = max(1, _MARGINAL_CHUNK_BYTES // (8 * B * d * g * m))
+    chunk = max(1, _MARGINAL_CHUNK_BYTES // (4 * B * d * g * m))
     for start in range(0, n, chunk):
         rows = slice(start, min(start + chunk, n))
-        dens = np.einsum("bpij,pkl->bijkl", sweeper.stats[:, :, rows], eta, optimize=True)
-        dens -= (a[rows, None] * b[None, :])[None, :, :, None, None] * A
+        stats = sweeper.stats[:, :, rows].astype(np.float32)
+        dens = np.einsum("bpij,pkl->bijkl", stats, eta, optimize=True)
+        if sweeper.row_weights is None:
+            dens -= A
+        else:
+            dens -= (a[rows, None] * b[None, :])[None, :, :, None, None] * A
         # integrate the column label out for the rows, the row label out for the columns
-        row_scores[:, rows] = _logsumexp(dens + log_rho, axis=4).sum(axis=2)
+        row_scores[:, rows] = _logsumexp(dens + log_rho, axis=4).sum(axis=2, dtype=np.float64)
         dens += log_pi[:, None]
-        col_scores += _logsumexp(dens, axis=3).sum(axis=1)
+        col_scores += _logsumexp(dens, axis=3).sum(axis=1, dtype=np.float64)
     return row_scores + log_pi, col_scores + log_rho
 
 

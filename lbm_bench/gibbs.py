@@ -17,6 +17,22 @@ Chain starts (``init``)
   :func:`lbm_bench.generate_table` starts half of the chains there and half at
   the MAP, so that R-hat compares chains from two different starting points.
 
+Block sums (``method``)
+-----------------------
+Every half-sweep needs, for every chain, the block sums ``T_p(X) @ onehot(w)``
+(or ``T_p(X)^T @ onehot(z)``): a full product costs ``O(n_rows n_cols (g + m))``
+per sweep and chain. Between two sweeps only a few labels change, so
+``method="incremental"`` (default) keeps each chain's block sums and updates
+them for the labels that moved (:class:`lbm_bench._engine.BlockSums`), falling
+back to the full product when many labels changed and recomputing in full every
+50 sweeps. ``method="full"`` recomputes the product at every half-sweep (the
+baseline). Both consume the random stream identically (one ``rng.random`` call
+of shape ``(1, n_chains, n)`` per half-sweep) and compute the logits from the
+block sums by the same code: for Poisson and Bernoulli tables the sums are
+integers, exact in float64, and the two methods give the same label sets bit
+for bit; for Gaussian tables the sums differ by rounding only (see
+``docs/performance.md`` for the measured tolerance).
+
 Since the sampler uses the true parameters, the sampled labels live in the
 generating label space: there is no label switching, and losses to a reference
 labelling are computed with the identity matching.
@@ -30,7 +46,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._engine import Sweeper, sample_categorical, smallest_uint
+from ._engine import BlockSums, Sweeper, smallest_uint
 from ._validation import check_count, check_labels
 from .classifier import map_labels
 from .models import LatentBlockModel
@@ -228,6 +244,7 @@ def gibbs_labels(
     init: Any = "map",
     burn_in: int = 50,
     thin: int = 1,
+    method: str = "incremental",
     rng: np.random.Generator | int | None = None,
 ) -> GibbsSamples:
     """Draw label sets from ``p(z, w | X)`` with the blockwise Gibbs sampler.
@@ -249,6 +266,11 @@ def gibbs_labels(
         Sweeps discarded at the start of every chain.
     thin : int, default=1
         Sweeps between two kept sets.
+    method : {"incremental", "full"}, default="incremental"
+        How the block sums are obtained at each half-sweep: updated for the
+        labels that changed, or recomputed by a full product (the baseline).
+        Same draws for the same ``rng`` (bit for bit for Poisson and
+        Bernoulli tables, up to float rounding of the sums for Gaussian ones).
     rng : None, int or numpy.random.Generator
         Source of randomness.
 
@@ -273,25 +295,59 @@ def gibbs_labels(
     thin = check_count("thin", thin)
     if n_chains > n_samples:
         raise ValueError(f"n_chains must be <= n_samples ({n_samples}), got {n_chains}")
+    if method not in ("incremental", "full"):
+        raise ValueError(f"method must be 'incremental' or 'full', got {method!r}")
     z, w = _chain_starts(model, X, init, n_chains, rng)
     per_chain = -(-n_samples // n_chains)
     lengths = np.full(n_chains, n_samples // n_chains)
     lengths[: n_samples % n_chains] += 1
-    sweeper = Sweeper(model, X[None])
-    rows = np.empty((n_chains, per_chain, X.shape[0]), dtype=smallest_uint(model.n_row_clusters))
-    cols = np.empty((n_chains, per_chain, X.shape[1]), dtype=smallest_uint(model.n_col_clusters))
+    rows, cols = _run_chains(
+        Sweeper(model, X[None]), z, w, burn_in, per_chain, thin, rng, method=method
+    )[:2]
+    rows, cols = rows.reshape(-1, X.shape[0]), cols.reshape(-1, X.shape[1])
+    if n_samples != n_chains * per_chain:  # drop the unused last set of the short chains
+        keep = np.concatenate(
+            [np.arange(c * per_chain, c * per_chain + n) for c, n in enumerate(lengths)]
+        )
+        rows, cols = rows[keep], cols[keep]
+    return GibbsSamples(rows=rows, cols=cols, chain_lengths=lengths, burn_in=burn_in, thin=thin)
+
+
+def _run_chains(
+    sweeper: Sweeper,
+    z: np.ndarray,
+    w: np.ndarray,
+    burn_in: int,
+    per_chain: int,
+    thin: int,
+    rng: np.random.Generator,
+    *,
+    method: str = "incremental",
+    **block_sums_options: Any,
+) -> tuple[np.ndarray, np.ndarray, BlockSums, BlockSums]:
+    """Run the chains of one table from labels ``z`` (1, C, n), ``w`` (1, C, d).
+
+    Returns the kept sets, rows (C, per_chain, n) and cols (C, per_chain, d)
+    in the smallest unsigned dtypes, and the two :class:`BlockSums` (their
+    counters tell which update routes were taken).
+    """
+    model = sweeper.model
+    row_dtype = smallest_uint(model.n_row_clusters)
+    col_dtype = smallest_uint(model.n_col_clusters)
+    n_chains = z.shape[1]
+    incremental = method == "incremental"
+    row_sums = BlockSums(sweeper, "rows", incremental=incremental, **block_sums_options)
+    col_sums = BlockSums(sweeper, "cols", incremental=incremental, **block_sums_options)
+    rows = np.empty((n_chains, per_chain, sweeper.n_rows), dtype=row_dtype)
+    cols = np.empty((n_chains, per_chain, sweeper.n_cols), dtype=col_dtype)
+    w = w.astype(col_dtype)
     for sweep in range(burn_in + per_chain * thin):
-        z = sample_categorical(sweeper.row_logits(w), rng)
-        w = sample_categorical(sweeper.col_logits(z), rng)
+        row_sums.update(w)
+        z = sweeper.sample_rows(row_sums, rng)
+        col_sums.update(z)
+        w = sweeper.sample_cols(col_sums, rng)
         kept, offset = divmod(sweep - burn_in + 1, thin)
         if sweep >= burn_in and offset == 0:
             rows[:, kept - 1] = z[0]
             cols[:, kept - 1] = w[0]
-    keep = np.concatenate([np.arange(c * per_chain, c * per_chain + n) for c, n in enumerate(lengths)])
-    return GibbsSamples(
-        rows=rows.reshape(-1, X.shape[0])[keep],
-        cols=cols.reshape(-1, X.shape[1])[keep],
-        chain_lengths=lengths,
-        burn_in=burn_in,
-        thin=thin,
-    )
+    return rows, cols, row_sums, col_sums

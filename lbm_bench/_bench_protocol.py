@@ -1,0 +1,134 @@
+"""Benchmarks of the protocol's stages: calibration, whole tables, memory.
+
+Used by :mod:`lbm_bench.bench` (``lbm-bench bench``). Baselines run in the same
+process as the measured code:
+
+- calibration: the mean apparent error of the MAP over the tables at one
+  scale, tables run one by one (``batch_bytes=1``) versus batched into array
+  operations (the default);
+- whole table: ``generate_table`` at 5%, 10% and 20% risk, baseline with the
+  per-table calibration, full-recompute Gibbs sweeps and no screening run,
+  versus the defaults (batched calibration, incremental Gibbs, screening);
+- memory: a 2000x2000 table with 10x10 clusters and 2,000 label sets, built
+  in a subprocess whose peak resident memory (``ru_maxrss``) is reported.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["calibration_rows", "whole_table_rows", "memory_row"]
+
+
+def _timed(function: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    value = function()
+    return time.perf_counter() - start, value
+
+
+def _peak_mib(function: Callable[[], Any]) -> float:
+    tracemalloc.start()
+    try:
+        function()
+        return tracemalloc.get_traced_memory()[1] / 2**20
+    finally:
+        tracemalloc.stop()
+
+
+def calibration_rows(quick: bool = False) -> list[dict]:
+    """Time one dichotomy step (all tables at one scale), per-table loop vs batched."""
+    from .calibration import CommonRandomNumbers, calibrate_scale
+
+    configs = [("gaussian", 50, 50, 3, 3, 200), ("bernoulli", 200, 100, 3, 3, 200),
+               ("gaussian", 1000, 1000, 3, 3, 20)]
+    if quick:
+        configs = [("gaussian", 30, 30, 2, 2, 20)]
+    rows = []
+    for kind, n, d, g, m, n_tables in configs:
+        calibration = calibrate_scale(kind, n, d, g, m, 0.1, n_tables=min(n_tables, 20), rng=0)
+        seed = np.random.SeedSequence(1)
+        one = CommonRandomNumbers(calibration.design, n, d, n_tables, seed, batch_bytes=1)
+        batched = CommonRandomNumbers(calibration.design, n, d, n_tables, seed)
+        base, errors_one = _timed(lambda: one.apparent_errors(calibration.scale, 10))
+        new, errors_batched = _timed(lambda: batched.apparent_errors(calibration.scale, 10))
+        if not np.array_equal(errors_one, errors_batched):
+            raise AssertionError("batched calibration changed the apparent errors")
+        rows.append({
+            "benchmark": "calibration step", "config": f"{kind} {n}x{d} {g}x{m}, {n_tables} tables",
+            "baseline_s": base, "new_s": new, "ratio": base / new,
+            "peak_mib": _peak_mib(lambda: batched.apparent_errors(calibration.scale, 10)),
+        })
+    return rows
+
+
+def whole_table_rows(quick: bool = False) -> list[dict]:
+    """Time ``generate_table`` end to end at 5%, 10% and 20% risk."""
+    from .generate import generate_table
+
+    shape = (30, 30, 2, 2) if quick else (200, 100, 3, 3)
+    options = dict(n_samples=200, n_calibration_tables=20, tolerance=0.05) if quick else {}
+    rows = []
+    for risk in (0.05, 0.1, 0.2):
+        def baseline():
+            calibration = _per_table_calibration("gaussian", *shape, risk, seed=3, **options)
+            return generate_table("gaussian", *shape, risk, rng=3, screen_samples=0,
+                                  gibbs_method="full", calibration=calibration, **options)
+
+        def new():
+            return generate_table("gaussian", *shape, risk, rng=3, **options)
+
+        base, table_base = _timed(baseline)
+        now, table = _timed(new)
+        rows.append({
+            "benchmark": "whole table", "config": f"gaussian {shape[0]}x{shape[1]} {shape[2]}x{shape[3]}, risk {risk}",
+            "baseline_s": base, "new_s": now, "ratio": base / now,
+            "peak_mib": _peak_mib(new),
+            "detail": {k: round(v, 2) for k, v in table.timings.items()},
+            "attempts": table.rejection.attempts,
+        })
+    return rows
+
+
+def _per_table_calibration(kind, n, d, g, m, risk, *, seed, n_calibration_tables=200, **_):
+    """What ``generate_table(rng=seed)`` calibrates, with the tables run one by one."""
+    from .calibration import CommonRandomNumbers, _dichotomy, child_seed
+    from .design import random_design
+
+    rng = np.random.default_rng(child_seed(np.random.SeedSequence(seed), 0))
+    design = random_design(kind, g, m, rng=rng)
+    crn = CommonRandomNumbers(design, n, d, n_calibration_tables,
+                              np.random.SeedSequence(rng.integers(2**63)), batch_bytes=1)
+    return _dichotomy(crn, risk, min(0.005, risk / 10), 10, 40, None)
+
+
+_MEMORY_SCRIPT = """
+import json, resource, sys, time
+import lbm_bench
+start = time.perf_counter()
+table = lbm_bench.generate_table("gaussian", 2000, 2000, 10, 10, 0.1, tolerance=0.05,
+                                 n_calibration_tables=int(sys.argv[1]), n_init=2, rng=1)
+lbm_bench.save_table(table, sys.argv[2])
+print(json.dumps({"seconds": time.perf_counter() - start,
+                  "maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "risk": table.risk.risk, "gibbs_rows_dtype": str(table.gibbs.rows.dtype),
+                  "n_samples": table.gibbs.n_samples}))
+"""
+
+
+def memory_row(path: str, n_calibration_tables: int = 10) -> dict:
+    """Build a 2000x2000, 10x10-cluster table with 2,000 label sets in a subprocess;
+    report its peak resident memory."""
+    result = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, str(n_calibration_tables), path],
+                            capture_output=True, text=True, check=True)
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    return {"benchmark": "memory", "config": "gaussian 2000x2000 10x10, 2000 label sets",
+            "baseline_s": float("nan"), "new_s": data["seconds"], "ratio": float("nan"),
+            "peak_mib": data["maxrss_mib"], "detail": data}
