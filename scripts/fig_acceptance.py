@@ -86,8 +86,8 @@ def _main(args) -> dict:
             n_cal = 20 if args.quick else cfg["calibration_tables"].get(n, 200)
             cal = lbm_bench.calibrate_scale(kind, n, n, 3, 3, TARGET, n_tables=n_cal, rng=F.stream(args.seed, 7, k, n))
             # The hardest this design can get: the mean apparent error as the scale -> 0
-            # (Gaussian blocks keep their different variances, which separate classes
-            # on large tables even when the means coincide).
+            # (for every kind the blocks then coincide: Gaussian stds = dispersion ** scale
+            # tend to 1 with the means, so this should be the risk of guessing).
             crn = CommonRandomNumbers(cal.design, n, n, 10 if args.quick else 20,
                                       np.random.SeedSequence([args.seed, 11, k, n]))
             ceiling = float(crn.apparent_errors(SCALE_LIMIT, n_init=10).mean())

@@ -110,6 +110,7 @@ def _main(args) -> dict:
     out("truth_risk_mean", _mean_se(t_risk))
     out("truth_bias_apparent_minus_risk", _mean_se(t_app - t_risk))
     out("truth_apparent_minus_xonly_apparent", _mean_se(t_app - x_app))
+    out("truth_risk_minus_xonly_risk", _mean_se(t_risk - x_risk))
     out("truth_map_equals_truth_share", float(np.mean(t_app == 0)))
     out("truth_map_lower_likelihood_share",
         float(np.mean(get("truth_log_likelihood") < get("log_likelihood") - 1e-9)))
@@ -172,7 +173,7 @@ def _main(args) -> dict:
     left.set_aspect("equal")
     left.set_xlabel("conditional risk (2,000 Gibbs sets)" if not args.quick else "conditional risk")
     left.set_ylabel(r"apparent error $\ell_{item}((z^0, w^0), \cdot)$")
-    left.legend(fontsize=8, loc="lower right", framealpha=0.9)
+    left.legend(fontsize=8, loc="upper left", framealpha=0.9)
     diff_x, diff_t = x_app - x_risk, t_app - t_risk
     lim = max(np.abs(diff_x).max(), np.abs(diff_t).max()) + 0.01
     bins = np.linspace(-lim, lim, 31)
