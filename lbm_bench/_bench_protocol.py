@@ -16,7 +16,6 @@ process as the measured code:
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import time

@@ -30,7 +30,7 @@ import tarfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -765,12 +765,3 @@ def load_release_table(out_dir: str | os.PathLike[str], table_id: str):
         if entry["id"] == table_id:
             return load_table(out / entry["file"])
     raise ValueError(f"release {out} has no table {table_id!r}")
-
-
-def iter_release_tables(out_dir: str | os.PathLike[str]) -> Iterable[tuple[dict, Callable[[], Any]]]:
-    """Yield ``(manifest entry, loader)`` for every table of a release."""
-    from .io import load_table
-
-    out = Path(out_dir)
-    for entry in _read_manifest(out)["tables"]:
-        yield entry, (lambda p=out / entry["file"]: load_table(p))
