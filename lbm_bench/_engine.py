@@ -58,12 +58,14 @@ __all__ = [
 #: Incremental block sums are recomputed in full after this many updates (one per sweep).
 RECOMPUTE_EVERY = 50
 #: Cost of one row addition of the sparse index update relative to one row
-#: multiply-add of the full product (BLAS, 2 threads). The sparse update
-#: (``2 K`` or ``K + 2 U`` row additions, see :class:`BlockSums`) is used while
+#: multiply-add of the full product. The sparse update (``2 K`` or ``K + 2 U``
+#: row additions, see :class:`BlockSums`) is used while
 #: ``row_additions * INDEX_UPDATE_COST <= B * C * o * n_other``, else the full
-#: product is recomputed. Measured with
-#: ``python -m lbm_bench.bench --threshold`` (see docs/performance.md).
-INDEX_UPDATE_COST = 8.0
+#: product is recomputed. Measured on 1000x1000 Gaussian tables, 3x3 clusters,
+#: 8 chains (docs/performance.md): the two routes break even near 8 with one
+#: BLAS thread and near 16 with two; 12 is in between. It only matters above
+#: about 25% risk, where both routes are within ~15% of each other.
+INDEX_UPDATE_COST = 12.0
 #: The dense index update gathering ``K'`` changed positions (out of ``n_other``)
 #: costs about ``K' / n_other`` of the full product plus the gather; it is used
 #: while ``K' <= INDEX_MAX_FRACTION * n_other``.
@@ -159,12 +161,21 @@ class _Side:
         if out is None:
             out = np.empty((B, C, o, p, n))
         onehot = _onehot_t(other, o).reshape(B, C * o, self.n_other)
-        stats = self.stats.reshape(B, self.n_other, p * n)
-        flat = out.reshape(B, C * o, p * n)
-        # one 2-D BLAS product per table: numpy's stacked matmul does not call BLAS
-        # for a stack and was 4-5x slower on the calibration's many small tables
-        for b in range(B):
-            np.matmul(onehot[b], stats[b], out=flat[b])
+        # 2-D BLAS products per table (numpy's stacked matmul does not call BLAS
+        # for a stack and was 4-5x slower on the calibration's many small tables).
+        if n * self.n_other * C * o < 2**20:
+            stats = self.stats.reshape(B, self.n_other, p * n)
+            flat = out.reshape(B, C * o, p * n)
+            for b in range(B):
+                np.matmul(onehot[b], stats[b], out=flat[b])
+        else:
+            # one per statistic too, oriented (n_own x n_other) @ (n_other x C o):
+            # OpenBLAS splits this shape better over 2 threads (1.5 vs 1.9 ms at
+            # 1000x1000, 8 chains, 3 classes); the transposed copy is negligible
+            flat = out.reshape(B, C * o, p, n)
+            for b in range(B):
+                for q in range(p):
+                    flat[b, :, q, :] = np.matmul(self.stats[b, :, q, :].T, onehot[b].T).T
         return out
 
     def logits(self, sums: np.ndarray, other: np.ndarray) -> np.ndarray:
@@ -431,7 +442,10 @@ class BlockSums:
         diff = _onehot_t(labels[..., positions], o)
         diff -= _onehot_t(self.labels[..., positions], o)  # (B, C, o, k) of -1, 0, 1
         gathered = s.stats[:, positions].reshape(B, k, p * n)
-        self.sums.reshape(B, C * o, p * n)[...] += np.matmul(diff.reshape(B, C * o, k), gathered)
+        diff = diff.reshape(B, C * o, k)
+        flat = self.sums.reshape(B, C * o, p * n)
+        for b in range(B):  # one 2-D BLAS product per table (see _Side.full_sums)
+            flat[b] += diff[b] @ gathered[b]
         return True
 
     def _sparse_update(self, labels: np.ndarray, changed: np.ndarray) -> bool:

@@ -126,8 +126,11 @@ def _cpu_snapshot() -> tuple[float, float, float]:
 
 
 def _external_load(start: tuple[float, float, float]) -> float:
-    """Cores' worth of CPU used by other processes since ``start`` (Linux; else nan)."""
+    """Cores' worth of CPU used by other processes since ``start`` (Linux; else nan;
+    nan too below 0.25 s, as /proc/stat counts in 10 ms ticks)."""
     busy, own, wall = _cpu_snapshot()
+    if wall - start[2] < 0.25:
+        return math.nan
     return max(0.0, ((busy - start[0]) - (own - start[1])) / (wall - start[2]))
 
 
@@ -396,9 +399,10 @@ def measure_threshold(
     chains; ``K`` labels moved at random. The chains of a real run move the
     same uncertain positions, so there the dense kernel gathers about ``K / 2``
     positions, fewer than here (``K' = positions``). The implied cost of one
-    sparse-update add relative to one full-product multiply-add is
-    ``(t_sparse / (2 K)) / (t_full / (C o n))``
-    (compare with :data:`lbm_bench._engine.INDEX_UPDATE_COST`).
+    sparse-update row addition relative to one full-product row multiply-add
+    is ``(t_sparse / row_adds) / (t_full / (C o n))``, where ``row_adds`` is
+    ``2 K``, or ``K + 2 U`` when the two-stage form is used (compare with
+    :data:`lbm_bench._engine.INDEX_UPDATE_COST`).
     """
     rng = np.random.default_rng(seed)
     design = random_design("gaussian", n_classes, n_classes, equal_dispersions=True, rng=seed)
@@ -430,15 +434,18 @@ def measure_threshold(
                 sums.update(state[0])
 
             times[kernel], _ = _best_time(flip, repeats)
+            if kernel == "sparse":
+                row_adds = sums.n_row_adds / sums.n_index
         out.append(
             {
                 "changed": k,
                 "positions": int(np.count_nonzero((moved != labels).any(axis=(0, 1)))),
+                "row_adds": row_adds,
                 "fraction": k / (n_chains * n),
                 "t_full_ms": 1e3 * t_full,
                 "t_sparse_ms": 1e3 * times["sparse"],
                 "t_dense_ms": 1e3 * times["dense"],
-                "cost_ratio": (times["sparse"] / (2 * k)) / per_mac,
+                "cost_ratio": (times["sparse"] / row_adds) / per_mac,
             }
         )
     return out
@@ -564,7 +571,7 @@ def format_table(rows: Sequence[dict]) -> str:
             else "-"
         )
         lines.append(
-            f"{row['config']:<30} {row['task']:<13} {row['risk']:>6.3f} {row['external_load']:>5.2f} "
+            f"{row['config']:<30} {row['task']:<13} {row['risk']:>6.3f} {_fmt(row['external_load'], '.2f'):>5} "
             f"{_fmt(row['baseline_s'], '.3f'):>8} {row['new_s']:>8.3f} {_fmt(row['ratio'], '.2f'):>6} "
             f"{_fmt(row['sets_per_s'], '.0f'):>8} {peak:>18} {_fmt(row['identical'], '.4f'):>6} "
             f"{routes:>22}"
@@ -589,6 +596,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="wait for, and retry timings until, other processes use fewer cores (shared machines)",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    parser.add_argument(
+        "--only",
+        metavar="TEXT",
+        action="append",
+        help="run the configurations whose name contains TEXT (repeatable), e.g. '1000x1000 3x3'",
+    )
+    parser.add_argument(
+        "--max-wait", type=float, default=600.0, help="seconds to wait for a quiet machine"
+    )
     parser.add_argument(
         "--threshold", action="store_true", help="measure the index-update cost model instead"
     )
@@ -617,14 +633,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.threshold:
         results = measure_threshold()
         print(
-            f"{'changed K':>9} {'positions':>9} {'fraction':>8} {'full ms':>8} "
-            f"{'sparse ms':>9} {'dense ms':>9} {'sparse add / full MAC':>22}"
+            f"{'changed K':>9} {'positions':>9} {'row adds':>8} {'fraction':>8} {'full ms':>8} "
+            f"{'sparse ms':>9} {'dense ms':>9} {'row add / full row MAC':>23}"
         )
         for r in results:
             print(
-                f"{r['changed']:>9} {r['positions']:>9} {r['fraction']:>8.3f} "
+                f"{r['changed']:>9} {r['positions']:>9} {r['row_adds']:>8.0f} {r['fraction']:>8.3f} "
                 f"{r['t_full_ms']:>8.3f} {r['t_sparse_ms']:>9.3f} {r['t_dense_ms']:>9.3f} "
-                f"{r['cost_ratio']:>22.2f}"
+                f"{r['cost_ratio']:>23.2f}"
             )
         print(
             f"in use: INDEX_UPDATE_COST = {_engine.INDEX_UPDATE_COST}, "
@@ -633,9 +649,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     before = machine_info()
     start = time.perf_counter()
+    configs = None
+    if args.only:
+        pool = QUICK_CONFIGS if args.quick else CONFIGS
+        configs = [c for c in pool if any(text in c.name for text in args.only)]
+        if not configs:
+            parser.error(f"no configuration matches {args.only}; names: {[c.name for c in pool]}")
     rows = run_benchmarks(
         args.quick,
         rng=args.seed,
+        configs=configs,
+        max_wait=args.max_wait,
         repeats=args.repeats,
         memory=not args.no_memory,
         max_external_load=args.max_external_load,

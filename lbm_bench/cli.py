@@ -243,15 +243,31 @@ def _run_benchmark(args: argparse.Namespace) -> int:
 
 
 def _add_bench(sub) -> None:
-    p = sub.add_parser("bench", help="speed benchmarks (baseline vs current, same process)")
-    p.add_argument("--quick", action="store_true", help="a tiny version")
+    p = sub.add_parser(
+        "bench",
+        help="speed benchmarks (baseline vs current, same process)",
+        description="Gibbs sweeps and MAP (lbm_bench.bench), then calibration steps and whole "
+        "tables at 5%%, 10%% and 20%% risk (lbm_bench._bench_protocol), each against a baseline "
+        "run in the same process.",
+    )
+    p.add_argument("--quick", action="store_true", help="a tiny version (seconds)")
+    p.add_argument("--part", choices=["all", "gibbs", "protocol"], default="all")
+    p.add_argument("--memory", action="store_true",
+                   help="also build a 2000x2000 table with 10x10 clusters and report its peak memory")
     p.set_defaults(run=_run_bench)
 
 
 def _run_bench(args: argparse.Namespace) -> int:
+    from ._bench_protocol import main as protocol_main
     from .bench import main as bench_main
 
-    return int(bench_main(["--quick"] if args.quick else []) or 0)
+    quick = ["--quick"] if args.quick else []
+    status = 0
+    if args.part in ("all", "gibbs"):
+        status |= int(bench_main(quick) or 0)
+    if args.part in ("all", "protocol"):
+        status |= int(protocol_main(quick + (["--memory"] if args.memory else [])) or 0)
+    return status
 
 
 _COMMANDS: list[Callable] = [_add_generate, _add_info, _add_evaluate, _add_build, _add_verify,
