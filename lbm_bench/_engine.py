@@ -330,7 +330,9 @@ class BlockSums:
         index update's row additions times :data:`INDEX_UPDATE_COST` against
         the full product's ``B C o n_other`` row multiply-adds; dense kernel:
         at most ``INDEX_MAX_FRACTION * n_other`` changed positions), and
-        always the full product when it is below :data:`MIN_FULL_WORK`.
+        always the full product when it is below :data:`MIN_FULL_WORK`. A
+        value replaces both the cost model and that cut-off (tests use it to
+        force a route); -1 means always the full product.
     kernel : {"sparse", "dense"}, default="sparse"
 
     Attributes
