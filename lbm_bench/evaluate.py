@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .gibbs import chain_diagnostics
+from ._validation import check_labels
+from .gibbs import chain_diagnostics, item_losses
 from .metrics import ari, cari, conditional_risk, l_item, matching_error
 from .table import Table
 
@@ -113,12 +114,6 @@ class Report:
         )
 
 
-def _mapped_losses(sets: np.ndarray, pred: np.ndarray, mapping: np.ndarray) -> np.ndarray:
-    """Per-set error rate of ``pred`` relabelled by ``mapping`` (-1 never matches)."""
-    mapped = np.asarray(mapping)[pred]
-    return np.mean(sets != mapped, axis=1)
-
-
 def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Report:
     """Score the co-clustering ``(rows, cols)`` on a benchmark table.
 
@@ -148,14 +143,13 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
     if not isinstance(table, Table):
         table = load_table(table)
     g = table.gibbs
-    rows = _prediction("rows", rows, table.shape[0])
-    cols = _prediction("cols", cols, table.shape[1])
+    rows = check_labels("rows", rows, length=table.shape[0])
+    cols = check_labels("cols", cols, length=table.shape[1])
     result = conditional_risk(g.rows, g.cols, rows, cols, chain_lengths=g.chain_lengths.tolist())
-    row_l = _mapped_losses(g.rows, rows, result.row_map)
-    col_l = _mapped_losses(g.cols, cols, result.col_map)
+    # per-set losses under the chosen matching (-1, unmatched, never equals a label)
+    row_l, col_l = item_losses(g.rows, g.cols, np.asarray(result.row_map)[rows], np.asarray(result.col_map)[cols])
     mine = row_l + col_l - row_l * col_l
-    map_row = np.mean(g.rows != table.map_rows, axis=1)
-    map_col = np.mean(g.cols != table.map_cols, axis=1)
+    map_row, map_col = item_losses(g.rows, g.cols, table.map_rows, table.map_cols)
     reference = map_row + map_col - map_row * map_col
     excess_mcse, _ = chain_diagnostics(mine - reference, g.chain_lengths)
     z0, w0 = table.truth_rows, table.truth_cols
@@ -184,12 +178,6 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
         col_map=[int(v) for v in result.col_map],
         matching_exact=bool(result.exact),
     )
-
-
-def _prediction(name: str, labels: Any, length: int) -> np.ndarray:
-    from ._validation import check_labels
-
-    return check_labels(name, labels, length=length)
 
 
 def read_labels(path: str | os.PathLike[str], *, name: str = "labels") -> np.ndarray:
