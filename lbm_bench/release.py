@@ -285,7 +285,25 @@ def read_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
 # -- building -------------------------------------------------------------------
 
 
+def _one_blas_thread():
+    """Pin BLAS to one thread for a task (threadpoolctl, when installed), so a table's
+    floating-point results do not depend on how many threads the worker's BLAS uses:
+    in-process builds, loky workers and Dask workers then compute the same bytes."""
+    import contextlib
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - documented in docs/releases.md
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def _calibrate(config: TableSpec) -> tuple[str, Any, float]:
+    with _one_blas_thread():
+        return _calibrate_unpinned(config)
+
+
+def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
     from .calibration import calibrate_scale
 
     start = time.perf_counter()
@@ -300,6 +318,11 @@ def _calibrate(config: TableSpec) -> tuple[str, Any, float]:
 
 def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
     """Generate and write one table; never raises (errors are returned)."""
+    with _one_blas_thread():
+        return _build_table_unpinned(spec, calibration, out_dir)
+
+
+def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
     from .generate import generate_table
     from .io import save_table
 
