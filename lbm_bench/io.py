@@ -381,6 +381,13 @@ def _write_dataset(file: h5py.File, path: str, array: np.ndarray) -> None:
             shuffle=True,
         )
     file.create_dataset(path, data=array, **options)
+    if "chunks" in options:
+        # HDF5 allocates a chunk's file space when the chunk cache is flushed. Left to
+        # the file's close, the datasets' caches are flushed in an order that varies
+        # from process to process (it follows memory addresses), so the same table
+        # could be laid out in two ways. Flushing here writes this dataset's chunks
+        # now, in creation order: the same bytes every time.
+        file.flush()
 
 
 def _groups(layout: _Layout) -> list[str]:
