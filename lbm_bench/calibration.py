@@ -30,8 +30,12 @@ __all__ = ["calibrate_scale", "CommonRandomNumbers", "child_seed", "guessing_ris
 
 #: Bytes of noise kept in memory across dichotomy steps; beyond, it is re-drawn from seeds.
 _NOISE_CACHE_BYTES = 512 * 2**20
-#: Bytes of sufficient statistics per batch of tables run through the MAP together.
-_BATCH_BYTES = 128 * 2**20
+#: Bytes of sufficient statistics (both layouts) per batch of tables run through the
+#: MAP together. Batching pays for small tables (fewer, larger array operations:
+#: 1.3x on 50x50) and loses for large ones once a batch falls out of the caches
+#: (0.7x for 4 tables of 1000x1000), so batches are kept about L2-sized; tables
+#: larger than this run one by one. Measured in docs/performance.md.
+_BATCH_BYTES = 2 * 2**20
 
 
 def child_seed(seed: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
@@ -49,6 +53,9 @@ def guessing_risk(row_proportions: np.ndarray, col_proportions: np.ndarray) -> f
 class CommonRandomNumbers:
     """Labels, noise and MAP starts of ``n_tables`` tables, identical at every scale.
 
+    Table ``t`` has its own seed, child ``t`` of ``seed``; its children 0, 1
+    and 2 draw its labels, its noise and its MAP's random starts.
+
     Parameters
     ----------
     design : ModelDesign
@@ -58,7 +65,11 @@ class CommonRandomNumbers:
         Root of the per-table streams.
     batch_bytes : int, optional
         Memory for the statistics of the tables run through the MAP together
-        (1 runs them one by one: the benchmark's baseline).
+        (1 runs them one by one: the benchmark's baseline). Every table draws
+        its MAP starts from its own stream, so the errors do not depend on it.
+    incremental : bool, default=True
+        Update the MAP's block sums for the labels that changed (default) or
+        recompute them at every step (the benchmark's baseline).
     """
 
     def __init__(
@@ -69,12 +80,13 @@ class CommonRandomNumbers:
         n_tables: int,
         seed: np.random.SeedSequence,
         batch_bytes: int = _BATCH_BYTES,
+        incremental: bool = True,
     ) -> None:
         self.design = design
         self.batch_bytes = batch_bytes
+        self.incremental = incremental
         self.n_rows, self.n_cols, self.n_tables = n_rows, n_cols, n_tables
         self.table_seeds = [child_seed(seed, t) for t in range(n_tables)]
-        self.start_seed = child_seed(seed, n_tables)
         reference = design.model(1.0)
         self.labels = [
             reference.sample_labels(n_rows, n_cols, rng=np.random.default_rng(child_seed(s, 0)))
@@ -93,7 +105,8 @@ class CommonRandomNumbers:
 
     def batches(self) -> list[range]:
         """Ranges of table indices run through the MAP together."""
-        per_table = 4 * 2 * self.n_rows * self.n_cols * 8  # stats + transposed, <= 2 statistics
+        n_stats = self.design.model(1.0).n_stats
+        per_table = 2 * n_stats * self.n_rows * self.n_cols * 8  # statistics and transposed copy
         size = max(1, min(self.n_tables, self.batch_bytes // per_table))
         return [range(s, min(s + size, self.n_tables)) for s in range(0, self.n_tables, size)]
 
@@ -101,14 +114,14 @@ class CommonRandomNumbers:
         """``l_item((z0, w0), MAP(X))`` of every table at ``scale``: ndarray (n_tables,)."""
         model = self.design.model(scale)
         errors = np.empty(self.n_tables)
-        start_rng = np.random.default_rng(self.start_seed)
         for batch in self.batches():
             tables = np.stack(
                 [model.table_from_noise(self.noise(t), *self.labels[t]) for t in batch]
             )
             sweeper = Sweeper(model, tables)
-            w0 = initial_column_labels(sweeper, n_init, start_rng)
-            z, w, _, _ = alternate(sweeper, w0)
+            start_rngs = [np.random.default_rng(child_seed(self.table_seeds[t], 2)) for t in batch]
+            w0 = initial_column_labels(sweeper, n_init, start_rngs)
+            z, w, _, _ = alternate(sweeper, w0, incremental=self.incremental)
             best, _ = best_of_starts(sweeper, z, w)
             for b, t in enumerate(batch):
                 row = np.mean(z[b, best[b]] != self.labels[t][0])

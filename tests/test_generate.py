@@ -116,3 +116,27 @@ def test_generate_bad_arguments():
         generate_table("gaussian", 20, 20, 2, 2, 0.1, balance=2.0)
     with pytest.raises(ValueError, match="non-negative seed"):
         generate_table("gaussian", 20, 20, 2, 2, 0.1, rng=-3)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli"])
+def test_batched_calibration_equals_one_by_one(kind):
+    """Each table draws its MAP starts from its own stream, so batching the tables
+    (any batch size) gives the same apparent errors as running them one by one."""
+    design = random_design(kind, 3, 2, rng=5)
+    seed = np.random.SeedSequence(6)
+    errors = [
+        CommonRandomNumbers(design, 30, 20, 12, seed, batch_bytes=b).apparent_errors(0.8, 4)
+        for b in (1, 5 * 2 * 2 * 30 * 20 * 8, 2**30)
+    ]
+    crn = CommonRandomNumbers(design, 30, 20, 12, seed, batch_bytes=5 * 2 * 2 * 30 * 20 * 8)
+    assert [len(b) for b in crn.batches()] == ([5, 5, 2] if design.model(1.0).n_stats == 2 else [10, 2])
+    assert np.array_equal(errors[0], errors[1]) and np.array_equal(errors[0], errors[2])
+    assert 0.0 < errors[0].mean() < 0.5
+
+
+def test_calibration_batches_are_cache_sized():
+    """Default batches hold about 2 MiB of statistics: small tables together, large alone."""
+    small = CommonRandomNumbers(random_design("gaussian", 2, 2, rng=0), 50, 50, 200, np.random.SeedSequence(0))
+    assert [len(b) for b in small.batches()][:2] == [26, 26]  # 2 MiB / (2 layouts x 2 stats x 2500 x 8 B)
+    large = CommonRandomNumbers(random_design("bernoulli", 2, 2, rng=0), 400, 400, 3, np.random.SeedSequence(0))
+    assert [len(b) for b in large.batches()] == [1, 1, 1]
