@@ -4,13 +4,17 @@ Used by :mod:`lbm_bench.bench` (``lbm-bench bench``). Baselines run in the same
 process as the measured code:
 
 - calibration: the mean apparent error of the MAP over the tables at one
-  scale, tables run one by one (``batch_bytes=1``) versus batched into array
-  operations (the default). The batched run draws the MAP's random starts for
-  a whole batch at once, so tables get other starts: both mean errors are
-  printed (they agree closely; the batching is deterministic);
+  scale (one dichotomy step), baseline with the tables run one by one
+  (``batch_bytes=1``) and full block-sum products at every step of
+  Algorithm 1 (``incremental=False``), versus the defaults (cache-sized
+  batches of tables, block sums updated for the changed labels). Every table
+  draws its MAP starts from its own stream, so both runs must give the same
+  errors: the row says whether they did;
 - whole table: ``generate_table`` at 5%, 10% and 20% risk, baseline with the
-  per-table calibration, full-recompute Gibbs sweeps and no screening run,
-  versus the defaults (batched calibration, incremental Gibbs, screening);
+  calibration above's baseline, full-recompute Gibbs sweeps and no screening
+  run, versus the defaults (batched, incremental calibration, incremental
+  Gibbs, screening); "identical" says whether both calibrations found the
+  same scale (they must);
 - memory: a 2000x2000 table with 10x10 clusters and 2,000 label sets, built
   in a subprocess whose peak resident memory (``ru_maxrss``) is reported.
 """
@@ -56,17 +60,17 @@ def calibration_rows(quick: bool = False) -> list[dict]:
     for kind, n, d, g, m, n_tables in configs:
         calibration = calibrate_scale(kind, n, d, g, m, 0.1, n_tables=min(n_tables, 20), rng=0)
         seed = np.random.SeedSequence(1)
-        one = CommonRandomNumbers(calibration.design, n, d, n_tables, seed, batch_bytes=1)
+        one = CommonRandomNumbers(calibration.design, n, d, n_tables, seed, batch_bytes=1,
+                                  incremental=False)
         batched = CommonRandomNumbers(calibration.design, n, d, n_tables, seed)
         base, errors_one = _timed(lambda: one.apparent_errors(calibration.scale, 10))
         new, errors_batched = _timed(lambda: batched.apparent_errors(calibration.scale, 10))
-        # the batched run draws the MAP's random starts for a whole batch at once, so
-        # tables get other starts than one by one: report both mean errors
         rows.append({
             "benchmark": "calibration step", "config": f"{kind} {n}x{d} {g}x{m}, {n_tables} tables",
             "baseline_s": base, "new_s": new, "ratio": base / new,
             "peak_mib": _peak_mib(lambda: batched.apparent_errors(calibration.scale, 10)),
-            "detail": {"mean error": f"{errors_one.mean():.4f} / {errors_batched.mean():.4f}"},
+            "detail": {"mean error": f"{errors_batched.mean():.4f}",
+                       "identical": "yes" if np.array_equal(errors_one, errors_batched) else "NO"},
         })
     return rows
 
@@ -93,21 +97,24 @@ def whole_table_rows(quick: bool = False) -> list[dict]:
             "benchmark": "whole table", "config": f"gaussian {shape[0]}x{shape[1]} {shape[2]}x{shape[3]}, risk {risk}",
             "baseline_s": base, "new_s": now, "ratio": base / now,
             "peak_mib": _peak_mib(new),
-            "detail": {k: round(v, 2) for k, v in table.timings.items()},
+            "detail": {**{k: round(v, 2) for k, v in table.timings.items()},
+                       "identical": "yes" if table_base.calibration.scale == table.calibration.scale else "NO"},
             "attempts": table.rejection.attempts,
         })
     return rows
 
 
 def _per_table_calibration(kind, n, d, g, m, risk, *, seed, n_calibration_tables=200, **_):
-    """What ``generate_table(rng=seed)`` calibrates, with the tables run one by one."""
+    """What ``generate_table(rng=seed)`` calibrates, with the tables run one by one and
+    full block-sum products in the MAP."""
     from .calibration import CommonRandomNumbers, _dichotomy, child_seed
     from .design import random_design
 
     rng = np.random.default_rng(child_seed(np.random.SeedSequence(seed), 0))
     design = random_design(kind, g, m, rng=rng)
     crn = CommonRandomNumbers(design, n, d, n_calibration_tables,
-                              np.random.SeedSequence(rng.integers(2**63)), batch_bytes=1)
+                              np.random.SeedSequence(rng.integers(2**63)), batch_bytes=1,
+                              incremental=False)
     return _dichotomy(crn, risk, min(0.005, risk / 10), 10, 40, None)
 
 
@@ -145,7 +152,7 @@ def format_rows(rows: list[dict]) -> str:
         ratio = "-" if r["ratio"] != r["ratio"] else f"{r['ratio']:.2f}"
         detail = r.get("detail", "")
         if isinstance(detail, dict):
-            keys = ("calibration", "rejection", "gibbs", "risk", "mean error")
+            keys = ("calibration", "rejection", "gibbs", "risk", "mean error", "identical")
             detail = ", ".join(f"{k} {v}" for k, v in detail.items() if k in keys)
         if "attempts" in r:
             detail = f"{detail}; attempts {r['attempts']}"
