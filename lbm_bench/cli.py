@@ -172,6 +172,8 @@ def _add_build(sub) -> None:
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local cluster)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed table")
     p.add_argument("--archive", action="store_true", help="also write OUT.tar.gz")
+    p.add_argument("--timings", action="store_true",
+                   help="also print, per configuration, the worker seconds per stage and per kept table")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     p.set_defaults(run=_run_build)
 
@@ -189,6 +191,8 @@ def _run_build(args: argparse.Namespace) -> int:
     )
     if not args.quiet or not report.ok:
         print(report.summary(), file=sys.stdout if report.ok else sys.stderr)
+    if args.timings:
+        print(report.format_timings())
     if report.ok and not args.quiet:
         print(f"release written to {args.out} (manifest.json, SHA256SUMS, README.md)")
     return 0 if report.ok else EXIT_FAILURE

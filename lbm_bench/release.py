@@ -378,6 +378,8 @@ class BuildReport:
     stage_seconds: dict[str, float] = field(default_factory=dict)
     attempts: dict[str, int] = field(default_factory=dict)
     wall_seconds: float = 0.0
+    calibration_seconds: dict[str, float] = field(default_factory=dict)
+    table_seconds: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -399,6 +401,51 @@ class BuildReport:
             )
         for table_id, error in sorted(self.failed.items()):
             lines.append(f"FAILED {table_id}: {error}")
+        return "\n".join(lines)
+
+    def timings_by_configuration(self) -> list[dict[str, Any]]:
+        """Where the time went, per configuration (kind, shape, clusters, risk) built.
+
+        Returns
+        -------
+        list of dict
+            One per configuration, in id order: ``config`` (its id), ``tables``
+            (kept tables built), ``attempts`` (candidates drawn for them),
+            ``calibration``, ``rejection``, ``gibbs``, ``writing`` (worker seconds,
+            summed over the configuration's tables) and ``per_kept_table``
+            (their total divided by ``tables``).
+        """
+        rows: dict[str, dict[str, Any]] = {}
+        for config_id, seconds in self.calibration_seconds.items():
+            rows[config_id] = {"config": config_id, "tables": 0, "attempts": 0,
+                               "calibration": seconds, "rejection": 0.0, "gibbs": 0.0, "writing": 0.0}
+        for table_id, timings in self.table_seconds.items():
+            row = rows[table_id.rsplit("-", 1)[0]]
+            row["tables"] += 1
+            row["attempts"] += self.attempts.get(table_id, 0)
+            for key in ("rejection", "gibbs", "writing"):
+                row[key] += timings[key]
+        for row in rows.values():
+            total = row["calibration"] + row["rejection"] + row["gibbs"] + row["writing"]
+            row["per_kept_table"] = total / row["tables"] if row["tables"] else float("nan")
+        return [rows[k] for k in sorted(rows)]
+
+    def format_timings(self) -> str:
+        """:meth:`timings_by_configuration` as a fixed-width table, with a total line."""
+        header = (f"{'configuration':<34} {'tables':>6} {'tries':>5} {'calib s':>8} {'reject s':>8} "
+                  f"{'gibbs s':>7} {'write s':>7} {'s/table':>8}")
+        lines = [header, "-" * len(header)]
+        rows = self.timings_by_configuration()
+        for r in rows:
+            lines.append(f"{r['config']:<34} {r['tables']:>6} {r['attempts']:>5} {r['calibration']:>8.1f} "
+                         f"{r['rejection']:>8.2f} {r['gibbs']:>7.2f} {r['writing']:>7.2f} {r['per_kept_table']:>8.2f}")
+        if rows:
+            total = {k: sum(r[k] for r in rows) for k in ("tables", "attempts", "calibration", "rejection",
+                                                          "gibbs", "writing")}
+            seconds = total["calibration"] + total["rejection"] + total["gibbs"] + total["writing"]
+            per_table = seconds / total["tables"] if total["tables"] else float("nan")
+            lines.append(f"{'total':<34} {total['tables']:>6} {total['attempts']:>5} {total['calibration']:>8.1f} "
+                         f"{total['rejection']:>8.2f} {total['gibbs']:>7.2f} {total['writing']:>7.2f} {per_table:>8.2f}")
         return "\n".join(lines)
 
 
@@ -501,6 +548,7 @@ def build_release(
         for config_id, result, seconds in parallel(delayed(_calibrate)(c) for c in configs.values()):
             calibrations[config_id] = result
             stage["calibration"] += seconds
+            report.calibration_seconds[config_id] = seconds
             bar.update()
         jobs = (delayed(_build_table)(t, calibrations[t.config_id], str(out)) for t in pending)
         for outcome in parallel(jobs):
@@ -508,6 +556,7 @@ def build_release(
             if outcome["ok"]:
                 report.built.append(outcome["id"])
                 report.attempts[outcome["id"]] = outcome["attempts"]
+                report.table_seconds[outcome["id"]] = dict(outcome["timings"])
                 for key in ("rejection", "gibbs", "writing"):
                     stage[key] += outcome["timings"][key]
             else:

@@ -69,6 +69,70 @@ def built(spec_path, tmp_path_factory):
     return out
 
 
+def _equal(x, y) -> bool:
+    """Equal values, NaN equal to NaN, for HDF5 datasets and attributes."""
+    import numpy as np
+
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind in "fc" and y.dtype.kind in "fc":
+        return x.shape == y.shape and bool(np.array_equal(x, y, equal_nan=True))
+    return bool(np.array_equal(x, y))
+
+
+def _h5_differences(fa, fb) -> list[str]:
+    """Paths, attributes, dtypes and storage settings that differ between two HDF5 files."""
+    import h5py
+
+    def items(f):
+        paths = ["/"]
+        f.visit(paths.append)
+        return paths
+
+    out = []
+    for path in sorted(set(items(fa)) | set(items(fb))):
+        x, y = fa.get(path), fb.get(path)
+        if x is None or y is None:
+            out.append(f"{path} (only in {'b' if x is None else 'a'})")
+            continue
+        if isinstance(x, h5py.Dataset):
+            for what in ("dtype", "shape", "chunks", "compression", "compression_opts", "shuffle", "fillvalue"):
+                if getattr(x, what) != getattr(y, what):
+                    out.append(f"{path} {what} {getattr(x, what)} vs {getattr(y, what)}")
+            if not _equal(x[()], y[()]):
+                out.append(f"{path} values")
+        for key in sorted(set(x.attrs) | set(y.attrs)):
+            if key not in x.attrs or key not in y.attrs:
+                out.append(f"{path}@{key} (missing on one side)")
+            elif x.attrs[key].dtype != y.attrs[key].dtype if hasattr(x.attrs[key], "dtype") else False:
+                out.append(f"{path}@{key} dtype {x.attrs[key].dtype} vs {y.attrs[key].dtype}")
+            elif not _equal(x.attrs[key], y.attrs[key]):
+                out.append(f"{path}@{key} values {x.attrs[key]!r} vs {y.attrs[key]!r}")
+    return out
+
+
+def _same_bytes(a: Path, b: Path) -> None:
+    """Assert two release directories hold the same files with the same bytes, naming
+    the files that differ (and, for tables, the datasets) when they do not."""
+    da, db = _digests(a), _digests(b)
+    differing = sorted(k for k in set(da) | set(db) if da.get(k) != db.get(k))
+    details = []
+    for name in differing:
+        if name.endswith(".h5") and name in da and name in db:
+            import h5py
+            import numpy as np
+
+            with h5py.File(a / name, "r") as fa, h5py.File(b / name, "r") as fb:
+                details.extend(f"{name}:{d}" for d in _h5_differences(fa, fb))
+            keep = os.environ.get("LBM_BENCH_KEEP_DIFF")
+            if keep:  # debugging aid: keep both versions of the differing file
+                import shutil
+
+                Path(keep).mkdir(parents=True, exist_ok=True)
+                shutil.copy(a / name, Path(keep) / (Path(name).name + ".a"))
+                shutil.copy(b / name, Path(keep) / (Path(name).name + ".b"))
+    assert not differing, f"files differ: {differing}; datasets/attributes: {details}"
+
+
 def _digests(out: Path) -> dict[str, str]:
     return {
         p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -159,7 +223,7 @@ def test_rebuild_with_two_jobs_is_byte_identical(built, spec_path, tmp_path):
     out = tmp_path / "tiny"
     report = build_release(spec_path, out, n_jobs=2)
     assert report.ok
-    assert _digests(out) == _digests(built)
+    _same_bytes(out, built)
 
 
 def test_resume_skips_complete_tables(built, spec_path):
@@ -184,7 +248,7 @@ def test_resume_after_kill_gives_same_bytes(built, spec_path, tmp_path):
     assert not (out / "manifest.json").exists()
     report = build_release(spec_path, out, n_jobs=1)
     assert report.ok and len(report.skipped) >= 1
-    assert _digests(out) == _digests(built)
+    _same_bytes(out, built)
 
 
 def test_verify_catches_problems(built, tmp_path):
@@ -233,7 +297,7 @@ def test_dask_backend_gives_same_bytes(built, spec_path, tmp_path):
     out = tmp_path / "tiny"
     report = build_release(spec_path, out, n_jobs=2, backend="dask")
     assert report.ok, report.summary()
-    assert _digests(out) == _digests(built)
+    _same_bytes(out, built)
 
 
 def test_sha256sums_is_coreutils_format(built):
@@ -243,3 +307,36 @@ def test_sha256sums_is_coreutils_format(built):
         pytest.skip("sha256sum not installed")
     result = subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=built, capture_output=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_cli_build_with_timings(built, spec_path, tmp_path, capsys):
+    """`lbm-bench build --timings` prints where the time went per configuration, and the
+    CLI builds the same bytes as the library."""
+    from lbm_bench.cli import main
+
+    out = tmp_path / "tiny"
+    assert main(["build", str(spec_path), "--out", str(out), "--timings", "-q"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split()[:3] == ["configuration", "tables", "tries"]
+    rows = {line.split()[0]: line.split() for line in printed[2:]}
+    assert set(rows) == {"gaussian-30x20-2x2-r0.1", "bernoulli-30x20-2x2-r0.1", "poisson-24x24-3x2-r0.15", "total"}
+    assert rows["gaussian-30x20-2x2-r0.1"][1] == "2" and rows["total"][1] == "5"
+    assert int(rows["total"][2]) >= 5  # at least one attempt per kept table
+    per_table = [float(r[-1]) for r in rows.values()]
+    assert all(s > 0 for s in per_table)
+    _same_bytes(out, built)
+
+
+def test_timings_by_configuration_arithmetic(tmp_path):
+    from lbm_bench.release import BuildReport
+
+    report = BuildReport(out_dir=tmp_path)
+    report.calibration_seconds = {"gaussian-30x20-2x2-r0.1": 6.0}
+    report.attempts = {"gaussian-30x20-2x2-r0.1-01": 1, "gaussian-30x20-2x2-r0.1-02": 3}
+    report.table_seconds = {
+        t: {"rejection": 1.0, "gibbs": 0.5, "writing": 0.5} for t in report.attempts
+    }
+    (row,) = report.timings_by_configuration()
+    assert row["tables"] == 2 and row["attempts"] == 4
+    assert row["per_kept_table"] == (6.0 + 2 * 2.0) / 2
+    assert report.format_timings().splitlines()[-1].split()[-1] == "5.00"
