@@ -53,6 +53,7 @@ __all__ = [
     "INDEX_UPDATE_COST",
     "INDEX_MAX_FRACTION",
     "MIN_FULL_WORK",
+    "SINGLE_STAT_FACTOR",
 ]
 
 #: Incremental block sums are recomputed in full after this many updates (one per sweep).
@@ -72,8 +73,14 @@ INDEX_UPDATE_COST = 12.0
 INDEX_MAX_FRACTION = 0.6
 #: Below this many multiply-adds (``B C o n_other p n_own``), the full product is
 #: cheaper than the fixed overhead of an index update (about 50-100 microseconds;
-#: measured crossover near 2e6 on 200x200 Gaussian tables, 8 chains, 3x3 clusters).
+#: measured crossover near 3e6 on Gaussian tables, 8 chains, 3x3 clusters:
+#: 250x250 0.99x, 350x350 1.23x).
 MIN_FULL_WORK = 3_000_000
+#: With a single statistic (Poisson, Bernoulli) the full product is relatively
+#: cheaper and the crossover is higher, near ``SINGLE_STAT_FACTOR * MIN_FULL_WORK``
+#: (8 chains, 3x3 clusters: Poisson 500x500 0.91x, Bernoulli 600x600 1.06x,
+#: Poisson 700x700 1.66x; docs/performance.md).
+SINGLE_STAT_FACTOR = 3
 
 
 def smallest_uint(n_values: int) -> np.dtype:
@@ -330,7 +337,8 @@ class BlockSums:
         index update's row additions times :data:`INDEX_UPDATE_COST` against
         the full product's ``B C o n_other`` row multiply-adds; dense kernel:
         at most ``INDEX_MAX_FRACTION * n_other`` changed positions), and
-        always the full product when it is below :data:`MIN_FULL_WORK`. A
+        always the full product when it is below :data:`MIN_FULL_WORK` (times
+        :data:`SINGLE_STAT_FACTOR` for one statistic). A
         value replaces both the cost model and that cut-off (tests use it to
         force a route); -1 means always the full product.
     kernel : {"sparse", "dense"}, default="sparse"
@@ -416,7 +424,8 @@ class BlockSums:
         s = self.side
         B, C, _ = labels.shape
         self.full_work = B * C * s.n_other_classes * s.n_other
-        self.always_full = self.full_work * s.n_stats * s.n_own < MIN_FULL_WORK
+        cutoff = MIN_FULL_WORK * (SINGLE_STAT_FACTOR if s.n_stats == 1 else 1)
+        self.always_full = self.full_work * s.n_stats * s.n_own < cutoff
         if self.max_changed is not None:
             self.always_full = self.max_changed < 0
         self.labels = labels.copy()

@@ -97,7 +97,7 @@ def test_exact_cases_exercise_every_route(index_on_small_tables):
 def test_bit_for_bit_with_default_thresholds():
     """A table big enough for the default cost model to choose index updates by itself."""
     model = random_model("bernoulli", 3, 3, scale=0.3, rng=4)
-    X, _, _ = model.sample(500, 400, rng=4)
+    X, _, _ = model.sample(800, 700, rng=4)  # above the single-statistic cut-off
     kwargs = dict(n_samples=400, n_chains=8, init="random", burn_in=5, rng=9)
     inc = gibbs_labels(model, X, method="incremental", **kwargs)
     full = gibbs_labels(model, X, method="full", **kwargs)
@@ -225,7 +225,7 @@ def test_periodic_recompute_schedule():
 
 def test_default_recompute_every_50_sweeps():
     model = random_model("bernoulli", 3, 3, scale=0.3, rng=4)
-    X, _, _ = model.sample(500, 400, rng=4)
+    X, _, _ = model.sample(800, 700, rng=4)
     rows, cols = _run_routes(model, X, n_chains=8, per_chain=140, seed=2)
     n_updates = 10 + 140  # burn-in + kept sweeps, one update per sweep and side
     for sums in (rows, cols):
@@ -261,6 +261,17 @@ def test_small_tables_use_the_full_product():
     sums.update(labels)
     assert sums.always_full
     assert sums.update(labels) == "full"
+
+
+def test_single_statistic_cutoff_is_higher():
+    """A 500x500 Poisson row step with 8 chains (6e6 multiply-adds) stays on the full
+    product; the same work with two statistics (Gaussian 350x350) takes index updates."""
+    for kind, size, expected in (("poisson", 500, True), ("gaussian", 350, False), ("poisson", 720, False)):
+        model = random_model(kind, 3, 3, scale=1.0, rng=0)
+        X, _, w = model.sample(size, size, rng=0)
+        sums = BlockSums(Sweeper(model, X[None]), "rows")
+        sums.update(np.repeat(w.astype(np.uint8)[None, None], 8, axis=1))
+        assert sums.always_full is expected, (kind, size)
 
 
 def test_method_argument_checked():

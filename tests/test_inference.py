@@ -206,6 +206,7 @@ def test_incremental_map_equals_full_recompute(kind, monkeypatch):
     from lbm_bench.classifier import alternate, initial_column_labels
     from lbm_bench.design import random_model
 
+    monkeypatch.setattr(_engine, "MIN_FULL_WORK", 0)  # small tables: force the index route
     routes = []
     update = _engine.BlockSums.update
     monkeypatch.setattr(_engine.BlockSums, "update", lambda self, labels: routes.append(update(self, labels)) or routes[-1])
