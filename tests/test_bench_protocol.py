@@ -10,3 +10,26 @@ def test_protocol_benchmarks_quick():
         assert row["baseline_s"] > 0 and row["new_s"] > 0 and row["peak_mib"] > 0
     text = format_rows(rows)
     assert "risk 0.2" in text and "calibration step" in text
+    # batched + incremental calibration must give exactly the one-by-one, full-product errors
+    assert all(r["detail"]["identical"] == "yes" for r in rows), text
+
+
+def test_bench_calibration_script_against_head():
+    """scripts/bench_calibration.py runs against a git revision (here HEAD)."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import pytest
+
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("needs a git checkout")
+    result = subprocess.run(
+        [sys.executable, "scripts/bench_calibration.py", "--against", "HEAD", "--quick", "--repeats", "1"],
+        cwd=root, capture_output=True, text=True, timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[-1].startswith("all shapes") and len(lines) == 6
