@@ -110,3 +110,13 @@ def test_version_and_help(capsys):
             main(args)
         assert exc.value.code == 0
     assert "usage: lbm-bench build" in capsys.readouterr().out
+
+
+def test_python_dash_m_runs_the_cli():
+    import subprocess
+    import sys
+
+    import lbm_bench
+
+    result = subprocess.run([sys.executable, "-m", "lbm_bench", "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and lbm_bench.__version__ in result.stdout + result.stderr
