@@ -15,6 +15,8 @@ process as the measured code:
   run, versus the defaults (batched, incremental calibration, incremental
   Gibbs, screening); "identical" says whether both calibrations found the
   same scale (they must);
+- batch sizes (``--batches``): one dichotomy step with 1, 2, 4, ... tables
+  per batch, the measurement behind the default batch budget;
 - memory: a 2000x2000 table with 10x10 clusters and 2,000 label sets, built
   in a subprocess whose peak resident memory (``ru_maxrss``) is reported.
 """
@@ -30,7 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-__all__ = ["calibration_rows", "whole_table_rows", "memory_row"]
+__all__ = ["batch_size_lines", "calibration_rows", "memory_row", "whole_table_rows"]
 
 
 def _timed(function: Callable[[], Any]) -> tuple[float, Any]:
@@ -77,6 +79,36 @@ def calibration_rows(quick: bool = False) -> list[dict]:
                        "identical": "yes" if np.array_equal(errors_one, errors_batched) else "NO"},
         })
     return rows
+
+
+def batch_size_lines(quick: bool = False, repeats: int = 3) -> list[str]:
+    """Time one dichotomy step for several numbers of tables per batch (``--batches``):
+    the measurement behind the calibration's batch budget."""
+    from .calibration import _BATCH_BYTES, CommonRandomNumbers, calibrate_scale
+
+    configs = [("gaussian", 50, 50, 200), ("poisson", 100, 100, 200), ("bernoulli", 200, 100, 200),
+               ("gaussian", 500, 300, 50), ("gaussian", 1000, 1000, 20)]
+    sizes = (1, 2, 4, 8, 16, 32, 64)
+    if quick:
+        configs, sizes = [("gaussian", 30, 30, 8)], (1, 8)
+    lines = ["seconds per dichotomy step (best of %d) by tables per batch; * = default budget" % repeats,
+             f"{'configuration':<34}" + "".join(f"{size:>8}" for size in sizes)]
+    for kind, n, d, n_tables in configs:
+        calibration = calibrate_scale(kind, n, d, 3, 3, 0.1, n_tables=min(n_tables, 20), rng=0)
+        per_table = 2 * calibration.design.model(1.0).n_stats * n * d * 8
+        default = max(1, min(n_tables, _BATCH_BYTES // per_table))
+        cells = []
+        for size in sizes:
+            if size > n_tables:
+                cells.append(f"{'-':>8}")
+                continue
+            crn = CommonRandomNumbers(calibration.design, n, d, n_tables, np.random.SeedSequence(1),
+                                      batch_bytes=size * per_table)
+            best = min(_timed(lambda: crn.apparent_errors(calibration.scale, 10))[0] for _ in range(repeats))
+            cells.append(f"{best:>7.3f}" + ("*" if size == default else " "))
+        lines.append(f"{f'{kind} {n}x{d} 3x3, {n_tables} tables':<34}" + "".join(cells)
+                     + (f"  (default {default})" if default not in sizes else ""))
+    return lines
 
 
 def whole_table_rows(quick: bool = False) -> list[dict]:
@@ -175,7 +207,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lbm_bench._bench_protocol")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--memory", action="store_true")
+    parser.add_argument("--batches", action="store_true",
+                        help="only time a dichotomy step for several numbers of tables per batch")
     args = parser.parse_args(argv)
+    if args.batches:
+        print("\n".join(batch_size_lines(args.quick)))
+        return 0
     print(f"# {platform.machine()}, {os.cpu_count()} cores; calibration step, whole table, memory")
     rows = calibration_rows(args.quick) + whole_table_rows(args.quick)
     if args.memory:

@@ -33,3 +33,11 @@ def test_bench_calibration_script_against_head():
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[-1].startswith("all shapes") and len(lines) == 6
+
+
+def test_batch_size_sweep_quick():
+    from lbm_bench._bench_protocol import batch_size_lines
+
+    lines = batch_size_lines(quick=True, repeats=1)
+    assert len(lines) == 3 and lines[2].startswith("gaussian 30x30")
+    assert lines[2].count("*") == 1  # the default budget puts all 8 small tables in one batch
