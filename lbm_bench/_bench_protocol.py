@@ -19,6 +19,20 @@ process as the measured code:
   per batch, the measurement behind the default batch budget;
 - memory: a 2000x2000 table with 10x10 clusters and 2,000 label sets, built
   in a subprocess whose peak resident memory (``ru_maxrss``) is reported.
+
+Usage::
+
+    python -m lbm_bench._bench_protocol            # calibration step and whole tables
+    python -m lbm_bench._bench_protocol --memory   # plus the 2000x2000 memory run
+    python -m lbm_bench._bench_protocol --batches  # tables per batch in calibration
+    lbm-bench build repository/paper.toml --out paper --jobs 2 --timings   # per configuration
+
+Profiling (where a table's time goes; ``python -m lbm_bench`` is the CLI)::
+
+    python -m cProfile -s tottime -m lbm_bench._bench_protocol --quick | head -40
+    python -m cProfile -o gen.prof -m lbm_bench generate --kind poisson --shape 200x100 \
+        --clusters 3x3 --risk 0.2 --seed 1 -o /tmp/t.h5 --force
+    python -c "import pstats; pstats.Stats('gen.prof').sort_stats('tottime').print_stats(25)"
 """
 
 from __future__ import annotations

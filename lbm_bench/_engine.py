@@ -228,7 +228,8 @@ class Sweeper:
         self.log_col_prior = np.log(model.col_proportions)
         self.row_weights = model.row_weights(n)
         self.col_weights = model.col_weights(d)
-        self.base_measure = np.array([model.log_base_measure(t) for t in tables])
+        self._tables = tables  # for the base measure, computed when first needed
+        self._base_measure: np.ndarray | None = None
         self.rows = _Side(
             self.by_col, self.eta, self.log_partition, self.log_row_prior,
             self.row_weights, self.col_weights,
@@ -237,6 +238,13 @@ class Sweeper:
             self.by_row, self.eta.swapaxes(1, 2), self.log_partition.T, self.log_col_prior,
             self.col_weights, self.row_weights,
         )
+
+    @property
+    def base_measure(self) -> np.ndarray:
+        """``log h(X_b)`` of every table, shape (B,): the label-free term of the likelihood."""
+        if self._base_measure is None:
+            self._base_measure = np.array([self.model.log_base_measure(t) for t in self._tables])
+        return self._base_measure
 
     @property
     def n_tables(self) -> int:
@@ -260,8 +268,13 @@ class Sweeper:
         """Unnormalised ``log p(w_j = l | z, x^j)``: (B, C, n_cols, m) from z of (B, C, n_rows)."""
         return self.cols.logits(self.cols.full_sums(z), z).swapaxes(-1, -2)
 
-    def complete_log_likelihood(self, z: np.ndarray, w: np.ndarray) -> np.ndarray:
-        """``log p(X_b, z_bc, w_bc)`` for every table and configuration: (B, C)."""
+    def complete_log_likelihood(
+        self, z: np.ndarray, w: np.ndarray, *, base_measure: bool = True
+    ) -> np.ndarray:
+        """``log p(X_b, z_bc, w_bc)`` for every table and configuration: (B, C).
+
+        ``base_measure=False`` leaves out ``log h(X_b)``, the same for every
+        configuration of a table (enough to compare configurations)."""
         B, C, n = z.shape
         m, p = self.m, self.model.n_stats
         sums = self.rows.full_sums(w).reshape(B, C, m * p, n)  # [b, c, (l, q), i]
@@ -273,7 +286,7 @@ class Sweeper:
         value = np.einsum("bclpk,pkl->bc", totals, self.eta)
         value -= np.einsum("bckl,kl->bc", exposure, self.log_partition)
         value += self.log_row_prior[z].sum(-1) + self.log_col_prior[w].sum(-1)
-        return value + self.base_measure[:, None]
+        return value + self.base_measure[:, None] if base_measure else value
 
     def sample_rows(self, sums: "BlockSums", rng: np.random.Generator) -> np.ndarray:
         """Draw z (B, C, n_rows), smallest unsigned dtype, given the row-step block sums."""

@@ -416,6 +416,10 @@ class PoissonLBM(LatentBlockModel):
         if self.row_effects is not None:
             mean = np.outer(self.row_effects, self.col_effects) * self.rates[np.ix_(z, w)]
             return stats.poisson.ppf(noise, mean).astype(np.int64)
+        key = self.rates.tobytes()  # tabulate once per model (calibration draws many tables)
+        if getattr(self, "_cdf_key", None) != key:
+            self._cdf_tables = [[_poisson_cdf_table(rate) for rate in row] for row in self.rates]
+            self._cdf_key = key
         table = np.empty(noise.shape, dtype=np.int64)
         for k in range(self.n_row_clusters):
             rows = np.flatnonzero(z == k)
@@ -423,7 +427,7 @@ class PoissonLBM(LatentBlockModel):
                 cols = np.flatnonzero(w == l)
                 if rows.size and cols.size:
                     block = np.ix_(rows, cols)
-                    table[block] = _poisson_inverse_cdf(noise[block], self.rates[k, l])
+                    table[block] = _poisson_inverse_cdf(noise[block], self.rates[k, l], self._cdf_tables[k][l])
         return table
 
     def block_parameters(self) -> dict[str, np.ndarray]:
@@ -444,10 +448,18 @@ def _positive_vector(name: str, values: Any) -> np.ndarray:
     return array
 
 
-def _poisson_inverse_cdf(uniforms: np.ndarray, rate: float) -> np.ndarray:
-    """Exact inverse CDF of Poisson(rate) by search in its tabulated CDF."""
+def _poisson_cdf_table(rate: float) -> np.ndarray:
+    """CDF of Poisson(rate) at 0, 1, ..., far enough into the tail (mass beyond < 1e-30)."""
     upper = int(rate + 12 * math.sqrt(rate) + 40)
-    cdf = stats.poisson.cdf(np.arange(upper + 1), rate)
+    return stats.poisson.cdf(np.arange(upper + 1), rate)
+
+
+def _poisson_inverse_cdf(uniforms: np.ndarray, rate: float, cdf: np.ndarray | None = None) -> np.ndarray:
+    """Exact inverse CDF of Poisson(rate) by search in its tabulated CDF
+    (``cdf``: :func:`_poisson_cdf_table` of ``rate``, computed when omitted)."""
+    if cdf is None:
+        cdf = _poisson_cdf_table(rate)
+    upper = cdf.size - 1
     counts = np.searchsorted(cdf, uniforms, side="right")
     beyond = counts > upper  # a uniform above the tabulated mass (probability < 1e-30)
     if np.any(beyond):

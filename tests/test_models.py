@@ -194,3 +194,24 @@ def test_bad_labels_name_the_argument():
         model.complete_log_likelihood(X, [0, 1, 1], [0, 1])
     with pytest.raises(TypeError, match="z must hold integer labels"):
         model.complete_log_likelihood(X, [0.5, 1, 1], [0, 0])
+
+
+def test_poisson_cdf_tables_cached_per_rates():
+    """table_from_noise tabulates each block's CDF once per model; the cache follows
+    the rates if they are changed in place, and equals the uncached inverse CDF."""
+    from lbm_bench import random_model
+    from lbm_bench.models import _poisson_inverse_cdf
+
+    model = random_model("poisson", 2, 2, scale=1.0, rng=0)
+    rng = np.random.default_rng(1)
+    z, w = rng.integers(0, 2, 30), rng.integers(0, 2, 20)
+    noise = model.draw_noise(30, 20, rng=rng)
+    first = model.table_from_noise(noise, z, w)
+    expected = np.empty_like(first)
+    for i in range(30):
+        for j in range(20):
+            expected[i, j] = _poisson_inverse_cdf(noise[i : i + 1, j], model.rates[z[i], w[j]])[0]
+    assert np.array_equal(first, expected)
+    assert np.array_equal(model.table_from_noise(noise, z, w), first)  # from the cache
+    model.rates[...] = model.rates * 10
+    assert model.table_from_noise(noise, z, w).mean() > 5 * first.mean()
