@@ -162,7 +162,7 @@ def initial_column_labels(
         z[b] = table_rng.choice(model.n_row_clusters, size=(n_init, n), p=model.row_proportions)
         w[b] = table_rng.choice(model.n_col_clusters, size=(n_init, d), p=model.col_proportions)
     from_rows = np.concatenate([z_marginal, z[:, 1::2]], axis=1)
-    w_from_rows = sweeper.col_logits(from_rows).argmax(-1)
+    w_from_rows = _argmax_classes(sweeper.cols.logits(sweeper.cols.full_sums(from_rows), from_rows))
     w[:, 1::2] = w_from_rows[:, 1:]
     return np.concatenate([w_marginal, w_from_rows[:, :1], w], axis=1)
 
