@@ -98,7 +98,7 @@ def calibration_rows(quick: bool = False) -> list[dict]:
 def batch_size_lines(quick: bool = False, repeats: int = 3) -> list[str]:
     """Time one dichotomy step for several numbers of tables per batch (``--batches``):
     the measurement behind the calibration's batch budget."""
-    from .calibration import _BATCH_BYTES, CommonRandomNumbers, calibrate_scale
+    from .calibration import CommonRandomNumbers, calibrate_scale
 
     configs = [("gaussian", 50, 50, 200), ("poisson", 100, 100, 200), ("bernoulli", 200, 100, 200),
                ("gaussian", 500, 300, 50), ("gaussian", 1000, 1000, 20)]
@@ -109,15 +109,14 @@ def batch_size_lines(quick: bool = False, repeats: int = 3) -> list[str]:
              f"{'configuration':<34}" + "".join(f"{size:>8}" for size in sizes)]
     for kind, n, d, n_tables in configs:
         calibration = calibrate_scale(kind, n, d, 3, 3, 0.1, n_tables=min(n_tables, 20), rng=0)
-        per_table = 2 * calibration.design.model(1.0).n_stats * n * d * 8
-        default = max(1, min(n_tables, _BATCH_BYTES // per_table))
+        crn = CommonRandomNumbers(calibration.design, n, d, n_tables, np.random.SeedSequence(1))
+        default = len(crn.batches()[0])  # with the default budget
         cells = []
         for size in sizes:
             if size > n_tables:
                 cells.append(f"{'-':>8}")
                 continue
-            crn = CommonRandomNumbers(calibration.design, n, d, n_tables, np.random.SeedSequence(1),
-                                      batch_bytes=size * per_table)
+            crn.batch_bytes = size * crn.bytes_per_table  # same tables and noise, other batches
             best = min(_timed(lambda: crn.apparent_errors(calibration.scale, 10))[0] for _ in range(repeats))
             cells.append(f"{best:>7.3f}" + ("*" if size == default else " "))
         lines.append(f"{f'{kind} {n}x{d} 3x3, {n_tables} tables':<34}" + "".join(cells)

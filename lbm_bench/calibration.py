@@ -88,6 +88,8 @@ class CommonRandomNumbers:
         self.n_rows, self.n_cols, self.n_tables = n_rows, n_cols, n_tables
         self.table_seeds = [child_seed(seed, t) for t in range(n_tables)]
         reference = design.model(1.0)
+        #: Bytes of one table's statistics in the MAP (both layouts), the unit of ``batch_bytes``.
+        self.bytes_per_table = 2 * reference.n_stats * n_rows * n_cols * 8
         self.labels = [
             reference.sample_labels(n_rows, n_cols, rng=np.random.default_rng(child_seed(s, 0)))
             for s in self.table_seeds
@@ -105,9 +107,7 @@ class CommonRandomNumbers:
 
     def batches(self) -> list[range]:
         """Ranges of table indices run through the MAP together."""
-        n_stats = self.design.model(1.0).n_stats
-        per_table = 2 * n_stats * self.n_rows * self.n_cols * 8  # statistics and transposed copy
-        size = max(1, min(self.n_tables, self.batch_bytes // per_table))
+        size = max(1, min(self.n_tables, self.batch_bytes // self.bytes_per_table))
         return [range(s, min(s + size, self.n_tables)) for s in range(0, self.n_tables, size)]
 
     def apparent_errors(self, scale: float, n_init: int) -> np.ndarray:

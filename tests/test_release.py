@@ -103,8 +103,9 @@ def _h5_differences(fa, fb) -> list[str]:
         for key in sorted(set(x.attrs) | set(y.attrs)):
             if key not in x.attrs or key not in y.attrs:
                 out.append(f"{path}@{key} (missing on one side)")
-            elif x.attrs[key].dtype != y.attrs[key].dtype if hasattr(x.attrs[key], "dtype") else False:
-                out.append(f"{path}@{key} dtype {x.attrs[key].dtype} vs {y.attrs[key].dtype}")
+            elif getattr(x.attrs[key], "dtype", None) != getattr(y.attrs[key], "dtype", None):
+                out.append(f"{path}@{key} dtype {getattr(x.attrs[key], 'dtype', None)} vs "
+                           f"{getattr(y.attrs[key], 'dtype', None)}")
             elif not _equal(x.attrs[key], y.attrs[key]):
                 out.append(f"{path}@{key} values {x.attrs[key]!r} vs {y.attrs[key]!r}")
     return out
@@ -119,7 +120,6 @@ def _same_bytes(a: Path, b: Path) -> None:
     for name in differing:
         if name.endswith(".h5") and name in da and name in db:
             import h5py
-            import numpy as np
 
             with h5py.File(a / name, "r") as fa, h5py.File(b / name, "r") as fb:
                 details.extend(f"{name}:{d}" for d in _h5_differences(fa, fb))
