@@ -28,15 +28,15 @@ Examples
 True
 """
 
-from . import metrics
-from .calibration import calibrate_scale
-from .classifier import MapResult, map_labels
-from .design import ModelDesign, random_design, random_model
-from .evaluate import Report, evaluate
-from .generate import RejectionError, generate_table
-from .gibbs import GibbsSamples, RiskEstimate, gibbs_labels
-from .io import FormatError, load_table, save_table
-from .models import (
+from lbm_bench import metrics
+from lbm_bench.protocol.calibration import calibrate_scale
+from lbm_bench.inference.classifier import MapResult, map_labels
+from lbm_bench.models.design import ModelDesign, random_design, random_model
+from lbm_bench.scoring.evaluate import Report, evaluate
+from lbm_bench.protocol.generate import RejectionError, generate_table
+from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
+from lbm_bench.io import FormatError, load_table, save_table
+from lbm_bench.models.families import (
     BernoulliLBM,
     GaussianLBM,
     LatentBlockModel,
@@ -44,8 +44,8 @@ from .models import (
     find_symmetry,
     model_from_parameters,
 )
-from .release import build_release, load_release, load_release_table, verify_release
-from .table import CalibrationResult, RejectionRecord, Table
+from lbm_bench.release import build_release, load_release, load_release_table, verify_release
+from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
 __version__ = "0.1.0"
 

@@ -3,7 +3,7 @@
 
 import sys
 
-from .cli import main
+from lbm_bench.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

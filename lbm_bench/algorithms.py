@@ -17,7 +17,7 @@ Latent block model with estimated parameters (Govaert and Nadif)
     :func:`fit_lbm` returns the fitted model and criterion too.
 
     Both are written once on the exponential-family interface of
-    :mod:`lbm_bench.models`: the M-step builds a model object from the
+    :mod:`lbm_bench.models.families`: the M-step builds a model object from the
     estimated parameters, and the row step uses its natural parameters
     ``eta`` and log-partition ``A``,
 
@@ -54,8 +54,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
-from ._validation import check_count, check_kind, check_positive_float
-from .models import BernoulliLBM, GaussianLBM, LatentBlockModel, PoissonLBM
+from lbm_bench._validation import check_count, check_kind, check_positive_float
+from lbm_bench.models.families import BernoulliLBM, GaussianLBM, LatentBlockModel, PoissonLBM
 
 __all__ = [
     "ALGORITHMS",

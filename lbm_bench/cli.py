@@ -74,8 +74,8 @@ def _add_generate(sub) -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from .generate import generate_table
-    from .io import save_table
+    from lbm_bench.protocol.generate import generate_table
+    from lbm_bench.io import save_table
 
     if args.output.exists() and not args.force:
         raise ValueError(f"output {args.output} exists (use --force to overwrite)")
@@ -114,7 +114,7 @@ def _add_info(sub) -> None:
 
 
 def _run_info(args: argparse.Namespace) -> int:
-    from .io import load_table, read_info
+    from lbm_bench.io import load_table, read_info
 
     if args.json:
         print(json.dumps(read_info(args.table), indent=2, sort_keys=True, default=_json_default))
@@ -150,7 +150,7 @@ def _add_evaluate(sub) -> None:
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
-    from .evaluate import evaluate, read_labels
+    from lbm_bench.scoring.evaluate import evaluate, read_labels
 
     rows = read_labels(args.rows, name="--rows")
     cols = read_labels(args.cols, name="--cols")
@@ -179,7 +179,7 @@ def _add_build(sub) -> None:
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    from .release import build_release
+    from lbm_bench.release import build_release
 
     if args.jobs < 1:
         raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
@@ -205,7 +205,7 @@ def _add_verify(sub) -> None:
 
 
 def _run_verify(args: argparse.Namespace) -> int:
-    from .release import load_release, verify_release
+    from lbm_bench.release import load_release, verify_release
 
     problems = verify_release(args.release)
     for problem in problems:
@@ -235,7 +235,7 @@ def _add_benchmark(sub) -> None:
 
 
 def _run_benchmark(args: argparse.Namespace) -> int:
-    from .benchmark import run_benchmark
+    from lbm_bench.scoring.benchmark import run_benchmark
 
     rows = run_benchmark(args.release, args.algorithm, args.out, n_jobs=args.jobs, seed=args.seed,
                          progress=_show_progress(args))
@@ -250,8 +250,8 @@ def _add_bench(sub) -> None:
     p = sub.add_parser(
         "bench",
         help="speed benchmarks (baseline vs current, same process)",
-        description="Gibbs sweeps and MAP (lbm_bench.bench), then calibration steps and whole "
-        "tables at 5%%, 10%% and 20%% risk (lbm_bench._bench_protocol), each against a baseline "
+        description="Gibbs sweeps and MAP (lbm_bench.bench.gibbs_map), then calibration steps and whole "
+        "tables at 5%%, 10%% and 20%% risk (lbm_bench.bench.protocol), each against a baseline "
         "run in the same process.",
     )
     p.add_argument("--quick", action="store_true", help="a tiny version (seconds)")
@@ -262,8 +262,8 @@ def _add_bench(sub) -> None:
 
 
 def _run_bench(args: argparse.Namespace) -> int:
-    from ._bench_protocol import main as protocol_main
-    from .bench import main as bench_main
+    from lbm_bench.bench.protocol import main as protocol_main
+    from lbm_bench.bench.gibbs_map import main as bench_main
 
     quick = ["--quick"] if args.quick else []
     status = 0
@@ -280,7 +280,7 @@ _COMMANDS: list[Callable] = [_add_generate, _add_info, _add_evaluate, _add_build
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``lbm-bench``."""
-    from . import __version__
+    from lbm_bench import __version__
 
     parser = argparse.ArgumentParser(
         prog="lbm-bench",

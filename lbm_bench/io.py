@@ -8,7 +8,7 @@ records of calibration and rejection sampling (``calibration/``,
 ``rejection/``) and, as root attributes, the certificate (risk, MCSE, R-hat...).
 
 Writing is atomic (temporary file in the same directory, fsync, rename) and
-byte-stable: the same :class:`~lbm_bench.table.Table` always gives the same
+byte-stable: the same :class:`~lbm_bench.protocol.table.Table` always gives the same
 bytes (no timestamps, chunk shapes computed from the array shapes only, fixed
 compression, fixed creation order, fixed library-version bounds), for a given
 build of h5py, HDF5 and zlib.
@@ -34,12 +34,12 @@ from typing import Any, Callable, Iterator, Mapping
 import h5py
 import numpy as np
 
-from ._engine import smallest_uint
-from ._validation import KINDS, check_label_sets, check_labels
-from .design import ModelDesign
-from .gibbs import GibbsSamples, RiskEstimate
-from .models import LatentBlockModel, model_from_parameters
-from .table import CalibrationResult, RejectionRecord, Table
+from lbm_bench.inference.engine import smallest_uint
+from lbm_bench._validation import KINDS, check_label_sets, check_labels
+from lbm_bench.models.design import ModelDesign
+from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
+from lbm_bench.models.families import LatentBlockModel, model_from_parameters
+from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
 __all__ = [
     "save_table",
@@ -195,7 +195,7 @@ def _json_default(value: Any) -> Any:
 
 
 def _root_attrs(table: Table) -> dict[str, Any]:
-    from . import __version__  # lazy: lbm_bench/__init__ may import this module
+    from lbm_bench import __version__  # lazy: lbm_bench/__init__ may import this module
 
     n_rows, n_cols = table.data.shape
     risk = table.risk

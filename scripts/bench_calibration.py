@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_gibbs import _load_ref  # noqa: E402
 
 from lbm_bench import calibrate_scale  # noqa: E402
-from lbm_bench.calibration import CommonRandomNumbers  # noqa: E402
+from lbm_bench.protocol.calibration import CommonRandomNumbers  # noqa: E402
 
 #: (kind, n_rows, n_cols, g, m, calibration tables), after repository/paper.toml
 PAPER_SHAPES = [

@@ -1,6 +1,6 @@
-"""Thin wrapper around :mod:`lbm_bench.bench`, plus a before/after comparison.
+"""Thin wrapper around :mod:`lbm_bench.bench.gibbs_map`, plus a before/after comparison.
 
-    python scripts/bench_gibbs.py [--quick] [--json out.json] ...   # = python -m lbm_bench.bench
+    python scripts/bench_gibbs.py [--quick] [--json out.json] ...   # = python -m lbm_bench.bench.gibbs_map
     python scripts/bench_gibbs.py --against HEAD [--quick]
 
 ``--against REF`` extracts ``lbm_bench/`` at git revision ``REF`` into a
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lbm_bench import bench
+from lbm_bench.bench import gibbs_map as bench
 
 
 def _load_ref(ref: str, root: Path, into: Path):
@@ -52,7 +52,7 @@ def _engine_pieces(old, n: int, seed: int) -> None:
     import timeit
 
     from lbm_bench import random_design
-    from lbm_bench._engine import Sweeper, _onehot_t, _sample_class_major, sample_categorical
+    from lbm_bench.inference.engine import Sweeper, _onehot_t, _sample_class_major, sample_categorical
 
     model = random_design("gaussian", 3, 3, equal_dispersions=True, rng=seed).model(0.15)
     X, _, _ = model.sample(n, n, rng=seed)

@@ -1,6 +1,6 @@
 """The protocol benchmarks run (quick mode) and their baselines agree with the new code."""
 
-from lbm_bench._bench_protocol import calibration_rows, format_rows, whole_table_rows
+from lbm_bench.bench.protocol import calibration_rows, format_rows, whole_table_rows
 
 
 def test_protocol_benchmarks_quick():
@@ -36,7 +36,7 @@ def test_bench_calibration_script_against_head():
 
 
 def test_batch_size_sweep_quick():
-    from lbm_bench._bench_protocol import batch_size_lines
+    from lbm_bench.bench.protocol import batch_size_lines
 
     lines = batch_size_lines(quick=True, repeats=1)
     assert len(lines) == 3 and lines[2].startswith("gaussian 30x30")

@@ -5,7 +5,7 @@ import pytest
 
 from lbm_bench import calibrate_scale, evaluate, generate_table, map_labels
 from lbm_bench.algorithms import cem
-from lbm_bench.evaluate import read_labels
+from lbm_bench.scoring.evaluate import read_labels
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@
   label sets bit for bit (index updates, fallbacks and periodic recomputes all
   exercised; tables are small, so the size cut-off ``MIN_FULL_WORK`` is lowered
   to let small tables take the index route).
-- Gaussian sums differ by rounding only. Measured (``python -m lbm_bench.bench
+- Gaussian sums differ by rounding only. Measured (``python -m lbm_bench.bench.gibbs_map
   --tolerance``, docs/performance.md): max ``|S_incremental - S_full|`` below
   1.1e-12 (relative to ``max|S|``: 1.7e-15) with the recompute every 50 sweeps,
   below 2.8e-12 (4.7e-15) with no recompute over 500 sweeps, on 300x300 to
@@ -13,17 +13,18 @@
   million labels each). Asserted here: drift below ``1e-10 * max|S|`` after
   400 index updates without recompute, and fewer than 0.1% differing labels
   over 6,000 label sets (none differ in practice).
-- No timing assertions: performance is measured by ``python -m lbm_bench.bench``.
+- No timing assertions: performance is measured by ``python -m lbm_bench.bench.gibbs_map``.
 """
 
 import numpy as np
 import pytest
 
-from lbm_bench import _engine, gibbs_labels, random_model
-from lbm_bench import gibbs as gibbs_module
-from lbm_bench._engine import BlockSums, Sweeper, _onehot_t, sample_categorical
-from lbm_bench.bench import run_benchmarks
-from lbm_bench.models import BernoulliLBM, GaussianLBM, PoissonLBM
+from lbm_bench import gibbs_labels, random_model
+from lbm_bench.inference import engine as _engine
+from lbm_bench.inference import gibbs as gibbs_module
+from lbm_bench.inference.engine import BlockSums, Sweeper, _onehot_t, sample_categorical
+from lbm_bench.bench.gibbs_map import run_benchmarks
+from lbm_bench.models.families import BernoulliLBM, GaussianLBM, PoissonLBM
 
 
 @pytest.fixture

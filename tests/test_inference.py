@@ -202,9 +202,9 @@ def test_map_bad_arguments():
 def test_incremental_map_equals_full_recompute(kind, monkeypatch):
     """Algorithm 1 with block sums updated for the changed labels reaches the same
     labels, iteration counts and likelihoods as with full products at every step."""
-    from lbm_bench import _engine
-    from lbm_bench.classifier import alternate, initial_column_labels
-    from lbm_bench.design import random_model
+    from lbm_bench.inference import engine as _engine
+    from lbm_bench.inference.classifier import alternate, initial_column_labels
+    from lbm_bench.models.design import random_model
 
     monkeypatch.setattr(_engine, "MIN_FULL_WORK", 0)  # small tables: force the index route
     routes = []
@@ -225,8 +225,8 @@ def test_incremental_map_equals_full_recompute(kind, monkeypatch):
 
 def test_map_starts_one_stream_per_table():
     """Starts drawn with one Generator per table do not depend on the other tables."""
-    from lbm_bench._engine import Sweeper
-    from lbm_bench.classifier import _entrywise_scores, initial_column_labels
+    from lbm_bench.inference.engine import Sweeper
+    from lbm_bench.inference.classifier import _entrywise_scores, initial_column_labels
 
     model = TINY_MODELS["bernoulli"]
     tables = np.stack([model.sample(20, 15, rng=s)[0] for s in range(3)])

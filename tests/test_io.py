@@ -37,7 +37,7 @@ from lbm_bench import (
     map_labels,
     random_design,
 )
-from lbm_bench._engine import smallest_uint
+from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.io import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -47,7 +47,7 @@ from lbm_bench.io import (
     read_info,
     save_table,
 )
-from lbm_bench.table import CalibrationResult, RejectionRecord, Table
+from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "format.md"

@@ -200,7 +200,7 @@ def test_poisson_cdf_tables_cached_per_rates():
     """table_from_noise tabulates each block's CDF once per model; the cache follows
     the rates if they are changed in place, and equals the uncached inverse CDF."""
     from lbm_bench import random_model
-    from lbm_bench.models import _poisson_inverse_cdf
+    from lbm_bench.models.families import _poisson_inverse_cdf
 
     model = random_model("poisson", 2, 2, scale=1.0, rng=0)
     rng = np.random.default_rng(1)

@@ -1,6 +1,6 @@
 """Benchmarks of the protocol's stages: calibration, whole tables, memory.
 
-Used by :mod:`lbm_bench.bench` (``lbm-bench bench``). Baselines run in the same
+Used by :mod:`lbm_bench.bench.gibbs_map` (``lbm-bench bench``). Baselines run in the same
 process as the measured code:
 
 - calibration: the mean apparent error of the MAP over the tables at one
@@ -22,14 +22,14 @@ process as the measured code:
 
 Usage::
 
-    python -m lbm_bench._bench_protocol            # calibration step and whole tables
-    python -m lbm_bench._bench_protocol --memory   # plus the 2000x2000 memory run
-    python -m lbm_bench._bench_protocol --batches  # tables per batch in calibration
+    python -m lbm_bench.bench.protocol            # calibration step and whole tables
+    python -m lbm_bench.bench.protocol --memory   # plus the 2000x2000 memory run
+    python -m lbm_bench.bench.protocol --batches  # tables per batch in calibration
     lbm-bench build repository/paper.toml --out paper --jobs 2 --timings   # per configuration
 
 Profiling (where a table's time goes; ``python -m lbm_bench`` is the CLI)::
 
-    python -m cProfile -s tottime -m lbm_bench._bench_protocol --quick | head -40
+    python -m cProfile -s tottime -m lbm_bench.bench.protocol --quick | head -40
     python -m cProfile -o gen.prof -m lbm_bench generate --kind poisson --shape 200x100 \
         --clusters 3x3 --risk 0.2 --seed 1 -o /tmp/t.h5 --force
     python -c "import pstats; pstats.Stats('gen.prof').sort_stats('tottime').print_stats(25)"
@@ -66,7 +66,7 @@ def _peak_mib(function: Callable[[], Any]) -> float:
 
 def calibration_rows(quick: bool = False) -> list[dict]:
     """Time one dichotomy step (all tables at one scale), per-table loop vs batched."""
-    from .calibration import CommonRandomNumbers, calibrate_scale
+    from lbm_bench.protocol.calibration import CommonRandomNumbers, calibrate_scale
 
     configs = [("gaussian", 50, 50, 3, 3, 200), ("bernoulli", 200, 100, 3, 3, 200),
                ("gaussian", 1000, 1000, 3, 3, 20)]
@@ -98,7 +98,7 @@ def calibration_rows(quick: bool = False) -> list[dict]:
 def batch_size_lines(quick: bool = False, repeats: int = 3) -> list[str]:
     """Time one dichotomy step for several numbers of tables per batch (``--batches``):
     the measurement behind the calibration's batch budget."""
-    from .calibration import CommonRandomNumbers, calibrate_scale
+    from lbm_bench.protocol.calibration import CommonRandomNumbers, calibrate_scale
 
     configs = [("gaussian", 50, 50, 200), ("poisson", 100, 100, 200), ("bernoulli", 200, 100, 200),
                ("gaussian", 500, 300, 50), ("gaussian", 1000, 1000, 20)]
@@ -126,7 +126,7 @@ def batch_size_lines(quick: bool = False, repeats: int = 3) -> list[str]:
 
 def whole_table_rows(quick: bool = False) -> list[dict]:
     """Time ``generate_table`` end to end at 5%, 10% and 20% risk."""
-    from .generate import generate_table
+    from lbm_bench.protocol.generate import generate_table
 
     shape = (30, 30, 2, 2) if quick else (200, 100, 3, 3)
     options = dict(n_samples=200, n_calibration_tables=20, tolerance=0.05) if quick else {}
@@ -156,8 +156,8 @@ def whole_table_rows(quick: bool = False) -> list[dict]:
 def _per_table_calibration(kind, n, d, g, m, risk, *, seed, n_calibration_tables=200, **_):
     """What ``generate_table(rng=seed)`` calibrates, with the tables run one by one and
     full block-sum products in the MAP."""
-    from .calibration import CommonRandomNumbers, _dichotomy, child_seed
-    from .design import random_design
+    from lbm_bench.protocol.calibration import CommonRandomNumbers, _dichotomy, child_seed
+    from lbm_bench.models.design import random_design
 
     rng = np.random.default_rng(child_seed(np.random.SeedSequence(seed), 0))
     design = random_design(kind, g, m, rng=rng)
@@ -217,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
     import platform
     import tempfile
 
-    parser = argparse.ArgumentParser(prog="python -m lbm_bench._bench_protocol")
+    parser = argparse.ArgumentParser(prog="python -m lbm_bench.bench.protocol")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--memory", action="store_true")
     parser.add_argument("--batches", action="store_true",

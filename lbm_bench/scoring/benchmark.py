@@ -3,7 +3,7 @@
 One task per (algorithm, table): the algorithm ``fit(X, n_row_clusters,
 n_col_clusters, *, rng) -> (rows, cols)`` runs with a seed derived from the
 master seed, the algorithm's name and the table's id (never from worker order),
-and its labels are scored by :func:`lbm_bench.evaluate`. Each finished task
+and its labels are scored by :func:`lbm_bench.scoring.evaluate`. Each finished task
 writes ``OUT/runs/<algorithm>/<table id>.json`` (atomically), so an interrupted
 run resumes where it stopped. At the end, ``OUT/results.csv`` holds one row per
 (algorithm, table), ``OUT/summary.md`` the mean excess risk and CARI per
@@ -39,9 +39,9 @@ def _safe(name: str) -> str:
 
 def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: int) -> dict:
     """Run one algorithm on one table and write its result file; never raises."""
-    from .algorithms import resolve_algorithm
-    from .evaluate import evaluate
-    from .io import load_table
+    from lbm_bench.algorithms import resolve_algorithm
+    from lbm_bench.scoring.evaluate import evaluate
+    from lbm_bench.io import load_table
 
     row: dict[str, Any] = {
         "algorithm": algorithm, "table": entry["id"], "kind": entry["kind"],
@@ -104,8 +104,8 @@ def run_benchmark(
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
-    from .algorithms import resolve_algorithm
-    from .release import _derive_seed, load_release
+    from lbm_bench.algorithms import resolve_algorithm
+    from lbm_bench.release import _derive_seed, load_release
 
     if not algorithms:
         raise ValueError("at least one algorithm is required")

@@ -23,17 +23,17 @@ input table nor memory held by BLAS threads).
 
 Usage::
 
-    python -m lbm_bench.bench                 # full benchmark (a few minutes on 2 cores)
-    python -m lbm_bench.bench --quick         # tiny version (seconds)
-    python -m lbm_bench.bench --json out.json # also write the rows
-    python -m lbm_bench.bench --max-external-load 0.2   # shared machine: time when quiet
-    python -m lbm_bench.bench --threshold     # measure the cost model of the index update
-    python -m lbm_bench.bench --tolerance     # rounding of incremental Gaussian block sums
+    python -m lbm_bench.bench.gibbs_map                 # full benchmark (a few minutes on 2 cores)
+    python -m lbm_bench.bench.gibbs_map --quick         # tiny version (seconds)
+    python -m lbm_bench.bench.gibbs_map --json out.json # also write the rows
+    python -m lbm_bench.bench.gibbs_map --max-external-load 0.2   # shared machine: time when quiet
+    python -m lbm_bench.bench.gibbs_map --threshold     # measure the cost model of the index update
+    python -m lbm_bench.bench.gibbs_map --tolerance     # rounding of incremental Gaussian block sums
 
 Profiling::
 
-    python -m cProfile -s cumtime -m lbm_bench.bench --quick | head -60
-    python -m cProfile -o bench.prof -m lbm_bench.bench
+    python -m cProfile -s cumtime -m lbm_bench.bench.gibbs_map --quick | head -60
+    python -m cProfile -o bench.prof -m lbm_bench.bench.gibbs_map
     python -c "import pstats; pstats.Stats('bench.prof').sort_stats('tottime').print_stats(25)"
 
 Timings are wall-clock (``time.perf_counter``); set ``OPENBLAS_NUM_THREADS``
@@ -54,11 +54,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import _engine
-from ._engine import BlockSums, Sweeper
-from .classifier import map_labels
-from .design import random_design
-from .gibbs import _run_chains, gibbs_labels
+from lbm_bench.inference import engine as _engine
+from lbm_bench.inference.engine import BlockSums, Sweeper
+from lbm_bench.inference.classifier import map_labels
+from lbm_bench.models.design import random_design
+from lbm_bench.inference.gibbs import _run_chains, gibbs_labels
 
 __all__ = ["Config", "CONFIGS", "QUICK_CONFIGS", "run_benchmarks", "measure_threshold", "main"]
 
@@ -410,7 +410,7 @@ def measure_threshold(
     sparse-update row addition relative to one full-product row multiply-add
     is ``(t_sparse / row_adds) / (t_full / (C o n))``, where ``row_adds`` is
     ``2 K``, or ``K + 2 U`` when the two-stage form is used (compare with
-    :data:`lbm_bench._engine.INDEX_UPDATE_COST`).
+    :data:`lbm_bench.inference.engine.INDEX_UPDATE_COST`).
     """
     rng = np.random.default_rng(seed)
     design = random_design("gaussian", n_classes, n_classes, equal_dispersions=True, rng=seed)

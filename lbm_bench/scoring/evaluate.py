@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_labels
-from .gibbs import chain_diagnostics, item_losses
-from .metrics import ari, cari, conditional_risk, l_item, matching_error
-from .table import Table
+from lbm_bench._validation import check_labels
+from lbm_bench.inference.gibbs import chain_diagnostics, item_losses
+from lbm_bench.metrics import ari, cari, conditional_risk, l_item, matching_error
+from lbm_bench.protocol.table import Table
 
 __all__ = ["Report", "evaluate", "read_labels"]
 
@@ -137,7 +137,7 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
     >>> evaluate(table, table.map_rows, table.map_cols).excess_risk  # doctest: +SKIP
     0.0
     """
-    from .io import load_table
+    from lbm_bench.io import load_table
 
     name = str(table) if not isinstance(table, Table) else f"{table.kind} table seed {table.seed}"
     if not isinstance(table, Table):

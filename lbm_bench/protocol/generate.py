@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_count, check_kind, check_positive_float, check_probability
-from .calibration import calibrate_scale, child_seed
-from .classifier import map_labels
-from .gibbs import GibbsSamples, RiskEstimate, gibbs_labels
-from .table import CalibrationResult, RejectionRecord, Table
+from lbm_bench._validation import check_count, check_kind, check_positive_float, check_probability
+from lbm_bench.protocol.calibration import calibrate_scale, child_seed
+from lbm_bench.inference.classifier import map_labels
+from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
+from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
 __all__ = ["generate_table", "RejectionError", "resolve_seed"]
 

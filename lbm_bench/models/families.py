@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from ._validation import (
+from lbm_bench._validation import (
     check_block_array,
     check_count,
     check_labels,
@@ -532,7 +532,7 @@ def model_from_parameters(
     >>> model_from_parameters("bernoulli", [0.5, 0.5], [1.0], probs=[[0.2], [0.8]])
     BernoulliLBM(kind='bernoulli', clusters=2x1)
     """
-    from ._validation import check_kind
+    from lbm_bench._validation import check_kind
 
     family = _FAMILIES[check_kind(kind)]
     return family(row_proportions, col_proportions, **block_parameters)

@@ -23,7 +23,7 @@ Every half-sweep needs, for every chain, the block sums ``T_p(X) @ onehot(w)``
 (or ``T_p(X)^T @ onehot(z)``): a full product costs ``O(n_rows n_cols (g + m))``
 per sweep and chain. Between two sweeps only a few labels change, so
 ``method="incremental"`` (default) keeps each chain's block sums and updates
-them for the labels that moved (:class:`lbm_bench._engine.BlockSums`), falling
+them for the labels that moved (:class:`lbm_bench.inference.engine.BlockSums`), falling
 back to the full product when many labels changed and recomputing in full every
 50 sweeps. ``method="full"`` recomputes the product at every half-sweep (the
 baseline). Both consume the random stream identically (one ``rng.random`` call
@@ -46,10 +46,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._engine import BlockSums, Sweeper, smallest_uint
-from ._validation import check_count, check_labels
-from .classifier import map_labels
-from .models import LatentBlockModel
+from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
+from lbm_bench._validation import check_count, check_labels
+from lbm_bench.inference.classifier import map_labels
+from lbm_bench.models.families import LatentBlockModel
 
 __all__ = ["GibbsSamples", "RiskEstimate", "gibbs_labels", "item_losses", "chain_diagnostics"]
 

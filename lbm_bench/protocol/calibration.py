@@ -6,7 +6,7 @@ A dichotomy on the (log) scale finds the scale where it meets the target.
 
 **Common random numbers.** The ``n_tables`` tables share, at every scale, the
 same generating labels, the same underlying noise (standard normals or
-uniforms, turned into entries by :meth:`~lbm_bench.models.LatentBlockModel.table_from_noise`)
+uniforms, turned into entries by :meth:`~lbm_bench.models.families.LatentBlockModel.table_from_noise`)
 and the same random starts of the MAP. The mean error is then a deterministic,
 nearly monotone function of the scale, so the bisection converges instead of
 chasing Monte Carlo noise. The MAP is the X-only classifier: started from the
@@ -20,11 +20,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ._engine import Sweeper
-from ._validation import check_count, check_kind, check_positive_float, check_probability
-from .classifier import alternate, best_of_starts, initial_column_labels
-from .design import ModelDesign, random_design
-from .table import CalibrationResult
+from lbm_bench.inference.engine import Sweeper
+from lbm_bench._validation import check_count, check_kind, check_positive_float, check_probability
+from lbm_bench.inference.classifier import alternate, best_of_starts, initial_column_labels
+from lbm_bench.models.design import ModelDesign, random_design
+from lbm_bench.protocol.table import CalibrationResult
 
 __all__ = ["calibrate_scale", "CommonRandomNumbers", "child_seed", "guessing_risk"]
 

@@ -20,9 +20,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._engine import BlockSums, Sweeper
-from ._validation import check_count, check_labels
-from .models import LatentBlockModel
+from lbm_bench.inference.engine import BlockSums, Sweeper
+from lbm_bench._validation import check_count, check_labels
+from lbm_bench.models.families import LatentBlockModel
 
 __all__ = ["MapResult", "map_labels"]
 
@@ -185,7 +185,7 @@ def alternate(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Run Algorithm 1 from column labels ``w`` (B, C, n_cols) for every start.
 
-    The block sums of both steps are kept in :class:`~lbm_bench._engine.BlockSums`
+    The block sums of both steps are kept in :class:`~lbm_bench.inference.engine.BlockSums`
     and updated for the labels that changed (after the first iterations, few
     do, and converged starts none), unless ``incremental=False``: then they
     are recomputed in full at every step (the benchmark's baseline).

@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_count, check_kind, check_positive_float
-from .models import BernoulliLBM, GaussianLBM, LatentBlockModel, PoissonLBM, find_symmetry
+from lbm_bench._validation import check_count, check_kind, check_positive_float
+from lbm_bench.models.families import BernoulliLBM, GaussianLBM, LatentBlockModel, PoissonLBM, find_symmetry
 
 __all__ = ["ModelDesign", "random_design", "random_model"]
 

@@ -5,9 +5,9 @@ label configurations per table (starts of the MAP, or Gibbs chains). For the
 row step, the block sums ``S_p = T_p(X) @ onehot(w)`` of every configuration
 come out of one matrix product covering all sufficient statistics; the column
 step is the same computation on the transposed table. Nothing here depends on
-the family beyond the exponential-family interface of :mod:`lbm_bench.models`.
+the family beyond the exponential-family interface of :mod:`lbm_bench.models.families`.
 
-Public shapes (used by :mod:`lbm_bench.classifier`): ``z`` is (B, C, n_rows),
+Public shapes (used by :mod:`lbm_bench.inference.classifier`): ``z`` is (B, C, n_rows),
 ``w`` is (B, C, n_cols), logits are (B, C, n_rows, g) or (B, C, n_cols, m).
 
 Internal layout
@@ -42,7 +42,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .models import LatentBlockModel
+from lbm_bench.models.families import LatentBlockModel
 
 __all__ = [
     "BlockSums",
@@ -331,7 +331,7 @@ class BlockSums:
       least one chain and multiplies them by the dense +-1 difference of
       one-hots (BLAS): ``K' / n_other`` of the full product, multi-threaded,
       but ``C o / 2`` times more multiply-adds than the sparse kernel. Kept
-      for comparison (``python -m lbm_bench.bench --threshold``).
+      for comparison (``python -m lbm_bench.bench.gibbs_map --threshold``).
 
     Parameters
     ----------
