@@ -51,10 +51,13 @@ def bayes_rows(quick: bool = False, *, seed: int = 0, repeats: int | None = None
         model, X, result = found["model"], found["X"], found["map"]
         start = (result.rows, result.cols)
         gibbs_s, samples = _best_time(
-            lambda: gibbs_labels(model, X, n_samples=config.n_samples, init=start, rng=seed), repeats
+            lambda m=model, x=X, n=config.n_samples, s=start: gibbs_labels(m, x, n_samples=n, init=s, rng=seed),
+            repeats,
         )
-        labels_s, _ = _best_time(lambda: bayes_labels(samples.rows, samples.cols, starts=[start]), repeats)
-        floor_s, floor = _best_time(lambda: floor_certificate(samples, starts=[start]), repeats)
+        labels_s, _ = _best_time(
+            lambda r=samples.rows, c=samples.cols, s=start: bayes_labels(r, c, starts=[s]), repeats
+        )
+        floor_s, floor = _best_time(lambda g=samples, s=start: floor_certificate(g, starts=[s]), repeats)
         rows.append({
             "benchmark": "bayes labels",
             "config": config.name,

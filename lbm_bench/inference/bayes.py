@@ -262,9 +262,9 @@ def bayes_labels(
     Starts from the per-row and per-column marginal modes, from every pair in
     ``starts`` and from ``n_set_starts`` of the label sets themselves (evenly
     spaced: on ambiguous tables whose posterior has several modes, the
-    marginal modes can sit in the basin of a worse local optimum); from each, alternates the exact best row labels given the
-    columns and the best column labels given the rows (see the module
-    documentation) until no label moves, which leaves a labelling that no
+    marginal modes can sit in the basin of a worse local optimum); from each,
+    alternates the exact best row labels given the columns and the best column
+    labels given the rows (see the module documentation) until no label moves, which leaves a labelling that no
     single row or column change improves; returns the best over the starts
     (the first one on ties).
 
