@@ -6,7 +6,7 @@ calibration and rejection records (:func:`make_table`).
 
 The committed sample ``tests/data/table_v1.h5`` is written by
 :func:`make_sample`; regenerate it (only when the format version changes) with
-``python -m tests.test_io`` from the repository root.
+``python -m tests.storage.test_reader`` from the repository root.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import h5py
 import numpy as np
 import pytest
 
-import lbm_bench.io as lio
+import lbm_bench.storage.reader as lio
 from lbm_bench import (
     GibbsSamples,
     LatentBlockModel,
@@ -38,7 +38,7 @@ from lbm_bench import (
     random_design,
 )
 from lbm_bench.inference.engine import smallest_uint
-from lbm_bench.io import (
+from lbm_bench.storage import (
     FORMAT_NAME,
     FORMAT_VERSION,
     FormatError,
@@ -49,9 +49,9 @@ from lbm_bench.io import (
 )
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "format.md"
-SAMPLE = Path(__file__).with_name("data") / "table_v1.h5"
+SAMPLE = ROOT / "tests" / "data" / "table_v1.h5"
 
 #: (kind, with Poisson effects) of every family, by test id.
 FAMILIES = {
@@ -509,8 +509,8 @@ def test_no_timestamps(files: dict[str, Path]) -> None:
 
 
 _WRITE_IN_SUBPROCESS = (
-    "import sys; from pathlib import Path; from tests.test_io import FAMILIES, make_table;"
-    "from lbm_bench.io import save_table\n"
+    "import sys; from pathlib import Path; from tests.storage.test_reader import FAMILIES, make_table;"
+    "from lbm_bench.storage import save_table\n"
     "for name, (kind, effects) in FAMILIES.items():\n"
     "    save_table(make_table(kind, effects=effects), Path(sys.argv[1]) / f'{name}.h5')"
 )
