@@ -189,7 +189,7 @@ class Reader:
             self.problem(f"dataset {path} is missing")
             return None
         actual = tuple(dataset.shape)
-        fits = len(actual) == len(shape) and all(e in (None, a) for e, a in zip(shape, actual))
+        fits = len(actual) == len(shape) and all(e in (None, a) for e, a in zip(shape, actual, strict=True))
         if not fits:
             self.problem(f"dataset {path} has shape {actual}, expected {_shape_text(shape)}")
             return None

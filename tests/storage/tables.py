@@ -173,7 +173,7 @@ def assert_same(a: Any, b: Any, where: str = "table") -> None:
             assert_same(a[key], b[key], f"{where}[{key!r}]")
     elif isinstance(a, (tuple, list)):
         assert type(a) is type(b) and len(a) == len(b), where
-        for k, (x, y) in enumerate(zip(a, b)):
+        for k, (x, y) in enumerate(zip(a, b, strict=True)):
             assert_same(x, y, f"{where}[{k}]")
     elif isinstance(a, float) and math.isnan(a):
         assert isinstance(b, float) and math.isnan(b), where
@@ -313,11 +313,15 @@ REJECTIONS = {
     "n-chains": ("gaussian", set_attr("gibbs", "n_chains", 3), "gibbs@n_chains is 3"),
     "gibbs-lengths-differ": ("poisson", replace_dataset("gibbs/cols", lambda x: x[:-1]), "49 label sets"),
     "param-shape": ("gaussian", replace_dataset("params/means", lambda x: x[:, :1]), "params/means has shape (2, 1)"),
-    "param-dtype": ("bernoulli", replace_dataset("params/probs", lambda x: (x > 0.5).astype(np.int64)), "expected float"),
+    "param-dtype": (
+        "bernoulli", replace_dataset("params/probs", lambda x: (x > 0.5).astype(np.int64)), "expected float"
+    ),
     "param-value": ("poisson", replace_dataset("params/rates", lambda x: -x), "params: rates must be > 0"),
     "proportions": ("gaussian", replace_dataset("params/row_proportions", lambda x: 2 * x), "must sum to 1"),
     "effects-alone": ("poisson-effects", delete_item("params/col_effects"), "must come together"),
-    "effects-length": ("poisson-effects", replace_dataset("params/row_effects", lambda x: x[:-1]), "row_effects has shape"),
+    "effects-length": (
+        "poisson-effects", replace_dataset("params/row_effects", lambda x: x[:-1]), "row_effects has shape"
+    ),
     "design-shape": ("gaussian", replace_dataset("params/design/pattern", lambda x: x.T[:1]), "params/design/pattern"),
     "scale-mismatch": ("gaussian", set_attr("params", "scale", 9.0), "params@scale"),
     "gaussian-dtype": ("gaussian", replace_dataset("data", lambda x: x.astype(np.float32)), "expected float64"),
