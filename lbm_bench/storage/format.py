@@ -13,13 +13,18 @@ optional items, so a reader of major ``MAJOR`` reads every ``MAJOR.x`` file:
 an older minor lacks the items of the later ones (they are optional), a newer
 minor may hold items this reader does not know (they are ignored). To add
 version ``1.1``, add its entry to :data:`MINOR_VERSIONS` with the items it
-adds; :data:`FORMAT_VERSION` (what the writer writes) follows, and
-:func:`optional_items` tells the reader which items a file may hold.
+adds: :data:`FORMAT_VERSION` follows; :func:`optional_items` tells the reader
+which items a file of a given version may hold (read an added item only when
+it is listed there for the file's version and present); :func:`version_for`
+gives the writer the oldest version that holds the items it writes, so that a
+table without the new items keeps its bytes (and stays readable by older
+readers of the same major).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -31,6 +36,7 @@ __all__ = [
     "ACCEPTED_VERSIONS",
     "parse_version",
     "optional_items",
+    "version_for",
     "DATA_DTYPES",
     "BLOCK_PARAMETERS",
     "EFFECTS",
@@ -101,6 +107,30 @@ def optional_items(version: tuple[int, int]) -> frozenset[str]:
     if major != MAJOR:
         raise ValueError(f"version must be of major {MAJOR}, got {major}.{minor}")
     return frozenset(item for m, items in MINOR_VERSIONS.items() if m <= minor for item in items)
+
+
+def version_for(items: Iterable[str]) -> str:
+    """The oldest known version whose optional items include those of ``items`` it lists.
+
+    Parameters
+    ----------
+    items : iterable of str
+        Every item of a file about to be written (names as in :data:`MINOR_VERSIONS`;
+        the items of version 1.0 match no entry).
+
+    Returns
+    -------
+    str
+        ``"MAJOR.MINOR"``; ``"1.0"`` for a file with none of the items later minors add.
+
+    Examples
+    --------
+    >>> version_for(["data", "gibbs/rows", "gibbs@thin"])
+    '1.0'
+    """
+    present = set(items)
+    minor = max((m for m, added in MINOR_VERSIONS.items() if present.intersection(added)), default=0)
+    return f"{MAJOR}.{minor}"
 
 
 # ---------------------------------------------------------------------------

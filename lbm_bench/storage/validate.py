@@ -6,6 +6,11 @@ and builds the :class:`~lbm_bench.protocol.table.Table` when there is none.
 Names, kinds and dtypes come from :mod:`lbm_bench.storage.format`, as for
 the writer. A problem after which nothing else can be checked (not a table,
 an unsupported version, no header) raises :class:`Fatal`.
+
+Versions: every file of the supported major is read (``_Header.version`` is
+its ``(major, minor)``). An item that a later minor adds is optional: read it
+only when ``item in optional_items(h.version)`` and it is present, and build
+the Table without it otherwise; items a minor does not list are ignored.
 """
 
 from __future__ import annotations

@@ -31,12 +31,12 @@ from lbm_bench.storage.format import (
     DATA_DTYPES,
     DESIGN_ARRAYS,
     FORMAT_NAME,
-    FORMAT_VERSION,
     GROUP_ATTRIBUTES,
     MAX_STRING_BYTES,
     RISK_ATTRIBUTES,
     ROOT_ATTRIBUTES,
     dataset_options,
+    version_for,
 )
 from lbm_bench.storage.sources import Layout, MemorySource
 from lbm_bench.storage.validate import read_table, summary
@@ -120,7 +120,7 @@ def _root_attrs(table: Table) -> dict[str, Any]:
     n_rows, n_cols = table.data.shape
     values = {
         "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
+        "format_version": "",  # set by _layout once every item is known
         "lbm_bench_version": str(__version__),
         "kind": table.model.kind,
         "n_rows": n_rows,
@@ -195,7 +195,15 @@ def _layout(table: Table) -> Layout:
     _label_items(table, layout)
     _param_items(table, layout)
     _record_items(table, layout)
+    layout.attrs[""]["format_version"] = version_for(_item_names(layout))
     return layout
+
+
+def _item_names(layout: Layout) -> list[str]:
+    """Every item of ``layout`` named as in :data:`~lbm_bench.storage.format.MINOR_VERSIONS`."""
+    names = list(layout.datasets) + [path for path in layout.attrs if path]
+    names += [f"{path}@{name}" for path, attrs in layout.attrs.items() for name in attrs]
+    return names
 
 
 # ---------------------------------------------------------------------------

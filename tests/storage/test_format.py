@@ -23,7 +23,10 @@ from lbm_bench.protocol.table import Table
 from lbm_bench.storage import (
     FORMAT_NAME,
     FORMAT_VERSION,
+    check_file,
     load_table,
+    read_info,
+    save_table,
 )
 from tests.storage.tables import (
     DOC,
@@ -32,6 +35,7 @@ from tests.storage.tables import (
     documented_data_dtypes,
     documented_items,
     file_items,
+    sha256,
 )
 
 
@@ -278,3 +282,42 @@ def test_h5dump_shows_the_layout(files: dict[str, Path]) -> None:
     ).stdout
     assert "CHUNKED ( 50, 12 )" in props and "PREPROCESSING SHUFFLE" in props
     assert "COMPRESSION DEFLATE { LEVEL 4 }" in props
+
+
+# ---------------------------------------------------------------------------
+# The table of versions
+# ---------------------------------------------------------------------------
+def test_version_table() -> None:
+    assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.0", ("1.0",))
+    assert fmt.MINOR_VERSIONS == {0: ()}  # 1.0: every item of docs/format.md, none optional by version
+    assert fmt.optional_items((1, 0)) == frozenset() == fmt.optional_items((1, 7))
+    assert [fmt.parse_version(v) for v in ("1.0", "1.12", "10.3")] == [(1, 0), (1, 12), (10, 3)]
+    for text in ("1", "1.0.0", "v1.0", "1.x", " 1.0", ""):
+        assert fmt.parse_version(text) is None, text
+
+
+def test_optional_items_accumulate_over_minors(monkeypatch: pytest.MonkeyPatch) -> None:
+    later = {0: (), 1: ("bayes/rows", "bayes/cols"), 2: ("@density",)}
+    monkeypatch.setattr(fmt, "MINOR_VERSIONS", later)
+    assert fmt.optional_items((1, 0)) == frozenset()
+    assert fmt.optional_items((1, 1)) == {"bayes/rows", "bayes/cols"}
+    assert fmt.optional_items((1, 2)) == fmt.optional_items((1, 9)) == {"bayes/rows", "bayes/cols", "@density"}
+    with pytest.raises(ValueError, match="major 1, got 2.0"):
+        fmt.optional_items((2, 0))
+    assert fmt.version_for(["data", "gibbs/rows", "@kind"]) == "1.0"
+    assert fmt.version_for(["data", "bayes/cols"]) == "1.1"
+    assert fmt.version_for(["@density", "bayes/rows"]) == "1.2"
+
+
+def test_new_minor_keeps_the_bytes_of_tables_without_its_items(
+    files: dict[str, Path], tables: dict[str, Table], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When a minor version adds items, a table without them is still written as 1.0, byte for
+    byte, and files of the older minor are still read."""
+    monkeypatch.setattr(fmt, "MINOR_VERSIONS", {0: (), 1: ("bayes/rows", "bayes/cols")})
+    monkeypatch.setattr(fmt, "FORMAT_VERSION", "1.1")
+    for name, table in tables.items():
+        path = save_table(table, tmp_path / f"{name}.h5")
+        assert sha256(path) == sha256(files[name]), name
+        assert read_info(path)["format_version"] == "1.0"
+        assert check_file(files[name]) == []
