@@ -161,7 +161,8 @@ def read_info(path: str | os.PathLike[str]) -> dict[str, Any]:
     Parameters
     ----------
     path : str or os.PathLike
-        An lbm-bench table file.
+        An lbm-bench table file of any version ``1.x``; only its attributes
+        and the headers of its datasets are read.
 
     Returns
     -------
