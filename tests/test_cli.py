@@ -32,12 +32,15 @@ def _run(*args):
 def test_generate_writes_a_table_and_prints_a_summary(table_file, capsys):
     table = load_table(table_file)
     assert table.data.shape == (30, 24) and table.seed == 3
-    assert abs(table.risk.risk - 0.1) <= 0.03
+    assert table.criterion == "bayes" and abs(table.bayes_risk.risk - 0.1) <= 0.03
     assert main(["info", str(table_file)]) == 0
     out = capsys.readouterr().out
     assert "bernoulli table 30x24" in out and "seed 3" in out
+    assert "floor (Bayes labels for l_item" in out and "Gibbs risk of the MAP labels" in out
     assert main(["info", "--json", str(table_file)]) == 0
-    assert json.loads(capsys.readouterr().out)["n_rows"] == 30
+    info = json.loads(capsys.readouterr().out)
+    assert info["n_rows"] == 30 and info["criterion"] == "bayes" and info["format_version"] == "1.1"
+    assert info["bayes_risk"] == table.bayes_risk.risk and info["risk"] == table.risk.risk
 
 
 def test_evaluate_text_and_npy(table_file, tmp_path, capsys):
@@ -48,9 +51,28 @@ def test_evaluate_text_and_npy(table_file, tmp_path, capsys):
     assert main(["evaluate", str(table_file), "--rows", str(rows), "--cols", str(cols), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["risk"] == pytest.approx(table.risk.risk, abs=1e-12)
-    assert report["excess_risk"] == pytest.approx(0.0, abs=1e-12)
+    assert report["map_excess_risk"] == pytest.approx(0.0, abs=1e-12)
+    assert report["bayes_risk"] == table.bayes_risk.risk and report["map_risk"] == table.risk.risk
+    assert report["excess_risk"] == pytest.approx(table.risk.risk - table.bayes_risk.risk, abs=1e-12)
+    assert report["reference"] == "bayes" and report["note"] == ""
     assert main(["evaluate", str(table_file), "--rows", str(rows), "--cols", str(cols)]) == 0
-    assert "excess risk" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "excess risk" in out and "floor (Bayes, l_item)" in out and "MAP labels (paper)" in out
+
+
+def test_evaluate_a_format_1_0_file_says_it_has_no_floor(tmp_path, capsys):
+    sample = REPO / "tests" / "data" / "table_v1.h5"
+    table = load_table(sample)
+    rows, cols = tmp_path / "rows.txt", tmp_path / "cols.txt"
+    rows.write_text("\n".join(map(str, table.map_rows)))
+    cols.write_text("\n".join(map(str, table.map_cols)))
+    assert main(["evaluate", str(sample), "--rows", str(rows), "--cols", str(cols), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["reference"] == "map" and "no floor" in report["note"]
+    assert report["bayes_risk"] == report["map_risk"] == table.risk.risk
+    assert main(["evaluate", str(sample), "--rows", str(rows), "--cols", str(cols)]) == 0
+    out = capsys.readouterr().out
+    assert "note: format 1.0 file: no floor stored" in out and "reference (MAP; no floor)" in out
 
 
 @pytest.mark.parametrize(

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_kind, check_probability
-from lbm_bench.protocol.calibration import calibrate_scale, child_seed
 from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
+from lbm_bench.protocol.calibration import calibrate_scale, child_seed
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions, split_options
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
@@ -142,7 +142,9 @@ def generate_table(
             calibration = calibrate_scale(
                 kind, n_rows, n_cols, n_row_clusters, n_col_clusters, target,
                 n_tables=s.n_calibration_tables, tolerance=s.calibration_tolerance, n_init=s.n_init,
-                callback=lambda scale, error: (bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")),
+                callback=lambda scale, error: (
+                    bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")
+                ),
                 rng=np.random.default_rng(child_seed(root, 0)), **model_options.design_options(),
             )
     elif calibration.design is None:

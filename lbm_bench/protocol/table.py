@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lbm_bench.models.design import ModelDesign
 from lbm_bench.inference.bayes import label_frequencies
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
+from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.families import LatentBlockModel
 
 __all__ = ["CalibrationResult", "RejectionRecord", "Table"]
