@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -43,7 +44,7 @@ def _fill_empty(labels: np.ndarray, k: int, misfit: Callable[[], np.ndarray]) ->
 
 
 
-# -- k-means (numpy) ----------------------------------------------------------------------
+# -- k-means (numpy; kept over scipy's kmeans2 and scikit-learn's KMeans, see above) ----------------------------------------------------------------------
 def _squared_distances(data: np.ndarray, centers: np.ndarray, data_sq: np.ndarray) -> np.ndarray:
     """Squared Euclidean distances (n, k) of points (n, d) to centers (k, d)."""
     d2 = data_sq[:, None] - 2.0 * data @ centers.T + np.einsum("kd,kd->k", centers, centers)
@@ -66,6 +67,11 @@ def _kmeans_plus_plus(
     return centers
 
 
+def _own_distances(d2: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The squared distance (n,) of every point to the center of its cluster, from d2 (n, k)."""
+    return d2[np.arange(len(labels)), labels]
+
+
 def _lloyd(
     data: np.ndarray, centers: np.ndarray, data_sq: np.ndarray, max_iter: int
 ) -> tuple[np.ndarray, float]:
@@ -79,14 +85,13 @@ def _lloyd(
     for _ in range(max_iter):
         d2 = _squared_distances(data, centers, data_sq)
         new = d2.argmin(1)
-        new = _fill_empty(new, k, lambda: d2[np.arange(len(new)), new])
+        new = _fill_empty(new, k, partial(_own_distances, d2, new))
         if np.array_equal(new, labels):
             break
         labels = new
         onehot = _onehot(labels, k)
         centers = (onehot.T @ data) / onehot.sum(0)[:, None]
-    d2 = _squared_distances(data, centers, data_sq)
-    return labels, float(d2[np.arange(len(labels)), labels].sum())
+    return labels, float(_own_distances(_squared_distances(data, centers, data_sq), labels).sum())
 
 
 def _kmeans(
@@ -103,14 +108,12 @@ def _kmeans(
     return np.asarray(best_labels, dtype=np.int64)
 
 
-
 def _seeded_labels(data: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """Labels of the nearest of k points drawn by k-means++ seeding (every class used)."""
     data_sq = np.einsum("nd,nd->n", data, data)
     d2 = _squared_distances(data, _kmeans_plus_plus(data, k, data_sq, rng), data_sq)
     labels = d2.argmin(1)
-    return _fill_empty(labels, k, lambda: d2[np.arange(len(labels)), labels])
-
+    return _fill_empty(labels, k, partial(_own_distances, d2, labels))
 
 
 # -- double k-means -----------------------------------------------------------------------
