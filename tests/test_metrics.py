@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from lbm_bench import metrics
+from lbm_bench.metrics import partition as metrics
 from lbm_bench.metrics import (
     ConditionalRisk,
     adjusted_asymmetric_accuracy,
