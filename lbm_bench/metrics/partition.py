@@ -221,10 +221,19 @@ def _expected_mutual_info(row_sums: np.ndarray, col_sums: np.ndarray, n: int) ->
 
 
 def _information_limit(table: _Sparse) -> float | None:
-    """NMI and AMI when a partition has a single cluster (1.0 if both do, else 0.0)."""
+    """Value of NMI and AMI where the formulas degenerate, else None.
+
+    1.0 for identical partitions (each cluster of one is a cluster of the
+    other, one cluster each included): for AMI, ``MI = E[MI]`` there whenever
+    every permutation of the items gives the same table (all singletons, for
+    instance), and the ratio ``0 / 0`` must score 1. 0.0 when exactly one
+    partition has a single cluster.
+    """
     k_a, k_b = table.row_sums.size, table.col_sums.size
     if k_a == 1 or k_b == 1:
         return 1.0 if k_a == k_b else 0.0
+    if table.cells.size == k_a == k_b:
+        return 1.0
     return None
 
 
@@ -266,9 +275,10 @@ def ami(a: ArrayLike, b: ArrayLike | None = None) -> float:
     ``AMI = (MI - E[MI]) / ((H(a) + H(b)) / 2 - E[MI])`` with the exact expected
     mutual information under the hypergeometric (permutation) model, evaluated
     in log space and vectorised over every term (Vinh, Epps & Bailey, 2010).
-    Symmetric, at most 1 (identical partitions), about 0 for independent
-    partitions, may be slightly negative. Same value as scikit-learn's
-    ``adjusted_mutual_info_score``.
+    Symmetric, at most 1, exactly 1 for identical partitions (also when
+    ``MI = E[MI]``, as for two identical partitions into singletons), about 0
+    for independent partitions, may be slightly negative. Same value as
+    scikit-learn's ``adjusted_mutual_info_score``.
 
     Parameters
     ----------
@@ -284,6 +294,8 @@ def ami(a: ArrayLike, b: ArrayLike | None = None) -> float:
     Examples
     --------
     >>> ami([0, 0, 1, 1, 2, 2], [1, 1, 0, 0, 2, 2])
+    1.0
+    >>> ami([0, 1], [1, 0])  # all singletons: MI equals its expectation
     1.0
     """
     table = _sparse_input(a, b)

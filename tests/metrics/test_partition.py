@@ -102,6 +102,46 @@ def test_edge_cases_match_sklearn(a, b):
     assert ami(a, b) == pytest.approx(skm.adjusted_mutual_info_score(a, b), abs=1e-12)
 
 
+AMI_EDGE_CASES = [
+    ([0, 1], [0, 1]),  # two singletons: MI = E[MI], the formula is 0 / 0
+    ([0, 1], [1, 0]),
+    ([7, -3], [2, 5]),
+    (list(range(5)), list(range(5))),  # all singletons
+    (list(range(6)), [5, 3, 1, 0, 2, 4]),  # all singletons, permuted
+    ([1, 1, 1], [1, 1, 1]),  # one cluster each
+    ([4, 4, 4, 4], [0, 0, 0, 0]),
+    ([0, 0, 1], [1, 1, 0]),  # identical up to relabelling
+    ([0, 0, 1, 1, 2, 2], [2, 2, 0, 0, 1, 1]),
+    ([0, 1, 2, 3], [0, 0, 1, 1]),  # singletons against pairs: MI = E[MI], not identical
+    ([0, 1, 2], [0, 0, 0]),  # singletons against one cluster
+    ([0, 0, 0], [0, 1, 2]),
+]
+
+
+@pytest.mark.parametrize("a, b", AMI_EDGE_CASES)
+def test_ami_and_nmi_edge_cases_match_sklearn(a, b):
+    skm = pytest.importorskip("sklearn.metrics")
+    assert ami(a, b) == pytest.approx(skm.adjusted_mutual_info_score(a, b), abs=1e-12)
+    assert nmi(a, b) == pytest.approx(skm.normalized_mutual_info_score(a, b), abs=1e-12)
+    assert ami(contingency(a, b)) == ami(a, b)
+
+
+@pytest.mark.parametrize("n", [2, 3, 10, 257])
+def test_ami_of_identical_partitions_is_exactly_one(n):
+    rng = np.random.default_rng(n)
+    singletons = np.arange(n)
+    assert ami(singletons, singletons) == 1.0
+    assert ami(singletons, rng.permutation(n)) == 1.0
+    assert ami(np.eye(n, dtype=int)) == 1.0
+    labels = rng.integers(0, max(2, n // 3), n)
+    relabelled = (labels * 7 - 11)[:]
+    assert ami(labels, relabelled) == 1.0
+    assert nmi(labels, relabelled) == 1.0
+    # Not identical (singletons against pairs): MI equals its expectation, AMI is 0.
+    if n % 2 == 0 and n > 2:
+        assert ami(singletons, singletons // 2) == pytest.approx(0.0, abs=1e-12)
+
+
 def test_batched_ari_and_rand_match_sklearn_per_set():
     skm = pytest.importorskip("sklearn.metrics")
     rng = np.random.default_rng(3)
