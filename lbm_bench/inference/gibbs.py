@@ -41,14 +41,15 @@ labelling are computed with the identity matching.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
 from lbm_bench._validation import check_count, check_labels
 from lbm_bench.inference.classifier import map_labels
+from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
 from lbm_bench.metrics.risk import _item_losses
 from lbm_bench.models.families import LatentBlockModel
 

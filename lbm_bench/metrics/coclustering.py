@@ -190,7 +190,7 @@ def l_item(
     """
     row_hits, col_hits, n_rows, n_cols, batched = _two_way_hits(z, w, z_pred, w_pred, match)
     cells = n_rows * n_cols
-    return _finish([(cells - r * c) / cells for r, c in zip(row_hits, col_hits)], batched)
+    return _finish([(cells - r * c) / cells for r, c in zip(row_hits, col_hits, strict=True)], batched)
 
 
 def ce(z: ArrayLike, w: ArrayLike, z_pred: ArrayLike, w_pred: ArrayLike) -> FloatOrArray:
@@ -257,7 +257,7 @@ def l_full(
     """
     row_hits, col_hits, n_rows, n_cols, batched = _two_way_hits(z, w, z_pred, w_pred, match)
     values = [
-        0.0 if (r == n_rows and c == n_cols) else 1.0 for r, c in zip(row_hits, col_hits)
+        0.0 if (r == n_rows and c == n_cols) else 1.0 for r, c in zip(row_hits, col_hits, strict=True)
     ]
     return _finish(values, batched)
 

@@ -65,7 +65,7 @@ def _pair_values(
 def _index_values(sums: _PairSums, index: Callable[[int, int, int, int], float]) -> list[float]:
     return [
         index(*_pair_counts(t, r, c, sums.n))
-        for t, r, c in zip(sums.cells, sums.rows, sums.cols)
+        for t, r, c in zip(sums.cells, sums.rows, sums.cols, strict=True)
     ]
 
 

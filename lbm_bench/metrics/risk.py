@@ -469,7 +469,7 @@ def _conditional_risk(
 
     n_rows, n_cols = rows.n_items, cols.n_items
     cells = n_rows * n_cols
-    products = [r * c for r, c in zip(row_hits.tolist(), col_hits.tolist())]
+    products = [r * c for r, c in zip(row_hits.tolist(), col_hits.tolist(), strict=True)]
     losses = np.array([(cells - p) / cells for p in products])
     row_sums, col_sums = rows.pair_sums(), cols.pair_sums()
     caris = [_ari_from_counts(*_cari_counts(row_sums, col_sums, s, s)) for s in range(n_sets)]

@@ -313,7 +313,7 @@ def _best_matching(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _fraction_sum(numerators: np.ndarray, denominators: np.ndarray) -> Fraction:
     """Exact sum of ``numerators / denominators`` (integer arrays)."""
     return sum(
-        (Fraction(a, b) for a, b in zip(numerators.tolist(), denominators.tolist())),
+        (Fraction(a, b) for a, b in zip(numerators.tolist(), denominators.tolist(), strict=True)),
         Fraction(0),
     )
 

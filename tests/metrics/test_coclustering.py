@@ -115,7 +115,7 @@ def test_cari_batched_and_broadcast():
     zp, wp = rng.integers(0, 3, 20), rng.integers(0, 2, 15)
     batched = cari(zs, ws, zp, wp)
     assert batched.shape == (6,)
-    np.testing.assert_array_equal(batched, [cari(z, w, zp, wp) for z, w in zip(zs, ws)])
+    np.testing.assert_array_equal(batched, [cari(z, w, zp, wp) for z, w in zip(zs, ws, strict=True)])
     np.testing.assert_array_equal(cari(zs, ws[0], zp, wp), [cari(z, ws[0], zp, wp) for z in zs])
     with pytest.raises(ValueError, match="equally many"):
         cari(zs, ws[:4], zp, wp)
@@ -172,10 +172,10 @@ def test_batched_losses_match_per_set_calls():
         np.testing.assert_array_equal(rows, [l_row(z, zp, match=match) for z in zs])
         np.testing.assert_array_equal(cols, [l_col(w, wp, match=match) for w in ws])
         np.testing.assert_array_equal(
-            items, [l_item(z, w, zp, wp, match=match) for z, w in zip(zs, ws)]
+            items, [l_item(z, w, zp, wp, match=match) for z, w in zip(zs, ws, strict=True)]
         )
         np.testing.assert_array_equal(
-            full, [l_full(z, w, zp, wp, match=match) for z, w in zip(zs, ws)]
+            full, [l_full(z, w, zp, wp, match=match) for z, w in zip(zs, ws, strict=True)]
         )
     np.testing.assert_array_equal(ce(zs, ws, zp, wp), l_item(zs, ws, zp, wp))
     np.testing.assert_array_equal(l_item(zs, ws[0], zp, wp), [l_item(z, ws[0], zp, wp) for z in zs])

@@ -43,7 +43,7 @@ def test_small_memory_budget_gives_the_same_results(monkeypatch):
     monkeypatch.setattr(partition, "_EMI_BUDGET", 5)
     monkeypatch.setattr(tables, "INT64_SQUARE_LIMIT", 1)  # Python-int sums of squares
     got = compute()
-    for want, have in zip(expected[:-1], got[:-1]):
+    for want, have in zip(expected[:-1], got[:-1], strict=True):
         np.testing.assert_allclose(have, want, rtol=0, atol=1e-14)
     assert expected[-1].exact and not got[-1].exact
     assert got[-1].risk == expected[-1].risk
