@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
+from lbm_bench.metrics._docstrings import fill_doc
 from lbm_bench.metrics.tables import (
     FloatOrArray,
     _ari_from_counts,
@@ -95,6 +96,7 @@ def _broadcast_sets(first: _Hits, second: _Hits) -> tuple[list[int], list[int], 
     return rows.tolist(), cols.tolist(), first.batched or second.batched
 
 
+@fill_doc
 def l_row(z: ArrayLike, z_pred: ArrayLike, *, match: bool = True) -> FloatOrArray:
     """Row error rate ``l_row = 1 - (1/n) sum_i [z_i = sigma(z_pred_i)]``.
 
@@ -111,12 +113,7 @@ def l_row(z: ArrayLike, z_pred: ArrayLike, *, match: bool = True) -> FloatOrArra
         matched separately).
     z_pred : array-like of shape (n_rows,)
         Predicted row labels.
-    match : bool, default=True
-        Match the clusters optimally, or use the identity map.
-
-    Returns
-    -------
-    float or ndarray of shape (n_sets,)
+    {{match_per_set}}
 
     Examples
     --------
@@ -128,6 +125,7 @@ def l_row(z: ArrayLike, z_pred: ArrayLike, *, match: bool = True) -> FloatOrArra
     return _one_way_loss("z", z, "z_pred", z_pred, match)
 
 
+@fill_doc
 def l_col(w: ArrayLike, w_pred: ArrayLike, *, match: bool = True) -> FloatOrArray:
     """Column error rate; :func:`l_row` applied to the column labels.
 
@@ -137,12 +135,7 @@ def l_col(w: ArrayLike, w_pred: ArrayLike, *, match: bool = True) -> FloatOrArra
         Reference column labels, or a batch of reference label sets.
     w_pred : array-like of shape (n_cols,)
         Predicted column labels.
-    match : bool, default=True
-        Match the clusters optimally, or use the identity map.
-
-    Returns
-    -------
-    float or ndarray of shape (n_sets,)
+    {{match_per_set}}
 
     Examples
     --------
@@ -152,6 +145,7 @@ def l_col(w: ArrayLike, w_pred: ArrayLike, *, match: bool = True) -> FloatOrArra
     return _one_way_loss("w", w, "w_pred", w_pred, match)
 
 
+@fill_doc
 def l_item(
     z: ArrayLike, w: ArrayLike, z_pred: ArrayLike, w_pred: ArrayLike, *, match: bool = True
 ) -> FloatOrArray:
@@ -168,20 +162,11 @@ def l_item(
 
     Parameters
     ----------
-    z : array-like of shape (n_rows,) or (n_sets, n_rows)
-        Reference row labels, or a batch of reference row label sets.
-    w : array-like of shape (n_cols,) or (n_sets, n_cols)
-        Reference column labels, or a batch of reference column label sets.
-    z_pred : array-like of shape (n_rows,)
-        Predicted row labels.
-    w_pred : array-like of shape (n_cols,)
-        Predicted column labels.
+    {{coclusterings}}
     match : bool, default=True
         Match the clusters optimally (each set separately), or use the identity.
 
-    Returns
-    -------
-    float or ndarray of shape (n_sets,)
+    {{per_set}}
 
     Examples
     --------
@@ -193,26 +178,14 @@ def l_item(
     return _finish([(cells - r * c) / cells for r, c in zip(row_hits, col_hits, strict=True)], batched)
 
 
+@fill_doc
 def ce(z: ArrayLike, w: ArrayLike, z_pred: ArrayLike, w_pred: ArrayLike) -> FloatOrArray:
     """Co-clustering classification error (Lomet, 2012): :func:`l_item` with matching.
 
     ``CE = min_{sigma, tau} 1 - (1/(IJ)) sum_ij [z_i = sigma(z'_i)][w_j = tau(w'_j)]
     = l_row + l_col - l_row l_col``, with one-to-one (rectangular) matchings.
 
-    Parameters
-    ----------
-    z : array-like of shape (n_rows,) or (n_sets, n_rows)
-        Reference row labels.
-    w : array-like of shape (n_cols,) or (n_sets, n_cols)
-        Reference column labels.
-    z_pred : array-like of shape (n_rows,)
-        Predicted row labels.
-    w_pred : array-like of shape (n_cols,)
-        Predicted column labels.
-
-    Returns
-    -------
-    float or ndarray of shape (n_sets,)
+    {{coclusterings_per_set}}
 
     Examples
     --------
@@ -222,6 +195,7 @@ def ce(z: ArrayLike, w: ArrayLike, z_pred: ArrayLike, w_pred: ArrayLike) -> Floa
     return l_item(z, w, z_pred, w_pred, match=True)
 
 
+@fill_doc
 def l_full(
     z: ArrayLike, w: ArrayLike, z_pred: ArrayLike, w_pred: ArrayLike, *, match: bool = True
 ) -> FloatOrArray:
@@ -232,21 +206,14 @@ def l_full(
 
     Parameters
     ----------
-    z : array-like of shape (n_rows,) or (n_sets, n_rows)
-        Reference row labels.
-    w : array-like of shape (n_cols,) or (n_sets, n_cols)
-        Reference column labels.
-    z_pred : array-like of shape (n_rows,)
-        Predicted row labels.
-    w_pred : array-like of shape (n_cols,)
-        Predicted column labels.
+    {{coclusterings}}
     match : bool, default=True
         Compare up to relabelling, or compare labels as they are.
 
     Returns
     -------
     float or ndarray of shape (n_sets,)
-        0.0 or 1.0.
+        0.0 or 1.0; a float for 1-D references, one value per set for a batch.
 
     Examples
     --------
@@ -291,6 +258,7 @@ def _cari_counts(
     )
 
 
+@fill_doc
 def cari(z: ArrayLike, w: ArrayLike, z_pred: ArrayLike, w_pred: ArrayLike) -> FloatOrArray:
     """Co-clustering adjusted Rand index (Robert & Vasseur).
 
@@ -303,20 +271,7 @@ def cari(z: ArrayLike, w: ArrayLike, z_pred: ArrayLike, w_pred: ArrayLike) -> Fl
     in the two co-clusterings, at most 1 (identical up to relabelling), about
     0 for independent co-clusterings.
 
-    Parameters
-    ----------
-    z : array-like of shape (n_rows,) or (n_sets, n_rows)
-        Reference row labels, or a batch of reference row label sets.
-    w : array-like of shape (n_cols,) or (n_sets, n_cols)
-        Reference column labels, or a batch of reference column label sets.
-    z_pred : array-like of shape (n_rows,)
-        Predicted row labels.
-    w_pred : array-like of shape (n_cols,)
-        Predicted column labels.
-
-    Returns
-    -------
-    float or ndarray of shape (n_sets,)
+    {{coclusterings_per_set}}
 
     Examples
     --------

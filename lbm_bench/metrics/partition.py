@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
+from lbm_bench.metrics._docstrings import fill_doc
 from lbm_bench.metrics.tables import (
     FloatOrArray,
     _ari_from_counts,
@@ -85,6 +86,7 @@ def _ari_values(sets: np.ndarray, pred: np.ndarray) -> np.ndarray:
     return np.asarray(_pair_values(sets, pred, _ari_from_counts), dtype=np.float64)
 
 
+@fill_doc
 def rand(a: ArrayLike, b: ArrayLike | None = None) -> FloatOrArray:
     """Rand index: the proportion of item pairs on which two partitions agree.
 
@@ -93,18 +95,7 @@ def rand(a: ArrayLike, b: ArrayLike | None = None) -> FloatOrArray:
     1 for identical partitions (and for ``n = 1``). Computed exactly from integer
     pair counts.
 
-    Parameters
-    ----------
-    a : array-like of shape (n_samples,) or (n_sets, n_samples) or (k, l)
-        Reference labels, a batch of reference label sets, or a contingency
-        table when ``b`` is None.
-    b : array-like of shape (n_samples,), optional
-        Predicted labels.
-
-    Returns
-    -------
-    float or ndarray of shape (n_sets,)
-        A float for a 1-D ``a`` or a table, one value per set for a 2-D ``a``.
+    {{pair_batch}}
 
     Examples
     --------
@@ -114,6 +105,7 @@ def rand(a: ArrayLike, b: ArrayLike | None = None) -> FloatOrArray:
     return _pair_index(a, b, _rand_from_counts)
 
 
+@fill_doc
 def ari(a: ArrayLike, b: ArrayLike | None = None) -> FloatOrArray:
     """Adjusted Rand index (Hubert & Arabie, 1985).
 
@@ -124,18 +116,7 @@ def ari(a: ArrayLike, b: ArrayLike | None = None) -> FloatOrArray:
     for independent partitions, may be negative. 1.0 when neither partition
     separates a pair the other groups (this covers ``n = 1``).
 
-    Parameters
-    ----------
-    a : array-like of shape (n_samples,) or (n_sets, n_samples) or (k, l)
-        Reference labels, a batch of reference label sets (each compared with
-        ``b``), or a contingency table when ``b`` is None.
-    b : array-like of shape (n_samples,), optional
-        Predicted labels.
-
-    Returns
-    -------
-    float or ndarray of shape (n_sets,)
-        A float for a 1-D ``a`` or a table, one value per set for a 2-D ``a``.
+    {{pair_batch}}
 
     Examples
     --------
@@ -237,6 +218,7 @@ def _information_limit(table: _Sparse) -> float | None:
     return None
 
 
+@fill_doc
 def nmi(a: ArrayLike, b: ArrayLike | None = None) -> float:
     """Normalised mutual information, arithmetic-mean normalisation (NMI_sum).
 
@@ -245,16 +227,7 @@ def nmi(a: ArrayLike, b: ArrayLike | None = None) -> float:
     0 when exactly one partition has a single cluster. Not adjusted for chance.
     Same value as scikit-learn's ``normalized_mutual_info_score``.
 
-    Parameters
-    ----------
-    a : array-like of shape (n_samples,) or (k, l)
-        Labels, or a contingency table when ``b`` is None.
-    b : array-like of shape (n_samples,), optional
-        Labels of the other partition.
-
-    Returns
-    -------
-    float
+    {{pair_float}}
 
     Examples
     --------
@@ -269,6 +242,7 @@ def nmi(a: ArrayLike, b: ArrayLike | None = None) -> float:
     return 0.0 if mi == 0.0 else mi / normaliser
 
 
+@fill_doc
 def ami(a: ArrayLike, b: ArrayLike | None = None) -> float:
     """Adjusted mutual information, arithmetic-mean normalisation (AMI_sum).
 
@@ -280,16 +254,7 @@ def ami(a: ArrayLike, b: ArrayLike | None = None) -> float:
     for independent partitions, may be slightly negative. Same value as
     scikit-learn's ``adjusted_mutual_info_score``.
 
-    Parameters
-    ----------
-    a : array-like of shape (n_samples,) or (k, l)
-        Labels, or a contingency table when ``b`` is None.
-    b : array-like of shape (n_samples,), optional
-        Labels of the other partition.
-
-    Returns
-    -------
-    float
+    {{pair_float}}
 
     Examples
     --------
@@ -315,6 +280,7 @@ def ami(a: ArrayLike, b: ArrayLike | None = None) -> float:
 # --------------------------------------------------------------------------- #
 
 
+@fill_doc
 def matching_error(a: ArrayLike, b: ArrayLike | None = None) -> float:
     """Matching error (Meila's classification error): ``1 - max_sigma sum_k n_{k,sigma(k)} / n``.
 
@@ -324,16 +290,7 @@ def matching_error(a: ArrayLike, b: ArrayLike | None = None) -> float:
     (``scipy.optimize.linear_sum_assignment``). Symmetric, in [0, 1), 0 exactly
     for identical partitions.
 
-    Parameters
-    ----------
-    a : array-like of shape (n_samples,) or (k, l)
-        Labels, or a contingency table when ``b`` is None.
-    b : array-like of shape (n_samples,), optional
-        Labels of the other partition.
-
-    Returns
-    -------
-    float
+    {{pair_float}}
 
     Examples
     --------
@@ -345,6 +302,13 @@ def matching_error(a: ArrayLike, b: ArrayLike | None = None) -> float:
     return (n - _matched_count(table)) / n
 
 
+def _square_table(a: Any, b: Any) -> tuple[np.ndarray, int, int]:
+    """The table, its item count ``n`` and ``k = max(K, L)`` (the side once padded to a square)."""
+    table = _table_input(a, b)
+    return table, int(table.sum()), max(table.shape)
+
+
+@fill_doc
 def normalized_accuracy(a: ArrayLike, b: ArrayLike | None = None) -> float:
     """Normalised (pivoted) accuracy: ``(PA - 1/k) / (1 - 1/k)``.
 
@@ -353,29 +317,20 @@ def normalized_accuracy(a: ArrayLike, b: ArrayLike | None = None) -> float:
     clusters to a square, as genieclust does). Symmetric, in [0, 1], 1 for
     identical partitions (also when both have a single cluster).
 
-    Parameters
-    ----------
-    a : array-like of shape (n_samples,) or (k, l)
-        Labels, or a contingency table when ``b`` is None.
-    b : array-like of shape (n_samples,), optional
-        Labels of the other partition.
-
-    Returns
-    -------
-    float
+    {{pair_float}}
 
     Examples
     --------
     >>> normalized_accuracy([0, 0, 1, 1], [0, 0, 1, 0])
     0.5
     """
-    table = _table_input(a, b)
-    n, k = int(table.sum()), max(table.shape)
+    table, n, k = _square_table(a, b)
     if k == 1:
         return 1.0
     return (_matched_count(table) * k - n) / (n * (k - 1))
 
 
+@fill_doc
 def adjusted_asymmetric_accuracy(a: ArrayLike, b: ArrayLike | None = None) -> float:
     """Adjusted asymmetric accuracy (Gagolewski), a.k.a. normalised clustering accuracy.
 
@@ -397,9 +352,7 @@ def adjusted_asymmetric_accuracy(a: ArrayLike, b: ArrayLike | None = None) -> fl
     b : array-like of shape (n_samples,), optional
         Predicted labels.
 
-    Returns
-    -------
-    float
+    {{returns_float}}
 
     Examples
     --------
@@ -416,6 +369,7 @@ def adjusted_asymmetric_accuracy(a: ArrayLike, b: ArrayLike | None = None) -> fl
     return float((matched - 1) / (k - 1))
 
 
+@fill_doc
 def pair_sets_index(
     a: ArrayLike, b: ArrayLike | None = None, *, simplified: bool = False, clipped: bool = True
 ) -> float:
@@ -430,26 +384,20 @@ def pair_sets_index(
 
     Parameters
     ----------
-    a : array-like of shape (n_samples,) or (k, l)
-        Labels, or a contingency table when ``b`` is None.
-    b : array-like of shape (n_samples,), optional
-        Labels of the other partition.
+    {{pair}}
     simplified : bool, default=False
         Use ``E = 1`` (eq. 20 of Rezaei & Franti instead of eq. 18).
     clipped : bool, default=True
         Clip negative values to 0.
 
-    Returns
-    -------
-    float
+    {{returns_float}}
 
     Examples
     --------
     >>> pair_sets_index([0, 0, 1, 1], [1, 1, 0, 0])
     1.0
     """
-    table = _table_input(a, b)
-    n, k = int(table.sum()), max(table.shape)
+    table, n, k = _square_table(a, b)
     if k == 1:
         return 1.0
     row_sums, col_sums = table.sum(axis=1), table.sum(axis=0)
