@@ -218,6 +218,22 @@ def _information_limit(table: _Sparse) -> float | None:
     return None
 
 
+def _normalised_information(a: Any, b: Any, *, adjusted: bool) -> float:
+    """NMI_sum, or AMI_sum when ``adjusted``, of a label pair or a table."""
+    table = _sparse_input(a, b)
+    special = _information_limit(table)
+    if special is not None:
+        return special
+    mi, normaliser = _mutual_info(table)
+    if not adjusted:
+        return 0.0 if mi == 0.0 else mi / normaliser
+    emi = _expected_mutual_info(table.row_sums, table.col_sums, table.n)
+    eps = float(np.finfo(np.float64).eps)
+    denominator = normaliser - emi
+    denominator = min(denominator, -eps) if denominator < 0 else max(denominator, eps)
+    return (mi - emi) / denominator
+
+
 @fill_doc
 def nmi(a: ArrayLike, b: ArrayLike | None = None) -> float:
     """Normalised mutual information, arithmetic-mean normalisation (NMI_sum).
@@ -234,12 +250,7 @@ def nmi(a: ArrayLike, b: ArrayLike | None = None) -> float:
     >>> nmi([0, 0, 1, 1], [7, 7, 3, 3])
     1.0
     """
-    table = _sparse_input(a, b)
-    special = _information_limit(table)
-    if special is not None:
-        return special
-    mi, normaliser = _mutual_info(table)
-    return 0.0 if mi == 0.0 else mi / normaliser
+    return _normalised_information(a, b, adjusted=False)
 
 
 @fill_doc
@@ -263,16 +274,7 @@ def ami(a: ArrayLike, b: ArrayLike | None = None) -> float:
     >>> ami([0, 1], [1, 0])  # all singletons: MI equals its expectation
     1.0
     """
-    table = _sparse_input(a, b)
-    special = _information_limit(table)
-    if special is not None:
-        return special
-    mi, normaliser = _mutual_info(table)
-    emi = _expected_mutual_info(table.row_sums, table.col_sums, table.n)
-    eps = float(np.finfo(np.float64).eps)
-    denominator = normaliser - emi
-    denominator = min(denominator, -eps) if denominator < 0 else max(denominator, eps)
-    return (mi - emi) / denominator
+    return _normalised_information(a, b, adjusted=True)
 
 
 # --------------------------------------------------------------------------- #
