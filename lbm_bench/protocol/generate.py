@@ -72,8 +72,10 @@ def generate_table(
     screen_samples: int = 200,
     max_attempts: int = 100,
     balance: float | None = None,
-    n_calibration_tables: int = 200,
+    n_calibration_tables: int | str = "auto",
     calibration_tolerance: float | None = None,
+    calibration_method: str = "secant",
+    jobs: int = 1,
     n_init: int = 10,
     gibbs_method: str = "incremental",
     calibration: CalibrationResult | None = None,
@@ -103,10 +105,15 @@ def generate_table(
     balance : float, optional
         Also require ``min(l_row, l_col) >= balance * max(l_row, l_col)`` (the
         paper's section 4.6: row and column losses of the same order).
-    n_calibration_tables : int, default=200
-        Tables per dichotomy step of the calibration.
+    n_calibration_tables : int or "auto", default="auto"
+        Tables per evaluated scale of the calibration: sequential by default,
+        an integer fixes it (see :func:`~lbm_bench.calibrate_scale`).
     calibration_tolerance : float, optional
         Tolerance of the calibration (see :func:`~lbm_bench.calibrate_scale`).
+    calibration_method : {"secant", "bisection"}, default="secant"
+        Root finding of the calibration; "bisection" is the paper's dichotomy.
+    jobs : int, default=1
+        Worker processes for the calibration's tables; same table whatever it is.
     n_init : int, default=10
         Random starts of the MAP.
     gibbs_method : {"incremental", "full"}, default="incremental"
@@ -133,8 +140,7 @@ def generate_table(
 
     Examples
     --------
-    >>> table = generate_table("bernoulli", 40, 30, 2, 2, 0.1, tolerance=0.03, n_samples=200,
-    ...                        n_calibration_tables=20, rng=3)
+    >>> table = generate_table("bernoulli", 40, 30, 2, 2, 0.1, tolerance=0.03, n_samples=200, rng=3)
     >>> abs(table.risk.risk - 0.1) <= 0.03
     True
     """
@@ -156,6 +162,7 @@ def generate_table(
             calibration = calibrate_scale(
                 kind, n_rows, n_cols, n_row_clusters, n_col_clusters, target,
                 n_tables=n_calibration_tables, tolerance=calibration_tolerance, n_init=n_init,
+                method=calibration_method, jobs=jobs,
                 callback=lambda scale, error: (bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")),
                 rng=np.random.default_rng(child_seed(root, 0)), **model_options,
             )
