@@ -307,7 +307,7 @@ def calibrate_scale(
     tolerance: float | None = None,
     n_init: int = 10,
     max_steps: int = 40,
-    criterion: str = "map",
+    criterion: str = "bayes",
     method: str = "secant",
     max_tables: int = AUTO_MAX_TABLES,
     se_fraction: float = AUTO_SE_FRACTION,
@@ -340,9 +340,9 @@ def calibrate_scale(
         Random starts of the MAP.
     max_steps : int, default=40
         Maximum number of evaluations (a scale re-evaluated on more tables counts).
-    criterion : {"map", "bayes"}, default="map"
-        The classifier whose risk is calibrated: the X-only MAP, or the Bayes
-        rule for ``l_item`` from a short Gibbs run started at the MAP
+    criterion : {"bayes", "map"}, default="bayes"
+        The classifier whose risk is calibrated: the Bayes rule for ``l_item``
+        (the floor) from a short Gibbs run started at the X-only MAP, or the MAP itself
         (``BAYES_SAMPLES`` label sets; see :func:`lbm_bench.inference.bayes.bayes_labels`).
     method : {"secant", "bisection"}, default="secant"
         Root finding (see the module documentation). ``"bisection"`` is the

@@ -213,6 +213,10 @@ class GenerationSettings(_SettingsRecord):
         Random starts of the MAP.
     gibbs_method : {"incremental", "full"}
         How the Gibbs sampler updates its block sums ("full" is the reference).
+    criterion : {"bayes", "map"}, default="bayes"
+        Which conditional risk the target and the rejection step apply to: the
+        floor (the risk of the Bayes labels for ``l_item``, cross-fitted) or the
+        risk of the X-only MAP labels (the paper's protocol).
     """
 
     tolerance: float = _setting(0.01, _open_probability, "--tolerance", "rejection tolerance on the risk")
@@ -244,6 +248,11 @@ class GenerationSettings(_SettingsRecord):
     gibbs_method: str = _setting(
         "incremental", _choice("incremental", "full"), "--gibbs-method",
         "block-sum updates of the Gibbs sampler ('full' is the slow reference)",
+    )
+    criterion: str = _setting(
+        "bayes", _choice("bayes", "map"), "--criterion",
+        "risk the target applies to: 'bayes' (the floor, the Bayes labels for l_item) "
+        "or 'map' (the X-only MAP labels, the paper's protocol)",
     )
 
     def _check_together(self) -> None:
