@@ -122,8 +122,7 @@ def generate_table(
 
     Examples
     --------
-    >>> table = generate_table("bernoulli", 40, 30, 2, 2, 0.1, tolerance=0.03, n_samples=200,
-    ...                        n_calibration_tables=20, rng=3)
+    >>> table = generate_table("bernoulli", 40, 30, 2, 2, 0.1, tolerance=0.03, n_samples=200, rng=3)
     >>> abs(table.bayes_risk.risk - 0.1) <= 0.03, table.criterion
     (True, 'bayes')
     >>> table.bayes_risk.risk <= table.risk.risk + 3 * table.bayes_risk.mcse  # the floor
@@ -142,6 +141,7 @@ def generate_table(
             calibration = calibrate_scale(
                 kind, n_rows, n_cols, n_row_clusters, n_col_clusters, target,
                 n_tables=s.n_calibration_tables, tolerance=s.calibration_tolerance, n_init=s.n_init,
+                method=s.calibration_method, criterion=s.criterion, jobs=s.jobs,
                 callback=lambda scale, error: (
                     bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")
                 ),

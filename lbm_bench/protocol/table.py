@@ -16,18 +16,20 @@ __all__ = ["CalibrationResult", "RejectionRecord", "Table"]
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """Outcome of the dichotomy on the scale (step 3 of the protocol).
+    """Outcome of the calibration of the scale (step 3 of the protocol).
 
     Attributes
     ----------
     scale : float
         Calibrated scale.
     bracket : tuple of float
-        Final bracket ``(low, high)`` of the dichotomy (low is harder).
+        Final bracket ``(low, high)`` of the search (low is harder), at the
+        final number of tables.
     n_steps : int
-        Number of evaluated scales.
+        Number of evaluations (a scale re-evaluated on more tables counts twice).
     mean_error : float
-        Mean apparent error ``l_item((z0, w0), MAP(X))`` at ``scale`` over the tables.
+        Mean apparent error ``l_item((z0, w0), h(X))`` of the X-only classifier
+        at ``scale`` over the tables.
     error_std : float
         Standard deviation of the apparent error over the tables.
     target_risk : float
@@ -35,11 +37,18 @@ class CalibrationResult:
     tolerance : float
         Stop when the mean error is within this distance of the target.
     n_tables : int
-        Tables per evaluated scale (common random numbers across scales).
-    history : ndarray of shape (n_steps, 3)
-        Every evaluated ``(scale, mean error, error std)``, in order.
+        Tables of the final evaluation (common random numbers across scales).
+    history : ndarray of shape (n_steps, 4)
+        Every evaluation ``(scale, mean error, error std, n_tables)``, in order
+        (files of format 1.0 have no fourth column: it is filled with ``n_tables``).
     design : ModelDesign or None
         The design whose scale was calibrated (``model = design.model(scale)``).
+    method : str
+        ``"secant"`` (root finding with a sequential number of tables) or
+        ``"bisection"`` (the paper's dichotomy, the only method before format 1.1).
+    criterion : str
+        The X-only classifier whose apparent error was calibrated: ``"map"`` or
+        ``"bayes"``.
     """
 
     scale: float
@@ -52,6 +61,8 @@ class CalibrationResult:
     n_tables: int
     history: np.ndarray
     design: ModelDesign | None = field(default=None, compare=False, repr=False)
+    method: str = field(default="bisection", compare=False)
+    criterion: str = field(default="map", compare=False)
 
 
 @dataclass(frozen=True)
@@ -210,7 +221,7 @@ class Table:
                 f"{r.risk:.4f} +- {r.mcse:.4f} (MCSE), R-hat {r.rhat:.3f}",
                 f"row loss {r.row_loss:.4f}, column loss {r.col_loss:.4f}; "
                 f"{r.n_samples} Gibbs label sets in {r.n_chains} chains",
-                f"scale {self.scale:.6g} after {self.calibration.n_steps} dichotomy steps "
+                f"scale {self.scale:.6g} after {self.calibration.n_steps} evaluations "
                 f"(apparent error {self.calibration.mean_error:.4f} +- {self.calibration.error_std:.4f}"
                 f" over {self.calibration.n_tables} tables)",
                 f"rejection sampling: {self.rejection.attempts} attempt(s), "

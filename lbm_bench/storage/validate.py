@@ -406,8 +406,13 @@ def _read_attrs(reader: Reader, path: str, kinds: Mapping[str, str]) -> dict[str
 def _read_calibration(reader: Reader, design: ModelDesign | None) -> CalibrationResult | None:
     values = _read_attrs(reader, "calibration", GROUP_ATTRIBUTES["calibration"])
     n_steps = None if values is None else values["n_steps"]
-    history = reader.array("calibration/history", (n_steps, 3), "f")
+    history = reader.array("calibration/history", (n_steps, None), "f")
     if values is None or history is None:
+        return None
+    if history.shape[1] == 3:  # format 1.0: no n_tables column, every step used n_tables
+        history = np.column_stack([history, np.full(n_steps, float(values["n_tables"]))])
+    elif history.shape[1] != 4:
+        reader.problem(f"dataset calibration/history has shape {history.shape}, expected ({n_steps}, 4)")
         return None
     if values["bracket"].shape != (2,):
         size = values["bracket"].size

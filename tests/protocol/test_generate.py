@@ -13,7 +13,7 @@ def test_calibration_meets_target(kind):
     result = calibrate_scale(kind, 40, 30, 2, 2, 0.1, n_tables=40, rng=1)
     assert abs(result.mean_error - 0.1) <= result.tolerance
     assert result.tolerance == pytest.approx(0.005)
-    assert result.history.shape == (result.n_steps, 3)
+    assert result.history.shape == (result.n_steps, 4)
     low, high = result.bracket
     assert low <= result.scale <= high
     assert result.design is not None and result.design.kind == kind
