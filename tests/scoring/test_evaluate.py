@@ -22,7 +22,7 @@ def test_map_labels_score_the_stored_risk(table):
     assert (report.reference, report.criterion, report.note) == ("bayes", "bayes", "")
     assert report.n_samples == 600
     # the MAP is not below the floor (paired: same sets)
-    assert report.excess_risk >= -3 * report.excess_mcse
+    assert report.excess_risk >= -3 * report.excess_mcse - 1e-12
 
 
 def test_bayes_labels_score_the_floor(table):
