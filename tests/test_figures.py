@@ -33,6 +33,7 @@ FIGURES = {
         ["xonly_bias_mean", "truth_bias_mean", "truth_start_calibrated_scale"],
     ),
     "fig_acceptance": ("fig_acceptance.png", ["gaussian_acceptance", "gaussian_candidate_risk_sd"]),
+    "fig_bayes_gap": ("fig_bayes_gap.png", ["mean_gap_level=0.1", "mean_gap", "max_gap"]),
 }
 _NUMBER = re.compile(r"-?\d+\.\d+")
 
