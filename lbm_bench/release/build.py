@@ -1,12 +1,12 @@
-"""Dataset releases: spec-driven, parallel, resumable, byte-reproducible builds.
+"""Building a release: spec-driven, parallel, resumable, byte-reproducible.
 
-A release spec (TOML) describes grids of tables: kinds, shapes, cluster numbers,
-target risks, replicates and the generation settings. :func:`build_release`
-turns it into ``DIR/tables/<id>.h5`` files, ``DIR/manifest.json``,
-``DIR/SHA256SUMS`` and a data card ``DIR/README.md``.
+:func:`build_release` turns a spec into ``DIR/tables/<id>.h5`` files, then writes
+``DIR/manifest.json``, the release files of :data:`RELEASE_FILE_WRITERS` (today
+``DIR/README.md``) and ``DIR/SHA256SUMS`` listing them all, and on request the
+archive ``DIR.tar.gz``.
 
 Determinism: every seed derives from the master seed and the identity of what
-it seeds (``SeedSequence(master, spawn_key=digest(id))``), never from worker
+it seeds (:func:`lbm_bench.release.seeds.derive_seed`), never from worker
 order. The replicates of one configuration share one calibrated design (the
 paper's "one distribution, several tables"), whose seed derives from the
 configuration's identity. Files are written byte-stably (see
@@ -20,269 +20,26 @@ file under a final name, and stale temporary files are removed on the next run.
 
 from __future__ import annotations
 
-import hashlib
-import io
-import itertools
-import json
 import os
-import sys
-import tarfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
+from lbm_bench.release.archive import write_archive
+from lbm_bench.release.manifest import write_checksums, write_manifest
+from lbm_bench.release.readme import write_readme
+from lbm_bench.release.spec import ReleaseSpec, TableSpec, read_spec
 
-from lbm_bench._validation import KINDS
+__all__ = ["RELEASE_FILE_WRITERS", "BuildReport", "build_release", "write_release_files"]
 
-__all__ = [
-    "ReleaseSpec",
-    "TableSpec",
-    "BuildReport",
-    "read_spec",
-    "parse_spec",
-    "build_release",
-    "verify_release",
-    "load_release",
-    "load_release_table",
-    "write_archive",
-]
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
-#: Generation settings a spec may set (in [defaults] or per [[grid]]), with defaults.
-SETTINGS: dict[str, Any] = {
-    "tolerance": 0.01,
-    "n_samples": 2000,
-    "n_chains": 8,
-    "burn_in": 50,
-    "thin": 1,
-    "screen_samples": 200,
-    "max_attempts": 100,
-    "balance": None,
-    "n_calibration_tables": 200,
-    "calibration_tolerance": None,
-    "n_init": 10,
-}
-#: Options of random_design a spec may set in ``model_options``.
-MODEL_OPTIONS = {"equal_proportions", "equal_dispersions", "dispersion_spread", "base_rate"}
-_GRID_KEYS = {"kinds", "shapes", "clusters", "risks", "replicates", "model_options"} | set(SETTINGS)
-_RELEASE_KEYS = {"name", "version", "seed", "description", "license", "citation"}
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """One table of a release: its identity, settings and seeds."""
-
-    id: str
-    config_id: str
-    kind: str
-    shape: tuple[int, int]
-    clusters: tuple[int, int]
-    risk: float
-    replicate: int
-    settings: dict
-    model_options: dict
-    seed: int
-    calibration_seed: int
-
-    @property
-    def filename(self) -> str:
-        return f"tables/{self.id}.h5"
-
-
-@dataclass(frozen=True)
-class ReleaseSpec:
-    """A parsed, validated release spec."""
-
-    name: str
-    version: str
-    seed: int
-    description: str
-    license: str
-    citation: str
-    tables: tuple[TableSpec, ...]
-    source: dict = field(repr=False)
-
-    def configurations(self) -> dict[str, list[TableSpec]]:
-        """Tables grouped by configuration (shared calibration), in id order."""
-        groups: dict[str, list[TableSpec]] = {}
-        for table in self.tables:
-            groups.setdefault(table.config_id, []).append(table)
-        return groups
-
-
-def _derive_seed(master: int, identity: str) -> int:
-    """A 63-bit seed from the master seed and an identity string (order-free)."""
-    digest = hashlib.sha256(identity.encode()).digest()
-    key = tuple(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))
-    state = np.random.SeedSequence(master, spawn_key=key).generate_state(2, np.uint32)
-    return int(state.view(np.uint64)[0] >> np.uint64(1))
-
-
-def _pair(where: str, text: Any) -> tuple[int, int]:
-    if not isinstance(text, str):
-        raise ValueError(f"{where}: expected a string like '200x100', got {text!r}")
-    parts = text.lower().split("x")
-    try:
-        a, b = (int(p) for p in parts)
-    except ValueError:
-        raise ValueError(f"{where}: expected a string like '200x100', got {text!r}") from None
-    if a < 1 or b < 1:
-        raise ValueError(f"{where}: sizes must be positive, got {text!r}")
-    return a, b
-
-
-def _list(where: str, value: Any) -> list:
-    if not isinstance(value, list) or not value:
-        raise ValueError(f"{where} must be a non-empty list, got {value!r}")
-    return value
-
-
-def _check_keys(where: str, table: dict, allowed: set[str]) -> None:
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
-
-
-def _check_settings(where: str, settings: dict) -> dict:
-    out = dict(settings)
-    for key in ("n_samples", "n_chains", "thin", "max_attempts", "n_calibration_tables", "n_init"):
-        if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 1:
-            raise ValueError(f"{where}: {key} must be a positive integer, got {out[key]!r}")
-    for key in ("burn_in", "screen_samples"):
-        if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 0:
-            raise ValueError(f"{where}: {key} must be a non-negative integer, got {out[key]!r}")
-    if not isinstance(out["tolerance"], (int, float)) or not 0 < out["tolerance"] < 1:
-        raise ValueError(f"{where}: tolerance must be in (0, 1), got {out['tolerance']!r}")
-    if out["n_chains"] > out["n_samples"]:
-        raise ValueError(f"{where}: n_chains ({out['n_chains']}) exceeds n_samples ({out['n_samples']})")
-    if out["balance"] is not None and not 0 <= out["balance"] <= 1:
-        raise ValueError(f"{where}: balance must be in [0, 1], got {out['balance']!r}")
-    return out
-
-
-def _check_model_options(where: str, options: Any) -> dict:
-    if not isinstance(options, dict):
-        raise ValueError(f"{where}: model_options must be a table, got {options!r}")
-    _check_keys(f"{where}.model_options", options, MODEL_OPTIONS)
-    return {k: options[k] for k in sorted(options)}
-
-
-def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[TableSpec]:
-    where = f"grid[{index}]"
-    _check_keys(where, grid, _GRID_KEYS)
-    for key in ("kinds", "shapes", "clusters", "risks"):
-        if key not in grid:
-            raise ValueError(f"{where}: missing required key {key!r}")
-    settings = _check_settings(where, {**SETTINGS, **defaults.get("settings", {}), **{k: grid[k] for k in SETTINGS if k in grid}})
-    options = _check_model_options(where, {**defaults.get("model_options", {}), **grid.get("model_options", {})})
-    replicates = grid.get("replicates", 1)
-    if not isinstance(replicates, int) or isinstance(replicates, bool) or replicates < 1:
-        raise ValueError(f"{where}: replicates must be a positive integer, got {replicates!r}")
-    tables = []
-    for kind, shape_text, cluster_text, risk in itertools.product(
-        _list(f"{where}.kinds", grid["kinds"]),
-        _list(f"{where}.shapes", grid["shapes"]),
-        _list(f"{where}.clusters", grid["clusters"]),
-        _list(f"{where}.risks", grid["risks"]),
-    ):
-        if kind not in KINDS:
-            raise ValueError(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
-        n, d = _pair(f"{where}.shapes", shape_text)
-        g, m = _pair(f"{where}.clusters", cluster_text)
-        if g < 2 or m < 2:
-            raise ValueError(f"{where}: clusters must be at least 2x2, got {cluster_text!r}")
-        if g > n or m > d:
-            raise ValueError(f"{where}: {cluster_text} clusters do not fit a {shape_text} table")
-        if kind == "bernoulli" and (g > 2**m or m > 2**g):
-            raise ValueError(f"{where}: bernoulli blocks need distinct binary modes; impossible with {cluster_text}")
-        if not isinstance(risk, (int, float)) or isinstance(risk, bool) or not 0 < risk < 1:
-            raise ValueError(f"{where}: risks must be in (0, 1), got {risk!r}")
-        if risk < 1.0 / (n * d):
-            raise ValueError(f"{where}: risk {risk} is below 1/(n_rows*n_cols) for {shape_text}")
-        config_id = f"{kind}-{n}x{d}-{g}x{m}-r{risk:.4f}".rstrip("0")
-        for rep in range(1, replicates + 1):
-            table_id = f"{config_id}-{rep:02d}"
-            tables.append(
-                TableSpec(
-                    id=table_id, config_id=config_id, kind=kind, shape=(n, d), clusters=(g, m),
-                    risk=float(risk), replicate=rep, settings=settings, model_options=options,
-                    seed=_derive_seed(master, "table:" + table_id),
-                    calibration_seed=_derive_seed(master, "calibration:" + config_id),
-                )
-            )
-    return tables
-
-
-def parse_spec(source: dict) -> ReleaseSpec:
-    """Validate a spec given as a dict (the parsed TOML) and expand its grids.
-
-    Raises
-    ------
-    ValueError
-        Naming the offending key: unknown keys, missing keys, impossible
-        combinations (more clusters than rows, binary modes that cannot be
-        distinct), risks out of range, duplicate tables.
-    """
-    _check_keys("spec", source, {"release", "defaults", "grid"})
-    release = source.get("release")
-    if not isinstance(release, dict):
-        raise ValueError("spec: missing [release] table")
-    _check_keys("release", release, _RELEASE_KEYS)
-    for key in ("name", "version", "seed"):
-        if key not in release:
-            raise ValueError(f"release: missing required key {key!r}")
-    seed = release["seed"]
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"release: seed must be a non-negative integer, got {seed!r}")
-    defaults_source = source.get("defaults", {})
-    _check_keys("defaults", defaults_source, set(SETTINGS) | {"model_options"})
-    defaults = {
-        "settings": {k: v for k, v in defaults_source.items() if k in SETTINGS},
-        "model_options": defaults_source.get("model_options", {}),
-    }
-    grids = source.get("grid")
-    if not isinstance(grids, list) or not grids:
-        raise ValueError("spec: at least one [[grid]] is required")
-    tables = [t for i, grid in enumerate(grids) for t in _grid_tables(i, grid, defaults, seed)]
-    ids = [t.id for t in tables]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
-    if duplicates:
-        raise ValueError(f"spec: tables defined twice: {', '.join(duplicates[:5])}")
-    configs: dict[str, TableSpec] = {}
-    for t in tables:
-        first = configs.setdefault(t.config_id, t)
-        if (first.settings, first.model_options) != (t.settings, t.model_options):
-            raise ValueError(f"spec: configuration {t.config_id} appears with different settings")
-    return ReleaseSpec(
-        name=str(release["name"]), version=str(release["version"]), seed=seed,
-        description=str(release.get("description", "")), license=str(release.get("license", "CC-BY-4.0")),
-        citation=str(release.get("citation", "")), tables=tuple(sorted(tables, key=lambda t: t.id)),
-        source=source,
-    )
-
-
-def read_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
-    """Read and validate a release spec from a TOML file."""
-    path = Path(path)
-    try:
-        source = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"spec {path} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"spec {path} is not valid TOML: {exc}") from None
-    try:
-        return parse_spec(source)
-    except ValueError as exc:
-        raise ValueError(f"spec {path}: {exc}") from None
-
-
-# -- building -------------------------------------------------------------------
+#: Writers of the files a complete build adds next to ``manifest.json``, called in
+#: this order after it: ``writer(manifest, out, spec_path=...)`` writes one file
+#: under the release directory ``out`` (atomically) and returns its name, which
+#: ``SHA256SUMS`` then lists. A new release file (a Croissant description, an HTML
+#: card) is one more writer here.
+RELEASE_FILE_WRITERS: tuple[Callable[..., str], ...] = (write_readme,)
 
 
 def _one_blas_thread():
@@ -323,8 +80,8 @@ def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
 
 
 def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
-    from lbm_bench.protocol.generate import generate_table
     from lbm_bench.io import save_table
+    from lbm_bench.protocol.generate import generate_table
 
     try:
         s = spec.settings
@@ -350,7 +107,7 @@ def _with_calibration_seed(table: Any, calibration_seed: int) -> Any:
 
 
 def _table_is_complete(out_dir: Path, spec: TableSpec) -> bool:
-    from lbm_bench.io import read_info, check_file
+    from lbm_bench.io import check_file, read_info
 
     path = out_dir / spec.filename
     if not path.is_file() or check_file(path):
@@ -387,8 +144,8 @@ class BuildReport:
 
     def summary(self) -> str:
         lines = [
-            f"built {len(self.built)} table(s), skipped {len(self.skipped)} already complete, "
-            f"failed {len(self.failed)}; wall time {self.wall_seconds:.1f} s",
+            (f"built {len(self.built)} table(s), skipped {len(self.skipped)} already complete, "
+             f"failed {len(self.failed)}; wall time {self.wall_seconds:.1f} s"),
         ]
         if self.stage_seconds:
             stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.stage_seconds.items())
@@ -566,274 +323,26 @@ def build_release(
     report.built.sort()
     report.stage_seconds = stage
     if not report.failed:
-        write_manifest(spec, out, spec_path=spec_path)
+        write_release_files(spec, out, spec_path=spec_path)
         if archive:
             write_archive(out)
     report.wall_seconds = time.perf_counter() - start
     return report
 
 
-# -- manifest, checksums, data card ----------------------------------------------
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _table_entry(out: Path, spec: TableSpec) -> dict:
-    from lbm_bench.io import read_info
-
-    path = out / spec.filename
-    info = read_info(path)
-    return {
-        "id": spec.id,
-        "kind": spec.kind,
-        "shape": list(spec.shape),
-        "clusters": list(spec.clusters),
-        "target_risk": spec.risk,
-        "risk": float(info["risk"]),
-        "risk_mcse": float(info["risk_mcse"]),
-        "risk_rhat": float(info["risk_rhat"]),
-        "row_loss": float(info["row_loss"]),
-        "col_loss": float(info["col_loss"]),
-        "acceptance_rate": float(info["acceptance_rate"]),
-        "attempts": int(info["attempts"]),
-        "scale": float(info["scale"]),
-        "seed": spec.seed,
-        "calibration_seed": spec.calibration_seed,
-        "file": spec.filename,
-        "size": path.stat().st_size,
-        "sha256": _sha256(path),
-    }
-
-
-def write_manifest(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None) -> dict:
-    """Write ``manifest.json``, ``SHA256SUMS`` and ``README.md`` for a complete build."""
-    from lbm_bench import __version__
-
-    entries = [_table_entry(out, t) for t in spec.tables]
-    manifest = {
-        "release": {"name": spec.name, "version": spec.version, "seed": spec.seed,
-                    "description": spec.description, "license": spec.license},
-        "lbm_bench_version": __version__,
-        "format": "lbm-bench-release",
-        "format_version": "1.0",
-        "spec": spec.source,
-        "spec_file": Path(spec_path).name if spec_path else None,
-        "tables": entries,
-    }
-    _atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    _atomic_write_text(out / "README.md", data_card(manifest, spec_path=spec_path))
-    sums = [f"{e['sha256']}  {e['file']}" for e in entries]
-    for name in ("manifest.json", "README.md"):
-        sums.append(f"{_sha256(out / name)}  {name}")
-    _atomic_write_text(out / "SHA256SUMS", "\n".join(sorted(sums, key=lambda s: s.split("  ")[1])) + "\n")
-    return manifest
-
-
-def data_card(manifest: dict, *, spec_path: str | None = None) -> str:
-    """The release's README.md, generated from its manifest."""
-    release = manifest["release"]
-    tables = manifest["tables"]
-    kinds = sorted({t["kind"] for t in tables})
-    shapes = sorted({tuple(t["shape"]) for t in tables})
-    spec_name = manifest.get("spec_file") or "SPEC.toml"
-    rows = "\n".join(
-        f"| `{t['id']}` | {t['kind']} | {t['shape'][0]}x{t['shape'][1]} | {t['clusters'][0]}x{t['clusters'][1]} "
-        f"| {t['target_risk']:.3f} | {t['risk']:.4f} ± {t['risk_mcse']:.4f} | {t['row_loss']:.3f} / {t['col_loss']:.3f} "
-        f"| {t['acceptance_rate']:.2f} |"
-        for t in tables
-    )
-    example = tables[0]["id"] if tables else "ID"
-    return f"""# {release['name']} {release['version']}
-
-{release['description'] or 'Co-clustering benchmark tables with a certified conditional Bayes risk.'}
-
-{len(tables)} tables of {', '.join(kinds)} entries, shapes from {shapes[0][0]}x{shapes[0][1]} to
-{shapes[-1][0]}x{shapes[-1][1]}, built by lbm-bench {manifest['lbm_bench_version']}. License: {release['license']}.
-
-## What the tables are
-
-Each table was drawn from a latent block model whose scale was calibrated so that the
-X-only MAP classifier's apparent error is centred on the target risk (dichotomy over
-tables sharing common random numbers), then kept by rejection sampling only if its own
-conditional risk, estimated from Gibbs label sets drawn given the table with the true
-parameters, was within the tolerance of the target (Lomet, Govaert and Grandvalet's
-protocol). Every file holds the table, its generating labels, its MAP labels, the Gibbs
-label sets (several plausible ground truths), the parameters and the calibration
-record; `docs/format.md` of lbm-bench is the normative description of the file format.
-
-| id | kind | shape | clusters | target | risk ± MCSE | l_row / l_col | acceptance |
-| --- | --- | --- | --- | --- | --- | --- | --- |
-{rows}
-
-## Load a table
-
-```python
-import h5py
-with h5py.File("tables/{example}.h5", "r") as f:
-    X = f["data"][:]
-    gibbs_rows, gibbs_cols = f["gibbs/rows"][:], f["gibbs/cols"][:]
-
-import lbm_bench
-release = lbm_bench.load_release(".")
-table = lbm_bench.load_release_table(".", "{example}")
-```
-
-## Score an algorithm
-
-```
-lbm-bench evaluate tables/{example}.h5 --rows rows.txt --cols cols.txt
-lbm-bench benchmark . --algorithm cem --out results/
-```
-
-The score is the conditional risk of your labels (mean l_item over the Gibbs label
-sets under one optimal label matching) and its excess over the table's Bayes reference.
-
-## Verify and rebuild
-
-```
-lbm-bench verify .
-lbm-bench build {spec_name} --out DIR --jobs 2
-```
-
-The rebuilt files are byte-identical (same lbm-bench, numpy, h5py and HDF5 versions).
-
-## Cite
-
-{release.get('citation') or 'Lomet, A., Govaert, G. and Grandvalet, Y. Design of Artificial Data Tables for Co-Clustering Analysis. And lbm-bench.'}
-"""
-
-
-def write_archive(out_dir: str | os.PathLike[str]) -> Path:
-    """Write ``<out_dir>.tar.gz`` deterministically (sorted entries, no times or owners)."""
-    import gzip
-
-    out = Path(out_dir)
-    target = out.with_name(out.name + ".tar.gz")
-    files = sorted(p for p in out.rglob("*") if p.is_file() and not p.name.startswith("."))
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for path in files:
-            info = tarfile.TarInfo(f"{out.name}/{path.relative_to(out).as_posix()}")
-            info.size = path.stat().st_size
-            info.mtime = 0
-            info.mode = 0o644
-            with open(path, "rb") as handle:
-                tar.addfile(info, handle)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-            gz.write(buffer.getvalue())
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
-
-
-# -- verify and load ---------------------------------------------------------------
-
-
-def _read_manifest(out: Path) -> dict:
-    path = out / "manifest.json"
-    if not path.is_file():
-        raise ValueError(f"{out} is not a release: no manifest.json")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from None
-
-
-def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
-    """Re-check every checksum and every file against the format and the manifest.
+def write_release_files(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None) -> dict:
+    """Write the files of a complete build: ``manifest.json``, then each of
+    :data:`RELEASE_FILE_WRITERS`, then ``SHA256SUMS`` over the tables and them.
 
     Returns
     -------
-    list of str
-        Problems found (empty when the release is intact).
+    dict
+        The manifest.
     """
-    from lbm_bench.io import check_file, read_info
-
-    out = Path(out_dir)
-    manifest = _read_manifest(out)
-    problems: list[str] = []
-    sums_path = out / "SHA256SUMS"
-    listed: dict[str, str] = {}
-    if not sums_path.is_file():
-        problems.append("SHA256SUMS is missing")
-    else:
-        for line in sums_path.read_text(encoding="utf-8").splitlines():
-            digest, _, name = line.partition("  ")
-            listed[name] = digest
-    for name, digest in sorted(listed.items()):
-        path = out / name
-        if not path.is_file():
-            problems.append(f"{name}: missing")
-        elif _sha256(path) != digest:
-            problems.append(f"{name}: SHA-256 mismatch")
-    for entry in manifest.get("tables", []):
-        path = out / entry["file"]
-        if not path.is_file():
-            if entry["file"] not in listed:
-                problems.append(f"{entry['file']}: missing")
-            continue
-        if entry["file"] not in listed:
-            problems.append(f"{entry['file']}: not listed in SHA256SUMS")
-        if path.stat().st_size != entry["size"]:
-            problems.append(f"{entry['file']}: size {path.stat().st_size} differs from the manifest's {entry['size']}")
-        if _sha256(path) != entry["sha256"]:
-            problems.append(f"{entry['file']}: SHA-256 differs from the manifest")
-        file_problems = check_file(path)
-        problems += [f"{entry['file']}: {p}" for p in file_problems]
-        if not file_problems:
-            info = read_info(path)
-            for key, expected in (("kind", entry["kind"]), ("seed", entry["seed"])):
-                if info.get(key) != expected:
-                    problems.append(f"{entry['file']}: {key} {info.get(key)!r} differs from the manifest's {expected!r}")
-            if [int(info["n_rows"]), int(info["n_cols"])] != entry["shape"]:
-                problems.append(f"{entry['file']}: shape differs from the manifest")
-            if abs(float(info["risk"]) - entry["risk"]) > 1e-12:
-                problems.append(f"{entry['file']}: risk differs from the manifest")
-    known = {e["file"] for e in manifest.get("tables", [])}
-    for path in sorted((out / "tables").glob("*.h5")):
-        rel = path.relative_to(out).as_posix()
-        if rel not in known:
-            problems.append(f"{rel}: not in the manifest")
-    return problems
-
-
-def load_release(out_dir: str | os.PathLike[str]) -> dict:
-    """The manifest of a release (release info, spec and one entry per table).
-
-    Examples
-    --------
-    >>> release = load_release("mini-release")  # doctest: +SKIP
-    >>> [t["id"] for t in release["tables"]][:1]  # doctest: +SKIP
-    ['bernoulli-60x40-2x2-r0.1-01']
-    """
-    return _read_manifest(Path(out_dir))
-
-
-def load_release_table(out_dir: str | os.PathLike[str], table_id: str):
-    """Load one table of a release by id (see :func:`lbm_bench.io.load_table`)."""
-    from lbm_bench.io import load_table
-
-    out = Path(out_dir)
-    manifest = _read_manifest(out)
-    for entry in manifest["tables"]:
-        if entry["id"] == table_id:
-            return load_table(out / entry["file"])
-    raise ValueError(f"release {out} has no table {table_id!r}")
+    manifest = write_manifest(spec, out, spec_path=spec_path)
+    names = ["manifest.json"]
+    for writer in RELEASE_FILE_WRITERS:
+        names.append(writer(manifest, out, spec_path=spec_path))
+    write_checksums(out, manifest, names)
+    return manifest
