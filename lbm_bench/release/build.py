@@ -202,7 +202,8 @@ class BuildReport:
             seconds = total["calibration"] + total["rejection"] + total["gibbs"] + total["writing"]
             per_table = seconds / total["tables"] if total["tables"] else float("nan")
             lines.append(f"{'total':<34} {total['tables']:>6} {total['attempts']:>5} {total['calibration']:>8.1f} "
-                         f"{total['rejection']:>8.2f} {total['gibbs']:>7.2f} {total['writing']:>7.2f} {per_table:>8.2f}")
+                         f"{total['rejection']:>8.2f} {total['gibbs']:>7.2f} {total['writing']:>7.2f} "
+                         f"{per_table:>8.2f}")
         return "\n".join(lines)
 
 

@@ -12,6 +12,11 @@ from lbm_bench.release._files import atomic_write_text
 
 __all__ = ["readme_text", "write_readme"]
 
+_DEFAULT_CITATION = (
+    "Lomet, A., Govaert, G. and Grandvalet, Y. Design of Artificial Data Tables for Co-Clustering Analysis. "
+    "And lbm-bench."
+)
+
 
 def write_readme(manifest: dict, out: Path, *, spec_path: str | None = None) -> str:
     """Write ``README.md`` into the release directory ``out``; return its name.
@@ -31,11 +36,13 @@ def readme_text(manifest: dict, *, spec_path: str | None = None) -> str:
     spec_name = manifest.get("spec_file") or "SPEC.toml"
     rows = "\n".join(
         f"| `{t['id']}` | {t['kind']} | {t['shape'][0]}x{t['shape'][1]} | {t['clusters'][0]}x{t['clusters'][1]} "
-        f"| {t['target_risk']:.3f} | {t['risk']:.4f} ± {t['risk_mcse']:.4f} | {t['row_loss']:.3f} / {t['col_loss']:.3f} "
+        f"| {t['target_risk']:.3f} | {t['risk']:.4f} ± {t['risk_mcse']:.4f} "
+        f"| {t['row_loss']:.3f} / {t['col_loss']:.3f} "
         f"| {t['acceptance_rate']:.2f} |"
         for t in tables
     )
     example = tables[0]["id"] if tables else "ID"
+    citation = release.get("citation") or _DEFAULT_CITATION
     return f"""# {release['name']} {release['version']}
 
 {release['description'] or 'Co-clustering benchmark tables with a certified conditional Bayes risk.'}
@@ -92,6 +99,6 @@ The rebuilt files are byte-identical (same lbm-bench, numpy, h5py and HDF5 versi
 
 ## Cite
 
-{release.get('citation') or 'Lomet, A., Govaert, G. and Grandvalet, Y. Design of Artificial Data Tables for Co-Clustering Analysis. And lbm-bench.'}
+{citation}
 """
 

@@ -159,7 +159,8 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
     for key in ("kinds", "shapes", "clusters", "risks"):
         if key not in grid:
             raise ValueError(f"{where}: missing required key {key!r}")
-    settings = _check_settings(where, {**SETTINGS, **defaults.get("settings", {}), **{k: grid[k] for k in SETTINGS if k in grid}})
+    grid_settings = {k: grid[k] for k in SETTINGS if k in grid}
+    settings = _check_settings(where, {**SETTINGS, **defaults.get("settings", {}), **grid_settings})
     options = _check_model_options(where, {**defaults.get("model_options", {}), **grid.get("model_options", {})})
     replicates = grid.get("replicates", 1)
     if not isinstance(replicates, int) or isinstance(replicates, bool) or replicates < 1:

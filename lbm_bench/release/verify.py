@@ -56,7 +56,9 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
             info = read_info(path)
             for key, expected in (("kind", entry["kind"]), ("seed", entry["seed"])):
                 if info.get(key) != expected:
-                    problems.append(f"{entry['file']}: {key} {info.get(key)!r} differs from the manifest's {expected!r}")
+                    problems.append(
+                        f"{entry['file']}: {key} {info.get(key)!r} differs from the manifest's {expected!r}"
+                    )
             if [int(info["n_rows"]), int(info["n_cols"])] != entry["shape"]:
                 problems.append(f"{entry['file']}: shape differs from the manifest")
             if abs(float(info["risk"]) - entry["risk"]) > 1e-12:

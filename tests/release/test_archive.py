@@ -17,6 +17,8 @@ def test_archive_holds_the_release(built):
     assert target == built.with_name("tiny.tar.gz")
     with tarfile.open(target) as tar:
         members = tar.getmembers()
-    files = sorted(p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file() and not p.name.startswith("."))
+    files = sorted(
+        p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file() and not p.name.startswith(".")
+    )
     assert [m.name for m in members] == [f"tiny/{f}" for f in files]
     assert all(m.mtime == 0 and m.mode == 0o644 for m in members)
