@@ -10,7 +10,7 @@ it seeds (:func:`lbm_bench.release.seeds.derive_seed`), never from worker
 order. The replicates of one configuration share one calibrated design (the
 paper's "one distribution, several tables"), whose seed derives from the
 configuration's identity. Files are written byte-stably (see
-:mod:`lbm_bench.io`) and the manifest carries no timestamps, so the same spec
+:mod:`lbm_bench.storage`) and the manifest carries no timestamps, so the same spec
 gives the same bytes for any number of jobs and either backend.
 
 Resumability: tables already present and valid are skipped; files are written
@@ -80,8 +80,8 @@ def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
 
 
 def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
-    from lbm_bench.io import save_table
     from lbm_bench.protocol.generate import generate_table
+    from lbm_bench.storage import save_table
 
     try:
         s = spec.settings
@@ -107,7 +107,7 @@ def _with_calibration_seed(table: Any, calibration_seed: int) -> Any:
 
 
 def _table_is_complete(out_dir: Path, spec: TableSpec) -> bool:
-    from lbm_bench.io import check_file, read_info
+    from lbm_bench.storage import check_file, read_info
 
     path = out_dir / spec.filename
     if not path.is_file() or check_file(path):

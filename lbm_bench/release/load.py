@@ -23,8 +23,8 @@ def load_release(out_dir: str | os.PathLike[str]) -> dict:
 
 
 def load_release_table(out_dir: str | os.PathLike[str], table_id: str):
-    """Load one table of a release by id (see :func:`lbm_bench.io.load_table`)."""
-    from lbm_bench.io import load_table
+    """Load one table of a release by id (see :func:`lbm_bench.storage.load_table`)."""
+    from lbm_bench.storage import load_table
 
     out = Path(out_dir)
     manifest = read_manifest(out)

@@ -18,7 +18,7 @@ __all__ = ["read_manifest", "write_checksums", "write_manifest"]
 
 
 def _table_entry(out: Path, spec: TableSpec) -> dict:
-    from lbm_bench.io import read_info
+    from lbm_bench.storage import read_info
 
     path = out / spec.filename
     info = read_info(path)

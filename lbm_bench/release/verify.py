@@ -19,7 +19,7 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     list of str
         Problems found (empty when the release is intact).
     """
-    from lbm_bench.io import check_file, read_info
+    from lbm_bench.storage import check_file, read_info
 
     out = Path(out_dir)
     manifest = read_manifest(out)
