@@ -103,8 +103,8 @@ def _main(args) -> dict:
                     f"{max(r['gap_mcse'] for r in rows):.4f}); MAP risk mean "
                     f"{np.mean([r['map'] for r in rows]):.4f}, floor mean {np.mean([r['floor'] for r in rows]):.4f}; "
                     f"share of gaps > {TOLERANCE}: {np.mean(gaps > TOLERANCE):.2f}; gibbs "
-                    f"{np.mean([r['gibbs_s'] for r in rows]):.2f} s, floor {np.mean([r['floor_s'] for r in rows]):.2f} s "
-                    f"per table")
+                    f"{np.mean([r['gibbs_s'] for r in rows]):.2f} s, floor "
+                    f"{np.mean([r['floor_s'] for r in rows]):.2f} s per table")
     sizes, levels = list(cfg["sizes"]), list(cfg["levels"])
     table = {}
     for level in levels:
@@ -130,7 +130,7 @@ def _main(args) -> dict:
 
     plt = F.pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    for level, marker in zip(levels, "osD^"):
+    for level, marker in zip(levels, "osD^", strict=False):
         mean = np.array([table[(level, n)][0] for n in sizes])
         se = np.array([table[(level, n)][1] for n in sizes])
         left.errorbar(sizes, mean, yerr=se, fmt=marker + "-", capsize=3, label=f"risk level {level:.0%}")
@@ -144,7 +144,7 @@ def _main(args) -> dict:
     left.set_ylabel("risk(MAP) - floor")
     left.set_title("mean gap (all kinds), +- standard error")
     left.legend(frameon=False, fontsize=8)
-    for kind, marker in zip(cfg["kinds"], "os^"):
+    for kind, marker in zip(cfg["kinds"], "os^", strict=False):
         xs = [t["map"] for r in records if r["kind"] == kind for t in r["tables"]]
         ys = [t["gap"] for r in records if r["kind"] == kind for t in r["tables"]]
         right.scatter(xs, ys, marker=marker, s=16, label=kind, alpha=0.7)

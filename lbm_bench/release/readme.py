@@ -72,7 +72,8 @@ table, its generating labels, its MAP and Bayes labels, the Gibbs label sets (se
 plausible ground truths), the parameters and the calibration record; `docs/format.md`
 of lbm-bench is the normative description of the file format.
 
-| id | kind | shape | clusters | target | criterion | floor ± MCSE | MAP risk ± MCSE | l_row / l_col (MAP) | acceptance |
+| id | kind | shape | clusters | target | criterion | floor ± MCSE | MAP risk ± MCSE | l_row / l_col (MAP) \
+| acceptance |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {rows}
 
