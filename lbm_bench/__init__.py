@@ -13,6 +13,8 @@ The protocol
     :class:`Table`, :func:`save_table`, :func:`load_table`.
 Scoring
     :func:`evaluate`, :mod:`lbm_bench.metrics` (ARI, CARI, l_item, conditional risk...).
+Pictures
+    :func:`plot_table` (matplotlib, the ``plots`` extra).
 Releases
     :func:`build_release`, :func:`verify_release`, :func:`load_release`,
     :func:`load_release_table`.
@@ -44,6 +46,7 @@ from lbm_bench.models.families import (
     find_symmetry,
     model_from_parameters,
 )
+from lbm_bench.plotting import plot_table
 from lbm_bench.release import build_release, load_release, load_release_table, verify_release
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
@@ -76,6 +79,7 @@ __all__ = [
     "map_labels",
     "metrics",
     "model_from_parameters",
+    "plot_table",
     "random_design",
     "random_model",
     "save_table",
