@@ -17,7 +17,7 @@ Pictures
     :func:`plot_table` (matplotlib, the ``plots`` extra).
 Releases
     :func:`build_release`, :func:`verify_release`, :func:`load_release`,
-    :func:`load_release_table`.
+    :func:`load_release_table`, :func:`fetch_release`.
 
 Examples
 --------
@@ -47,7 +47,7 @@ from lbm_bench.models.families import (
     model_from_parameters,
 )
 from lbm_bench.plotting import plot_table
-from lbm_bench.release import build_release, load_release, load_release_table, verify_release
+from lbm_bench.release import build_release, fetch_release, load_release, load_release_table, verify_release
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
 from lbm_bench._version import __version__
@@ -70,6 +70,7 @@ __all__ = [
     "build_release",
     "calibrate_scale",
     "evaluate",
+    "fetch_release",
     "find_symmetry",
     "generate_table",
     "gibbs_labels",

@@ -1,4 +1,4 @@
-"""Command line: ``lbm-bench generate | info | show | evaluate | build | verify | benchmark | bench``.
+"""Command line: ``lbm-bench generate | info | show | evaluate | build | verify | fetch | benchmark | bench``.
 
 Every error that comes from the user's input (a bad argument, a file that is not
 a table, a target that cannot be reached) is printed as one line on stderr with a
@@ -170,7 +170,7 @@ def _run_build(args: argparse.Namespace) -> int:
     if args.timings:
         print(report.format_timings())
     if report.ok and not args.quiet:
-        print(f"release written to {args.out} (manifest.json, SHA256SUMS, README.md)")
+        print(f"release written to {args.out} (manifest.json, SHA256SUMS, README.md, index.html, croissant.json)")
     return 0 if report.ok else EXIT_FAILURE
 
 
@@ -231,6 +231,35 @@ def _run_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_fetch(sub) -> None:
+    p = sub.add_parser(
+        "fetch",
+        help="download, check and cache a published release (a build --archive tarball)",
+        description="Download a release archive (https://, http://, file:// or a local path), check its "
+        "SHA-256 when given, extract it safely, verify it, keep it in the cache (LBM_BENCH_CACHE, default "
+        "~/.cache/lbm-bench) and print the release folder. A second fetch uses the cache.",
+    )
+    p.add_argument("url", help="URL or path of the release archive (.tar.gz)")
+    p.add_argument("--sha256", default=None, help="expected SHA-256 of the archive (refused if different)")
+    p.add_argument("--cache", type=Path, default=None, help="cache folder (default: $LBM_BENCH_CACHE)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the server (default 60)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the release folder")
+    p.set_defaults(run=_run_fetch)
+
+
+def _run_fetch(args: argparse.Namespace) -> int:
+    from lbm_bench.release import fetch_release, load_release
+
+    folder = fetch_release(args.url, sha256=args.sha256, cache_dir=args.cache, timeout=args.timeout,
+                           progress=_show_progress(args))
+    if not args.quiet:
+        release = load_release(folder)["release"]
+        print(f"OK: {release['name']} {release['version']}, {len(load_release(folder)['tables'])} table(s), "
+              "verified", file=sys.stderr)
+    print(folder)
+    return 0
+
+
 def _add_benchmark(sub) -> None:
     p = sub.add_parser(
         "benchmark",
@@ -288,7 +317,7 @@ def _run_bench(args: argparse.Namespace) -> int:
 
 
 _COMMANDS: list[Callable] = [_add_generate, _add_info, _add_show, _add_evaluate, _add_build, _add_verify,
-                             _add_benchmark, _add_bench]
+                             _add_fetch, _add_benchmark, _add_bench]
 
 
 def build_parser() -> argparse.ArgumentParser:
