@@ -36,6 +36,8 @@ __all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means"]
 
 #: Largest number of image cells per side (rows or columns) of a heatmap.
 MAX_CELLS = 1000
+#: Bytes of a dense table converted to float64 at once (bands of columns) when summing.
+_BAND_BYTES = 4 << 20
 #: Label sets read at once when counting the posterior marginals.
 _SETS_PER_CHUNK = 256
 #: Blocks above which block means are not written on the picture.
@@ -140,18 +142,33 @@ def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     -------
     ndarray of shape (rows.max() + 1, cols.max() + 1)
     """
-    z, w = _onehot(rows), _onehot(cols)
-    sums = z.T @ (_as_float(data) @ w)
-    sums = sums.toarray() if sp.issparse(sums) else np.asarray(sums)
+    sums = _group_sums(data, _onehot(rows).T.tocsr(), _onehot(cols).T.tocsr())
     counts = np.outer(np.bincount(rows), np.bincount(cols)).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
 
 
-def _as_float(data: Any) -> Any:
+def _group_sums(data: Any, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
+    """``left @ data @ right.T`` as a dense array of shape (a, b): the sums of ``data``
+    over groups of rows (0/1 matrix ``left`` of shape (a, n_rows)) and of columns
+    (``right`` of shape (b, n_cols)).
+
+    A sparse table stays sparse (only its non-zeros become float64); a dense one is
+    converted to float64 by bands of columns of at most 4 MiB, so the memory beyond the
+    table is bounded whatever its size.
+    """
     if sp.issparse(data):
-        return sp.csr_array(data, dtype=np.float64)
-    return np.asarray(data, dtype=np.float64) if np.asarray(data).dtype != np.float64 else np.asarray(data)
+        out = left @ (sp.csr_array(data, dtype=np.float64) @ right.T)
+        return out.toarray() if sp.issparse(out) else np.asarray(out)
+    data = np.asarray(data)
+    n_rows, n_cols = data.shape
+    step = max(1, _BAND_BYTES // (8 * max(n_rows, 1)))
+    right_t = sp.csr_array(right.T)
+    out = np.zeros((left.shape[0], right.shape[0]))
+    for start in range(0, n_cols, step):
+        band = np.asarray(data[:, start : start + step], dtype=np.float64)
+        out += np.asarray(right_t[start : start + step].T @ (left @ band).T).T
+    return out
 
 
 def _bins(order: np.ndarray, max_cells: int) -> tuple[sp.csr_array, np.ndarray, int]:
@@ -175,9 +192,7 @@ def _image(data: Any, row_order: np.ndarray, col_order: np.ndarray, max_cells: i
     """Mean entry of each (row bin, column bin) of the reordered table, as a dense image."""
     r, r_sizes, r_factor = _bins(row_order, max_cells)
     c, c_sizes, c_factor = _bins(col_order, max_cells)
-    values = r @ (_as_float(data) @ c.T)
-    values = values.toarray() if sp.issparse(values) else np.asarray(values)
-    return values / np.outer(r_sizes, c_sizes), r_factor, c_factor
+    return _group_sums(data, r, c) / np.outer(r_sizes, c_sizes), r_factor, c_factor
 
 
 def _binned(values: np.ndarray, order: np.ndarray, max_cells: int) -> np.ndarray:

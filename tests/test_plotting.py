@@ -174,6 +174,32 @@ def test_a_large_sparse_table_is_block_averaged_with_bounded_memory(tmp_path):
     assert _pixels(path).std() > 0.05
 
 
+def test_a_dense_table_is_summed_by_bands_with_bounded_memory():
+    """A 4000x4000 int64 table (128 MB) is drawn with less than half its size of extra
+    memory: it is converted to float by bands of columns, never as a whole (the rest is
+    the images, at most 1000x1000 cells each, whatever the table's size)."""
+    base = make_table("poisson", n_rows=12, n_cols=10, n_samples=20)
+    rng = np.random.default_rng(1)
+    n_rows, n_cols = 4000, 4000
+    z, w = rng.integers(0, 2, n_rows), rng.integers(0, 2, n_cols)
+    data = rng.poisson(1.0 + 2.0 * (z[:, None] == w[None, :]))
+    gibbs = GibbsSamples(rows=np.tile(z, (4, 1)).astype(np.uint8), cols=np.tile(w, (4, 1)).astype(np.uint8),
+                         chain_lengths=np.array([2, 2]), burn_in=0, thin=1)
+    table = dataclasses.replace(base, data=data, truth_rows=z, truth_cols=w, map_rows=z, map_cols=w, gibbs=gibbs)
+    tracemalloc.start()
+    try:
+        fig = plot_table(table)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.5 * data.nbytes, (peak, data.nbytes)
+    images = _images(fig)
+    assert images[0].shape == (1000, 1000)  # 4 rows and 4 columns per cell
+    np.testing.assert_allclose(np.asarray(images[0]).mean(), data.mean(), rtol=1e-9)
+    np.testing.assert_allclose(block_means(data, z, w), [[data[np.ix_(z == k, w == l)].mean() for l in range(2)]
+                                                          for k in range(2)])
+
+
 def test_a_large_dense_table_is_downsampled(tables):
     table = tables["gaussian"]
     fig = plot_table(table, max_cells=16)

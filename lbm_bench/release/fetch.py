@@ -273,7 +273,10 @@ def fetch_release(
             raise FetchError(f"{url}: the release does not verify: {problems[0]}{more}")
         record = {"url": url, "sha256": got, "size": size, "folder": folder.name}
         (staging / _RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        if entry.exists():  # a stale or concurrent entry: replace it
+        hit = _cached(entry, digest)
+        if hit is not None:  # another process fetched it meanwhile: keep theirs
+            return hit
+        if entry.exists():  # a stale entry (no valid record): replace it
             shutil.rmtree(entry, ignore_errors=True)
         try:
             os.replace(staging, entry)
