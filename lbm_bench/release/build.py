@@ -70,7 +70,7 @@ def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
     s = config.settings
     result = calibrate_scale(
         config.kind, *config.shape, *config.clusters, config.risk,
-        n_tables=s["n_calibration_tables"], tolerance=s["calibration_tolerance"], n_init=s["n_init"],
+        n_tables=s.n_calibration_tables, tolerance=s.calibration_tolerance, n_init=s.n_init,
         rng=config.calibration_seed, **config.model_options,
     )
     return config.config_id, result, time.perf_counter() - start
@@ -90,10 +90,7 @@ def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> di
         s = spec.settings
         table = generate_table(
             spec.kind, *spec.shape, *spec.clusters, spec.risk,
-            tolerance=s["tolerance"], n_samples=s["n_samples"], n_chains=s["n_chains"],
-            burn_in=s["burn_in"], thin=s["thin"], screen_samples=s["screen_samples"],
-            max_attempts=s["max_attempts"], balance=s["balance"], n_init=s["n_init"],
-            calibration=calibration, rng=spec.seed, **spec.model_options,
+            settings=s, calibration=calibration, rng=spec.seed, **spec.model_options,
         )
         start = time.perf_counter()
         save_table(_with_calibration_seed(table, spec.calibration_seed), Path(out_dir) / spec.filename)

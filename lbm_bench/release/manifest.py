@@ -73,7 +73,7 @@ def write_manifest(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None
     dict
         The manifest as written.
     """
-    from lbm_bench import __version__
+    from lbm_bench._version import __version__
 
     entries = [_table_entry(out, t) for t in spec.tables]
     manifest = {
