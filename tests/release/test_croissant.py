@@ -147,3 +147,27 @@ def test_spec_publication_keys(tmp_path):
         source["release"][key] = value
         with pytest.raises(ValueError, match=message):
             parse_spec(source)
+
+
+def test_layout_1_0_releases_still_verify_and_1_1_requires_the_new_files(built, tmp_path):
+    """A release of layout 1.0 (tables, manifest.json, README.md) verifies without the
+    Croissant and HTML files; a 1.1 release that lost them from SHA256SUMS does not."""
+    from lbm_bench.release import verify_release
+
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    for name in ("croissant.json", "tables.csv", "index.html"):
+        (copy / name).unlink()
+    shutil.rmtree(copy / "thumbnails")
+    kept = [line for line in (copy / "SHA256SUMS").read_text().splitlines()
+            if line.split("  ")[1].startswith("tables/") or line.endswith("  README.md")]
+    (copy / "SHA256SUMS").write_text("\n".join(kept) + "\n")
+    problems = verify_release(copy)
+    assert sorted(problems) == [f"{name}: not listed in SHA256SUMS"
+                                for name in ("croissant.json", "index.html", "manifest.json", "tables.csv")]
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["format_version"] = "1.0"
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    (copy / "SHA256SUMS").write_text("\n".join(sorted(
+        [*kept, f"{_sha256(copy / 'manifest.json')}  manifest.json"], key=lambda s: s.split("  ")[1])) + "\n")
+    assert verify_release(copy) == []
