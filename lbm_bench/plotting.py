@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means"]
+__all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means", "reference_labels"]
 
 #: Largest number of image cells per side (rows or columns) of a heatmap.
 MAX_CELLS = 1000
@@ -318,11 +318,12 @@ def plot_table(
         (``table.bayes_rows``/``bayes_cols``) when it has them, else its MAP labels.
     view : {"both", "ordered", "drawn"}, default="both"
         Both panels side by side, only the grouped view, or only the drawn order.
-        ``"both"`` needs ``ax=None``.
+        With ``ax``, ``"both"`` (the default) draws the grouped view.
     max_cells : int, default=1000
         Largest image size per side: bigger tables are shown as block averages
-        of consecutive rows/columns (a density view for sparse tables), so memory
-        stays ``O(nnz + max_cells**2)``.
+        of consecutive rows/columns (a density view for sparse tables); the memory
+        used beyond the table is ``O(nnz + max_cells**2)`` for a sparse table and
+        ``O(max_cells**2)`` plus 4 MiB bands for a dense one.
     means : bool, default=True
         Write the block means in the grouped view (up to 64 blocks).
     uncertainty : bool, default=True
