@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench._validation import KINDS
+from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 from lbm_bench.release.seeds import derive_seed
 
 __all__ = [
@@ -35,26 +36,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-#: Generation settings a spec may set (in [defaults] or per [[grid]]), with defaults.
-SETTINGS: dict[str, Any] = {
-    "tolerance": 0.01,
-    "n_samples": 2000,
-    "n_chains": 8,
-    "burn_in": 50,
-    "thin": 1,
-    "screen_samples": 200,
-    "max_attempts": 100,
-    "balance": None,
-    "n_calibration_tables": "auto",
-    "calibration_tolerance": None,
-    "calibration_method": "secant",
-    "n_init": 10,
-    "criterion": "bayes",
-}
-#: Options of random_design a spec may set in ``model_options``.
-MODEL_OPTIONS = {"equal_proportions", "equal_dispersions", "dispersion_spread", "base_rate"}
+#: Generation settings a spec may set (in [defaults] or per [[grid]]), with their defaults:
+#: the fields of the settings record (:class:`~lbm_bench.protocol.settings.GenerationSettings`).
+SETTINGS: dict[str, Any] = GenerationSettings().to_record()
+#: Options of random_design a spec may set in ``model_options`` (fields of ModelOptions).
+MODEL_OPTIONS = set(ModelOptions.names())
 _GRID_KEYS = {"kinds", "shapes", "clusters", "risks", "replicates", "model_options"} | set(SETTINGS)
-_RELEASE_KEYS = {"name", "version", "seed", "description", "license", "citation"}
+_RELEASE_KEYS = {"name", "version", "seed", "description", "license", "citation", "date", "creator", "url"}
 
 
 @dataclass(frozen=True)
@@ -68,7 +56,7 @@ class TableSpec:
     clusters: tuple[int, int]
     risk: float
     replicate: int
-    settings: dict
+    settings: GenerationSettings
     model_options: dict
     seed: int
     calibration_seed: int
@@ -124,45 +112,15 @@ def _check_keys(where: str, table: dict, allowed: set[str]) -> None:
         raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
 
 
-def _check_settings(where: str, settings: dict) -> dict:
-    """Validate a configuration's generation settings, merged from :data:`SETTINGS`,
-    ``[defaults]`` and its ``[[grid]]``; return them as a new dict.
-
-    The one place where the spec checks settings: the settings record shared by
-    ``generate_table``, the spec and the CLI (``lbm_bench.protocol.settings``) replaces
-    this function (and :data:`SETTINGS`, the keys and defaults it checks).
-    """
-    out = dict(settings)
-    if out["n_calibration_tables"] != "auto" and (
-        not isinstance(out["n_calibration_tables"], int) or isinstance(out["n_calibration_tables"], bool)
-        or out["n_calibration_tables"] < 1
-    ):
-        raise ValueError(f"{where}: n_calibration_tables must be a positive integer or 'auto', "
-                         f"got {out['n_calibration_tables']!r}")
-    if out["calibration_method"] not in ("secant", "bisection"):
-        raise ValueError(f"{where}: calibration_method must be 'secant' or 'bisection', "
-                         f"got {out['calibration_method']!r}")
-    if out["criterion"] not in ("bayes", "map"):
-        raise ValueError(f"{where}: criterion must be 'bayes' or 'map', got {out['criterion']!r}")
-    for key in ("n_samples", "n_chains", "thin", "max_attempts", "n_init"):
-        if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 1:
-            raise ValueError(f"{where}: {key} must be a positive integer, got {out[key]!r}")
-    for key in ("burn_in", "screen_samples"):
-        if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 0:
-            raise ValueError(f"{where}: {key} must be a non-negative integer, got {out[key]!r}")
-    if not isinstance(out["tolerance"], (int, float)) or not 0 < out["tolerance"] < 1:
-        raise ValueError(f"{where}: tolerance must be in (0, 1), got {out['tolerance']!r}")
-    if out["n_chains"] > out["n_samples"]:
-        raise ValueError(f"{where}: n_chains ({out['n_chains']}) exceeds n_samples ({out['n_samples']})")
-    if out["balance"] is not None and not 0 <= out["balance"] <= 1:
-        raise ValueError(f"{where}: balance must be in [0, 1], got {out['balance']!r}")
-    return out
+def _check_settings(where: str, settings: dict) -> GenerationSettings:
+    """The settings record of a configuration, from ``[defaults]`` and its ``[[grid]]``."""
+    return GenerationSettings.from_mapping(settings, where=where)
 
 
 def _check_model_options(where: str, options: Any) -> dict:
     if not isinstance(options, dict):
         raise ValueError(f"{where}: model_options must be a table, got {options!r}")
-    _check_keys(f"{where}.model_options", options, MODEL_OPTIONS)
+    ModelOptions.from_mapping(options, where=f"{where}.model_options")
     return {k: options[k] for k in sorted(options)}
 
 
@@ -173,7 +131,7 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
         if key not in grid:
             raise ValueError(f"{where}: missing required key {key!r}")
     grid_settings = {k: grid[k] for k in SETTINGS if k in grid}
-    settings = _check_settings(where, {**SETTINGS, **defaults.get("settings", {}), **grid_settings})
+    settings = _check_settings(where, {**defaults.get("settings", {}), **grid_settings})
     options = _check_model_options(where, {**defaults.get("model_options", {}), **grid.get("model_options", {})})
     replicates = grid.get("replicates", 1)
     if not isinstance(replicates, int) or isinstance(replicates, bool) or replicates < 1:
@@ -213,6 +171,33 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
     return tables
 
 
+def _publication_keys(release: dict) -> dict:
+    """Check the optional publication keys of [release] (date, creator, url), used by the
+    Croissant description and the HTML card; the date becomes its ISO text so that the
+    spec stays JSON in the manifest. The date is the only time a release records."""
+    import datetime
+
+    out = dict(release)
+    if "date" in out:
+        date = out["date"]
+        if isinstance(date, datetime.datetime) or not isinstance(date, (datetime.date, str)):
+            raise ValueError(f"release: date must be a date like 2026-11-23, got {date!r}")
+        try:
+            out["date"] = datetime.date.fromisoformat(str(date)).isoformat()
+        except ValueError:
+            raise ValueError(f"release: date must be a date like 2026-11-23, got {date!r}") from None
+    if "creator" in out:
+        creator = out["creator"]
+        names = creator if isinstance(creator, list) else [creator]
+        if not names or not all(isinstance(n, str) and n.strip() for n in names):
+            raise ValueError(f"release: creator must be a name or a list of names, got {creator!r}")
+    if "url" in out:
+        url = out["url"]
+        if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+            raise ValueError(f"release: url must be an http(s) address, got {url!r}")
+    return out
+
+
 def parse_spec(source: dict) -> ReleaseSpec:
     """Validate a spec given as a dict (the parsed TOML) and expand its grids.
 
@@ -234,6 +219,7 @@ def parse_spec(source: dict) -> ReleaseSpec:
     seed = release["seed"]
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"release: seed must be a non-negative integer, got {seed!r}")
+    source = {**source, "release": _publication_keys(release)}
     defaults_source = source.get("defaults", {})
     _check_keys("defaults", defaults_source, set(SETTINGS) | {"model_options"})
     defaults = {
