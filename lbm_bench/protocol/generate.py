@@ -20,6 +20,7 @@ from lbm_bench._validation import check_kind, check_probability
 from lbm_bench.protocol.calibration import calibrate_scale, child_seed
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
+from lbm_bench.protocol.memory import check_memory, estimate_request_memory
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions, split_options
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
@@ -67,6 +68,7 @@ def generate_table(
     *,
     settings: GenerationSettings | None = None,
     calibration: CalibrationResult | None = None,
+    max_memory: int | str | None = None,
     progress: bool = False,
     rng: np.random.Generator | int | None = None,
     **options: Any,
@@ -88,6 +90,12 @@ def generate_table(
         :class:`~lbm_bench.protocol.settings.GenerationSettings` when omitted.
     calibration : CalibrationResult, optional
         A calibration to reuse (its design and scale); computed when omitted.
+    max_memory : int or str, optional
+        Refuse the request up front (:class:`~lbm_bench.protocol.memory.MemoryLimitError`,
+        a ValueError, one line with the estimate and what to change) when its
+        estimated peak memory exceeds this many bytes (or a size such as
+        ``"8G"``); default: the memory available (``MemAvailable``). See
+        :mod:`lbm_bench.protocol.memory`.
     progress : bool, default=False
         Show tqdm progress bars.
     rng : None or int
@@ -120,6 +128,11 @@ def generate_table(
     target = check_probability("target_risk", target_risk)
     settings, model_options = _resolve_settings(settings, options)
     s = settings
+    estimate = estimate_request_memory(
+        kind, n_rows, n_cols, n_row_clusters, n_col_clusters, s, model_options,
+        calibrated=calibration is not None,
+    )
+    check_memory(estimate, max_memory, kind=kind)
     root = np.random.SeedSequence(seed)
     timings = {"calibration": 0.0, "rejection": 0.0, "gibbs": 0.0}
     start = time.perf_counter()
