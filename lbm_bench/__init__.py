@@ -35,7 +35,7 @@ from lbm_bench.models.design import ModelDesign, random_design, random_model
 from lbm_bench.scoring.evaluate import Report, evaluate
 from lbm_bench.protocol.generate import RejectionError, generate_table
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
-from lbm_bench.io import FormatError, load_table, save_table
+from lbm_bench.storage import FormatError, load_table, save_table
 from lbm_bench.models.families import (
     BernoulliLBM,
     GaussianLBM,

@@ -66,9 +66,9 @@ def _add_generate(sub) -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from lbm_bench.io import save_table
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.protocol.memory import check_memory, estimate_request_memory
+    from lbm_bench.storage import save_table
 
     if args.output.exists() and not args.force:
         raise ValueError(f"output {args.output} exists (use --force to overwrite)")
@@ -98,7 +98,7 @@ def _add_info(sub) -> None:
 
 
 def _run_info(args: argparse.Namespace) -> int:
-    from lbm_bench.io import load_table, read_info
+    from lbm_bench.storage import load_table, read_info
 
     if args.json:
         print(json.dumps(read_info(args.table), indent=2, sort_keys=True, default=_json_default))

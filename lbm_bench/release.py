@@ -324,7 +324,7 @@ def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
 
 def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
     from lbm_bench.protocol.generate import generate_table
-    from lbm_bench.io import save_table
+    from lbm_bench.storage import save_table
 
     try:
         s = spec.settings
@@ -350,7 +350,7 @@ def _with_calibration_seed(table: Any, calibration_seed: int) -> Any:
 
 
 def _table_is_complete(out_dir: Path, spec: TableSpec) -> bool:
-    from lbm_bench.io import read_info, check_file
+    from lbm_bench.storage import read_info, check_file
 
     path = out_dir / spec.filename
     if not path.is_file() or check_file(path):
@@ -594,7 +594,7 @@ def _atomic_write_text(path: Path, text: str) -> None:
 
 
 def _table_entry(out: Path, spec: TableSpec) -> dict:
-    from lbm_bench.io import read_info
+    from lbm_bench.storage import read_info
 
     path = out / spec.filename
     info = read_info(path)
@@ -765,7 +765,7 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     list of str
         Problems found (empty when the release is intact).
     """
-    from lbm_bench.io import check_file, read_info
+    from lbm_bench.storage import check_file, read_info
 
     out = Path(out_dir)
     manifest = _read_manifest(out)
@@ -829,7 +829,7 @@ def load_release(out_dir: str | os.PathLike[str]) -> dict:
 
 def load_release_table(out_dir: str | os.PathLike[str], table_id: str):
     """Load one table of a release by id (see :func:`lbm_bench.io.load_table`)."""
-    from lbm_bench.io import load_table
+    from lbm_bench.storage import load_table
 
     out = Path(out_dir)
     manifest = _read_manifest(out)

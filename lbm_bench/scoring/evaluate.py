@@ -137,7 +137,7 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
     >>> evaluate(table, table.map_rows, table.map_cols).excess_risk  # doctest: +SKIP
     0.0
     """
-    from lbm_bench.io import load_table
+    from lbm_bench.storage import load_table
 
     name = str(table) if not isinstance(table, Table) else f"{table.kind} table seed {table.seed}"
     if not isinstance(table, Table):
