@@ -1,0 +1,168 @@
+"""k-means: k-means++ seeding, the k-means used by the baselines, and double k-means.
+
+:func:`double_kmeans` is the naive co-clustering baseline (k-means on the rows,
+and separately on the columns). The k-means++ seeding also gives the X-only
+starting partitions of block CEM and VEM (:func:`_seeded_labels`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from functools import partial
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from lbm_bench._validation import check_count
+from lbm_bench.algorithms.inputs import _check_inputs
+
+__all__ = ["double_kmeans"]
+
+
+def _onehot(labels: np.ndarray, n_classes: int) -> np.ndarray:
+    return np.eye(n_classes)[labels]
+
+
+def _fill_empty(labels: np.ndarray, k: int, misfit: Callable[[], np.ndarray]) -> np.ndarray:
+    """Give every empty cluster the worst-fitting item of a cluster with two items or more.
+
+    ``misfit()`` scores every item (higher is worse); it is evaluated only
+    when some cluster is empty. Requires ``len(labels) >= k``.
+    """
+    counts = np.bincount(labels, minlength=k)
+    if counts.min() > 0:
+        return labels
+    labels, badness = labels.copy(), np.array(misfit(), dtype=np.float64)
+    for empty in np.flatnonzero(counts == 0):
+        movable = np.flatnonzero(counts[labels] > 1)
+        item = movable[np.argmax(badness[movable])]
+        counts[labels[item]] -= 1
+        labels[item], counts[empty] = empty, 1
+        badness[item] = -np.inf
+    return labels
+
+
+
+# -- k-means (numpy; kept over scipy's kmeans2 and scikit-learn's KMeans, see above) ----------------------------------------------------------------------
+def _squared_distances(data: np.ndarray, centers: np.ndarray, data_sq: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances (n, k) of points (n, d) to centers (k, d)."""
+    d2 = data_sq[:, None] - 2.0 * data @ centers.T + np.einsum("kd,kd->k", centers, centers)
+    return np.maximum(d2, 0.0)
+
+
+def _kmeans_plus_plus(
+    data: np.ndarray, k: int, data_sq: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """k-means++ seeding: centers (k, d) drawn with probability proportional to D^2."""
+    n = data.shape[0]
+    centers = np.empty((k, data.shape[1]))
+    centers[0] = data[rng.integers(n)]
+    closest = _squared_distances(data, centers[:1], data_sq)[:, 0]
+    for c in range(1, k):
+        total = closest.sum()
+        index = rng.choice(n, p=closest / total) if total > 0 else rng.integers(n)
+        centers[c] = data[index]
+        closest = np.minimum(closest, _squared_distances(data, centers[c : c + 1], data_sq)[:, 0])
+    return centers
+
+
+def _own_distances(d2: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The squared distance (n,) of every point to the center of its cluster, from d2 (n, k)."""
+    return d2[np.arange(len(labels)), labels]
+
+
+def _lloyd(
+    data: np.ndarray, centers: np.ndarray, data_sq: np.ndarray, max_iter: int
+) -> tuple[np.ndarray, float]:
+    """Lloyd iterations until the labels stop changing; returns (labels, inertia).
+
+    An empty cluster takes the point farthest from its center (among clusters
+    of two points or more).
+    """
+    k = centers.shape[0]
+    labels = np.full(data.shape[0], -1)
+    for _ in range(max_iter):
+        d2 = _squared_distances(data, centers, data_sq)
+        new = d2.argmin(1)
+        new = _fill_empty(new, k, partial(_own_distances, d2, new))
+        if np.array_equal(new, labels):
+            break
+        labels = new
+        onehot = _onehot(labels, k)
+        centers = (onehot.T @ data) / onehot.sum(0)[:, None]
+    return labels, float(_own_distances(_squared_distances(data, centers, data_sq), labels).sum())
+
+
+def _kmeans(
+    data: np.ndarray, k: int, *, n_init: int, max_iter: int, rng: np.random.Generator
+) -> np.ndarray:
+    """Best of ``n_init`` k-means runs (k-means++ seeding, Lloyd iterations): labels (n,)."""
+    data = np.asarray(data, dtype=np.float64)
+    data_sq = np.einsum("nd,nd->n", data, data)
+    best_labels, best_inertia = None, math.inf
+    for _ in range(n_init):
+        labels, inertia = _lloyd(data, _kmeans_plus_plus(data, k, data_sq, rng), data_sq, max_iter)
+        if inertia < best_inertia:
+            best_labels, best_inertia = labels, inertia
+    return np.asarray(best_labels, dtype=np.int64)
+
+
+def _seeded_labels(data: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Labels of the nearest of k points drawn by k-means++ seeding (every class used)."""
+    data_sq = np.einsum("nd,nd->n", data, data)
+    d2 = _squared_distances(data, _kmeans_plus_plus(data, k, data_sq, rng), data_sq)
+    labels = d2.argmin(1)
+    return _fill_empty(labels, k, partial(_own_distances, d2, labels))
+
+
+# -- double k-means -----------------------------------------------------------------------
+def double_kmeans(
+    X: ArrayLike,
+    n_row_clusters: int,
+    n_col_clusters: int,
+    *,
+    n_init: int = 10,
+    max_iter: int = 300,
+    rng: np.random.Generator | int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Naive co-clustering: k-means on the rows, and separately on the columns.
+
+    Rows are points of R^n_cols and columns points of R^n_rows (raw values,
+    Euclidean distance). Each k-means keeps the best of ``n_init`` runs
+    (k-means++ seeding, Lloyd iterations until the labels stop changing);
+    numpy only.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_rows, n_cols)
+        The table (any numeric values).
+    n_row_clusters, n_col_clusters : int
+        Numbers of row and column clusters.
+    n_init : int, default=10
+        k-means runs per side.
+    max_iter : int, default=300
+        Maximum Lloyd iterations per run.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    rows : ndarray of shape (n_rows,) of int64
+    cols : ndarray of shape (n_cols,) of int64
+
+    Examples
+    --------
+    >>> X = [[0.0, 0.1, 5.0], [0.2, 0.0, 5.1], [5.0, 5.2, 0.1]]
+    >>> rows, cols = double_kmeans(X, 2, 2, rng=0)
+    >>> bool(rows[0] == rows[1] != rows[2]), bool(cols[0] == cols[1] != cols[2])
+    (True, True)
+    """
+    rng = np.random.default_rng(rng)
+    table, g, m = _check_inputs(X, n_row_clusters, n_col_clusters)
+    n_init = check_count("n_init", n_init)
+    max_iter = check_count("max_iter", max_iter)
+    data = table.astype(np.float64)
+    rows = _kmeans(data, g, n_init=n_init, max_iter=max_iter, rng=rng)
+    cols = _kmeans(data.T, m, n_init=n_init, max_iter=max_iter, rng=rng)
+    return rows, cols
+
