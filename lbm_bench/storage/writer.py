@@ -39,6 +39,7 @@ from lbm_bench.storage.format import (
     version_for,
 )
 from lbm_bench.storage.sources import Layout, MemorySource
+from lbm_bench.storage.sparse import CSR_ENCODING, csr_arrays, is_sparse
 from lbm_bench.storage.validate import read_table, summary
 
 __all__ = ["save_table"]
@@ -177,6 +178,18 @@ def _record_items(table: Table, layout: Layout) -> None:
     layout.datasets["rejection/candidate_risks"] = np.asarray(rej.candidate_risks, dtype=np.float64)
 
 
+def _sparse_data_items(data: Any, kind: str, layout: Layout) -> None:
+    """``data`` of a sparse table: the group of its canonical CSR arrays (version 1.1).
+
+    The values are checked by the reader's checks on the layout (see :func:`save_table`).
+    """
+    if len(data.shape) != 2:
+        raise ValueError(f"data must be 2-D, got shape {data.shape}")
+    for name, array in csr_arrays(data, DATA_DTYPES[kind]).items():
+        layout.datasets[f"data/{name}"] = array
+    layout.attrs["data"] = {"encoding": CSR_ENCODING, "shape": np.asarray(data.shape, dtype=np.int64)}
+
+
 def _layout(table: Table) -> Layout:
     """Every item of the file of ``table`` (raises TypeError/ValueError on unstorable values)."""
     if table.risk.n_samples != table.gibbs.n_samples or table.risk.n_chains != table.gibbs.n_chains:
@@ -190,8 +203,11 @@ def _layout(table: Table) -> Layout:
     layout = Layout()
     layout.attrs[""] = _root_attrs(table)
     model = table.model
-    data = model.check_table(table.data, name="data")
-    layout.datasets["data"] = np.ascontiguousarray(data, dtype=DATA_DTYPES[model.kind])
+    if is_sparse(table.data):
+        _sparse_data_items(table.data, model.kind, layout)
+    else:
+        data = model.check_table(table.data, name="data")
+        layout.datasets["data"] = np.ascontiguousarray(data, dtype=DATA_DTYPES[model.kind])
     _label_items(table, layout)
     _param_items(table, layout)
     _record_items(table, layout)

@@ -8,6 +8,9 @@ The committed sample ``tests/data/table_v1.h5`` is written by
 :func:`make_sample`; regenerate it (only when the format version changes) with
 ``python -m tests.storage.tables`` from the repository root, and paste the
 printed values into the ``SAMPLE_*`` constants of ``tests/storage/test_reader.py``.
+The sparse sample ``tests/data/table_v1_1_sparse.h5`` (format 1.1) is written by
+:func:`make_sparse_sample` with ``python -m tests.storage.tables sparse`` (its
+values go into ``tests/storage/test_sparse_files.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 import h5py
 import numpy as np
+import scipy.sparse as sp
 
 from lbm_bench import (
     GibbsSamples,
@@ -49,6 +53,13 @@ FAMILIES = {
     "poisson-effects": ("poisson", True),
     "bernoulli": ("bernoulli", False),
 }
+#: Sparse tables (``data`` a CSR group, format 1.1), by test id: (kind, with Poisson effects).
+SPARSE_FAMILIES = {
+    "bernoulli-sparse": ("bernoulli", False),
+    "poisson-effects-sparse": ("poisson", True),
+    "gaussian-sparse": ("gaussian", False),
+}
+SPARSE_SAMPLE = ROOT / "tests" / "data" / "table_v1_1_sparse.h5"
 
 
 # ---------------------------------------------------------------------------
@@ -64,8 +75,13 @@ def make_table(
     scale: float = 0.8,
     seed: int = 2,
     balance: float | None = None,
+    sparse: bool = False,
 ) -> Table:
-    """A small seeded table with plausible hand-made calibration and rejection records."""
+    """A small seeded table with plausible hand-made calibration and rejection records.
+
+    With ``sparse``, ``data`` is the same table as a ``scipy.sparse.csr_array``
+    (Gaussian entries below 0.3 in absolute value set to zero, so that it has zeros).
+    """
     design = random_design(kind, 2, 2, effects=(n_rows, n_cols) if effects else None, rng=seed)
     model = design.model(scale)
     X, z, w = model.sample(n_rows, n_cols, rng=seed + 1)
@@ -93,6 +109,8 @@ def make_table(
         balance=balance,
     )
     options = {"kind": kind, "gibbs": {"n_samples": n_samples, "n_chains": 2}, "effects": effects}
+    if sparse:
+        X = sp.csr_array(np.where(np.abs(X) < 0.3, 0.0, X) if kind == "gaussian" else X)
     return Table(
         data=X,
         model=model,
@@ -116,6 +134,12 @@ def make_sample(path: Path = SAMPLE) -> Path:
     """Write the committed sample: Poisson with effects, 12x10, 2x2 clusters, 50 sets."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return save_table(make_table("poisson", effects=True, balance=0.25), path)
+
+
+def make_sparse_sample(path: Path = SPARSE_SAMPLE) -> Path:
+    """Write the committed sparse sample (format 1.1): Bernoulli, 12x10 stored as CSR, 2x2 clusters."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return save_table(make_table("bernoulli", sparse=True, seed=4), path)
 
 
 def wide_table() -> Table:
@@ -163,6 +187,10 @@ def assert_same(a: Any, b: Any, where: str = "table") -> None:
         assert_same(a.row_proportions, b.row_proportions, f"{where}.row_proportions")
         assert_same(a.col_proportions, b.col_proportions, f"{where}.col_proportions")
         assert_same(a.block_parameters(), b.block_parameters(), f"{where}.block_parameters")
+    elif sp.issparse(a):
+        assert isinstance(b, sp.csr_array) and isinstance(a, sp.csr_array), where
+        assert (a.dtype, a.shape, a.nnz) == (b.dtype, b.shape, b.nnz), where
+        assert (a != b).nnz == 0, where
     elif isinstance(a, np.ndarray):
         assert isinstance(b, np.ndarray), where
         assert (a.dtype, a.shape) == (b.dtype, b.shape), where
@@ -188,13 +216,18 @@ def _cells(line: str) -> list[str]:
 
 
 def documented_items() -> dict[str, tuple[str, str, str, str]]:
-    """Item -> (type, dtype, shape, present) from the tables of docs/format.md."""
+    """Item -> (type, dtype, shape, present) from the tables of docs/format.md.
+
+    ``data`` is documented twice: the dataset of a dense table (present ``dense``)
+    and the group of a sparse one (present ``sparse``), keyed ``data|sparse``.
+    """
     items = {}
     for line in DOC.read_text().splitlines():
         if re.match(r"^\| `[^`]+` \| (attribute|dataset|group) \|", line):
             name, type_, dtype, shape, present = _cells(line)[:5]
-            assert name.strip("`") not in items, name
-            items[name.strip("`")] = (type_, dtype, shape, present)
+            key = name.strip("`") + ("|sparse" if name == "`data`" and present == "sparse" else "")
+            assert key not in items, name
+            items[key] = (type_, dtype, shape, present)
     return items
 
 
@@ -340,6 +373,16 @@ REJECTIONS = {
 
 
 if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["sparse"]:  # python -m tests.storage.tables sparse
+        written = make_sparse_sample()
+        sample = load_table(written)
+        print(f"wrote {written} ({written.stat().st_size} bytes)")
+        print(f"SPARSE_SAMPLE_NNZ = {sample.data.nnz}")
+        print(f"SPARSE_SAMPLE_INDPTR = {sample.data.indptr.tolist()}")
+        print(f"SPARSE_SAMPLE_RISK = {sample.risk.risk!r}")
+        sys.exit(0)
     written = make_sample()
     sample = load_table(written)
     print(f"wrote {written} ({written.stat().st_size} bytes)")
