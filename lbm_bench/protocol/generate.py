@@ -7,6 +7,12 @@ target (sequential rule: ``|risk - target| > tolerance + 3 MCSE``); the full
 run (2,000 label sets by default) decides for the others. Chains start half at
 the generating labels (an exact posterior draw) and half at the MAP labels, so
 R-hat compares chains from two different starting points.
+
+**Sparse tables.** With ``density=`` (Bernoulli and Poisson) the design is
+sparse (:mod:`lbm_bench.models.design`) and the table's ``data`` is a
+``scipy.sparse.csr_array``; the calibration, the MAP and the Gibbs sampler run
+on it without densifying (:mod:`lbm_bench.inference.engine`). Without
+``density``, ``data`` is a dense ndarray as before.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_count, check_kind, check_positive_float, check_probability
+from lbm_bench.models.design import resolve_effects
 from lbm_bench.protocol.calibration import calibrate_scale, child_seed
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
@@ -120,11 +127,17 @@ def generate_table(
         Seed; the table records it and the same seed reproduces the same bytes.
         A Generator is accepted and a seed drawn from it.
     **model_options
-        Options of :func:`~lbm_bench.random_design`.
+        Options of :func:`~lbm_bench.random_design`, among them
+        ``density`` (Bernoulli, Poisson: expected fraction of non-zero entries;
+        the table is then a ``scipy.sparse.csr_array``), ``effects=True``
+        (Poisson row and column effects for this table's shape) and
+        ``effects_spread``.
 
     Returns
     -------
     Table
+        ``data`` is a ``scipy.sparse.csr_array`` when ``density`` is given,
+        an ndarray otherwise.
 
     Raises
     ------
@@ -148,6 +161,7 @@ def generate_table(
     max_attempts = check_count("max_attempts", max_attempts)
     if balance is not None:
         balance = check_probability("balance", balance, open_interval=False)
+    design_options = resolve_effects(model_options, n_rows, n_cols)
     root = np.random.SeedSequence(seed)
     timings = {"calibration": 0.0, "rejection": 0.0, "gibbs": 0.0}
     start = time.perf_counter()
@@ -157,7 +171,7 @@ def generate_table(
                 kind, n_rows, n_cols, n_row_clusters, n_col_clusters, target,
                 n_tables=n_calibration_tables, tolerance=calibration_tolerance, n_init=n_init,
                 callback=lambda scale, error: (bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")),
-                rng=np.random.default_rng(child_seed(root, 0)), **model_options,
+                rng=np.random.default_rng(child_seed(root, 0)), **design_options,
             )
     elif calibration.design is None:
         raise ValueError("calibration must carry its design (as returned by calibrate_scale)")
