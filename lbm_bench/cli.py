@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from lbm_bench.protocol.settings import GenerationSettings, ModelOptions, add_cli_arguments
+
 __all__ = ["main"]
 
 #: Exit status for errors in the user's input.
@@ -53,22 +55,8 @@ def _add_generate(sub) -> None:
     p.add_argument("--seed", type=int, default=None, help="seed (recorded in the file)")
     p.add_argument("-o", "--output", required=True, type=Path, help="output .h5 file")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
-    p.add_argument("--tolerance", type=float, default=0.01, help="rejection tolerance (default 0.01)")
-    p.add_argument("--samples", type=int, default=2000, help="Gibbs label sets (default 2000)")
-    p.add_argument("--chains", type=int, default=8, help="Gibbs chains (default 8)")
-    p.add_argument("--burn-in", type=int, default=50, help="Gibbs burn-in sweeps (default 50)")
-    p.add_argument("--thin", type=int, default=1, help="Gibbs thinning (default 1)")
-    p.add_argument("--screen-samples", type=int, default=200, help="screening label sets (default 200)")
-    p.add_argument("--max-attempts", type=int, default=100, help="rejection attempts (default 100)")
-    p.add_argument("--balance", type=float, default=None,
-                   help="require min(l_row, l_col) >= BALANCE * max(l_row, l_col)")
-    p.add_argument("--calibration-tables", type=int, default=200,
-                   help="tables per dichotomy step (default 200)")
-    p.add_argument("--n-init", type=int, default=10, help="MAP random starts (default 10)")
-    p.add_argument("--equal-proportions", action="store_true")
-    p.add_argument("--equal-dispersions", action="store_true")
-    p.add_argument("--dispersion-spread", type=float, default=0.25)
-    p.add_argument("--base-rate", type=float, default=2.0, help="Poisson geometric mean rate")
+    add_cli_arguments(p.add_argument_group("generation settings"), GenerationSettings)
+    add_cli_arguments(p.add_argument_group("model options"), ModelOptions)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     p.set_defaults(run=_run_generate)
 
@@ -81,23 +69,11 @@ def _run_generate(args: argparse.Namespace) -> int:
         raise ValueError(f"output {args.output} exists (use --force to overwrite)")
     if not args.output.parent.exists():
         raise ValueError(f"output directory {args.output.parent} does not exist")
-    options = {}
-    if args.equal_proportions:
-        options["equal_proportions"] = True
-    if args.equal_dispersions:
-        options["equal_dispersions"] = True
-    if args.dispersion_spread != 0.25:
-        options["dispersion_spread"] = args.dispersion_spread
-    if args.base_rate != 2.0:
-        options["base_rate"] = args.base_rate
     start = time.perf_counter()
     table = generate_table(
         args.kind, *args.shape, *args.clusters, args.risk,
-        tolerance=args.tolerance, n_samples=args.samples, n_chains=args.chains,
-        burn_in=args.burn_in, thin=args.thin, screen_samples=args.screen_samples,
-        max_attempts=args.max_attempts, balance=args.balance,
-        n_calibration_tables=args.calibration_tables, n_init=args.n_init,
-        progress=_show_progress(args), rng=args.seed, **options,
+        settings=GenerationSettings.from_cli(args), progress=_show_progress(args), rng=args.seed,
+        **ModelOptions.from_cli(args).design_options(),
     )
     save_table(table, args.output)
     if not args.quiet:

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_gibbs import _load_ref  # noqa: E402
+from bench_gibbs import _load_ref, ref_module  # noqa: E402
 
 from lbm_bench import calibrate_scale  # noqa: E402
 from lbm_bench.protocol.calibration import CommonRandomNumbers  # noqa: E402
@@ -65,11 +65,11 @@ def main(argv: list[str] | None = None) -> int:
         for kind, n, d, g, m, n_tables in shapes:
             calibration = calibrate_scale(kind, n, d, g, m, 0.1, n_tables=20, rng=0)
             design = calibration.design
-            old_design = old.design.ModelDesign(
+            old_design = ref_module(old, "models.design", "design").ModelDesign(
                 **{f.name: getattr(design, f.name) for f in dataclasses.fields(design)}
             )
             seed = np.random.SeedSequence(1)
-            ref = old.calibration.CommonRandomNumbers(old_design, n, d, n_tables, seed)
+            ref = ref_module(old, "protocol.calibration", "calibration").CommonRandomNumbers(old_design, n, d, n_tables, seed)
             now = CommonRandomNumbers(design, n, d, n_tables, seed)
             best = [math.inf, math.inf]
             errors = [None, None]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import re
 import subprocess
 import sys
 import tempfile
@@ -34,8 +35,23 @@ def _load_ref(ref: str, root: Path, into: Path):
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     (into / "lbm_bench").rename(into / "lbm_bench_ref")
+    # Absolute imports inside the package must name the copy, not the working tree.
+    for path in (into / "lbm_bench_ref").rglob("*.py"):
+        text = path.read_text()
+        path.write_text(re.sub(r"\blbm_bench\b(?=[. ])", "lbm_bench_ref", text))
     sys.path.insert(0, str(into))
     return importlib.import_module("lbm_bench_ref")
+
+
+def ref_module(old, *names: str):
+    """The first of ``names`` (dotted, under the reference package) that exists: the
+    layout of the package changed (flat modules before 769a08f, subpackages after)."""
+    for name in names:
+        try:
+            return importlib.import_module(f"{old.__name__}.{name}")
+        except ModuleNotFoundError:
+            continue
+    raise ModuleNotFoundError(f"none of {names} in {old.__name__}")
 
 
 def _best(func, repeats):
@@ -51,6 +67,8 @@ def _engine_pieces(old, n: int, seed: int) -> None:
     """Per-call times (microseconds, best of many) of the engine's pieces, REF vs now."""
     import timeit
 
+    old_engine = ref_module(old, "inference.engine", "_engine")
+
     from lbm_bench import random_design
     from lbm_bench.inference.engine import Sweeper, _onehot_t, _sample_class_major, sample_categorical
 
@@ -63,7 +81,7 @@ def _engine_pieces(old, n: int, seed: int) -> None:
     C = 8
     w = rng.integers(0, 3, (1, C, n))
     z = rng.integers(0, 3, (1, C, n))
-    new_s, old_s = Sweeper(model, X[None]), old._engine.Sweeper(old_model, X[None])
+    new_s, old_s = Sweeper(model, X[None]), old_engine.Sweeper(old_model, X[None])
     logits = new_s.row_logits(w)
     class_major = np.ascontiguousarray(logits.swapaxes(-1, -2))
 
@@ -71,18 +89,18 @@ def _engine_pieces(old, n: int, seed: int) -> None:
         return 1e6 * min(timeit.repeat(func, number=number, repeat=5)) / number
 
     rows = [
-        ("Sweeper(model, X)", lambda: old._engine.Sweeper(old_model, X[None]),
+        ("Sweeper(model, X)", lambda: old_engine.Sweeper(old_model, X[None]),
          lambda: Sweeper(model, X[None])),
-        ("one-hot (1, 8, n)", lambda: old._engine._onehot_flat(w, 3), lambda: _onehot_t(w, 3)),
+        ("one-hot (1, 8, n)", lambda: old_engine._onehot_flat(w, 3), lambda: _onehot_t(w, 3)),
         ("row_logits(w), 8 chains", lambda: old_s.row_logits(w), lambda: new_s.row_logits(w)),
         ("col_logits(z), 8 chains", lambda: old_s.col_logits(z), lambda: new_s.col_logits(z)),
         ("complete_log_likelihood", lambda: old_s.complete_log_likelihood(z, w),
          lambda: new_s.complete_log_likelihood(z, w)),
         ("categorical draws (8 x n x 3)",
-         lambda: old._engine.sample_categorical(logits, np.random.default_rng(0)),
+         lambda: old_engine.sample_categorical(logits, np.random.default_rng(0)),
          lambda: _sample_class_major(class_major.copy(), np.random.default_rng(0).random((1, C, n)))),
         ("sample_categorical (public)",
-         lambda: old._engine.sample_categorical(logits, np.random.default_rng(0)),
+         lambda: old_engine.sample_categorical(logits, np.random.default_rng(0)),
          lambda: sample_categorical(logits, np.random.default_rng(0))),
     ]
     print(f"engine pieces on a {n}x{n} 3x3 Gaussian table (microseconds per call)")

@@ -15,14 +15,15 @@ explicit ``init``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 from scipy.special import logsumexp
 
-from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench._validation import check_count, check_labels
+from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.models.families import LatentBlockModel
 
 __all__ = ["MapResult", "map_labels"]
@@ -196,7 +197,7 @@ def _grouped_zero_terms(own: np.ndarray, other: np.ndarray, log_prior_other, A: 
     means = np.array([grp.mean() for grp in groups])
     sizes = np.array([grp.size for grp in groups], dtype=np.float64)
     out = np.zeros((own.size, A.shape[0]))
-    for mean, size in zip(means, sizes):
+    for mean, size in zip(means, sizes, strict=True):
         exposure = (own * mean)[:, None, None]  # (n_own, 1, 1)
         out += size * logsumexp(log_prior_other - exposure * A, axis=2)
     return out

@@ -367,7 +367,7 @@ class Sweeper:
         )
 
     @classmethod
-    def for_table(cls, model: LatentBlockModel, X) -> "Sweeper":
+    def for_table(cls, model: LatentBlockModel, X) -> Sweeper:
         """A Sweeper of the single table ``X`` (dense ndarray or scipy.sparse)."""
         return cls(model, [X] if sparse.issparse(X) else np.asarray(X)[None])
 
@@ -450,12 +450,12 @@ class Sweeper:
         value += self.log_row_prior[z].sum(-1) + self.log_col_prior[w].sum(-1)
         return value + self.base_measure[:, None] if base_measure else value
 
-    def sample_rows(self, sums: "BlockSums", rng: np.random.Generator) -> np.ndarray:
+    def sample_rows(self, sums: BlockSums, rng: np.random.Generator) -> np.ndarray:
         """Draw z (B, C, n_rows), smallest unsigned dtype, given the row-step block sums."""
         logits = self.rows.logits(sums.sums, sums.labels)
         return _sample_class_major(logits, rng.random(logits.shape[:2] + logits.shape[3:]))
 
-    def sample_cols(self, sums: "BlockSums", rng: np.random.Generator) -> np.ndarray:
+    def sample_cols(self, sums: BlockSums, rng: np.random.Generator) -> np.ndarray:
         """Draw w (B, C, n_cols), smallest unsigned dtype, given the column-step block sums."""
         logits = self.cols.logits(sums.sums, sums.labels)
         return _sample_class_major(logits, rng.random(logits.shape[:2] + logits.shape[3:]))

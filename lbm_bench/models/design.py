@@ -109,7 +109,15 @@ class ModelDesign:
     row_effects: np.ndarray | None = field(default=None)
     col_effects: np.ndarray | None = field(default=None)
     density: float | None = None
-    _cache: dict = field(default_factory=dict, init=False, compare=False, repr=False)
+
+    @property
+    def _cache(self) -> dict:
+        """Per-design memo of the density offsets (not a field: copies start empty)."""
+        cache = self.__dict__.get("_memo")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_memo", cache)
+        return cache
 
     @property
     def block_shape(self) -> tuple[int, int]:

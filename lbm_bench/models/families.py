@@ -714,7 +714,7 @@ def find_symmetry(
     members_list = list(groups.values())
     for images in itertools.product(*(itertools.permutations(mem) for mem in members_list)):
         sigma = np.empty(g, dtype=np.int64)
-        for members, image in zip(members_list, images):
+        for members, image in zip(members_list, images, strict=True):
             sigma[members] = image
         tau = np.full(m, -1, dtype=np.int64)
         for l in range(m):

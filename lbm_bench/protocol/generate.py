@@ -22,11 +22,12 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench._validation import check_count, check_kind, check_positive_float, check_probability
-from lbm_bench.models.design import resolve_effects
-from lbm_bench.protocol.calibration import calibrate_scale, child_seed
+from lbm_bench._validation import check_kind, check_probability
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
+from lbm_bench.models.design import resolve_effects
+from lbm_bench.protocol.calibration import calibrate_scale, child_seed
+from lbm_bench.protocol.settings import GenerationSettings, ModelOptions, split_options
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
 __all__ = ["generate_table", "RejectionError", "resolve_seed"]
@@ -71,22 +72,11 @@ def generate_table(
     n_col_clusters: int,
     target_risk: float,
     *,
-    tolerance: float = 0.01,
-    n_samples: int = 2000,
-    n_chains: int = 8,
-    burn_in: int = 50,
-    thin: int = 1,
-    screen_samples: int = 200,
-    max_attempts: int = 100,
-    balance: float | None = None,
-    n_calibration_tables: int = 200,
-    calibration_tolerance: float | None = None,
-    n_init: int = 10,
-    gibbs_method: str = "incremental",
+    settings: GenerationSettings | None = None,
     calibration: CalibrationResult | None = None,
     progress: bool = False,
     rng: np.random.Generator | int | None = None,
-    **model_options: Any,
+    **options: Any,
 ) -> Table:
     """Generate a table whose Gibbs-estimated conditional risk meets a target.
 
@@ -99,26 +89,10 @@ def generate_table(
         Cluster numbers.
     target_risk : float
         Target conditional risk ``r_item`` of the MAP labels, in (0, 1).
-    tolerance : float, default=0.01
-        A table is kept when ``|risk - target| <= tolerance`` (absolute).
-    n_samples, n_chains, burn_in, thin : int
-        Gibbs settings of the full run (see :func:`~lbm_bench.gibbs_labels`).
-    screen_samples : int, default=200
-        Label sets of the screening run (0 disables screening).
-    max_attempts : int, default=100
-        Candidates drawn before giving up with :class:`RejectionError`.
-    balance : float, optional
-        Also require ``min(l_row, l_col) >= balance * max(l_row, l_col)`` (the
-        paper's section 4.6: row and column losses of the same order).
-    n_calibration_tables : int, default=200
-        Tables per dichotomy step of the calibration.
-    calibration_tolerance : float, optional
-        Tolerance of the calibration (see :func:`~lbm_bench.calibrate_scale`).
-    n_init : int, default=10
-        Random starts of the MAP.
-    gibbs_method : {"incremental", "full"}, default="incremental"
-        How the Gibbs sampler updates its block sums (see
-        :func:`~lbm_bench.gibbs_labels`); "full" is the slower reference.
+    settings : GenerationSettings, optional
+        Generation settings (tolerance, Gibbs run, screening, attempts,
+        calibration, MAP starts); the defaults of
+        :class:`~lbm_bench.protocol.settings.GenerationSettings` when omitted.
     calibration : CalibrationResult, optional
         A calibration to reuse (its design and scale); computed when omitted.
     progress : bool, default=False
@@ -126,10 +100,13 @@ def generate_table(
     rng : None or int
         Seed; the table records it and the same seed reproduces the same bytes.
         A Generator is accepted and a seed drawn from it.
-    **model_options
-        Options of :func:`~lbm_bench.random_design`, among them
-        ``density`` (Bernoulli, Poisson: expected fraction of non-zero entries;
-        the table is then a ``scipy.sparse.csr_array``), ``effects=True``
+    **options
+        Any field of :class:`~lbm_bench.protocol.settings.GenerationSettings`
+        (``tolerance=0.02``, ``n_samples=500``, ... override ``settings``) or of
+        :class:`~lbm_bench.protocol.settings.ModelOptions` (options of
+        :func:`~lbm_bench.random_design`). Unknown names are refused. Among
+        the latter: ``density`` (Bernoulli, Poisson: expected fraction of
+        non-zero entries; the table is then sparse), ``effects=True``
         (Poisson row and column effects for this table's shape) and
         ``effects_spread``.
 
@@ -154,14 +131,8 @@ def generate_table(
     seed = resolve_seed(rng)
     kind = check_kind(kind)
     target = check_probability("target_risk", target_risk)
-    tolerance = check_positive_float("tolerance", tolerance)
-    n_samples = check_count("n_samples", n_samples)
-    n_chains = check_count("n_chains", n_chains)
-    screen_samples = check_count("screen_samples", screen_samples, minimum=0)
-    max_attempts = check_count("max_attempts", max_attempts)
-    if balance is not None:
-        balance = check_probability("balance", balance, open_interval=False)
-    design_options = resolve_effects(model_options, n_rows, n_cols)
+    settings, model_options = _resolve_settings(settings, options)
+    s = settings
     root = np.random.SeedSequence(seed)
     timings = {"calibration": 0.0, "rejection": 0.0, "gibbs": 0.0}
     start = time.perf_counter()
@@ -169,56 +140,71 @@ def generate_table(
         with _progress_bar(progress, None, "calibration") as bar:
             calibration = calibrate_scale(
                 kind, n_rows, n_cols, n_row_clusters, n_col_clusters, target,
-                n_tables=n_calibration_tables, tolerance=calibration_tolerance, n_init=n_init,
-                callback=lambda scale, error: (bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")),
-                rng=np.random.default_rng(child_seed(root, 0)), **design_options,
+                n_tables=s.n_calibration_tables, tolerance=s.calibration_tolerance, n_init=s.n_init,
+                callback=lambda scale, error: (
+                    bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")
+                ),
+                rng=np.random.default_rng(child_seed(root, 0)),
+                **resolve_effects(model_options.design_options(), n_rows, n_cols),
             )
     elif calibration.design is None:
         raise ValueError("calibration must carry its design (as returned by calibrate_scale)")
     timings["calibration"] = time.perf_counter() - start
-    gibbs_options = dict(n_chains=n_chains, burn_in=burn_in, thin=thin, method=gibbs_method)
-    sampler = _RejectionSampler(calibration, n_rows, n_cols, target, tolerance, balance, n_init, gibbs_options)
+    sampler = _RejectionSampler(calibration, n_rows, n_cols, target, s)
     start = time.perf_counter()
-    with _progress_bar(progress, max_attempts, "rejection sampling") as bar:
-        for attempt in range(max_attempts):
+    with _progress_bar(progress, s.max_attempts, "rejection sampling") as bar:
+        for attempt in range(s.max_attempts):
             bar.update()
-            kept = sampler.try_candidate(child_seed(root, attempt + 1), screen_samples, n_samples)
+            kept = sampler.try_candidate(child_seed(root, attempt + 1))
             if kept is not None:
                 break
             bar.set_postfix(last_risk=f"{sampler.risks[-1]:.4f}")
         else:
-            raise RejectionError(sampler.failure_message(max_attempts))
+            raise RejectionError(sampler.failure_message(s.max_attempts))
     timings["rejection"] = time.perf_counter() - start - sampler.gibbs_seconds
     timings["gibbs"] = sampler.gibbs_seconds
     X, z, w, map_result, samples, estimate = kept
-    options = {
-        "model_options": {k: model_options[k] for k in sorted(model_options)},
-        "n_samples": n_samples, "n_chains": n_chains, "burn_in": burn_in, "thin": thin,
-        "screen_samples": screen_samples, "max_attempts": max_attempts, "n_init": n_init,
+    record = {
+        "model_options": model_options.design_options(),
+        "n_samples": s.n_samples, "n_chains": s.n_chains, "burn_in": s.burn_in, "thin": s.thin,
+        "screen_samples": s.screen_samples, "max_attempts": s.max_attempts, "n_init": s.n_init,
         "n_calibration_tables": calibration.n_tables,
     }
     rejection = RejectionRecord(
         attempts=len(sampler.risks), screened_out=sampler.screened_out,
-        acceptance_rate=1.0 / len(sampler.risks), tolerance=tolerance,
-        candidate_risks=np.array(sampler.risks), balance=balance,
+        acceptance_rate=1.0 / len(sampler.risks), tolerance=s.tolerance,
+        candidate_risks=np.array(sampler.risks), balance=s.balance,
     )
     return Table(
         data=X, model=calibration.design.model(calibration.scale), design=calibration.design,
         scale=calibration.scale, truth_rows=z, truth_cols=w, map_rows=map_result.rows,
         map_cols=map_result.cols, gibbs=samples, risk=estimate, target_risk=target, seed=seed,
-        calibration=calibration, rejection=rejection, options=options, timings=timings,
+        calibration=calibration, rejection=rejection, options=record, timings=timings,
     )
+
+
+def _resolve_settings(
+    settings: GenerationSettings | None, options: dict[str, Any]
+) -> tuple[GenerationSettings, ModelOptions]:
+    """The settings record with keyword overrides, and the model options."""
+    if settings is not None and not isinstance(settings, GenerationSettings):
+        raise TypeError(f"settings must be a GenerationSettings, got {type(settings).__name__}")
+    overrides, model_options = split_options(options)
+    given = {k: v for k, v in options.items() if k in GenerationSettings.names()}
+    if settings is None:
+        return overrides, model_options
+    return (settings.replace(**given) if given else settings), model_options
 
 
 class _RejectionSampler:
     """Draws and judges candidate tables; keeps the record of the attempts."""
 
-    def __init__(self, calibration, n_rows, n_cols, target, tolerance, balance, n_init, gibbs_options):
+    def __init__(self, calibration: CalibrationResult, n_rows: int, n_cols: int, target: float,
+                 settings: GenerationSettings):
         self.model = calibration.design.model(calibration.scale)
         self.n_rows, self.n_cols = n_rows, n_cols
-        self.target, self.tolerance, self.balance = target, tolerance, balance
-        self.n_init = n_init
-        self.gibbs_options = gibbs_options
+        self.target, self.settings = target, settings
+        self.gibbs_options = settings.gibbs_options()
         self.risks: list[float] = []
         self.screened_out = 0
         self.gibbs_seconds = 0.0
@@ -232,31 +218,32 @@ class _RejectionSampler:
         return samples, samples.risk(*starts[1])
 
     def _plausible(self, estimate: RiskEstimate) -> bool:
-        margin = self.tolerance + 3 * estimate.mcse
+        margin = self.settings.tolerance + 3 * estimate.mcse
         return abs(estimate.risk - self.target) <= margin
 
-    def try_candidate(self, seed, screen_samples, n_samples):
+    def try_candidate(self, seed):
+        s = self.settings
         rng = np.random.default_rng(seed)
         z, w = self.model.sample_labels(self.n_rows, self.n_cols, rng=rng)
         X = self.model.table_from_noise(self.model.draw_noise(self.n_rows, self.n_cols, rng=rng), z, w)
-        result = map_labels(self.model, X, n_init=self.n_init, rng=rng)
+        result = map_labels(self.model, X, n_init=s.n_init, rng=rng)
         starts = [(z, w), (result.rows, result.cols)]
-        if screen_samples:
-            _, screen = self._gibbs(X, starts, screen_samples, rng)
+        if s.screen_samples:
+            _, screen = self._gibbs(X, starts, s.screen_samples, rng)
             if not self._plausible(screen):
                 self.risks.append(screen.risk)
                 self.screened_out += 1
                 return None
-        samples, estimate = self._gibbs(X, starts, n_samples, rng)
+        samples, estimate = self._gibbs(X, starts, s.n_samples, rng)
         self.risks.append(estimate.risk)
-        if abs(estimate.risk - self.target) <= self.tolerance and _balanced(estimate, self.balance):
+        if abs(estimate.risk - self.target) <= s.tolerance and _balanced(estimate, s.balance):
             return X, z, w, result, samples, estimate
         return None
 
     def failure_message(self, max_attempts: int) -> str:
         risks = np.array(self.risks)
         return (
-            f"no table within {self.tolerance} of target risk {self.target} after {max_attempts} "
+            f"no table within {self.settings.tolerance} of target risk {self.target} after {max_attempts} "
             f"attempts (risks seen: min {risks.min():.4f}, median {np.median(risks):.4f}, "
             f"max {risks.max():.4f}); raise the tolerance or max_attempts, or use larger tables"
         )

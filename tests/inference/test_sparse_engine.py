@@ -87,7 +87,7 @@ def test_sparse_logits_likelihood_and_entrywise_scores_match_dense(kind, effects
     assert np.array_equal(sp.col_logits(zz), de.col_logits(zz))
     assert sp.complete_log_likelihood(zz, ww) == pytest.approx(de.complete_log_likelihood(zz, ww), rel=1e-12)
     # entrywise starts: exact zeros' terms (fewer than 64 rows and columns: groups are exact)
-    for s, d in zip(_entrywise_scores(sp), _entrywise_scores(de)):
+    for s, d in zip(_entrywise_scores(sp), _entrywise_scores(de), strict=True):
         np.testing.assert_allclose(s, d, rtol=1e-4)
 
 
@@ -112,4 +112,4 @@ def test_sweeper_refuses_mixed_or_gaussian_sparse_tables():
     with pytest.raises(TypeError, match="sparse"):
         Sweeper(model, [X, X.toarray()])
     with pytest.raises(TypeError, match="dense statistics"):
-        Sweeper.for_table(model, X).stats
+        _ = Sweeper.for_table(model, X).stats

@@ -25,7 +25,7 @@ from lbm_bench import (
     map_labels,
 )
 
-from .exact import exact_posterior, posterior_summaries
+from tests.exact import exact_posterior, posterior_summaries
 
 TINY_MODELS = {
     "gaussian": GaussianLBM([0.6, 0.4], [0.45, 0.55], [[0.0, 1.0], [0.9, -0.4]], [[1.0, 0.8], [1.2, 0.9]]),

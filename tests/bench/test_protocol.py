@@ -23,7 +23,7 @@ def test_bench_calibration_script_against_head():
 
     import pytest
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if shutil.which("git") is None or not (root / ".git").exists():
         pytest.skip("needs a git checkout")
     result = subprocess.run(

@@ -1,0 +1,76 @@
+"""The settings record: one declaration, validated the same from the API, a spec and the CLI."""
+
+import argparse
+import dataclasses
+
+import pytest
+
+from lbm_bench.protocol.settings import (
+    GenerationSettings,
+    ModelOptions,
+    add_cli_arguments,
+    split_options,
+)
+
+
+def test_defaults_are_valid_and_frozen():
+    s = GenerationSettings()
+    assert s.n_samples == 2000 and s.tolerance == 0.01 and s.balance is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.n_samples = 3
+
+
+@pytest.mark.parametrize(
+    "field, value, error, words",
+    [
+        ("n_samples", 0, ValueError, "n_samples"),
+        ("n_chains", 2.5, TypeError, "n_chains"),
+        ("burn_in", -1, ValueError, "burn_in"),
+        ("screen_samples", True, TypeError, "screen_samples"),
+        ("tolerance", 1.5, ValueError, "tolerance"),
+        ("balance", 2.0, ValueError, "balance"),
+        ("gibbs_method", "fast", ValueError, "gibbs_method"),
+    ],
+)
+def test_each_field_validates_itself(field, value, error, words):
+    with pytest.raises(error, match=words):
+        GenerationSettings(**{field: value})
+
+
+def test_cross_field_rule():
+    with pytest.raises(ValueError, match=r"n_chains \(9\) exceeds n_samples \(8\)"):
+        GenerationSettings(n_samples=8, n_chains=9)
+
+
+def test_mapping_names_the_place_and_unknown_keys():
+    with pytest.raises(ValueError, match=r"^grid\[1\]: n_init must be >= 1"):
+        GenerationSettings.from_mapping({"n_init": 0}, where="grid[1]")
+    with pytest.raises(ValueError, match="unknown setting.*samples.*allowed"):
+        GenerationSettings.from_mapping({"samples": 10})
+
+
+def test_split_options_routes_keys_and_refuses_others():
+    settings, model = split_options({"n_samples": 300, "base_rate": 3.0})
+    assert settings.n_samples == 300 and model.base_rate == 3.0
+    assert model.design_options() == {"base_rate": 3.0}
+    with pytest.raises(ValueError, match="unknown option.*colour"):
+        split_options({"colour": "red"})
+
+
+def test_cli_options_come_from_the_fields():
+    parser = argparse.ArgumentParser()
+    add_cli_arguments(parser, GenerationSettings)
+    add_cli_arguments(parser, ModelOptions)
+    flags = {a.dest: a.option_strings[0] for a in parser._actions if a.dest != "help"}
+    assert set(flags) == set(GenerationSettings.names()) | set(ModelOptions.names())
+    args = parser.parse_args(["--samples", "300", "--chains", "4", "--equal-proportions"])
+    assert GenerationSettings.from_cli(args) == GenerationSettings(n_samples=300, n_chains=4)
+    assert ModelOptions.from_cli(args).design_options() == {"equal_proportions": True}
+    with pytest.raises(ValueError, match="tolerance"):
+        GenerationSettings.from_cli(parser.parse_args(["--tolerance", "0"]))
+
+
+def test_record_round_trip():
+    s = GenerationSettings(n_samples=500, balance=0.5)
+    assert GenerationSettings.from_mapping(s.to_record()) == s
+    assert s.to_record(only_changed=True) == {"balance": 0.5, "n_samples": 500}
