@@ -115,9 +115,7 @@ class CommonRandomNumbers:
         model = self.design.model(scale)
         errors = np.empty(self.n_tables)
         for batch in self.batches():
-            tables = np.stack(
-                [model.table_from_noise(self.noise(t), *self.labels[t]) for t in batch]
-            )
+            tables = [model.table_from_noise(self.noise(t), *self.labels[t]) for t in batch]
             sweeper = Sweeper(model, tables)
             start_rngs = [np.random.default_rng(child_seed(self.table_seeds[t], 2)) for t in batch]
             w0 = initial_column_labels(sweeper, n_init, start_rngs)

@@ -7,6 +7,12 @@ target (sequential rule: ``|risk - target| > tolerance + 3 MCSE``); the full
 run (2,000 label sets by default) decides for the others. Chains start half at
 the generating labels (an exact posterior draw) and half at the MAP labels, so
 R-hat compares chains from two different starting points.
+
+**Sparse tables.** With ``density=`` (Bernoulli and Poisson) the design is
+sparse (:mod:`lbm_bench.models.design`) and the table's ``data`` is a
+``scipy.sparse.csr_array``; the calibration, the MAP and the Gibbs sampler run
+on it without densifying (:mod:`lbm_bench.inference.engine`). Without
+``density``, ``data`` is a dense ndarray as before.
 """
 
 from __future__ import annotations
@@ -17,9 +23,10 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_kind, check_probability
-from lbm_bench.protocol.calibration import calibrate_scale, child_seed
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
+from lbm_bench.models.design import resolve_effects
+from lbm_bench.protocol.calibration import calibrate_scale, child_seed
 from lbm_bench.protocol.memory import check_memory, estimate_request_memory
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions, split_options
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
@@ -105,11 +112,17 @@ def generate_table(
         Any field of :class:`~lbm_bench.protocol.settings.GenerationSettings`
         (``tolerance=0.02``, ``n_samples=500``, ... override ``settings``) or of
         :class:`~lbm_bench.protocol.settings.ModelOptions` (options of
-        :func:`~lbm_bench.random_design`). Unknown names are refused.
+        :func:`~lbm_bench.random_design`). Unknown names are refused. Among
+        the latter: ``density`` (Bernoulli, Poisson: expected fraction of
+        non-zero entries; the table is then sparse), ``effects=True``
+        (Poisson row and column effects for this table's shape) and
+        ``effects_spread``.
 
     Returns
     -------
     Table
+        ``data`` is a ``scipy.sparse.csr_array`` when ``density`` is given,
+        an ndarray otherwise.
 
     Raises
     ------
@@ -141,8 +154,11 @@ def generate_table(
             calibration = calibrate_scale(
                 kind, n_rows, n_cols, n_row_clusters, n_col_clusters, target,
                 n_tables=s.n_calibration_tables, tolerance=s.calibration_tolerance, n_init=s.n_init,
-                callback=lambda scale, error: (bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")),
-                rng=np.random.default_rng(child_seed(root, 0)), **model_options.design_options(),
+                callback=lambda scale, error: (
+                    bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")
+                ),
+                rng=np.random.default_rng(child_seed(root, 0)),
+                **resolve_effects(model_options.design_options(), n_rows, n_cols),
             )
     elif calibration.design is None:
         raise ValueError("calibration must carry its design (as returned by calibrate_scale)")

@@ -306,7 +306,7 @@ def estimate_request_memory(
     """
     return estimate_generation_memory(
         kind, n_rows, n_cols, n_row_clusters, n_col_clusters,
-        density=getattr(model_options, "density", None), n_samples=settings.n_samples,
+        density=None if model_options is None else model_options.density, n_samples=settings.n_samples,
         n_chains=settings.n_chains, n_calibration_tables=1 if calibrated else settings.n_calibration_tables,
         n_jobs=n_jobs,
     )
