@@ -61,11 +61,18 @@ def _add_generate(sub) -> None:
     resources.add_argument("--max-memory", default=None, metavar="SIZE",
                            help="refuse the request when its estimated peak memory exceeds SIZE "
                            "(e.g. 8G, 512M; default: the available memory, MemAvailable)")
+    resources.add_argument("--backend", choices=["loky", "dask"], default="loky",
+                           help="where the --jobs workers of the calibration run: local processes "
+                           "(loky, default) or a Dask cluster, as for releases")
+    resources.add_argument("--scheduler", default=None, metavar="ADDR",
+                           help="Dask scheduler address, e.g. tcp://host:8786 (default with --backend dask: "
+                           "a local cluster of --jobs workers)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     p.set_defaults(run=_run_generate)
 
 
 def _run_generate(args: argparse.Namespace) -> int:
+    from lbm_bench._backends import check_backend, joblib_backend
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.protocol.memory import check_memory, estimate_request_memory
     from lbm_bench.storage import save_table
@@ -75,14 +82,16 @@ def _run_generate(args: argparse.Namespace) -> int:
     if not args.output.parent.exists():
         raise ValueError(f"output directory {args.output.parent} does not exist")
     settings, model_options = GenerationSettings.from_cli(args), ModelOptions.from_cli(args)
+    check_backend(args.backend, settings.jobs, args.scheduler)
     estimate = estimate_request_memory(args.kind, *args.shape, *args.clusters, settings, model_options)
     check_memory(estimate, args.max_memory, kind=args.kind, style="cli")
     start = time.perf_counter()
-    table = generate_table(
-        args.kind, *args.shape, *args.clusters, args.risk,
-        settings=settings, max_memory=args.max_memory, progress=_show_progress(args), rng=args.seed,
-        **model_options.design_options(),
-    )
+    with joblib_backend(args.backend, settings.jobs, args.scheduler):
+        table = generate_table(
+            args.kind, *args.shape, *args.clusters, args.risk,
+            settings=settings, max_memory=args.max_memory, progress=_show_progress(args), rng=args.seed,
+            **model_options.design_options(),
+        )
     save_table(table, args.output)
     if not args.quiet:
         print(table.summary())
@@ -235,11 +244,12 @@ def _add_bench(sub) -> None:
         "bench",
         help="speed benchmarks (baseline vs current, same process)",
         description="Gibbs sweeps and MAP (lbm_bench.bench.gibbs_map), then calibration steps and whole "
-        "tables at 5%%, 10%% and 20%% risk (lbm_bench.bench.protocol), each against a baseline "
-        "run in the same process.",
+        "tables at 5%%, 10%% and 20%% risk (lbm_bench.bench.protocol), then the Bayes labels for "
+        "l_item against the Gibbs run that feeds them (lbm_bench.bench.bayes), each against a "
+        "baseline run in the same process.",
     )
     p.add_argument("--quick", action="store_true", help="a tiny version (seconds)")
-    p.add_argument("--part", choices=["all", "gibbs", "protocol"], default="all")
+    p.add_argument("--part", choices=["all", "gibbs", "protocol", "bayes"], default="all")
     p.add_argument("--memory", action="store_true",
                    help="also build a 2000x2000 table with 10x10 clusters and report its peak memory")
     p.set_defaults(run=_run_bench)
@@ -255,6 +265,10 @@ def _run_bench(args: argparse.Namespace) -> int:
         status |= int(bench_main(quick) or 0)
     if args.part in ("all", "protocol"):
         status |= int(protocol_main(quick + (["--memory"] if args.memory else [])) or 0)
+    if args.part in ("all", "bayes"):
+        from lbm_bench.bench.bayes import main as bayes_main
+
+        status |= int(bayes_main(quick) or 0)
     return status
 
 

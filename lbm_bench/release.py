@@ -64,8 +64,9 @@ SETTINGS: dict[str, Any] = {
     "screen_samples": 200,
     "max_attempts": 100,
     "balance": None,
-    "n_calibration_tables": 200,
+    "n_calibration_tables": "auto",
     "calibration_tolerance": None,
+    "calibration_method": "secant",
     "n_init": 10,
 }
 #: Options of random_design a spec may set in ``model_options``.
@@ -151,7 +152,16 @@ def _check_keys(where: str, table: dict, allowed: set[str]) -> None:
 
 def _check_settings(where: str, settings: dict) -> dict:
     out = dict(settings)
-    for key in ("n_samples", "n_chains", "thin", "max_attempts", "n_calibration_tables", "n_init"):
+    if out["n_calibration_tables"] != "auto" and (
+        not isinstance(out["n_calibration_tables"], int) or isinstance(out["n_calibration_tables"], bool)
+        or out["n_calibration_tables"] < 1
+    ):
+        raise ValueError(f"{where}: n_calibration_tables must be a positive integer or 'auto', "
+                         f"got {out['n_calibration_tables']!r}")
+    if out["calibration_method"] not in ("secant", "bisection"):
+        raise ValueError(f"{where}: calibration_method must be 'secant' or 'bisection', "
+                         f"got {out['calibration_method']!r}")
+    for key in ("n_samples", "n_chains", "thin", "max_attempts", "n_init"):
         if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 1:
             raise ValueError(f"{where}: {key} must be a positive integer, got {out[key]!r}")
     for key in ("burn_in", "screen_samples"):
@@ -311,7 +321,7 @@ def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
     result = calibrate_scale(
         config.kind, *config.shape, *config.clusters, config.risk,
         n_tables=s["n_calibration_tables"], tolerance=s["calibration_tolerance"], n_init=s["n_init"],
-        rng=config.calibration_seed, **config.model_options,
+        method=s["calibration_method"], rng=config.calibration_seed, **config.model_options,
     )
     return config.config_id, result, time.perf_counter() - start
 

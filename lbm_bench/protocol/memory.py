@@ -59,6 +59,8 @@ _NOISE_CACHE_BYTES = 512 * 2**20
 _BATCH_BYTES = 2 * 2**20
 _DATA_ITEMSIZE = {"gaussian": 8, "poisson": 8, "bernoulli": 1}
 _N_STATS = {"gaussian": 2, "poisson": 1, "bernoulli": 1}
+#: Must match ``lbm_bench.protocol.calibration.AUTO_MAX_TABLES`` (``n_tables="auto"``).
+_AUTO_MAX_TABLES = 200
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 #: How each setting is named in messages, by caller.
@@ -290,7 +292,7 @@ def estimate_request_memory(
     model_options: Any = None,
     *,
     calibrated: bool = False,
-    n_jobs: int = 1,
+    n_jobs: int | None = None,
 ) -> MemoryEstimate:
     """:func:`estimate_generation_memory` of a request given as settings records.
 
@@ -298,15 +300,18 @@ def estimate_request_memory(
     ----------
     settings : GenerationSettings
     model_options : ModelOptions, optional
-        Its ``density`` (when the record has one) makes the table sparse.
+        Its ``density`` makes the table sparse.
     calibrated : bool, default=False
         A calibration is reused: no calibration tables are drawn.
-    n_jobs : int, default=1
-        Workers of the calibration.
+    n_jobs : int, optional
+        Workers of the calibration; default: ``settings.jobs``.
     """
+    tables = settings.n_calibration_tables
+    if not isinstance(tables, int):  # "auto": sequential, at most this many tables
+        tables = _AUTO_MAX_TABLES
     return estimate_generation_memory(
         kind, n_rows, n_cols, n_row_clusters, n_col_clusters,
         density=None if model_options is None else model_options.density, n_samples=settings.n_samples,
-        n_chains=settings.n_chains, n_calibration_tables=1 if calibrated else settings.n_calibration_tables,
-        n_jobs=n_jobs,
+        n_chains=settings.n_chains, n_calibration_tables=1 if calibrated else tables,
+        n_jobs=settings.jobs if n_jobs is None else n_jobs,
     )

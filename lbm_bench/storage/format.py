@@ -44,6 +44,11 @@ __all__ = [
     "LABEL_GROUPS",
     "ROOT_ATTRIBUTES",
     "RISK_ATTRIBUTES",
+    "BAYES_RISK_ATTRIBUTES",
+    "FLOOR_ATTRIBUTES",
+    "FLOOR_DATASETS",
+    "CRITERIA",
+    "POSTERIOR_DTYPE",
     "GROUP_ATTRIBUTES",
     "COMPRESSED",
     "GZIP_LEVEL",
@@ -67,8 +72,28 @@ MAJOR = 1
 #: Every item a minor adds is optional for readers: a file of an older minor lacks it.
 MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
     0: (),  # 1.0: the layout of docs/format.md
-    # 1.1: sparse tables, ``data`` as a CSR group (docs/format.md, "Sparse tables")
-    1: ("data@encoding", "data@shape", "data/indices", "data/indptr", "data/values"),
+    # 1.1: sparse tables, ``data`` as a CSR group (docs/format.md, "Sparse tables"), and
+    # the floor (the Bayes labels for l_item, their cross-fitted risk, the criterion the
+    # target applied to) with the posterior marginals, stored all together or not at all.
+    # Either set of items makes a file 1.1; both may be present.
+    1: (
+        "data@encoding",
+        "data@shape",
+        "data/indices",
+        "data/indptr",
+        "data/values",
+        "bayes/rows",
+        "bayes/cols",
+        "posterior/rows",
+        "posterior/cols",
+        "@bayes_risk",
+        "@bayes_risk_mcse",
+        "@bayes_risk_rhat",
+        "@bayes_risk_ess",
+        "@bayes_row_loss",
+        "@bayes_col_loss",
+        "@criterion",
+    ),
 }
 #: Version written by the writer: the newest known minor.
 FORMAT_VERSION = f"{MAJOR}.{max(MINOR_VERSIONS)}"
@@ -189,6 +214,24 @@ RISK_ATTRIBUTES = {
     "row_loss": "row_loss",
     "col_loss": "col_loss",
 }
+#: Version 1.1: root attribute of each field of the floor's risk estimate.
+BAYES_RISK_ATTRIBUTES = {
+    "risk": "bayes_risk",
+    "mcse": "bayes_risk_mcse",
+    "rhat": "bayes_risk_rhat",
+    "ess": "bayes_risk_ess",
+    "row_loss": "bayes_row_loss",
+    "col_loss": "bayes_col_loss",
+}
+#: Version 1.1: the root attributes of the floor (name -> kind).
+FLOOR_ATTRIBUTES = {**{attr: "float" for attr in BAYES_RISK_ATTRIBUTES.values()}, "criterion": "str"}
+#: Version 1.1: the datasets of the floor: Bayes labels (unsigned, as the other labels) and
+#: posterior marginals (share of the Gibbs sets giving each row/column each class).
+FLOOR_DATASETS = ("bayes/rows", "bayes/cols", "posterior/rows", "posterior/cols")
+#: Values of ``@criterion``: which risk the target and the rejection step applied to.
+CRITERIA = ("bayes", "map")
+#: dtype of ``posterior/rows`` (n_rows, n_row_clusters) and ``posterior/cols`` (n_cols, n_col_clusters).
+POSTERIOR_DTYPE = np.dtype(np.float32)
 #: Attributes of the groups (group path -> {name: kind}); the names of the
 #: ``gibbs``, ``calibration`` and ``rejection`` attributes are those of the record's fields.
 GROUP_ATTRIBUTES = {

@@ -30,13 +30,18 @@ from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.families import LatentBlockModel, model_from_parameters
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.storage.format import (
+    BAYES_RISK_ATTRIBUTES,
     BLOCK_PARAMETERS,
+    CRITERIA,
     DATA_DTYPES,
     EFFECTS,
+    FLOOR_ATTRIBUTES,
+    FLOOR_DATASETS,
     FORMAT_NAME,
     GROUP_ATTRIBUTES,
     LABEL_GROUPS,
     MAJOR,
+    POSTERIOR_DTYPE,
     RISK_ATTRIBUTES,
     ROOT_ATTRIBUTES,
     SPARSE_DATA,
@@ -447,8 +452,13 @@ def _read_attrs(reader: Reader, path: str, kinds: Mapping[str, str]) -> dict[str
 def _read_calibration(reader: Reader, design: ModelDesign | None) -> CalibrationResult | None:
     values = _read_attrs(reader, "calibration", GROUP_ATTRIBUTES["calibration"])
     n_steps = None if values is None else values["n_steps"]
-    history = reader.array("calibration/history", (n_steps, 3), "f")
+    history = reader.array("calibration/history", (n_steps, None), "f")
     if values is None or history is None:
+        return None
+    if history.shape[1] == 3:  # format 1.0: no n_tables column, every step used n_tables
+        history = np.column_stack([history, np.full(n_steps, float(values["n_tables"]))])
+    elif history.shape[1] != 4:
+        reader.problem(f"dataset calibration/history has shape {history.shape}, expected ({n_steps}, 4)")
         return None
     if values["bracket"].shape != (2,):
         size = values["bracket"].size
@@ -474,6 +484,52 @@ def _read_risk(reader: Reader, gibbs: GibbsSamples | None) -> RiskEstimate | Non
     if _any_none(gibbs, *values.values()):
         return None
     return RiskEstimate(**values, n_samples=gibbs.n_samples, n_chains=gibbs.n_chains)
+
+
+def _has_floor(reader: Reader, h: _Header) -> bool:
+    """Whether the file holds the floor (version 1.1 items): all of them, or none."""
+    allowed = optional_items(h.version)
+    if "@criterion" not in allowed:
+        return False
+    try:
+        root = reader.source.attrs("") or {}
+        present = [f"@{name}" for name in FLOOR_ATTRIBUTES if name in root]
+    except HDF5_ERRORS:
+        present = []
+    present += [path for path in FLOOR_DATASETS if reader.has_dataset(path)]
+    if not present:
+        return False
+    expected = [f"@{name}" for name in FLOOR_ATTRIBUTES] + list(FLOOR_DATASETS)
+    missing = [item for item in expected if item not in present]
+    if missing:
+        reader.problem(f"the floor items (version 1.1) must come together; {', '.join(missing)} missing")
+    return True
+
+
+def _read_floor(reader: Reader, h: _Header, gibbs: GibbsSamples | None) -> dict[str, Any] | None:
+    """Version 1.1: the Bayes labels, their risk and the criterion (checked against the sets)."""
+    labels = _read_labels(reader, "bayes", h)
+    values = {name: reader.attr("", attr, "float") for name, attr in BAYES_RISK_ATTRIBUTES.items()}
+    criterion = reader.attr("", "criterion", FLOOR_ATTRIBUTES["criterion"])
+    if criterion is not None and criterion not in CRITERIA:
+        reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}")
+        criterion = None
+    marginals = [
+        reader.array(f"posterior/{side}", (n, k), "f", dtype=POSTERIOR_DTYPE)
+        for side, n, k in (("rows", h.n_rows, h.g), ("cols", h.n_cols, h.m))
+    ]
+    if gibbs is not None:
+        for side, sets, k, stored in (("rows", gibbs.rows, h.g, marginals[0]), ("cols", gibbs.cols, h.m, marginals[1])):
+            if stored is None:
+                continue
+            counts = np.stack([np.count_nonzero(sets == c, axis=0) for c in range(k)], axis=1)
+            expected = (counts / sets.shape[0]).astype(POSTERIOR_DTYPE)
+            if not np.allclose(stored, expected, rtol=0, atol=1e-6):
+                reader.problem(f"dataset posterior/{side} differs from the shares of the Gibbs label sets")
+    if _any_none(labels, criterion, gibbs, *values.values(), *marginals):
+        return None
+    risk = RiskEstimate(**values, n_samples=gibbs.n_samples, n_chains=gibbs.n_chains)
+    return {"bayes_rows": labels[0], "bayes_cols": labels[1], "bayes_risk": risk, "criterion": criterion}
 
 
 def _read_options(reader: Reader) -> dict | None:
@@ -532,6 +588,11 @@ def read_table(source: Any, problems: list[str]) -> Table | None:
     }
     parts["calibration"] = _read_calibration(reader, parts["design"])
     parts["risk"] = _read_risk(reader, parts["gibbs"])
+    floor = _read_floor(reader, h, parts["gibbs"]) if _has_floor(reader, h) else {}
+    if floor is None:
+        floor = {}
+        if not problems:  # pragma: no cover - every None above records a problem
+            problems.append("incomplete floor")
     if problems or _any_none(*parts.values()):
         if not problems:  # pragma: no cover - every None above records a problem
             problems.append("incomplete file")
@@ -550,6 +611,7 @@ def read_table(source: Any, problems: list[str]) -> Table | None:
         calibration=parts["calibration"],
         rejection=parts["rejection"],
         options=parts["options"],
+        **floor,
         **parts["scalars"],
     )
 

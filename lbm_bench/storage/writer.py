@@ -28,8 +28,11 @@ from lbm_bench._validation import check_label_sets, check_labels
 from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.protocol.table import Table
 from lbm_bench.storage.format import (
+    BAYES_RISK_ATTRIBUTES,
+    CRITERIA,
     DATA_DTYPES,
     DESIGN_ARRAYS,
+    FLOOR_ATTRIBUTES,
     FORMAT_NAME,
     GROUP_ATTRIBUTES,
     MAX_STRING_BYTES,
@@ -190,6 +193,35 @@ def _sparse_data_items(data: Any, kind: str, layout: Layout) -> None:
     layout.attrs["data"] = {"encoding": CSR_ENCODING, "shape": np.asarray(data.shape, dtype=np.int64)}
 
 
+def _floor_items(table: Table, layout: Layout) -> None:
+    """Version 1.1 items: the Bayes labels, their risk, the criterion, the posterior marginals."""
+    floor = (table.bayes_rows, table.bayes_cols, table.bayes_risk)
+    if all(item is None for item in floor):
+        if table.criterion != "map":
+            raise ValueError(f"criterion {table.criterion!r} needs the Bayes labels and their risk")
+        return  # a table without the floor is written as before (format 1.0)
+    if any(item is None for item in floor):
+        raise ValueError("bayes_rows, bayes_cols and bayes_risk must be given together")
+    if table.criterion not in CRITERIA:
+        raise ValueError(f"criterion must be one of {', '.join(CRITERIA)}, got {table.criterion!r}")
+    risk = table.bayes_risk
+    if risk.n_samples != table.gibbs.n_samples or risk.n_chains != table.gibbs.n_chains:
+        raise ValueError(
+            f"bayes_risk was estimated from {risk.n_samples} sets in {risk.n_chains} chains,"
+            f" but gibbs holds {table.gibbs.n_samples} sets in {table.gibbs.n_chains} chains"
+        )
+    n_rows, n_cols = table.data.shape
+    g, m = table.model.block_shape
+    rows = check_labels("bayes_rows", table.bayes_rows, length=n_rows, n_clusters=g)
+    cols = check_labels("bayes_cols", table.bayes_cols, length=n_cols, n_clusters=m)
+    layout.datasets["bayes/rows"] = rows.astype(smallest_uint(g))
+    layout.datasets["bayes/cols"] = cols.astype(smallest_uint(m))
+    layout.datasets["posterior/rows"], layout.datasets["posterior/cols"] = table.posterior_marginals()
+    values = {attr: getattr(risk, name) for name, attr in BAYES_RISK_ATTRIBUTES.items()}
+    values["criterion"] = table.criterion
+    layout.attrs[""].update(_attributes(FLOOR_ATTRIBUTES, values, ""))
+
+
 def _layout(table: Table) -> Layout:
     """Every item of the file of ``table`` (raises TypeError/ValueError on unstorable values)."""
     if table.risk.n_samples != table.gibbs.n_samples or table.risk.n_chains != table.gibbs.n_chains:
@@ -211,6 +243,7 @@ def _layout(table: Table) -> Layout:
     _label_items(table, layout)
     _param_items(table, layout)
     _record_items(table, layout)
+    _floor_items(table, layout)
     layout.attrs[""]["format_version"] = version_for(_item_names(layout))
     return layout
 

@@ -13,7 +13,9 @@ from tests.storage.tables import FAMILIES, SPARSE_FAMILIES, make_table
 
 @pytest.fixture(scope="module")
 def tables() -> dict[str, Table]:
-    return {name: make_table(kind, effects=effects) for name, (kind, effects) in FAMILIES.items()}
+    return {
+        name: make_table(kind, effects=effects, floor=floor) for name, (kind, effects, floor) in FAMILIES.items()
+    }
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,9 @@ Tables are built without the calibration code: a seeded random design, a
 table drawn from its model, the MAP and Gibbs labels, and hand-made
 calibration and rejection records (:func:`make_table`).
 
-The committed sample ``tests/data/table_v1.h5`` is written by
-:func:`make_sample`; regenerate it (only when the format version changes) with
+The committed samples ``tests/data/table_v1.h5`` (version 1.0) and
+``tests/data/table_v1_1.h5`` (1.1: the same table with its floor) are written by
+:func:`make_sample`; regenerate them (only when the format version changes) with
 ``python -m tests.storage.tables`` from the repository root, and paste the
 printed values into the ``SAMPLE_*`` constants of ``tests/storage/test_reader.py``.
 The sparse sample ``tests/data/table_v1_1_sparse.h5`` (format 1.1) is written by
@@ -32,6 +33,7 @@ from lbm_bench import (
     GibbsSamples,
     LatentBlockModel,
     ModelDesign,
+    floor_certificate,
     gibbs_labels,
     map_labels,
     random_design,
@@ -45,13 +47,16 @@ from lbm_bench.storage import (
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "format.md"
 SAMPLE = ROOT / "tests" / "data" / "table_v1.h5"
+SAMPLE_1_1 = ROOT / "tests" / "data" / "table_v1_1.h5"
 
-#: (kind, with Poisson effects) of every family, by test id.
+#: (kind, with Poisson effects, with the floor of version 1.1) of every family, by test id.
 FAMILIES = {
-    "gaussian": ("gaussian", False),
-    "poisson": ("poisson", False),
-    "poisson-effects": ("poisson", True),
-    "bernoulli": ("bernoulli", False),
+    "gaussian": ("gaussian", False, False),
+    "poisson": ("poisson", False, False),
+    "poisson-effects": ("poisson", True, False),
+    "bernoulli": ("bernoulli", False, False),
+    "gaussian-floor": ("gaussian", False, True),
+    "poisson-effects-floor": ("poisson", True, True),
 }
 #: Sparse tables (``data`` a CSR group, format 1.1), by test id: (kind, with Poisson effects).
 SPARSE_FAMILIES = {
@@ -76,8 +81,10 @@ def make_table(
     seed: int = 2,
     balance: float | None = None,
     sparse: bool = False,
+    floor: bool = False,
 ) -> Table:
-    """A small seeded table with plausible hand-made calibration and rejection records.
+    """A small seeded table with plausible hand-made calibration and rejection records
+    (with ``floor``: also its Bayes labels and their cross-fitted risk, criterion "bayes").
 
     With ``sparse``, ``data`` is the same table as a ``scipy.sparse.csr_array``
     (Gaussian entries below 0.3 in absolute value set to zero, so that it has zeros).
@@ -88,7 +95,7 @@ def make_table(
     mapped = map_labels(model, X, rng=seed + 2)
     samples = gibbs_labels(model, X, n_samples=n_samples, n_chains=2, burn_in=20, rng=seed + 3)
     risk = samples.risk(mapped.rows, mapped.cols)
-    history = np.array([[0.5, 0.31, 0.06], [1.0, 0.04, 0.02], [scale, 0.11, 0.04]])
+    history = np.array([[0.5, 0.31, 0.06, 10], [1.0, 0.04, 0.02, 10], [scale, 0.11, 0.04, 20]])
     calibration = CalibrationResult(
         scale=scale,
         bracket=(0.5, 1.0),
@@ -127,13 +134,28 @@ def make_table(
         calibration=calibration,
         rejection=rejection,
         options=options,
+        **(_floor(samples, mapped, model) if floor else {}),
     )
 
 
-def make_sample(path: Path = SAMPLE) -> Path:
-    """Write the committed sample: Poisson with effects, 12x10, 2x2 clusters, 50 sets."""
+def _floor(samples: GibbsSamples, mapped: Any, model: LatentBlockModel) -> dict[str, Any]:
+    g, m = model.block_shape
+    certificate = floor_certificate(
+        samples, starts=[(mapped.rows, mapped.cols)], n_row_clusters=g, n_col_clusters=m
+    )
+    return {
+        "bayes_rows": certificate.rows,
+        "bayes_cols": certificate.cols,
+        "bayes_risk": certificate.risk,
+        "criterion": "bayes",
+    }
+
+
+def make_sample(path: Path = SAMPLE, *, floor: bool = False) -> Path:
+    """Write a committed sample: Poisson with effects, 12x10, 2x2 clusters, 50 sets
+    (with ``floor``: version 1.1, the same table with its floor)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    return save_table(make_table("poisson", effects=True, balance=0.25), path)
+    return save_table(make_table("poisson", effects=True, balance=0.25, floor=floor), path)
 
 
 def make_sparse_sample(path: Path = SPARSE_SAMPLE) -> Path:
@@ -156,7 +178,7 @@ def wide_table() -> Table:
     sets = np.stack([np.roll(z, k) for k in range(5)]).astype(np.uint16)
     gibbs = GibbsSamples(sets, np.zeros((5, n_cols), np.uint8), np.array([3, 0, 2]), 0, 1)
     risk = gibbs.risk(z, w)
-    calibration = CalibrationResult(2.0, (1.0, 3.0), 1, 0.2, 0.1, 0.2, 0.01, 5, np.array([[2.0, 0.2, 0.1]]))
+    calibration = CalibrationResult(2.0, (1.0, 3.0), 1, 0.2, 0.1, 0.2, 0.01, 5, np.array([[2.0, 0.2, 0.1, 5]]))
     rejection = RejectionRecord(1, 0, 1.0, 0.1, np.array([risk.risk]), None)
     return Table(X, model, design, 2.0, z, w, z, w, gibbs, risk, 0.2, 2**62, calibration, rejection, {})
 
@@ -363,12 +385,21 @@ REJECTIONS = {
     "gaussian-nan": ("gaussian", set_first("data", np.nan), "non-finite"),
     "poisson-negative": ("poisson", set_first("data", -1), "negative count"),
     "bernoulli-two": ("bernoulli", set_first("data", 2), "other than 0/1"),
-    "history-steps": ("gaussian", set_attr("calibration", "n_steps", 4), "calibration/history has shape (3, 3)"),
+    "history-steps": ("gaussian", set_attr("calibration", "n_steps", 4), "calibration/history has shape (3, 4)"),
     "bracket": ("gaussian", set_attr("calibration", "bracket", np.array([1.0, 2.0, 3.0])), "2 values"),
     "candidates": ("gaussian", set_attr("rejection", "attempts", 2), "rejection/candidate_risks has shape"),
     "options-json": ("gaussian", set_attr("/", "options_json", "{not json"), "not valid JSON"),
     "options-list": ("gaussian", set_attr("/", "options_json", "[1, 2]"), "JSON object"),
     "seed-type": ("gaussian", set_attr("/", "seed", 1.5), "@seed must be an integer"),
+    "floor-partial": ("gaussian-floor", delete_item("posterior"), "must come together; posterior/rows"),
+    "floor-criterion": ("gaussian-floor", set_attr("/", "criterion", "best"), "@criterion must be one of"),
+    "floor-label-range": ("gaussian-floor", set_first("bayes/rows", 5), "bayes/rows holds label 5"),
+    "floor-posterior": (
+        "gaussian-floor", replace_dataset("posterior/rows", lambda x: x[:, ::-1].copy()), "differs from the shares"
+    ),
+    "floor-posterior-dtype": (
+        "gaussian-floor", replace_dataset("posterior/cols", lambda x: x.astype(np.float64)), "expected float32"
+    ),
 }
 
 
@@ -383,8 +414,13 @@ if __name__ == "__main__":
         print(f"SPARSE_SAMPLE_INDPTR = {sample.data.indptr.tolist()}")
         print(f"SPARSE_SAMPLE_RISK = {sample.risk.risk!r}")
         sys.exit(0)
-    written = make_sample()
+    for floor in (False, True):
+        if not floor and SAMPLE.exists():
+            continue  # the 1.0 sample is a compatibility fixture: never rewritten
+        written = make_sample(SAMPLE_1_1 if floor else SAMPLE, floor=floor)
     sample = load_table(written)
+    print(f"SAMPLE_BAYES_RISK = {sample.bayes_risk.risk!r}")
+    print(f"SAMPLE_BAYES_ROWS = {sample.bayes_rows.tolist()}")
     print(f"wrote {written} ({written.stat().st_size} bytes)")
     print(f"SAMPLE_RISK = {sample.risk.risk!r}")
     print(f"SAMPLE_ROW_LOSS = {sample.risk.row_loss!r}")

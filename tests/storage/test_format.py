@@ -52,6 +52,7 @@ def _expected_dtype(text: str, table: Table) -> Any:
     return {
         "int64": np.dtype(np.int64),
         "float64": np.dtype(np.float64),
+        "float32": np.dtype(np.float32),
         "uint[g]": smallest_uint(g),
         "uint[m]": smallest_uint(m),
         "by kind": documented_data_dtypes()[table.kind],
@@ -65,13 +66,15 @@ def _present(condition: str, table: Table) -> bool:
         return (condition == "sparse") == sp.issparse(table.data)
     if condition == "effects":
         return getattr(table.model, "row_effects", None) is not None
+    if condition == "1.1":
+        return table.bayes_risk is not None
     return condition == table.kind
 
 
 
 def test_doc_tables_parse() -> None:
     items = documented_items()
-    assert len(items) == 73 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
+    assert len(items) == 86 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
     assert documented_data_dtypes() == {k: fmt.DATA_DTYPES[k] for k in ("gaussian", "poisson", "bernoulli")}
     documented_blocks = {
         name.split("/")[1] for name, (_, _, _, present) in items.items()
@@ -120,7 +123,8 @@ def test_attribute_values(name: str, tables: dict[str, Table], files: dict[str, 
     with h5py.File(files[name], "r") as f:
         root = {key: v.decode() if isinstance(v, bytes) else v for key, v in f.attrs.items()}
         assert root["format"] == FORMAT_NAME == "lbm-bench-table"
-        assert root["format_version"] == "1.0" and FORMAT_VERSION == "1.1"  # dense tables stay 1.0
+        assert FORMAT_VERSION == "1.1"
+        assert root["format_version"] == ("1.1" if table.bayes_risk is not None else "1.0")  # dense, no floor: 1.0
         assert root["lbm_bench_version"] == __import__("lbm_bench").__version__
         assert root["kind"] == table.kind
         assert (root["n_rows"], root["n_cols"]) == table.shape
@@ -136,6 +140,17 @@ def test_attribute_values(name: str, tables: dict[str, Table], files: dict[str, 
         cal = f["calibration"].attrs
         assert cal["bracket"].tolist() == [0.5, 1.0] and cal["n_steps"] == 3 and cal["n_tables"] == 20
         assert np.isnan(f["rejection"].attrs["balance"]) and f["rejection"].attrs["attempts"] == 3
+        if table.bayes_risk is None:
+            assert "criterion" not in root and "bayes" not in f and "posterior" not in f
+            return
+        b = table.bayes_risk
+        assert root["criterion"] == "bayes"
+        assert (root["bayes_risk"], root["bayes_risk_mcse"], root["bayes_risk_ess"]) == (b.risk, b.mcse, b.ess)
+        assert (root["bayes_row_loss"], root["bayes_col_loss"]) == (b.row_loss, b.col_loss)
+        assert f["bayes/rows"][()].tolist() == table.bayes_rows.tolist()
+        rows = f["posterior/rows"][()]
+        assert rows.dtype == np.float32 and rows.shape == (table.shape[0], 2)
+        np.testing.assert_allclose(rows[:, 1], (table.gibbs.rows == 1).mean(0), atol=1e-7)
 
 
 def test_design_group_reconstructs_the_model(files: dict[str, Path]) -> None:
@@ -303,10 +318,15 @@ def test_h5dump_shows_the_layout(files: dict[str, Path]) -> None:
 # ---------------------------------------------------------------------------
 def test_version_table() -> None:
     assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.1", ("1.0", "1.1"))
-    sparse = {"data@encoding", "data@shape", "data/indices", "data/indptr", "data/values"}
-    assert fmt.MINOR_VERSIONS[0] == () and set(fmt.MINOR_VERSIONS[1]) == sparse
+    items = documented_items()
+    floor = {name for name, (_, _, _, present) in items.items() if present == "1.1"}
+    floor -= {"bayes", "posterior"}  # groups are implied by their datasets
+    sparse = {name for name, (_, _, _, present) in items.items() if present == "sparse"} - {"data|sparse"}
+    assert sparse == {"data@encoding", "data@shape", "data/indices", "data/indptr", "data/values"}
+    assert set(fmt.MINOR_VERSIONS) == {0, 1} and fmt.MINOR_VERSIONS[0] == ()
+    assert set(fmt.MINOR_VERSIONS[1]) == floor | sparse  # 1.1: the floor and sparse data, as docs/format.md marks them
     assert fmt.optional_items((1, 0)) == frozenset()
-    assert fmt.optional_items((1, 1)) == sparse == fmt.optional_items((1, 7))
+    assert fmt.optional_items((1, 1)) == floor | sparse == fmt.optional_items((1, 7))
     assert fmt.version_for(["data", "gibbs/rows"]) == "1.0"
     assert fmt.version_for(["data/indptr", "data/indices", "data/values", "gibbs/rows"]) == "1.1"
     assert [fmt.parse_version(v) for v in ("1.0", "1.12", "10.3")] == [(1, 0), (1, 12), (10, 3)]
@@ -335,6 +355,8 @@ def test_new_minor_keeps_the_bytes_of_tables_without_its_items(
     monkeypatch.setattr(fmt, "MINOR_VERSIONS", {0: (), 1: ("bayes/rows", "bayes/cols")})
     monkeypatch.setattr(fmt, "FORMAT_VERSION", "1.1")
     for name, table in tables.items():
+        if table.bayes_risk is not None:
+            continue  # tables with the floor are 1.1 files
         path = save_table(table, tmp_path / f"{name}.h5")
         assert sha256(path) == sha256(files[name]), name
         assert read_info(path)["format_version"] == "1.0"

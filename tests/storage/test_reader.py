@@ -21,6 +21,7 @@ from lbm_bench.storage import (
 from tests.storage.tables import (
     REJECTIONS,
     SAMPLE,
+    SAMPLE_1_1,
     assert_same,
     copy_of,
     delete_item,
@@ -50,7 +51,8 @@ def test_readers_reject(case: str, files: dict[str, Path], tmp_path: Path) -> No
 
 def test_every_documented_item_is_required(files, sparse_files, tmp_path: Path) -> None:
     checked = set()
-    for source in (files["gaussian"], files["poisson-effects"], files["bernoulli"], sparse_files["bernoulli-sparse"]):
+    sources = [files[name] for name in ("gaussian", "poisson-effects", "bernoulli", "gaussian-floor")]
+    for source in sources + [sparse_files["bernoulli-sparse"]]:
         for item in file_items(source):
             path = copy_of(source, tmp_path)
             delete_item(item)(path)
@@ -205,6 +207,29 @@ def test_committed_sample_still_loads() -> None:
     again = table.gibbs.risk(table.map_rows, table.map_cols)
     assert again.risk == pytest.approx(table.risk.risk, abs=1e-12)
 
+
+def test_committed_1_1_sample_loads_with_its_floor() -> None:
+    """Version 1.1: the same table as the 1.0 sample, with its floor."""
+    assert SAMPLE_1_1.stat().st_size < 50_000
+    assert check_file(SAMPLE_1_1) == []
+    assert read_info(SAMPLE_1_1)["format_version"] == "1.1"
+    table, old = load_table(SAMPLE_1_1), load_table(SAMPLE)
+    assert (old.criterion, old.bayes_risk, old.bayes_rows) == ("map", None, None)
+    assert table.criterion == "bayes" and table.certified_risk is table.bayes_risk
+    assert table.bayes_risk.risk == pytest.approx(SAMPLE_BAYES_RISK, abs=1e-12)
+    assert table.bayes_rows.tolist() == SAMPLE_BAYES_ROWS
+    assert table.risk == old.risk and np.array_equal(table.gibbs.rows, old.gibbs.rows)
+    # The stored floor is what floor_certificate gives on the stored sets.
+    from lbm_bench import floor_certificate
+
+    again = floor_certificate(table.gibbs, starts=[(table.map_rows, table.map_cols)], n_row_clusters=2,
+                              n_col_clusters=2)
+    assert again.risk == table.bayes_risk and again.rows.tolist() == table.bayes_rows.tolist()
+
+
+#: Values of the committed 1.1 sample (written by make_sample(floor=True)).
+SAMPLE_BAYES_RISK = 0.08149999999999999
+SAMPLE_BAYES_ROWS = [0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0]
 
 #: Values of the committed sample (written by make_sample).
 SAMPLE_RISK = 0.0815

@@ -277,3 +277,19 @@ def test_committed_sparse_sample_still_loads() -> None:
     assert read_info(SPARSE_SAMPLE)["format_version"] == "1.1"
     again = table.gibbs.risk(table.map_rows, table.map_cols)
     assert again.risk == pytest.approx(table.risk.risk, abs=1e-12)
+
+
+def test_info_and_evaluate_on_a_sparse_file(capsys, tmp_path: Path) -> None:
+    from lbm_bench.cli import main
+
+    assert main(["info", str(SPARSE_SAMPLE)]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == "bernoulli table 12x10, 2x2 clusters, seed 4, sparse: 49 non-zero entries (density 0.4083)"
+    assert main(["info", "--json", str(SPARSE_SAMPLE)]) == 0
+    assert '"nnz": 49' in capsys.readouterr().out
+    table = load_table(SPARSE_SAMPLE)
+    np.savetxt(tmp_path / "rows.txt", table.map_rows, fmt="%d")
+    np.savetxt(tmp_path / "cols.txt", table.map_cols, fmt="%d")
+    assert main(["evaluate", str(SPARSE_SAMPLE), "--rows", str(tmp_path / "rows.txt"),
+                 "--cols", str(tmp_path / "cols.txt"), "--json"]) == 0
+    assert '"excess_risk": 0.0' in capsys.readouterr().out
