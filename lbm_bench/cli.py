@@ -72,7 +72,7 @@ def _add_generate(sub) -> None:
 
 
 def _run_generate(args: argparse.Namespace) -> int:
-    from lbm_bench._backends import check_backend, joblib_backend
+    from lbm_bench.protocol.backends import check_backend, joblib_backend
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.protocol.memory import check_memory, estimate_request_memory
     from lbm_bench.storage import save_table
@@ -278,7 +278,7 @@ _COMMANDS: list[Callable] = [_add_generate, _add_info, _add_evaluate, _add_build
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``lbm-bench``."""
-    from lbm_bench import __version__
+    from lbm_bench._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="lbm-bench",

@@ -1,6 +1,6 @@
 """File size and read/write/score times of a large sparse table file.
 
-    python scripts/bench_sparse_io.py [--shape 100000x10000] [--density 0.01] [--samples 2000]
+    python scripts/bench_sparse_io.py [--shape 100000x10000] [--density 0.01] [--samples 2000] [--reuse FILE]
                                       [--uncertain 0.05] [--keep FILE]
 
 Builds, without the generator (a benchmark of storage and scoring, not of
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import resource
 import subprocess
 import sys
 import tempfile
@@ -55,28 +56,49 @@ def build_table(n_rows: int, n_cols: int, density: float, n_samples: int, uncert
     return Table(data, model, design, 1.0, z, w, z, w, gibbs, risk, 0.1, seed, calibration, rejection, {})
 
 
-def _run(*args: str) -> tuple[float, int, str]:
-    """Seconds, peak RSS (bytes) and stdout of ``python -m lbm_bench ARGS``."""
+def _run(*args: str) -> tuple[float, float, int, str]:
+    """Wall seconds, CPU seconds (user + system), peak RSS (bytes) and stdout of
+    ``python -m lbm_bench ARGS``."""
     # VmHWM (peak RSS of this process image): ru_maxrss would include the parent's peak,
     # which Linux carries over the fork and exec of the child.
     code = ("import sys, runpy; sys.argv = ['lbm-bench', *sys.argv[1:]]\n"
             "try:\n    runpy.run_module('lbm_bench', run_name='__main__')\n"
             "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
             "    print('RSS', int(hwm.split()[1]) * 1024, file=sys.stderr)\n")
-    start = time.perf_counter()
+    start, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - start
+    seconds, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     rss = int(result.stderr.split("RSS")[-1].split()[0])
     if result.returncode:
         raise RuntimeError(result.stderr)
-    return seconds, rss, result.stdout
+    return seconds, cpu, rss, result.stdout
+
+
+def _read_and_score(path: Path, folder: Path) -> None:
+    """Time load_table, lbm-bench info and evaluate (MAP labels) on ``path``."""
+    from lbm_bench.protocol.memory import format_bytes
+    from lbm_bench.storage import load_table
+
+    start = time.perf_counter()
+    loaded = load_table(path)
+    print(f"load_table: {time.perf_counter() - start:.1f} s, data {type(loaded.data).__name__}, "
+          f"nnz {loaded.data.nnz}")
+    labels = folder
+    np.savetxt(labels / "rows.txt", loaded.map_rows, fmt="%d")
+    np.savetxt(labels / "cols.txt", loaded.map_cols, fmt="%d")
+    evaluate = ["evaluate", str(path), "--rows", str(labels / "rows.txt"), "--cols", str(labels / "cols.txt")]
+    for command in (["info", str(path)], ["info", "--json", str(path)], evaluate):
+        seconds, cpu, rss, _ = _run(*command)
+        print(f"lbm-bench {command[0]}{' --json' if '--json' in command else ''}: {seconds:.1f} s "
+              f"(CPU {cpu:.1f} s), peak RSS {format_bytes(rss)}")
 
 
 def main(argv: list[str] | None = None) -> int:
     import h5py
 
     from lbm_bench.protocol.memory import format_bytes
-    from lbm_bench.storage import load_table, save_table
+    from lbm_bench.storage import save_table
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", default="100000x10000")
@@ -84,7 +106,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--samples", type=int, default=2000)
     parser.add_argument("--uncertain", type=float, default=0.05)
     parser.add_argument("--keep", type=Path, default=None, help="also keep the file here")
+    parser.add_argument("--reuse", type=Path, default=None,
+                        help="time reading and scoring an existing file (skip building and writing)")
     args = parser.parse_args(argv)
+    if args.reuse is not None:
+        with tempfile.TemporaryDirectory() as folder:
+            _read_and_score(args.reuse, Path(folder))
+        return 0
     n_rows, n_cols = (int(v) for v in args.shape.lower().split("x"))
     start = time.perf_counter()
     table = build_table(n_rows, n_cols, args.density, args.samples, args.uncertain)
@@ -109,18 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             rows = [(n, f[n].dtype, f[n].size * f[n].dtype.itemsize, f[n].id.get_storage_size()) for n in names]
         for name, dtype, raw, stored in sorted(rows, key=lambda r: -r[3])[:8]:
             print(f"{name:<22} {dtype!s:>7} {format_bytes(raw):>10} {format_bytes(stored):>10} {stored / total:>6.1%}")
-        start = time.perf_counter()
-        loaded = load_table(path)
-        print(f"load_table: {time.perf_counter() - start:.1f} s, data {type(loaded.data).__name__}, "
-              f"nnz {loaded.data.nnz}")
-        labels = Path(folder)
-        np.savetxt(labels / "rows.txt", table.map_rows, fmt="%d")
-        np.savetxt(labels / "cols.txt", table.map_cols, fmt="%d")
-        evaluate = ["evaluate", str(path), "--rows", str(labels / "rows.txt"), "--cols", str(labels / "cols.txt")]
-        for command in (["info", str(path)], ["info", "--json", str(path)], evaluate):
-            seconds, rss, _ = _run(*command)
-            print(f"lbm-bench {command[0]}{' --json' if '--json' in command else ''}: {seconds:.1f} s, "
-                  f"peak RSS {format_bytes(rss)}")
+        _read_and_score(path, Path(folder))
     return 0
 
 

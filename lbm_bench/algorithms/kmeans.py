@@ -3,6 +3,42 @@
 :func:`double_kmeans` is the naive co-clustering baseline (k-means on the rows,
 and separately on the columns). The k-means++ seeding also gives the X-only
 starting partitions of block CEM and VEM (:func:`_seeded_labels`).
+
+Why our own k-means (numpy: k-means++ seeding, Lloyd iterations until the
+labels stop changing, empty clusters re-seeded, best of ``n_init`` runs) and
+not a library's: ``python scripts/bench_kmeans.py`` runs it against
+``scipy.cluster.vq.kmeans2(..., minit="++", rng=Generator)`` (best of 10
+runs, as ours) and scikit-learn's ``KMeans(n_init=10)`` on the inputs of
+double k-means (rows and columns of 3x3-cluster tables of 50x50 to 1000x1000,
+k=3). Measured with ``python scripts/bench_kmeans.py --sizes 50 200 --repeat 3``
+and ``python scripts/bench_kmeans.py --sizes 500 1000 --repeat 2 --scipy-iters 10``
+on a shared 2-core machine (load about 12), times as ratios to ours,
+interleaved, best of 3 or 2:
+
+* quality: kmeans2 reached exactly our inertia and ARI on all 16 inputs
+  (with ``iter=10``, scipy's default, and ``iter=300``, our cap: kmeans2 runs
+  a fixed number of iterations, with no convergence test). scikit-learn's
+  greedy k-means++ found 0.24% to 0.34% lower inertia on 3 of the 4 50x50 inputs
+  (ARI 0.42-0.48 against our 0.31-0.37 on these hard small inputs) and
+  0.01-0.02% higher inertia on 2 others; identical elsewhere.
+* time: up to 500x500, ours was the fastest: kmeans2 (``iter=10``) took
+  1.4x to 31x our time (25x to 260x with ``iter=300``, run up to 200x200);
+  KMeans 1.9x to 395x (its per-call overhead dominates on small inputs).
+  On 1000x1000, kmeans2
+  took 0.6x to 0.8x and KMeans 0.85x to 1.2x of our time with the default
+  BLAS threads on the loaded machine, where our matrix products suffer from
+  thread contention (ours: 4.0-5.8 s per fit); with one thread
+  (``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python scripts/bench_kmeans.py
+  --sizes 1000 --repeat 1 --scipy-iters 10``; ours 0.5-2.1 s) kmeans2 took
+  1.3x to 3.7x our time and KMeans 0.28x to 1.24x (faster on 3 of 4 inputs).
+
+So kmeans2 is never better (same labels, slower except under BLAS thread
+contention), and KMeans is faster only on the largest inputs. The benchmark
+tables of ``docs/benchmark.md`` are 60x40 and 120x80, where ours is several
+times faster at the same quality; and scikit-learn is an optional extra, so
+using it when installed would make the same seed give different labels on
+different installations. Same seed (Generator), same labels: the
+runs consume one Generator in a fixed order.
 """
 
 from __future__ import annotations
@@ -45,7 +81,7 @@ def _fill_empty(labels: np.ndarray, k: int, misfit: Callable[[], np.ndarray]) ->
 
 
 
-# -- k-means (numpy; kept over scipy's kmeans2 and scikit-learn's KMeans, see above) ----------------------------------------------------------------------
+# -- k-means (numpy; kept over scipy and scikit-learn, see the module docstring) ---------------
 def _squared_distances(data: np.ndarray, centers: np.ndarray, data_sq: np.ndarray) -> np.ndarray:
     """Squared Euclidean distances (n, k) of points (n, d) to centers (k, d)."""
     d2 = data_sq[:, None] - 2.0 * data @ centers.T + np.einsum("kd,kd->k", centers, centers)

@@ -307,7 +307,7 @@ def _logits(
     S is (p, n, o), mass (o,), eta (p, k, o), log_partition (k, o); returns (n, k).
     """
     logits = np.log(props) - log_partition @ mass
-    for s, e in zip(S, eta):
+    for s, e in zip(S, eta, strict=True):
         logits = logits + s @ e.T
     return logits
 

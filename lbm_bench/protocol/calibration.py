@@ -207,7 +207,7 @@ class CommonRandomNumbers:
         args = (self.design, self.n_rows, self.n_cols, scale, n_init, self.incremental, self.criterion,
                 self.batch_bytes)
         # No backend named here: loky by default, or the one the caller configured
-        # (``lbm-bench generate --backend dask``, see lbm_bench._backends).
+        # (``lbm-bench generate --backend dask``, see lbm_bench.protocol.backends).
         parts = Parallel(n_jobs=self.jobs)(
             delayed(_worker_errors)(*args, [self.table_seeds[t] for t in chunk]) for chunk in chunks
         )

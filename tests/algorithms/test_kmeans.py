@@ -55,5 +55,5 @@ def test_double_kmeans_same_seed_same_labels():
     X = np.random.default_rng(3).poisson(2.0, size=(40, 30))
     first = double_kmeans(X, 3, 2, rng=7)
     second = double_kmeans(X, 3, 2, rng=np.random.default_rng(7))
-    for a, b in zip(first, second):
+    for a, b in zip(first, second, strict=True):
         np.testing.assert_array_equal(a, b)

@@ -1,4 +1,4 @@
-"""joblib backends (lbm_bench._backends) and generate --jobs/--backend: same bytes for any workers."""
+"""joblib backends (lbm_bench.protocol.backends) and generate --jobs/--backend: same bytes for any workers."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from lbm_bench._backends import check_backend, joblib_backend
 from lbm_bench.cli import main
+from lbm_bench.protocol.backends import check_backend, joblib_backend
 
 
 def test_check_backend():
