@@ -67,9 +67,9 @@ _NOISE_CACHE_BYTES = 512 * 2**20
 #: larger than this run one by one. Measured in docs/performance.md.
 _BATCH_BYTES = 2 * 2**20
 #: Short Gibbs run of the "bayes" criterion's classifier, per calibration table.
-BAYES_SAMPLES = 100
-BAYES_CHAINS = 2
-BAYES_BURN_IN = 10
+BAYES_SAMPLES = 200
+BAYES_CHAINS = 4
+BAYES_BURN_IN = 20
 #: Sequential number of tables (``n_tables="auto"``): tables of the first evaluations,
 #: the most tables, and the standard error of the mean error aimed at, as a fraction
 #: of the calibration tolerance.
