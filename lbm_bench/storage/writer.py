@@ -118,7 +118,7 @@ def _options_json(options: dict) -> str:
 # The layout of a table
 # ---------------------------------------------------------------------------
 def _root_attrs(table: Table) -> dict[str, Any]:
-    from lbm_bench import __version__  # lazy: lbm_bench/__init__ imports this module
+    from lbm_bench._version import __version__
 
     n_rows, n_cols = table.data.shape
     values = {
