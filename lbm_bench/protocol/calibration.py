@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -254,10 +255,10 @@ def _worker_errors(design, n_rows, n_cols, scale, n_init, incremental, criterion
 def _batch_errors(model, labels, noise, seeds, n_init, incremental, criterion) -> np.ndarray:
     """Apparent errors of one batch of tables: the classifier sees the tables only
     (:func:`classifier_labels`); the generating ``labels`` only score it."""
-    tables = np.stack([model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels)])
+    tables = np.stack([model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels, strict=True)])
     found = classifier_labels(model, tables, seeds, n_init, criterion, incremental=incremental)
     errors = np.empty(len(seeds))
-    for b, ((z0, w0), (rows, cols)) in enumerate(zip(labels, found)):
+    for b, ((z0, w0), (rows, cols)) in enumerate(zip(labels, found, strict=True)):
         row = np.mean(rows != z0)
         col = np.mean(cols != w0)
         errors[b] = row + col - row * col

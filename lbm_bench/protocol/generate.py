@@ -141,7 +141,8 @@ def generate_table(
             calibration = calibrate_scale(
                 kind, n_rows, n_cols, n_row_clusters, n_col_clusters, target,
                 n_tables=s.n_calibration_tables, tolerance=s.calibration_tolerance, n_init=s.n_init,
-                method=s.calibration_method, criterion=s.criterion, jobs=s.jobs,
+                method=s.calibration_method, criterion=s.criterion,
+                jobs=s.jobs,
                 callback=lambda scale, error: (bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")),
                 rng=np.random.default_rng(child_seed(root, 0)), **model_options.design_options(),
             )

@@ -123,3 +123,24 @@ def test_mean_apparent_error_equals_mean_conditional_risk(criterion):
     mean, se = differences.mean(), differences.std(ddof=1) / math.sqrt(n_tables)
     assert 0.05 < errors.mean() < 0.3  # a scale where the classifier errs, not a trivial one
     assert abs(mean) <= 3 * se, (mean, se)
+
+
+def test_calibration_record_round_trip(tmp_path):
+    """The file keeps every evaluation (scale, mean error, sd, n_tables) and the method."""
+    import h5py
+
+    from lbm_bench import FormatError, generate_table, load_table, save_table
+
+    table = generate_table("bernoulli", 40, 30, 2, 2, 0.15, tolerance=0.05, n_samples=200,
+                           criterion="map", rng=15)
+    cal = table.calibration
+    assert cal.method == "secant" and cal.history.shape == (cal.n_steps, 4)
+    save_table(table, tmp_path / "t.h5")
+    loaded = load_table(tmp_path / "t.h5").calibration
+    assert loaded.method == "secant" and np.array_equal(loaded.history, cal.history)
+    assert loaded.scale == cal.scale and loaded.n_tables == cal.n_tables
+    with h5py.File(tmp_path / "t.h5", "r+") as f:  # the method goes with the 4-column history
+        assert f.attrs["format_version"] == b"1.1" or f.attrs["format_version"] == "1.1"
+        del f["calibration"].attrs["method"]
+    with pytest.raises(FormatError, match="calibration@method is missing"):
+        load_table(tmp_path / "t.h5")
