@@ -57,24 +57,41 @@ def _add_generate(sub) -> None:
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     add_cli_arguments(p.add_argument_group("generation settings"), GenerationSettings)
     add_cli_arguments(p.add_argument_group("model options"), ModelOptions)
+    resources = p.add_argument_group("resources (they never change the table)")
+    resources.add_argument("--max-memory", default=None, metavar="SIZE",
+                           help="refuse the request when its estimated peak memory exceeds SIZE "
+                           "(e.g. 8G, 512M; default: the available memory, MemAvailable)")
+    resources.add_argument("--backend", choices=["loky", "dask"], default="loky",
+                           help="where the --jobs workers of the calibration run: local processes "
+                           "(loky, default) or a Dask cluster, as for releases")
+    resources.add_argument("--scheduler", default=None, metavar="ADDR",
+                           help="Dask scheduler address, e.g. tcp://host:8786 (default with --backend dask: "
+                           "a local cluster of --jobs workers)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     p.set_defaults(run=_run_generate)
 
 
 def _run_generate(args: argparse.Namespace) -> int:
+    from lbm_bench.protocol.backends import check_backend, joblib_backend
     from lbm_bench.protocol.generate import generate_table
+    from lbm_bench.protocol.memory import check_memory, estimate_request_memory
     from lbm_bench.storage import save_table
 
     if args.output.exists() and not args.force:
         raise ValueError(f"output {args.output} exists (use --force to overwrite)")
     if not args.output.parent.exists():
         raise ValueError(f"output directory {args.output.parent} does not exist")
+    settings, model_options = GenerationSettings.from_cli(args), ModelOptions.from_cli(args)
+    check_backend(args.backend, settings.jobs, args.scheduler)
+    estimate = estimate_request_memory(args.kind, *args.shape, *args.clusters, settings, model_options)
+    check_memory(estimate, args.max_memory, kind=args.kind, style="cli")
     start = time.perf_counter()
-    table = generate_table(
-        args.kind, *args.shape, *args.clusters, args.risk,
-        settings=GenerationSettings.from_cli(args), progress=_show_progress(args), rng=args.seed,
-        **ModelOptions.from_cli(args).design_options(),
-    )
+    with joblib_backend(args.backend, settings.jobs, args.scheduler):
+        table = generate_table(
+            args.kind, *args.shape, *args.clusters, args.risk,
+            settings=settings, max_memory=args.max_memory, progress=_show_progress(args), rng=args.seed,
+            **model_options.design_options(),
+        )
     save_table(table, args.output)
     if not args.quiet:
         print(table.summary())

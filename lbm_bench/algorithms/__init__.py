@@ -22,6 +22,10 @@ Modules
     :mod:`~lbm_bench.algorithms.spectral`
         :func:`spectral_coclustering` and :func:`spectral_biclustering`
         (scikit-learn, imported lazily: ``pip install 'lbm-bench[sklearn]'``).
+    :mod:`~lbm_bench.algorithms.sparsebm`
+        :func:`sparsebm_lbm`, sparsebm's Bernoulli LBM (``pip install
+        'lbm-bench[sparsebm]'``), seeded reproducibly and with settings that keep
+        a release's benchmark practical.
     :mod:`~lbm_bench.algorithms.registry`
         :data:`ALGORITHMS`, :func:`resolve_algorithm`, and the per-family
         algorithms :func:`gaussian_cem`, :func:`poisson_cem`,
@@ -56,6 +60,7 @@ from lbm_bench.algorithms.registry import (
     poisson_vem,
     resolve_algorithm,
 )
+from lbm_bench.algorithms.sparsebm import sparsebm_lbm
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
 __all__ = [
@@ -76,6 +81,7 @@ __all__ = [
     "poisson_cem",
     "poisson_vem",
     "resolve_algorithm",
+    "sparsebm_lbm",
     "spectral_biclustering",
     "spectral_coclustering",
     "vem",

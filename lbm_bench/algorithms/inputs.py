@@ -14,15 +14,21 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from lbm_bench._validation import check_count
 
-__all__ = ["infer_kind"]
+__all__ = ["infer_kind", "reject_sparse"]
 
 
-def _check_numeric_table(X: Any, name: str = "X") -> np.ndarray:
-    """A non-empty, finite, 2-D array of booleans, integers or reals (dtype kept)."""
+def _check_numeric_table(X: Any, name: str = "X") -> np.ndarray | sp.csr_array:
+    """A non-empty, finite, 2-D array of booleans, integers or reals (dtype kept).
+
+    A scipy.sparse table is returned as a :class:`scipy.sparse.csr_array`.
+    """
+    if sp.issparse(X):
+        return _check_sparse_table(X, name)
     array = np.asarray(X)
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be a 2-D array of numbers, got dtype {array.dtype}")
@@ -33,6 +39,27 @@ def _check_numeric_table(X: Any, name: str = "X") -> np.ndarray:
     if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be finite, got NaN or infinite values")
     return array
+
+
+def _check_sparse_table(X: Any, name: str) -> sp.csr_array:
+    """A non-empty, finite, 2-D scipy.sparse table as CSR (dtype kept)."""
+    table = sp.csr_array(X)
+    if table.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be a sparse table of numbers, got dtype {table.dtype}")
+    if len(table.shape) != 2 or 0 in table.shape:
+        raise ValueError(f"{name} must be a non-empty 2-D table, got shape {table.shape}")
+    if table.dtype.kind == "f" and not np.all(np.isfinite(table.data)):
+        raise ValueError(f"{name} must be finite, got NaN or infinite values")
+    return table
+
+
+def reject_sparse(X: Any, algorithm: str, reason: str) -> None:
+    """Refuse a scipy.sparse table in one line naming ``algorithm`` (ValueError)."""
+    if sp.issparse(X):
+        raise ValueError(
+            f"{algorithm} does not accept sparse tables ({reason}); use cem, vem, double-kmeans "
+            "or sparsebm, or densify a small table with X.toarray()"
+        )
 
 
 def _check_cluster_counts(
@@ -63,7 +90,7 @@ def infer_kind(X: ArrayLike) -> str:
 
     Parameters
     ----------
-    X : array-like of shape (n_rows, n_cols)
+    X : array-like or scipy.sparse matrix of shape (n_rows, n_cols)
 
     Returns
     -------

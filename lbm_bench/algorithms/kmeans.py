@@ -48,6 +48,7 @@ from collections.abc import Callable
 from functools import partial
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from lbm_bench._validation import check_count
@@ -87,18 +88,30 @@ def _squared_distances(data: np.ndarray, centers: np.ndarray, data_sq: np.ndarra
     return np.maximum(d2, 0.0)
 
 
+def _squared_norms(data: np.ndarray | sp.csr_array) -> np.ndarray:
+    """Squared Euclidean norm (n,) of every row of a dense or CSR table."""
+    if sp.issparse(data):
+        return np.asarray(data.multiply(data).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("nd,nd->n", data, data)
+
+
+def _point(data: np.ndarray | sp.csr_array, index: int) -> np.ndarray:
+    """Row ``index`` of a dense or CSR table, dense (d,)."""
+    return data[[index]].toarray()[0] if sp.issparse(data) else data[index]
+
+
 def _kmeans_plus_plus(
     data: np.ndarray, k: int, data_sq: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
     """k-means++ seeding: centers (k, d) drawn with probability proportional to D^2."""
     n = data.shape[0]
     centers = np.empty((k, data.shape[1]))
-    centers[0] = data[rng.integers(n)]
+    centers[0] = _point(data, rng.integers(n))
     closest = _squared_distances(data, centers[:1], data_sq)[:, 0]
     for c in range(1, k):
         total = closest.sum()
         index = rng.choice(n, p=closest / total) if total > 0 else rng.integers(n)
-        centers[c] = data[index]
+        centers[c] = _point(data, index)
         closest = np.minimum(closest, _squared_distances(data, centers[c : c + 1], data_sq)[:, 0])
     return centers
 
@@ -134,8 +147,8 @@ def _kmeans(
     data: np.ndarray, k: int, *, n_init: int, max_iter: int, rng: np.random.Generator
 ) -> np.ndarray:
     """Best of ``n_init`` k-means runs (k-means++ seeding, Lloyd iterations): labels (n,)."""
-    data = np.asarray(data, dtype=np.float64)
-    data_sq = np.einsum("nd,nd->n", data, data)
+    data = sp.csr_array(data, dtype=np.float64) if sp.issparse(data) else np.asarray(data, dtype=np.float64)
+    data_sq = _squared_norms(data)
     best_labels, best_inertia = None, math.inf
     for _ in range(n_init):
         labels, inertia = _lloyd(data, _kmeans_plus_plus(data, k, data_sq, rng), data_sq, max_iter)
@@ -146,7 +159,7 @@ def _kmeans(
 
 def _seeded_labels(data: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
     """Labels of the nearest of k points drawn by k-means++ seeding (every class used)."""
-    data_sq = np.einsum("nd,nd->n", data, data)
+    data_sq = _squared_norms(data)
     d2 = _squared_distances(data, _kmeans_plus_plus(data, k, data_sq, rng), data_sq)
     labels = d2.argmin(1)
     return _fill_empty(labels, k, partial(_own_distances, d2, labels))
@@ -171,8 +184,10 @@ def double_kmeans(
 
     Parameters
     ----------
-    X : array-like of shape (n_rows, n_cols)
-        The table (any numeric values).
+    X : array-like or scipy.sparse matrix of shape (n_rows, n_cols)
+        The table (any numeric values). A sparse table stays sparse: the
+        distances come from sparse products, the centers are dense
+        (``n_row_clusters x n_cols`` and ``n_col_clusters x n_rows``).
     n_row_clusters, n_col_clusters : int
         Numbers of row and column clusters.
     n_init : int, default=10
@@ -199,6 +214,7 @@ def double_kmeans(
     max_iter = check_count("max_iter", max_iter)
     data = table.astype(np.float64)
     rows = _kmeans(data, g, n_init=n_init, max_iter=max_iter, rng=rng)
-    cols = _kmeans(data.T, m, n_init=n_init, max_iter=max_iter, rng=rng)
+    columns = sp.csr_array(data.T) if sp.issparse(data) else data.T
+    cols = _kmeans(columns, m, n_init=n_init, max_iter=max_iter, rng=rng)
     return rows, cols
 

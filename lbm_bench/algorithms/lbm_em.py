@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
@@ -156,11 +157,17 @@ class _Problem:
     and column assignments ``W`` are (n_cols, m), one-hot (CEM) or soft (VEM).
     """
 
-    def __init__(self, X: np.ndarray, kind: str) -> None:
+    def __init__(self, X: np.ndarray | sp.csr_array, kind: str, method: str = "cem") -> None:
         family = FAMILIES[kind]
         placeholder = family.placeholder
         self.kind = kind
         self.family = family
+        self._placeholder = placeholder
+        self._row_base: np.ndarray | None = None
+        self._col_base: np.ndarray | None = None
+        if sp.issparse(X):
+            self._init_sparse(X, method)
+            return
         self.X = placeholder.check_table(X)
         # Gaussian tables are fitted centred (block variances E[x^2] - E[x]^2
         # lose precision far from zero); restore() shifts the means back.
@@ -169,24 +176,56 @@ class _Problem:
         self.T = placeholder.sufficient_statistics(self.values)
         self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
         self.base_measure = placeholder.log_base_measure(self.values)
-        self._placeholder = placeholder
         table_var = float(np.var(self.X)) if family.centred else 0.0
         self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
-        self._row_base: np.ndarray | None = None
-        self._col_base: np.ndarray | None = None
+
+    def _init_sparse(self, X: sp.csr_array, method: str) -> None:
+        """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose.
+
+        Only families whose statistic is the entry itself and whose base measure
+        vanishes at zero (Bernoulli, Poisson) keep the table sparse: every block
+        sum is then a sparse product and the zeros add nothing to the base measure.
+        """
+        if self.family.centred or self._placeholder.n_stats != 1:
+            raise ValueError(
+                f"{method} fits a sparse table with Bernoulli or Poisson blocks only, got kind "
+                f"{self.kind!r}; densify it (X.toarray()) to fit {self.kind} blocks"
+            )
+        table = sp.csr_array(X)
+        values = table.data
+        if values.size and (values.min() < 0 or (self.kind == "bernoulli" and values.max() > 1)):
+            bad = values.min() if values.min() < 0 else values.max()
+            raise ValueError(f"X holds a value a {self.kind} table cannot hold ({bad!r})")
+        if self.kind == "poisson" and not np.array_equal(values, np.round(values)):
+            raise ValueError("X must hold integer counts for poisson blocks")
+        self.X = table
+        self.offset = 0.0
+        self.values = sp.csr_array(table, dtype=np.float64)
+        self.values.sum_duplicates()
+        self.T = [self.values]
+        self.T_t = [sp.csr_array(self.values.T)]
+        base = self._placeholder.log_base_measure
+        self.base_measure = float(base(self.values.data[None])) if self.values.nnz else 0.0
+        self.var_floor = 1e-12
+
+    def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
+        """``sum_j log h(x_ij)`` of every row of ``table`` (zeros add nothing when sparse)."""
+        base = self._placeholder.log_base_measure
+        if not sp.issparse(table):
+            return np.array([base(row[None]) for row in table])
+        data, indptr = table.data, table.indptr
+        return np.array([base(data[None, a:b]) if b > a else 0.0 for a, b in zip(indptr[:-1], indptr[1:], strict=True)])
 
     def row_base(self) -> np.ndarray:
         """Per-row base measure ``sum_j log h(x_ij)`` (n_rows,), computed on demand."""
         if self._row_base is None:
-            base = self._placeholder.log_base_measure
-            self._row_base = np.array([base(row[None]) for row in self.values])
+            self._row_base = self._base_by_item(self.values)
         return self._row_base
 
     def col_base(self) -> np.ndarray:
         """Per-column base measure (n_cols,), computed on demand."""
         if self._col_base is None:
-            base = self._placeholder.log_base_measure
-            self._col_base = np.array([base(col[None]) for col in self.values.T])
+            self._col_base = self._base_by_item(self.T_t[0] if sp.issparse(self.values) else self.values.T)
         return self._col_base
 
     def restore(self, model: LatentBlockModel) -> LatentBlockModel:
@@ -345,7 +384,8 @@ def _cem_start(
 
     ``tol`` is unused: CEM stops when the labels stop changing.
     """
-    z, w = _seeded_labels(prob.values, g, rng), _seeded_labels(prob.values.T, m, rng)
+    columns = prob.T_t[0] if sp.issparse(prob.values) else prob.values.T
+    z, w = _seeded_labels(prob.values, g, rng), _seeded_labels(columns, m, rng)
     return _cem_run(prob, z, w, g, m, max_iter)
 
 
@@ -509,7 +549,7 @@ def fit_lbm(
     n_init = check_count("n_init", defaults["n_init"] if n_init is None else n_init)
     max_iter = check_count("max_iter", defaults["max_iter"] if max_iter is None else max_iter)
     tol = check_positive_float("tol", tol)
-    prob = _Problem(table, kind)
+    prob = _Problem(table, kind, method)
     starts = [_STARTS[method](prob, g, m, max_iter, tol, rng) for _ in range(n_init)]
     criteria = np.array([start.criterion for start in starts])
     best = starts[int(np.argmax(criteria))]

@@ -28,6 +28,7 @@ from numpy.typing import ArrayLike
 
 from lbm_bench.algorithms.kmeans import double_kmeans
 from lbm_bench.algorithms.lbm_em import FAMILIES, cem, vem
+from lbm_bench.algorithms.sparsebm import sparsebm_lbm
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
 __all__ = [
@@ -96,6 +97,7 @@ ALGORITHMS: dict[str, Algorithm] = {
     "double-kmeans": double_kmeans,
     "spectral-coclustering": spectral_coclustering,
     "spectral-biclustering": spectral_biclustering,
+    "sparsebm": sparsebm_lbm,
     **{name.replace("_", "-"): fit for name, fit in FAMILY_ALGORITHMS.items()},
 }
 

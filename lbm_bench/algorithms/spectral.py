@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lbm_bench.algorithms.inputs import _check_inputs
+from lbm_bench.algorithms.inputs import _check_inputs, reject_sparse
 from lbm_bench.algorithms.kmeans import _kmeans, _onehot
 
 __all__ = ["spectral_biclustering", "spectral_coclustering"]
@@ -22,9 +22,10 @@ _SKLEARN_HINT = "pip install 'lbm-bench[sklearn]'"
 
 
 def _spectral_inputs(
-    X: Any, n_row_clusters: Any, n_col_clusters: Any
+    X: Any, n_row_clusters: Any, n_col_clusters: Any, algorithm: str
 ) -> tuple[Any, np.ndarray, int, int]:
     """Validated inputs of the spectral methods: (sklearn.cluster, data, g, m)."""
+    reject_sparse(X, algorithm, "empty rows and columns get a constant added to every entry, which densifies it")
     table, g, m = _check_inputs(X, n_row_clusters, n_col_clusters)
     if min(table.shape) < 2:
         raise ValueError(f"X must have at least 2 rows and 2 columns, got shape {table.shape}")
@@ -118,7 +119,7 @@ def spectral_coclustering(
         When scikit-learn is missing (``pip install 'lbm-bench[sklearn]'``).
     """
     rng = np.random.default_rng(rng)
-    cluster, data, g, m = _spectral_inputs(X, n_row_clusters, n_col_clusters)
+    cluster, data, g, m = _spectral_inputs(X, n_row_clusters, n_col_clusters, "spectral-coclustering")
     k = min(max(g, m), *data.shape)
     if k == 1:
         return np.zeros(data.shape[0], dtype=np.int64), np.zeros(data.shape[1], dtype=np.int64)
@@ -166,7 +167,7 @@ def spectral_biclustering(
         When scikit-learn is missing (``pip install 'lbm-bench[sklearn]'``).
     """
     rng = np.random.default_rng(rng)
-    cluster, data, g, m = _spectral_inputs(X, n_row_clusters, n_col_clusters)
+    cluster, data, g, m = _spectral_inputs(X, n_row_clusters, n_col_clusters, "spectral-biclustering")
     n_components = max(1, min(6, min(data.shape) - 1))
     model = cluster.SpectralBiclustering(
         n_clusters=(g, m),

@@ -35,6 +35,21 @@ Bernoulli) are summed exactly in float64 by both routes, so the block sums,
 hence the logits, are identical bit for bit; the logits are computed from the
 block sums by the same code (:meth:`_Side.logits`) whichever route produced
 them.
+
+Sparse tables (storage strategy)
+--------------------------------
+:class:`Sweeper` looks at its tables once: dense arrays get the layout above;
+``scipy.sparse`` tables (Bernoulli and Poisson, one statistic: the entry) get
+:class:`_SparseSide` steps, which hold each table as CSR twice, ``X`` and
+``X^T``. The full block sums are the sparse products ``X @ onehot(w)`` and
+``X^T @ onehot(z)`` (``O(nnz C o)``); an index update adds and subtracts the
+rows of the other-major CSR for the labels that moved (a sparse +-1 matrix
+times it, ``O(nnz of the moved rows)``) and scatters the result into the sums.
+The zeros need no term of their own: the logits' ``A_kl`` times the class
+masses counts every entry of a block, zero or not. Sums of integers are exact
+in float64 by every route, so the sparse and dense engines give the same block
+sums, logits and draws on the same table. Nothing else in the classifier or
+the sampler sees the storage.
 """
 
 from __future__ import annotations
@@ -54,6 +69,8 @@ __all__ = [
     "INDEX_MAX_FRACTION",
     "MIN_FULL_WORK",
     "SINGLE_STAT_FACTOR",
+    "SPARSE_UPDATE_COST",
+    "SPARSE_MIN_FULL_WORK",
 ]
 
 #: Incremental block sums are recomputed in full after this many updates (one per sweep).
@@ -81,6 +98,14 @@ MIN_FULL_WORK = 3_000_000
 #: (8 chains, 3x3 clusters: Poisson 500x500 0.91x, Bernoulli 600x600 1.06x,
 #: Poisson 700x700 1.66x; docs/performance.md).
 SINGLE_STAT_FACTOR = 3
+#: Sparse tables: cost of one stored entry moved by an index update (sparse-sparse
+#: product and scatter) relative to one multiply-add of the full product
+#: ``X @ onehot`` (``C o`` per stored entry). The index update is used while
+#: ``2 * entries_moved * SPARSE_UPDATE_COST <= B C o nnz``.
+SPARSE_UPDATE_COST = 4.0
+#: Sparse tables whose full product is below this many multiply-adds (``C o nnz``)
+#: always take the full product.
+SPARSE_MIN_FULL_WORK = 200_000
 
 
 def smallest_uint(n_values: int) -> np.dtype:
@@ -161,6 +186,15 @@ class _Side:
         self.own_weights = own_weights
         self.other_weights = other_weights
 
+    def full_work(self, n_tables: int, n_configs: int) -> int:
+        """Row multiply-adds of one full product (the unit of the index-update cost model)."""
+        return n_tables * n_configs * self.n_other_classes * self.n_other
+
+    def always_full(self, full_work: int) -> bool:
+        """Whether the full product is cheaper than any index update."""
+        cutoff = MIN_FULL_WORK * (SINGLE_STAT_FACTOR if self.n_stats == 1 else 1)
+        return full_work * self.n_stats * self.n_own < cutoff
+
     def full_sums(self, other: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Block sums (B, C, o, p, n_own) of configurations ``other`` (B, C, n_other)."""
         B, C, _ = other.shape
@@ -198,6 +232,85 @@ class _Side:
         return logits
 
 
+class _SparseSide(_Side):
+    """One conditional step on sparse tables (one statistic: the entry).
+
+    ``own[b]`` is table ``b`` as CSR with the own items as rows (n_own, n_other),
+    ``other[b]`` the same table with the other items as rows (n_other, n_own).
+    """
+
+    def __init__(
+        self,
+        own: list,
+        other: list,
+        eta: np.ndarray,
+        log_partition: np.ndarray,
+        log_prior: np.ndarray,
+        own_weights: np.ndarray | None,
+        other_weights: np.ndarray | None,
+    ) -> None:
+        self.own, self.other = own, other
+        self.n_tables = len(own)
+        self.n_own, self.n_other = own[0].shape
+        self.n_stats = 1
+        _, k, o = eta.shape
+        self.n_classes, self.n_other_classes = k, o
+        self.eta = np.ascontiguousarray(eta.transpose(1, 2, 0).reshape(k, o))
+        self.log_partition_t = np.ascontiguousarray(log_partition.T)
+        self.log_prior = log_prior[:, None]
+        self.own_weights = own_weights
+        self.other_weights = other_weights
+        self.nnz = sum(int(t.nnz) for t in own)
+        #: the tables' other-major CSR stacked (B n_other, n_own), for index updates
+        self.stacked_other = other[0] if len(other) == 1 else sparse.vstack(other, format="csr")
+        self.other_row_nnz = np.diff(self.stacked_other.indptr)
+
+    def full_work(self, n_tables: int, n_configs: int) -> int:
+        return n_configs * self.n_other_classes * self.nnz
+
+    def always_full(self, full_work: int) -> bool:
+        return full_work < SPARSE_MIN_FULL_WORK
+
+    def full_sums(self, other: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        B, C, n_other = other.shape
+        o, n = self.n_other_classes, self.n_own
+        if out is None:
+            out = np.empty((B, C, o, 1, n))
+        flat = out.reshape(B, C * o, n)
+        classes = np.arange(o, dtype=other.dtype)
+        onehot = np.empty((n_other, C, o))
+        for b in range(B):
+            np.equal(other[b].T[:, :, None], classes, out=onehot, casting="unsafe")
+            flat[b] = (self.own[b] @ onehot.reshape(n_other, C * o)).T
+        return out
+
+    def index_update(self, sums: np.ndarray, old: np.ndarray, new: np.ndarray, changed: np.ndarray,
+                     max_work: float | None) -> int | None:
+        """Move the rows of the other-major tables for the changed labels; returns the stored
+        entries moved, or None (nothing done) when that exceeds ``max_work``."""
+        B, C, o, _, n = sums.shape
+        b, c, j = np.nonzero(changed)
+        position = b * self.n_other + j
+        moved = 2 * int(self.other_row_nnz[position].sum())
+        if max_work is not None and moved > max_work:
+            return None
+        slot = (b * C + c) * o
+        diff = _csr(
+            np.concatenate([slot + new[b, c, j].astype(np.int64), slot + old[b, c, j].astype(np.int64)]),
+            np.tile(position, 2),
+            np.repeat(np.array([1.0, -1.0]), b.size),
+            (B * C * o, B * self.n_other),
+        )
+        delta = diff @ self.stacked_other  # (B C o, n_own), unique columns per row
+        rows = np.repeat(np.arange(B * C * o), np.diff(delta.indptr))
+        sums.reshape(B * C * o, n)[rows, delta.indices] += delta.data
+        return moved
+
+
+def _as_csr_float(table) -> sparse.csr_array:
+    return sparse.csr_array(table, dtype=np.float64)
+
+
 class Sweeper:
     """Precomputed statistics of ``B`` tables for conditional label steps.
 
@@ -205,15 +318,34 @@ class Sweeper:
     ----------
     model : LatentBlockModel
         The model with its true parameters.
-    tables : ndarray of shape (B, n_rows, n_cols)
-        Tables, already validated for the model's family.
+    tables : ndarray of shape (B, n_rows, n_cols), or a sequence of B tables
+        Tables, already validated for the model's family (``model.check_table``).
+        scipy.sparse tables (Bernoulli, Poisson) select the sparse engine, which
+        never densifies them.
+
+    Attributes
+    ----------
+    is_sparse : bool
+        Whether the tables are held as scipy.sparse (chosen once, here).
     """
 
-    def __init__(self, model: LatentBlockModel, tables: np.ndarray) -> None:
-        B, n, d = tables.shape
+    def __init__(self, model: LatentBlockModel, tables) -> None:
         self.model = model
-        self.n_rows, self.n_cols = n, d
         self.g, self.m = model.block_shape
+        self.eta = model.natural_parameters  # (p, g, m)
+        self.log_partition = model.log_partition  # (g, m)
+        self.log_row_prior = np.log(model.row_proportions)
+        self.log_col_prior = np.log(model.col_proportions)
+        self._base_measure: np.ndarray | None = None
+        if not isinstance(tables, np.ndarray) and any(sparse.issparse(t) for t in tables):
+            self._init_sparse(list(tables))
+            return
+        if not isinstance(tables, np.ndarray):
+            tables = np.stack([np.asarray(t) for t in tables])
+        self.is_sparse = False
+        B, n, d = tables.shape
+        self.n_rows, self.n_cols = n, d
+        self._n_tables = B
         p = model.n_stats
         # two layouts of the statistics, filled table by table (no (B, p, n, d) temporary)
         self.by_col = np.empty((B, d, p, n))  # by_col[b, j, q, i] = T_q(X_b)[i, j]
@@ -222,20 +354,44 @@ class Sweeper:
             stats = model.sufficient_statistics(table)  # (p, n, d)
             self.by_row[b] = stats.transpose(1, 0, 2)
             self.by_col[b] = stats.transpose(2, 0, 1)
-        self.eta = model.natural_parameters  # (p, g, m)
-        self.log_partition = model.log_partition  # (g, m)
-        self.log_row_prior = np.log(model.row_proportions)
-        self.log_col_prior = np.log(model.col_proportions)
         self.row_weights = model.row_weights(n)
         self.col_weights = model.col_weights(d)
         self._tables = tables  # for the base measure, computed when first needed
-        self._base_measure: np.ndarray | None = None
         self.rows = _Side(
             self.by_col, self.eta, self.log_partition, self.log_row_prior,
             self.row_weights, self.col_weights,
         )
         self.cols = _Side(
             self.by_row, self.eta.swapaxes(1, 2), self.log_partition.T, self.log_col_prior,
+            self.col_weights, self.row_weights,
+        )
+
+    @classmethod
+    def for_table(cls, model: LatentBlockModel, X) -> Sweeper:
+        """A Sweeper of the single table ``X`` (dense ndarray or scipy.sparse)."""
+        return cls(model, [X] if sparse.issparse(X) else np.asarray(X)[None])
+
+    def _init_sparse(self, tables: list) -> None:
+        if self.model.n_stats != 1 or not all(sparse.issparse(t) for t in tables):
+            raise TypeError(
+                "sparse tables need a one-statistic family (bernoulli, poisson) and every table sparse"
+            )
+        self.is_sparse = True
+        self.n_rows, self.n_cols = tables[0].shape
+        self._n_tables = len(tables)
+        self.by_col = self.by_row = None
+        by_rows = [_as_csr_float(t) for t in tables]  # (n_rows, n_cols)
+        by_cols = [t.T.tocsr() for t in by_rows]  # (n_cols, n_rows)
+        self.row_weights = self.model.row_weights(self.n_rows)
+        self.col_weights = self.model.col_weights(self.n_cols)
+        self._tables = tables
+        self.sparse_rows, self.sparse_cols = by_rows, by_cols
+        self.rows = _SparseSide(
+            by_rows, by_cols, self.eta, self.log_partition, self.log_row_prior,
+            self.row_weights, self.col_weights,
+        )
+        self.cols = _SparseSide(
+            by_cols, by_rows, self.eta.swapaxes(1, 2), self.log_partition.T, self.log_col_prior,
             self.col_weights, self.row_weights,
         )
 
@@ -248,16 +404,22 @@ class Sweeper:
 
     @property
     def n_tables(self) -> int:
-        return self.by_col.shape[0]
+        return self._n_tables
+
+    def _dense_only(self) -> None:
+        if self.is_sparse:
+            raise TypeError("a sparse Sweeper holds no dense statistics (use sparse_rows / sparse_cols)")
 
     @property
     def stats(self) -> np.ndarray:
-        """(B, p, n_rows, n_cols) view of the sufficient statistics."""
+        """(B, p, n_rows, n_cols) view of the sufficient statistics (dense tables)."""
+        self._dense_only()
         return self.by_row.transpose(0, 2, 1, 3)
 
     @property
     def stats_t(self) -> np.ndarray:
-        """(B, p, n_cols, n_rows) view of the transposed sufficient statistics."""
+        """(B, p, n_cols, n_rows) view of the transposed sufficient statistics (dense tables)."""
+        self._dense_only()
         return self.by_col.transpose(0, 2, 1, 3)
 
     def row_logits(self, w: np.ndarray) -> np.ndarray:
@@ -288,12 +450,12 @@ class Sweeper:
         value += self.log_row_prior[z].sum(-1) + self.log_col_prior[w].sum(-1)
         return value + self.base_measure[:, None] if base_measure else value
 
-    def sample_rows(self, sums: "BlockSums", rng: np.random.Generator) -> np.ndarray:
+    def sample_rows(self, sums: BlockSums, rng: np.random.Generator) -> np.ndarray:
         """Draw z (B, C, n_rows), smallest unsigned dtype, given the row-step block sums."""
         logits = self.rows.logits(sums.sums, sums.labels)
         return _sample_class_major(logits, rng.random(logits.shape[:2] + logits.shape[3:]))
 
-    def sample_cols(self, sums: "BlockSums", rng: np.random.Generator) -> np.ndarray:
+    def sample_cols(self, sums: BlockSums, rng: np.random.Generator) -> np.ndarray:
         """Draw w (B, C, n_cols), smallest unsigned dtype, given the column-step block sums."""
         logits = self.cols.logits(sums.sums, sums.labels)
         return _sample_class_major(logits, rng.random(logits.shape[:2] + logits.shape[3:]))
@@ -400,6 +562,13 @@ class BlockSums:
         self.since_full = 0
         self.n_full = self.n_recompute = self.n_fallback = 0
         self.n_index = self.n_unchanged = self.n_changed = self.n_row_adds = 0
+        # the update kernel, chosen once by the storage of the tables
+        if isinstance(self.side, _SparseSide):
+            self._index_update = self._table_sparse_update
+        elif kernel == "dense":
+            self._index_update = self._dense_update
+        else:
+            self._index_update = self._sparse_update
 
     def update(self, labels: np.ndarray) -> str:
         """Bring the sums in step with ``labels`` (B, C, n_other); returns the route taken:
@@ -421,10 +590,7 @@ class BlockSums:
         if self.max_changed is not None and n_changed > self.max_changed:
             self.n_fallback += 1
             return self._full(labels, "fallback")
-        if self.kernel == "dense":
-            done = self._dense_update(labels, changed)
-        else:
-            done = self._sparse_update(labels, changed)
+        done = self._index_update(labels, changed)
         if not done:
             self.n_fallback += 1
             return self._full(labels, "fallback")
@@ -436,9 +602,8 @@ class BlockSums:
     def _first(self, labels: np.ndarray) -> str:
         s = self.side
         B, C, _ = labels.shape
-        self.full_work = B * C * s.n_other_classes * s.n_other
-        cutoff = MIN_FULL_WORK * (SINGLE_STAT_FACTOR if s.n_stats == 1 else 1)
-        self.always_full = self.full_work * s.n_stats * s.n_own < cutoff
+        self.full_work = s.full_work(B, C)
+        self.always_full = s.always_full(self.full_work)
         if self.max_changed is not None:
             self.always_full = self.max_changed < 0
         self.labels = labels.copy()
@@ -454,6 +619,15 @@ class BlockSums:
         self.since_full = 0
         self.n_full += 1
         return route
+
+    def _table_sparse_update(self, labels: np.ndarray, changed: np.ndarray) -> bool:
+        """Sparse tables: move the changed positions' stored entries (see :class:`_SparseSide`)."""
+        max_work = None if self.max_changed is not None else self.full_work / SPARSE_UPDATE_COST
+        moved = self.side.index_update(self.sums, self.labels, labels, changed, max_work)
+        if moved is None:
+            return False
+        self.n_row_adds += moved
+        return True
 
     def _dense_update(self, labels: np.ndarray, changed: np.ndarray) -> bool:
         """``sums += (onehot(new) - onehot(old)) @ stats`` over the changed positions."""

@@ -291,7 +291,7 @@ def gibbs_labels(
     lengths = np.full(n_chains, n_samples // n_chains)
     lengths[: n_samples % n_chains] += 1
     rows, cols = _run_chains(
-        Sweeper(model, X[None]), z, w, burn_in, per_chain, thin, rng, method=method
+        Sweeper.for_table(model, X), z, w, burn_in, per_chain, thin, rng, method=method
     )[:2]
     rows, cols = rows.reshape(-1, X.shape[0]), cols.reshape(-1, X.shape[1])
     if n_samples != n_chains * per_chain:  # drop the unused last set of the short chains

@@ -130,7 +130,7 @@ def _iter_tables(
     cells = k_ref * k_pred
     step = max(1, CELL_BUDGET // max(cells, n_items))
     for start in range(0, n_sets, step):
-        block = ref[start : start + step]
+        block = ref[start : start + step].astype(np.int64, copy=False)  # sets may be uint8
         count = block.shape[0]
         index = block * k_pred + pred
         index += (np.arange(count, dtype=np.int64) * cells)[:, None]

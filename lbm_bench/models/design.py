@@ -16,6 +16,27 @@ Larger scales separate the blocks more: the risk decreases with the scale.
 - Bernoulli: ``probs = 1/2 + pattern * tanh(scale * dispersion) / 2`` with a
   +-1 pattern (the binary modes) whose rows and columns are distinct.
 
+**Sparse designs** (``density``, Bernoulli and Poisson): the expected fraction
+of non-zero entries is fixed at every scale, and the scale separates the blocks
+*relative* to it:
+
+- Bernoulli: ``logit(probs) = c + scale * dispersion * pattern``;
+- Poisson: ``log(rates) = c + scale * pattern`` (times the row and column
+  effects of the contingency model when present),
+
+where the offset ``c`` (solved at each scale) makes the expected fraction of
+non-zero entries under the model, ``sum_kl pi_k rho_l E[P(x_ij > 0)]``, equal to
+``density``. At scale 0 every block has the same density and the risk is that
+of guessing. Models of a sparse design draw sparse tables
+(``scipy.sparse.csr_array``, see :mod:`lbm_bench.models.sparse_noise`).
+
+Row and column propensities are not offered for Bernoulli blocks: with
+``logit p_ij = alpha_i + beta_j + theta_kl`` (or ``p_ij = a_i b_j p_kl``) the
+zeros' term ``log(1 - p_ij)`` no longer factors into a row part, a column part
+and a block part, so the label steps would need every entry of a block (no
+closed form for the zeros, O(n_rows n_cols) per step) instead of the block sums
+of the non-zeros: the engine would no longer be exact at sparse cost.
+
 Patterns are searched so that every pair of row classes and every pair of
 column classes is separated to a similar degree (the paper's "roughly
 symmetric" layout) while no non-trivial joint permutation of row and column
@@ -30,11 +51,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy import optimize, special
 
-from lbm_bench._validation import check_count, check_kind, check_positive_float
+from lbm_bench._validation import check_count, check_kind, check_positive_float, check_probability
 from lbm_bench.models.families import BernoulliLBM, GaussianLBM, LatentBlockModel, PoissonLBM, find_symmetry
 
-__all__ = ["ModelDesign", "random_design", "random_model"]
+__all__ = ["ModelDesign", "random_design", "random_model", "resolve_effects"]
 
 #: Probabilities are kept this far from 0 and 1 when the scale is huge.
 _PROB_FLOOR = 1e-9
@@ -42,6 +64,13 @@ _PROB_FLOOR = 1e-9
 _MAX_ENUMERATED = 20_000
 #: Minimum distance to any jointly permuted pattern, relative to the class separation.
 _MIN_ASYMMETRY = 0.5
+#: Poisson effects are summarised by this many equal-count groups (group means) when
+#: solving for the density offset...
+_EFFECT_GROUPS = 256
+#: ... and the products ``a_i b_j`` by this many.
+_PRODUCT_GROUPS = 4096
+#: Default standard deviation of the log effects (log-normal, normalised to mean one).
+EFFECTS_SPREAD = 0.3
 
 
 @dataclass(frozen=True)
@@ -65,6 +94,10 @@ class ModelDesign:
         Geometric mean rate of the Poisson blocks (unused otherwise).
     row_effects, col_effects : ndarray or None
         Poisson row/column effects (contingency model), normalised to mean one.
+    density : float or None
+        Expected fraction of non-zero entries (Bernoulli, Poisson): a sparse
+        design whose models draw ``scipy.sparse.csr_array`` tables. None: the
+        dense designs above.
     """
 
     kind: str
@@ -75,6 +108,16 @@ class ModelDesign:
     base_rate: float = 1.0
     row_effects: np.ndarray | None = field(default=None)
     col_effects: np.ndarray | None = field(default=None)
+    density: float | None = None
+
+    @property
+    def _cache(self) -> dict:
+        """Per-design memo of the density offsets (not a field: copies start empty)."""
+        cache = self.__dict__.get("_memo")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_memo", cache)
+        return cache
 
     @property
     def block_shape(self) -> tuple[int, int]:
@@ -96,14 +139,63 @@ class ModelDesign:
             return GaussianLBM(
                 self.row_proportions, self.col_proportions, scale * self.pattern, self.dispersion**scale
             )
+        sparse = self.density is not None
         if self.kind == "poisson":
-            rates = self.base_rate * np.exp(scale * self.pattern)
+            if sparse:
+                rates = np.exp(self._poisson_offset(scale) + scale * self.pattern)
+            else:
+                rates = self.base_rate * np.exp(scale * self.pattern)
             return PoissonLBM(
-                self.row_proportions, self.col_proportions, rates, self.row_effects, self.col_effects
+                self.row_proportions, self.col_proportions, rates, self.row_effects, self.col_effects,
+                sparse=sparse,
             )
+        if sparse:
+            logits = self._bernoulli_offset(scale) + scale * self.dispersion * self.pattern
+            probs = np.clip(special.expit(logits), _PROB_FLOOR, 1 - _PROB_FLOOR)
+            return BernoulliLBM(self.row_proportions, self.col_proportions, probs, sparse=True)
         probs = 0.5 + 0.5 * self.pattern * np.tanh(scale * self.dispersion)
         probs = np.clip(probs, _PROB_FLOOR, 1 - _PROB_FLOOR)
         return BernoulliLBM(self.row_proportions, self.col_proportions, probs)
+
+    @property
+    def _block_mass(self) -> np.ndarray:
+        return np.outer(self.row_proportions, self.col_proportions)
+
+    def _bernoulli_offset(self, scale: float) -> float:
+        """``c`` with ``sum_kl pi_k rho_l expit(c + scale * dispersion_kl * pattern_kl) = density``."""
+        spread = scale * self.dispersion * self.pattern
+        mass = self._block_mass
+        centre = float(special.logit(self.density))
+        reach = float(np.abs(spread).max()) + 1.0
+
+        def excess(c: float) -> float:
+            return float(np.sum(mass * special.expit(c + spread))) - self.density
+
+        return optimize.brentq(excess, centre - reach, centre + reach, xtol=1e-13, rtol=1e-15)
+
+    def _poisson_offset(self, scale: float) -> float:
+        """``c`` with expected non-zero fraction ``sum_kl pi_k rho_l E_ij[1 - exp(-a_i b_j e^(c + scale P_kl))]``
+        equal to ``density`` (effects summarised by :data:`_EFFECT_GROUPS` group means each)."""
+        key = ("poisson_offset", float(scale))
+        if key in self._cache:
+            return self._cache[key]
+        spread = scale * self.pattern
+        mass = self._block_mass
+        if "exposures" not in self._cache:
+            self._cache["exposures"] = _exposure_groups(self.row_effects, self.col_effects)
+        exposure, weight = self._cache["exposures"]
+        centre = math.log(-math.log1p(-self.density))
+        reach = float(np.abs(spread).max()) + float(np.log(exposure.max() / exposure.min())) + 1.0
+
+        def excess(c: float) -> float:
+            rates = np.exp(c + spread)[:, :, None] * exposure
+            nonzero = np.sum(-np.expm1(-rates) * weight, axis=2)
+            return float(np.sum(mass * nonzero)) - self.density
+
+        offset = optimize.brentq(excess, centre - reach, centre + reach, xtol=1e-13, rtol=1e-15)
+        if len(self._cache) < 256:
+            self._cache[key] = offset
+        return offset
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-array form, for storage."""
@@ -118,7 +210,43 @@ class ModelDesign:
         if self.row_effects is not None:
             out["row_effects"] = self.row_effects
             out["col_effects"] = self.col_effects
+        if self.density is not None:
+            out["density"] = self.density
         return out
+
+
+def _effect_groups(effects: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Means and weights (fractions) of up to :data:`_EFFECT_GROUPS` equal-count groups of sorted effects."""
+    if effects is None:
+        return np.ones(1), np.ones(1)
+    groups = np.array_split(np.sort(effects), min(_EFFECT_GROUPS, effects.size))
+    return np.array([g.mean() for g in groups]), np.array([g.size for g in groups]) / effects.size
+
+
+def _exposure_groups(row_effects, col_effects) -> tuple[np.ndarray, np.ndarray]:
+    """The distribution of the exposures ``a_i b_j`` over entries, as weighted group means:
+    effects in :data:`_EFFECT_GROUPS` groups each, their products sorted and grouped again
+    into :data:`_PRODUCT_GROUPS` groups (weights sum to one)."""
+    a, a_weight = _effect_groups(row_effects)
+    b, b_weight = _effect_groups(col_effects)
+    products, weights = np.outer(a, b).ravel(), np.outer(a_weight, b_weight).ravel()
+    order = np.argsort(products)
+    products, weights = products[order], weights[order]
+    parts = np.array_split(np.arange(products.size), min(_PRODUCT_GROUPS, products.size))
+    totals = np.array([weights[p].sum() for p in parts])
+    means = np.array([np.dot(products[p], weights[p]) for p in parts]) / totals
+    return means, totals
+
+
+def resolve_effects(options: dict[str, Any], n_rows: int, n_cols: int) -> dict[str, Any]:
+    """Design options with ``effects=True`` replaced by the table shape ``(n_rows, n_cols)``
+    (``effects=False`` dropped), as :func:`random_design` expects."""
+    effects = options.get("effects")
+    if effects is True:
+        return {**options, "effects": (n_rows, n_cols)}
+    if effects is False:
+        return {k: v for k, v in options.items() if k != "effects"}
+    return dict(options)
 
 
 def _pairwise_rms(vectors: np.ndarray) -> np.ndarray:
@@ -235,6 +363,8 @@ def random_design(
     dispersion_spread: float = 0.25,
     base_rate: float = 2.0,
     effects: tuple[int, int] | None = None,
+    effects_spread: float = EFFECTS_SPREAD,
+    density: float | None = None,
     rng: np.random.Generator | int | None = None,
 ) -> ModelDesign:
     """Draw the scale-free parameters of a latent block model.
@@ -255,10 +385,21 @@ def random_design(
         Random dispersions are uniform in ``[1 - spread, 1 + spread]``: the
         same order of magnitude across blocks.
     base_rate : float, default=2.0
-        Geometric mean of the Poisson rates.
+        Geometric mean of the Poisson rates (dense designs; a sparse design's
+        rates follow from its density).
     effects : (n_rows, n_cols) or None
         Poisson only: draw row and column effects (log-normal, mean one) for a
         table of this shape (Govaert and Nadif's contingency model).
+        :func:`~lbm_bench.generate_table` also takes ``effects=True`` (the
+        table's shape).
+    effects_spread : float, default=0.3
+        Standard deviation of the log effects before they are normalised to
+        mean one (0.3: most effects within a factor 1.8 of one; 1: uneven
+        totals as in document-term tables).
+    density : float in (0, 1), optional
+        Bernoulli and Poisson: the expected fraction of non-zero entries at
+        every scale; the design is sparse and its tables are
+        ``scipy.sparse.csr_array`` (see the module documentation).
     rng : None, int or numpy.random.Generator
         Source of randomness.
 
@@ -289,6 +430,15 @@ def random_design(
     base_rate = check_positive_float("base_rate", base_rate)
     if effects is not None and kind != "poisson":
         raise ValueError(f"effects are only defined for the poisson kind, got kind={kind!r}")
+    if effects is True:
+        raise ValueError("effects=True needs the table shape here: pass effects=(n_rows, n_cols)")
+    effects_spread = check_positive_float("effects_spread", effects_spread, allow_zero=True)
+    if density is not None:
+        if kind == "gaussian":
+            raise ValueError("density is defined for the bernoulli and poisson kinds, got kind='gaussian'")
+        density = check_probability("density", density)
+        if kind == "bernoulli" and density > 0.5:
+            raise ValueError(f"density must be <= 0.5 for sparse bernoulli designs, got {density}")
     for _attempt in range(20):
         pattern = _binary_pattern(g, m, rng) if kind == "bernoulli" else _real_pattern(g, m, rng)
         row_props = _random_proportions(g, equal_proportions, rng)
@@ -300,12 +450,13 @@ def random_design(
         if effects is not None:
             n_rows = check_count("effects[0]", effects[0])
             n_cols = check_count("effects[1]", effects[1])
-            row_effects = rng.lognormal(0.0, 0.3, n_rows)
-            col_effects = rng.lognormal(0.0, 0.3, n_cols)
+            row_effects = rng.lognormal(0.0, effects_spread, n_rows)
+            col_effects = rng.lognormal(0.0, effects_spread, n_cols)
             row_effects /= row_effects.mean()
             col_effects /= col_effects.mean()
         design = ModelDesign(
-            kind, row_props, col_props, pattern, dispersion, base_rate, row_effects, col_effects
+            kind, row_props, col_props, pattern, dispersion, base_rate, row_effects, col_effects,
+            density,
         )
         if find_symmetry(design.model(1.0)) is None:
             return design

@@ -20,6 +20,14 @@ Tables are generated from *noise* (standard normals for Gaussian blocks,
 uniforms otherwise) through :meth:`LatentBlockModel.table_from_noise`, so that
 the same noise can be reused with another scale of the parameters (common
 random numbers for calibration).
+
+**Sparse tables.** Bernoulli and Poisson models built with ``sparse=True``
+draw :class:`~lbm_bench.models.sparse_noise.SparseNoise` (only the uniforms
+that can give a non-zero entry) and turn it into a ``scipy.sparse.csr_array``;
+every method that takes a table accepts a scipy.sparse table for these
+families. The log-likelihood needs nothing special for the zeros: in the
+exponential-family form a zero contributes ``-c_ij A_kl`` (``log(1 - p)`` for
+binaries, ``-rate`` for counts), which the ``exposure`` term already counts.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy import sparse as sp
 from scipy import special, stats
 
 from lbm_bench._validation import (
@@ -38,6 +47,7 @@ from lbm_bench._validation import (
     check_proportions,
     check_vector,
 )
+from lbm_bench.models.sparse_noise import SparseNoise, poisson_from_survival
 
 __all__ = [
     "LatentBlockModel",
@@ -46,7 +56,14 @@ __all__ = [
     "BernoulliLBM",
     "find_symmetry",
     "model_from_parameters",
+    "is_sparse_table",
 ]
+
+
+def is_sparse_table(X: Any) -> bool:
+    """Whether ``X`` is a scipy.sparse matrix or array."""
+    return sp.issparse(X)
+
 
 
 class LatentBlockModel:
@@ -60,12 +77,17 @@ class LatentBlockModel:
 
     kind: str = ""
     n_stats: int = 1
-    #: Name of the block array used as the entry mean (for summaries and tests).
     table_dtype: type = np.float64
+    #: Whether :meth:`draw_noise` and :meth:`table_from_noise` give sparse tables.
+    sparse: bool = False
 
     def __init__(self, row_proportions: Any, col_proportions: Any) -> None:
         self.row_proportions = check_proportions("row_proportions", row_proportions)
         self.col_proportions = check_proportions("col_proportions", col_proportions)
+
+    def sparse_level(self) -> float:  # pragma: no cover - overridden by the sparse families
+        """Level of :class:`~lbm_bench.models.sparse_noise.SparseNoise` covering this model."""
+        raise NotImplementedError
 
     # -- shape ---------------------------------------------------------------
     @property
@@ -211,10 +233,13 @@ class LatentBlockModel:
         """
         X = self.check_table(X)
         z, w = self._check_labels_for(X, z, w)
-        T = self.sufficient_statistics(X)
         Z = np.eye(self.n_row_clusters)[z]
         W = np.eye(self.n_col_clusters)[w]
-        totals = np.einsum("ik,pij,jl->pkl", Z, T, W, optimize=True)
+        if is_sparse_table(X):  # one statistic, the entry itself
+            totals = (Z.T @ (X.astype(np.float64) @ W))[None]
+        else:
+            T = self.sufficient_statistics(X)
+            totals = np.einsum("ik,pij,jl->pkl", Z, T, W, optimize=True)
         a = self.row_weights(X.shape[0])
         b = self.col_weights(X.shape[1])
         row_mass = Z.sum(0) if a is None else a @ Z
@@ -282,6 +307,56 @@ def _integer_table(X: Any, name: str) -> np.ndarray:
     return array
 
 
+def _sparse_integer_table(X: Any, name: str, dtype: type, max_value: int | None = None) -> sp.csr_array:
+    """A scipy.sparse table as a canonical ``csr_array`` of non-negative integers of ``dtype``,
+    at most ``max_value`` (no copy when it already is one)."""
+    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D table, got shape {X.shape}")
+    table = X if isinstance(X, sp.csr_array) else sp.csr_array(X)
+    if not table.has_canonical_format:
+        table = table.copy()
+        table.sum_duplicates()
+    data = table.data
+    if data.dtype.kind == "b":
+        data = data.astype(np.int64)
+    if data.dtype.kind == "f":
+        if not np.all(np.isfinite(data)) or np.any(data != np.round(data)):
+            raise ValueError(f"{name} must hold finite integers, got non-integer values")
+    elif data.dtype.kind not in "iu":
+        raise TypeError(f"{name} must hold integers, got dtype {data.dtype}")
+    if data.size and data.min() < 0:
+        raise ValueError(f"{name} must be non-negative, got min {data.min()}")
+    if max_value is not None and data.size and data.max() > max_value:
+        raise ValueError(f"{name} must hold 0/1 values, got max {int(data.max())}")
+    if table.data.dtype != dtype or not np.all(data):
+        table = sp.csr_array(
+            (data.astype(dtype), table.indices.copy(), table.indptr.copy()), shape=table.shape
+        )
+        table.eliminate_zeros()
+    return table
+
+
+def _sparse_table_from_entries(
+    positions: np.ndarray, values: np.ndarray, shape: tuple[int, int], dtype: type
+) -> sp.csr_array:
+    """CSR table from increasing linear indices ``i * n_cols + j`` and their non-zero values."""
+    n_rows, n_cols = shape
+    rows, cols = np.divmod(positions, n_cols)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+    index_dtype = np.int32 if max(n_cols, positions.size) < 2**31 else np.int64
+    table = sp.csr_array(
+        (values.astype(dtype), cols.astype(index_dtype), indptr.astype(index_dtype)), shape=shape
+    )
+    table.has_canonical_format = True  # sorted, unique
+    return table
+
+
+def _check_sparse_request(model: LatentBlockModel, noise: Any) -> None:
+    if not isinstance(noise, SparseNoise):
+        raise TypeError(f"a sparse model needs SparseNoise (from draw_noise), got {type(noise).__name__}")
+
+
 class GaussianLBM(LatentBlockModel):
     """Latent block model with Gaussian blocks ``x_ij ~ N(means_kl, stds_kl^2)``.
 
@@ -323,6 +398,11 @@ class GaussianLBM(LatentBlockModel):
         return -0.5 * math.log(2 * math.pi) * X.size
 
     def check_table(self, X: Any, name: str = "X") -> np.ndarray:
+        if is_sparse_table(X):
+            raise TypeError(
+                f"{name} is a scipy.sparse table: sparse tables are supported for the bernoulli and"
+                " poisson kinds only (densify it with X.toarray() for a gaussian model)"
+            )
         return _real_table(X, name)
 
     def draw_noise(self, n_rows: int, n_cols: int, *, rng: np.random.Generator) -> np.ndarray:
@@ -365,8 +445,11 @@ class PoissonLBM(LatentBlockModel):
         rates: Any,
         row_effects: Any = None,
         col_effects: Any = None,
+        *,
+        sparse: bool = False,
     ) -> None:
         super().__init__(row_proportions, col_proportions)
+        self.sparse = bool(sparse)
         self.rates = check_block_array("rates", rates, self.block_shape, lower=0.0)
         if (row_effects is None) != (col_effects is None):
             raise ValueError("row_effects and col_effects must be given together (or neither)")
@@ -396,23 +479,46 @@ class PoissonLBM(LatentBlockModel):
         return np.asarray(X, dtype=np.float64)[None]
 
     def log_base_measure(self, X: np.ndarray) -> float:
-        X = np.asarray(X, dtype=np.float64)
-        value = -special.gammaln(X + 1.0).sum()
+        if is_sparse_table(X):  # log h(0) = 0: the non-zeros only
+            value = -special.gammaln(X.data.astype(np.float64) + 1.0).sum()
+        else:
+            X = np.asarray(X, dtype=np.float64)
+            value = -special.gammaln(X + 1.0).sum()
         if self.row_effects is not None:
-            value += (X.sum(1) @ np.log(self.row_effects)) + (X.sum(0) @ np.log(self.col_effects))
+            row_totals = np.asarray(X.sum(axis=1), dtype=np.float64)
+            col_totals = np.asarray(X.sum(axis=0), dtype=np.float64)
+            value += (row_totals @ np.log(self.row_effects)) + (col_totals @ np.log(self.col_effects))
         return float(value)
 
+    def sparse_level(self) -> float:
+        return float(self.rates.max())
+
     def check_table(self, X: Any, name: str = "X") -> np.ndarray:
-        array = _integer_table(X, name)
+        if is_sparse_table(X):
+            array = _sparse_integer_table(X, name, np.int64)
+        else:
+            array = _integer_table(X, name)
         fixed = self.fixed_shape()
         if fixed is not None and array.shape != fixed:
             raise ValueError(f"{name} must have shape {fixed} (the effects' lengths), got {array.shape}")
         return array
 
     def draw_noise(self, n_rows: int, n_cols: int, *, rng: np.random.Generator) -> np.ndarray:
+        if self.sparse:
+            return SparseNoise(n_rows, n_cols, self.row_weights(n_rows), self.col_weights(n_cols), rng=rng)
         return rng.random((n_rows, n_cols))
 
     def table_from_noise(self, noise: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray:
+        if self.sparse:
+            _check_sparse_request(self, noise)
+            positions, uniforms = noise.entries(self.sparse_level())
+            rows, cols = np.divmod(positions, noise.shape[1])
+            rates = self.rates[z[rows], w[cols]]
+            if self.row_effects is not None:
+                rates = rates * self.row_effects[rows] * self.col_effects[cols]
+            counts = poisson_from_survival(uniforms, rates)
+            keep = counts > 0
+            return _sparse_table_from_entries(positions[keep], counts[keep], noise.shape, np.int64)
         if self.row_effects is not None:
             mean = np.outer(self.row_effects, self.col_effects) * self.rates[np.ix_(z, w)]
             return stats.poisson.ppf(noise, mean).astype(np.int64)
@@ -431,7 +537,7 @@ class PoissonLBM(LatentBlockModel):
         return table
 
     def block_parameters(self) -> dict[str, np.ndarray]:
-        params = {"rates": self.rates}
+        params = {"rates": self.rates}  # (sparse is a storage choice, not a parameter)
         if self.row_effects is not None:
             params["row_effects"] = self.row_effects
             params["col_effects"] = self.col_effects
@@ -482,8 +588,11 @@ class BernoulliLBM(LatentBlockModel):
     n_stats = 1
     table_dtype = np.uint8
 
-    def __init__(self, row_proportions: Any, col_proportions: Any, probs: Any) -> None:
+    def __init__(
+        self, row_proportions: Any, col_proportions: Any, probs: Any, *, sparse: bool = False
+    ) -> None:
         super().__init__(row_proportions, col_proportions)
+        self.sparse = bool(sparse)
         self.probs = check_block_array("probs", probs, self.block_shape, lower=0.0, upper=1.0)
 
     @property
@@ -500,16 +609,29 @@ class BernoulliLBM(LatentBlockModel):
     def log_base_measure(self, X: np.ndarray) -> float:
         return 0.0
 
+    def sparse_level(self) -> float:
+        return float(-np.log1p(-self.probs.max()))
+
     def check_table(self, X: Any, name: str = "X") -> np.ndarray:
+        if is_sparse_table(X):
+            return _sparse_integer_table(X, name, np.uint8, max_value=1)
         array = _integer_table(X, name)
         if array.max() > 1:
             raise ValueError(f"{name} must hold 0/1 values, got max {int(array.max())}")
         return array
 
     def draw_noise(self, n_rows: int, n_cols: int, *, rng: np.random.Generator) -> np.ndarray:
+        if self.sparse:
+            return SparseNoise(n_rows, n_cols, None, None, rng=rng)
         return rng.random((n_rows, n_cols))
 
     def table_from_noise(self, noise: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray:
+        if self.sparse:
+            _check_sparse_request(self, noise)
+            positions, uniforms = noise.entries(self.sparse_level())
+            rows, cols = np.divmod(positions, noise.shape[1])
+            keep = uniforms < self.probs[z[rows], w[cols]]
+            return _sparse_table_from_entries(positions[keep], np.ones(int(keep.sum())), noise.shape, np.uint8)
         return (noise < self.probs[np.ix_(z, w)]).astype(np.uint8)
 
     def block_parameters(self) -> dict[str, np.ndarray]:
@@ -592,7 +714,7 @@ def find_symmetry(
     members_list = list(groups.values())
     for images in itertools.product(*(itertools.permutations(mem) for mem in members_list)):
         sigma = np.empty(g, dtype=np.int64)
-        for members, image in zip(members_list, images):
+        for members, image in zip(members_list, images, strict=True):
             sigma[members] = image
         tau = np.full(m, -1, dtype=np.int64)
         for l in range(m):

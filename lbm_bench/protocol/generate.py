@@ -16,6 +16,12 @@ label sets by default) decides for the others. Chains start half at the
 generating labels (an exact posterior draw) and half at the MAP labels, so
 R-hat compares chains from two different starting points. Whatever the
 criterion, the kept table records both risks and the Bayes labels.
+
+**Sparse tables.** With ``density=`` (Bernoulli and Poisson) the design is
+sparse (:mod:`lbm_bench.models.design`) and the table's ``data`` is a
+``scipy.sparse.csr_array``; the calibration, the MAP and the Gibbs sampler run
+on it without densifying (:mod:`lbm_bench.inference.engine`). Without
+``density``, ``data`` is a dense ndarray as before.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ from lbm_bench._validation import check_kind, check_probability
 from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
+from lbm_bench.models.design import resolve_effects
 from lbm_bench.protocol.calibration import calibrate_scale, child_seed
+from lbm_bench.protocol.memory import check_memory, estimate_request_memory
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions, split_options
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
@@ -77,6 +85,7 @@ def generate_table(
     *,
     settings: GenerationSettings | None = None,
     calibration: CalibrationResult | None = None,
+    max_memory: int | str | None = None,
     progress: bool = False,
     rng: np.random.Generator | int | None = None,
     **options: Any,
@@ -100,6 +109,12 @@ def generate_table(
         :class:`~lbm_bench.protocol.settings.GenerationSettings` when omitted.
     calibration : CalibrationResult, optional
         A calibration to reuse (its design and scale); computed when omitted.
+    max_memory : int or str, optional
+        Refuse the request up front (:class:`~lbm_bench.protocol.memory.MemoryLimitError`,
+        a ValueError, one line with the estimate and what to change) when its
+        estimated peak memory exceeds this many bytes (or a size such as
+        ``"8G"``); default: the memory available (``MemAvailable``). See
+        :mod:`lbm_bench.protocol.memory`.
     progress : bool, default=False
         Show tqdm progress bars.
     rng : None or int
@@ -109,11 +124,17 @@ def generate_table(
         Any field of :class:`~lbm_bench.protocol.settings.GenerationSettings`
         (``tolerance=0.02``, ``n_samples=500``, ... override ``settings``) or of
         :class:`~lbm_bench.protocol.settings.ModelOptions` (options of
-        :func:`~lbm_bench.random_design`). Unknown names are refused.
+        :func:`~lbm_bench.random_design`). Unknown names are refused. Among
+        the latter: ``density`` (Bernoulli, Poisson: expected fraction of
+        non-zero entries; the table is then sparse), ``effects=True``
+        (Poisson row and column effects for this table's shape) and
+        ``effects_spread``.
 
     Returns
     -------
     Table
+        ``data`` is a ``scipy.sparse.csr_array`` when ``density`` is given,
+        an ndarray otherwise.
 
     Raises
     ------
@@ -133,6 +154,11 @@ def generate_table(
     target = check_probability("target_risk", target_risk)
     settings, model_options = _resolve_settings(settings, options)
     s = settings
+    estimate = estimate_request_memory(
+        kind, n_rows, n_cols, n_row_clusters, n_col_clusters, s, model_options,
+        calibrated=calibration is not None,
+    )
+    check_memory(estimate, max_memory, kind=kind)
     root = np.random.SeedSequence(seed)
     timings = {"calibration": 0.0, "rejection": 0.0, "gibbs": 0.0, "floor": 0.0}
     start = time.perf_counter()
@@ -145,7 +171,8 @@ def generate_table(
                 callback=lambda scale, error: (
                     bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")
                 ),
-                rng=np.random.default_rng(child_seed(root, 0)), **model_options.design_options(),
+                rng=np.random.default_rng(child_seed(root, 0)),
+                **resolve_effects(model_options.design_options(), n_rows, n_cols),
             )
     elif calibration.design is None:
         raise ValueError("calibration must carry its design (as returned by calibrate_scale)")

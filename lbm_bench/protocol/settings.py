@@ -76,6 +76,10 @@ def _flag(name: str, value: Any) -> bool:
     return value
 
 
+def _non_negative(name: str, value: Any) -> float:
+    return check_positive_float(name, value, allow_zero=True)
+
+
 def _spread(name: str, value: Any) -> float:
     value = check_positive_float(name, value, allow_zero=True)
     if value >= 1:
@@ -275,13 +279,29 @@ class ModelOptions(_SettingsRecord):
     dispersion_spread : float, default=0.25
         Spread of the random dispersions, in [0, 1).
     base_rate : float, default=2.0
-        Poisson: geometric mean of the block rates.
+        Poisson: geometric mean of the block rates (dense designs).
+    density : float or None, default=None
+        Bernoulli, Poisson: expected fraction of non-zero entries; the design
+        and its tables are sparse (``scipy.sparse.csr_array``).
+    effects : bool, default=False
+        Poisson: row and column effects (the contingency model) for the
+        table's shape.
+    effects_spread : float, default=0.3
+        Standard deviation of the log effects.
     """
 
     equal_proportions: bool = _setting(False, _flag, "--equal-proportions", "equal cluster proportions")
     equal_dispersions: bool = _setting(False, _flag, "--equal-dispersions", "equal dispersions")
     dispersion_spread: float = _setting(0.25, _spread, "--dispersion-spread", "spread of the dispersions, in [0, 1)")
     base_rate: float = _setting(2.0, _positive, "--base-rate", "Poisson: geometric mean of the block rates")
+    density: float | None = _setting(
+        None, _optional(_open_probability), "--density",
+        "bernoulli, poisson: expected fraction of non-zero entries; the table is stored sparse",
+    )
+    effects: bool = _setting(False, _flag, "--effects", "poisson: row and column effects (contingency model)")
+    effects_spread: float = _setting(
+        0.3, _non_negative, "--effects-spread", "poisson: standard deviation of the log effects"
+    )
 
     def design_options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~lbm_bench.random_design` that differ from its defaults."""

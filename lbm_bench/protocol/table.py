@@ -203,8 +203,11 @@ class Table:
         n, d = self.shape
         g, m = self.model.block_shape
         r = self.risk
+        stored = ""
+        if hasattr(self.data, "nnz"):  # a scipy.sparse table
+            stored = f", sparse: {self.data.nnz} non-zero entries (density {self.data.nnz / (n * d):.4g})"
         lines = [
-            f"{self.kind} table {n}x{d}, {g}x{m} clusters, seed {self.seed}",
+            f"{self.kind} table {n}x{d}, {g}x{m} clusters, seed {self.seed}{stored}",
             f"target risk {self.target_risk:.4f} (criterion: {self.criterion})",
         ]
         if self.bayes_risk is not None:

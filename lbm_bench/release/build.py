@@ -64,6 +64,7 @@ def _calibrate(config: TableSpec) -> tuple[str, Any, float]:
 
 
 def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
+    from lbm_bench.models.design import resolve_effects
     from lbm_bench.protocol.calibration import calibrate_scale
 
     start = time.perf_counter()
@@ -71,8 +72,8 @@ def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
     result = calibrate_scale(
         config.kind, *config.shape, *config.clusters, config.risk,
         n_tables=s.n_calibration_tables, tolerance=s.calibration_tolerance, n_init=s.n_init,
-        method=s.calibration_method, criterion=s.criterion, rng=config.calibration_seed,
-        **config.model_options,
+        method=s.calibration_method, criterion=s.criterion, jobs=s.jobs,
+        rng=config.calibration_seed, **resolve_effects(config.model_options, *config.shape),
     )
     return config.config_id, result, time.perf_counter() - start
 

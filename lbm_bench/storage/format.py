@@ -53,7 +53,8 @@ __all__ = [
     "COMPRESSED",
     "GZIP_LEVEL",
     "CHUNK_BYTES",
-    "GIBBS_SETS_PER_CHUNK",
+    "GIBBS_CHUNK",
+    "SPARSE_DATA",
     "MAX_STRING_BYTES",
     "chunk_shape",
     "dataset_options",
@@ -71,9 +72,16 @@ MAJOR = 1
 #: Every item a minor adds is optional for readers: a file of an older minor lacks it.
 MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
     0: (),  # 1.0: the layout of docs/format.md
-    # 1.1: the floor (the Bayes labels for l_item, their cross-fitted risk, the criterion
-    # the target applied to) and the posterior marginals; stored all together or not at all.
+    # 1.1: sparse tables, ``data`` as a CSR group (docs/format.md, "Sparse tables"), and
+    # the floor (the Bayes labels for l_item, their cross-fitted risk, the criterion the
+    # target applied to) with the posterior marginals, stored all together or not at all.
+    # Either set of items makes a file 1.1; both may be present.
     1: (
+        "data@encoding",
+        "data@shape",
+        "data/indices",
+        "data/indptr",
+        "data/values",
         "bayes/rows",
         "bayes/cols",
         "posterior/rows",
@@ -85,6 +93,9 @@ MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
         "@bayes_row_loss",
         "@bayes_col_loss",
         "@criterion",
+        # the calibration's method ("secant" or "bisection"), and a fourth column of
+        # calibration/history, n_tables (1.0 files: 3 columns, every step on n_tables)
+        "calibration@method",
     ),
 }
 #: Version written by the writer: the newest known minor.
@@ -254,44 +265,55 @@ MAX_STRING_BYTES = 64_000
 # ---------------------------------------------------------------------------
 # Chunking and compression
 # ---------------------------------------------------------------------------
+#: The datasets of a sparse table's ``data`` group (CSR, version 1.1).
+SPARSE_DATA = ("data/indptr", "data/indices", "data/values")
 #: Datasets stored chunked and compressed; every other dataset is contiguous.
-COMPRESSED = ("data", "gibbs/cols", "gibbs/rows")
+COMPRESSED = ("data", "gibbs/cols", "gibbs/rows") + SPARSE_DATA
 #: Compression of the chunked datasets (gzip level, with the shuffle filter).
 GZIP_LEVEL = 4
 #: Upper bound on the bytes of one chunk.
 CHUNK_BYTES = 1 << 20
-#: Upper bound on the Gibbs label sets per chunk.
-GIBBS_SETS_PER_CHUNK = 256
+#: Chunk shape bounds of the Gibbs label sets: (sets, items). Consecutive sets of a
+#: chunk repeat the same 64 items, so that deflate finds each set's labels in the
+#: previous set's (it matches within 32 KiB): 2,000 sets of 100,000 rows store in
+#: about 8 MiB where whole-row chunks took 48 MiB (scripts/bench_sparse_io.py).
+GIBBS_CHUNK = (1024, 64)
 
 
-def chunk_shape(
-    shape: tuple[int, int], itemsize: int, max_rows: int | None = None
-) -> tuple[int, int]:
-    """Chunk shape of a compressed 2-D dataset: whole rows when they fit, at most 1 MiB.
+def chunk_shape(shape: tuple[int, ...], itemsize: int, path: str = "data") -> tuple[int, ...]:
+    """Chunk shape of a compressed dataset, at most 1 MiB.
+
+    ``data`` (2-D): whole rows when they fit, ``chunk_cols = min(c, max(1, 2^20 // s))``,
+    ``chunk_rows = min(r, max(1, 2^20 // (chunk_cols * s)))``; the Gibbs sets
+    ``gibbs/rows`` and ``gibbs/cols``: ``(min(r, 1024), min(c, 64))``
+    (:data:`GIBBS_CHUNK`); 1-D datasets (the sparse ``data/...``):
+    ``min(n, max(1, 2^20 // s))`` elements (an empty dataset is not chunked).
 
     Parameters
     ----------
-    shape : (n_rows, n_cols)
-        Dataset shape (both at least 1).
+    shape : tuple of int
+        Dataset shape.
     itemsize : int
         Bytes per element.
-    max_rows : int, optional
-        Cap on the rows per chunk (:data:`GIBBS_SETS_PER_CHUNK` for Gibbs sets).
+    path : str, default="data"
+        The dataset.
 
     Returns
     -------
-    (chunk_rows, chunk_cols) : tuple of int
+    tuple of int
 
     Examples
     --------
-    >>> chunk_shape((2000, 10_000), 1, GIBBS_SETS_PER_CHUNK)
-    (104, 10000)
+    >>> chunk_shape((2000, 10_000), 1, "gibbs/rows"), chunk_shape((10_000, 10_000), 8)
+    ((1024, 64), (13, 10000))
     """
+    if len(shape) == 1:
+        return (max(1, min(shape[0], max(1, CHUNK_BYTES // itemsize))),)
     n_rows, n_cols = shape
+    if path.startswith("gibbs/"):
+        return min(n_rows, GIBBS_CHUNK[0]), min(n_cols, GIBBS_CHUNK[1])
     cols = min(n_cols, max(1, CHUNK_BYTES // itemsize))
     rows = min(n_rows, max(1, CHUNK_BYTES // (cols * itemsize)))
-    if max_rows is not None:
-        rows = min(rows, max_rows)
     return rows, cols
 
 
@@ -299,14 +321,13 @@ def dataset_options(path: str, shape: tuple[int, ...], itemsize: int) -> dict[st
     """Storage keywords of ``h5py.Group.create_dataset`` for dataset ``path``.
 
     Those of :data:`COMPRESSED` are chunked (:func:`chunk_shape`), shuffled and
-    gzip-compressed at :data:`GZIP_LEVEL`; every other dataset is contiguous
-    (no keyword). No dataset records timestamps.
+    gzip-compressed at :data:`GZIP_LEVEL` unless empty; every other dataset is
+    contiguous (no keyword). No dataset records timestamps.
     """
     options: dict[str, object] = {"track_times": False}
-    if path in COMPRESSED:
-        max_rows = GIBBS_SETS_PER_CHUNK if path.startswith("gibbs/") else None
+    if path in COMPRESSED and 0 not in shape:  # HDF5 cannot chunk an empty dataset
         options.update(
-            chunks=chunk_shape(shape, itemsize, max_rows),
+            chunks=chunk_shape(shape, itemsize, path),
             compression="gzip",
             compression_opts=GZIP_LEVEL,
             shuffle=True,

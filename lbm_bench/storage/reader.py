@@ -140,6 +140,12 @@ def _info_shortcuts(
     out: dict[str, Any] = {}
     if "data" in datasets:
         out["shape"] = datasets["data"]["shape"]
+        out["sparse"] = False
+    elif "shape" in groups.get("data", {}):  # a sparse table (CSR group, version 1.1)
+        out["shape"] = tuple(groups["data"]["shape"])
+        out["sparse"] = True
+        if "data/values" in datasets:
+            out["nnz"] = datasets["data/values"]["shape"][0]
     if "gibbs/rows" in datasets:
         out["n_samples"] = datasets["gibbs/rows"]["shape"][0]
     for group, names in _INFO_SHORTCUTS.items():
@@ -172,7 +178,9 @@ def read_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         - every root attribute by name (``kind``, ``n_rows``, ``seed``,
           ``risk``, ``risk_mcse``, ``format_version``...);
         - ``path``: the path as given;
-        - shortcuts: ``shape`` (of ``data``), ``n_samples`` (Gibbs sets),
+        - shortcuts: ``shape`` (of ``data``), ``sparse`` (whether ``data`` is
+          a CSR group) and, for a sparse table, ``nnz`` (stored entries),
+          ``n_samples`` (Gibbs sets),
           ``n_chains``, ``chain_lengths``, ``burn_in``, ``thin`` (``gibbs``),
           ``n_steps``, ``n_tables``, ``bracket`` (``calibration``),
           ``attempts``, ``screened_out``, ``acceptance_rate``, ``balance``

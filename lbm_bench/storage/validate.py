@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from lbm_bench._validation import KINDS
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
@@ -43,9 +44,11 @@ from lbm_bench.storage.format import (
     POSTERIOR_DTYPE,
     RISK_ATTRIBUTES,
     ROOT_ATTRIBUTES,
+    SPARSE_DATA,
     optional_items,
     parse_version,
 )
+from lbm_bench.storage.sparse import CSR_ENCODING, csr_from_arrays, csr_problems
 
 __all__ = ["Fatal", "HDF5_ERRORS", "read_table", "read_version", "one_line", "summary"]
 
@@ -120,7 +123,7 @@ _CONVERTERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "floats": (_as_floats, "a 1-D real array"),
 }
 #: Dataset dtype kinds by name, for messages.
-_KIND_NAMES = {"u": "unsigned integer", "f": "float"}
+_KIND_NAMES = {"u": "unsigned integer", "f": "float", "iu": "integer"}
 #: What h5py raises on damaged or exotic content (a missing item is not an error: see _FileSource).
 HDF5_ERRORS = (KeyError, OSError, RuntimeError, TypeError, ValueError)
 
@@ -268,7 +271,50 @@ def _read_header(reader: Reader) -> _Header:
     return _Header(version, kind, *sizes)
 
 
-def _read_data(reader: Reader, h: _Header) -> np.ndarray | None:
+def _data_is_group(reader: Reader) -> bool:
+    """Whether ``data`` is a group (a sparse table); a damaged item counts as a dataset."""
+    try:
+        return reader.source.attrs("data") is not None
+    except HDF5_ERRORS:
+        return False
+
+
+def _read_sparse_data(reader: Reader, h: _Header) -> sp.csr_array | None:
+    """The CSR group ``data`` of a sparse table (version 1.1), checked entry by entry."""
+    if not set(SPARSE_DATA) <= optional_items(h.version):
+        version = ".".join(map(str, h.version))
+        reader.problem(f"data is a group (a sparse table), which needs format version 1.1 or later, not {version}")
+        return None
+    dtype = DATA_DTYPES[h.kind]
+    encoding = reader.attr("data", "encoding", "str")
+    shape = reader.attr("data", "shape", "ints")
+    indptr = reader.array("data/indptr", (h.n_rows + 1,), "iu")
+    indices = reader.array("data/indices", (None,), "iu")
+    values = reader.array("data/values", (None,), dtype.kind, dtype=dtype)
+    count = len(reader.problems)
+    if encoding is not None and encoding != CSR_ENCODING:
+        reader.problem(f"attribute data@encoding must be {CSR_ENCODING!r}, got {encoding!r}")
+    if shape is not None and tuple(shape.tolist()) != (h.n_rows, h.n_cols):
+        reader.problem(f"attribute data@shape {tuple(shape.tolist())} differs from (@n_rows, @n_cols) "
+                       f"= ({h.n_rows}, {h.n_cols})")
+    if len(reader.problems) > count or _any_none(encoding, shape, indptr, indices, values):
+        return None
+    problems = csr_problems((h.n_rows, h.n_cols), indptr, indices, values)
+    if not problems and values.size:
+        if h.kind == "gaussian" and not np.all(np.isfinite(values)):
+            problems.append("dataset data/values holds non-finite values")
+        elif h.kind == "poisson" and values.min() < 0:
+            problems.append(f"dataset data/values holds a negative count ({int(values.min())})")
+        elif h.kind == "bernoulli" and values.max() > 1:
+            problems.append(f"dataset data/values holds a value other than 0/1 ({int(values.max())})")
+    for problem in problems:
+        reader.problem(problem)
+    return None if problems else csr_from_arrays((h.n_rows, h.n_cols), indptr, indices, values)
+
+
+def _read_data(reader: Reader, h: _Header) -> np.ndarray | sp.csr_array | None:
+    if _data_is_group(reader):
+        return _read_sparse_data(reader, h)
     dtype = DATA_DTYPES[h.kind]
     data = reader.array("data", (h.n_rows, h.n_cols), dtype.kind, dtype=dtype)
     if data is None:
@@ -409,6 +455,21 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
     history = reader.array("calibration/history", (n_steps, None), "f")
     if values is None or history is None:
         return None
+    method = "bisection"  # format 1.0: the paper's dichotomy was the only method
+    try:
+        stored = "method" in (reader.source.attrs("calibration") or {})
+    except HDF5_ERRORS:
+        stored = False
+    if stored:
+        method = reader.attr("calibration", "method", "str")
+        if method not in ("secant", "bisection"):
+            reader.problem(f"attribute calibration@method must be 'secant' or 'bisection', got {method!r}")
+            return None
+    if (history.shape[1] == 4) != stored:
+        reader.problem("attribute calibration@method is missing" if not stored else
+                       f"dataset calibration/history has shape {history.shape} with calibration@method, "
+                       f"expected ({n_steps}, 4)")
+        return None
     if history.shape[1] == 3:  # format 1.0: no n_tables column, every step used n_tables
         history = np.column_stack([history, np.full(n_steps, float(values["n_tables"]))])
     elif history.shape[1] != 4:
@@ -419,7 +480,7 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
         reader.problem(f"attribute calibration@bracket must hold 2 values, got {size}")
         return None
     values["bracket"] = (float(values["bracket"][0]), float(values["bracket"][1]))
-    return CalibrationResult(history=history, design=design, **values)
+    return CalibrationResult(history=history, design=design, method=method, **values)
 
 
 def _read_rejection(reader: Reader) -> RejectionRecord | None:

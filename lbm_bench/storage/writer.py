@@ -42,6 +42,7 @@ from lbm_bench.storage.format import (
     version_for,
 )
 from lbm_bench.storage.sources import Layout, MemorySource
+from lbm_bench.storage.sparse import CSR_ENCODING, csr_arrays, is_sparse
 from lbm_bench.storage.validate import read_table, summary
 
 __all__ = ["save_table"]
@@ -174,10 +175,29 @@ def _param_items(table: Table, layout: Layout) -> None:
 def _record_items(table: Table, layout: Layout) -> None:
     cal, rej = table.calibration, table.rejection
     layout.attrs["calibration"] = _record("calibration", cal)
-    layout.datasets["calibration/history"] = np.asarray(cal.history, dtype=np.float64)
+    history = np.asarray(cal.history, dtype=np.float64)
+    if cal.method == "bisection" and np.all(history[:, 3] == cal.n_tables):
+        # what the 1.0 layout expresses (a dichotomy on a fixed number of tables): written
+        # as 1.0 wrote it, so a 1.0 table keeps its bytes
+        history = history[:, :3]
+    else:  # 1.1: the method, and n_tables per evaluation in a fourth column
+        layout.attrs["calibration"].update(_attributes({"method": "str"}, {"method": cal.method}, "calibration"))
+    layout.datasets["calibration/history"] = history
     balance = math.nan if rej.balance is None else rej.balance
     layout.attrs["rejection"] = _record("rejection", rej, balance=balance)
     layout.datasets["rejection/candidate_risks"] = np.asarray(rej.candidate_risks, dtype=np.float64)
+
+
+def _sparse_data_items(data: Any, kind: str, layout: Layout) -> None:
+    """``data`` of a sparse table: the group of its canonical CSR arrays (version 1.1).
+
+    The values are checked by the reader's checks on the layout (see :func:`save_table`).
+    """
+    if len(data.shape) != 2:
+        raise ValueError(f"data must be 2-D, got shape {data.shape}")
+    for name, array in csr_arrays(data, DATA_DTYPES[kind]).items():
+        layout.datasets[f"data/{name}"] = array
+    layout.attrs["data"] = {"encoding": CSR_ENCODING, "shape": np.asarray(data.shape, dtype=np.int64)}
 
 
 def _floor_items(table: Table, layout: Layout) -> None:
@@ -222,8 +242,11 @@ def _layout(table: Table) -> Layout:
     layout = Layout()
     layout.attrs[""] = _root_attrs(table)
     model = table.model
-    data = model.check_table(table.data, name="data")
-    layout.datasets["data"] = np.ascontiguousarray(data, dtype=DATA_DTYPES[model.kind])
+    if is_sparse(table.data):
+        _sparse_data_items(table.data, model.kind, layout)
+    else:
+        data = model.check_table(table.data, name="data")
+        layout.datasets["data"] = np.ascontiguousarray(data, dtype=DATA_DTYPES[model.kind])
     _label_items(table, layout)
     _param_items(table, layout)
     _record_items(table, layout)

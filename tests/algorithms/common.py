@@ -10,6 +10,8 @@ EASY_SCALES = {"gaussian": 3.0, "poisson": 2.0, "bernoulli": 2.0}
 SKLEARN_NAMES = ("spectral-coclustering", "spectral-biclustering")
 #: Registry names of the per-family algorithms (which fit only tables of their family).
 FAMILY_NAMES = tuple(name.replace("_", "-") for name in FAMILY_ALGORITHMS)
+#: Registry names of algorithms that fit binary tables only (tested in their own files).
+BINARY_ONLY_NAMES = ("sparsebm",)
 
 
 def matching_error(truth, labels):
@@ -24,7 +26,7 @@ def matching_error(truth, labels):
 def builtins():
     """Registry names of the algorithms that fit every family, with the scikit-learn
     ones skipped when it is missing."""
-    names = [name for name in ALGORITHMS if name not in FAMILY_NAMES]
+    names = [name for name in ALGORITHMS if name not in FAMILY_NAMES + BINARY_ONLY_NAMES]
     try:
         import sklearn  # noqa: F401
     except ImportError:

@@ -74,6 +74,7 @@ def test_registry_names():
         "double-kmeans",
         "spectral-coclustering",
         "spectral-biclustering",
+        "sparsebm",
         *FAMILY_NAMES,
     }
     for name, fit in ALGORITHMS.items():

@@ -8,7 +8,7 @@ import pytest
 
 from lbm_bench.protocol.table import Table
 from lbm_bench.storage import save_table
-from tests.storage.tables import FAMILIES, make_table
+from tests.storage.tables import FAMILIES, SPARSE_FAMILIES, make_table
 
 
 @pytest.fixture(scope="module")
@@ -22,3 +22,14 @@ def tables() -> dict[str, Table]:
 def files(tables: dict[str, Table], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("tables")
     return {name: save_table(table, folder / f"{name}.h5") for name, table in tables.items()}
+
+
+@pytest.fixture(scope="module")
+def sparse_tables() -> dict[str, Table]:
+    return {name: make_table(kind, effects=effects, sparse=True) for name, (kind, effects) in SPARSE_FAMILIES.items()}
+
+
+@pytest.fixture(scope="module")
+def sparse_files(sparse_tables: dict[str, Table], tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("sparse-tables")
+    return {name: save_table(table, folder / f"{name}.h5") for name, table in sparse_tables.items()}

@@ -9,6 +9,9 @@ The committed samples ``tests/data/table_v1.h5`` (version 1.0) and
 :func:`make_sample`; regenerate them (only when the format version changes) with
 ``python -m tests.storage.tables`` from the repository root, and paste the
 printed values into the ``SAMPLE_*`` constants of ``tests/storage/test_reader.py``.
+The sparse sample ``tests/data/table_v1_1_sparse.h5`` (format 1.1) is written by
+:func:`make_sparse_sample` with ``python -m tests.storage.tables sparse`` (its
+values go into ``tests/storage/test_sparse_files.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 
 import h5py
 import numpy as np
+import scipy.sparse as sp
 
 from lbm_bench import (
     GibbsSamples,
@@ -54,6 +58,13 @@ FAMILIES = {
     "gaussian-floor": ("gaussian", False, True),
     "poisson-effects-floor": ("poisson", True, True),
 }
+#: Sparse tables (``data`` a CSR group, format 1.1), by test id: (kind, with Poisson effects).
+SPARSE_FAMILIES = {
+    "bernoulli-sparse": ("bernoulli", False),
+    "poisson-effects-sparse": ("poisson", True),
+    "gaussian-sparse": ("gaussian", False),
+}
+SPARSE_SAMPLE = ROOT / "tests" / "data" / "table_v1_1_sparse.h5"
 
 
 # ---------------------------------------------------------------------------
@@ -69,17 +80,22 @@ def make_table(
     scale: float = 0.8,
     seed: int = 2,
     balance: float | None = None,
+    sparse: bool = False,
     floor: bool = False,
 ) -> Table:
     """A small seeded table with plausible hand-made calibration and rejection records
-    (with ``floor``: also its Bayes labels and their cross-fitted risk, criterion "bayes")."""
+    (with ``floor``: also its Bayes labels and their cross-fitted risk, criterion "bayes").
+
+    With ``sparse``, ``data`` is the same table as a ``scipy.sparse.csr_array``
+    (Gaussian entries below 0.3 in absolute value set to zero, so that it has zeros).
+    """
     design = random_design(kind, 2, 2, effects=(n_rows, n_cols) if effects else None, rng=seed)
     model = design.model(scale)
     X, z, w = model.sample(n_rows, n_cols, rng=seed + 1)
     mapped = map_labels(model, X, rng=seed + 2)
     samples = gibbs_labels(model, X, n_samples=n_samples, n_chains=2, burn_in=20, rng=seed + 3)
     risk = samples.risk(mapped.rows, mapped.cols)
-    history = np.array([[0.5, 0.31, 0.06, 10], [1.0, 0.04, 0.02, 10], [scale, 0.11, 0.04, 20]])
+    history = np.array([[0.5, 0.31, 0.06, 20], [1.0, 0.04, 0.02, 20], [scale, 0.11, 0.04, 20]])
     calibration = CalibrationResult(
         scale=scale,
         bracket=(0.5, 1.0),
@@ -100,6 +116,8 @@ def make_table(
         balance=balance,
     )
     options = {"kind": kind, "gibbs": {"n_samples": n_samples, "n_chains": 2}, "effects": effects}
+    if sparse:
+        X = sp.csr_array(np.where(np.abs(X) < 0.3, 0.0, X) if kind == "gaussian" else X)
     return Table(
         data=X,
         model=model,
@@ -138,6 +156,12 @@ def make_sample(path: Path = SAMPLE, *, floor: bool = False) -> Path:
     (with ``floor``: version 1.1, the same table with its floor)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return save_table(make_table("poisson", effects=True, balance=0.25, floor=floor), path)
+
+
+def make_sparse_sample(path: Path = SPARSE_SAMPLE) -> Path:
+    """Write the committed sparse sample (format 1.1): Bernoulli, 12x10 stored as CSR, 2x2 clusters."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return save_table(make_table("bernoulli", sparse=True, seed=4), path)
 
 
 def wide_table() -> Table:
@@ -185,6 +209,10 @@ def assert_same(a: Any, b: Any, where: str = "table") -> None:
         assert_same(a.row_proportions, b.row_proportions, f"{where}.row_proportions")
         assert_same(a.col_proportions, b.col_proportions, f"{where}.col_proportions")
         assert_same(a.block_parameters(), b.block_parameters(), f"{where}.block_parameters")
+    elif sp.issparse(a):
+        assert isinstance(b, sp.csr_array) and isinstance(a, sp.csr_array), where
+        assert (a.dtype, a.shape, a.nnz) == (b.dtype, b.shape, b.nnz), where
+        assert (a != b).nnz == 0, where
     elif isinstance(a, np.ndarray):
         assert isinstance(b, np.ndarray), where
         assert (a.dtype, a.shape) == (b.dtype, b.shape), where
@@ -210,13 +238,18 @@ def _cells(line: str) -> list[str]:
 
 
 def documented_items() -> dict[str, tuple[str, str, str, str]]:
-    """Item -> (type, dtype, shape, present) from the tables of docs/format.md."""
+    """Item -> (type, dtype, shape, present) from the tables of docs/format.md.
+
+    ``data`` is documented twice: the dataset of a dense table (present ``dense``)
+    and the group of a sparse one (present ``sparse``), keyed ``data|sparse``.
+    """
     items = {}
     for line in DOC.read_text().splitlines():
         if re.match(r"^\| `[^`]+` \| (attribute|dataset|group) \|", line):
             name, type_, dtype, shape, present = _cells(line)[:5]
-            assert name.strip("`") not in items, name
-            items[name.strip("`")] = (type_, dtype, shape, present)
+            key = name.strip("`") + ("|sparse" if name == "`data`" and present == "sparse" else "")
+            assert key not in items, name
+            items[key] = (type_, dtype, shape, present)
     return items
 
 
@@ -352,7 +385,7 @@ REJECTIONS = {
     "gaussian-nan": ("gaussian", set_first("data", np.nan), "non-finite"),
     "poisson-negative": ("poisson", set_first("data", -1), "negative count"),
     "bernoulli-two": ("bernoulli", set_first("data", 2), "other than 0/1"),
-    "history-steps": ("gaussian", set_attr("calibration", "n_steps", 4), "calibration/history has shape (3, 4)"),
+    "history-steps": ("gaussian", set_attr("calibration", "n_steps", 4), "calibration/history has shape (3, 3)"),
     "bracket": ("gaussian", set_attr("calibration", "bracket", np.array([1.0, 2.0, 3.0])), "2 values"),
     "candidates": ("gaussian", set_attr("rejection", "attempts", 2), "rejection/candidate_risks has shape"),
     "options-json": ("gaussian", set_attr("/", "options_json", "{not json"), "not valid JSON"),
@@ -371,6 +404,16 @@ REJECTIONS = {
 
 
 if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["sparse"]:  # python -m tests.storage.tables sparse
+        written = make_sparse_sample()
+        sample = load_table(written)
+        print(f"wrote {written} ({written.stat().st_size} bytes)")
+        print(f"SPARSE_SAMPLE_NNZ = {sample.data.nnz}")
+        print(f"SPARSE_SAMPLE_INDPTR = {sample.data.indptr.tolist()}")
+        print(f"SPARSE_SAMPLE_RISK = {sample.risk.risk!r}")
+        sys.exit(0)
     for floor in (False, True):
         if not floor and SAMPLE.exists():
             continue  # the 1.0 sample is a compatibility fixture: never rewritten

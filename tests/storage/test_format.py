@@ -16,6 +16,7 @@ from typing import Any
 import h5py
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import lbm_bench.storage.format as fmt
 from lbm_bench.inference.engine import smallest_uint
@@ -58,20 +59,31 @@ def _expected_dtype(text: str, table: Table) -> Any:
     }[text]
 
 
+def _calibration_1_1(table: Table) -> bool:
+    """Whether the calibration needs the 1.1 layout (a method other than the 1.0 dichotomy
+    on a fixed number of tables): ``calibration@method`` and a 4-column history."""
+    cal = table.calibration
+    return cal.method != "bisection" or bool(np.any(cal.history[:, 3] != cal.n_tables))
+
+
 def _present(condition: str, table: Table) -> bool:
     if condition == "always":
         return True
+    if condition in ("dense", "sparse"):
+        return (condition == "sparse") == sp.issparse(table.data)
     if condition == "effects":
         return getattr(table.model, "row_effects", None) is not None
     if condition == "1.1":
         return table.bayes_risk is not None
+    if condition == "1.1 calibration":
+        return _calibration_1_1(table)
     return condition == table.kind
 
 
 
 def test_doc_tables_parse() -> None:
     items = documented_items()
-    assert len(items) == 80 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
+    assert len(items) == 87 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
     assert documented_data_dtypes() == {k: fmt.DATA_DTYPES[k] for k in ("gaussian", "poisson", "bernoulli")}
     documented_blocks = {
         name.split("/")[1] for name, (_, _, _, present) in items.items()
@@ -93,9 +105,10 @@ def test_file_has_exactly_the_documented_layout(
         "n_samples": table.gibbs.n_samples,
         "n_chains": table.gibbs.n_chains,
         "n_steps": table.calibration.n_steps,
+        "h": 4 if _calibration_1_1(table) else 3,
         "attempts": table.rejection.attempts,
     }
-    expected = {k: v for k, v in documented_items().items() if _present(v[3], table)}
+    expected = {k.split("|")[0]: v for k, v in documented_items().items() if _present(v[3], table)}
     actual = file_items(files[name])
     with h5py.File(files[name], "r") as f:
         strings = {f"@{key}": value.decode() for key, value in f.attrs.items() if isinstance(value, bytes)}
@@ -121,7 +134,7 @@ def test_attribute_values(name: str, tables: dict[str, Table], files: dict[str, 
         root = {key: v.decode() if isinstance(v, bytes) else v for key, v in f.attrs.items()}
         assert root["format"] == FORMAT_NAME == "lbm-bench-table"
         assert FORMAT_VERSION == "1.1"
-        assert root["format_version"] == ("1.1" if table.bayes_risk is not None else "1.0")
+        assert root["format_version"] == ("1.1" if table.bayes_risk is not None else "1.0")  # dense, no floor: 1.0
         assert root["lbm_bench_version"] == __import__("lbm_bench").__version__
         assert root["kind"] == table.kind
         assert (root["n_rows"], root["n_cols"]) == table.shape
@@ -213,30 +226,41 @@ def test_chunking_and_compression(name: str, files: dict[str, Path]) -> None:
         for key in datasets:
             ds = f[key]
             if key in ("data", "gibbs/rows", "gibbs/cols"):
-                cap = 256 if key.startswith("gibbs") else None
-                assert ds.chunks == fmt.chunk_shape(ds.shape, ds.dtype.itemsize, cap), key
+                assert ds.chunks == fmt.chunk_shape(ds.shape, ds.dtype.itemsize, key), key
                 assert (ds.compression, ds.compression_opts, ds.shuffle) == ("gzip", 4, True), key
             else:
                 assert ds.chunks is None and ds.compression is None and not ds.shuffle, key
 
 
 @pytest.mark.parametrize(
-    ("shape", "itemsize", "cap", "expected"),
+    ("shape", "itemsize", "path", "expected"),
     [
-        ((50, 12), 1, 256, (50, 12)),
-        ((2000, 10_000), 1, 256, (104, 10_000)),
-        ((5000, 100), 1, 256, (256, 100)),
-        ((10_000, 10_000), 8, None, (13, 10_000)),
-        ((7, 300_000), 8, None, (1, 131_072)),
-        ((3, 2_000_000), 1, 256, (1, 1_048_576)),
+        ((50, 12), 1, "gibbs/rows", (50, 12)),
+        ((2000, 10_000), 1, "gibbs/rows", (1024, 64)),
+        ((2000, 100_000), 2, "gibbs/cols", (1024, 64)),
+        ((5000, 30), 1, "gibbs/cols", (1024, 30)),
+        ((10_000, 10_000), 8, "data", (13, 10_000)),
+        ((7, 300_000), 8, "data", (1, 131_072)),
+        ((3, 2_000_000), 1, "data", (1, 1_048_576)),
     ],
 )
-def test_chunk_shape_formula(shape, itemsize, cap, expected) -> None:
-    chunk = fmt.chunk_shape(shape, itemsize, cap)
-    cols = min(shape[1], max(1, 2**20 // itemsize))
-    rows = min(shape[0], max(1, 2**20 // (cols * itemsize)), cap or shape[0])
+def test_chunk_shape_formula(shape, itemsize, path, expected) -> None:
+    chunk = fmt.chunk_shape(shape, itemsize, path)
+    if path == "data":
+        cols = min(shape[1], max(1, 2**20 // itemsize))
+        rows = min(shape[0], max(1, 2**20 // (cols * itemsize)))
+    else:
+        rows, cols = min(shape[0], 1024), min(shape[1], 64)
     assert chunk == expected == (rows, cols)
     assert chunk[0] * chunk[1] * itemsize <= 2**20
+
+
+@pytest.mark.parametrize(("length", "itemsize", "expected"), [(94, 4, 94), (10**7, 4, 262_144),
+                                                               (10**7, 1, 1_048_576)])
+def test_chunk_shape_of_sparse_datasets(length, itemsize, expected) -> None:
+    assert fmt.chunk_shape((length,), itemsize, "data/indices") == (expected,)
+    assert expected == max(1, min(length, 2**20 // itemsize))
+    assert "chunks" not in fmt.dataset_options("data/indices", (0,), itemsize)  # empty: contiguous
 
 
 def test_container_version_zero_superblock_no_user_block(files: dict[str, Path]) -> None:
@@ -304,12 +328,17 @@ def test_h5dump_shows_the_layout(files: dict[str, Path]) -> None:
 # ---------------------------------------------------------------------------
 def test_version_table() -> None:
     assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.1", ("1.0", "1.1"))
-    floor = {name for name, (_, _, _, present) in documented_items().items() if present == "1.1"}
+    items = documented_items()
+    floor = {name for name, (_, _, _, present) in items.items() if present.startswith("1.1")}
     floor -= {"bayes", "posterior"}  # groups are implied by their datasets
+    sparse = {name for name, (_, _, _, present) in items.items() if present == "sparse"} - {"data|sparse"}
+    assert sparse == {"data@encoding", "data@shape", "data/indices", "data/indptr", "data/values"}
     assert set(fmt.MINOR_VERSIONS) == {0, 1} and fmt.MINOR_VERSIONS[0] == ()
-    assert set(fmt.MINOR_VERSIONS[1]) == floor  # 1.1: the floor, as docs/format.md marks it
+    assert set(fmt.MINOR_VERSIONS[1]) == floor | sparse  # 1.1: the floor and sparse data, as docs/format.md marks them
     assert fmt.optional_items((1, 0)) == frozenset()
-    assert fmt.optional_items((1, 1)) == floor == fmt.optional_items((1, 7))
+    assert fmt.optional_items((1, 1)) == floor | sparse == fmt.optional_items((1, 7))
+    assert fmt.version_for(["data", "gibbs/rows"]) == "1.0"
+    assert fmt.version_for(["data/indptr", "data/indices", "data/values", "gibbs/rows"]) == "1.1"
     assert [fmt.parse_version(v) for v in ("1.0", "1.12", "10.3")] == [(1, 0), (1, 12), (10, 3)]
     for text in ("1", "1.0.0", "v1.0", "1.x", " 1.0", ""):
         assert fmt.parse_version(text) is None, text

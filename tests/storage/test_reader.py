@@ -49,16 +49,19 @@ def test_readers_reject(case: str, files: dict[str, Path], tmp_path: Path) -> No
     assert all("\n" not in p for p in problems)
 
 
-def test_every_documented_item_is_required(files: dict[str, Path], tmp_path: Path) -> None:
+def test_every_documented_item_is_required(files, sparse_files, tmp_path: Path) -> None:
     checked = set()
-    for name in ("gaussian", "poisson-effects", "bernoulli", "gaussian-floor"):
-        for item in file_items(files[name]):
-            path = copy_of(files[name], tmp_path)
+    sources = [files[name] for name in ("gaussian", "poisson-effects", "bernoulli", "gaussian-floor")]
+    for source in sources + [sparse_files["bernoulli-sparse"]]:
+        for item in file_items(source):
+            path = copy_of(source, tmp_path)
             delete_item(item)(path)
             with pytest.raises(FormatError, match="is missing|must come together"):
                 load_table(path)
             checked.add(item)
-    assert checked == set(documented_items())
+    # calibration@method is in files calibrated otherwise than by the 1.0 dichotomy
+    # (tests/protocol/test_calibration.py::test_calibration_record_round_trip)
+    assert checked == {name.split("|")[0] for name in documented_items()} - {"calibration@method"}
 
 
 def test_readers_do_not_depend_on_chunking(files, tables, tmp_path) -> None:

@@ -1,0 +1,321 @@
+"""Memory guard: estimate the peak memory of a generation request before allocating.
+
+A request that cannot fit is refused up front with one line that gives the
+estimate, the memory available and what to change, instead of dying later with
+a ``MemoryError`` traceback (or being killed by the kernel) after minutes of
+work, possibly with a partial file.
+
+The estimate is deliberately simple and conservative; it follows what
+:func:`~lbm_bench.protocol.generate.generate_table` holds at its peak:
+
+dense tables (``N = n_rows * n_cols`` entries, ``p`` sufficient statistics:
+2 for Gaussian, 1 otherwise)
+    the noise (float64) and the table (its dtype), the statistics in both
+    layouts (``2 p N`` float64), one entrywise float64 temporary, and during
+    calibration the noise cache (up to 512 MiB) and, per worker, a working set
+    of ``(24 + 16 p) (3 + min(n_tables, 8))`` bytes per entry (measured);
+sparse tables (``nnz = density * N`` expected non-zeros)
+    ``BYTES_PER_NONZERO`` bytes per non-zero (the table in CSR and its
+    transpose with float64 values and int64 indices, plus the temporaries of
+    drawing it), per worker, and the per-row and per-column block sums of the
+    chains (``n_chains (n_rows m + n_cols g) p`` float64);
+both
+    the Gibbs label sets, ``n_samples (n_rows + n_cols)`` labels in the
+    smallest unsigned dtype, twice (the sampler's array and the copy being
+    written), and ``BASELINE_BYTES`` for the interpreter and libraries.
+
+``tests/protocol/test_memory.py`` checks the estimate against the peak RSS of
+real runs (it must not be below it).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from lbm_bench._validation import check_count, check_kind
+
+__all__ = [
+    "BASELINE_BYTES",
+    "BYTES_PER_NONZERO",
+    "MemoryEstimate",
+    "MemoryLimitError",
+    "available_memory",
+    "check_memory",
+    "estimate_generation_memory",
+    "estimate_request_memory",
+    "format_bytes",
+    "parse_memory_size",
+]
+
+#: Interpreter, numpy, scipy, h5py and the package, measured at about 110 MiB RSS.
+BASELINE_BYTES = 160 * 2**20
+#: Bytes per expected non-zero of a sparse table (see the module docstring).
+BYTES_PER_NONZERO = 64
+#: Must match ``lbm_bench.protocol.calibration._NOISE_CACHE_BYTES`` and ``_BATCH_BYTES``.
+_NOISE_CACHE_BYTES = 512 * 2**20
+_BATCH_BYTES = 2 * 2**20
+_DATA_ITEMSIZE = {"gaussian": 8, "poisson": 8, "bernoulli": 1}
+_N_STATS = {"gaussian": 2, "poisson": 1, "bernoulli": 1}
+#: Must match ``lbm_bench.protocol.calibration.AUTO_MAX_TABLES`` (``n_tables="auto"``).
+_AUTO_MAX_TABLES = 200
+_UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+
+#: How each setting is named in messages, by caller.
+_NAMES = {
+    "api": {"density": "density=", "shape": "n_rows and n_cols", "samples": "n_samples=",
+            "jobs": "n_jobs=", "max": "max_memory="},
+    "cli": {"density": "--density", "shape": "--shape", "samples": "--samples",
+            "jobs": "--jobs", "max": "--max-memory"},
+}  # fmt: skip
+
+
+class MemoryLimitError(ValueError):
+    """A request whose estimated peak memory exceeds the memory available (one-line message)."""
+
+
+def format_bytes(n: float) -> str:
+    """``1536 -> '1.5 KiB'``: binary units, three significant digits."""
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= size:
+            value = n / size
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
+    return f"{int(n)} B"
+
+
+def parse_memory_size(text: str | int) -> int:
+    """Bytes from ``"8G"``, ``"512MiB"``, ``"1.5 GB"``, ``"2000000"`` (binary units).
+
+    Raises
+    ------
+    ValueError
+        When ``text`` is not a positive size.
+    """
+    if isinstance(text, int) and not isinstance(text, bool):
+        value, unit = float(text), ""
+    else:
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kmgtKMGT]?)(i?[bB])?\s*", str(text))
+        if match is None:
+            raise ValueError(f"memory size must look like 8G, 512MiB or 2000000, got {text!r}")
+        value, unit = float(match.group(1)), match.group(2).lower()
+    size = int(value * _UNITS[unit])
+    if size <= 0:
+        raise ValueError(f"memory size must be > 0, got {text!r}")
+    return size
+
+
+def available_memory() -> int | None:
+    """Bytes the system can give without swapping: ``MemAvailable`` of /proc/meminfo.
+
+    Falls back to the available physical pages (``os.sysconf``) elsewhere, and
+    to None when neither is known (then no check is made).
+    """
+    try:
+        with open("/proc/meminfo", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Estimated peak memory of a generation request, by part.
+
+    Attributes
+    ----------
+    what : str
+        The request, e.g. ``"dense gaussian 100000x100000 table"``.
+    parts : dict of str to int
+        Bytes by part (``"table"``, ``"calibration"``, ``"label sets"``, ``"baseline"``...).
+    sparse : bool
+        Whether the table is sparse (``density`` given).
+    """
+
+    what: str
+    parts: dict[str, int] = field(default_factory=dict)
+    sparse: bool = False
+
+    @property
+    def total(self) -> int:
+        """The estimated peak, in bytes."""
+        return int(sum(self.parts.values()))
+
+    def describe(self) -> str:
+        """``'559 GiB (table 559 GiB, label sets 381 MiB, ...)'``, largest parts first."""
+        parts = sorted(self.parts.items(), key=lambda kv: -kv[1])
+        detail = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts if size)
+        return f"{format_bytes(self.total)} ({detail})"
+
+
+def estimate_generation_memory(
+    kind: str,
+    n_rows: int,
+    n_cols: int,
+    n_row_clusters: int,
+    n_col_clusters: int,
+    *,
+    density: float | None = None,
+    n_samples: int = 2000,
+    n_chains: int = 8,
+    n_calibration_tables: int = 200,
+    n_jobs: int = 1,
+) -> MemoryEstimate:
+    """Estimated peak memory of :func:`~lbm_bench.protocol.generate.generate_table`.
+
+    Parameters
+    ----------
+    kind : {"gaussian", "poisson", "bernoulli"}
+    n_rows, n_cols, n_row_clusters, n_col_clusters : int
+    density : float, optional
+        Expected fraction of non-zero entries of a sparse table; None for a dense one.
+    n_samples, n_chains : int
+        Gibbs settings of the full run.
+    n_calibration_tables : int
+        Tables per dichotomy step.
+    n_jobs : int
+        Workers of the calibration (each holds its own tables).
+
+    Returns
+    -------
+    MemoryEstimate
+
+    Examples
+    --------
+    >>> estimate = estimate_generation_memory("gaussian", 100_000, 100_000, 3, 2)
+    >>> estimate.total > 500 * 2**30
+    True
+    """
+    kind = check_kind(kind)
+    n, d = check_count("n_rows", n_rows), check_count("n_cols", n_cols)
+    g, m = check_count("n_row_clusters", n_row_clusters), check_count("n_col_clusters", n_col_clusters)
+    n_samples, n_chains = check_count("n_samples", n_samples), check_count("n_chains", n_chains)
+    n_tables = check_count("n_calibration_tables", n_calibration_tables)
+    n_jobs = check_count("n_jobs", n_jobs)
+    entries, p = n * d, _N_STATS[kind]
+    label_bytes = _uint_bytes(g) * n + _uint_bytes(m) * d
+    parts = {"label sets": 2 * n_samples * label_bytes, "baseline": BASELINE_BYTES}
+    if density is None:
+        one_table = entries * (24 + _DATA_ITEMSIZE[kind] + 6 * p * 8)
+        cache = min(n_tables * entries * 8, _NOISE_CACHE_BYTES)
+        # The calibration's working set grows with the tables evaluated together (measured:
+        # Gaussian 1200x800, 250 bytes per entry with 2 tables, 540 with 8 or 16; Bernoulli
+        # 385 with 8), on each worker.
+        per_worker = entries * (24 + 16 * p) * (3 + min(n_tables, 8))
+        parts["table"] = one_table
+        parts["calibration"] = cache + n_jobs * per_worker
+        what = f"dense {kind} {n}x{d} table"
+    else:
+        nonzeros = math.ceil(float(density) * entries)
+        chains = n_chains * (n * m + d * g) * p * 8 + 4 * (n * g + d * m) * 8
+        parts["table"] = BYTES_PER_NONZERO * nonzeros + 2 * (n + d) * 8
+        parts["block sums"] = chains
+        parts["calibration"] = (n_jobs - 1) * (BYTES_PER_NONZERO * nonzeros + chains)
+        what = f"sparse {kind} {n}x{d} table at density {float(density):g}"
+    return MemoryEstimate(what=what, parts=parts, sparse=density is not None)
+
+
+def _uint_bytes(n_clusters: int) -> int:
+    return 1 if n_clusters <= 256 else 2 if n_clusters <= 65536 else 4
+
+
+def check_memory(
+    estimate: MemoryEstimate,
+    max_memory: int | str | None = None,
+    *,
+    kind: str | None = None,
+    style: str = "api",
+) -> None:
+    """Refuse a request whose estimate exceeds ``max_memory`` (default: the available memory).
+
+    Parameters
+    ----------
+    estimate : MemoryEstimate
+    max_memory : int or str, optional
+        Bytes (or a size such as ``"8G"``); default :func:`available_memory`
+        (no check when unknown).
+    kind : str, optional
+        The table's kind, to suggest a density only where it exists.
+    style : {"api", "cli"}
+        Name the settings as keyword arguments or as command-line options.
+
+    Raises
+    ------
+    MemoryLimitError
+        One line: the estimate by part, the limit and what to change.
+    """
+    names = _NAMES[style]
+    if max_memory is None:
+        limit, source = available_memory(), "available (MemAvailable)"
+        if limit is None:
+            return
+    else:
+        limit, source = parse_memory_size(max_memory), f"allowed by {names['max']}"
+    if estimate.total <= limit:
+        return
+    raise MemoryLimitError(
+        f"the {estimate.what} needs about {estimate.describe()}, more than the "
+        f"{format_bytes(limit)} {source}; {_advice(estimate, kind, names)}"
+    )
+
+
+def _advice(estimate: MemoryEstimate, kind: str | None, names: dict[str, str]) -> str:
+    parts, total = estimate.parts, estimate.total
+    options = []
+    if parts.get("label sets", 0) >= total / 2:
+        options.append(f"fewer Gibbs label sets ({names['samples']})")
+    if not estimate.sparse and kind in ("bernoulli", "poisson"):
+        options.append(f"a sparse table ({names['density']}, e.g. 0.01)")
+    elif estimate.sparse:
+        options.append(f"a lower {names['density']}")
+    options.append(f"a smaller {names['shape']}")
+    if parts.get("calibration", 0) >= total / 4:
+        options.append(f"fewer workers ({names['jobs']})")
+    if total / 10 <= parts.get("label sets", 0) < total / 2:
+        options.append(f"fewer Gibbs label sets ({names['samples']})")
+    if parts.get("baseline", 0) >= total / 2:
+        options.append(f"a larger {names['max']}")
+    return "use " + ", or ".join(options)
+
+
+def estimate_request_memory(
+    kind: str,
+    n_rows: int,
+    n_cols: int,
+    n_row_clusters: int,
+    n_col_clusters: int,
+    settings: Any,
+    model_options: Any = None,
+    *,
+    calibrated: bool = False,
+    n_jobs: int | None = None,
+) -> MemoryEstimate:
+    """:func:`estimate_generation_memory` of a request given as settings records.
+
+    Parameters
+    ----------
+    settings : GenerationSettings
+    model_options : ModelOptions, optional
+        Its ``density`` makes the table sparse.
+    calibrated : bool, default=False
+        A calibration is reused: no calibration tables are drawn.
+    n_jobs : int, optional
+        Workers of the calibration; default: ``settings.jobs``.
+    """
+    tables = settings.n_calibration_tables
+    if not isinstance(tables, int):  # "auto": sequential, at most this many tables
+        tables = _AUTO_MAX_TABLES
+    return estimate_generation_memory(
+        kind, n_rows, n_cols, n_row_clusters, n_col_clusters,
+        density=None if model_options is None else model_options.density, n_samples=settings.n_samples,
+        n_chains=settings.n_chains, n_calibration_tables=1 if calibrated else tables,
+        n_jobs=settings.jobs if n_jobs is None else n_jobs,
+    )

@@ -1,0 +1,66 @@
+"""joblib backends (lbm_bench.protocol.backends) and generate --jobs/--backend: same bytes for any workers."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+import pytest
+
+from lbm_bench.cli import main
+from lbm_bench.protocol.backends import check_backend, joblib_backend
+
+
+def test_check_backend():
+    assert check_backend("loky", 2, None) == ("loky", 2, None)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        check_backend("threads", 1, None)
+    with pytest.raises(ValueError, match="needs the dask backend"):
+        check_backend("loky", 1, "tcp://127.0.0.1:8786")
+    with pytest.raises(ValueError, match="n_jobs must be >= 1"):
+        check_backend("loky", 0, None)
+
+
+def _pid(_):
+    return os.getpid()
+
+
+def test_loky_backend_runs_in_worker_processes():
+    from joblib import Parallel, delayed
+
+    with joblib_backend("loky", 2):
+        pids = Parallel(n_jobs=2)(delayed(_pid)(k) for k in range(4))
+    assert os.getpid() not in pids
+
+
+def _generate(path, *extra):
+    args = ["generate", "--kind", "bernoulli", "--shape", "40x30", "--clusters", "2x2", "--risk", "0.1",
+            "--tolerance", "0.05", "--samples", "200", "--chains", "4", "--seed", "7", "-q", "-o", str(path)]
+    assert main(args + list(extra)) == 0
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.slow
+def test_generate_same_bytes_on_one_worker_loky_and_a_dask_local_cluster(tmp_path):
+    pytest.importorskip("dask.distributed")
+    from joblib import Parallel, delayed
+
+    one = _generate(tmp_path / "one.h5")
+    assert _generate(tmp_path / "loky.h5", "--jobs", "2") == one
+    with joblib_backend("dask", 2):  # a LocalCluster of 2 worker processes
+        from joblib.parallel import get_active_backend
+
+        assert type(get_active_backend()[0]).__name__ == "DaskDistributedBackend"
+        assert os.getpid() not in Parallel(n_jobs=2)(delayed(_pid)(k) for k in range(2))
+    assert _generate(tmp_path / "dask.h5", "--jobs", "2", "--backend", "dask") == one
+
+
+@pytest.mark.slow
+def test_generate_on_a_running_dask_scheduler(tmp_path):
+    distributed = pytest.importorskip("dask.distributed")
+    one = _generate(tmp_path / "one.h5")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        digest = _generate(tmp_path / "remote.h5", "--jobs", "2", "--backend", "dask",
+                           "--scheduler", cluster.scheduler_address)
+    assert digest == one

@@ -1,0 +1,145 @@
+"""The memory guard: estimates, limits, one-line refusals, never a partial file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from lbm_bench.protocol.generate import generate_table
+from lbm_bench.protocol.memory import (
+    BASELINE_BYTES,
+    MemoryLimitError,
+    available_memory,
+    check_memory,
+    estimate_generation_memory,
+    format_bytes,
+    parse_memory_size,
+)
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("8G", 8 * 2**30), ("512MiB", 512 * 2**20), ("1.5 GB", int(1.5 * 2**30)), ("2000000", 2_000_000),
+     ("10k", 10 * 2**10), (4096, 4096)],
+)
+def test_parse_memory_size(text, expected):
+    assert parse_memory_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["10X", "", "-1G", "0", "G"])
+def test_parse_memory_size_refuses_nonsense(text):
+    with pytest.raises(ValueError, match="memory size"):
+        parse_memory_size(text)
+
+
+def test_format_bytes():
+    assert format_bytes(1536) == "1.5 KiB"
+    assert format_bytes(3 * 2**30) == "3 GiB"
+    assert format_bytes(12) == "12 B"
+
+
+def test_available_memory_reads_meminfo():
+    available = available_memory()
+    assert available is None or available > 0
+
+
+def test_dense_estimate_grows_with_entries_and_the_statistics():
+    small = estimate_generation_memory("gaussian", 1000, 1000, 3, 2)
+    large = estimate_generation_memory("gaussian", 2000, 2000, 3, 2)
+    assert large.total - BASELINE_BYTES > 3 * (small.total - BASELINE_BYTES)
+    # Gaussian tables carry two statistics and float64 data: more than Bernoulli ones
+    assert small.parts["table"] > estimate_generation_memory("bernoulli", 1000, 1000, 3, 2).parts["table"]
+    # the issue's request: 10^10 entries, far beyond any machine of the test suite
+    huge = estimate_generation_memory("gaussian", 100_000, 100_000, 3, 2)
+    assert huge.total > 74 * 2**30  # at least the 74.5 GiB of noise it used to die on
+
+
+def test_sparse_estimate_follows_the_nonzeros():
+    dense = estimate_generation_memory("bernoulli", 100_000, 10_000, 3, 3)
+    sparse = estimate_generation_memory("bernoulli", 100_000, 10_000, 3, 3, density=0.01)
+    sparser = estimate_generation_memory("bernoulli", 100_000, 10_000, 3, 3, density=0.001)
+    assert sparse.sparse and not dense.sparse
+    assert sparser.parts["table"] < sparse.parts["table"] < dense.parts["table"]
+    assert sparse.total < 4 * 2**30  # the issue's target run fits its 4 GiB budget
+    assert "density 0.01" in sparse.what
+
+
+def test_label_sets_are_counted():
+    few = estimate_generation_memory("bernoulli", 1000, 1000, 3, 2, n_samples=100)
+    many = estimate_generation_memory("bernoulli", 1000, 1000, 3, 2, n_samples=10_000)
+    assert many.parts["label sets"] == 100 * few.parts["label sets"] == 2 * 10_000 * 2000
+
+
+def test_check_memory_refuses_with_one_line_and_advice():
+    estimate = estimate_generation_memory("bernoulli", 20_000, 20_000, 3, 2)
+    check_memory(estimate, estimate.total)  # exactly enough: accepted
+    with pytest.raises(MemoryLimitError) as info:
+        check_memory(estimate, "1G", kind="bernoulli", style="cli")
+    message = str(info.value)
+    assert "\n" not in message
+    assert "dense bernoulli 20000x20000 table" in message and "1 GiB allowed by --max-memory" in message
+    assert "--density" in message and "--shape" in message
+    with pytest.raises(ValueError, match="density="):
+        check_memory(estimate, "1G", kind="bernoulli")  # API names
+    gaussian = estimate_generation_memory("gaussian", 20_000, 20_000, 3, 2)
+    with pytest.raises(MemoryLimitError) as info:
+        check_memory(gaussian, "1G", kind="gaussian", style="cli")
+    assert "density" not in str(info.value)  # no sparse Gaussian tables
+
+
+def test_label_sets_dominating_suggest_fewer_samples():
+    estimate = estimate_generation_memory("bernoulli", 200_000, 100, 2, 2, n_samples=100_000)
+    with pytest.raises(MemoryLimitError, match="fewer Gibbs label sets \\(--samples\\)"):
+        check_memory(estimate, "1G", kind="bernoulli", style="cli")
+
+
+def test_generate_table_refuses_before_allocating():
+    with pytest.raises(MemoryLimitError, match="needs about"):
+        generate_table("gaussian", 100_000, 100_000, 3, 2, 0.1, rng=0)
+    with pytest.raises(MemoryLimitError, match="max_memory="):
+        generate_table("bernoulli", 2000, 2000, 3, 2, 0.1, max_memory="200M", rng=0)
+
+
+def test_cli_refuses_the_issue_request_in_one_line(tmp_path):
+    out = tmp_path / "t.h5"
+    result = subprocess.run(
+        [sys.executable, "-m", "lbm_bench", "generate", "--kind", "gaussian", "--shape", "100000x100000",
+         "--clusters", "3x2", "--risk", "0.1", "-o", str(out)],
+        check=False, capture_output=True, text=True, timeout=120,
+    )
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert lines[0].startswith("lbm-bench generate: error: the dense gaussian 100000x100000 table needs about")
+    assert "--shape" in lines[0]
+    assert list(tmp_path.iterdir()) == []  # no file, partial or temporary
+
+
+def test_cli_max_memory_option(tmp_path, capsys):
+    from lbm_bench.cli import main
+
+    status = main(["generate", "--kind", "bernoulli", "--shape", "1000x1000", "--clusters", "3x2",
+                   "--risk", "0.1", "-o", str(tmp_path / "t.h5"), "--max-memory", "100M"])
+    err = capsys.readouterr().err
+    assert status != 0 and "allowed by --max-memory" in err and "--density" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_estimate_bounds_the_measured_peak(tmp_path):
+    """The estimate is not below the peak RSS of a real run (a child process, its VmHWM:
+    ru_maxrss would include the parent's peak, which Linux carries over fork and exec)."""
+    code = (
+        "from lbm_bench.protocol.generate import generate_table\n"
+        "generate_table('gaussian', 1200, 800, 3, 2, 0.1, tolerance=0.05, n_calibration_tables=8,"
+        " n_samples=400, screen_samples=0, rng=1)\n"
+        "print(int([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]) * 1024)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr
+    peak = int(result.stdout.split()[-1])
+    estimate = estimate_generation_memory("gaussian", 1200, 800, 3, 2, n_samples=400,
+                                          n_calibration_tables=8).total
+    assert peak <= estimate <= 4 * peak, (format_bytes(peak), format_bytes(estimate))
