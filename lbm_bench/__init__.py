@@ -7,7 +7,8 @@ Models
     :func:`random_design`, :func:`random_model`, :func:`find_symmetry`.
 Inference with the true parameters
     :func:`map_labels` (Algorithm 1, X-only starts), :func:`gibbs_labels`
-    (blockwise Gibbs sampler).
+    (blockwise Gibbs sampler), :func:`bayes_labels` and :func:`floor_certificate`
+    (the Bayes rule for l_item and its cross-fitted risk: the floor).
 The protocol
     :func:`calibrate_scale` (step 3), :func:`generate_table` (step 4),
     :class:`Table`, :func:`save_table`, :func:`load_table`.
@@ -30,12 +31,13 @@ True
 
 from lbm_bench import metrics
 from lbm_bench.protocol.calibration import calibrate_scale
+from lbm_bench.inference.bayes import FloorCertificate, bayes_labels, floor_certificate
 from lbm_bench.inference.classifier import MapResult, map_labels
 from lbm_bench.models.design import ModelDesign, random_design, random_model
 from lbm_bench.scoring.evaluate import Report, evaluate
 from lbm_bench.protocol.generate import RejectionError, generate_table
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
-from lbm_bench.io import FormatError, load_table, save_table
+from lbm_bench.storage import FormatError, load_table, save_table
 from lbm_bench.models.families import (
     BernoulliLBM,
     GaussianLBM,
@@ -52,6 +54,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BernoulliLBM",
     "CalibrationResult",
+    "FloorCertificate",
     "FormatError",
     "GaussianLBM",
     "GibbsSamples",
@@ -64,10 +67,12 @@ __all__ = [
     "Report",
     "RiskEstimate",
     "Table",
+    "bayes_labels",
     "build_release",
     "calibrate_scale",
     "evaluate",
     "find_symmetry",
+    "floor_certificate",
     "generate_table",
     "gibbs_labels",
     "load_release",

@@ -13,16 +13,17 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "KINDS",
+    "check_block_array",
     "check_count",
+    "check_integer_array",
+    "check_kind",
+    "check_label_sets",
+    "check_labels",
     "check_positive_float",
     "check_probability",
     "check_proportions",
-    "check_labels",
-    "check_label_sets",
-    "check_block_array",
     "check_vector",
-    "check_kind",
-    "KINDS",
 ]
 
 #: The three families of latent block models, by the name used everywhere.
@@ -121,15 +122,38 @@ def check_block_array(
     return array
 
 
-def _as_integer_array(name: str, labels: Any) -> np.ndarray:
-    array = np.asarray(labels)
-    if array.dtype == object or array.dtype.kind not in "iub":
-        if array.dtype.kind == "f" and array.size and np.all(np.isfinite(array)) and np.all(
-            array == np.round(array)
-        ):
-            return array.astype(np.int64)
-        raise TypeError(f"{name} must hold integer labels, got dtype {array.dtype}")
-    return array
+def _as_integer_array(name: str, values: Any, *, what: str) -> np.ndarray:
+    """Return ``values`` as an integer array of any shape, accepting integral floats.
+
+    Integer and boolean arrays keep their dtype; integral floats become int64.
+    ``what`` names the expected content in the error message.
+    """
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise TypeError(f"{name} must be an array of integers, got {_describe(values)}") from exc
+    kind = array.dtype.kind
+    if kind in "iub":
+        return array
+    if kind == "f" and np.all(np.isfinite(array)) and np.all(array == np.round(array)):
+        return array.astype(np.int64)
+    raise TypeError(f"{name} must hold {what}, got dtype {array.dtype} with shape {array.shape}")
+
+
+def check_integer_array(name: str, values: Any) -> np.ndarray:
+    """Return an int64 array of any shape (counts, lengths), accepting integral floats."""
+    return _as_integer_array(name, values, what="integers").astype(np.int64, copy=False)
+
+
+def _check_label_values(
+    name: str, array: np.ndarray, *, nonnegative: bool, n_clusters: int | None
+) -> None:
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {array.shape}")
+    if nonnegative and array.min() < 0:
+        raise ValueError(f"{name} must be non-negative, got min {int(array.min())}")
+    if n_clusters is not None and array.max() >= n_clusters:
+        raise ValueError(f"{name} must lie in [0, {n_clusters}), got max {int(array.max())}")
 
 
 def check_labels(
@@ -138,34 +162,30 @@ def check_labels(
     *,
     length: int | None = None,
     n_clusters: int | None = None,
+    nonnegative: bool = True,
 ) -> np.ndarray:
-    """Return 1-D non-negative integer labels as int64.
+    """Return a 1-D vector of integer labels as int64.
 
     Parameters
     ----------
     name : str
         Argument name used in error messages.
     labels : array-like of shape (n,)
-        The labels.
+        The labels; integral floats and booleans are accepted.
     length : int, optional
         Required length.
     n_clusters : int, optional
         When given, labels must lie in ``[0, n_clusters)``.
+    nonnegative : bool, default=True
+        Refuse negative labels (comparison metrics accept any integers).
     """
-    array = _as_integer_array(name, labels)
+    array = _as_integer_array(name, labels, what="integer labels")
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
-    if array.size == 0:
-        raise ValueError(f"{name} must not be empty")
     if length is not None and array.shape[0] != length:
         raise ValueError(f"{name} must have length {length}, got shape {array.shape}")
     array = array.astype(np.int64, copy=False)
-    if array.min() < 0:
-        raise ValueError(f"{name} must be non-negative, got min {int(array.min())}")
-    if n_clusters is not None and array.max() >= n_clusters:
-        raise ValueError(
-            f"{name} must lie in [0, {n_clusters}), got max {int(array.max())}"
-        )
+    _check_label_values(name, array, nonnegative=nonnegative, n_clusters=n_clusters)
     return array
 
 
@@ -175,21 +195,22 @@ def check_label_sets(
     *,
     length: int | None = None,
     n_clusters: int | None = None,
+    nonnegative: bool = True,
 ) -> np.ndarray:
-    """Return a 2-D (n_sets, n) array of non-negative integer labels (1-D input becomes one set)."""
-    array = _as_integer_array(name, labels)
+    """Return a stack of label sets of shape (n_sets, n); a 1-D input becomes one set.
+
+    Integer input keeps its dtype (label sets are stored in the smallest
+    unsigned type); integral floats become int64. Parameters as in
+    :func:`check_labels`, with ``length`` the number of labels of each set.
+    """
+    array = _as_integer_array(name, labels, what="integer labels")
     if array.ndim == 1:
         array = array[None, :]
     if array.ndim != 2:
-        raise ValueError(f"{name} must be 1-D or 2-D, got shape {array.shape}")
-    if array.size == 0:
-        raise ValueError(f"{name} must not be empty, got shape {array.shape}")
+        raise ValueError(f"{name} must be 1-D or 2-D (n_sets, n), got shape {array.shape}")
     if length is not None and array.shape[1] != length:
         raise ValueError(f"{name} must have {length} columns, got shape {array.shape}")
-    if array.min() < 0:
-        raise ValueError(f"{name} must be non-negative, got min {int(array.min())}")
-    if n_clusters is not None and array.max() >= n_clusters:
-        raise ValueError(f"{name} must lie in [0, {n_clusters}), got max {int(array.max())}")
+    _check_label_values(name, array, nonnegative=nonnegative, n_clusters=n_clusters)
     return array
 
 

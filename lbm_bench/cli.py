@@ -63,7 +63,7 @@ def _add_generate(sub) -> None:
 
 def _run_generate(args: argparse.Namespace) -> int:
     from lbm_bench.protocol.generate import generate_table
-    from lbm_bench.io import save_table
+    from lbm_bench.storage import save_table
 
     if args.output.exists() and not args.force:
         raise ValueError(f"output {args.output} exists (use --force to overwrite)")
@@ -90,7 +90,7 @@ def _add_info(sub) -> None:
 
 
 def _run_info(args: argparse.Namespace) -> int:
-    from lbm_bench.io import load_table, read_info
+    from lbm_bench.storage import load_table, read_info
 
     if args.json:
         print(json.dumps(read_info(args.table), indent=2, sort_keys=True, default=_json_default))
@@ -227,11 +227,12 @@ def _add_bench(sub) -> None:
         "bench",
         help="speed benchmarks (baseline vs current, same process)",
         description="Gibbs sweeps and MAP (lbm_bench.bench.gibbs_map), then calibration steps and whole "
-        "tables at 5%%, 10%% and 20%% risk (lbm_bench.bench.protocol), each against a baseline "
-        "run in the same process.",
+        "tables at 5%%, 10%% and 20%% risk (lbm_bench.bench.protocol), then the Bayes labels for "
+        "l_item against the Gibbs run that feeds them (lbm_bench.bench.bayes), each against a "
+        "baseline run in the same process.",
     )
     p.add_argument("--quick", action="store_true", help="a tiny version (seconds)")
-    p.add_argument("--part", choices=["all", "gibbs", "protocol"], default="all")
+    p.add_argument("--part", choices=["all", "gibbs", "protocol", "bayes"], default="all")
     p.add_argument("--memory", action="store_true",
                    help="also build a 2000x2000 table with 10x10 clusters and report its peak memory")
     p.set_defaults(run=_run_bench)
@@ -247,6 +248,10 @@ def _run_bench(args: argparse.Namespace) -> int:
         status |= int(bench_main(quick) or 0)
     if args.part in ("all", "protocol"):
         status |= int(protocol_main(quick + (["--memory"] if args.memory else [])) or 0)
+    if args.part in ("all", "bayes"):
+        from lbm_bench.bench.bayes import main as bayes_main
+
+        status |= int(bayes_main(quick) or 0)
     return status
 
 

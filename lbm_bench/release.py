@@ -64,8 +64,9 @@ SETTINGS: dict[str, Any] = {
     "screen_samples": 200,
     "max_attempts": 100,
     "balance": None,
-    "n_calibration_tables": 200,
+    "n_calibration_tables": "auto",
     "calibration_tolerance": None,
+    "calibration_method": "secant",
     "n_init": 10,
 }
 #: Options of random_design a spec may set in ``model_options``.
@@ -151,7 +152,16 @@ def _check_keys(where: str, table: dict, allowed: set[str]) -> None:
 
 def _check_settings(where: str, settings: dict) -> dict:
     out = dict(settings)
-    for key in ("n_samples", "n_chains", "thin", "max_attempts", "n_calibration_tables", "n_init"):
+    if out["n_calibration_tables"] != "auto" and (
+        not isinstance(out["n_calibration_tables"], int) or isinstance(out["n_calibration_tables"], bool)
+        or out["n_calibration_tables"] < 1
+    ):
+        raise ValueError(f"{where}: n_calibration_tables must be a positive integer or 'auto', "
+                         f"got {out['n_calibration_tables']!r}")
+    if out["calibration_method"] not in ("secant", "bisection"):
+        raise ValueError(f"{where}: calibration_method must be 'secant' or 'bisection', "
+                         f"got {out['calibration_method']!r}")
+    for key in ("n_samples", "n_chains", "thin", "max_attempts", "n_init"):
         if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 1:
             raise ValueError(f"{where}: {key} must be a positive integer, got {out[key]!r}")
     for key in ("burn_in", "screen_samples"):
@@ -311,7 +321,7 @@ def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
     result = calibrate_scale(
         config.kind, *config.shape, *config.clusters, config.risk,
         n_tables=s["n_calibration_tables"], tolerance=s["calibration_tolerance"], n_init=s["n_init"],
-        rng=config.calibration_seed, **config.model_options,
+        method=s["calibration_method"], rng=config.calibration_seed, **config.model_options,
     )
     return config.config_id, result, time.perf_counter() - start
 
@@ -324,7 +334,7 @@ def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
 
 def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
     from lbm_bench.protocol.generate import generate_table
-    from lbm_bench.io import save_table
+    from lbm_bench.storage import save_table
 
     try:
         s = spec.settings
@@ -350,7 +360,7 @@ def _with_calibration_seed(table: Any, calibration_seed: int) -> Any:
 
 
 def _table_is_complete(out_dir: Path, spec: TableSpec) -> bool:
-    from lbm_bench.io import read_info, check_file
+    from lbm_bench.storage import read_info, check_file
 
     path = out_dir / spec.filename
     if not path.is_file() or check_file(path):
@@ -594,7 +604,7 @@ def _atomic_write_text(path: Path, text: str) -> None:
 
 
 def _table_entry(out: Path, spec: TableSpec) -> dict:
-    from lbm_bench.io import read_info
+    from lbm_bench.storage import read_info
 
     path = out / spec.filename
     info = read_info(path)
@@ -765,7 +775,7 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     list of str
         Problems found (empty when the release is intact).
     """
-    from lbm_bench.io import check_file, read_info
+    from lbm_bench.storage import check_file, read_info
 
     out = Path(out_dir)
     manifest = _read_manifest(out)
@@ -829,7 +839,7 @@ def load_release(out_dir: str | os.PathLike[str]) -> dict:
 
 def load_release_table(out_dir: str | os.PathLike[str], table_id: str):
     """Load one table of a release by id (see :func:`lbm_bench.io.load_table`)."""
-    from lbm_bench.io import load_table
+    from lbm_bench.storage import load_table
 
     out = Path(out_dir)
     manifest = _read_manifest(out)

@@ -10,11 +10,13 @@ process as the measured code:
   batches of tables, block sums updated for the changed labels). Every table
   draws its MAP starts from its own stream, so both runs must give the same
   errors: the row says whether they did. Best of 3 alternating runs;
-- whole table: ``generate_table`` at 5%, 10% and 20% risk, baseline with the
-  calibration above's baseline, full-recompute Gibbs sweeps and no screening
-  run, versus the defaults (batched, incremental calibration, incremental
-  Gibbs, screening); "identical" says whether both calibrations found the
-  same scale (they must);
+- whole table: ``generate_table`` end to end (Gaussian 200x100 at 5%, 10% and
+  20% risk, Poisson 300x200 4x3 at 10%), baseline with the old calibration
+  (the paper's dichotomy from scale 1 on a fixed 200 tables:
+  ``calibration_method="bisection", n_calibration_tables=200``), versus the
+  defaults (root finding from a first guess of the scale, sequential number of
+  tables); the detail gives both scales, both kept risks ("old / new"), the
+  evaluations and the attempts;
 - batch sizes (``--batches``): one dichotomy step with 1, 2, 4, ... tables
   per batch, the measurement behind the default batch budget;
 - memory: a 2000x2000 table with 10x10 clusters and 2,000 label sets, built
@@ -125,46 +127,47 @@ def batch_size_lines(quick: bool = False, repeats: int = 3) -> list[str]:
 
 
 def whole_table_rows(quick: bool = False) -> list[dict]:
-    """Time ``generate_table`` end to end at 5%, 10% and 20% risk."""
+    """Time ``generate_table`` end to end, the old calibration against the new, in one process.
+
+    Baseline: the paper's dichotomy from scale 1 on a fixed 200 tables
+    (``calibration_method="bisection", n_calibration_tables=200``), the
+    calibration of commit 4c07ee5; new: the defaults (root finding from a first
+    guess, sequential number of tables). Everything else is the defaults in both.
+    """
     from lbm_bench.protocol.generate import generate_table
 
-    shape = (30, 30, 2, 2) if quick else (200, 100, 3, 3)
-    options = dict(n_samples=200, n_calibration_tables=20, tolerance=0.05) if quick else {}
+    configs = [("gaussian", 200, 100, 3, 3, risk) for risk in (0.05, 0.1, 0.2)]
+    configs.append(("poisson", 300, 200, 4, 3, 0.1))
+    options: dict = {}
+    baseline_tables = 200
+    if quick:
+        configs = [("gaussian", 30, 30, 2, 2, risk) for risk in (0.05, 0.1, 0.2)]
+        options = dict(n_samples=200, tolerance=0.05)
+        baseline_tables = 20
     rows = []
-    for risk in (0.05, 0.1, 0.2):
+    for kind, n, d, g, m, risk in configs:
         def baseline():
-            calibration = _per_table_calibration("gaussian", *shape, risk, seed=3, **options)
-            return generate_table("gaussian", *shape, risk, rng=3, screen_samples=0,
-                                  gibbs_method="full", calibration=calibration, **options)
+            return generate_table(kind, n, d, g, m, risk, rng=3, calibration_method="bisection",
+                                  n_calibration_tables=baseline_tables, **options)
 
         def new():
-            return generate_table("gaussian", *shape, risk, rng=3, **options)
+            return generate_table(kind, n, d, g, m, risk, rng=3, **options)
 
         base, table_base = _timed(baseline)
         now, table = _timed(new)
+        history = table.calibration.history
         rows.append({
-            "benchmark": "whole table", "config": f"gaussian {shape[0]}x{shape[1]} {shape[2]}x{shape[3]}, risk {risk}",
+            "benchmark": "whole table", "config": f"{kind} {n}x{d} {g}x{m}, risk {risk}",
             "baseline_s": base, "new_s": now, "ratio": base / now,
             "peak_mib": _peak_mib(new),
             "detail": {**{k: round(v, 2) for k, v in table.timings.items()},
-                       "identical": "yes" if table_base.calibration.scale == table.calibration.scale else "NO"},
-            "attempts": table.rejection.attempts,
+                       "scales": f"{table_base.calibration.scale:.4g} / {table.calibration.scale:.4g}",
+                       "risks": f"{table_base.risk.risk:.4f} / {table.risk.risk:.4f}",
+                       "evaluations": f"{table_base.calibration.n_steps} x {baseline_tables} / "
+                                      f"{len(history)} (up to {int(history[:, 3].max())} tables)"},
+            "attempts": f"{table_base.rejection.attempts} / {table.rejection.attempts}",
         })
     return rows
-
-
-def _per_table_calibration(kind, n, d, g, m, risk, *, seed, n_calibration_tables=200, **_):
-    """What ``generate_table(rng=seed)`` calibrates, with the tables run one by one and
-    full block-sum products in the MAP."""
-    from lbm_bench.protocol.calibration import CommonRandomNumbers, _dichotomy, child_seed
-    from lbm_bench.models.design import random_design
-
-    rng = np.random.default_rng(child_seed(np.random.SeedSequence(seed), 0))
-    design = random_design(kind, g, m, rng=rng)
-    crn = CommonRandomNumbers(design, n, d, n_calibration_tables,
-                              np.random.SeedSequence(rng.integers(2**63)), batch_bytes=1,
-                              incremental=False)
-    return _dichotomy(crn, risk, min(0.005, risk / 10), 10, 40, None)
 
 
 _MEMORY_SCRIPT = """
@@ -201,7 +204,8 @@ def format_rows(rows: list[dict]) -> str:
         ratio = "-" if r["ratio"] != r["ratio"] else f"{r['ratio']:.2f}"
         detail = r.get("detail", "")
         if isinstance(detail, dict):
-            keys = ("calibration", "rejection", "gibbs", "risk", "mean error", "identical")
+            keys = ("calibration", "rejection", "gibbs", "risk", "mean error", "identical", "scales",
+                    "risks", "evaluations")
             detail = ", ".join(f"{k} {v}" for k, v in detail.items() if k in keys)
         if "attempts" in r:
             detail = f"{detail}; attempts {r['attempts']}"

@@ -41,17 +41,19 @@ labelling are computed with the identity matching.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
-from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
 from lbm_bench._validation import check_count, check_labels
 from lbm_bench.inference.classifier import map_labels
+from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
+from lbm_bench.metrics.risk import _item_losses
 from lbm_bench.models.families import LatentBlockModel
 
-__all__ = ["GibbsSamples", "RiskEstimate", "gibbs_labels", "item_losses", "chain_diagnostics"]
+__all__ = ["GibbsSamples", "RiskEstimate", "gibbs_labels", "chain_diagnostics"]
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ class GibbsSamples:
         """Conditional risk of the labelling ``(z, w)`` with its Monte Carlo diagnostics."""
         z = check_labels("z", z, length=self.rows.shape[1])
         w = check_labels("w", w, length=self.cols.shape[1])
-        row_loss, col_loss = item_losses(self.rows, self.cols, z, w)
+        row_loss, col_loss = _item_losses(self.rows, self.cols, z, w)
         losses = row_loss + col_loss - row_loss * col_loss
         mcse, rhat = chain_diagnostics(losses, self.chain_lengths)
         variance = float(losses.var())
@@ -134,19 +136,6 @@ class GibbsSamples:
             n_samples=self.n_samples,
             n_chains=self.n_chains,
         )
-
-
-def item_losses(
-    rows: np.ndarray, cols: np.ndarray, z: np.ndarray, w: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Row and column error rates of ``(z, w)`` against every label set, identity matching.
-
-    Returns
-    -------
-    row_loss : ndarray of shape (n_samples,)
-    col_loss : ndarray of shape (n_samples,)
-    """
-    return np.mean(rows != z, axis=1), np.mean(cols != w, axis=1)
 
 
 def _split(values: np.ndarray, lengths: np.ndarray) -> list[np.ndarray]:

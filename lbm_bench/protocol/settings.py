@@ -96,6 +96,19 @@ def _choice(*choices: str) -> Callable[[str, Any], str]:
     return check
 
 
+def _tables(name: str, value: Any) -> int | str:
+    if value == "auto":
+        return value
+    if isinstance(value, str):
+        raise ValueError(f"{name} must be a positive integer or 'auto', got {value!r}")
+    return check_count(name, value)
+
+
+def _int_or_auto(text: str) -> int | str:
+    """Command-line parser of an integer or ``auto``."""
+    return text if text == "auto" else int(text)
+
+
 def _setting(default: Any, check: Callable[[str, Any], Any], flag: str, help: str, **extra: Any) -> Any:
     """A dataclass field carrying its check, its command-line flag and its help."""
     return field(default=default, metadata={"check": check, "flag": flag, "help": help, **extra})
@@ -160,6 +173,8 @@ class _SettingsRecord:
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
+            if not f.metadata.get("stored", True):  # how, not what (e.g. worker processes)
+                continue
             if only_changed and value == f.default:
                 continue
             out[f.name] = value
@@ -186,14 +201,26 @@ class GenerationSettings(_SettingsRecord):
         Candidates drawn before giving up.
     balance : float or None
         Also require ``min(l_row, l_col) >= balance * max(l_row, l_col)``.
-    n_calibration_tables : int, default=200
-        Tables per calibration step.
+    n_calibration_tables : int or "auto", default="auto"
+        Tables per evaluated scale of the calibration: sequential (``"auto"``: few
+        while far from the target, up to the number that makes the standard error
+        of the mean error half the calibration tolerance, at most 200), or fixed.
+    calibration_method : {"secant", "bisection"}, default="secant"
+        Root finding of the calibration (see :func:`~lbm_bench.calibrate_scale`);
+        ``"bisection"`` is the paper's dichotomy from scale 1.
+    jobs : int, default=1
+        Worker processes over which the calibration spreads its tables. The table
+        does not depend on it, and it is not stored.
     calibration_tolerance : float or None
         Tolerance of the calibration (see :func:`~lbm_bench.calibrate_scale`).
     n_init : int, default=10
         Random starts of the MAP.
     gibbs_method : {"incremental", "full"}
         How the Gibbs sampler updates its block sums ("full" is the reference).
+    criterion : {"bayes", "map"}, default="bayes"
+        Which conditional risk the target and the rejection step apply to: the
+        floor (the risk of the Bayes labels for ``l_item``, cross-fitted) or the
+        risk of the X-only MAP labels (the paper's protocol).
     """
 
     tolerance: float = _setting(0.01, _open_probability, "--tolerance", "rejection tolerance on the risk")
@@ -206,7 +233,18 @@ class GenerationSettings(_SettingsRecord):
     balance: float | None = _setting(
         None, _optional(_fraction), "--balance", "require min(l_row, l_col) >= BALANCE * max(l_row, l_col)"
     )
-    n_calibration_tables: int = _setting(200, _count(1), "--calibration-tables", "tables per calibration step")
+    n_calibration_tables: int | str = _setting(
+        "auto", _tables, "--calibration-tables",
+        "tables per evaluated scale of the calibration, or 'auto' (sequential)", parse=_int_or_auto,
+    )
+    calibration_method: str = _setting(
+        "secant", _choice("secant", "bisection"), "--calibration-method",
+        "root finding of the calibration ('bisection': the paper's dichotomy, slower)",
+    )
+    jobs: int = _setting(
+        1, _count(1), "--jobs", "worker processes for the calibration's tables (same table for any number)",
+        stored=False,
+    )
     calibration_tolerance: float | None = _setting(
         None, _optional(_open_probability), "--calibration-tolerance", "tolerance of the calibration"
     )
@@ -214,6 +252,11 @@ class GenerationSettings(_SettingsRecord):
     gibbs_method: str = _setting(
         "incremental", _choice("incremental", "full"), "--gibbs-method",
         "block-sum updates of the Gibbs sampler ('full' is the slow reference)",
+    )
+    criterion: str = _setting(
+        "bayes", _choice("bayes", "map"), "--criterion",
+        "risk the target applies to: 'bayes' (the floor, the Bayes labels for l_item) "
+        "or 'map' (the X-only MAP labels, the paper's protocol)",
     )
 
     def _check_together(self) -> None:
@@ -294,7 +337,7 @@ def add_cli_arguments(parser: argparse.ArgumentParser, record: type[_SettingsRec
         if f.type in ("bool", bool):
             parser.add_argument(f.metadata["flag"], dest=f.name, action="store_true", default=None, help=text)
             continue
-        kind = {"int": int, "float": float, "str": str}.get(str(f.type).split(" ")[0])
+        kind = f.metadata.get("parse") or {"int": int, "float": float, "str": str}.get(str(f.type).split(" ")[0])
         parser.add_argument(
             f.metadata["flag"], dest=f.name, type=kind or float, default=None, metavar=metavar, help=text
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lbm_bench.models.design import ModelDesign
+from lbm_bench.inference.bayes import label_frequencies
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.families import LatentBlockModel
 
@@ -15,18 +16,20 @@ __all__ = ["CalibrationResult", "RejectionRecord", "Table"]
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """Outcome of the dichotomy on the scale (step 3 of the protocol).
+    """Outcome of the calibration of the scale (step 3 of the protocol).
 
     Attributes
     ----------
     scale : float
         Calibrated scale.
     bracket : tuple of float
-        Final bracket ``(low, high)`` of the dichotomy (low is harder).
+        Final bracket ``(low, high)`` of the search (low is harder), at the
+        final number of tables.
     n_steps : int
-        Number of evaluated scales.
+        Number of evaluations (a scale re-evaluated on more tables counts twice).
     mean_error : float
-        Mean apparent error ``l_item((z0, w0), MAP(X))`` at ``scale`` over the tables.
+        Mean apparent error ``l_item((z0, w0), h(X))`` of the X-only classifier
+        at ``scale`` over the tables.
     error_std : float
         Standard deviation of the apparent error over the tables.
     target_risk : float
@@ -34,11 +37,18 @@ class CalibrationResult:
     tolerance : float
         Stop when the mean error is within this distance of the target.
     n_tables : int
-        Tables per evaluated scale (common random numbers across scales).
-    history : ndarray of shape (n_steps, 3)
-        Every evaluated ``(scale, mean error, error std)``, in order.
+        Tables of the final evaluation (common random numbers across scales).
+    history : ndarray of shape (n_steps, 4)
+        Every evaluation ``(scale, mean error, error std, n_tables)``, in order
+        (files of format 1.0 have no fourth column: it is filled with ``n_tables``).
     design : ModelDesign or None
         The design whose scale was calibrated (``model = design.model(scale)``).
+    method : str
+        ``"secant"`` (root finding with a sequential number of tables) or
+        ``"bisection"`` (the paper's dichotomy, the only method before format 1.1).
+    criterion : str
+        The X-only classifier whose apparent error was calibrated: ``"map"`` or
+        ``"bayes"``.
     """
 
     scale: float
@@ -51,6 +61,8 @@ class CalibrationResult:
     n_tables: int
     history: np.ndarray
     design: ModelDesign | None = field(default=None, compare=False, repr=False)
+    method: str = field(default="bisection", compare=False)
+    criterion: str = field(default="map", compare=False)
 
 
 @dataclass(frozen=True)
@@ -68,8 +80,8 @@ class RejectionRecord:
     tolerance : float
         Kept when ``|risk - target| <= tolerance``.
     candidate_risks : ndarray of shape (attempts,)
-        Risk estimate of each candidate (screening estimate for the rejected
-        ones, full estimate for the kept one).
+        Risk estimate of each candidate, of the table's criterion (screening
+        estimate for the candidates screened out, full estimate for the others).
     balance : float or None
         When set, the kept table also satisfies
         ``min(l_row, l_col) >= balance * max(l_row, l_col)``.
@@ -104,7 +116,8 @@ class Table:
     gibbs : GibbsSamples
         Label sets drawn from ``p(z, w | X)``.
     risk : RiskEstimate
-        Gibbs estimate of the conditional risk of the MAP labels.
+        Gibbs estimate of the conditional risk of the MAP labels (the paper's
+        certificate).
     target_risk : float
         Requested conditional risk.
     seed : int
@@ -113,6 +126,15 @@ class Table:
     rejection : RejectionRecord
     options : dict
         Generation options (model options, Gibbs settings), for the record.
+    bayes_rows, bayes_cols : ndarray of shape (n_rows,), (n_cols,), or None
+        The Bayes labels for ``l_item`` chosen on all Gibbs sets
+        (:func:`~lbm_bench.floor_certificate`); None for a format 1.0 file.
+    bayes_risk : RiskEstimate or None
+        Their cross-fitted conditional risk: the floor no labelling beats beyond
+        Monte Carlo error; None for a format 1.0 file.
+    criterion : {"bayes", "map"}
+        Which risk the target and the rejection step applied to ("map" for
+        format 1.0 files, made by the paper's protocol).
     timings : dict
         Seconds spent per stage (calibration, rejection, gibbs). Not stored in
         files: they would make rebuilt files differ.
@@ -133,6 +155,10 @@ class Table:
     calibration: CalibrationResult
     rejection: RejectionRecord
     options: dict = field(default_factory=dict)
+    bayes_rows: np.ndarray | None = None
+    bayes_cols: np.ndarray | None = None
+    bayes_risk: RiskEstimate | None = None
+    criterion: str = "map"
     timings: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -151,19 +177,51 @@ class Table:
     def n_col_clusters(self) -> int:
         return self.model.n_col_clusters
 
+    @property
+    def certified_risk(self) -> RiskEstimate:
+        """The risk the target applied to: ``bayes_risk`` (criterion "bayes") or ``risk``."""
+        if self.criterion == "bayes" and self.bayes_risk is not None:
+            return self.bayes_risk
+        return self.risk
+
+    def posterior_marginals(self) -> tuple[np.ndarray, np.ndarray]:
+        """Share of the Gibbs sets giving each row each row class, each column each column class.
+
+        Returns
+        -------
+        rows : ndarray of shape (n_rows, n_row_clusters), float32
+        cols : ndarray of shape (n_cols, n_col_clusters), float32
+        """
+        g, m = self.model.block_shape
+        return (
+            label_frequencies(self.gibbs.rows, g).astype(np.float32),
+            label_frequencies(self.gibbs.cols, m).astype(np.float32),
+        )
+
     def summary(self) -> str:
         """A few lines describing the table and its certificate."""
         n, d = self.shape
         g, m = self.model.block_shape
         r = self.risk
+        lines = [
+            f"{self.kind} table {n}x{d}, {g}x{m} clusters, seed {self.seed}",
+            f"target risk {self.target_risk:.4f} (criterion: {self.criterion})",
+        ]
+        if self.bayes_risk is not None:
+            b = self.bayes_risk
+            lines.append(
+                f"floor (Bayes labels for l_item, cross-fitted) {b.risk:.4f} +- {b.mcse:.4f} (MCSE), "
+                f"R-hat {b.rhat:.3f}; row loss {b.row_loss:.4f}, column loss {b.col_loss:.4f}"
+            )
+        else:
+            lines.append("floor: not stored (format 1.0 file); the MAP's risk is the reference")
         return "\n".join(
-            [
-                f"{self.kind} table {n}x{d}, {g}x{m} clusters, seed {self.seed}",
-                f"target risk {self.target_risk:.4f}; Gibbs risk of the MAP labels "
+            lines + [
+                f"Gibbs risk of the MAP labels "
                 f"{r.risk:.4f} +- {r.mcse:.4f} (MCSE), R-hat {r.rhat:.3f}",
                 f"row loss {r.row_loss:.4f}, column loss {r.col_loss:.4f}; "
                 f"{r.n_samples} Gibbs label sets in {r.n_chains} chains",
-                f"scale {self.scale:.6g} after {self.calibration.n_steps} dichotomy steps "
+                f"scale {self.scale:.6g} after {self.calibration.n_steps} evaluations "
                 f"(apparent error {self.calibration.mean_error:.4f} +- {self.calibration.error_std:.4f}"
                 f" over {self.calibration.n_tables} tables)",
                 f"rejection sampling: {self.rejection.attempts} attempt(s), "

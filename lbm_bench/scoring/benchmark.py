@@ -41,7 +41,7 @@ def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: 
     """Run one algorithm on one table and write its result file; never raises."""
     from lbm_bench.algorithms import resolve_algorithm
     from lbm_bench.scoring.evaluate import evaluate
-    from lbm_bench.io import load_table
+    from lbm_bench.storage import load_table
 
     row: dict[str, Any] = {
         "algorithm": algorithm, "table": entry["id"], "kind": entry["kind"],

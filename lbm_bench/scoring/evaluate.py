@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_labels
-from lbm_bench.inference.gibbs import chain_diagnostics, item_losses
-from lbm_bench.metrics import ari, cari, conditional_risk, l_item, matching_error
+from lbm_bench.inference.gibbs import chain_diagnostics
+from lbm_bench.metrics import ari, cari, l_item, matching_error
+from lbm_bench.metrics.partition import _ari_values
+from lbm_bench.metrics.risk import _conditional_risk, _item_losses
 from lbm_bench.protocol.table import Table
 
 __all__ = ["Report", "evaluate", "read_labels"]
@@ -137,19 +139,22 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
     >>> evaluate(table, table.map_rows, table.map_cols).excess_risk  # doctest: +SKIP
     0.0
     """
-    from lbm_bench.io import load_table
+    from lbm_bench.storage import load_table
 
     name = str(table) if not isinstance(table, Table) else f"{table.kind} table seed {table.seed}"
     if not isinstance(table, Table):
         table = load_table(table)
     g = table.gibbs
+    # Validated once here; the table's own labels were validated when it was read
+    # (or produced by the library), so the scores below take the arrays as they are.
     rows = check_labels("rows", rows, length=table.shape[0])
     cols = check_labels("cols", cols, length=table.shape[1])
-    result = conditional_risk(g.rows, g.cols, rows, cols, chain_lengths=g.chain_lengths.tolist())
+    gibbs_rows, gibbs_cols = g.rows.astype(np.int64), g.cols.astype(np.int64)
+    result = _conditional_risk(gibbs_rows, gibbs_cols, rows, cols, g.chain_lengths.tolist())
     # per-set losses under the chosen matching (-1, unmatched, never equals a label)
-    row_l, col_l = item_losses(g.rows, g.cols, np.asarray(result.row_map)[rows], np.asarray(result.col_map)[cols])
+    row_l, col_l = _item_losses(g.rows, g.cols, result.row_map[rows], result.col_map[cols])
     mine = row_l + col_l - row_l * col_l
-    map_row, map_col = item_losses(g.rows, g.cols, table.map_rows, table.map_cols)
+    map_row, map_col = _item_losses(g.rows, g.cols, table.map_rows, table.map_cols)
     reference = map_row + map_col - map_row * map_col
     excess_mcse, _ = chain_diagnostics(mine - reference, g.chain_lengths)
     z0, w0 = table.truth_rows, table.truth_cols
@@ -165,8 +170,8 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
         excess_mcse=float(excess_mcse),
         cari_mean=float(result.cari_mean),
         cari_std=float(result.cari_sd),
-        ari_rows=float(np.mean(ari(g.rows, rows))),
-        ari_cols=float(np.mean(ari(g.cols, cols))),
+        ari_rows=float(np.mean(_ari_values(gibbs_rows, rows))),
+        ari_cols=float(np.mean(_ari_values(gibbs_cols, cols))),
         apparent_l_item=float(l_item(z0, w0, rows, cols)),
         apparent_cari=float(cari(z0, w0, rows, cols)),
         apparent_ari_rows=float(ari(z0, rows)),

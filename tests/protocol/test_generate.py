@@ -13,7 +13,7 @@ def test_calibration_meets_target(kind):
     result = calibrate_scale(kind, 40, 30, 2, 2, 0.1, n_tables=40, rng=1)
     assert abs(result.mean_error - 0.1) <= result.tolerance
     assert result.tolerance == pytest.approx(0.005)
-    assert result.history.shape == (result.n_steps, 3)
+    assert result.history.shape == (result.n_steps, 4)
     low, high = result.bracket
     assert low <= result.scale <= high
     assert result.design is not None and result.design.kind == kind
@@ -64,17 +64,20 @@ def test_guessing_risk():
 def test_generated_table_meets_target_and_is_reproducible():
     kwargs = dict(tolerance=0.02, n_samples=400, n_calibration_tables=30, rng=5)
     table = generate_table("gaussian", 40, 30, 2, 2, 0.1, **kwargs)
-    assert abs(table.risk.risk - 0.1) <= 0.02
+    assert table.criterion == "bayes" and table.certified_risk is table.bayes_risk
+    assert abs(table.bayes_risk.risk - 0.1) <= 0.02
+    assert table.bayes_rows.shape == (40,) and table.bayes_cols.shape == (30,)
     assert table.gibbs.rows.shape == (400, 40) and table.gibbs.cols.shape == (400, 30)
     assert table.seed == 5
     assert table.rejection.attempts >= 1
     assert table.rejection.acceptance_rate == pytest.approx(1 / table.rejection.attempts)
     assert len(table.rejection.candidate_risks) == table.rejection.attempts
-    assert set(table.timings) == {"calibration", "rejection", "gibbs"}
+    assert set(table.timings) == {"calibration", "rejection", "gibbs", "floor"}
     again = generate_table("gaussian", 40, 30, 2, 2, 0.1, **kwargs)
     assert again.data.tobytes() == table.data.tobytes()
     assert again.gibbs.rows.tobytes() == table.gibbs.rows.tobytes()
-    assert again.risk == table.risk
+    assert again.risk == table.risk and again.bayes_risk == table.bayes_risk
+    assert np.array_equal(again.bayes_rows, table.bayes_rows)
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "bernoulli"])
@@ -88,7 +91,7 @@ def test_kept_tables_centred_on_target(kind):
     risks, apparent = [], []
     for seed in range(24):
         table = generate_table(kind, 40, 40, 2, 2, 0.1, tolerance=0.02, n_samples=500,
-                               calibration=calibration, rng=100 + seed)
+                               calibration=calibration, criterion="map", rng=100 + seed)
         risks.append(table.risk.risk)
         lr = np.mean(table.map_rows != table.truth_rows)
         lc = np.mean(table.map_cols != table.truth_cols)
@@ -104,9 +107,52 @@ def test_balance_option_and_rejection_error():
                        n_samples=100, calibration=calibration, rng=1)
     table = generate_table("gaussian", 40, 30, 2, 2, 0.1, tolerance=0.03, balance=0.3,
                            n_samples=300, calibration=calibration, rng=2)
-    low, high = sorted((table.risk.row_loss, table.risk.col_loss))
+    low, high = sorted((table.bayes_risk.row_loss, table.bayes_risk.col_loss))
     assert low >= 0.3 * high
     assert table.rejection.balance == 0.3
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli"])
+def test_criteria_bayes_and_map(kind):
+    """Both criteria store both risks; the target applies to the criterion's risk;
+    the floor is never above the MAP's risk beyond Monte Carlo error, and plain
+    marginal modes do not beat the stored Bayes labels."""
+    from lbm_bench.inference.bayes import expected_item_loss, label_frequencies
+
+    calibration = calibrate_scale(kind, 50, 40, 3, 2, 0.2, n_tables=40, rng=3)
+    for criterion in ("bayes", "map"):
+        table = generate_table(kind, 50, 40, 3, 2, 0.2, tolerance=0.03, n_samples=600,
+                               calibration=calibration, criterion=criterion, rng=11)
+        assert table.criterion == criterion and table.options["criterion"] == criterion
+        judged = table.bayes_risk if criterion == "bayes" else table.risk
+        assert table.certified_risk is judged
+        assert abs(judged.risk - 0.2) <= 0.03
+        assert table.rejection.candidate_risks[-1] == judged.risk
+        floor, map_risk = table.bayes_risk, table.risk
+        assert floor.risk <= map_risk.risk + 3 * floor.mcse
+        rows, cols = table.gibbs.rows, table.gibbs.cols
+        modes = label_frequencies(rows, 3).argmax(1), label_frequencies(cols, 2).argmax(1)
+        ours = expected_item_loss(rows, cols, table.bayes_rows, table.bayes_cols)
+        assert ours <= expected_item_loss(rows, cols, *modes) + 1e-12
+        assert ours <= expected_item_loss(rows, cols, table.map_rows, table.map_cols) + 1e-12
+        r, c = table.posterior_marginals()
+        assert r.shape == (50, 3) and c.shape == (40, 2) and r.dtype == np.float32
+        np.testing.assert_allclose(r.sum(1), 1, atol=1e-6)
+
+
+def test_floor_confirmed_by_fresh_draws():
+    """The stored floor is confirmed by an independent Gibbs run (fresh draws, chains
+    from the MAP): the stored Bayes labels score there within 4 combined MCSE."""
+    from lbm_bench import gibbs_labels
+
+    table = generate_table("bernoulli", 60, 50, 3, 3, 0.2, tolerance=0.03, n_samples=1000,
+                           n_calibration_tables=40, rng=21)
+    fresh = gibbs_labels(table.model, table.data, n_samples=2000, init=(table.map_rows, table.map_cols),
+                         rng=99)
+    again = fresh.risk(table.bayes_rows, table.bayes_cols)
+    stored = table.bayes_risk
+    assert abs(again.risk - stored.risk) <= 4 * (again.mcse**2 + stored.mcse**2) ** 0.5 + 0.002
+    assert again.risk <= fresh.risk(table.map_rows, table.map_cols).risk + 3 * again.mcse
 
 
 def test_generate_bad_arguments():
@@ -116,6 +162,8 @@ def test_generate_bad_arguments():
         generate_table("gaussian", 20, 20, 2, 2, 0.1, balance=2.0)
     with pytest.raises(ValueError, match="non-negative seed"):
         generate_table("gaussian", 20, 20, 2, 2, 0.1, rng=-3)
+    with pytest.raises(ValueError, match="criterion"):
+        generate_table("gaussian", 20, 20, 2, 2, 0.1, criterion="floor")
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli"])

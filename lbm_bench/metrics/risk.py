@@ -1,0 +1,489 @@
+"""Conditional risk of a co-clustering against Gibbs label sets, and the item losses.
+
+:func:`conditional_risk` scores one co-clustering against Gibbs label sets
+under a single label matching and returns a :class:`ConditionalRisk`;
+:func:`item_losses` gives the per-set row and column error rates of a
+labelling under the identity matching (the Gibbs sampler runs with the true
+parameters, so its sets live in the generating label space).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from lbm_bench._validation import (
+    _describe,
+    check_integer_array,
+    check_label_sets,
+    check_labels,
+)
+from lbm_bench.metrics import tables as _tables
+from lbm_bench.metrics.coclustering import _cari_counts
+from lbm_bench.metrics.tables import (
+    _ari_from_counts,
+    _best_matching,
+    _block_pair_sums,
+    _iter_tables,
+    _PairSums,
+    _same_length,
+)
+
+__all__ = ["ConditionalRisk", "conditional_risk", "item_losses"]
+
+#: Safety cap on the alternating Hungarian steps of :func:`conditional_risk`.
+_MAX_ALTERNATIONS = 1000
+#: Largest number of maximal one-to-one matchings of one side that
+#: :func:`conditional_risk` enumerates to certify the global optimum.
+_MAX_ENUMERATION = 720
+
+
+# --------------------------------------------------------------------------- #
+# Item losses under the identity matching                                     #
+# --------------------------------------------------------------------------- #
+
+
+def item_losses(
+    gibbs_rows: ArrayLike, gibbs_cols: ArrayLike, z: ArrayLike, w: ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
+    """Row and column error rates of ``(z, w)`` against every label set, identity matching.
+
+    No matching is searched: labels are compared as they are, so a label that
+    appears in no set (for instance -1 for an unmatched cluster) is an error.
+    ``l_item`` of each set is ``row_loss + col_loss - row_loss * col_loss``.
+
+    Parameters
+    ----------
+    gibbs_rows : array-like of shape (n_sets, n_rows)
+        Row label sets (non-negative integers).
+    gibbs_cols : array-like of shape (n_sets, n_cols)
+        Column label sets, as many as the row sets.
+    z : array-like of shape (n_rows,)
+        Row labels (any integers).
+    w : array-like of shape (n_cols,)
+        Column labels (any integers).
+
+    Returns
+    -------
+    row_loss : ndarray of shape (n_sets,)
+    col_loss : ndarray of shape (n_sets,)
+
+    Examples
+    --------
+    >>> row_loss, col_loss = item_losses([[0, 0, 1], [0, 1, 1]], [[0, 1], [0, 1]],
+    ...                                  [0, 0, 1], [1, 1])
+    >>> row_loss.tolist(), col_loss.tolist()
+    ([0.0, 0.3333333333333333], [0.5, 0.5])
+    """
+    rows = check_label_sets("gibbs_rows", gibbs_rows)
+    cols = check_label_sets("gibbs_cols", gibbs_cols)
+    if rows.shape[0] != cols.shape[0]:
+        raise ValueError(
+            "gibbs_rows and gibbs_cols must hold equally many label sets, "
+            f"got shapes {rows.shape} and {cols.shape}"
+        )
+    z = check_labels("z", z, length=rows.shape[1], nonnegative=False)
+    w = check_labels("w", w, length=cols.shape[1], nonnegative=False)
+    return _item_losses(rows, cols, z, w)
+
+
+def _item_losses(
+    rows: np.ndarray, cols: np.ndarray, z: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`item_losses` of validated arrays (sets of shape (S, n), vectors of length n)."""
+    return np.mean(rows != z, axis=1), np.mean(cols != w, axis=1)
+
+
+# --------------------------------------------------------------------------- #
+# Conditional risk against Gibbs label sets                                   #
+# --------------------------------------------------------------------------- #
+
+
+
+
+@dataclass(frozen=True, eq=False)
+class ConditionalRisk:
+    """Conditional risk of one co-clustering estimated from label sets.
+
+    Attributes
+    ----------
+    risk : float
+        Mean of ``l_item`` over the label sets under the single matching
+        ``(row_map, col_map)``.
+    mcse : float
+        Monte Carlo standard error of ``risk`` by pooled batch means (NaN for
+        a single label set).
+    mean_l_row : float
+        Mean row error rate under ``row_map``.
+    mean_l_col : float
+        Mean column error rate under ``col_map``.
+    row_map : ndarray of shape (n_pred_row_clusters,)
+        Reference row cluster matched to each predicted row cluster (the index
+        is the predicted label), -1 when unmatched or when the predicted
+        cluster is empty.
+    col_map : ndarray of shape (n_pred_col_clusters,)
+        Likewise for the columns.
+    cari_mean : float
+        Mean CARI between the label sets and the co-clustering.
+    cari_sd : float
+        Standard deviation (``ddof=1``) of the CARI over the sets (NaN for one set).
+    n_sets : int
+        Number of label sets.
+    n_steps : int
+        Number of alternating Hungarian steps taken after the initial matching.
+    exact : bool
+        True when the matching is certified optimal by enumerating every
+        maximal matching of one side (each with the exact best matching of the
+        other side); False when it is the alternating (coordinate-wise) optimum.
+    """
+
+    risk: float
+    mcse: float
+    mean_l_row: float
+    mean_l_col: float
+    row_map: np.ndarray
+    col_map: np.ndarray
+    cari_mean: float
+    cari_sd: float
+    n_sets: int
+    n_steps: int
+    exact: bool
+
+
+class _TableStack:
+    """Contingency tables of every label set against one prediction, shape (S, k, k').
+
+    Kept in memory when small, otherwise rebuilt block by block on each pass.
+    """
+
+    def __init__(self, ref: np.ndarray, k_ref: int, pred: np.ndarray, k_pred: int) -> None:
+        self.ref, self.k_ref, self.pred, self.k_pred = ref, k_ref, pred, k_pred
+        self.n_items = int(pred.size)
+        self._cache: list[tuple[slice, np.ndarray]] | None = None
+        if ref.shape[0] * k_ref * k_pred <= _tables.CELL_BUDGET:
+            self._cache = list(_iter_tables(ref, k_ref, pred, k_pred))
+
+    def blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
+        if self._cache is not None:
+            return iter(self._cache)
+        return _iter_tables(self.ref, self.k_ref, self.pred, self.k_pred)
+
+    def stacked(self) -> np.ndarray | None:
+        """All tables as one array of shape (S, k, k'), or None when not kept."""
+        if self._cache is None:
+            return None
+        return np.concatenate([tables for _, tables in self._cache])
+
+    def weighted_sum(self, weights: np.ndarray) -> np.ndarray:
+        """``sum_s weights[s] * N_s`` of shape (k, k')."""
+        total = np.zeros((self.k_ref, self.k_pred), dtype=np.float64)
+        for sets, tables in self.blocks():
+            total += np.einsum("s,skl->kl", weights[sets].astype(np.float64), tables)
+        return total
+
+    def hits(self, matching: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """Correctly classified counts of every set under ``matching`` (int64, (S,))."""
+        ref_idx, pred_idx = matching
+        out = np.empty(self.ref.shape[0], dtype=np.int64)
+        for sets, tables in self.blocks():
+            out[sets] = tables[:, ref_idx, pred_idx].sum(axis=1)
+        return out
+
+    def pair_sums(self) -> _PairSums:
+        return _block_pair_sums(self.blocks(), self.n_items)
+
+
+def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
+    """Lengths of the chain-major blocks of label sets."""
+    if chain_lengths is not None:
+        lengths = check_integer_array("chain_lengths", chain_lengths)
+        if lengths.ndim != 1 or lengths.size == 0 or lengths.min() < 1:
+            raise ValueError(
+                "chain_lengths must be a 1-D sequence of positive integers, "
+                f"got {_describe(lengths)}"
+            )
+        if int(lengths.sum()) != n_sets:
+            raise ValueError(
+                f"chain_lengths must sum to the number of label sets {n_sets}, "
+                f"got {int(lengths.sum())}"
+            )
+        if n_chains not in (1, lengths.size):
+            raise ValueError(
+                f"n_chains={n_chains!r} contradicts chain_lengths of length {lengths.size}"
+            )
+        return [int(x) for x in lengths]
+    if isinstance(n_chains, bool) or not isinstance(n_chains, (int, np.integer)):
+        raise TypeError(f"n_chains must be an integer, got {_describe(n_chains)}")
+    if not 1 <= int(n_chains) <= n_sets:
+        raise ValueError(f"n_chains must lie in [1, {n_sets}], got {int(n_chains)}")
+    size, extra = divmod(n_sets, int(n_chains))
+    return [size + (1 if c < extra else 0) for c in range(int(n_chains))]
+
+
+def _batch_means_mcse(values: np.ndarray, lengths: Sequence[int]) -> float:
+    """Monte Carlo standard error of ``values.mean()`` by pooled batch means.
+
+    Batch size ``b = min(floor(sqrt(S)), shortest chain)``; every chain is cut
+    into ``floor(L_c / b)`` consecutive batches (its last ``L_c mod b`` values
+    are left out of the variance estimate only), the ``B`` batch means ``Y_k``
+    of all chains are pooled, ``sigma^2 = b / (B - 1) * sum_k (Y_k - Ybar)^2``
+    and ``MCSE = sqrt(sigma^2 / S)``. NaN when ``B < 2``.
+    """
+    n_sets = values.size
+    size = max(1, min(math.isqrt(n_sets), min(lengths)))
+    means = []
+    start = 0
+    for length in lengths:
+        count = length // size
+        means.append(values[start : start + count * size].reshape(count, size).mean(axis=1))
+        start += length
+    batch_means = np.concatenate(means)
+    if batch_means.size < 2:
+        return float("nan")
+    return math.sqrt(size * float(np.var(batch_means, ddof=1)) / n_sets)
+
+
+def _alternate(
+    rows: _TableStack, cols: _TableStack
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], int]:
+    """Coordinate ascent on ``F = sum_s R_s(sigma) C_s(tau)`` by exact Hungarian steps.
+
+    Minimising the mean ``l_item`` is maximising ``F``, with ``R_s``/``C_s`` the
+    correctly classified row/column counts of set ``s``. Given ``tau``, ``F`` is
+    linear in the row matching with weights ``sum_s C_s N_s``, so each step is
+    an exact linear assignment; a step is kept only when it increases ``F``
+    (integers, so no cycling), and the loop stops when neither step does.
+    """
+    ones = np.ones(rows.ref.shape[0], dtype=np.int64)
+    sigma = _best_matching(rows.weighted_sum(ones))
+    tau = _best_matching(cols.weighted_sum(ones))
+    row_hits, col_hits = rows.hits(sigma), cols.hits(tau)
+    best = int(np.dot(row_hits, col_hits))
+    stale, steps, update_rows = 0, 0, True
+    while stale < 2 and steps < _MAX_ALTERNATIONS:
+        steps += 1
+        if update_rows:
+            candidate = _best_matching(rows.weighted_sum(col_hits))
+            hits = rows.hits(candidate)
+            value = int(np.dot(hits, col_hits))
+        else:
+            candidate = _best_matching(cols.weighted_sum(row_hits))
+            hits = cols.hits(candidate)
+            value = int(np.dot(row_hits, hits))
+        if value > best:
+            best, stale = value, 0
+            if update_rows:
+                sigma, row_hits = candidate, hits
+            else:
+                tau, col_hits = candidate, hits
+        else:
+            stale += 1
+        update_rows = not update_rows
+    return sigma, tau, steps
+
+
+def _maximal_matchings(k_ref: int, k_pred: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every maximal one-to-one matching, as index arrays of shape (n_matchings, min(k, k'))."""
+    size = min(k_ref, k_pred)
+    chosen = np.array(
+        list(itertools.permutations(range(max(k_ref, k_pred)), size)), dtype=np.int64
+    ).reshape(-1, size)
+    fixed = np.broadcast_to(np.arange(size, dtype=np.int64), chosen.shape)
+    return (chosen, fixed) if k_ref >= k_pred else (fixed, chosen)
+
+
+def _enumerate(
+    side: np.ndarray, other: np.ndarray
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Global maximiser of ``F`` by enumerating the maximal matchings of ``side``.
+
+    ``side`` and ``other`` are table stacks of shapes (S, k, k') and (S, l, l').
+    For each matching of ``side`` the best matching of ``other`` is an exact
+    linear assignment with weights ``sum_s R_s M_s``; non-negative weights make
+    maximal matchings sufficient.
+    """
+    ref_idx, pred_idx = _maximal_matchings(side.shape[1], side.shape[2])
+    other_flat = other.reshape(other.shape[0], -1).astype(np.float64)
+    step = max(1, _tables.CELL_BUDGET // max(1, side.shape[0] * ref_idx.shape[1]))
+    best_value, best = -1.0, (ref_idx[0], pred_idx[0])
+    best_other = (np.arange(0), np.arange(0))
+    for start in range(0, ref_idx.shape[0], step):
+        block = slice(start, start + step)
+        hits = side[:, ref_idx[block], pred_idx[block]].sum(axis=2)
+        weights = (hits.T.astype(np.float64) @ other_flat).reshape(-1, *other.shape[1:])
+        for offset, weight in enumerate(weights):
+            matching = _best_matching(weight)
+            value = float(weight[matching].sum())
+            if value > best_value:
+                index = start + offset
+                best_value, best, best_other = value, (ref_idx[index], pred_idx[index]), matching
+    return best, best_other
+
+
+def _optimal_matchings(
+    rows: _TableStack, cols: _TableStack
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], int, bool]:
+    """(sigma, tau, alternating steps, exact): alternating, then enumeration when cheap."""
+    sigma, tau, steps = _alternate(rows, cols)
+    n_row = math.perm(max(rows.k_ref, rows.k_pred), min(rows.k_ref, rows.k_pred))
+    n_col = math.perm(max(cols.k_ref, cols.k_pred), min(cols.k_ref, cols.k_pred))
+    row_tables, col_tables = rows.stacked(), cols.stacked()
+    if min(n_row, n_col) > _MAX_ENUMERATION or row_tables is None or col_tables is None:
+        return sigma, tau, steps, False
+    if n_row <= n_col:
+        new_sigma, new_tau = _enumerate(row_tables, col_tables)
+    else:
+        new_tau, new_sigma = _enumerate(col_tables, row_tables)
+    current = int(np.dot(rows.hits(sigma), cols.hits(tau)))
+    if int(np.dot(rows.hits(new_sigma), cols.hits(new_tau))) > current:
+        sigma, tau = new_sigma, new_tau
+    return sigma, tau, steps, True
+
+
+def _cluster_map(
+    matching: tuple[np.ndarray, np.ndarray], pred: np.ndarray, k_pred: int
+) -> np.ndarray:
+    """Array ``predicted cluster -> reference cluster``, -1 if unmatched or empty."""
+    out = np.full(k_pred, -1, dtype=np.int64)
+    ref_idx, pred_idx = matching
+    out[pred_idx] = ref_idx
+    out[np.bincount(pred, minlength=k_pred) == 0] = -1
+    out.flags.writeable = False
+    return out
+
+
+def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
+    array = np.asarray(values, dtype=np.float64)
+    sd = float(np.std(array, ddof=1)) if array.size > 1 else float("nan")
+    return float(array.mean()), sd
+
+
+def conditional_risk(
+    gibbs_rows: ArrayLike,
+    gibbs_cols: ArrayLike,
+    z_pred: ArrayLike,
+    w_pred: ArrayLike,
+    *,
+    n_chains: int = 1,
+    chain_lengths: Sequence[int] | None = None,
+) -> ConditionalRisk:
+    """Conditional risk of a co-clustering: mean ``l_item`` over Gibbs label sets.
+
+    The label sets share the generating label space (the Gibbs sampler runs
+    with the true parameters: no label switching), so a **single** matching
+    ``(sigma, tau)`` of predicted to reference clusters is used for all sets,
+    the one minimising the mean loss. (A separate matching per set would let
+    an algorithm score below the Bayes risk.) Predictions may have any number
+    of clusters: the matchings are rectangular and the items of unmatched
+    predicted clusters count as errors.
+
+    The mean ``mean_s [l_row,s + l_col,s - l_row,s l_col,s]`` is not separable in
+    ``(sigma, tau)`` because of the product term. It is minimised by
+    alternating exact Hungarian steps: start from the matchings of the summed
+    (averaged) contingency tables; given ``tau``, the objective is linear in the
+    row matching, ``mean_s l_row,s (1 - l_col,s) + mean_s l_col,s``, so the best
+    ``sigma`` is a linear assignment with weights ``sum_s (1 - l_col,s) N_s``;
+    then likewise for ``tau`` given ``sigma``; iterate until neither step
+    improves the (integer) objective ``sum_s R_s C_s`` (correctly classified
+    row and column counts). The result cannot be improved by changing one of
+    the two matchings alone, which does not guarantee the global optimum.
+    So, when one side has at most 720 maximal one-to-one matchings (e.g.
+    ``g = g' <= 6``), every one of them is also enumerated, each with the exact
+    best matching of the other side, and the result is certified optimal
+    (``exact=True``).
+
+    Parameters
+    ----------
+    gibbs_rows : array-like of shape (n_sets, n_rows)
+        Reference row label sets with values in ``[0, g)``; chain-major when
+        several chains are stored.
+    gibbs_cols : array-like of shape (n_sets, n_cols)
+        Reference column label sets with values in ``[0, m)``.
+    z_pred : array-like of shape (n_rows,)
+        Predicted row labels, non-negative integers (the label is the index
+        into ``row_map``).
+    w_pred : array-like of shape (n_cols,)
+        Predicted column labels, non-negative integers.
+    n_chains : int, default=1
+        Number of chains stored one after the other; chain ``c`` holds a
+        contiguous block of sets, the first ``n_sets % n_chains`` chains one
+        set longer than the others.
+    chain_lengths : sequence of int, optional
+        Explicit chain lengths (summing to ``n_sets``); overrides ``n_chains``.
+
+    Returns
+    -------
+    ConditionalRisk
+        ``risk`` and its ``mcse`` (pooled batch means of ``l_item`` with batch
+        size about ``sqrt(n_sets)`` within each chain, see
+        :class:`ConditionalRisk`), mean row and column error rates, the
+        matching, CARI mean and standard deviation and the number of sets.
+
+    Examples
+    --------
+    >>> result = conditional_risk([[0, 0, 1, 1], [0, 0, 1, 0]], [[0, 1], [0, 1]],
+    ...                           [1, 1, 0, 0], [0, 1])
+    >>> result.risk, result.mean_l_row, result.row_map.tolist()
+    (0.125, 0.125, [1, 0])
+    """
+    rows_ref = check_label_sets("gibbs_rows", gibbs_rows).astype(np.int64, copy=False)
+    cols_ref = check_label_sets("gibbs_cols", gibbs_cols).astype(np.int64, copy=False)
+    if rows_ref.shape[0] != cols_ref.shape[0]:
+        raise ValueError(
+            "gibbs_rows and gibbs_cols must hold equally many label sets, "
+            f"got shapes {rows_ref.shape} and {cols_ref.shape}"
+        )
+    rows_pred = check_labels("z_pred", z_pred)
+    cols_pred = check_labels("w_pred", w_pred)
+    _same_length("gibbs_rows", rows_ref, "z_pred", rows_pred)
+    _same_length("gibbs_cols", cols_ref, "w_pred", cols_pred)
+    lengths = _chain_lengths(rows_ref.shape[0], n_chains, chain_lengths)
+    return _conditional_risk(rows_ref, cols_ref, rows_pred, cols_pred, lengths)
+
+
+def _conditional_risk(
+    rows_ref: np.ndarray,
+    cols_ref: np.ndarray,
+    rows_pred: np.ndarray,
+    cols_pred: np.ndarray,
+    lengths: Sequence[int],
+) -> ConditionalRisk:
+    """:func:`conditional_risk` of validated arrays.
+
+    ``rows_ref``/``cols_ref`` are int64 non-negative label sets of shapes
+    (S, n_rows) and (S, n_cols), ``rows_pred``/``cols_pred`` int64 non-negative
+    vectors of matching lengths, ``lengths`` the chain lengths (summing to S).
+    """
+    n_sets = rows_ref.shape[0]
+    k_row_pred, k_col_pred = int(rows_pred.max()) + 1, int(cols_pred.max()) + 1
+    rows = _TableStack(rows_ref, int(rows_ref.max()) + 1, rows_pred, k_row_pred)
+    cols = _TableStack(cols_ref, int(cols_ref.max()) + 1, cols_pred, k_col_pred)
+    sigma, tau, steps, exact = _optimal_matchings(rows, cols)
+    row_hits, col_hits = rows.hits(sigma), cols.hits(tau)
+
+    n_rows, n_cols = rows.n_items, cols.n_items
+    cells = n_rows * n_cols
+    products = [r * c for r, c in zip(row_hits.tolist(), col_hits.tolist(), strict=True)]
+    losses = np.array([(cells - p) / cells for p in products])
+    row_sums, col_sums = rows.pair_sums(), cols.pair_sums()
+    caris = [_ari_from_counts(*_cari_counts(row_sums, col_sums, s, s)) for s in range(n_sets)]
+    cari_mean, cari_sd = _mean_sd(caris)
+    return ConditionalRisk(
+        risk=(n_sets * cells - sum(products)) / (n_sets * cells),
+        mcse=_batch_means_mcse(losses, lengths),
+        mean_l_row=(n_sets * n_rows - int(row_hits.sum())) / (n_sets * n_rows),
+        mean_l_col=(n_sets * n_cols - int(col_hits.sum())) / (n_sets * n_cols),
+        row_map=_cluster_map(sigma, rows_pred, k_row_pred),
+        col_map=_cluster_map(tau, cols_pred, k_col_pred),
+        cari_mean=cari_mean,
+        cari_sd=cari_sd,
+        n_sets=n_sets,
+        n_steps=steps,
+        exact=exact,
+    )

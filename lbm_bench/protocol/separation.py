@@ -1,0 +1,153 @@
+"""A first guess of the calibrated scale from the design alone.
+
+Before any table is drawn, the scale at which a target risk is met can be
+guessed from how far apart the blocks' distributions are. For two row classes
+``k`` and ``k'``, a row is informed by its ``n_cols`` entries; when the column
+labels are known, telling the classes apart from those entries is a test
+between two products of exponential-family densities whose log-likelihood ratio
+has mean ``n_cols * sum_l rho_l KL(kl || k'l)``. With the symmetrised
+Kullback-Leibler divergence ``J`` per entry (for Gaussian blocks of equal
+variance ``J = delta^2 / (2 sigma^2)``) the error of that test is about
+``Phi(-sqrt(D / 2))`` with ``D = n_cols sum_l rho_l J(kl, k'l)`` (exact for
+equal-variance Gaussian blocks), and a row's error about the sum over the other
+classes. Columns likewise with ``n_rows``. The predicted ``l_item`` combines
+the two (eq. 3).
+
+The prediction ignores that the other side's labels are themselves uncertain,
+so it is optimistic at high risks; it only starts the root finding of
+:mod:`lbm_bench.protocol.calibration`, which corrects it with the tables'
+errors. It needs nothing family-specific: the divergences come from the
+exponential-family interface (natural parameters, log-partition and the mean
+sufficient statistics, the latter estimated once on a fixed sample of noise).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+from scipy import special
+
+from lbm_bench.models.design import ModelDesign
+
+__all__ = ["block_divergences", "predicted_error", "first_guess"]
+
+#: Entries per block in the fixed sample that estimates the mean sufficient statistics.
+_ENTRIES_PER_SIDE = 48
+
+
+def _reference_noise(design: ModelDesign) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    g, m = design.block_shape
+    z = np.repeat(np.arange(g), _ENTRIES_PER_SIDE)
+    w = np.repeat(np.arange(m), _ENTRIES_PER_SIDE)
+    plain = dataclasses.replace(design, row_effects=None, col_effects=None)
+    noise = plain.model(1.0).draw_noise(z.size, w.size, rng=np.random.default_rng(0))
+    return noise, z, w
+
+
+def block_divergences(design: ModelDesign, scale: float, _noise=None) -> np.ndarray:
+    """Symmetrised Kullback-Leibler divergences between block distributions.
+
+    ``J[k, l, k', l'] = (KL(kl || k'l') + KL(k'l' || kl)) / 2`` per entry, from the
+    exponential-family form ``KL(a || b) = (eta_a - eta_b) . E_a[T] - A_a + A_b``.
+    ``E_a[T]`` is the mean sufficient statistic of block ``a`` over a fixed sample
+    of ``48 x 48`` entries (the same noise at every scale, so ``J`` is smooth in
+    the scale). Poisson row and column effects are left out (they average one).
+
+    Returns
+    -------
+    ndarray of shape (g, m, g, m)
+    """
+    noise, z, w = _noise if _noise is not None else _reference_noise(design)
+    plain = dataclasses.replace(design, row_effects=None, col_effects=None)
+    model = plain.model(scale)
+    g, m = design.block_shape
+    stats = model.sufficient_statistics(model.table_from_noise(noise, z, w))  # (p, g R, m R)
+    p = stats.shape[0]
+    R = _ENTRIES_PER_SIDE
+    mean_t = stats.reshape(p, g, R, m, R).mean(axis=(2, 4))  # (p, g, m)
+    eta = model.natural_parameters  # (p, g, m)
+    A = model.log_partition  # (g, m)
+    # cross[a, b] = eta_b . E_a[T]
+    cross = np.einsum("pkl,pab->klab", mean_t, eta)
+    own = np.einsum("pkl,pkl->kl", mean_t, eta)
+    kl = own[:, :, None, None] - cross - A[:, :, None, None] + A[None, None]
+    return np.maximum(0.5 * (kl + kl.transpose(2, 3, 0, 1)), 0.0)
+
+
+def _side_error(divergence: np.ndarray, proportions: np.ndarray, other: np.ndarray, n_other: int) -> float:
+    """Predicted error of one side's labels: ``divergence`` (k, o, k', o) between the
+    classes of this side, for each class ``o`` of the other side."""
+    k = proportions.size
+    error = 0.0
+    for a in range(k):
+        for b in range(k):
+            if a != b:
+                separation = n_other * float(np.einsum("o,o->", other, divergence[a, :, b, :].diagonal()))
+                error += proportions[a] * 0.5 * special.erfc(math.sqrt(separation / 2) / math.sqrt(2))
+    return min(error, 1.0 - float(np.max(proportions)))
+
+
+def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float, _noise=None) -> float:
+    """Predicted ``l_item`` of the MAP at ``scale`` (see the module documentation)."""
+    J = block_divergences(design, scale, _noise)
+    row = _side_error(J, design.row_proportions, design.col_proportions, n_cols)
+    col = _side_error(J.transpose(1, 0, 3, 2), design.col_proportions, design.row_proportions, n_rows)
+    return row + col - row * col
+
+
+def first_guess(
+    design: ModelDesign, n_rows: int, n_cols: int, target_risk: float
+) -> tuple[float, float]:
+    """The scale whose :func:`predicted_error` is ``target_risk``, and the slope of
+    ``logit(predicted error)`` against ``log(scale)`` there.
+
+    Bracketed from scale 1 by factors of 4 within ``[1e-4, 1e3]``, then found by
+    bisection on ``log(scale)``; the slope is a
+    central difference. Returns ``(1.0, -3.0)`` when the prediction does not
+    cross the target in that range.
+
+    Examples
+    --------
+    >>> from lbm_bench import random_design
+    >>> scale, slope = first_guess(random_design("gaussian", 3, 3, rng=0), 200, 100, 0.1)
+    >>> 0 < scale and slope < 0
+    True
+    """
+    noise = _reference_noise(design)
+
+    def f(x: float) -> float:
+        return predicted_error(design, n_rows, n_cols, math.exp(x), noise) - target_risk
+
+    # bracket from scale 1 by factors of 4 (a wide fixed range overflows Poisson rates)
+    low = high = 0.0
+    step = math.log(4.0)
+    try:
+        if f(0.0) > 0:
+            while f(high) > 0:
+                if high > math.log(1e3):
+                    return 1.0, -3.0
+                low, high = high, high + step
+        else:
+            while f(low) <= 0:
+                if low < math.log(1e-4):
+                    return 1.0, -3.0
+                low, high = low - step, low
+    except (ValueError, OverflowError, FloatingPointError):
+        return 1.0, -3.0
+    for _ in range(40):
+        mid = 0.5 * (low + high)
+        if f(mid) > 0:
+            low = mid
+        else:
+            high = mid
+        if high - low < 1e-3:
+            break
+    x = 0.5 * (low + high)
+    h = 0.05
+    up, down = f(x + h) + target_risk, f(x - h) + target_risk
+    if not 0 < up < 1 or not 0 < down < 1:
+        return math.exp(x), -3.0
+    slope = (special.logit(up) - special.logit(down)) / (2 * h)
+    return math.exp(x), float(slope) if slope < -0.1 else -3.0

@@ -1,0 +1,37 @@
+"""Benchmark tables as HDF5 files: format ``lbm-bench-table`` (``docs/format.md``).
+
+A file holds the table (``data``), its generating labels (``truth/``), the
+X-only MAP labels (``map/``), the Gibbs label sets (``gibbs/``), the true
+parameters and their scale-free design (``params/``, ``params/design/``), the
+records of calibration and rejection sampling (``calibration/``,
+``rejection/``) and, as root attributes, the certificate (risk, MCSE, R-hat...).
+
+Modules: :mod:`~lbm_bench.storage.format` (the normative constants: name,
+versions, item names and kinds, dtypes, chunking), :mod:`~lbm_bench.storage.writer`
+(:func:`save_table`: atomic and byte-stable), :mod:`~lbm_bench.storage.reader`
+(:func:`load_table`, :func:`check_file`, :func:`read_info`) and
+:mod:`~lbm_bench.storage.validate` (the checks, shared by the writer and the
+reader).
+
+Examples
+--------
+>>> from lbm_bench.storage import check_file, load_table
+>>> check_file("tests/data/table_v1.h5")  # doctest: +SKIP
+[]
+>>> load_table("tests/data/table_v1.h5").shape  # doctest: +SKIP
+(12, 10)
+"""
+
+from lbm_bench.storage.format import FORMAT_NAME, FORMAT_VERSION
+from lbm_bench.storage.reader import FormatError, check_file, load_table, read_info
+from lbm_bench.storage.writer import save_table
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "FormatError",
+    "check_file",
+    "load_table",
+    "read_info",
+    "save_table",
+]

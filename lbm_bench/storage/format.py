@@ -1,0 +1,314 @@
+"""The normative constants of the ``lbm-bench-table`` format (``docs/format.md``).
+
+Everything the writer and the reader must agree on lives here, once: the
+format name and the table of versions, the names and kinds of the attributes
+of each group, the datasets and their dtypes, and the chunking and
+compression of the chunked datasets. :mod:`lbm_bench.storage.writer` and
+:mod:`lbm_bench.storage.validate` only read these tables.
+
+Versions
+--------
+A file says ``format_version = "MAJOR.MINOR"``. A minor version only adds
+optional items, so a reader of major ``MAJOR`` reads every ``MAJOR.x`` file:
+an older minor lacks the items of the later ones (they are optional), a newer
+minor may hold items this reader does not know (they are ignored). To add
+version ``1.1``, add its entry to :data:`MINOR_VERSIONS` with the items it
+adds: :data:`FORMAT_VERSION` follows; :func:`optional_items` tells the reader
+which items a file of a given version may hold (read an added item only when
+it is listed there for the file's version and present); :func:`version_for`
+gives the writer the oldest version that holds the items it writes, so that a
+table without the new items keeps its bytes (and stays readable by older
+readers of the same major).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import numpy as np
+
+__all__ = [
+    "FORMAT_NAME",
+    "FORMAT_VERSION",
+    "MAJOR",
+    "MINOR_VERSIONS",
+    "ACCEPTED_VERSIONS",
+    "parse_version",
+    "optional_items",
+    "version_for",
+    "DATA_DTYPES",
+    "BLOCK_PARAMETERS",
+    "EFFECTS",
+    "DESIGN_ARRAYS",
+    "LABEL_GROUPS",
+    "ROOT_ATTRIBUTES",
+    "RISK_ATTRIBUTES",
+    "BAYES_RISK_ATTRIBUTES",
+    "FLOOR_ATTRIBUTES",
+    "FLOOR_DATASETS",
+    "CRITERIA",
+    "POSTERIOR_DTYPE",
+    "GROUP_ATTRIBUTES",
+    "COMPRESSED",
+    "GZIP_LEVEL",
+    "CHUNK_BYTES",
+    "GIBBS_SETS_PER_CHUNK",
+    "MAX_STRING_BYTES",
+    "chunk_shape",
+    "dataset_options",
+]
+
+# ---------------------------------------------------------------------------
+# Name and versions
+# ---------------------------------------------------------------------------
+#: Value of the root attribute ``format``.
+FORMAT_NAME = "lbm-bench-table"
+#: Major version this package writes and reads (files of another major are refused).
+MAJOR = 1
+#: Minor versions of :data:`MAJOR` this package knows, each with the items it adds
+#: (``"group/dataset"`` or ``"group@attribute"``; ``"@name"`` for a root attribute).
+#: Every item a minor adds is optional for readers: a file of an older minor lacks it.
+MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
+    0: (),  # 1.0: the layout of docs/format.md
+    # 1.1: the floor (the Bayes labels for l_item, their cross-fitted risk, the criterion
+    # the target applied to) and the posterior marginals; stored all together or not at all.
+    1: (
+        "bayes/rows",
+        "bayes/cols",
+        "posterior/rows",
+        "posterior/cols",
+        "@bayes_risk",
+        "@bayes_risk_mcse",
+        "@bayes_risk_rhat",
+        "@bayes_risk_ess",
+        "@bayes_row_loss",
+        "@bayes_col_loss",
+        "@criterion",
+    ),
+}
+#: Version written by the writer: the newest known minor.
+FORMAT_VERSION = f"{MAJOR}.{max(MINOR_VERSIONS)}"
+#: Every version this package knows, oldest first (readers also accept unknown newer minors).
+ACCEPTED_VERSIONS = tuple(f"{MAJOR}.{minor}" for minor in sorted(MINOR_VERSIONS))
+
+_VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)$")
+
+
+def parse_version(text: str) -> tuple[int, int] | None:
+    """``(major, minor)`` of a ``"MAJOR.MINOR"`` string of decimal integers, None otherwise.
+
+    Examples
+    --------
+    >>> parse_version("1.0"), parse_version("1.12"), parse_version("1")
+    ((1, 0), (1, 12), None)
+    """
+    match = _VERSION_PATTERN.match(text)
+    return None if match is None else (int(match.group(1)), int(match.group(2)))
+
+
+def optional_items(version: tuple[int, int]) -> frozenset[str]:
+    """Items added by the minors up to ``version`` (all optional to readers).
+
+    A file of a minor newer than the newest known gets the items of every known
+    minor (its own unknown items are ignored by the reader).
+
+    Parameters
+    ----------
+    version : (major, minor)
+        Of :data:`MAJOR`.
+
+    Returns
+    -------
+    frozenset of str
+        Item names as in :data:`MINOR_VERSIONS`.
+    """
+    major, minor = version
+    if major != MAJOR:
+        raise ValueError(f"version must be of major {MAJOR}, got {major}.{minor}")
+    return frozenset(item for m, items in MINOR_VERSIONS.items() if m <= minor for item in items)
+
+
+def version_for(items: Iterable[str]) -> str:
+    """The oldest known version whose optional items include those of ``items`` it lists.
+
+    Parameters
+    ----------
+    items : iterable of str
+        Every item of a file about to be written (names as in :data:`MINOR_VERSIONS`;
+        the items of version 1.0 match no entry).
+
+    Returns
+    -------
+    str
+        ``"MAJOR.MINOR"``; ``"1.0"`` for a file with none of the items later minors add.
+
+    Examples
+    --------
+    >>> version_for(["data", "gibbs/rows", "gibbs@thin"])
+    '1.0'
+    """
+    present = set(items)
+    minor = max((m for m, added in MINOR_VERSIONS.items() if present.intersection(added)), default=0)
+    return f"{MAJOR}.{minor}"
+
+
+# ---------------------------------------------------------------------------
+# Datasets
+# ---------------------------------------------------------------------------
+#: dtype of ``data`` by family.
+DATA_DTYPES = {
+    "gaussian": np.dtype(np.float64),
+    "poisson": np.dtype(np.int64),
+    "bernoulli": np.dtype(np.uint8),
+}
+#: Block parameter datasets of ``params/`` by family (Poisson effects are optional, see EFFECTS).
+BLOCK_PARAMETERS = {"gaussian": ("means", "stds"), "poisson": ("rates",), "bernoulli": ("probs",)}
+#: Optional per-row/column parameters (Poisson contingency model), in ``params/`` and
+#: ``params/design/``, stored together or not at all.
+EFFECTS = ("row_effects", "col_effects")
+#: Datasets of ``params/design/`` (the last two: the optional EFFECTS).
+DESIGN_ARRAYS = ("row_proportions", "col_proportions", "pattern", "dispersion") + EFFECTS
+#: Groups holding one labelling each as ``rows`` and ``cols`` datasets.
+LABEL_GROUPS = ("truth", "map")
+
+# ---------------------------------------------------------------------------
+# Attributes: name -> kind ("int": int64 scalar, "float": float64 scalar,
+# "str": UTF-8 string, "ints"/"floats": 1-D int64/float64 array)
+# ---------------------------------------------------------------------------
+#: Root attributes.
+ROOT_ATTRIBUTES = {
+    "format": "str",
+    "format_version": "str",
+    "lbm_bench_version": "str",
+    "kind": "str",
+    "n_rows": "int",
+    "n_cols": "int",
+    "n_row_clusters": "int",
+    "n_col_clusters": "int",
+    "target_risk": "float",
+    "risk": "float",
+    "risk_mcse": "float",
+    "risk_rhat": "float",
+    "risk_ess": "float",
+    "row_loss": "float",
+    "col_loss": "float",
+    "seed": "int",
+    "scale": "float",
+    "options_json": "str",
+}
+#: Root attribute of each stored field of the risk estimate (RiskEstimate field -> attribute).
+RISK_ATTRIBUTES = {
+    "risk": "risk",
+    "mcse": "risk_mcse",
+    "rhat": "risk_rhat",
+    "ess": "risk_ess",
+    "row_loss": "row_loss",
+    "col_loss": "col_loss",
+}
+#: Version 1.1: root attribute of each field of the floor's risk estimate.
+BAYES_RISK_ATTRIBUTES = {
+    "risk": "bayes_risk",
+    "mcse": "bayes_risk_mcse",
+    "rhat": "bayes_risk_rhat",
+    "ess": "bayes_risk_ess",
+    "row_loss": "bayes_row_loss",
+    "col_loss": "bayes_col_loss",
+}
+#: Version 1.1: the root attributes of the floor (name -> kind).
+FLOOR_ATTRIBUTES = {**{attr: "float" for attr in BAYES_RISK_ATTRIBUTES.values()}, "criterion": "str"}
+#: Version 1.1: the datasets of the floor: Bayes labels (unsigned, as the other labels) and
+#: posterior marginals (share of the Gibbs sets giving each row/column each class).
+FLOOR_DATASETS = ("bayes/rows", "bayes/cols", "posterior/rows", "posterior/cols")
+#: Values of ``@criterion``: which risk the target and the rejection step applied to.
+CRITERIA = ("bayes", "map")
+#: dtype of ``posterior/rows`` (n_rows, n_row_clusters) and ``posterior/cols`` (n_cols, n_col_clusters).
+POSTERIOR_DTYPE = np.dtype(np.float32)
+#: Attributes of the groups (group path -> {name: kind}); the names of the
+#: ``gibbs``, ``calibration`` and ``rejection`` attributes are those of the record's fields.
+GROUP_ATTRIBUTES = {
+    "gibbs": {"burn_in": "int", "chain_lengths": "ints", "n_chains": "int", "thin": "int"},
+    "params": {"scale": "float"},
+    "params/design": {"base_rate": "float"},
+    "calibration": {
+        "bracket": "floats",
+        "error_std": "float",
+        "mean_error": "float",
+        "n_steps": "int",
+        "n_tables": "int",
+        "scale": "float",
+        "target_risk": "float",
+        "tolerance": "float",
+    },
+    "rejection": {
+        "acceptance_rate": "float",
+        "attempts": "int",
+        "balance": "float",  # NaN: no balance constraint
+        "screened_out": "int",
+        "tolerance": "float",
+    },
+}
+#: Longest string attribute, in UTF-8 bytes (version-1 object headers cap a message near 64 KiB).
+MAX_STRING_BYTES = 64_000
+
+# ---------------------------------------------------------------------------
+# Chunking and compression
+# ---------------------------------------------------------------------------
+#: Datasets stored chunked and compressed; every other dataset is contiguous.
+COMPRESSED = ("data", "gibbs/cols", "gibbs/rows")
+#: Compression of the chunked datasets (gzip level, with the shuffle filter).
+GZIP_LEVEL = 4
+#: Upper bound on the bytes of one chunk.
+CHUNK_BYTES = 1 << 20
+#: Upper bound on the Gibbs label sets per chunk.
+GIBBS_SETS_PER_CHUNK = 256
+
+
+def chunk_shape(
+    shape: tuple[int, int], itemsize: int, max_rows: int | None = None
+) -> tuple[int, int]:
+    """Chunk shape of a compressed 2-D dataset: whole rows when they fit, at most 1 MiB.
+
+    Parameters
+    ----------
+    shape : (n_rows, n_cols)
+        Dataset shape (both at least 1).
+    itemsize : int
+        Bytes per element.
+    max_rows : int, optional
+        Cap on the rows per chunk (:data:`GIBBS_SETS_PER_CHUNK` for Gibbs sets).
+
+    Returns
+    -------
+    (chunk_rows, chunk_cols) : tuple of int
+
+    Examples
+    --------
+    >>> chunk_shape((2000, 10_000), 1, GIBBS_SETS_PER_CHUNK)
+    (104, 10000)
+    """
+    n_rows, n_cols = shape
+    cols = min(n_cols, max(1, CHUNK_BYTES // itemsize))
+    rows = min(n_rows, max(1, CHUNK_BYTES // (cols * itemsize)))
+    if max_rows is not None:
+        rows = min(rows, max_rows)
+    return rows, cols
+
+
+def dataset_options(path: str, shape: tuple[int, ...], itemsize: int) -> dict[str, object]:
+    """Storage keywords of ``h5py.Group.create_dataset`` for dataset ``path``.
+
+    Those of :data:`COMPRESSED` are chunked (:func:`chunk_shape`), shuffled and
+    gzip-compressed at :data:`GZIP_LEVEL`; every other dataset is contiguous
+    (no keyword). No dataset records timestamps.
+    """
+    options: dict[str, object] = {"track_times": False}
+    if path in COMPRESSED:
+        max_rows = GIBBS_SETS_PER_CHUNK if path.startswith("gibbs/") else None
+        options.update(
+            chunks=chunk_shape(shape, itemsize, max_rows),
+            compression="gzip",
+            compression_opts=GZIP_LEVEL,
+            shuffle=True,
+        )
+    return options

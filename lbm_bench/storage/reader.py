@@ -1,0 +1,219 @@
+"""Reading ``lbm-bench-table`` files: :func:`load_table`, :func:`check_file`, :func:`read_info`.
+
+Reading validates everything before building a Table (the checks are those of
+:mod:`lbm_bench.storage.validate`): a file that is not HDF5, truncated, of
+another format, of a newer major version, incomplete or inconsistent is
+refused with :class:`FormatError`, whose one-line message starts with the
+file name. Files of any minor version of the supported major are read (see
+:mod:`lbm_bench.storage.format`). Nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+
+from lbm_bench.protocol.table import Table
+from lbm_bench.storage.sources import FileSource, SafeAttributes
+from lbm_bench.storage.validate import HDF5_ERRORS, Fatal, one_line, read_table, read_version, summary
+
+__all__ = ["FormatError", "load_table", "check_file", "read_info"]
+
+
+class FormatError(ValueError):
+    """A file is not a valid lbm-bench table file (message: ``"<path>: <problem>"``)."""
+
+
+def _require_file(path: Path) -> None:
+    if not path.exists():
+        raise FileNotFoundError(2, "No such file or directory", str(path))
+
+
+@contextlib.contextmanager
+def _open(path: Path) -> Iterator[h5py.File]:
+    """Open a file read-only; a non-HDF5, truncated or unreadable file is Fatal."""
+    try:
+        file = h5py.File(path, "r")
+    except OSError as exc:
+        raise Fatal(f"not a readable HDF5 file ({one_line(exc)})") from exc
+    with file:
+        yield file
+
+
+def _inspect(path: Path) -> tuple[Table | None, list[str]]:
+    _require_file(path)
+    problems: list[str] = []
+    try:
+        with _open(path) as file:
+            table = read_table(FileSource(file), problems)
+    except Fatal as exc:
+        return None, problems + [str(exc)]
+    except OSError as exc:  # a damaged chunk or heap, met while reading
+        return None, problems + [f"unreadable HDF5 content ({one_line(exc)})"]
+    return table, problems
+
+
+def load_table(path: str | os.PathLike[str]) -> Table:
+    """Read a table written by :func:`~lbm_bench.storage.writer.save_table` (any format version 1.x).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An lbm-bench table file.
+
+    Returns
+    -------
+    Table
+        With ``data`` as float64 (Gaussian), int64 (Poisson) or uint8
+        (Bernoulli), truth and MAP labels as int64, Gibbs label sets in the
+        stored unsigned dtype, the risk estimate rebuilt from the stored
+        attributes (``n_samples`` and ``n_chains`` from the Gibbs sets),
+        ``calibration.design`` set to the table's design and empty
+        ``timings`` (not stored).
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` does not exist.
+    FormatError
+        When the file is not a valid table file; the one-line message starts
+        with the path and names the first problem found.
+    """
+    path = Path(path)
+    table, problems = _inspect(path)
+    if problems or table is None:
+        raise FormatError(f"{path}: {summary(problems or ['invalid file'])}")
+    return table
+
+
+def check_file(path: str | os.PathLike[str]) -> list[str]:
+    """All the problems :func:`load_table` would refuse a file for.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file supposed to be an lbm-bench table.
+
+    Returns
+    -------
+    list of str
+        One-line descriptions (without the path); empty when the file loads.
+        After a problem that makes the rest unreadable (not HDF5, another
+        format, a newer major version, a missing header), only that one.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` does not exist.
+    """
+    return _inspect(Path(path))[1]
+
+
+def _python(value: Any) -> Any:
+    """An attribute value as plain Python (str, int, float or list)."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+#: Group attributes repeated at the top level of :func:`read_info` (names unique in the layout).
+_INFO_SHORTCUTS = {
+    "gibbs": ("n_chains", "chain_lengths", "burn_in", "thin"),
+    "calibration": ("n_steps", "n_tables", "bracket"),
+    "rejection": ("attempts", "screened_out", "acceptance_rate", "balance"),
+}
+
+
+def _info_shortcuts(
+    groups: dict[str, dict[str, Any]], datasets: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "data" in datasets:
+        out["shape"] = datasets["data"]["shape"]
+    if "gibbs/rows" in datasets:
+        out["n_samples"] = datasets["gibbs/rows"]["shape"][0]
+    for group, names in _INFO_SHORTCUTS.items():
+        attrs = groups.get(group, {})
+        out.update({name: attrs[name] for name in names if name in attrs})
+    return out
+
+
+def _plain_attributes(obj: h5py.Group) -> dict[str, Any]:
+    return {key: _python(value) for key, value in SafeAttributes(obj.attrs).items()}
+
+
+def read_info(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Attributes and dataset shapes of a table file, without reading the datasets.
+
+    Only the format name and major version are checked (use
+    :func:`check_file` for a full check).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An lbm-bench table file of any version ``1.x``; only its attributes
+        and the headers of its datasets are read.
+
+    Returns
+    -------
+    dict
+        Plain Python values (str, int, float, list, tuple):
+
+        - every root attribute by name (``kind``, ``n_rows``, ``seed``,
+          ``risk``, ``risk_mcse``, ``format_version``...);
+        - ``path``: the path as given;
+        - shortcuts: ``shape`` (of ``data``), ``n_samples`` (Gibbs sets),
+          ``n_chains``, ``chain_lengths``, ``burn_in``, ``thin`` (``gibbs``),
+          ``n_steps``, ``n_tables``, ``bracket`` (``calibration``),
+          ``attempts``, ``screened_out``, ``acceptance_rate``, ``balance``
+          (``rejection``; NaN balance means none);
+        - ``groups``: ``{group path: {attribute: value}}`` for every group;
+        - ``datasets``: ``{dataset path: {"shape": tuple, "dtype": str}}``.
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``path`` does not exist.
+    FormatError
+        When the file is not HDF5, of another format or of a newer major version.
+
+    Examples
+    --------
+    >>> info = read_info("tests/data/table_v1.h5")  # doctest: +SKIP
+    >>> info["kind"], info["shape"], info["n_samples"]  # doctest: +SKIP
+    ('poisson', (12, 10), 50)
+    """
+    path = Path(path)
+    groups: dict[str, dict[str, Any]] = {}
+    datasets: dict[str, dict[str, Any]] = {}
+
+    def visit(name: str, obj: Any) -> None:
+        if isinstance(obj, h5py.Dataset):
+            datasets[name] = {"shape": tuple(obj.shape), "dtype": str(obj.dtype)}
+        elif isinstance(obj, h5py.Group):
+            groups[name] = _plain_attributes(obj)
+
+    _require_file(path)
+    try:
+        with _open(path) as file:
+            read_version(FileSource(file))
+            attributes = _plain_attributes(file)
+            file.visititems(visit)
+    except Fatal as exc:
+        raise FormatError(f"{path}: {exc}") from None
+    except HDF5_ERRORS as exc:
+        raise FormatError(f"{path}: unreadable HDF5 content ({one_line(exc)})") from None
+    info: dict[str, Any] = {"path": str(path), **_info_shortcuts(groups, datasets)}
+    info.update(groups=groups, datasets=datasets)
+    info.update(attributes)  # root attributes win (none of version 1.x uses the names above)
+    return info

@@ -1,0 +1,571 @@
+"""The checks of an ``lbm-bench-table`` file's items, and the Table they build.
+
+:func:`read_table` reads every item of a source (an open file, or the layout
+the writer is about to write), records a one-line problem for each bad item
+and builds the :class:`~lbm_bench.protocol.table.Table` when there is none.
+Names, kinds and dtypes come from :mod:`lbm_bench.storage.format`, as for
+the writer. A problem after which nothing else can be checked (not a table,
+an unsupported version, no header) raises :class:`Fatal`.
+
+Versions: every file of the supported major is read (``_Header.version`` is
+its ``(major, minor)``). An item that a later minor adds is optional: read it
+only when ``item in optional_items(h.version)`` and it is present, and build
+the Table without it otherwise; items a minor does not list are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lbm_bench._validation import KINDS
+from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
+from lbm_bench.models.design import ModelDesign
+from lbm_bench.models.families import LatentBlockModel, model_from_parameters
+from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
+from lbm_bench.storage.format import (
+    BAYES_RISK_ATTRIBUTES,
+    BLOCK_PARAMETERS,
+    CRITERIA,
+    DATA_DTYPES,
+    EFFECTS,
+    FLOOR_ATTRIBUTES,
+    FLOOR_DATASETS,
+    FORMAT_NAME,
+    GROUP_ATTRIBUTES,
+    LABEL_GROUPS,
+    MAJOR,
+    POSTERIOR_DTYPE,
+    RISK_ATTRIBUTES,
+    ROOT_ATTRIBUTES,
+    optional_items,
+    parse_version,
+)
+
+__all__ = ["Fatal", "HDF5_ERRORS", "read_table", "read_version", "one_line", "summary"]
+
+
+class Fatal(Exception):
+    """A problem after which the rest of the file cannot be checked."""
+
+
+def one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line (its type name when it has none)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def summary(problems: list[str]) -> str:
+    """The first problem, and how many more there are."""
+    extra = len(problems) - 1
+    return problems[0] + (f" (and {extra} more problem{'s' if extra > 1 else ''})" if extra else "")
+
+
+def _item(path: str, name: str | None = None) -> str:
+    """Item name in messages: ``gibbs/rows`` (dataset), ``gibbs@thin`` or ``@kind`` (attribute)."""
+    return path if name is None else f"{path}@{name}"
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return None
+
+
+def _as_float(value: Any) -> float | None:
+    if isinstance(value, (bool, np.bool_)):
+        return None
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return float(value)
+    return None
+
+
+def _as_str(value: Any) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return None
+
+
+def _as_vector(value: Any, kinds: str, dtype: type) -> np.ndarray | None:
+    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in kinds:
+        return value.astype(dtype)
+    return None
+
+
+def _as_ints(value: Any) -> np.ndarray | None:
+    return _as_vector(value, "iu", np.int64)
+
+
+def _as_floats(value: Any) -> np.ndarray | None:
+    return _as_vector(value, "iuf", np.float64)
+
+
+#: Attribute converters by expected kind, with the description used in messages.
+_CONVERTERS: dict[str, tuple[Callable[[Any], Any], str]] = {
+    "int": (_as_int, "an integer"),
+    "float": (_as_float, "a real number"),
+    "str": (_as_str, "a UTF-8 string"),
+    "ints": (_as_ints, "a 1-D integer array"),
+    "floats": (_as_floats, "a 1-D real array"),
+}
+#: Dataset dtype kinds by name, for messages.
+_KIND_NAMES = {"u": "unsigned integer", "f": "float"}
+#: What h5py raises on damaged or exotic content (a missing item is not an error: see _FileSource).
+HDF5_ERRORS = (KeyError, OSError, RuntimeError, TypeError, ValueError)
+
+
+def _shape_text(shape: tuple[int | None, ...]) -> str:
+    """``(12, *)`` for an expected shape (None: any extent)."""
+    inner = ", ".join("*" if e is None else str(e) for e in shape)
+    return f"({inner},)" if len(shape) == 1 else f"({inner})"
+
+
+def _any_none(*values: Any) -> bool:
+    """True when one of ``values`` is None (safe with arrays, unlike ``None in values``)."""
+    return any(value is None for value in values)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+@dataclass
+class Reader:
+    """Reads items from a source, recording a one-line problem per bad item."""
+
+    source: Any
+    problems: list[str]
+
+    def problem(self, message: str) -> None:
+        self.problems.append(message)
+
+    def attr(self, path: str, name: str, kind: str, *, fatal: bool = False) -> Any:
+        """Attribute ``name`` of group ``path`` converted by ``kind``; None on a problem."""
+        convert, description = _CONVERTERS[kind]
+        try:
+            attrs = self.source.attrs(path)
+            raw = None if attrs is None else attrs.get(name)
+        except HDF5_ERRORS as exc:
+            attrs, raw = {}, exc
+        value = None if raw is None or isinstance(raw, Exception) else convert(raw)
+        if value is not None:
+            return value
+        if attrs is None:
+            message = f"group {path} is missing"
+        elif raw is None:
+            message = f"attribute {_item(path, name)} is missing"
+        elif isinstance(raw, Exception):
+            message = f"attribute {_item(path, name)} is unreadable ({one_line(raw)})"
+        else:
+            message = f"attribute {_item(path, name)} must be {description}, got {_short(raw)}"
+        if fatal:
+            raise Fatal(message)
+        if message not in self.problems:  # a missing group is reported once
+            self.problem(message)
+        return None
+
+    def has_dataset(self, path: str) -> bool:
+        try:
+            return self.source.dataset(path) is not None
+        except HDF5_ERRORS:
+            return True  # present but damaged: array() reports it
+
+    def array(
+        self, path: str, shape: tuple[int | None, ...], kinds: str, *, dtype: np.dtype | None = None
+    ) -> np.ndarray | None:
+        """Dataset ``path`` if its shape (None: any extent) and dtype fit; None on a problem."""
+        try:
+            return self._array(path, shape, kinds, dtype)
+        except HDF5_ERRORS as exc:
+            self.problem(f"dataset {path} is unreadable ({one_line(exc)})")
+            return None
+
+    def _array(
+        self, path: str, shape: tuple[int | None, ...], kinds: str, dtype: np.dtype | None
+    ) -> np.ndarray | None:
+        dataset = self.source.dataset(path)
+        if dataset is None:
+            self.problem(f"dataset {path} is missing")
+            return None
+        actual = tuple(dataset.shape)
+        fits = len(actual) == len(shape) and all(e in (None, a) for e, a in zip(shape, actual, strict=True))
+        if not fits:
+            self.problem(f"dataset {path} has shape {actual}, expected {_shape_text(shape)}")
+            return None
+        if (dtype is not None and dataset.dtype != dtype) or dataset.dtype.kind not in kinds:
+            wanted = str(dtype) if dtype is not None else _KIND_NAMES[kinds]
+            self.problem(f"dataset {path} has dtype {dataset.dtype}, expected {wanted}")
+            return None
+        values = np.asarray(dataset[()])
+        return values.astype(np.float64, copy=False) if kinds == "f" else values
+
+
+@dataclass(frozen=True)
+class _Header:
+    """What the other checks need: the file's (major, minor) version, family and sizes."""
+
+    version: tuple[int, int]
+    kind: str
+    n_rows: int
+    n_cols: int
+    g: int
+    m: int
+
+
+def read_version(source: Any) -> tuple[int, int]:
+    """``(major, minor)`` of a source whose root says ``lbm-bench-table`` of a supported major.
+
+    Raises
+    ------
+    Fatal
+        When the format name or version is missing, another or unsupported.
+    """
+    return _check_format(Reader(source, []))
+
+
+def _check_format(reader: Reader) -> tuple[int, int]:
+    """The file's version; Fatal unless the root says ``lbm-bench-table`` of major MAJOR."""
+    name = reader.attr("", "format", ROOT_ATTRIBUTES["format"], fatal=True)
+    if name != FORMAT_NAME:
+        raise Fatal(f"not an {FORMAT_NAME} file (@format is {name!r})")
+    text = reader.attr("", "format_version", ROOT_ATTRIBUTES["format_version"], fatal=True)
+    version = parse_version(text)
+    if version is None:
+        raise Fatal(f"@format_version must look like MAJOR.MINOR, got {text!r}")
+    if version[0] > MAJOR:
+        raise Fatal(
+            f"format version {text} is newer than this reader (supports {MAJOR}.x);"
+            " upgrade lbm-bench"
+        )
+    if version[0] < MAJOR:
+        raise Fatal(f"format version {text} is not supported (this reader reads {MAJOR}.x)")
+    return version
+
+
+def _read_header(reader: Reader) -> _Header:
+    version = _check_format(reader)
+    kind = reader.attr("", "kind", ROOT_ATTRIBUTES["kind"], fatal=True)
+    if kind not in KINDS:
+        raise Fatal(f"@kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    sizes = []
+    for name in ("n_rows", "n_cols", "n_row_clusters", "n_col_clusters"):
+        value = reader.attr("", name, ROOT_ATTRIBUTES[name], fatal=True)
+        if value < 1:
+            raise Fatal(f"@{name} must be >= 1, got {value}")
+        sizes.append(value)
+    return _Header(version, kind, *sizes)
+
+
+def _read_data(reader: Reader, h: _Header) -> np.ndarray | None:
+    dtype = DATA_DTYPES[h.kind]
+    data = reader.array("data", (h.n_rows, h.n_cols), dtype.kind, dtype=dtype)
+    if data is None:
+        return None
+    if h.kind == "gaussian" and not np.all(np.isfinite(data)):
+        reader.problem("dataset data holds non-finite values")
+    elif h.kind == "poisson" and data.min() < 0:
+        reader.problem(f"dataset data holds a negative count ({int(data.min())})")
+    elif h.kind == "bernoulli" and data.max() > 1:
+        reader.problem(f"dataset data holds a value other than 0/1 ({int(data.max())})")
+    else:
+        return data
+    return None
+
+
+def _check_range(
+    reader: Reader, path: str, labels: np.ndarray | None, n_clusters: int
+) -> np.ndarray | None:
+    if labels is not None and labels.size and labels.max() >= n_clusters:
+        reader.problem(f"dataset {path} holds label {int(labels.max())}, outside [0, {n_clusters})")
+        return None
+    return labels
+
+
+def _read_labels(reader: Reader, group: str, h: _Header) -> tuple[np.ndarray, np.ndarray] | None:
+    rows = reader.array(f"{group}/rows", (h.n_rows,), "u")
+    cols = reader.array(f"{group}/cols", (h.n_cols,), "u")
+    rows = _check_range(reader, f"{group}/rows", rows, h.g)
+    cols = _check_range(reader, f"{group}/cols", cols, h.m)
+    if rows is None or cols is None:
+        return None
+    return rows.astype(np.int64), cols.astype(np.int64)
+
+
+def _check_chains(
+    reader: Reader, sets: dict[str, np.ndarray | None], lengths: np.ndarray, n_chains: int | None
+) -> None:
+    """Record the problems of ``gibbs@chain_lengths`` against ``gibbs@n_chains`` and the sets."""
+    if lengths.size == 0 or lengths.min() < 0 or lengths.sum() < 1:
+        reader.problem("attribute gibbs@chain_lengths must be non-negative with a positive sum")
+        return
+    if n_chains is not None and n_chains != lengths.size:
+        reader.problem(
+            f"attribute gibbs@n_chains is {n_chains} but chain_lengths has {lengths.size} entries"
+        )
+    total = int(lengths.sum())
+    for name, values in sets.items():
+        if values is not None and values.shape[0] != total:
+            reader.problem(
+                f"dataset {name} holds {values.shape[0]} label sets"
+                f" but sum(gibbs@chain_lengths) is {total}"
+            )
+
+
+def _read_gibbs(reader: Reader, h: _Header) -> GibbsSamples | None:
+    sets = {
+        "gibbs/rows": reader.array("gibbs/rows", (None, h.n_rows), "u"),
+        "gibbs/cols": reader.array("gibbs/cols", (None, h.n_cols), "u"),
+    }
+    rows = _check_range(reader, "gibbs/rows", sets["gibbs/rows"], h.g)
+    cols = _check_range(reader, "gibbs/cols", sets["gibbs/cols"], h.m)
+    values = {name: reader.attr("gibbs", name, kind) for name, kind in GROUP_ATTRIBUTES["gibbs"].items()}
+    lengths, n_chains = values["chain_lengths"], values["n_chains"]
+    burn_in, thin = values["burn_in"], values["thin"]
+    count = len(reader.problems)
+    if burn_in is not None and burn_in < 0:
+        reader.problem(f"attribute gibbs@burn_in must be >= 0, got {burn_in}")
+    if thin is not None and thin < 1:
+        reader.problem(f"attribute gibbs@thin must be >= 1, got {thin}")
+    if lengths is not None:
+        _check_chains(reader, sets, lengths, n_chains)
+    if len(reader.problems) > count or _any_none(rows, cols, lengths, n_chains, burn_in, thin):
+        return None
+    return GibbsSamples(rows=rows, cols=cols, chain_lengths=lengths, burn_in=burn_in, thin=thin)
+
+
+def _read_effects(reader: Reader, group: str, h: _Header) -> dict[str, np.ndarray] | None:
+    """Poisson effects of ``group`` ({} when absent, None on a problem)."""
+    present = [reader.has_dataset(f"{group}/{name}") for name in EFFECTS]
+    if not any(present):
+        return {}
+    if h.kind != "poisson" or not all(present):
+        reader.problem(
+            f"{group}/row_effects and {group}/col_effects must come together,"
+            " for the poisson kind only"
+        )
+        return None
+    arrays = {
+        "row_effects": reader.array(f"{group}/row_effects", (h.n_rows,), "f"),
+        "col_effects": reader.array(f"{group}/col_effects", (h.n_cols,), "f"),
+    }
+    return None if _any_none(*arrays.values()) else arrays
+
+
+def _read_model(reader: Reader, h: _Header) -> LatentBlockModel | None:
+    row_props = reader.array("params/row_proportions", (h.g,), "f")
+    col_props = reader.array("params/col_proportions", (h.m,), "f")
+    blocks = {
+        name: reader.array(f"params/{name}", (h.g, h.m), "f") for name in BLOCK_PARAMETERS[h.kind]
+    }
+    effects = _read_effects(reader, "params", h)
+    if _any_none(row_props, col_props, effects, *blocks.values()):
+        return None
+    try:
+        model = model_from_parameters(h.kind, row_props, col_props, **blocks, **effects)
+    except (TypeError, ValueError) as exc:
+        reader.problem(f"params: {exc}")
+        return None
+    # The constructor renormalises the proportions, which may move them by an
+    # ulp; keep the stored values so that a round trip is exact.
+    model.row_proportions, model.col_proportions = row_props, col_props
+    return model
+
+
+def _read_design(reader: Reader, h: _Header) -> ModelDesign | None:
+    arrays = {
+        "row_proportions": reader.array("params/design/row_proportions", (h.g,), "f"),
+        "col_proportions": reader.array("params/design/col_proportions", (h.m,), "f"),
+        "pattern": reader.array("params/design/pattern", (h.g, h.m), "f"),
+        "dispersion": reader.array("params/design/dispersion", (h.g, h.m), "f"),
+    }
+    effects = _read_effects(reader, "params/design", h)
+    values = _read_attrs(reader, "params/design", GROUP_ATTRIBUTES["params/design"])
+    if _any_none(effects, values, *arrays.values()):
+        return None
+    return ModelDesign(kind=h.kind, **values, **arrays, **effects)
+
+
+def _read_attrs(reader: Reader, path: str, kinds: Mapping[str, str]) -> dict[str, Any] | None:
+    """Every attribute of ``kinds`` of group ``path`` (None when one is bad: a problem recorded)."""
+    values = {name: reader.attr(path, name, kind) for name, kind in kinds.items()}
+    return None if _any_none(*values.values()) else values
+
+
+def _read_calibration(reader: Reader, design: ModelDesign | None) -> CalibrationResult | None:
+    values = _read_attrs(reader, "calibration", GROUP_ATTRIBUTES["calibration"])
+    n_steps = None if values is None else values["n_steps"]
+    history = reader.array("calibration/history", (n_steps, None), "f")
+    if values is None or history is None:
+        return None
+    if history.shape[1] == 3:  # format 1.0: no n_tables column, every step used n_tables
+        history = np.column_stack([history, np.full(n_steps, float(values["n_tables"]))])
+    elif history.shape[1] != 4:
+        reader.problem(f"dataset calibration/history has shape {history.shape}, expected ({n_steps}, 4)")
+        return None
+    if values["bracket"].shape != (2,):
+        size = values["bracket"].size
+        reader.problem(f"attribute calibration@bracket must hold 2 values, got {size}")
+        return None
+    values["bracket"] = (float(values["bracket"][0]), float(values["bracket"][1]))
+    return CalibrationResult(history=history, design=design, **values)
+
+
+def _read_rejection(reader: Reader) -> RejectionRecord | None:
+    values = _read_attrs(reader, "rejection", GROUP_ATTRIBUTES["rejection"])
+    attempts = None if values is None else values["attempts"]
+    risks = reader.array("rejection/candidate_risks", (attempts,), "f")
+    if values is None or risks is None:
+        return None
+    if math.isnan(values["balance"]):
+        values["balance"] = None
+    return RejectionRecord(candidate_risks=risks, **values)
+
+
+def _read_risk(reader: Reader, gibbs: GibbsSamples | None) -> RiskEstimate | None:
+    values = {name: reader.attr("", attr, ROOT_ATTRIBUTES[attr]) for name, attr in RISK_ATTRIBUTES.items()}
+    if _any_none(gibbs, *values.values()):
+        return None
+    return RiskEstimate(**values, n_samples=gibbs.n_samples, n_chains=gibbs.n_chains)
+
+
+def _has_floor(reader: Reader, h: _Header) -> bool:
+    """Whether the file holds the floor (version 1.1 items): all of them, or none."""
+    allowed = optional_items(h.version)
+    if "@criterion" not in allowed:
+        return False
+    try:
+        root = reader.source.attrs("") or {}
+        present = [f"@{name}" for name in FLOOR_ATTRIBUTES if name in root]
+    except HDF5_ERRORS:
+        present = []
+    present += [path for path in FLOOR_DATASETS if reader.has_dataset(path)]
+    if not present:
+        return False
+    expected = [f"@{name}" for name in FLOOR_ATTRIBUTES] + list(FLOOR_DATASETS)
+    missing = [item for item in expected if item not in present]
+    if missing:
+        reader.problem(f"the floor items (version 1.1) must come together; {', '.join(missing)} missing")
+    return True
+
+
+def _read_floor(reader: Reader, h: _Header, gibbs: GibbsSamples | None) -> dict[str, Any] | None:
+    """Version 1.1: the Bayes labels, their risk and the criterion (checked against the sets)."""
+    labels = _read_labels(reader, "bayes", h)
+    values = {name: reader.attr("", attr, "float") for name, attr in BAYES_RISK_ATTRIBUTES.items()}
+    criterion = reader.attr("", "criterion", FLOOR_ATTRIBUTES["criterion"])
+    if criterion is not None and criterion not in CRITERIA:
+        reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}")
+        criterion = None
+    marginals = [
+        reader.array(f"posterior/{side}", (n, k), "f", dtype=POSTERIOR_DTYPE)
+        for side, n, k in (("rows", h.n_rows, h.g), ("cols", h.n_cols, h.m))
+    ]
+    if gibbs is not None:
+        for side, sets, k, stored in (("rows", gibbs.rows, h.g, marginals[0]), ("cols", gibbs.cols, h.m, marginals[1])):
+            if stored is None:
+                continue
+            counts = np.stack([np.count_nonzero(sets == c, axis=0) for c in range(k)], axis=1)
+            expected = (counts / sets.shape[0]).astype(POSTERIOR_DTYPE)
+            if not np.allclose(stored, expected, rtol=0, atol=1e-6):
+                reader.problem(f"dataset posterior/{side} differs from the shares of the Gibbs label sets")
+    if _any_none(labels, criterion, gibbs, *values.values(), *marginals):
+        return None
+    risk = RiskEstimate(**values, n_samples=gibbs.n_samples, n_chains=gibbs.n_chains)
+    return {"bayes_rows": labels[0], "bayes_cols": labels[1], "bayes_risk": risk, "criterion": criterion}
+
+
+def _read_options(reader: Reader) -> dict | None:
+    text = reader.attr("", "options_json", ROOT_ATTRIBUTES["options_json"])
+    if text is None:
+        return None
+    try:
+        options = json.loads(text)
+    except ValueError as exc:
+        reader.problem(f"attribute @options_json is not valid JSON ({exc})")
+        return None
+    if not isinstance(options, dict):
+        reader.problem("attribute @options_json must hold a JSON object")
+        return None
+    return options
+
+
+def _read_scalars(reader: Reader) -> dict[str, Any] | None:
+    reader.attr("", "lbm_bench_version", ROOT_ATTRIBUTES["lbm_bench_version"])  # information only
+    scalars = {name: ROOT_ATTRIBUTES[name] for name in ("scale", "target_risk", "seed")}
+    values = _read_attrs(reader, "", scalars)
+    params = _read_attrs(reader, "params", GROUP_ATTRIBUTES["params"])
+    if values is None or params is None:
+        return None
+    params_scale = params["scale"]
+    if not (math.isfinite(values["scale"]) and values["scale"] > 0):
+        reader.problem(f"attribute @scale must be finite and > 0, got {values['scale']!r}")
+        return None
+    if params_scale != values["scale"]:
+        reader.problem(
+            f"attribute params@scale ({params_scale!r}) differs from @scale ({values['scale']!r})"
+        )
+        return None
+    return values
+
+
+def read_table(source: Any, problems: list[str]) -> Table | None:
+    """Check every item of ``source`` and build the Table (None when ``problems`` is not empty).
+
+    Raises
+    ------
+    Fatal
+        When the file is not a table of a supported version, or lacks the header.
+    """
+    reader = Reader(source, problems)
+    h = _read_header(reader)
+    parts = {
+        "data": _read_data(reader, h),
+        **{group: _read_labels(reader, group, h) for group in LABEL_GROUPS},
+        "gibbs": _read_gibbs(reader, h),
+        "model": _read_model(reader, h),
+        "design": _read_design(reader, h),
+        "rejection": _read_rejection(reader),
+        "options": _read_options(reader),
+        "scalars": _read_scalars(reader),
+    }
+    parts["calibration"] = _read_calibration(reader, parts["design"])
+    parts["risk"] = _read_risk(reader, parts["gibbs"])
+    floor = _read_floor(reader, h, parts["gibbs"]) if _has_floor(reader, h) else {}
+    if floor is None:
+        floor = {}
+        if not problems:  # pragma: no cover - every None above records a problem
+            problems.append("incomplete floor")
+    if problems or _any_none(*parts.values()):
+        if not problems:  # pragma: no cover - every None above records a problem
+            problems.append("incomplete file")
+        return None
+    (truth_rows, truth_cols), (map_rows, map_cols) = parts["truth"], parts["map"]
+    return Table(
+        data=parts["data"],
+        model=parts["model"],
+        design=parts["design"],
+        truth_rows=truth_rows,
+        truth_cols=truth_cols,
+        map_rows=map_rows,
+        map_cols=map_cols,
+        gibbs=parts["gibbs"],
+        risk=parts["risk"],
+        calibration=parts["calibration"],
+        rejection=parts["rejection"],
+        options=parts["options"],
+        **floor,
+        **parts["scalars"],
+    )
+

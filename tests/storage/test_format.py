@@ -1,0 +1,344 @@
+"""lbm_bench.storage.format and the claims of docs/format.md: layout, container, versions.
+
+The tables of items of docs/format.md are parsed here and compared with files
+written by ``save_table``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+import pytest
+
+import lbm_bench.storage.format as fmt
+from lbm_bench.inference.engine import smallest_uint
+from lbm_bench.protocol.table import Table
+from lbm_bench.storage import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    check_file,
+    load_table,
+    read_info,
+    save_table,
+)
+from tests.storage.tables import (
+    DOC,
+    FAMILIES,
+    all_names,
+    documented_data_dtypes,
+    documented_items,
+    file_items,
+    sha256,
+)
+
+
+def _expected_shape(text: str, sizes: dict[str, int]) -> tuple[int, ...]:
+    if text == "scalar":
+        return ()
+    tokens = [t.strip() for t in text.strip("()").split(",") if t.strip()]
+    return tuple(int(t) if t.isdigit() else sizes[t] for t in tokens)
+
+
+def _expected_dtype(text: str, table: Table) -> Any:
+    g, m = table.model.block_shape
+    return {
+        "int64": np.dtype(np.int64),
+        "float64": np.dtype(np.float64),
+        "float32": np.dtype(np.float32),
+        "uint[g]": smallest_uint(g),
+        "uint[m]": smallest_uint(m),
+        "by kind": documented_data_dtypes()[table.kind],
+    }[text]
+
+
+def _present(condition: str, table: Table) -> bool:
+    if condition == "always":
+        return True
+    if condition == "effects":
+        return getattr(table.model, "row_effects", None) is not None
+    if condition == "1.1":
+        return table.bayes_risk is not None
+    return condition == table.kind
+
+
+
+def test_doc_tables_parse() -> None:
+    items = documented_items()
+    assert len(items) == 80 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
+    assert documented_data_dtypes() == {k: fmt.DATA_DTYPES[k] for k in ("gaussian", "poisson", "bernoulli")}
+    documented_blocks = {
+        name.split("/")[1] for name, (_, _, _, present) in items.items()
+        if name.count("/") == 1 and name.startswith("params/") and present in fmt.BLOCK_PARAMETERS
+    }  # fmt: skip
+    assert documented_blocks == {p for names in fmt.BLOCK_PARAMETERS.values() for p in names}
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_file_has_exactly_the_documented_layout(
+    name: str, tables: dict[str, Table], files: dict[str, Path]
+) -> None:
+    table = tables[name]
+    sizes = {
+        "n_rows": table.shape[0],
+        "n_cols": table.shape[1],
+        "g": table.n_row_clusters,
+        "m": table.n_col_clusters,
+        "n_samples": table.gibbs.n_samples,
+        "n_chains": table.gibbs.n_chains,
+        "n_steps": table.calibration.n_steps,
+        "attempts": table.rejection.attempts,
+    }
+    expected = {k: v for k, v in documented_items().items() if _present(v[3], table)}
+    actual = file_items(files[name])
+    with h5py.File(files[name], "r") as f:
+        strings = {f"@{key}": value.decode() for key, value in f.attrs.items() if isinstance(value, bytes)}
+    assert set(actual) == set(expected)
+    for item, (type_, dtype, shape, _) in expected.items():
+        actual_type, actual_dtype, actual_shape = actual[item]
+        assert actual_type == type_, item
+        if type_ == "group":
+            continue
+        assert actual_shape == _expected_shape(shape, sizes), item
+        if dtype == "string":
+            info = h5py.check_string_dtype(actual_dtype)
+            assert info is not None and info.encoding == "utf-8", item
+            assert info.length == len(strings[item].encode("utf-8")), item
+        else:
+            assert actual_dtype == _expected_dtype(dtype, table), item
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_attribute_values(name: str, tables: dict[str, Table], files: dict[str, Path]) -> None:
+    table = tables[name]
+    with h5py.File(files[name], "r") as f:
+        root = {key: v.decode() if isinstance(v, bytes) else v for key, v in f.attrs.items()}
+        assert root["format"] == FORMAT_NAME == "lbm-bench-table"
+        assert FORMAT_VERSION == "1.1"
+        assert root["format_version"] == ("1.1" if table.bayes_risk is not None else "1.0")
+        assert root["lbm_bench_version"] == __import__("lbm_bench").__version__
+        assert root["kind"] == table.kind
+        assert (root["n_rows"], root["n_cols"]) == table.shape
+        assert (root["n_row_clusters"], root["n_col_clusters"]) == (2, 2)
+        assert root["seed"] == table.seed and root["scale"] == table.scale == f["params"].attrs["scale"]
+        r = table.risk
+        assert (root["risk"], root["risk_mcse"], root["risk_ess"]) == (r.risk, r.mcse, r.ess)
+        assert (root["row_loss"], root["col_loss"], root["target_risk"]) == (r.row_loss, r.col_loss, 0.1)
+        assert root["options_json"] == json.dumps(table.options, sort_keys=True)
+        gibbs = f["gibbs"].attrs
+        assert gibbs["chain_lengths"].tolist() == [25, 25] and gibbs["n_chains"] == 2
+        assert (gibbs["burn_in"], gibbs["thin"]) == (20, 1)
+        cal = f["calibration"].attrs
+        assert cal["bracket"].tolist() == [0.5, 1.0] and cal["n_steps"] == 3 and cal["n_tables"] == 20
+        assert np.isnan(f["rejection"].attrs["balance"]) and f["rejection"].attrs["attempts"] == 3
+        if table.bayes_risk is None:
+            assert "criterion" not in root and "bayes" not in f and "posterior" not in f
+            return
+        b = table.bayes_risk
+        assert root["criterion"] == "bayes"
+        assert (root["bayes_risk"], root["bayes_risk_mcse"], root["bayes_risk_ess"]) == (b.risk, b.mcse, b.ess)
+        assert (root["bayes_row_loss"], root["bayes_col_loss"]) == (b.row_loss, b.col_loss)
+        assert f["bayes/rows"][()].tolist() == table.bayes_rows.tolist()
+        rows = f["posterior/rows"][()]
+        assert rows.dtype == np.float32 and rows.shape == (table.shape[0], 2)
+        np.testing.assert_allclose(rows[:, 1], (table.gibbs.rows == 1).mean(0), atol=1e-7)
+
+
+def test_design_group_reconstructs_the_model(files: dict[str, Path]) -> None:
+    for path in files.values():
+        table = load_table(path)
+        again = table.design.model(table.scale)
+        for key, values in table.model.block_parameters().items():
+            np.testing.assert_allclose(again.block_parameters()[key], values, rtol=1e-12)
+        with h5py.File(path, "r") as f:
+            design = f["params/design"]
+            scale = f.attrs["scale"]
+            if table.kind == "gaussian":
+                np.testing.assert_allclose(f["params/means"][()], scale * design["pattern"][()])
+                np.testing.assert_allclose(f["params/stds"][()], design["dispersion"][()] ** scale, rtol=1e-15)
+            elif table.kind == "poisson":
+                rates = design.attrs["base_rate"] * np.exp(scale * design["pattern"][()])
+                np.testing.assert_allclose(f["params/rates"][()], rates)
+            else:
+                probs = 0.5 + design["pattern"][()] * np.tanh(scale * design["dispersion"][()]) / 2
+                np.testing.assert_allclose(f["params/probs"][()], probs)
+
+
+def test_risk_semantics_and_chain_major_sets(tables: dict[str, Table], files: dict[str, Path]) -> None:
+    for name, path in files.items():
+        with h5py.File(path, "r") as f:
+            z, w = f["map/rows"][()], f["map/cols"][()]
+            Z, W = f["gibbs/rows"][()], f["gibbs/cols"][()]
+            l_row = np.mean(Z != z, axis=1)
+            l_col = np.mean(W != w, axis=1)
+            # l_item: the fraction of entries (i, j) whose label pair differs.
+            pairs_differ = (Z[:, :, None] != z[:, None]) | (W[:, None, :] != w[None, None, :])
+            np.testing.assert_allclose(1 - (1 - l_row) * (1 - l_col), pairs_differ.mean(axis=(1, 2)))
+            assert f.attrs["risk"] == pytest.approx(np.mean(1 - (1 - l_row) * (1 - l_col)), abs=1e-15)
+            assert f.attrs["row_loss"] == pytest.approx(l_row.mean(), abs=1e-15)
+            assert f.attrs["col_loss"] == pytest.approx(l_col.mean(), abs=1e-15)
+            lengths = f["gibbs"].attrs["chain_lengths"]
+        # Sets keep the sampler's chain-major order: chain c is rows [sum(L[:c]), sum(L[:c+1])).
+        gibbs = tables[name].gibbs
+        np.testing.assert_array_equal(Z, gibbs.rows)
+        np.testing.assert_array_equal(lengths, gibbs.chain_lengths)
+        assert lengths.sum() == Z.shape[0] == W.shape[0]
+        assert Z.min() >= 0 and Z.max() < 2 and W.max() < 2
+
+
+def test_doc_h5py_snippet_runs(files: dict[str, Path]) -> None:
+    snippets = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+    assert len(snippets) == 1
+    for path in files.values():
+        namespace: dict[str, Any] = {"path": str(path)}
+        exec(compile(snippets[0], str(DOC), "exec"), namespace)
+        assert namespace["X"].shape == namespace["Z"].shape[1:2] + namespace["W"].shape[1:2]
+
+
+
+
+# Container: compression, chunks, library versions, timestamps, byte stability
+# ---------------------------------------------------------------------------
+@pytest.mark.parametrize("name", FAMILIES)
+def test_chunking_and_compression(name: str, files: dict[str, Path]) -> None:
+    with h5py.File(files[name], "r") as f:
+        datasets: list[str] = []
+        f.visititems(lambda key, obj: datasets.append(key) if isinstance(obj, h5py.Dataset) else None)
+        for key in datasets:
+            ds = f[key]
+            if key in ("data", "gibbs/rows", "gibbs/cols"):
+                cap = 256 if key.startswith("gibbs") else None
+                assert ds.chunks == fmt.chunk_shape(ds.shape, ds.dtype.itemsize, cap), key
+                assert (ds.compression, ds.compression_opts, ds.shuffle) == ("gzip", 4, True), key
+            else:
+                assert ds.chunks is None and ds.compression is None and not ds.shuffle, key
+
+
+@pytest.mark.parametrize(
+    ("shape", "itemsize", "cap", "expected"),
+    [
+        ((50, 12), 1, 256, (50, 12)),
+        ((2000, 10_000), 1, 256, (104, 10_000)),
+        ((5000, 100), 1, 256, (256, 100)),
+        ((10_000, 10_000), 8, None, (13, 10_000)),
+        ((7, 300_000), 8, None, (1, 131_072)),
+        ((3, 2_000_000), 1, 256, (1, 1_048_576)),
+    ],
+)
+def test_chunk_shape_formula(shape, itemsize, cap, expected) -> None:
+    chunk = fmt.chunk_shape(shape, itemsize, cap)
+    cols = min(shape[1], max(1, 2**20 // itemsize))
+    rows = min(shape[0], max(1, 2**20 // (cols * itemsize)), cap or shape[0])
+    assert chunk == expected == (rows, cols)
+    assert chunk[0] * chunk[1] * itemsize <= 2**20
+
+
+def test_container_version_zero_superblock_no_user_block(files: dict[str, Path]) -> None:
+    for path in files.values():
+        head = path.read_bytes()[:9]
+        assert head[:8] == b"\x89HDF\r\n\x1a\n"  # signature at byte 0: no user block
+        assert head[8] == 0  # superblock version 0 (readable by HDF5 1.8)
+        with h5py.File(path, "r") as f:
+            assert f.userblock_size == 0
+            objects = [f] + [f[key] for key in all_names(f)]
+            assert {h5py.h5o.get_info(obj.id).hdr.version for obj in objects} == {1}
+
+
+def test_groups_are_symbol_table_groups(files: dict[str, Path]) -> None:
+    # Object-header message types: 0x11 symbol table (HDF5 1.8 "old-style" group),
+    # 0x02 link info and 0x06 link (groups of the newer format).
+    for path in files.values():
+        with h5py.File(path, "r") as f:
+            groups = [f] + [f[key] for key in all_names(f) if isinstance(f[key], h5py.Group)]
+            for group in groups:
+                present = h5py.h5o.get_info(group.id).hdr.mesg.present
+                assert (present >> 0x11 & 1, present >> 0x02 & 1, present >> 0x06 & 1) == (1, 0, 0)
+
+
+
+def test_no_timestamps(files: dict[str, Path]) -> None:
+    for path in files.values():
+        with h5py.File(path, "r") as f:
+            for obj in [f] + [f[key] for key in all_names(f)]:
+                info = h5py.h5o.get_info(obj.id)
+                assert (info.atime, info.mtime, info.ctime, info.btime) == (0, 0, 0, 0), obj.name
+
+
+
+def test_strings_are_fixed_length_without_global_heap(files: dict[str, Path]) -> None:
+    for path in files.values():
+        with h5py.File(path, "r") as f:
+            for name in ("format", "kind", "options_json"):
+                info = h5py.check_string_dtype(f.attrs.get_id(name).dtype)
+                assert info.length == len(f.attrs[name]) and isinstance(f.attrs[name], bytes)
+        assert b"GCOL" not in path.read_bytes()  # signature of a global heap collection
+
+
+
+@pytest.mark.skipif(shutil.which("h5dump") is None, reason="h5dump (hdf5-tools) not installed")
+def test_h5dump_shows_the_layout(files: dict[str, Path]) -> None:
+    path = str(files["gaussian"])
+    header = subprocess.run(["h5dump", "-H", path], capture_output=True, text=True, check=True).stdout
+    for group in ("truth", "map", "gibbs", "params", "design", "calibration", "rejection"):
+        assert f'GROUP "{group}"' in header
+    assert 'DATASET "data"' in header and "( 12, 10 )" in header
+    assert 'ATTRIBUTE "format"' in header and "lbm-bench-table" not in header  # -H: no values
+    values = subprocess.run(["h5dump", "-A", path], capture_output=True, text=True, check=True).stdout
+    assert '"lbm-bench-table"' in values
+    assert "(0,0):" not in values  # no dataset values
+    props = subprocess.run(
+        ["h5dump", "-p", "-H", "-d", "gibbs/rows", path], capture_output=True, text=True, check=True
+    ).stdout
+    assert "CHUNKED ( 50, 12 )" in props and "PREPROCESSING SHUFFLE" in props
+    assert "COMPRESSION DEFLATE { LEVEL 4 }" in props
+
+
+# ---------------------------------------------------------------------------
+# The table of versions
+# ---------------------------------------------------------------------------
+def test_version_table() -> None:
+    assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.1", ("1.0", "1.1"))
+    floor = {name for name, (_, _, _, present) in documented_items().items() if present == "1.1"}
+    floor -= {"bayes", "posterior"}  # groups are implied by their datasets
+    assert set(fmt.MINOR_VERSIONS) == {0, 1} and fmt.MINOR_VERSIONS[0] == ()
+    assert set(fmt.MINOR_VERSIONS[1]) == floor  # 1.1: the floor, as docs/format.md marks it
+    assert fmt.optional_items((1, 0)) == frozenset()
+    assert fmt.optional_items((1, 1)) == floor == fmt.optional_items((1, 7))
+    assert [fmt.parse_version(v) for v in ("1.0", "1.12", "10.3")] == [(1, 0), (1, 12), (10, 3)]
+    for text in ("1", "1.0.0", "v1.0", "1.x", " 1.0", ""):
+        assert fmt.parse_version(text) is None, text
+
+
+def test_optional_items_accumulate_over_minors(monkeypatch: pytest.MonkeyPatch) -> None:
+    later = {0: (), 1: ("bayes/rows", "bayes/cols"), 2: ("@density",)}
+    monkeypatch.setattr(fmt, "MINOR_VERSIONS", later)
+    assert fmt.optional_items((1, 0)) == frozenset()
+    assert fmt.optional_items((1, 1)) == {"bayes/rows", "bayes/cols"}
+    assert fmt.optional_items((1, 2)) == fmt.optional_items((1, 9)) == {"bayes/rows", "bayes/cols", "@density"}
+    with pytest.raises(ValueError, match="major 1, got 2.0"):
+        fmt.optional_items((2, 0))
+    assert fmt.version_for(["data", "gibbs/rows", "@kind"]) == "1.0"
+    assert fmt.version_for(["data", "bayes/cols"]) == "1.1"
+    assert fmt.version_for(["@density", "bayes/rows"]) == "1.2"
+
+
+def test_new_minor_keeps_the_bytes_of_tables_without_its_items(
+    files: dict[str, Path], tables: dict[str, Table], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When a minor version adds items, a table without them is still written as 1.0, byte for
+    byte, and files of the older minor are still read."""
+    monkeypatch.setattr(fmt, "MINOR_VERSIONS", {0: (), 1: ("bayes/rows", "bayes/cols")})
+    monkeypatch.setattr(fmt, "FORMAT_VERSION", "1.1")
+    for name, table in tables.items():
+        if table.bayes_risk is not None:
+            continue  # tables with the floor are 1.1 files
+        path = save_table(table, tmp_path / f"{name}.h5")
+        assert sha256(path) == sha256(files[name]), name
+        assert read_info(path)["format_version"] == "1.0"
+        assert check_file(files[name]) == []

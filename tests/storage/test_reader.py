@@ -1,0 +1,237 @@
+"""lbm_bench.storage.reader: what readers must reject or accept, check_file, read_info, the sample."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+import pytest
+
+from lbm_bench.storage import (
+    FormatError,
+    check_file,
+    load_table,
+    read_info,
+)
+from tests.storage.tables import (
+    REJECTIONS,
+    SAMPLE,
+    SAMPLE_1_1,
+    assert_same,
+    copy_of,
+    delete_item,
+    documented_items,
+    file_items,
+    replace_dataset,
+    set_attr,
+    set_first,
+)
+
+
+@pytest.mark.parametrize("case", REJECTIONS)
+def test_readers_reject(case: str, files: dict[str, Path], tmp_path: Path) -> None:
+    family, mutate, message = REJECTIONS[case]
+    path = copy_of(files[family], tmp_path)
+    mutate(path)
+    with pytest.raises(FormatError) as info:
+        load_table(path)
+    text = str(info.value)
+    assert isinstance(info.value, ValueError)
+    assert text.startswith(f"{path}: ") and "\n" not in text
+    assert message in text
+    problems = check_file(path)
+    assert problems and any(message in p for p in problems)
+    assert all("\n" not in p for p in problems)
+
+
+def test_every_documented_item_is_required(files: dict[str, Path], tmp_path: Path) -> None:
+    checked = set()
+    for name in ("gaussian", "poisson-effects", "bernoulli", "gaussian-floor"):
+        for item in file_items(files[name]):
+            path = copy_of(files[name], tmp_path)
+            delete_item(item)(path)
+            with pytest.raises(FormatError, match="is missing|must come together"):
+                load_table(path)
+            checked.add(item)
+    assert checked == set(documented_items())
+
+
+def test_readers_do_not_depend_on_chunking(files, tables, tmp_path) -> None:
+    path = copy_of(files["gaussian"], tmp_path)
+    for item in ("data", "gibbs/rows", "gibbs/cols"):
+        replace_dataset(item, lambda x: x)(path)  # contiguous, uncompressed
+    with h5py.File(path, "r") as f:
+        assert f["data"].chunks is None and f["gibbs/rows"].compression is None
+    assert_same(tables["gaussian"], load_table(path))
+
+
+def test_float32_parameters_are_read_as_float64(files, tables, tmp_path) -> None:
+    path = copy_of(files["gaussian"], tmp_path)
+    for item in ("params/means", "params/design/pattern", "calibration/history"):
+        replace_dataset(item, lambda x: x.astype(np.float32))(path)
+    table = load_table(path)
+    assert table.model.means.dtype == table.design.pattern.dtype == table.calibration.history.dtype
+    assert table.calibration.history.dtype == np.float64
+    np.testing.assert_allclose(table.model.means, tables["gaussian"].model.means, rtol=1e-6)
+
+
+def test_check_file_lists_every_problem(files: dict[str, Path], tmp_path: Path) -> None:
+    assert all(check_file(path) == [] for path in files.values())
+    path = copy_of(files["gaussian"], tmp_path)
+    for mutate in (delete_item("gibbs@thin"), set_first("map/rows", 2), replace_dataset("params/stds", lambda x: -x)):
+        mutate(path)
+    problems = check_file(path)
+    assert len(problems) == 3
+    with pytest.raises(FormatError, match=r"\(and 2 more problems\)$"):
+        load_table(path)
+
+
+def test_missing_file_is_file_not_found(tmp_path: Path) -> None:
+    for function in (load_table, check_file, read_info):
+        with pytest.raises(FileNotFoundError):
+            function(tmp_path / "absent.h5")
+
+
+def test_newer_minor_version_and_unknown_items_are_accepted(files, tables, tmp_path) -> None:
+    path = copy_of(files["poisson-effects"], tmp_path)
+    with h5py.File(path, "r+") as f:
+        f.attrs["format_version"] = "1.7"
+        f.attrs["new_root_attribute"] = 3
+        f["gibbs"].attrs["new_gibbs_attribute"] = "x"
+        f.create_dataset("extra/thing", data=np.arange(4))
+        f.create_dataset("gibbs/weights", data=np.ones(50))
+    assert check_file(path) == []
+    assert_same(tables["poisson-effects"], load_table(path))
+    assert read_info(path)["format_version"] == "1.7"
+
+
+def test_variable_length_and_ascii_strings_are_accepted(files, tables, tmp_path) -> None:
+    path = copy_of(files["bernoulli"], tmp_path)
+    with h5py.File(path, "r+") as f:
+        for name in ("format", "format_version", "options_json", "lbm_bench_version"):
+            f.attrs[name] = f.attrs[name].decode("utf-8")  # h5py's default: variable-length UTF-8
+        assert h5py.check_string_dtype(f.attrs.get_id("format").dtype).length is None
+        f.attrs.create("kind", np.bytes_(b"bernoulli"), dtype=h5py.string_dtype("ascii", 9))
+    assert_same(tables["bernoulli"], load_table(path))
+
+
+
+def test_damaged_chunk_is_a_format_error(files: dict[str, Path], tmp_path: Path) -> None:
+    path = copy_of(files["gaussian"], tmp_path)
+    with h5py.File(path, "r") as f:
+        offset = f["data"].id.get_chunk_info(0).byte_offset
+    raw = bytearray(path.read_bytes())
+    raw[offset : offset + 64] = b"\xff" * 64
+    path.write_bytes(bytes(raw))
+    with pytest.raises(FormatError, match="dataset data is unreadable"):
+        load_table(path)
+
+
+def test_attributes_of_other_types_are_not_read(files: dict[str, Path], tmp_path: Path) -> None:
+    # h5py can crash on some attribute types of damaged files: only numbers and
+    # strings are read, anything else is reported as unreadable.
+    path = copy_of(files["gaussian"], tmp_path)
+    set_attr("/", "risk", np.complex128(1 + 2j))(path)
+    assert check_file(path) == ["attribute @risk is unreadable (attribute risk has an unsupported type (complex128))"]
+    with pytest.raises(FormatError, match="unsupported type"):
+        read_info(path)
+
+
+# ---------------------------------------------------------------------------
+# read_info
+# ---------------------------------------------------------------------------
+def test_read_info_does_not_read_datasets(files, tables, monkeypatch) -> None:
+    def refuse(*args: Any) -> None:
+        raise AssertionError("read_info read a dataset")
+
+    monkeypatch.setattr(h5py.Dataset, "__getitem__", refuse)
+    monkeypatch.setattr(h5py.Dataset, "read_direct", refuse)
+    path = files["poisson-effects"]
+    info = read_info(path)
+    table = tables["poisson-effects"]
+    assert info["path"] == str(path)
+    with h5py.File(path, "r") as f:
+        root = {key: value for key, value in f.attrs.items()}
+    for key, value in root.items():  # every root attribute, as plain Python
+        value = value.decode() if isinstance(value, bytes) else value
+        assert info[key] == value and type(info[key]) in (str, int, float), key
+    assert info["kind"] == "poisson" and info["n_rows"] == 12 and info["risk"] == table.risk.risk
+    shortcuts = {
+        "shape": (12, 10), "n_samples": 50, "n_chains": 2, "chain_lengths": [25, 25], "burn_in": 20,
+        "thin": 1, "n_steps": 3, "n_tables": 20, "bracket": [0.5, 1.0], "attempts": 3,
+        "screened_out": 2, "acceptance_rate": 1 / 3,
+    }  # fmt: skip
+    assert {key: info[key] for key in shortcuts} == shortcuts and math.isnan(info["balance"])
+    assert info["datasets"]["data"] == {"shape": (12, 10), "dtype": "int64"}
+    assert info["datasets"]["gibbs/rows"] == {"shape": (50, 12), "dtype": "uint8"}
+    assert info["groups"]["gibbs"]["chain_lengths"] == [25, 25]
+    items = file_items(path)
+    assert set(info["datasets"]) == {k for k, v in items.items() if v[0] == "dataset"}
+    assert set(info["groups"]) == {k for k, v in items.items() if v[0] == "group"}
+    json.dumps(info)  # plain values only
+
+
+@pytest.mark.parametrize("case", ["not-hdf5", "truncated", "other-format", "newer-major"])
+def test_read_info_rejects(case: str, files: dict[str, Path], tmp_path: Path) -> None:
+    family, mutate, message = REJECTIONS[case]
+    path = copy_of(files[family], tmp_path)
+    mutate(path)
+    with pytest.raises(FormatError, match=re.escape(message)):
+        read_info(path)
+
+
+# ---------------------------------------------------------------------------
+# h5dump and the committed sample
+
+
+def test_committed_sample_still_loads() -> None:
+    assert SAMPLE.stat().st_size < 50_000
+    assert check_file(SAMPLE) == []
+    table = load_table(SAMPLE)
+    assert (table.kind, table.shape, table.model.block_shape, table.seed) == ("poisson", (12, 10), (2, 2), 2)
+    assert table.model.row_effects is not None and table.design.col_effects is not None
+    assert (table.gibbs.n_samples, table.gibbs.chain_lengths.tolist(), table.gibbs.burn_in) == (50, [25, 25], 20)
+    assert table.risk.risk == pytest.approx(SAMPLE_RISK, abs=1e-12)
+    assert table.risk.row_loss == pytest.approx(SAMPLE_ROW_LOSS, abs=1e-12)
+    assert int(table.data.sum()) == SAMPLE_DATA_SUM and table.data.dtype == np.int64
+    assert table.truth_rows.tolist() == SAMPLE_TRUTH_ROWS
+    assert table.rejection.balance == 0.25 and table.scale == 0.8
+    assert table.options == {"effects": True, "gibbs": {"n_chains": 2, "n_samples": 50}, "kind": "poisson"}
+    # The stored certificate agrees with the stored Gibbs sets and MAP labels.
+    again = table.gibbs.risk(table.map_rows, table.map_cols)
+    assert again.risk == pytest.approx(table.risk.risk, abs=1e-12)
+
+
+def test_committed_1_1_sample_loads_with_its_floor() -> None:
+    """Version 1.1: the same table as the 1.0 sample, with its floor."""
+    assert SAMPLE_1_1.stat().st_size < 50_000
+    assert check_file(SAMPLE_1_1) == []
+    assert read_info(SAMPLE_1_1)["format_version"] == "1.1"
+    table, old = load_table(SAMPLE_1_1), load_table(SAMPLE)
+    assert (old.criterion, old.bayes_risk, old.bayes_rows) == ("map", None, None)
+    assert table.criterion == "bayes" and table.certified_risk is table.bayes_risk
+    assert table.bayes_risk.risk == pytest.approx(SAMPLE_BAYES_RISK, abs=1e-12)
+    assert table.bayes_rows.tolist() == SAMPLE_BAYES_ROWS
+    assert table.risk == old.risk and np.array_equal(table.gibbs.rows, old.gibbs.rows)
+    # The stored floor is what floor_certificate gives on the stored sets.
+    from lbm_bench import floor_certificate
+
+    again = floor_certificate(table.gibbs, starts=[(table.map_rows, table.map_cols)], n_row_clusters=2,
+                              n_col_clusters=2)
+    assert again.risk == table.bayes_risk and again.rows.tolist() == table.bayes_rows.tolist()
+
+
+#: Values of the committed 1.1 sample (written by make_sample(floor=True)).
+SAMPLE_BAYES_RISK = 0.08149999999999999
+SAMPLE_BAYES_ROWS = [0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0]
+
+#: Values of the committed sample (written by make_sample).
+SAMPLE_RISK = 0.0815
+SAMPLE_ROW_LOSS = 0.021666666666666664
+SAMPLE_DATA_SUM = 221
+SAMPLE_TRUTH_ROWS = [0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0]
