@@ -314,11 +314,17 @@ class _SparseSide(_Side):
             if part.size == 0:
                 continue
             entries = _ranges(self.stacked_other.indptr[position[part]], lengths[part])
-            cols = self.stacked_other.indices[entries].astype(np.int64)
-            owner = np.repeat(np.arange(part.size), lengths[part])
+            cols = self.stacked_other.indices[entries]
             weights = None if self.binary else self.stacked_other.data[entries]
-            flat += np.bincount(new_rows[part][owner] * n + cols, weights, minlength=size)
-            flat -= np.bincount(old_rows[part][owner] * n + cols, weights, minlength=size)
+            del entries
+            for target_rows, sign in ((new_rows, 1.0), (old_rows, -1.0)):
+                target = np.repeat(target_rows[part] * n, lengths[part])
+                target += cols
+                counts = np.bincount(target, weights, minlength=size)
+                if sign > 0:
+                    flat += counts
+                else:
+                    flat -= counts
         return moved
 
 
@@ -531,7 +537,8 @@ class BlockSums:
     recompute_every : int, optional
         Every ``recompute_every``-th update after a full product is a full
         product again (default :data:`RECOMPUTE_EVERY`: updates 0, 50, 100, ...
-        when no fallback intervenes).
+        when no fallback intervenes; never for sparse tables, whose integer
+        sums are exact).
     max_changed : int, optional
         Largest number of changed labels handled by an index update; more fall
         back to the full product. Default: the cost model (sparse kernel: the
@@ -591,6 +598,8 @@ class BlockSums:
         # the update kernel, chosen once by the storage of the tables
         if isinstance(self.side, _SparseSide):
             self._index_update = self._table_sparse_update
+            if recompute_every is None:  # integer sums cannot drift: no periodic recompute
+                self.recompute_every = np.inf
         elif kernel == "dense":
             self._index_update = self._dense_update
         else:

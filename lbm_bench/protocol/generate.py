@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._memory import release_free_memory
 from lbm_bench._validation import check_kind, check_probability
 from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
 from lbm_bench.inference.classifier import map_labels
@@ -163,6 +164,7 @@ def generate_table(
             )
     elif calibration.design is None:
         raise ValueError("calibration must carry its design (as returned by calibrate_scale)")
+    release_free_memory()  # what the calibration's tables used (large tables)
     timings["calibration"] = time.perf_counter() - start
     sampler = _RejectionSampler(calibration, n_rows, n_cols, target, s)
     start = time.perf_counter()
@@ -231,6 +233,7 @@ class _RejectionSampler:
         n_chains = min(self.gibbs_options["n_chains"], n_samples)
         options = dict(self.gibbs_options, n_chains=n_chains)
         samples = gibbs_labels(self.model, X, n_samples=n_samples, init=starts, rng=rng, **options)
+        release_free_memory()  # the sweeps' buffers, before the floor's (large tables)
         self.gibbs_seconds += time.perf_counter() - start
         return samples
 
