@@ -49,7 +49,7 @@ from lbm_bench.models.families import (
 from lbm_bench.release import build_release, load_release, load_release_table, verify_release
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
-__version__ = "0.1.0"
+from lbm_bench._version import __version__
 
 __all__ = [
     "BernoulliLBM",

@@ -266,7 +266,7 @@ _COMMANDS: list[Callable] = [_add_generate, _add_info, _add_evaluate, _add_build
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``lbm-bench``."""
-    from lbm_bench import __version__
+    from lbm_bench._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="lbm-bench",

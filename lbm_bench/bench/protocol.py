@@ -44,7 +44,9 @@ import subprocess
 import sys
 import time
 import tracemalloc
-from typing import Any, Callable
+from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -76,21 +78,21 @@ def calibration_rows(quick: bool = False) -> list[dict]:
         configs = [("gaussian", 30, 30, 2, 2, 20)]
     rows = []
     for kind, n, d, g, m, n_tables in configs:
-        calibration = calibrate_scale(kind, n, d, g, m, 0.1, n_tables=min(n_tables, 20), rng=0)
+        calibration = calibrate_scale(kind, n, d, g, m, 0.1, n_tables=min(n_tables, 20), criterion="map", rng=0)
         seed = np.random.SeedSequence(1)
         one = CommonRandomNumbers(calibration.design, n, d, n_tables, seed, batch_bytes=1,
                                   incremental=False)
         batched = CommonRandomNumbers(calibration.design, n, d, n_tables, seed)
         base, new = float("inf"), float("inf")
         for _ in range(1 if quick else 3):  # alternate, keep the best of each
-            seconds, errors_one = _timed(lambda: one.apparent_errors(calibration.scale, 10))
+            seconds, errors_one = _timed(partial(one.apparent_errors, calibration.scale, 10))
             base = min(base, seconds)
-            seconds, errors_batched = _timed(lambda: batched.apparent_errors(calibration.scale, 10))
+            seconds, errors_batched = _timed(partial(batched.apparent_errors, calibration.scale, 10))
             new = min(new, seconds)
         rows.append({
             "benchmark": "calibration step", "config": f"{kind} {n}x{d} {g}x{m}, {n_tables} tables",
             "baseline_s": base, "new_s": new, "ratio": base / new,
-            "peak_mib": _peak_mib(lambda: batched.apparent_errors(calibration.scale, 10)),
+            "peak_mib": _peak_mib(partial(batched.apparent_errors, calibration.scale, 10)),
             "detail": {"mean error": f"{errors_batched.mean():.4f}",
                        "identical": "yes" if np.array_equal(errors_one, errors_batched) else "NO"},
         })
@@ -107,10 +109,10 @@ def batch_size_lines(quick: bool = False, repeats: int = 3) -> list[str]:
     sizes = (1, 2, 4, 8, 16, 32, 64)
     if quick:
         configs, sizes = [("gaussian", 30, 30, 8)], (1, 8)
-    lines = ["seconds per dichotomy step (best of %d) by tables per batch; * = default budget" % repeats,
+    lines = [f"seconds per dichotomy step (best of {repeats}) by tables per batch; * = default budget",
              f"{'configuration':<34}" + "".join(f"{size:>8}" for size in sizes)]
     for kind, n, d, n_tables in configs:
-        calibration = calibrate_scale(kind, n, d, 3, 3, 0.1, n_tables=min(n_tables, 20), rng=0)
+        calibration = calibrate_scale(kind, n, d, 3, 3, 0.1, n_tables=min(n_tables, 20), criterion="map", rng=0)
         crn = CommonRandomNumbers(calibration.design, n, d, n_tables, np.random.SeedSequence(1))
         default = len(crn.batches()[0])  # with the default budget
         cells = []
@@ -119,7 +121,8 @@ def batch_size_lines(quick: bool = False, repeats: int = 3) -> list[str]:
                 cells.append(f"{'-':>8}")
                 continue
             crn.batch_bytes = size * crn.bytes_per_table  # same tables and noise, other batches
-            best = min(_timed(lambda: crn.apparent_errors(calibration.scale, 10))[0] for _ in range(repeats))
+            step = partial(crn.apparent_errors, calibration.scale, 10)
+            best = min(_timed(step)[0] for _ in range(repeats))
             cells.append(f"{best:>7.3f}" + ("*" if size == default else " "))
         lines.append(f"{f'{kind} {n}x{d} 3x3, {n_tables} tables':<34}" + "".join(cells)
                      + (f"  (default {default})" if default not in sizes else ""))
@@ -146,12 +149,9 @@ def whole_table_rows(quick: bool = False) -> list[dict]:
         baseline_tables = 20
     rows = []
     for kind, n, d, g, m, risk in configs:
-        def baseline():
-            return generate_table(kind, n, d, g, m, risk, rng=3, calibration_method="bisection",
-                                  n_calibration_tables=baseline_tables, **options)
-
-        def new():
-            return generate_table(kind, n, d, g, m, risk, rng=3, **options)
+        baseline = partial(generate_table, kind, n, d, g, m, risk, rng=3, calibration_method="bisection",
+                           n_calibration_tables=baseline_tables, **options)
+        new = partial(generate_table, kind, n, d, g, m, risk, rng=3, **options)
 
         base, table_base = _timed(baseline)
         now, table = _timed(new)
@@ -209,7 +209,8 @@ def format_rows(rows: list[dict]) -> str:
             detail = ", ".join(f"{k} {v}" for k, v in detail.items() if k in keys)
         if "attempts" in r:
             detail = f"{detail}; attempts {r['attempts']}"
-        lines.append(f"{r['benchmark']:<17} {r['config']:<42} {base:>8} {r['new_s']:>8.3f} {ratio:>6} {r['peak_mib']:>9.1f}  {detail}")
+        lines.append(f"{r['benchmark']:<17} {r['config']:<42} {base:>8} {r['new_s']:>8.3f} {ratio:>6} "
+                     f"{r['peak_mib']:>9.1f}  {detail}")
     return "\n".join(lines)
 
 

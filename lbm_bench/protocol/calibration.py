@@ -49,6 +49,7 @@ __all__ = [
     "calibrate_scale",
     "first_tables",
     "check_criterion",
+    "classifier_labels",
     "CommonRandomNumbers",
     "child_seed",
     "guessing_risk",
@@ -260,23 +261,65 @@ def _worker_errors(design, n_rows, n_cols, scale, n_init, incremental, criterion
 
 
 def _batch_errors(model, labels, noise, seeds, n_init, incremental, criterion) -> np.ndarray:
+<<<<<<< HEAD
     """Apparent errors of one batch of tables (the classifier never sees ``labels``)."""
     # a list: sparse tables (scipy.sparse) cannot be stacked; Sweeper stacks dense ones
     tables = [model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels, strict=True)]
+=======
+    """Apparent errors of one batch of tables: the classifier sees the tables only
+    (:func:`classifier_labels`); the generating ``labels`` only score it."""
+    tables = np.stack([model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels, strict=True)])
+    found = classifier_labels(model, tables, seeds, n_init, criterion, incremental=incremental)
+    errors = np.empty(len(seeds))
+    for b, ((z0, w0), (rows, cols)) in enumerate(zip(labels, found, strict=True)):
+        row = np.mean(rows != z0)
+        col = np.mean(cols != w0)
+        errors[b] = row + col - row * col
+    return errors
+
+
+def classifier_labels(
+    model: Any,
+    tables: np.ndarray,
+    seeds: Sequence[np.random.SeedSequence],
+    n_init: int,
+    criterion: str,
+    *,
+    incremental: bool = True,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The X-only classifier of the calibration on a stack of tables.
+
+    Parameters
+    ----------
+    model : LatentBlockModel
+    tables : ndarray of shape (B, n_rows, n_cols)
+    seeds : sequence of B SeedSequence
+        Each table's seed: child 2 draws its MAP's random starts, child 3 its
+        short Gibbs run. Nothing else (no labels, no other scale) enters.
+    n_init : int
+        Random starts of the MAP.
+    criterion : {"map", "bayes"}
+        The MAP, or the Bayes labels for ``l_item`` from a short Gibbs run
+        (``BAYES_CHAINS`` chains started at the MAP, ``BAYES_BURN_IN`` sweeps
+        dropped, ``BAYES_SAMPLES`` sets kept).
+
+    Returns
+    -------
+    list of (rows, cols)
+    """
+>>>>>>> calib
     sweeper = Sweeper(model, tables)
     start_rngs = [np.random.default_rng(child_seed(seed, 2)) for seed in seeds]
     w0 = initial_column_labels(sweeper, n_init, start_rngs)
     z, w, _, _ = alternate(sweeper, w0, incremental=incremental)
     best, _ = best_of_starts(sweeper, z, w, base_measure=False)
-    errors = np.empty(len(seeds))
-    for b, (z0, w0_) in enumerate(labels):
+    out = []
+    for b, seed in enumerate(seeds):
         rows, cols = z[b, best[b]], w[b, best[b]]
         if criterion == "bayes":
-            rows, cols = _short_bayes(model, tables[b], rows, cols, seeds[b])
-        row = np.mean(rows != z0)
-        col = np.mean(cols != w0_)
-        errors[b] = row + col - row * col
-    return errors
+            rows, cols = _short_bayes(model, tables[b], rows, cols, seed)
+        out.append((rows, cols))
+    return out
 
 
 def _short_bayes(model, X, map_rows, map_cols, seed):

@@ -105,7 +105,7 @@ def run_benchmark(
     from tqdm.auto import tqdm
 
     from lbm_bench.algorithms import resolve_algorithm
-    from lbm_bench.release import _derive_seed, load_release
+    from lbm_bench.release import derive_seed, load_release
 
     if not algorithms:
         raise ValueError("at least one algorithm is required")
@@ -120,7 +120,7 @@ def run_benchmark(
             if done.is_file():
                 rows.append(json.loads(done.read_text(encoding="utf-8")))
             else:
-                tasks.append((name, entry, _derive_seed(seed, f"{name}:{entry['id']}")))
+                tasks.append((name, entry, derive_seed(seed, f"{name}:{entry['id']}")))
     with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
         jobs = (delayed(_run_one)(n, e, str(release_dir), str(out), s) for n, e, s in tasks)
         for row in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):

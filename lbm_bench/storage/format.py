@@ -85,6 +85,9 @@ MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
         "@bayes_row_loss",
         "@bayes_col_loss",
         "@criterion",
+        # the calibration's method ("secant" or "bisection"), and a fourth column of
+        # calibration/history, n_tables (1.0 files: 3 columns, every step on n_tables)
+        "calibration@method",
     ),
 }
 #: Version written by the writer: the newest known minor.

@@ -409,6 +409,21 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
     history = reader.array("calibration/history", (n_steps, None), "f")
     if values is None or history is None:
         return None
+    method = "bisection"  # format 1.0: the paper's dichotomy was the only method
+    try:
+        stored = "method" in (reader.source.attrs("calibration") or {})
+    except HDF5_ERRORS:
+        stored = False
+    if stored:
+        method = reader.attr("calibration", "method", "str")
+        if method not in ("secant", "bisection"):
+            reader.problem(f"attribute calibration@method must be 'secant' or 'bisection', got {method!r}")
+            return None
+    if (history.shape[1] == 4) != stored:
+        reader.problem("attribute calibration@method is missing" if not stored else
+                       f"dataset calibration/history has shape {history.shape} with calibration@method, "
+                       f"expected ({n_steps}, 4)")
+        return None
     if history.shape[1] == 3:  # format 1.0: no n_tables column, every step used n_tables
         history = np.column_stack([history, np.full(n_steps, float(values["n_tables"]))])
     elif history.shape[1] != 4:
@@ -419,7 +434,7 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
         reader.problem(f"attribute calibration@bracket must hold 2 values, got {size}")
         return None
     values["bracket"] = (float(values["bracket"][0]), float(values["bracket"][1]))
-    return CalibrationResult(history=history, design=design, **values)
+    return CalibrationResult(history=history, design=design, method=method, **values)
 
 
 def _read_rejection(reader: Reader) -> RejectionRecord | None:

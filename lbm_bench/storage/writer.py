@@ -118,7 +118,7 @@ def _options_json(options: dict) -> str:
 # The layout of a table
 # ---------------------------------------------------------------------------
 def _root_attrs(table: Table) -> dict[str, Any]:
-    from lbm_bench import __version__  # lazy: lbm_bench/__init__ imports this module
+    from lbm_bench._version import __version__
 
     n_rows, n_cols = table.data.shape
     values = {
@@ -174,7 +174,14 @@ def _param_items(table: Table, layout: Layout) -> None:
 def _record_items(table: Table, layout: Layout) -> None:
     cal, rej = table.calibration, table.rejection
     layout.attrs["calibration"] = _record("calibration", cal)
-    layout.datasets["calibration/history"] = np.asarray(cal.history, dtype=np.float64)
+    history = np.asarray(cal.history, dtype=np.float64)
+    if cal.method == "bisection" and np.all(history[:, 3] == cal.n_tables):
+        # what the 1.0 layout expresses (a dichotomy on a fixed number of tables): written
+        # as 1.0 wrote it, so a 1.0 table keeps its bytes
+        history = history[:, :3]
+    else:  # 1.1: the method, and n_tables per evaluation in a fourth column
+        layout.attrs["calibration"].update(_attributes({"method": "str"}, {"method": cal.method}, "calibration"))
+    layout.datasets["calibration/history"] = history
     balance = math.nan if rej.balance is None else rej.balance
     layout.attrs["rejection"] = _record("rejection", rej, balance=balance)
     layout.datasets["rejection/candidate_risks"] = np.asarray(rej.candidate_risks, dtype=np.float64)

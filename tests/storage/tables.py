@@ -79,7 +79,7 @@ def make_table(
     mapped = map_labels(model, X, rng=seed + 2)
     samples = gibbs_labels(model, X, n_samples=n_samples, n_chains=2, burn_in=20, rng=seed + 3)
     risk = samples.risk(mapped.rows, mapped.cols)
-    history = np.array([[0.5, 0.31, 0.06, 10], [1.0, 0.04, 0.02, 10], [scale, 0.11, 0.04, 20]])
+    history = np.array([[0.5, 0.31, 0.06, 20], [1.0, 0.04, 0.02, 20], [scale, 0.11, 0.04, 20]])
     calibration = CalibrationResult(
         scale=scale,
         bracket=(0.5, 1.0),
@@ -352,7 +352,7 @@ REJECTIONS = {
     "gaussian-nan": ("gaussian", set_first("data", np.nan), "non-finite"),
     "poisson-negative": ("poisson", set_first("data", -1), "negative count"),
     "bernoulli-two": ("bernoulli", set_first("data", 2), "other than 0/1"),
-    "history-steps": ("gaussian", set_attr("calibration", "n_steps", 4), "calibration/history has shape (3, 4)"),
+    "history-steps": ("gaussian", set_attr("calibration", "n_steps", 4), "calibration/history has shape (3, 3)"),
     "bracket": ("gaussian", set_attr("calibration", "bracket", np.array([1.0, 2.0, 3.0])), "2 values"),
     "candidates": ("gaussian", set_attr("rejection", "attempts", 2), "rejection/candidate_risks has shape"),
     "options-json": ("gaussian", set_attr("/", "options_json", "{not json"), "not valid JSON"),

@@ -58,6 +58,13 @@ def _expected_dtype(text: str, table: Table) -> Any:
     }[text]
 
 
+def _calibration_1_1(table: Table) -> bool:
+    """Whether the calibration needs the 1.1 layout (a method other than the 1.0 dichotomy
+    on a fixed number of tables): ``calibration@method`` and a 4-column history."""
+    cal = table.calibration
+    return cal.method != "bisection" or bool(np.any(cal.history[:, 3] != cal.n_tables))
+
+
 def _present(condition: str, table: Table) -> bool:
     if condition == "always":
         return True
@@ -65,13 +72,15 @@ def _present(condition: str, table: Table) -> bool:
         return getattr(table.model, "row_effects", None) is not None
     if condition == "1.1":
         return table.bayes_risk is not None
+    if condition == "1.1 calibration":
+        return _calibration_1_1(table)
     return condition == table.kind
 
 
 
 def test_doc_tables_parse() -> None:
     items = documented_items()
-    assert len(items) == 80 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
+    assert len(items) == 81 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
     assert documented_data_dtypes() == {k: fmt.DATA_DTYPES[k] for k in ("gaussian", "poisson", "bernoulli")}
     documented_blocks = {
         name.split("/")[1] for name, (_, _, _, present) in items.items()
@@ -93,6 +102,7 @@ def test_file_has_exactly_the_documented_layout(
         "n_samples": table.gibbs.n_samples,
         "n_chains": table.gibbs.n_chains,
         "n_steps": table.calibration.n_steps,
+        "h": 4 if _calibration_1_1(table) else 3,
         "attempts": table.rejection.attempts,
     }
     expected = {k: v for k, v in documented_items().items() if _present(v[3], table)}
@@ -304,7 +314,7 @@ def test_h5dump_shows_the_layout(files: dict[str, Path]) -> None:
 # ---------------------------------------------------------------------------
 def test_version_table() -> None:
     assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.1", ("1.0", "1.1"))
-    floor = {name for name, (_, _, _, present) in documented_items().items() if present == "1.1"}
+    floor = {name for name, (_, _, _, present) in documented_items().items() if present.startswith("1.1")}
     floor -= {"bayes", "posterior"}  # groups are implied by their datasets
     assert set(fmt.MINOR_VERSIONS) == {0, 1} and fmt.MINOR_VERSIONS[0] == ()
     assert set(fmt.MINOR_VERSIONS[1]) == floor  # 1.1: the floor, as docs/format.md marks it

@@ -58,7 +58,9 @@ def test_every_documented_item_is_required(files: dict[str, Path], tmp_path: Pat
             with pytest.raises(FormatError, match="is missing|must come together"):
                 load_table(path)
             checked.add(item)
-    assert checked == set(documented_items())
+    # calibration@method is in files calibrated otherwise than by the 1.0 dichotomy
+    # (tests/protocol/test_calibration.py::test_calibration_record_round_trip)
+    assert checked == set(documented_items()) - {"calibration@method"}
 
 
 def test_readers_do_not_depend_on_chunking(files, tables, tmp_path) -> None:

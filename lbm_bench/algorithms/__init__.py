@@ -1,0 +1,82 @@
+"""Built-in co-clustering algorithms of ``lbm-bench benchmark``.
+
+An *algorithm* is any callable
+
+    fit(X, n_row_clusters, n_col_clusters, *, rng) -> (rows, cols)
+
+returning two 1-D integer label arrays of shapes (n_rows,) and (n_cols,),
+0-based, with at most ``n_row_clusters`` and ``n_col_clusters`` distinct values
+(fewer when clusters empty out). :data:`ALGORITHMS` registers the built-ins by
+short name and :func:`resolve_algorithm` also accepts ``"module:function"``.
+
+Modules
+    :mod:`~lbm_bench.algorithms.lbm_em`
+        Latent block model with estimated parameters (Govaert and Nadif):
+        :func:`cem` (block classification EM) and :func:`vem` (block
+        variational EM) for Gaussian, Poisson and Bernoulli blocks, the family
+        table :data:`FAMILIES`; :func:`fit_lbm` returns the fitted model and
+        criterion too.
+    :mod:`~lbm_bench.algorithms.kmeans`
+        :func:`double_kmeans` (k-means on rows and on columns, separately), the
+        naive baseline, and the k-means++ seeding of the CEM and VEM starts.
+    :mod:`~lbm_bench.algorithms.spectral`
+        :func:`spectral_coclustering` and :func:`spectral_biclustering`
+        (scikit-learn, imported lazily: ``pip install 'lbm-bench[sklearn]'``).
+    :mod:`~lbm_bench.algorithms.registry`
+        :data:`ALGORITHMS`, :func:`resolve_algorithm`, and the per-family
+        algorithms :func:`gaussian_cem`, :func:`poisson_cem`,
+        :func:`bernoulli_cem`, :func:`gaussian_vem`, :func:`poisson_vem`,
+        :func:`bernoulli_vem`, generated from the family table.
+    :mod:`~lbm_bench.algorithms.inputs`
+        :func:`infer_kind`: the family of a table, decided by its dtype first
+        (a float table is Gaussian even when it holds integer values).
+
+Examples
+--------
+>>> from lbm_bench import random_model
+>>> from lbm_bench.algorithms import cem
+>>> X, z, w = random_model("bernoulli", 3, 2, scale=3.0, rng=0).sample(60, 40, rng=1)
+>>> rows, cols = cem(X, 3, 2, rng=0)
+>>> rows.shape, cols.shape
+((60,), (40,))
+"""
+
+from lbm_bench.algorithms.inputs import infer_kind
+from lbm_bench.algorithms.kmeans import double_kmeans
+from lbm_bench.algorithms.lbm_em import FAMILIES, LBMFamily, LBMFit, cem, fit_lbm, vem
+from lbm_bench.algorithms.registry import (
+    ALGORITHMS,
+    FAMILY_ALGORITHMS,
+    Algorithm,
+    bernoulli_cem,
+    bernoulli_vem,
+    gaussian_cem,
+    gaussian_vem,
+    poisson_cem,
+    poisson_vem,
+    resolve_algorithm,
+)
+from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
+
+__all__ = [
+    "ALGORITHMS",
+    "FAMILIES",
+    "FAMILY_ALGORITHMS",
+    "Algorithm",
+    "LBMFamily",
+    "LBMFit",
+    "bernoulli_cem",
+    "bernoulli_vem",
+    "cem",
+    "double_kmeans",
+    "fit_lbm",
+    "gaussian_cem",
+    "gaussian_vem",
+    "infer_kind",
+    "poisson_cem",
+    "poisson_vem",
+    "resolve_algorithm",
+    "spectral_biclustering",
+    "spectral_coclustering",
+    "vem",
+]

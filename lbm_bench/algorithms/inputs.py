@@ -1,0 +1,84 @@
+"""Input checks shared by the built-in algorithms, and the family inferred from a table.
+
+Family inference (``kind=None``, and the built-ins ``"cem"`` and ``"vem"``) is
+decided by the dtype first, see :func:`infer_kind`: a float table is Gaussian
+*even when it holds integer values*; a boolean or integer table is Bernoulli
+when its values lie in {0, 1}, Poisson when they are non-negative, Gaussian
+otherwise. Counts stored as floats (e.g. read from a CSV file) are fitted as
+counts only with ``kind="poisson"`` (or :func:`lbm_bench.algorithms.poisson_cem`,
+``"lbm_bench.algorithms:poisson_cem"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from lbm_bench._validation import check_count
+
+__all__ = ["infer_kind"]
+
+
+def _check_numeric_table(X: Any, name: str = "X") -> np.ndarray:
+    """A non-empty, finite, 2-D array of booleans, integers or reals (dtype kept)."""
+    array = np.asarray(X)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be a 2-D array of numbers, got dtype {array.dtype}")
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array, got shape {array.shape}")
+    if array.size == 0:
+        raise ValueError(f"{name} must not be empty, got shape {array.shape}")
+    if array.dtype.kind == "f" and not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} must be finite, got NaN or infinite values")
+    return array
+
+
+def _check_cluster_counts(
+    shape: tuple[int, int], n_row_clusters: Any, n_col_clusters: Any
+) -> tuple[int, int]:
+    g = check_count("n_row_clusters", n_row_clusters)
+    m = check_count("n_col_clusters", n_col_clusters)
+    if g > shape[0]:
+        raise ValueError(f"n_row_clusters must be <= the number of rows ({shape[0]}), got {g}")
+    if m > shape[1]:
+        raise ValueError(f"n_col_clusters must be <= the number of columns ({shape[1]}), got {m}")
+    return g, m
+
+
+def _check_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) -> tuple[np.ndarray, int, int]:
+    table = _check_numeric_table(X)
+    g, m = _check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
+    return table, g, m
+
+
+def infer_kind(X: ArrayLike) -> str:
+    """Infer the latent block model family of a table from its dtype and values.
+
+    A float table is ``"gaussian"`` even when all its values are integers (so
+    that a rounded real table is never mistaken for counts); a boolean or
+    integer table is ``"bernoulli"`` when its values lie in {0, 1},
+    ``"poisson"`` when they are non-negative, and ``"gaussian"`` otherwise.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_rows, n_cols)
+
+    Returns
+    -------
+    str
+        ``"gaussian"``, ``"poisson"`` or ``"bernoulli"``.
+
+    Examples
+    --------
+    >>> infer_kind([[0, 1], [1, 1]]), infer_kind([[0, 3], [2, 1]]), infer_kind([[0.0, 3.0]])
+    ('bernoulli', 'poisson', 'gaussian')
+    """
+    table = _check_numeric_table(X)
+    if table.dtype.kind == "f":
+        return "gaussian"
+    low, high = int(table.min()), int(table.max())
+    if low >= 0 and high <= 1:
+        return "bernoulli"
+    return "poisson" if low >= 0 else "gaussian"

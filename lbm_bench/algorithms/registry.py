@@ -1,0 +1,167 @@
+"""The registry of built-in algorithms, and the per-family LBM algorithms.
+
+An *algorithm* is any callable
+
+    fit(X, n_row_clusters, n_col_clusters, *, rng) -> (rows, cols)
+
+returning two 1-D integer label arrays of shapes (n_rows,) and (n_cols,),
+0-based, with at most ``n_row_clusters`` and ``n_col_clusters`` distinct values
+(fewer when clusters empty out). :data:`ALGORITHMS` registers the built-ins by
+the short names that ``lbm-bench benchmark --algorithm NAME`` accepts, and
+:func:`resolve_algorithm` also accepts ``"module:function"``.
+
+The per-family algorithms (``gaussian_cem``, ..., ``bernoulli_vem``: block CEM
+or VEM with the family forced, their defaults otherwise) are generated from the
+family table :data:`lbm_bench.algorithms.lbm_em.FAMILIES`, one for each family
+and method, in :data:`FAMILY_ALGORITHMS`; they are registered as
+``"gaussian-cem"`` and so on.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from lbm_bench.algorithms.kmeans import double_kmeans
+from lbm_bench.algorithms.lbm_em import FAMILIES, cem, vem
+from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
+
+__all__ = [
+    "ALGORITHMS",
+    "FAMILY_ALGORITHMS",
+    "LBM_METHODS",
+    "Algorithm",
+    "bernoulli_cem",
+    "bernoulli_vem",
+    "gaussian_cem",
+    "gaussian_vem",
+    "poisson_cem",
+    "poisson_vem",
+    "resolve_algorithm",
+]
+
+#: The algorithm protocol: ``fit(X, n_row_clusters, n_col_clusters, *, rng) -> (rows, cols)``.
+Algorithm = Callable[..., tuple[np.ndarray, np.ndarray]]
+
+#: The block EM methods, by name, with what their per-family algorithms call them.
+LBM_METHODS: dict[str, tuple[Algorithm, str]] = {
+    "cem": (cem, "Block CEM"),
+    "vem": (vem, "Block VEM"),
+}
+
+
+def _family_algorithm(kind: str, method: str) -> Algorithm:
+    """``method`` (``"cem"`` or ``"vem"``) with ``kind`` forced, as an algorithm."""
+    fit, title = LBM_METHODS[method]
+
+    def algorithm(
+        X: ArrayLike,
+        n_row_clusters: int,
+        n_col_clusters: int,
+        *,
+        rng: np.random.Generator | int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        return fit(X, n_row_clusters, n_col_clusters, kind=kind, rng=rng)
+
+    algorithm.__name__ = algorithm.__qualname__ = f"{kind}_{method}"
+    algorithm.__doc__ = (
+        f"{title} with {FAMILIES[kind].blocks}.\n\n"
+        f"    :func:`lbm_bench.algorithms.{method}` with ``kind={kind!r}`` and its defaults;\n"
+        "    returns ``(rows, cols)``, two int64 arrays of shapes (n_rows,) and (n_cols,).\n"
+    )
+    return algorithm
+
+
+#: The per-family algorithms by function name (``"gaussian_cem"``, ...): one for
+#: each family of :data:`~lbm_bench.algorithms.lbm_em.FAMILIES` and each method.
+FAMILY_ALGORITHMS: dict[str, Algorithm] = {
+    f"{kind}_{method}": _family_algorithm(kind, method) for kind in FAMILIES for method in LBM_METHODS
+}
+gaussian_cem = FAMILY_ALGORITHMS["gaussian_cem"]
+gaussian_vem = FAMILY_ALGORITHMS["gaussian_vem"]
+poisson_cem = FAMILY_ALGORITHMS["poisson_cem"]
+poisson_vem = FAMILY_ALGORITHMS["poisson_vem"]
+bernoulli_cem = FAMILY_ALGORITHMS["bernoulli_cem"]
+bernoulli_vem = FAMILY_ALGORITHMS["bernoulli_vem"]
+
+#: Built-in algorithms by short name; ``"cem"`` and ``"vem"`` infer the family from
+#: the table, ``"gaussian-cem"`` ... ``"bernoulli-vem"`` force it.
+ALGORITHMS: dict[str, Algorithm] = {
+    "cem": cem,
+    "vem": vem,
+    "double-kmeans": double_kmeans,
+    "spectral-coclustering": spectral_coclustering,
+    "spectral-biclustering": spectral_biclustering,
+    **{name.replace("_", "-"): fit for name, fit in FAMILY_ALGORITHMS.items()},
+}
+
+
+def _import_attribute(spec: str) -> Any:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ValueError(f"algorithm {spec!r} must be a registry name or 'module:function'")
+    try:
+        target = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ValueError(
+            f"cannot import module {module_name!r} of algorithm {spec!r}: {exc}"
+        ) from exc
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ValueError(
+                f"module {module_name!r} has no attribute {attribute!r} (algorithm {spec!r})"
+            ) from None
+    return target
+
+
+def resolve_algorithm(name: str) -> tuple[str, Algorithm]:
+    """Find an algorithm by registry name or ``"module:function"``.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`ALGORITHMS` (case and ``_``/``-`` insensitive), or
+        ``"package.module:function"`` (the attribute may be dotted, e.g.
+        ``"module:Class.method"``), imported with importlib.
+
+    Returns
+    -------
+    name : str
+        The registry key, or ``name`` itself for ``"module:function"``.
+    algorithm : callable
+        ``fit(X, n_row_clusters, n_col_clusters, *, rng) -> (rows, cols)``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, a module that cannot be imported, a missing
+        attribute or a non-callable one.
+
+    Examples
+    --------
+    >>> resolve_algorithm("double_kmeans")[0]
+    'double-kmeans'
+    >>> resolve_algorithm("lbm_bench.algorithms:poisson_cem")[1].__name__
+    'poisson_cem'
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"algorithm name must be a string, got {type(name).__name__}")
+    spec = name.strip()
+    if ":" not in spec:
+        key = spec.lower().replace("_", "-")
+        if key not in ALGORITHMS:
+            known = ", ".join(ALGORITHMS)
+            raise ValueError(
+                f"unknown algorithm {name!r}: expected one of {known}, or 'module:function'"
+            )
+        return key, ALGORITHMS[key]
+    target = _import_attribute(spec)
+    if not callable(target):
+        raise ValueError(f"algorithm {spec!r} is not callable (got {type(target).__name__})")
+    return spec, target

@@ -1,0 +1,40 @@
+"""Dataset releases: spec-driven, parallel, resumable, byte-reproducible builds.
+
+A release spec (TOML) describes grids of tables: kinds, shapes, cluster numbers,
+target risks, replicates and the generation settings. :func:`build_release`
+turns it into ``DIR/tables/<id>.h5`` files, ``DIR/manifest.json``,
+``DIR/SHA256SUMS`` and a data card ``DIR/README.md``; :func:`verify_release`
+re-checks a release, :func:`load_release` and :func:`load_release_table` read it.
+
+One concept per module:
+
+- :mod:`~lbm_bench.release.spec`: read and validate a spec, expand its grids;
+- :mod:`~lbm_bench.release.seeds`: seeds derived from the master seed and an identity;
+- :mod:`~lbm_bench.release.build`: the build (parallel, resumable) and its report;
+- :mod:`~lbm_bench.release.manifest`: ``manifest.json`` and ``SHA256SUMS``;
+- :mod:`~lbm_bench.release.readme`: the Markdown card ``README.md``;
+- :mod:`~lbm_bench.release.archive`: the deterministic ``DIR.tar.gz``;
+- :mod:`~lbm_bench.release.verify`: checksums, format and manifest agree;
+- :mod:`~lbm_bench.release.load`: the manifest and the tables of a release.
+"""
+
+from lbm_bench.release.archive import write_archive
+from lbm_bench.release.build import BuildReport, build_release
+from lbm_bench.release.load import load_release, load_release_table
+from lbm_bench.release.seeds import derive_seed
+from lbm_bench.release.spec import ReleaseSpec, TableSpec, parse_spec, read_spec
+from lbm_bench.release.verify import verify_release
+
+__all__ = [
+    "BuildReport",
+    "ReleaseSpec",
+    "TableSpec",
+    "build_release",
+    "derive_seed",
+    "load_release",
+    "load_release_table",
+    "parse_spec",
+    "read_spec",
+    "verify_release",
+    "write_archive",
+]

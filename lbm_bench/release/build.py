@@ -1,0 +1,346 @@
+"""Building a release: spec-driven, parallel, resumable, byte-reproducible.
+
+:func:`build_release` turns a spec into ``DIR/tables/<id>.h5`` files, then writes
+``DIR/manifest.json``, the release files of :data:`RELEASE_FILE_WRITERS` (today
+``DIR/README.md``) and ``DIR/SHA256SUMS`` listing them all, and on request the
+archive ``DIR.tar.gz``.
+
+Determinism: every seed derives from the master seed and the identity of what
+it seeds (:func:`lbm_bench.release.seeds.derive_seed`), never from worker
+order. The replicates of one configuration share one calibrated design (the
+paper's "one distribution, several tables"), whose seed derives from the
+configuration's identity. Files are written byte-stably (see
+:mod:`lbm_bench.storage`) and the manifest carries no timestamps, so the same spec
+gives the same bytes for any number of jobs and either backend.
+
+Resumability: tables already present and valid are skipped; files are written
+under a temporary name and renamed, so an interrupted build leaves no partial
+file under a final name, and stale temporary files are removed on the next run.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lbm_bench.release.archive import write_archive
+from lbm_bench.release.manifest import write_checksums, write_manifest
+from lbm_bench.release.readme import write_readme
+from lbm_bench.release.spec import ReleaseSpec, TableSpec, read_spec
+
+__all__ = ["RELEASE_FILE_WRITERS", "BuildReport", "build_release", "write_release_files"]
+
+#: Writers of the files a complete build adds next to ``manifest.json``, called in
+#: this order after it: ``writer(manifest, out, spec_path=...)`` writes one file
+#: under the release directory ``out`` (atomically) and returns its name, which
+#: ``SHA256SUMS`` then lists. A new release file (a Croissant description, an HTML
+#: card) is one more writer here.
+RELEASE_FILE_WRITERS: tuple[Callable[..., str], ...] = (write_readme,)
+
+
+def _one_blas_thread():
+    """Pin BLAS to one thread for a task (threadpoolctl, when installed), so a table's
+    floating-point results do not depend on how many threads the worker's BLAS uses:
+    in-process builds, loky workers and Dask workers then compute the same bytes."""
+    import contextlib
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - documented in docs/releases.md
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _calibrate(config: TableSpec) -> tuple[str, Any, float]:
+    with _one_blas_thread():
+        return _calibrate_unpinned(config)
+
+
+def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
+    from lbm_bench.protocol.calibration import calibrate_scale
+
+    start = time.perf_counter()
+    s = config.settings
+    result = calibrate_scale(
+        config.kind, *config.shape, *config.clusters, config.risk,
+        n_tables=s.n_calibration_tables, tolerance=s.calibration_tolerance, n_init=s.n_init,
+        method=s.calibration_method, criterion=s.criterion, rng=config.calibration_seed, **config.model_options,
+    )
+    return config.config_id, result, time.perf_counter() - start
+
+
+def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
+    """Generate and write one table; never raises (errors are returned)."""
+    with _one_blas_thread():
+        return _build_table_unpinned(spec, calibration, out_dir)
+
+
+def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
+    from lbm_bench.protocol.generate import generate_table
+    from lbm_bench.storage import save_table
+
+    try:
+        s = spec.settings
+        table = generate_table(
+            spec.kind, *spec.shape, *spec.clusters, spec.risk,
+            settings=s, calibration=calibration, rng=spec.seed, **spec.model_options,
+        )
+        start = time.perf_counter()
+        save_table(_with_calibration_seed(table, spec.calibration_seed), Path(out_dir) / spec.filename)
+        timings = dict(table.timings, writing=time.perf_counter() - start)
+        return {"id": spec.id, "ok": True, "timings": timings, "attempts": table.rejection.attempts}
+    except Exception as exc:  # reported per table, the others go on
+        return {"id": spec.id, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _with_calibration_seed(table: Any, calibration_seed: int) -> Any:
+    from dataclasses import replace
+
+    return replace(table, options=dict(table.options, calibration_seed=calibration_seed))
+
+
+def _table_is_complete(out_dir: Path, spec: TableSpec) -> bool:
+    from lbm_bench.storage import check_file, read_info
+
+    path = out_dir / spec.filename
+    if not path.is_file() or check_file(path):
+        return False
+    info = read_info(path)
+    return int(info.get("seed", -1)) == spec.seed and info.get("kind") == spec.kind
+
+
+def _remove_stale_temporaries(tables_dir: Path) -> int:
+    count = 0
+    for path in tables_dir.glob(".*.tmp*"):
+        path.unlink(missing_ok=True)
+        count += 1
+    return count
+
+
+@dataclass
+class BuildReport:
+    """What a build did: per-table outcomes, per-stage seconds, acceptance rates."""
+
+    out_dir: Path
+    built: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    calibration_seconds: dict[str, float] = field(default_factory=dict)
+    table_seconds: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def summary(self) -> str:
+        lines = [
+            (f"built {len(self.built)} table(s), skipped {len(self.skipped)} already complete, "
+             f"failed {len(self.failed)}; wall time {self.wall_seconds:.1f} s"),
+        ]
+        if self.stage_seconds:
+            stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.stage_seconds.items())
+            lines.append(f"time per stage (summed over workers): {stages}")
+        if self.attempts:
+            total = sum(self.attempts.values())
+            lines.append(
+                f"rejection sampling: {total} attempt(s) for {len(self.attempts)} table(s), "
+                f"acceptance rate {len(self.attempts) / total:.3f}"
+            )
+        for table_id, error in sorted(self.failed.items()):
+            lines.append(f"FAILED {table_id}: {error}")
+        return "\n".join(lines)
+
+    def timings_by_configuration(self) -> list[dict[str, Any]]:
+        """Where the time went, per configuration (kind, shape, clusters, risk) built.
+
+        Returns
+        -------
+        list of dict
+            One per configuration, in id order: ``config`` (its id), ``tables``
+            (kept tables built), ``attempts`` (candidates drawn for them),
+            ``calibration``, ``rejection``, ``gibbs``, ``writing`` (worker seconds,
+            summed over the configuration's tables) and ``per_kept_table``
+            (their total divided by ``tables``).
+        """
+        rows: dict[str, dict[str, Any]] = {}
+        for config_id, seconds in self.calibration_seconds.items():
+            rows[config_id] = {"config": config_id, "tables": 0, "attempts": 0,
+                               "calibration": seconds, "rejection": 0.0, "gibbs": 0.0, "writing": 0.0}
+        for table_id, timings in self.table_seconds.items():
+            row = rows[table_id.rsplit("-", 1)[0]]
+            row["tables"] += 1
+            row["attempts"] += self.attempts.get(table_id, 0)
+            for key in ("rejection", "gibbs", "writing"):
+                row[key] += timings[key]
+        for row in rows.values():
+            total = row["calibration"] + row["rejection"] + row["gibbs"] + row["writing"]
+            row["per_kept_table"] = total / row["tables"] if row["tables"] else float("nan")
+        return [rows[k] for k in sorted(rows)]
+
+    def format_timings(self) -> str:
+        """:meth:`timings_by_configuration` as a fixed-width table, with a total line."""
+        header = (f"{'configuration':<34} {'tables':>6} {'tries':>5} {'calib s':>8} {'reject s':>8} "
+                  f"{'gibbs s':>7} {'write s':>7} {'s/table':>8}")
+        lines = [header, "-" * len(header)]
+        rows = self.timings_by_configuration()
+        for r in rows:
+            lines.append(f"{r['config']:<34} {r['tables']:>6} {r['attempts']:>5} {r['calibration']:>8.1f} "
+                         f"{r['rejection']:>8.2f} {r['gibbs']:>7.2f} {r['writing']:>7.2f} {r['per_kept_table']:>8.2f}")
+        if rows:
+            total = {k: sum(r[k] for r in rows) for k in ("tables", "attempts", "calibration", "rejection",
+                                                          "gibbs", "writing")}
+            seconds = total["calibration"] + total["rejection"] + total["gibbs"] + total["writing"]
+            per_table = seconds / total["tables"] if total["tables"] else float("nan")
+            lines.append(f"{'total':<34} {total['tables']:>6} {total['attempts']:>5} {total['calibration']:>8.1f} "
+                         f"{total['rejection']:>8.2f} {total['gibbs']:>7.2f} {total['writing']:>7.2f} "
+                         f"{per_table:>8.2f}")
+        return "\n".join(lines)
+
+
+def _parallel(backend: str, n_jobs: int, scheduler: str | None):
+    """A context manager that configures joblib for the chosen backend."""
+    import contextlib
+
+    import joblib
+
+    if backend == "loky":
+        return contextlib.nullcontext(joblib.Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered"))
+    if backend != "dask":
+        raise ValueError(f"backend must be 'loky' or 'dask', got {backend!r}")
+
+    @contextlib.contextmanager
+    def dask_parallel():
+        try:
+            from dask.distributed import Client, LocalCluster
+        except ImportError:
+            raise ImportError("the dask backend needs: pip install 'lbm-bench[dask]'") from None
+        if scheduler:
+            client = Client(scheduler)
+            cluster = None
+        else:
+            cluster = LocalCluster(
+                n_workers=n_jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
+                dashboard_address=None,
+            )
+            client = Client(cluster)
+        try:
+            with joblib.parallel_config(backend="dask"):
+                yield joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+    return dask_parallel()
+
+
+def build_release(
+    spec: ReleaseSpec | str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
+    *,
+    n_jobs: int = 1,
+    backend: str = "loky",
+    scheduler: str | None = None,
+    fail_fast: bool = False,
+    archive: bool = False,
+    progress: bool = False,
+    spec_path: str | None = None,
+) -> BuildReport:
+    """Build (or resume) a release into ``out_dir``.
+
+    Parameters
+    ----------
+    spec : ReleaseSpec or path
+        The release spec.
+    out_dir : path
+        Output directory (created if needed).
+    n_jobs : int, default=1
+        Parallel workers.
+    backend : {"loky", "dask"}
+        joblib backend; ``"dask"`` runs the same tasks on a Dask cluster.
+    scheduler : str, optional
+        Address of a Dask scheduler; a local cluster when omitted.
+    fail_fast : bool, default=False
+        Stop at the first failed table instead of building the others.
+    archive : bool, default=False
+        Also write ``<out_dir>.tar.gz``.
+    progress : bool, default=False
+        Show a tqdm bar over tables.
+
+    Returns
+    -------
+    BuildReport
+    """
+    from tqdm.auto import tqdm
+
+    if not isinstance(spec, ReleaseSpec):
+        spec_path = spec_path or str(spec)
+        spec = read_spec(spec)
+    if not isinstance(n_jobs, int) or n_jobs < 1:
+        raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+    start = time.perf_counter()
+    out = Path(out_dir)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporaries(out / "tables")
+    report = BuildReport(out_dir=out)
+    pending = [t for t in spec.tables if not _table_is_complete(out, t)]
+    report.skipped = [t.id for t in spec.tables if t not in pending]
+    configs = {t.config_id: t for t in pending}
+    stage = {"calibration": 0.0, "rejection": 0.0, "gibbs": 0.0, "writing": 0.0}
+    with _parallel(backend, n_jobs, scheduler) as parallel, tqdm(
+        total=len(configs) + len(pending), desc=f"building {spec.name}", unit="task", disable=not progress
+    ) as bar:
+        from joblib import delayed
+
+        calibrations = {}
+        for config_id, result, seconds in parallel(delayed(_calibrate)(c) for c in configs.values()):
+            calibrations[config_id] = result
+            stage["calibration"] += seconds
+            report.calibration_seconds[config_id] = seconds
+            bar.update()
+        jobs = (delayed(_build_table)(t, calibrations[t.config_id], str(out)) for t in pending)
+        for outcome in parallel(jobs):
+            bar.update()
+            if outcome["ok"]:
+                report.built.append(outcome["id"])
+                report.attempts[outcome["id"]] = outcome["attempts"]
+                report.table_seconds[outcome["id"]] = dict(outcome["timings"])
+                for key in ("rejection", "gibbs", "writing"):
+                    stage[key] += outcome["timings"][key]
+            else:
+                report.failed[outcome["id"]] = outcome["error"]
+                if fail_fast:
+                    break
+    report.built.sort()
+    report.stage_seconds = stage
+    if not report.failed:
+        write_release_files(spec, out, spec_path=spec_path)
+        if archive:
+            write_archive(out)
+    report.wall_seconds = time.perf_counter() - start
+    return report
+
+
+
+def write_release_files(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None) -> dict:
+    """Write the files of a complete build: ``manifest.json``, then each of
+    :data:`RELEASE_FILE_WRITERS`, then ``SHA256SUMS`` over the tables and them.
+
+    Returns
+    -------
+    dict
+        The manifest.
+    """
+    manifest = write_manifest(spec, out, spec_path=spec_path)
+    names = ["manifest.json"]
+    for writer in RELEASE_FILE_WRITERS:
+        names.append(writer(manifest, out, spec_path=spec_path))
+    write_checksums(out, manifest, names)
+    return manifest

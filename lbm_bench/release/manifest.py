@@ -1,0 +1,99 @@
+"""The manifest of a release (``manifest.json``) and its checksums (``SHA256SUMS``).
+
+The manifest holds the release's identity, its spec and one entry per table (target
+and certified risk, seeds, file, size, SHA-256); it carries no timestamps, so the
+same spec gives the same bytes. ``SHA256SUMS`` (coreutils format, sorted by name)
+lists every table, the manifest and the other files a build writes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lbm_bench.release._files import atomic_write_text, sha256_file
+from lbm_bench.release.spec import ReleaseSpec, TableSpec
+
+__all__ = ["read_manifest", "write_checksums", "write_manifest"]
+
+
+def _table_entry(out: Path, spec: TableSpec) -> dict:
+    from lbm_bench.storage import read_info
+
+    path = out / spec.filename
+    info = read_info(path)
+    return {
+        "id": spec.id,
+        "kind": spec.kind,
+        "shape": list(spec.shape),
+        "clusters": list(spec.clusters),
+        "target_risk": spec.risk,
+        "risk": float(info["risk"]),
+        "risk_mcse": float(info["risk_mcse"]),
+        "risk_rhat": float(info["risk_rhat"]),
+        "row_loss": float(info["row_loss"]),
+        "col_loss": float(info["col_loss"]),
+        "acceptance_rate": float(info["acceptance_rate"]),
+        "attempts": int(info["attempts"]),
+        "scale": float(info["scale"]),
+        "seed": spec.seed,
+        "calibration_seed": spec.calibration_seed,
+        "file": spec.filename,
+        "size": path.stat().st_size,
+        "sha256": sha256_file(path),
+    }
+
+def write_manifest(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None) -> dict:
+    """Write ``manifest.json`` for a complete build (every table present) and return it.
+
+    Parameters
+    ----------
+    spec : ReleaseSpec
+        The release spec that was built.
+    out : Path
+        The release directory.
+    spec_path : str, optional
+        The spec's file, whose name the manifest records (``spec_file``).
+
+    Returns
+    -------
+    dict
+        The manifest as written.
+    """
+    from lbm_bench._version import __version__
+
+    entries = [_table_entry(out, t) for t in spec.tables]
+    manifest = {
+        "release": {"name": spec.name, "version": spec.version, "seed": spec.seed,
+                    "description": spec.description, "license": spec.license},
+        "lbm_bench_version": __version__,
+        "format": "lbm-bench-release",
+        "format_version": "1.0",
+        "spec": spec.source,
+        "spec_file": Path(spec_path).name if spec_path else None,
+        "tables": entries,
+    }
+    atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return manifest
+
+
+def write_checksums(out: Path, manifest: dict, names: list[str]) -> None:
+    """Write ``SHA256SUMS``: the tables' digests from the manifest and the digests of
+    the files ``names`` (relative to ``out``), one ``<digest>  <name>`` line each,
+    sorted by name (``sha256sum -c SHA256SUMS`` checks it)."""
+    sums = [f"{e['sha256']}  {e['file']}" for e in manifest["tables"]]
+    for name in names:
+        sums.append(f"{sha256_file(out / name)}  {name}")
+    atomic_write_text(out / "SHA256SUMS", "\n".join(sorted(sums, key=lambda s: s.split("  ")[1])) + "\n")
+
+
+def read_manifest(out: Path) -> dict:
+    """The parsed ``manifest.json`` of the release in ``out``; ValueError when absent or not JSON."""
+    path = out / "manifest.json"
+    if not path.is_file():
+        raise ValueError(f"{out} is not a release: no manifest.json")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+

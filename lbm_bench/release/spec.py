@@ -1,0 +1,234 @@
+"""Release specs: read and validate a release spec (TOML) and expand its grids.
+
+A spec describes grids of tables (kinds, shapes, cluster numbers, target risks,
+replicates) and the generation settings; :func:`read_spec` and :func:`parse_spec`
+turn it into a :class:`ReleaseSpec` holding one :class:`TableSpec` per table,
+each with its seeds derived from the master seed and its identity
+(:func:`lbm_bench.release.seeds.derive_seed`). The committed specs are
+``repository/mini.toml`` and ``repository/paper.toml``; ``docs/releases.md``
+describes the keys.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lbm_bench._validation import KINDS
+from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
+from lbm_bench.release.seeds import derive_seed
+
+__all__ = [
+    "MODEL_OPTIONS",
+    "SETTINGS",
+    "ReleaseSpec",
+    "TableSpec",
+    "parse_spec",
+    "read_spec",
+]
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+#: Generation settings a spec may set (in [defaults] or per [[grid]]), with their defaults:
+#: the fields of the settings record (:class:`~lbm_bench.protocol.settings.GenerationSettings`).
+SETTINGS: dict[str, Any] = GenerationSettings().to_record()
+#: Options of random_design a spec may set in ``model_options`` (fields of ModelOptions).
+MODEL_OPTIONS = set(ModelOptions.names())
+_GRID_KEYS = {"kinds", "shapes", "clusters", "risks", "replicates", "model_options"} | set(SETTINGS)
+_RELEASE_KEYS = {"name", "version", "seed", "description", "license", "citation"}
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """One table of a release: its identity, settings and seeds."""
+
+    id: str
+    config_id: str
+    kind: str
+    shape: tuple[int, int]
+    clusters: tuple[int, int]
+    risk: float
+    replicate: int
+    settings: GenerationSettings
+    model_options: dict
+    seed: int
+    calibration_seed: int
+
+    @property
+    def filename(self) -> str:
+        return f"tables/{self.id}.h5"
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """A parsed, validated release spec."""
+
+    name: str
+    version: str
+    seed: int
+    description: str
+    license: str
+    citation: str
+    tables: tuple[TableSpec, ...]
+    source: dict = field(repr=False)
+
+    def configurations(self) -> dict[str, list[TableSpec]]:
+        """Tables grouped by configuration (shared calibration), in id order."""
+        groups: dict[str, list[TableSpec]] = {}
+        for table in self.tables:
+            groups.setdefault(table.config_id, []).append(table)
+        return groups
+
+
+def _pair(where: str, text: Any) -> tuple[int, int]:
+    if not isinstance(text, str):
+        raise ValueError(f"{where}: expected a string like '200x100', got {text!r}")
+    parts = text.lower().split("x")
+    try:
+        a, b = (int(p) for p in parts)
+    except ValueError:
+        raise ValueError(f"{where}: expected a string like '200x100', got {text!r}") from None
+    if a < 1 or b < 1:
+        raise ValueError(f"{where}: sizes must be positive, got {text!r}")
+    return a, b
+
+
+def _list(where: str, value: Any) -> list:
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{where} must be a non-empty list, got {value!r}")
+    return value
+
+
+def _check_keys(where: str, table: dict, allowed: set[str]) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+
+
+def _check_settings(where: str, settings: dict) -> GenerationSettings:
+    """The settings record of a configuration, from ``[defaults]`` and its ``[[grid]]``."""
+    return GenerationSettings.from_mapping(settings, where=where)
+
+
+def _check_model_options(where: str, options: Any) -> dict:
+    if not isinstance(options, dict):
+        raise ValueError(f"{where}: model_options must be a table, got {options!r}")
+    ModelOptions.from_mapping(options, where=f"{where}.model_options")
+    return {k: options[k] for k in sorted(options)}
+
+
+def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[TableSpec]:
+    where = f"grid[{index}]"
+    _check_keys(where, grid, _GRID_KEYS)
+    for key in ("kinds", "shapes", "clusters", "risks"):
+        if key not in grid:
+            raise ValueError(f"{where}: missing required key {key!r}")
+    grid_settings = {k: grid[k] for k in SETTINGS if k in grid}
+    settings = _check_settings(where, {**defaults.get("settings", {}), **grid_settings})
+    options = _check_model_options(where, {**defaults.get("model_options", {}), **grid.get("model_options", {})})
+    replicates = grid.get("replicates", 1)
+    if not isinstance(replicates, int) or isinstance(replicates, bool) or replicates < 1:
+        raise ValueError(f"{where}: replicates must be a positive integer, got {replicates!r}")
+    tables = []
+    for kind, shape_text, cluster_text, risk in itertools.product(
+        _list(f"{where}.kinds", grid["kinds"]),
+        _list(f"{where}.shapes", grid["shapes"]),
+        _list(f"{where}.clusters", grid["clusters"]),
+        _list(f"{where}.risks", grid["risks"]),
+    ):
+        if kind not in KINDS:
+            raise ValueError(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        n, d = _pair(f"{where}.shapes", shape_text)
+        g, m = _pair(f"{where}.clusters", cluster_text)
+        if g < 2 or m < 2:
+            raise ValueError(f"{where}: clusters must be at least 2x2, got {cluster_text!r}")
+        if g > n or m > d:
+            raise ValueError(f"{where}: {cluster_text} clusters do not fit a {shape_text} table")
+        if kind == "bernoulli" and (g > 2**m or m > 2**g):
+            raise ValueError(f"{where}: bernoulli blocks need distinct binary modes; impossible with {cluster_text}")
+        if not isinstance(risk, (int, float)) or isinstance(risk, bool) or not 0 < risk < 1:
+            raise ValueError(f"{where}: risks must be in (0, 1), got {risk!r}")
+        if risk < 1.0 / (n * d):
+            raise ValueError(f"{where}: risk {risk} is below 1/(n_rows*n_cols) for {shape_text}")
+        config_id = f"{kind}-{n}x{d}-{g}x{m}-r{risk:.4f}".rstrip("0")
+        for rep in range(1, replicates + 1):
+            table_id = f"{config_id}-{rep:02d}"
+            tables.append(
+                TableSpec(
+                    id=table_id, config_id=config_id, kind=kind, shape=(n, d), clusters=(g, m),
+                    risk=float(risk), replicate=rep, settings=settings, model_options=options,
+                    seed=derive_seed(master, "table:" + table_id),
+                    calibration_seed=derive_seed(master, "calibration:" + config_id),
+                )
+            )
+    return tables
+
+
+def parse_spec(source: dict) -> ReleaseSpec:
+    """Validate a spec given as a dict (the parsed TOML) and expand its grids.
+
+    Raises
+    ------
+    ValueError
+        Naming the offending key: unknown keys, missing keys, impossible
+        combinations (more clusters than rows, binary modes that cannot be
+        distinct), risks out of range, duplicate tables.
+    """
+    _check_keys("spec", source, {"release", "defaults", "grid"})
+    release = source.get("release")
+    if not isinstance(release, dict):
+        raise ValueError("spec: missing [release] table")
+    _check_keys("release", release, _RELEASE_KEYS)
+    for key in ("name", "version", "seed"):
+        if key not in release:
+            raise ValueError(f"release: missing required key {key!r}")
+    seed = release["seed"]
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"release: seed must be a non-negative integer, got {seed!r}")
+    defaults_source = source.get("defaults", {})
+    _check_keys("defaults", defaults_source, set(SETTINGS) | {"model_options"})
+    defaults = {
+        "settings": {k: v for k, v in defaults_source.items() if k in SETTINGS},
+        "model_options": defaults_source.get("model_options", {}),
+    }
+    grids = source.get("grid")
+    if not isinstance(grids, list) or not grids:
+        raise ValueError("spec: at least one [[grid]] is required")
+    tables = [t for i, grid in enumerate(grids) for t in _grid_tables(i, grid, defaults, seed)]
+    ids = [t.id for t in tables]
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    if duplicates:
+        raise ValueError(f"spec: tables defined twice: {', '.join(duplicates[:5])}")
+    configs: dict[str, TableSpec] = {}
+    for t in tables:
+        first = configs.setdefault(t.config_id, t)
+        if (first.settings, first.model_options) != (t.settings, t.model_options):
+            raise ValueError(f"spec: configuration {t.config_id} appears with different settings")
+    return ReleaseSpec(
+        name=str(release["name"]), version=str(release["version"]), seed=seed,
+        description=str(release.get("description", "")), license=str(release.get("license", "CC-BY-4.0")),
+        citation=str(release.get("citation", "")), tables=tuple(sorted(tables, key=lambda t: t.id)),
+        source=source,
+    )
+
+
+def read_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
+    """Read and validate a release spec from a TOML file."""
+    path = Path(path)
+    try:
+        source = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"spec {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"spec {path} is not valid TOML: {exc}") from None
+    try:
+        return parse_spec(source)
+    except ValueError as exc:
+        raise ValueError(f"spec {path}: {exc}") from None

@@ -1,0 +1,146 @@
+"""Calibration of the scale: root finding, sequential tables, common random numbers, the
+unbiasedness identity behind it, and the guard against leaks into the X-only classifier."""
+
+import math
+
+import numpy as np
+import pytest
+
+from lbm_bench import calibrate_scale, gibbs_labels, random_design
+from lbm_bench.protocol.calibration import (
+    AUTO_FIRST_TABLES,
+    CommonRandomNumbers,
+    classifier_labels,
+)
+from lbm_bench.protocol.separation import first_guess, predicted_error
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli"])
+@pytest.mark.parametrize("criterion", ["map", "bayes"])
+def test_secant_meets_target_with_auto_tables(kind, criterion):
+    result = calibrate_scale(kind, 40, 30, 2, 2, 0.1, criterion=criterion, rng=1)
+    assert abs(result.mean_error - 0.1) <= result.tolerance
+    assert result.method == "secant" and result.criterion == criterion
+    history = result.history
+    assert history.shape == (result.n_steps, 4)
+    assert history[0, 3] == AUTO_FIRST_TABLES
+    assert np.all(np.diff(history[:, 3]) >= 0)  # tables are only ever added
+    assert result.n_tables == history[-1, 3] and result.scale == history[-1, 0]
+    # stops at the standard error aimed at, or at the most tables
+    se = result.error_std / math.sqrt(result.n_tables)
+    assert se <= 0.5 * result.tolerance * 1.0001 or result.n_tables == 200
+
+
+def test_fixed_number_of_tables_and_bisection_kept():
+    fixed = calibrate_scale("gaussian", 40, 30, 2, 2, 0.1, n_tables=30, rng=2)
+    assert set(fixed.history[:, 3]) == {30} and abs(fixed.mean_error - 0.1) <= fixed.tolerance
+    old = calibrate_scale("gaussian", 40, 30, 2, 2, 0.1, n_tables=30, method="bisection", rng=2)
+    assert old.method == "bisection" and old.history[0, 0] == 1.0  # the paper's start
+    assert abs(old.mean_error - 0.1) <= old.tolerance
+    # same design, same tables: both scales are roots of the same smooth curve
+    assert fixed.scale == pytest.approx(old.scale, rel=0.1)
+
+
+def test_errors_are_cached_and_extended_table_by_table():
+    design = random_design("bernoulli", 2, 2, rng=0)
+    crn = CommonRandomNumbers(design, 30, 20, 12, np.random.SeedSequence(3), criterion="map")
+    first = crn.errors(0.8, 5, 4)
+    more = crn.errors(0.8, 12, 4)
+    assert np.array_equal(more[:5], first)
+    fresh = CommonRandomNumbers(design, 30, 20, 12, np.random.SeedSequence(3), criterion="map")
+    assert np.array_equal(fresh.apparent_errors(0.8, 4), more)
+
+
+def test_no_state_carried_across_scales():
+    """Guard: a table's classifier at one scale uses nothing found at another scale."""
+    design = random_design("gaussian", 3, 2, rng=4)
+    seed = np.random.SeedSequence(5)
+    for criterion in ("map", "bayes"):
+        direct = CommonRandomNumbers(design, 30, 25, 6, seed, criterion=criterion).errors(0.6, 6, 3)
+        crn = CommonRandomNumbers(design, 30, 25, 6, seed, criterion=criterion)
+        crn.errors(0.3, 6, 3)
+        crn.errors(1.2, 6, 3)
+        assert np.array_equal(crn.errors(0.6, 6, 3), direct)
+
+
+@pytest.mark.parametrize("jobs", [2])
+def test_same_errors_whatever_the_number_of_workers(jobs):
+    design = random_design("gaussian", 2, 2, rng=9)
+    seed = np.random.SeedSequence(10)
+    one = CommonRandomNumbers(design, 30, 20, 7, seed, criterion="bayes").apparent_errors(0.5, 3)
+    many = CommonRandomNumbers(design, 30, 20, 7, seed, criterion="bayes", jobs=jobs).apparent_errors(0.5, 3)
+    assert np.array_equal(one, many)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli"])
+def test_first_guess_is_near_the_calibrated_scale(kind):
+    design = random_design(kind, 3, 3, rng=11)
+    scale, slope = first_guess(design, 200, 100, 0.1)
+    assert slope < 0
+    assert predicted_error(design, 200, 100, scale) == pytest.approx(0.1, abs=1e-3)
+    result = calibrate_scale(kind, 200, 100, 3, 3, 0.1, design=design, criterion="map", rng=12)
+    assert 0.7 < scale / result.scale < 1.4
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="n_tables"):
+        calibrate_scale("gaussian", 20, 20, 2, 2, 0.1, n_tables="many")
+    with pytest.raises(ValueError, match="criterion"):
+        calibrate_scale("gaussian", 20, 20, 2, 2, 0.1, criterion="median")
+    with pytest.raises(ValueError, match="method"):
+        calibrate_scale("gaussian", 20, 20, 2, 2, 0.1, method="newton")
+    with pytest.raises(ValueError, match="jobs"):
+        calibrate_scale("gaussian", 20, 20, 2, 2, 0.1, jobs=0)
+
+
+@pytest.mark.parametrize("criterion", ["map", "bayes"])
+def test_mean_apparent_error_equals_mean_conditional_risk(criterion):
+    """The identity that makes calibration sound: for an X-only classifier, the apparent
+    error against the generating labels has, over tables, the mean of its conditional risk.
+
+    Over 300 tables at one scale, the paired difference (apparent error - Gibbs estimate
+    of the conditional risk of the same labels, 400 sets from chains started at the
+    classifier's labels, independent of the generating labels) must be 0 within 3
+    standard errors.
+    """
+    design = random_design("gaussian", 2, 2, rng=13)
+    n_rows, n_cols, n_tables, scale = 30, 24, 300, 0.45
+    crn = CommonRandomNumbers(design, n_rows, n_cols, n_tables, np.random.SeedSequence(14),
+                              criterion=criterion)
+    model = design.model(scale)
+    errors = crn.errors(scale, n_tables, 3)
+    differences = np.empty(n_tables)
+    for t in range(n_tables):
+        z0, w0 = crn.table_labels(t)
+        X = model.table_from_noise(crn.noise(t), z0, w0)
+        # the classifier the calibration ran on table t (it is given X and the seed only)
+        (rows, cols), = classifier_labels(model, X[None], [crn.table_seeds[t]], 3, criterion)
+        row, col = np.mean(rows != z0), np.mean(cols != w0)
+        assert errors[t] == row + col - row * col
+        samples = gibbs_labels(model, X, n_samples=400, n_chains=4, burn_in=30, init=[(rows, cols)],
+                               rng=np.random.default_rng(1000 + t))
+        differences[t] = errors[t] - samples.risk(rows, cols).risk
+    mean, se = differences.mean(), differences.std(ddof=1) / math.sqrt(n_tables)
+    assert 0.05 < errors.mean() < 0.3  # a scale where the classifier errs, not a trivial one
+    assert abs(mean) <= 3 * se, (mean, se)
+
+
+def test_calibration_record_round_trip(tmp_path):
+    """The file keeps every evaluation (scale, mean error, sd, n_tables) and the method."""
+    import h5py
+
+    from lbm_bench import FormatError, generate_table, load_table, save_table
+
+    table = generate_table("bernoulli", 40, 30, 2, 2, 0.15, tolerance=0.05, n_samples=200,
+                           criterion="map", rng=15)
+    cal = table.calibration
+    assert cal.method == "secant" and cal.history.shape == (cal.n_steps, 4)
+    save_table(table, tmp_path / "t.h5")
+    loaded = load_table(tmp_path / "t.h5").calibration
+    assert loaded.method == "secant" and np.array_equal(loaded.history, cal.history)
+    assert loaded.scale == cal.scale and loaded.n_tables == cal.n_tables
+    with h5py.File(tmp_path / "t.h5", "r+") as f:  # the method goes with the 4-column history
+        assert f.attrs["format_version"] == b"1.1" or f.attrs["format_version"] == "1.1"
+        del f["calibration"].attrs["method"]
+    with pytest.raises(FormatError, match="calibration@method is missing"):
+        load_table(tmp_path / "t.h5")

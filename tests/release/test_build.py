@@ -1,0 +1,137 @@
+"""Release builds: outputs, determinism across jobs and backends, resume after a kill,
+timings, and the release file writers called after the manifest."""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from lbm_bench.release import (
+    BuildReport,
+    build_release,
+    load_release,
+    read_spec,
+    verify_release,
+)
+from tests.release.helpers import REPO, same_bytes
+
+
+def test_build_outputs(built):
+    manifest = load_release(built)
+    assert manifest["release"]["name"] == "tiny"
+    assert len(manifest["tables"]) == 5
+    assert sorted(p.name for p in built.iterdir()) == ["README.md", "SHA256SUMS", "manifest.json", "tables"]
+    assert verify_release(built) == []
+
+
+def test_rebuild_with_two_jobs_is_byte_identical(built, spec_path, tmp_path):
+    out = tmp_path / "tiny"
+    report = build_release(spec_path, out, n_jobs=2)
+    assert report.ok
+    same_bytes(out, built)
+
+
+def test_resume_skips_complete_tables(built, spec_path):
+    report = build_release(spec_path, built, n_jobs=1)
+    assert report.built == [] and len(report.skipped) == 5
+
+
+def test_resume_after_kill_gives_same_bytes(built, spec_path, tmp_path):
+    out = tmp_path / "tiny"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lbm_bench.cli", "build", str(spec_path), "--out", str(out), "-q"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and not list((out / "tables").glob("*.h5")):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    finished = list((out / "tables").glob("*.h5"))
+    assert 1 <= len(finished) < 5, "the build should have been killed part-way"
+    assert not (out / "manifest.json").exists()
+    report = build_release(spec_path, out, n_jobs=1)
+    assert report.ok and len(report.skipped) >= 1
+    same_bytes(out, built)
+
+
+def test_stale_temporaries_are_removed(built, spec_path):
+    stale = built / "tables" / ".gaussian-30x20-2x2-r0.1-01.h5.tmp-999"
+    stale.write_bytes(b"half a file")
+    build_release(spec_path, built, n_jobs=1)
+    assert not stale.exists()
+
+
+def test_dask_backend_gives_same_bytes(built, spec_path, tmp_path):
+    pytest.importorskip("dask.distributed")
+    out = tmp_path / "tiny"
+    report = build_release(spec_path, out, n_jobs=2, backend="dask")
+    assert report.ok, report.summary()
+    same_bytes(out, built)
+
+
+def test_cli_build_with_timings(built, spec_path, tmp_path, capsys):
+    """`lbm-bench build --timings` prints where the time went per configuration, and the
+    CLI builds the same bytes as the library."""
+    from lbm_bench.cli import main
+
+    out = tmp_path / "tiny"
+    assert main(["build", str(spec_path), "--out", str(out), "--timings", "-q"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].split()[:3] == ["configuration", "tables", "tries"]
+    rows = {line.split()[0]: line.split() for line in printed[2:]}
+    assert set(rows) == {"gaussian-30x20-2x2-r0.1", "bernoulli-30x20-2x2-r0.1", "poisson-24x24-3x2-r0.15", "total"}
+    assert rows["gaussian-30x20-2x2-r0.1"][1] == "2" and rows["total"][1] == "5"
+    assert int(rows["total"][2]) >= 5  # at least one attempt per kept table
+    per_table = [float(r[-1]) for r in rows.values()]
+    assert all(s > 0 for s in per_table)
+    same_bytes(out, built)
+
+
+def test_timings_by_configuration_arithmetic(tmp_path):
+    report = BuildReport(out_dir=tmp_path)
+    report.calibration_seconds = {"gaussian-30x20-2x2-r0.1": 6.0}
+    report.attempts = {"gaussian-30x20-2x2-r0.1-01": 1, "gaussian-30x20-2x2-r0.1-02": 3}
+    report.table_seconds = {
+        t: {"rejection": 1.0, "gibbs": 0.5, "writing": 0.5} for t in report.attempts
+    }
+    (row,) = report.timings_by_configuration()
+    assert row["tables"] == 2 and row["attempts"] == 4
+    assert row["per_kept_table"] == (6.0 + 2 * 2.0) / 2
+    assert report.format_timings().splitlines()[-1].split()[-1] == "5.00"
+
+
+def test_release_file_writers_are_called_after_the_manifest_and_checksummed(built, spec_path, tmp_path, monkeypatch):
+    """A writer added to RELEASE_FILE_WRITERS gets the manifest, its file is listed in
+    SHA256SUMS and verified; the other files keep their bytes."""
+    from lbm_bench.release import build as build_module
+
+    copy = tmp_path / "tiny"
+    shutil.copytree(built, copy)
+    spec = read_spec(spec_path)
+    # the writers as they are rewrite the same bytes
+    build_module.write_release_files(spec, copy, spec_path=str(spec_path))
+    same_bytes(copy, built)
+
+    seen = []
+
+    def write_extra(manifest, out, *, spec_path=None):
+        seen.append((manifest["release"]["name"], (out / "manifest.json").is_file()))
+        (out / "extra.txt").write_text(f"{len(manifest['tables'])} tables\n")
+        return "extra.txt"
+
+    monkeypatch.setattr(build_module, "RELEASE_FILE_WRITERS", (*build_module.RELEASE_FILE_WRITERS, write_extra))
+    build_module.write_release_files(spec, copy, spec_path=str(spec_path))
+    assert seen == [("tiny", True)]
+    sums = (copy / "SHA256SUMS").read_text().splitlines()
+    assert any(line.endswith("  extra.txt") for line in sums) and len(sums) == 8
+    for name in ("manifest.json", "README.md"):
+        assert (copy / name).read_bytes() == (built / name).read_bytes()
+    assert verify_release(copy) == []
+    (copy / "extra.txt").write_text("changed\n")
+    assert verify_release(copy) == ["extra.txt: SHA-256 mismatch"]

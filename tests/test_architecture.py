@@ -1,0 +1,133 @@
+"""The house rules of docs/architecture.md: layers, no upward imports, no cycles, small modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "lbm_bench"
+
+#: Rooms by layer, lowest first (docs/architecture.md). A module may import from its own
+#: layer and the layers below, never from a layer above.
+LAYERS = {
+    "_validation": 0,
+    "metrics": 0,
+    "models": 1,
+    "inference": 2,
+    "protocol": 3,
+    "storage": 4,
+    "_version": 0,
+    "algorithms": 5,
+    "plotting": 5,
+    "release": 5,
+    "scoring": 6,
+    "bench": 7,
+    "cli": 7,
+    "__main__": 7,
+    "__init__": 8,
+}
+
+#: Largest module, in lines (the house issue: "no module over about 700 lines").
+MAX_LINES = 750
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        out[".".join(parts)] = path
+    return out
+
+
+def _room(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _imports(path: Path, *, top_level_only: bool) -> set[str]:
+    """The lbm_bench modules that ``path`` imports (dotted, without the package prefix).
+
+    ``from lbm_bench.pkg import name`` counts as an import of ``pkg.name`` when that is a
+    submodule, else of the package ``pkg`` itself (its ``__init__``).
+    """
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.level:
+            raise AssertionError(f"{path}: relative import; the package uses absolute imports")
+        if isinstance(node, ast.ImportFrom) and node.module and (
+            node.module == "lbm_bench" or node.module.startswith("lbm_bench.")
+        ):
+            base = node.module.removeprefix("lbm_bench").lstrip(".")
+            for alias in node.names:
+                sub = f"{base}.{alias.name}" if base else alias.name
+                if sub in _MODULE_NAMES or sub + ".__init__" in _MODULE_NAMES:
+                    found.add(sub)
+                else:
+                    found.add(base or "__init__")
+        elif isinstance(node, ast.Import):
+            found.update(a.name.removeprefix("lbm_bench.") for a in node.names if a.name.startswith("lbm_bench."))
+    return found
+
+
+MODULES = _modules()
+_MODULE_NAMES = set(MODULES)
+
+
+def test_every_room_has_a_layer():
+    rooms = {_room(m) for m in MODULES}
+    assert rooms <= set(LAYERS), f"rooms without a layer in LAYERS: {sorted(rooms - set(LAYERS))}"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_upward_imports(module):
+    layer = LAYERS[_room(module)]
+    upward = sorted(
+        target for target in _imports(MODULES[module], top_level_only=False)
+        if _room(target) in LAYERS and LAYERS[_room(target)] > layer
+    )
+    assert not upward, f"{module} (layer {layer}) imports from a higher layer: {upward}"
+
+
+def test_no_import_cycles():
+    graph = {m: set() for m in MODULES}
+    for module, path in MODULES.items():
+        for target in _imports(path, top_level_only=True):
+            for name in (target, target + ".__init__"):
+                if name in graph and name != module:
+                    graph[module].add(name)
+                    break
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt):] + [nxt]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state and not node.endswith("__init__"):
+            visit(node)
+
+
+def test_modules_are_small():
+    sizes = {m: len(p.read_text().splitlines()) for m, p in MODULES.items()}
+    big = {m: n for m, n in sizes.items() if n > MAX_LINES}
+    assert not big, f"modules over {MAX_LINES} lines: {big}"
+
+
+def test_every_module_declares_its_public_api():
+    missing = [
+        m for m, p in MODULES.items()
+        if not m.endswith("__main__") and "__all__" not in p.read_text()
+    ]
+    assert not missing, f"modules without __all__: {missing}"
