@@ -14,9 +14,11 @@ The protocol
     :class:`Table`, :func:`save_table`, :func:`load_table`.
 Scoring
     :func:`evaluate`, :mod:`lbm_bench.metrics` (ARI, CARI, l_item, conditional risk...).
+Pictures
+    :func:`plot_table` (matplotlib, the ``plots`` extra).
 Releases
     :func:`build_release`, :func:`verify_release`, :func:`load_release`,
-    :func:`load_release_table`.
+    :func:`load_release_table`, :func:`fetch_release`.
 
 Examples
 --------
@@ -46,7 +48,8 @@ from lbm_bench.models.families import (
     find_symmetry,
     model_from_parameters,
 )
-from lbm_bench.release import build_release, load_release, load_release_table, verify_release
+from lbm_bench.plotting import plot_table
+from lbm_bench.release import build_release, fetch_release, load_release, load_release_table, verify_release
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
 from lbm_bench._version import __version__
@@ -71,6 +74,7 @@ __all__ = [
     "build_release",
     "calibrate_scale",
     "evaluate",
+    "fetch_release",
     "find_symmetry",
     "floor_certificate",
     "generate_table",
@@ -81,6 +85,7 @@ __all__ = [
     "map_labels",
     "metrics",
     "model_from_parameters",
+    "plot_table",
     "random_design",
     "random_model",
     "save_table",

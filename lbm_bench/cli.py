@@ -1,4 +1,4 @@
-"""Command line: ``lbm-bench generate | info | evaluate | build | verify | benchmark | bench``.
+"""Command line: ``lbm-bench generate | info | show | evaluate | build | verify | fetch | benchmark | bench``.
 
 Every error that comes from the user's input (a bad argument, a file that is not
 a table, a target that cannot be reached) is printed as one line on stderr with a
@@ -170,7 +170,7 @@ def _run_build(args: argparse.Namespace) -> int:
     if args.timings:
         print(report.format_timings())
     if report.ok and not args.quiet:
-        print(f"release written to {args.out} (manifest.json, SHA256SUMS, README.md)")
+        print(f"release written to {args.out} (manifest.json, SHA256SUMS, README.md, index.html, croissant.json)")
     return 0 if report.ok else EXIT_FAILURE
 
 
@@ -191,6 +191,72 @@ def _run_verify(args: argparse.Namespace) -> int:
         print(f"{len(problems)} problem(s) in {args.release}", file=sys.stderr)
         return EXIT_FAILURE
     print(f"OK: {n} table(s), checksums, formats and manifest agree")
+    return 0
+
+
+def _add_show(sub) -> None:
+    p = sub.add_parser(
+        "show",
+        help="draw a table as a picture (PNG, PDF or SVG)",
+        description="Draw a table in its drawn order and grouped by its Bayes labels (MAP labels when "
+        "absent) or by your labels, with block boundaries, block means and the per-row and per-column "
+        "posterior uncertainty. Large and sparse tables are drawn as block averages. Needs matplotlib "
+        "(pip install 'lbm-bench[plots]').",
+    )
+    p.add_argument("table", type=Path, help="a table file (.h5)")
+    p.add_argument("-o", "--output", required=True, type=Path, help="output image (.png, .pdf or .svg)")
+    p.add_argument("--labels", nargs=2, type=Path, metavar=("ROWS", "COLS"),
+                   help="group by these row and column labels (files as for evaluate)")
+    p.add_argument("--view", choices=["both", "ordered", "drawn"], default="both",
+                   help="both panels (default), only the grouped one, or only the drawn order")
+    p.add_argument("--max-cells", type=int, default=1000,
+                   help="largest image size per side; bigger tables are block-averaged (default 1000)")
+    p.add_argument("--dpi", type=int, default=100)
+    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.set_defaults(run=_run_show)
+
+
+def _run_show(args: argparse.Namespace) -> int:
+    from lbm_bench.plotting import plot_table, save_figure
+    from lbm_bench.scoring.evaluate import read_labels
+
+    if args.output.exists() and not args.force:
+        raise ValueError(f"output {args.output} exists (use --force to overwrite)")
+    labels = None
+    if args.labels:
+        labels = (read_labels(args.labels[0], name="ROWS"), read_labels(args.labels[1], name="COLS"))
+    figure = plot_table(args.table, labels=labels, view=args.view, max_cells=args.max_cells)
+    save_figure(figure, args.output, dpi=args.dpi)
+    print(f"wrote {args.output}")
+    return 0
+
+
+def _add_fetch(sub) -> None:
+    p = sub.add_parser(
+        "fetch",
+        help="download, check and cache a published release (a build --archive tarball)",
+        description="Download a release archive (https://, http://, file:// or a local path), check its "
+        "SHA-256 when given, extract it safely, verify it, keep it in the cache (LBM_BENCH_CACHE, default "
+        "~/.cache/lbm-bench) and print the release folder. A second fetch uses the cache.",
+    )
+    p.add_argument("url", help="URL or path of the release archive (.tar.gz)")
+    p.add_argument("--sha256", default=None, help="expected SHA-256 of the archive (refused if different)")
+    p.add_argument("--cache", type=Path, default=None, help="cache folder (default: $LBM_BENCH_CACHE)")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the server (default 60)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the release folder")
+    p.set_defaults(run=_run_fetch)
+
+
+def _run_fetch(args: argparse.Namespace) -> int:
+    from lbm_bench.release import fetch_release, load_release
+
+    folder = fetch_release(args.url, sha256=args.sha256, cache_dir=args.cache, timeout=args.timeout,
+                           progress=_show_progress(args))
+    if not args.quiet:
+        release = load_release(folder)["release"]
+        print(f"OK: {release['name']} {release['version']}, {len(load_release(folder)['tables'])} table(s), "
+              "verified", file=sys.stderr)
+    print(folder)
     return 0
 
 
@@ -260,8 +326,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     return status
 
 
-_COMMANDS: list[Callable] = [_add_generate, _add_info, _add_evaluate, _add_build, _add_verify,
-                             _add_benchmark, _add_bench]
+_COMMANDS: list[Callable] = [_add_generate, _add_info, _add_show, _add_evaluate, _add_build, _add_verify,
+                             _add_fetch, _add_benchmark, _add_bench]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -288,7 +354,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lbm-bench: interrupted", file=sys.stderr)
         return 130
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, ImportError) as exc:
         if os.environ.get("LBM_BENCH_DEBUG"):
             raise
         print(f"lbm-bench {args.command}: error: {exc}", file=sys.stderr)

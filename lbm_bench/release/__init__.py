@@ -3,8 +3,10 @@
 A release spec (TOML) describes grids of tables: kinds, shapes, cluster numbers,
 target risks, replicates and the generation settings. :func:`build_release`
 turns it into ``DIR/tables/<id>.h5`` files, ``DIR/manifest.json``,
-``DIR/SHA256SUMS`` and a data card ``DIR/README.md``; :func:`verify_release`
-re-checks a release, :func:`load_release` and :func:`load_release_table` read it.
+``DIR/SHA256SUMS``, data cards ``DIR/README.md`` and ``DIR/index.html`` and a
+Croissant description ``DIR/croissant.json``; :func:`verify_release` re-checks a
+release, :func:`load_release` and :func:`load_release_table` read it, and
+:func:`fetch_release` downloads a published one.
 
 One concept per module:
 
@@ -13,13 +15,17 @@ One concept per module:
 - :mod:`~lbm_bench.release.build`: the build (parallel, resumable) and its report;
 - :mod:`~lbm_bench.release.manifest`: ``manifest.json`` and ``SHA256SUMS``;
 - :mod:`~lbm_bench.release.readme`: the Markdown card ``README.md``;
+- :mod:`~lbm_bench.release.croissant`: the Croissant description ``croissant.json`` (and ``tables.csv``);
+- :mod:`~lbm_bench.release.card`: the HTML card ``index.html`` with thumbnails of the tables;
 - :mod:`~lbm_bench.release.archive`: the deterministic ``DIR.tar.gz``;
 - :mod:`~lbm_bench.release.verify`: checksums, format and manifest agree;
-- :mod:`~lbm_bench.release.load`: the manifest and the tables of a release.
+- :mod:`~lbm_bench.release.load`: the manifest and the tables of a release;
+- :mod:`~lbm_bench.release.fetch`: download, check, extract and cache a published release.
 """
 
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.build import BuildReport, build_release
+from lbm_bench.release.fetch import FetchError, fetch_release
 from lbm_bench.release.load import load_release, load_release_table
 from lbm_bench.release.seeds import derive_seed
 from lbm_bench.release.spec import ReleaseSpec, TableSpec, parse_spec, read_spec
@@ -27,10 +33,12 @@ from lbm_bench.release.verify import verify_release
 
 __all__ = [
     "BuildReport",
+    "FetchError",
     "ReleaseSpec",
     "TableSpec",
     "build_release",
     "derive_seed",
+    "fetch_release",
     "load_release",
     "load_release_table",
     "parse_spec",

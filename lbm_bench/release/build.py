@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench.release.archive import write_archive
+from lbm_bench.release.card import write_card
+from lbm_bench.release.croissant import write_croissant
 from lbm_bench.release.manifest import write_checksums, write_manifest
 from lbm_bench.release.readme import write_readme
 from lbm_bench.release.spec import ReleaseSpec, TableSpec, read_spec
@@ -35,11 +37,12 @@ from lbm_bench.release.spec import ReleaseSpec, TableSpec, read_spec
 __all__ = ["RELEASE_FILE_WRITERS", "BuildReport", "build_release", "write_release_files"]
 
 #: Writers of the files a complete build adds next to ``manifest.json``, called in
-#: this order after it: ``writer(manifest, out, spec_path=...)`` writes one file
-#: under the release directory ``out`` (atomically) and returns its name, which
-#: ``SHA256SUMS`` then lists. A new release file (a Croissant description, an HTML
-#: card) is one more writer here.
-RELEASE_FILE_WRITERS: tuple[Callable[..., str], ...] = (write_readme,)
+#: this order after it: ``writer(manifest, out, spec_path=...)`` writes its files
+#: under the release directory ``out`` (atomically) and returns their names (one
+#: name or a list), which ``SHA256SUMS`` then lists: the Markdown card, the
+#: Croissant description (``tables.csv``, ``croissant.json``), then the HTML card
+#: (thumbnails, ``index.html``), which links the files written before it.
+RELEASE_FILE_WRITERS: tuple[Callable[..., str | list[str]], ...] = (write_readme, write_croissant, write_card)
 
 
 def _one_blas_thread():
@@ -341,6 +344,7 @@ def write_release_files(spec: ReleaseSpec, out: Path, *, spec_path: str | None =
     manifest = write_manifest(spec, out, spec_path=spec_path)
     names = ["manifest.json"]
     for writer in RELEASE_FILE_WRITERS:
-        names.append(writer(manifest, out, spec_path=spec_path))
+        written = writer(manifest, out, spec_path=spec_path)
+        names.extend([written] if isinstance(written, str) else written)
     write_checksums(out, manifest, names)
     return manifest

@@ -14,7 +14,20 @@ from pathlib import Path
 from lbm_bench.release._files import atomic_write_text, sha256_file
 from lbm_bench.release.spec import ReleaseSpec, TableSpec
 
-__all__ = ["read_manifest", "write_checksums", "write_manifest"]
+__all__ = ["RELEASE_FORMAT_VERSION", "read_manifest", "release_format_version", "write_checksums", "write_manifest"]
+
+#: Version of the release layout: 1.0 has the tables, manifest.json, SHA256SUMS and
+#: README.md; 1.1 adds croissant.json, tables.csv, index.html and thumbnails/.
+RELEASE_FORMAT_VERSION = "1.1"
+
+
+def release_format_version(manifest: dict) -> tuple[int, int]:
+    """The manifest's release layout version as ``(major, minor)`` (``(1, 0)`` when unreadable)."""
+    try:
+        major, minor = str(manifest.get("format_version", "1.0")).split(".")
+        return int(major), int(minor)
+    except ValueError:
+        return (1, 0)
 
 
 def _table_entry(out: Path, spec: TableSpec) -> dict:
@@ -68,7 +81,7 @@ def write_manifest(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None
                     "description": spec.description, "license": spec.license},
         "lbm_bench_version": __version__,
         "format": "lbm-bench-release",
-        "format_version": "1.0",
+        "format_version": RELEASE_FORMAT_VERSION,
         "spec": spec.source,
         "spec_file": Path(spec_path).name if spec_path else None,
         "tables": entries,

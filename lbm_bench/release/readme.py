@@ -10,9 +10,10 @@ from pathlib import Path
 
 from lbm_bench.release._files import atomic_write_text
 
-__all__ = ["readme_text", "write_readme"]
+__all__ = ["DEFAULT_CITATION", "readme_text", "write_readme"]
 
-_DEFAULT_CITATION = (
+#: Citation used when the spec gives none.
+DEFAULT_CITATION = (
     "Lomet, A., Govaert, G. and Grandvalet, Y. Design of Artificial Data Tables for Co-Clustering Analysis. "
     "And lbm-bench."
 )
@@ -42,7 +43,7 @@ def readme_text(manifest: dict, *, spec_path: str | None = None) -> str:
         for t in tables
     )
     example = tables[0]["id"] if tables else "ID"
-    citation = release.get("citation") or _DEFAULT_CITATION
+    citation = release.get("citation") or DEFAULT_CITATION
     return f"""# {release['name']} {release['version']}
 
 {release['description'] or 'Co-clustering benchmark tables with a certified conditional Bayes risk.'}

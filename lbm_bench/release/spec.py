@@ -42,7 +42,7 @@ SETTINGS: dict[str, Any] = GenerationSettings().to_record()
 #: Options of random_design a spec may set in ``model_options`` (fields of ModelOptions).
 MODEL_OPTIONS = set(ModelOptions.names())
 _GRID_KEYS = {"kinds", "shapes", "clusters", "risks", "replicates", "model_options"} | set(SETTINGS)
-_RELEASE_KEYS = {"name", "version", "seed", "description", "license", "citation"}
+_RELEASE_KEYS = {"name", "version", "seed", "description", "license", "citation", "date", "creator", "url"}
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,33 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
     return tables
 
 
+def _publication_keys(release: dict) -> dict:
+    """Check the optional publication keys of [release] (date, creator, url), used by the
+    Croissant description and the HTML card; the date becomes its ISO text so that the
+    spec stays JSON in the manifest. The date is the only time a release records."""
+    import datetime
+
+    out = dict(release)
+    if "date" in out:
+        date = out["date"]
+        if isinstance(date, datetime.datetime) or not isinstance(date, (datetime.date, str)):
+            raise ValueError(f"release: date must be a date like 2026-11-23, got {date!r}")
+        try:
+            out["date"] = datetime.date.fromisoformat(str(date)).isoformat()
+        except ValueError:
+            raise ValueError(f"release: date must be a date like 2026-11-23, got {date!r}") from None
+    if "creator" in out:
+        creator = out["creator"]
+        names = creator if isinstance(creator, list) else [creator]
+        if not names or not all(isinstance(n, str) and n.strip() for n in names):
+            raise ValueError(f"release: creator must be a name or a list of names, got {creator!r}")
+    if "url" in out:
+        url = out["url"]
+        if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+            raise ValueError(f"release: url must be an http(s) address, got {url!r}")
+    return out
+
+
 def parse_spec(source: dict) -> ReleaseSpec:
     """Validate a spec given as a dict (the parsed TOML) and expand its grids.
 
@@ -192,6 +219,7 @@ def parse_spec(source: dict) -> ReleaseSpec:
     seed = release["seed"]
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise ValueError(f"release: seed must be a non-negative integer, got {seed!r}")
+    source = {**source, "release": _publication_keys(release)}
     defaults_source = source.get("defaults", {})
     _check_keys("defaults", defaults_source, set(SETTINGS) | {"model_options"})
     defaults = {

@@ -6,13 +6,25 @@ import os
 from pathlib import Path
 
 from lbm_bench.release._files import sha256_file
-from lbm_bench.release.manifest import read_manifest
+from lbm_bench.release.card import THUMBNAILS, card_problems
+from lbm_bench.release.croissant import croissant_problems
+from lbm_bench.release.manifest import read_manifest, release_format_version
+
+#: Files every release of layout 1.1 lists in SHA256SUMS, besides its tables.
+RELEASE_FILES = ("README.md", "croissant.json", "index.html", "manifest.json", "tables.csv")
 
 __all__ = ["verify_release"]
 
 
 def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     """Re-check every checksum and every file against the format and the manifest.
+
+    Besides the tables: every file listed in ``SHA256SUMS`` must match its digest;
+    a release of layout 1.1 must list ``README.md``, ``manifest.json``,
+    ``croissant.json``, ``tables.csv`` and ``index.html``, and every thumbnail;
+    ``tables.csv`` must be the manifest's, ``croissant.json``'s FileObjects must
+    point to files of the release with their digests, and ``index.html`` must link
+    only to files of the release.
 
     Returns
     -------
@@ -68,5 +80,13 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
         rel = path.relative_to(out).as_posix()
         if rel not in known:
             problems.append(f"{rel}: not in the manifest")
+    if release_format_version(manifest) >= (1, 1) and sums_path.is_file():
+        problems += [f"{name}: not listed in SHA256SUMS" for name in RELEASE_FILES if name not in listed]
+    for path in sorted((out / THUMBNAILS).glob("*")):
+        rel = path.relative_to(out).as_posix()
+        if rel not in listed:
+            problems.append(f"{rel}: not listed in SHA256SUMS")
+    problems += croissant_problems(out, manifest)
+    problems += card_problems(out)
     return problems
 

@@ -24,7 +24,11 @@ def test_build_outputs(built):
     manifest = load_release(built)
     assert manifest["release"]["name"] == "tiny"
     assert len(manifest["tables"]) == 5
-    assert sorted(p.name for p in built.iterdir()) == ["README.md", "SHA256SUMS", "manifest.json", "tables"]
+    assert sorted(p.name for p in built.iterdir()) == [
+        "README.md", "SHA256SUMS", "croissant.json", "index.html", "manifest.json", "tables", "tables.csv",
+        "thumbnails",
+    ]
+    assert manifest["format_version"] == "1.1"
     assert verify_release(built) == []
 
 
@@ -129,7 +133,8 @@ def test_release_file_writers_are_called_after_the_manifest_and_checksummed(buil
     build_module.write_release_files(spec, copy, spec_path=str(spec_path))
     assert seen == [("tiny", True)]
     sums = (copy / "SHA256SUMS").read_text().splitlines()
-    assert any(line.endswith("  extra.txt") for line in sums) and len(sums) == 8
+    # 5 tables, manifest.json, README.md, tables.csv, croissant.json, 5 thumbnails, index.html, extra.txt
+    assert any(line.endswith("  extra.txt") for line in sums) and len(sums) == 16
     for name in ("manifest.json", "README.md"):
         assert (copy / name).read_bytes() == (built / name).read_bytes()
     assert verify_release(copy) == []

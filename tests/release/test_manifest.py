@@ -17,7 +17,7 @@ def test_manifest_entries(built):
     for entry in manifest["tables"]:
         assert abs(entry["risk"] - entry["target_risk"]) <= 0.03
     sums = (built / "SHA256SUMS").read_text().splitlines()
-    assert len(sums) == 7  # 5 tables, manifest, README
+    assert len(sums) == 15  # 5 tables, manifest, README, tables.csv, croissant.json, 5 thumbnails, index.html
 
 
 def test_sha256sums_is_coreutils_format(built):

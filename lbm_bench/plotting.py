@@ -1,0 +1,446 @@
+"""Pictures of tables: :func:`plot_table` and :func:`save_figure` (``lbm-bench show``).
+
+A table is drawn as a heatmap twice: in its drawn order (what an algorithm
+receives) and with its rows and columns grouped by a co-clustering (the Bayes
+labels when the table has them, else its MAP labels, or a user's labels), with
+the block boundaries and the block means. Beside the grouped view, two strips
+show the per-row and per-column posterior uncertainty ``1 - max_k p(z_i = k | X)``
+estimated from the Gibbs label sets stored with the table: dark rows are the
+ones no classifier can be sure of.
+
+Large and sparse tables
+-----------------------
+The image never has more than ``max_cells`` cells per side: rows and columns are
+grouped into consecutive bins (after reordering) and each image cell is the mean
+of the entries of its bin, computed as ``R @ X @ C`` with sparse 0/1 aggregation
+matrices ``R`` and ``C``. A sparse table (scipy.sparse) is never densified: the
+memory is that of its non-zeros plus an image of at most ``max_cells**2`` cells.
+The same code draws dense tables, so small tables get one image cell per entry.
+
+matplotlib (the ``plots`` extra) is imported only when a picture is drawn;
+figures are made without pyplot (no global state, no display needed) and saved
+by :func:`save_figure` without timestamps or version strings, so the same table
+gives the same PNG bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means", "reference_labels"]
+
+#: Largest number of image cells per side (rows or columns) of a heatmap.
+MAX_CELLS = 1000
+#: Bytes of a dense table converted to float64 at once (bands of columns) when summing.
+_BAND_BYTES = 4 << 20
+#: Label sets read at once when counting the posterior marginals.
+_SETS_PER_CHUNK = 256
+#: Blocks above which block means are not written on the picture.
+_MAX_ANNOTATED_BLOCKS = 64
+_VIEWS = ("both", "ordered", "drawn")
+
+
+def _matplotlib():
+    """The matplotlib modules used here; a one-line ImportError when not installed."""
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("drawing tables needs matplotlib: pip install 'lbm-bench[plots]'") from None
+    return matplotlib, Figure
+
+
+def _as_table(table: Any):
+    from lbm_bench.protocol.table import Table
+
+    if isinstance(table, (str, os.PathLike)):
+        from lbm_bench.storage import load_table
+
+        return load_table(table)
+    if not isinstance(table, Table):
+        raise TypeError(f"table must be a Table or the path of a table file, got {type(table).__name__}")
+    return table
+
+
+def _check_labels(name: str, labels: Any, length: int) -> np.ndarray:
+    from lbm_bench._validation import check_labels
+
+    return check_labels(name, labels, length=length)
+
+
+def reference_labels(table: Any) -> tuple[np.ndarray, np.ndarray, str]:
+    """The co-clustering a table is grouped by: its Bayes labels, else its MAP labels.
+
+    Returns
+    -------
+    rows : ndarray of shape (n_rows,)
+    cols : ndarray of shape (n_cols,)
+    name : str
+        ``"Bayes labels"`` or ``"MAP labels"``.
+    """
+    rows, cols = getattr(table, "bayes_rows", None), getattr(table, "bayes_cols", None)
+    if rows is not None and cols is not None:
+        return np.asarray(rows), np.asarray(cols), "Bayes labels"
+    return np.asarray(table.map_rows), np.asarray(table.map_cols), "MAP labels"
+
+
+def posterior_uncertainty(label_sets: np.ndarray, n_classes: int | None = None) -> np.ndarray:
+    """Per-item posterior uncertainty ``1 - max_k p(label = k)`` from label sets.
+
+    Parameters
+    ----------
+    label_sets : ndarray of shape (n_samples, n_items)
+        Label sets drawn from the posterior (e.g. ``table.gibbs.rows``); they live
+        in one label space (no label switching), as Gibbs sets with the true
+        parameters do.
+    n_classes : int, optional
+        Number of classes (default: the largest label + 1).
+
+    Returns
+    -------
+    ndarray of shape (n_items,)
+        In ``[0, 1 - 1/n_classes]``; 0 when every set gives the item the same class.
+
+    Examples
+    --------
+    >>> posterior_uncertainty(np.array([[0, 1], [0, 0], [0, 1], [0, 1]])).tolist()
+    [0.0, 0.25]
+    """
+    sets = np.asarray(label_sets)
+    if sets.ndim != 2 or sets.shape[0] == 0:
+        raise ValueError(f"label_sets must have shape (n_samples >= 1, n_items), got {sets.shape}")
+    k = int(sets.max()) + 1 if n_classes is None else int(n_classes)
+    best = np.zeros(sets.shape[1], dtype=np.int64)
+    for c in range(k):
+        count = np.zeros(sets.shape[1], dtype=np.int64)
+        for start in range(0, sets.shape[0], _SETS_PER_CHUNK):
+            count += (sets[start : start + _SETS_PER_CHUNK] == c).sum(axis=0)
+        np.maximum(best, count, out=best)
+    return 1.0 - best / sets.shape[0]
+
+
+def _onehot(labels: np.ndarray) -> sp.csr_array:
+    n = labels.shape[0]
+    return sp.csr_array((np.ones(n), (np.arange(n), labels.astype(np.int64))), shape=(n, int(labels.max()) + 1))
+
+
+def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Mean entry of each block ``(k, l)`` of a co-clustering (``nan`` for empty blocks).
+
+    Parameters
+    ----------
+    data : ndarray or scipy.sparse array of shape (n_rows, n_cols)
+    rows : ndarray of shape (n_rows,)
+    cols : ndarray of shape (n_cols,)
+
+    Returns
+    -------
+    ndarray of shape (rows.max() + 1, cols.max() + 1)
+    """
+    sums = _group_sums(data, _onehot(rows).T.tocsr(), _onehot(cols).T.tocsr())
+    counts = np.outer(np.bincount(rows), np.bincount(cols)).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
+
+
+def _group_sums(data: Any, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
+    """``left @ data @ right.T`` as a dense array of shape (a, b): the sums of ``data``
+    over groups of rows (0/1 matrix ``left`` of shape (a, n_rows)) and of columns
+    (``right`` of shape (b, n_cols)).
+
+    A sparse table stays sparse (only its non-zeros become float64); a dense one is
+    converted to float64 by bands of columns of at most 4 MiB, so the memory beyond the
+    table is bounded whatever its size.
+    """
+    if sp.issparse(data):
+        out = left @ (sp.csr_array(data, dtype=np.float64) @ right.T)
+        return out.toarray() if sp.issparse(out) else np.asarray(out)
+    data = np.asarray(data)
+    n_rows, n_cols = data.shape
+    step = max(1, _BAND_BYTES // (8 * max(n_rows, 1)))
+    right_t = sp.csr_array(right.T)
+    out = np.zeros((left.shape[0], right.shape[0]))
+    for start in range(0, n_cols, step):
+        band = np.asarray(data[:, start : start + step], dtype=np.float64)
+        out += np.asarray(right_t[start : start + step].T @ (left @ band).T).T
+    return out
+
+
+def _bins(order: np.ndarray, max_cells: int) -> tuple[sp.csr_array, np.ndarray, int]:
+    """Aggregation matrix of the items into consecutive bins of the order.
+
+    Returns ``(A, sizes, factor)``: ``A`` of shape (n_bins, n_items) with
+    ``A[b, i] = 1`` when item ``i`` falls in bin ``b``, the bin sizes, and the
+    items per bin.
+    """
+    n = order.shape[0]
+    factor = max(1, -(-n // max_cells))
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    bins = position // factor
+    n_bins = -(-n // factor)
+    a = sp.csr_array((np.ones(n), (bins, np.arange(n))), shape=(n_bins, n))
+    return a, np.bincount(bins, minlength=n_bins).astype(float), factor
+
+
+def _image(data: Any, row_order: np.ndarray, col_order: np.ndarray, max_cells: int) -> tuple[np.ndarray, int, int]:
+    """Mean entry of each (row bin, column bin) of the reordered table, as a dense image."""
+    r, r_sizes, r_factor = _bins(row_order, max_cells)
+    c, c_sizes, c_factor = _bins(col_order, max_cells)
+    return _group_sums(data, r, c) / np.outer(r_sizes, c_sizes), r_factor, c_factor
+
+
+def _binned(values: np.ndarray, order: np.ndarray, max_cells: int) -> np.ndarray:
+    a, sizes, _ = _bins(order, max_cells)
+    return (a @ values) / sizes
+
+
+def _boundaries(labels: np.ndarray) -> np.ndarray:
+    """Positions (in sorted order) between consecutive non-empty classes."""
+    counts = np.bincount(labels)
+    return np.cumsum(counts[counts > 0])[:-1]
+
+
+def _title(table: Any, order_name: str | None) -> str:
+    n, d = table.shape
+    g, m = table.n_row_clusters, table.n_col_clusters
+    r = table.risk
+    storage = ""
+    if sp.issparse(table.data):
+        fraction = table.data.nnz / (n * d)
+        storage = f", sparse ({fraction:.2%} non-zero)" if fraction >= 0.01 else f", sparse ({fraction:.2g} non-zero)"
+    head = (f"{table.kind} {n}x{d}{storage}, {g}x{m} clusters, "
+            f"risk {r.risk:.3f} ± {r.mcse:.3f} (target {table.target_risk:g})")
+    return head if order_name is None else f"{head}\nright: grouped by {order_name}"
+
+
+def _color_range(image: np.ndarray, sparse: bool) -> tuple[float, float]:
+    finite = image[np.isfinite(image)]
+    if finite.size == 0:
+        return 0.0, 1.0
+    low, high = np.quantile(finite, [0.005, 0.995]) if not sparse else (0.0, float(np.quantile(finite, 0.99)))
+    if not high > low:
+        low, high = float(finite.min()), float(finite.max())
+    if not high > low:
+        high = low + 1.0
+    return float(low), float(high)
+
+
+#: Colour map and block-boundary colour per kind.
+_COLORS = {"gaussian": ("RdBu_r", "black"), "poisson": ("viridis", "white"), "bernoulli": ("Greys", "tab:orange")}
+
+
+def _cmap(kind: str) -> tuple[str, str]:
+    return _COLORS.get(kind, ("viridis", "white"))
+
+
+def _draw_heatmap(ax, image, extent, vmin, vmax, cmap):
+    return ax.imshow(image, aspect="auto", interpolation="nearest", extent=extent, vmin=vmin, vmax=vmax,
+                     cmap=cmap, origin="upper")
+
+
+def _draw_ordered(ax, table, rows, cols, name, image, extent, vmin, vmax, cmap, line, *, means: bool,
+                  uncertainty: bool, max_cells: int, row_order, col_order):
+    n, d = table.shape
+    im = _draw_heatmap(ax, image, extent, vmin, vmax, cmap)
+    r_bounds, c_bounds = _boundaries(rows), _boundaries(cols)
+    for y in r_bounds:
+        ax.axhline(y, color=line, linewidth=1.2)
+    for x in c_bounds:
+        ax.axvline(x, color=line, linewidth=1.2)
+    if means:
+        mu = block_means(table.data, rows, cols)
+        row_edges = np.concatenate([[0], np.cumsum(np.bincount(rows))])
+        col_edges = np.concatenate([[0], np.cumsum(np.bincount(cols))])
+        if np.isfinite(mu).sum() <= _MAX_ANNOTATED_BLOCKS:
+            for k in range(mu.shape[0]):
+                for l in range(mu.shape[1]):
+                    if not np.isfinite(mu[k, l]):
+                        continue
+                    ax.text((col_edges[l] + col_edges[l + 1]) / 2, (row_edges[k] + row_edges[k + 1]) / 2,
+                            f"{mu[k, l]:.2g}", ha="center", va="center", fontsize=7, color="black",
+                            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.75,
+                                  "linewidth": 0})
+    ax.set_xlabel(f"columns grouped by {name}")
+    ax.set_yticks([])
+    if uncertainty:
+        g = max(table.n_row_clusters, 2)
+        m = max(table.n_col_clusters, 2)
+        top = 1.0 - 1.0 / max(g, m)
+        row_u = _binned(posterior_uncertainty(table.gibbs.rows, g), row_order, max_cells)
+        col_u = _binned(posterior_uncertainty(table.gibbs.cols, m), col_order, max_cells)
+        left = ax.inset_axes((-0.055, 0.0, 0.035, 1.0))
+        above = ax.inset_axes((0.0, 1.02, 1.0, 0.035))
+        strip = {"aspect": "auto", "interpolation": "nearest", "cmap": "Greys", "vmin": 0.0, "vmax": top}
+        u = left.imshow(row_u[:, None], extent=(0, 1, n, 0), **strip)
+        above.imshow(col_u[None, :], extent=(0, d, 1, 0), **strip)
+        for a in (left, above):
+            a.set_xticks([])
+            a.set_yticks([])
+        left.set_ylabel(f"rows grouped by {name}")
+        ax.set_xlabel(f"columns grouped by {name}\nstrips: posterior uncertainty 1 - max p, "
+                      f"white 0 to black {top:.2f} (Gibbs label sets)")
+        return im, u
+    ax.set_ylabel(f"rows grouped by {name}")
+    return im, None
+
+
+def plot_table(
+    table: Any,
+    ax: Any = None,
+    *,
+    labels: tuple[Any, Any] | None = None,
+    view: str = "both",
+    max_cells: int = MAX_CELLS,
+    means: bool = True,
+    uncertainty: bool = True,
+    title: bool = True,
+    figsize: tuple[float, float] | None = None,
+):
+    """Draw a table as a heatmap, in its drawn order and grouped by a co-clustering.
+
+    Parameters
+    ----------
+    table : Table or path
+        A table, or the path of a table file.
+    ax : matplotlib Axes, optional
+        Draw the grouped view (``view="ordered"``) or the drawn order
+        (``view="drawn"``) into this Axes; the uncertainty strips are attached to
+        its sides. By default a new figure is made.
+    labels : (rows, cols), optional
+        A co-clustering to group by, e.g. an algorithm's labels: integer vectors
+        of shape (n_rows,) and (n_cols,). Default: the table's Bayes labels
+        (``table.bayes_rows``/``bayes_cols``) when it has them, else its MAP labels.
+    view : {"both", "ordered", "drawn"}, default="both"
+        Both panels side by side, only the grouped view, or only the drawn order.
+        With ``ax``, ``"both"`` (the default) draws the grouped view.
+    max_cells : int, default=1000
+        Largest image size per side: bigger tables are shown as block averages
+        of consecutive rows/columns (a density view for sparse tables); the memory
+        used beyond the table is ``O(nnz + max_cells**2)`` for a sparse table and
+        ``O(max_cells**2)`` plus 4 MiB bands for a dense one.
+    means : bool, default=True
+        Write the block means in the grouped view (up to 64 blocks).
+    uncertainty : bool, default=True
+        Strips of per-row and per-column posterior uncertainty from the table's
+        Gibbs label sets.
+    title : bool, default=True
+        Title with the kind, shape, clusters and certified risk.
+    figsize : (float, float), optional
+        Size of a new figure in inches.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure drawn into (not shown; save it with :func:`save_figure`).
+
+    Examples
+    --------
+    >>> fig = plot_table("table.h5")  # doctest: +SKIP
+    >>> save_figure(fig, "table.png")  # doctest: +SKIP
+    """
+    _, Figure = _matplotlib()
+    table = _as_table(table)
+    if view not in _VIEWS:
+        raise ValueError(f"view must be one of {', '.join(_VIEWS)}, got {view!r}")
+    if ax is not None and view == "both":
+        view = "ordered"
+    if not isinstance(max_cells, (int, np.integer)) or isinstance(max_cells, bool) or max_cells < 1:
+        raise ValueError(f"max_cells must be a positive integer, got {max_cells!r}")
+    n, d = table.shape
+    if labels is None:
+        rows, cols, name = reference_labels(table)
+    else:
+        if not isinstance(labels, (tuple, list)) or len(labels) != 2:
+            raise TypeError("labels must be a pair (rows, cols)")
+        rows = _check_labels("labels[0] (rows)", labels[0], n)
+        cols = _check_labels("labels[1] (cols)", labels[1], d)
+        name = "the given labels"
+    rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+    sparse = sp.issparse(table.data)
+    cmap, line = _cmap(table.kind)
+    if ax is None:
+        ncols = 2 if view == "both" else 1
+        fig = Figure(figsize=figsize or (6.0 * ncols, 5.2), layout="constrained")
+        axes = fig.subplots(1, ncols, squeeze=False)[0]
+    else:
+        fig = ax.figure
+        axes = [ax]
+    identity_r, identity_c = np.arange(n), np.arange(d)
+    row_order, col_order = np.argsort(rows, kind="stable"), np.argsort(cols, kind="stable")
+    extent = (0, d, n, 0)
+    drawn = ordered = None
+    if view in ("both", "drawn"):
+        drawn, r_factor, c_factor = _image(table.data, identity_r, identity_c, max_cells)
+    if view in ("both", "ordered"):
+        ordered, r_factor, c_factor = _image(table.data, row_order, col_order, max_cells)
+    vmin, vmax = _color_range(ordered if ordered is not None else drawn, sparse)
+    im = None
+    panel = 0
+    if drawn is not None:
+        a = axes[panel]
+        im = _draw_heatmap(a, drawn, extent, vmin, vmax, cmap)
+        a.set_xlabel("columns (drawn order)")
+        a.set_ylabel("rows (drawn order)")
+        a.set_yticks([])
+        panel += 1
+    if ordered is not None:
+        im, _ = _draw_ordered(axes[panel], table, rows, cols, name, ordered, extent, vmin, vmax, cmap, line,
+                              means=means, uncertainty=uncertainty, max_cells=max_cells,
+                              row_order=row_order, col_order=col_order)
+    for a in axes:
+        a.tick_params(labelsize=7)
+    if r_factor > 1 or c_factor > 1:
+        what = "density (mean entry)" if sparse else "mean entry"
+        label = f"{what} of {r_factor}x{c_factor} cells"
+    else:
+        label = "entry"
+    fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
+    if title:
+        fig.suptitle(_title(table, name if view == "both" else None), fontsize=10)
+    return fig
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100) -> Path:
+    """Save a figure without timestamps or version strings, atomically.
+
+    The same figure gives the same bytes (PNG, PDF or SVG) with the same
+    matplotlib: the metadata that would record the software version or the date
+    is removed, and the file is written under a temporary name and renamed.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+    path : path
+        Output file; its suffix chooses the format (``.png``, ``.pdf``, ``.svg``).
+    dpi : int, default=100
+
+    Returns
+    -------
+    Path
+    """
+    matplotlib, _ = _matplotlib()
+    path = Path(path)
+    fmt = path.suffix.lstrip(".").lower() or "png"
+    metadata = {
+        "png": {"Software": None},
+        "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
+        "svg": {"Creator": None, "Date": None},
+    }.get(fmt)
+    if metadata is None:
+        raise ValueError(f"output must end in .png, .pdf or .svg, got {path.name!r}")
+    if not path.parent.exists():
+        raise ValueError(f"output directory {path.parent} does not exist")
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        with matplotlib.rc_context({"svg.hashsalt": "lbm-bench", "pdf.compression": 6}):
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path

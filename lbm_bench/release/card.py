@@ -1,0 +1,283 @@
+"""The HTML data card of a release (``index.html``) and its thumbnails.
+
+A static page, readable offline in any browser: no script, no font or style
+sheet from the network, only relative links to the release's own files. It shows
+the release's description, how to cite it, the table of tables (kind, shape,
+clusters, target and certified risk) with a thumbnail of each table (drawn by
+:func:`lbm_bench.plot_table`, grouped by its labels, with its uncertainty
+strips), links to every file, and how to load a table in Python and in R.
+
+Thumbnails are PNG files under ``thumbnails/`` written without timestamps or
+version strings, so the same release gives the same bytes with the same
+matplotlib; without matplotlib (the ``plots`` extra) the card is written without
+them and says so.
+"""
+
+from __future__ import annotations
+
+import html
+import html.parser
+from pathlib import Path
+
+from lbm_bench.release._files import atomic_write_text
+
+__all__ = [
+    "THUMBNAILS",
+    "card_html",
+    "card_problems",
+    "local_links",
+    "python_snippet",
+    "r_snippet",
+    "write_card",
+    "write_thumbnails",
+]
+
+#: Folder of the thumbnails in a release.
+THUMBNAILS = "thumbnails"
+#: Thumbnail size in inches and resolution.
+_THUMB_SIZE = (3.4, 2.9)
+_THUMB_DPI = 64
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 2rem auto;
+       max-width: 72rem; padding: 0 1rem; color: #1b1b1b; background: #ffffff; line-height: 1.45; }
+h1 { margin-bottom: 0.2rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; }
+.subtitle { color: #555; margin-top: 0; }
+table { border-collapse: collapse; width: 100%; font-size: 0.92rem; }
+th, td { border: 1px solid #d0d0d0; padding: 0.3rem 0.5rem; text-align: left; vertical-align: middle; }
+th { background: #f0f3f7; } tr:nth-child(even) td { background: #fafafa; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+img.thumb { width: 218px; height: auto; display: block; }
+pre { background: #f5f5f5; border: 1px solid #e0e0e0; padding: 0.8rem; overflow-x: auto; font-size: 0.88rem; }
+code { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+ul.files li { margin: 0.15rem 0; }
+.note { color: #555; font-size: 0.9rem; }
+"""
+
+
+def python_snippet(table_file: str, table_id: str) -> str:
+    """Python code that loads one table of the release (run from the release folder)."""
+    return f"""import lbm_bench
+table = lbm_bench.load_release_table(".", "{table_id}")
+X = table.data                                   # (n_rows, n_cols)
+gibbs_rows, gibbs_cols = table.gibbs.rows, table.gibbs.cols   # label sets (ground truths)
+print(table.summary())
+
+# or with h5py only
+import h5py
+with h5py.File("{table_file}", "r") as f:
+    X = f["data"][:]
+    truth_rows, truth_cols = f["truth/rows"][:], f["truth/cols"][:]
+    gibbs_rows, gibbs_cols = f["gibbs/rows"][:], f["gibbs/cols"][:]"""
+
+
+def r_snippet(table_file: str) -> str:
+    """R code (package hdf5r) that loads one table file with its labels and label sets.
+
+    HDF5 stores arrays row-major and R column-major, so hdf5r returns every
+    matrix with its dimensions reversed: the snippet transposes them back, giving
+    ``X`` of dimension ``n_rows x n_cols`` and label sets of dimension
+    ``n_samples x n_rows``. Labels are stored from 0; the snippet adds 1 (R's
+    convention). A sparse table (``data`` stored as a CSR group) is read into a
+    ``Matrix`` sparse matrix.
+    """
+    return f"""library(hdf5r)
+f <- H5File$new("{table_file}", mode = "r")
+# hdf5r reverses the dimensions (HDF5 is row-major, R column-major): transpose back.
+if (inherits(f[["data"]], "H5Group")) {{          # a sparse table, stored as CSR
+  shape <- as.integer(h5attr(f[["data"]], "shape"))
+  X <- Matrix::sparseMatrix(j = as.integer(f[["data/indices"]]$read()) + 1L,
+                            p = as.integer(f[["data/indptr"]]$read()),
+                            x = as.numeric(f[["data/values"]]$read()), dims = shape, repr = "R")
+}} else {{
+  X <- t(f[["data"]]$read())                     # n_rows x n_cols
+}}
+truth_rows <- f[["truth/rows"]]$read() + 1L       # labels from 1
+truth_cols <- f[["truth/cols"]]$read() + 1L
+map_rows <- f[["map/rows"]]$read() + 1L
+map_cols <- f[["map/cols"]]$read() + 1L
+gibbs_rows <- t(f[["gibbs/rows"]]$read()) + 1L    # n_samples x n_rows label sets
+gibbs_cols <- t(f[["gibbs/cols"]]$read()) + 1L    # n_samples x n_cols
+risk <- h5attr(f, "risk")                         # certified conditional risk
+f$close_all()"""
+
+
+def write_thumbnails(manifest: dict, out: Path) -> list[str]:
+    """Draw one PNG thumbnail per table under ``out/thumbnails/``; return their names
+    (relative to ``out``), or an empty list when matplotlib is not installed."""
+    try:
+        import matplotlib  # noqa: F401 - only to know whether thumbnails can be drawn
+    except ImportError:
+        return []
+    from lbm_bench.plotting import plot_table, save_figure
+    from lbm_bench.storage import load_table
+
+    folder = out / THUMBNAILS
+    folder.mkdir(exist_ok=True)
+    names = []
+    for entry in manifest["tables"]:
+        name = f"{THUMBNAILS}/{entry['id']}.png"
+        figure = plot_table(load_table(out / entry["file"]), view="ordered", title=False, means=False,
+                            figsize=_THUMB_SIZE, max_cells=200)
+        for axes in figure.axes:  # a thumbnail: the picture and its colour bar, no axis titles
+            axes.set_xlabel("")
+            axes.set_ylabel("")
+            for child in axes.child_axes:
+                child.set_ylabel("")
+        save_figure(figure, out / name, dpi=_THUMB_DPI)
+        names.append(name)
+    return names
+
+
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table_rows(manifest: dict, thumbnails: set[str]) -> str:
+    rows = []
+    for t in manifest["tables"]:
+        thumb = f"{THUMBNAILS}/{t['id']}.png"
+        image = (f'<a href="{_e(thumb)}"><img class="thumb" src="{_e(thumb)}" alt="table {_e(t["id"])}, '
+                 f'grouped by its labels"></a>' if thumb in thumbnails else "")
+        rows.append(
+            "<tr>"
+            f"<td>{image}</td>"
+            f'<td><a href="{_e(t["file"])}"><code>{_e(t["id"])}</code></a></td>'
+            f"<td>{_e(t['kind'])}</td>"
+            f"<td class=num>{t['shape'][0]}&times;{t['shape'][1]}</td>"
+            f"<td class=num>{t['clusters'][0]}&times;{t['clusters'][1]}</td>"
+            f"<td class=num>{t['target_risk']:.3f}</td>"
+            f"<td class=num>{t['risk']:.4f} &plusmn; {t['risk_mcse']:.4f}</td>"
+            f"<td class=num>{t['row_loss']:.3f} / {t['col_loss']:.3f}</td>"
+            f"<td class=num>{t['size'] / 1e6:.2f} MB</td>"
+            "</tr>"
+        )
+    return "\n".join(rows)
+
+
+def card_html(manifest: dict, *, thumbnails: list[str] = (), files: list[str] = ()) -> str:
+    """The release's ``index.html`` (a static page) from its manifest.
+
+    Parameters
+    ----------
+    manifest : dict
+        The release's manifest.
+    thumbnails : list of str
+        Thumbnail files present (relative names); tables without one get none.
+    files : list of str
+        The release's other files to link (``manifest.json``, ``croissant.json``...).
+    """
+    from lbm_bench.release.readme import DEFAULT_CITATION
+
+    release = {**manifest.get("spec", {}).get("release", {}), **manifest["release"]}
+    tables = manifest["tables"]
+    kinds = ", ".join(sorted({t["kind"] for t in tables}))
+    description = release.get("description") or (
+        "Co-clustering benchmark tables with a certified conditional Bayes risk."
+    )
+    citation = release.get("citation") or DEFAULT_CITATION
+    example = tables[0] if tables else {"id": "ID", "file": "tables/ID.h5"}
+    spec_name = manifest.get("spec_file") or "SPEC.toml"
+    date = f", published {_e(release['date'])}" if release.get("date") else ""
+    links = "\n".join(f'<li><a href="{_e(name)}"><code>{_e(name)}</code></a></li>' for name in files)
+    no_thumbs = "" if thumbnails else (
+        '<p class="note">Thumbnails were not drawn: matplotlib was not installed when the release was '
+        "built (<code>pip install 'lbm-bench[plots]'</code>).</p>"
+    )
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{_e(release['name'])} {_e(release['version'])}</title>
+<style>{_STYLE}</style>
+</head>
+<body>
+<h1>{_e(release['name'])} {_e(release['version'])}</h1>
+<p class="subtitle">{len(tables)} co-clustering benchmark tables ({_e(kinds)}), license {_e(release['license'])}{date};
+built by lbm-bench {_e(manifest['lbm_bench_version'])}.</p>
+<p>{_e(description)}</p>
+<p>Each table was drawn from a latent block model whose scale was calibrated to a target conditional Bayes risk,
+and kept only if its own risk, estimated from Gibbs label sets drawn given the table with the true parameters, was
+close to the target (the protocol of Lomet, Govaert and Grandvalet). Every file holds the table, its generating
+labels, its MAP labels, the Gibbs label sets (several plausible ground truths), the parameters and the calibration
+record.</p>
+
+<h2>Tables</h2>
+{no_thumbs}
+<table>
+<thead><tr><th>picture</th><th>id (file)</th><th>kind</th><th>shape</th><th>clusters</th><th>target risk</th>
+<th>certified risk &plusmn; MCSE</th><th>l_row / l_col</th><th>size</th></tr></thead>
+<tbody>
+{_table_rows(manifest, set(thumbnails))}
+</tbody>
+</table>
+<p class="note">Pictures: rows and columns grouped by the table's labels, block boundaries in colour; the strips on
+the left and top are the per-row and per-column posterior uncertainty (dark: uncertain).</p>
+
+<h2>Load a table in Python</h2>
+<pre><code>{_e(python_snippet(example['file'], example['id']))}</code></pre>
+
+<h2>Load a table in R</h2>
+<pre><code>{_e(r_snippet(example['file']))}</code></pre>
+
+<h2>Score, verify, rebuild</h2>
+<pre><code>lbm-bench evaluate {_e(example['file'])} --rows rows.txt --cols cols.txt
+lbm-bench verify .
+lbm-bench build {_e(spec_name)} --out DIR</code></pre>
+
+<h2>Files</h2>
+<ul class="files">
+{links}
+<li><code>tables/</code>: one HDF5 file per table (linked in the table above)</li>
+</ul>
+
+<h2>Cite</h2>
+<pre>{_e(citation)}</pre>
+</body>
+</html>
+"""
+
+
+def write_card(manifest: dict, out: Path, *, spec_path: str | None = None) -> list[str]:
+    """Write the thumbnails and ``index.html`` into the release directory ``out``.
+
+    One of the release file writers (:data:`lbm_bench.release.build.RELEASE_FILE_WRITERS`);
+    returns the names written (thumbnails, then ``index.html``), for ``SHA256SUMS``.
+    """
+    thumbnails = write_thumbnails(manifest, out)
+    files = [name for name in ("README.md", "manifest.json", "croissant.json", "tables.csv", "SHA256SUMS")
+             if (out / name).is_file() or name == "SHA256SUMS"]
+    atomic_write_text(out / "index.html", card_html(manifest, thumbnails=thumbnails, files=files))
+    return [*thumbnails, "index.html"]
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.links += [value for name, value in attrs if name in ("href", "src") and value]
+
+
+def local_links(text: str) -> list[str]:
+    """The ``href`` and ``src`` targets of an HTML page, in order."""
+    parser = _Links()
+    parser.feed(text)
+    return parser.links
+
+
+def card_problems(out: Path) -> list[str]:
+    """What :func:`lbm_bench.verify_release` finds wrong with ``index.html``: a link
+    to the network or to a file the release does not have."""
+    path = out / "index.html"
+    if not path.is_file():
+        return []
+    problems = []
+    for link in dict.fromkeys(local_links(path.read_text(encoding="utf-8"))):
+        if "://" in link or link.startswith("//"):
+            problems.append(f"index.html: links outside the release ({link})")
+        elif not (out / link).is_file():
+            problems.append(f"index.html: link to {link}: missing")
+    return problems

@@ -1,0 +1,260 @@
+"""The Croissant description of a release (``croissant.json``) and its ``tables.csv``.
+
+`Croissant <https://mlcommons.org/croissant/>`_ 1.0 is the ML Commons JSON-LD
+vocabulary (built on schema.org's ``Dataset``) that dataset hubs and loaders read.
+A release's ``croissant.json`` says what the release is (name, description,
+version, license, citation, creator, date when the spec gives one), lists its
+files in ``distribution`` (one ``cr:FileObject`` per table with its relative path,
+SHA-256, size and encoding format, plus ``manifest.json`` and ``tables.csv``), and
+describes one ``cr:RecordSet``, ``tables``: one record per table with its id,
+kind, shape, clusters, target and certified risk, MCSE, R-hat, losses, seed and
+file, extracted from the columns of ``tables.csv`` (a CSV view of the manifest,
+written next to it, because Croissant record sets read tabular files).
+
+Both files are generated from the manifest: no timestamp is added (``datePublished``
+appears only when the spec's ``[release]`` gives ``date``), so the same spec gives
+the same bytes. ``mlcroissant validate --jsonld croissant.json`` accepts the file,
+and ``mlcroissant.Dataset("croissant.json").records("tables")`` reads the records.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from lbm_bench.release._files import atomic_write_text, sha256_file
+
+__all__ = [
+    "CROISSANT_CONTEXT",
+    "TABLE_FIELDS",
+    "croissant_metadata",
+    "croissant_problems",
+    "tables_csv_text",
+    "write_croissant",
+]
+
+#: The JSON-LD ``@context`` of Croissant 1.0 (as in the specification's examples).
+CROISSANT_CONTEXT = {
+    "@language": "en",
+    "@vocab": "https://schema.org/",
+    "citeAs": "cr:citeAs",
+    "column": "cr:column",
+    "conformsTo": "dct:conformsTo",
+    "cr": "http://mlcommons.org/croissant/",
+    "rai": "http://mlcommons.org/croissant/RAI/",
+    "data": {"@id": "cr:data", "@type": "@json"},
+    "dataType": {"@id": "cr:dataType", "@type": "@vocab"},
+    "dct": "http://purl.org/dc/terms/",
+    "equivalentProperty": "cr:equivalentProperty",
+    "examples": {"@id": "cr:examples", "@type": "@json"},
+    "extract": "cr:extract",
+    "field": "cr:field",
+    "fileProperty": "cr:fileProperty",
+    "fileObject": "cr:fileObject",
+    "fileSet": "cr:fileSet",
+    "format": "cr:format",
+    "includes": "cr:includes",
+    "isLiveDataset": "cr:isLiveDataset",
+    "jsonPath": "cr:jsonPath",
+    "key": "cr:key",
+    "md5": "cr:md5",
+    "parentField": "cr:parentField",
+    "path": "cr:path",
+    "recordSet": "cr:recordSet",
+    "references": "cr:references",
+    "regex": "cr:regex",
+    "repeated": "cr:repeated",
+    "replace": "cr:replace",
+    "samplingRate": "cr:samplingRate",
+    "sc": "https://schema.org/",
+    "separator": "cr:separator",
+    "source": "cr:source",
+    "subField": "cr:subField",
+    "transform": "cr:transform",
+}
+CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
+
+#: Columns of ``tables.csv`` and fields of the ``tables`` record set:
+#: (name, Croissant data type, how to get it from a manifest entry, description).
+TABLE_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("id", "sc:Text", "table identifier (kind-shape-clusters-risk-replicate)"),
+    ("kind", "sc:Text", "family of the entries: gaussian, poisson or bernoulli"),
+    ("n_rows", "sc:Integer", "rows of the table"),
+    ("n_cols", "sc:Integer", "columns of the table"),
+    ("n_row_clusters", "sc:Integer", "row clusters g of the generating model"),
+    ("n_col_clusters", "sc:Integer", "column clusters m of the generating model"),
+    ("target_risk", "sc:Float", "requested conditional Bayes risk"),
+    ("risk", "sc:Float", "certified conditional risk of the MAP labels (Gibbs estimate)"),
+    ("risk_mcse", "sc:Float", "Monte Carlo standard error of risk"),
+    ("risk_rhat", "sc:Float", "split R-hat of the loss across Gibbs chains"),
+    ("row_loss", "sc:Float", "mean l_row of the MAP row labels over the Gibbs label sets"),
+    ("col_loss", "sc:Float", "mean l_col of the MAP column labels over the Gibbs label sets"),
+    ("seed", "sc:Integer", "seed that reproduces the table with lbm_bench.generate_table"),
+    ("file", "sc:Text", "path of the table's HDF5 file in the release"),
+    ("sha256", "sc:Text", "SHA-256 of the table's file"),
+)
+
+_ENCODINGS = {".h5": "application/x-hdf5", ".json": "application/json", ".csv": "text/csv"}
+
+
+def _row(entry: dict) -> dict:
+    values = dict(entry)
+    values["n_rows"], values["n_cols"] = entry["shape"]
+    values["n_row_clusters"], values["n_col_clusters"] = entry["clusters"]
+    return {name: values[name] for name, _, _ in TABLE_FIELDS}
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return repr(value)  # shortest round-trip text: the CSV holds the manifest's exact values
+    return str(value)
+
+
+def tables_csv_text(manifest: dict) -> str:
+    """``tables.csv``: one line per table of the manifest, columns :data:`TABLE_FIELDS`."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([name for name, _, _ in TABLE_FIELDS])
+    for entry in manifest["tables"]:
+        writer.writerow([_cell(v) for v in _row(entry).values()])
+    return buffer.getvalue()
+
+
+def _file_object(name: str, path: Path, description: str) -> dict:
+    return {
+        "@type": "cr:FileObject",
+        "@id": name,
+        "name": name,
+        "description": description,
+        "contentUrl": name,
+        "contentSize": f"{path.stat().st_size} B",
+        "encodingFormat": _ENCODINGS[path.suffix],
+        "sha256": sha256_file(path),
+    }
+
+
+def _creators(release: dict) -> list[dict]:
+    creator = release.get("creator") or "lbm-bench"
+    names = creator if isinstance(creator, list) else [creator]
+    return [{"@type": "sc:Person" if release.get("creator") else "sc:Organization", "name": str(n)} for n in names]
+
+
+def croissant_metadata(manifest: dict, out: Path) -> dict:
+    """The Croissant 1.0 JSON-LD description of the release in ``out``.
+
+    ``manifest.json`` and ``tables.csv`` must already be written in ``out`` (their
+    digests are part of the description); the tables' digests come from the manifest.
+
+    Parameters
+    ----------
+    manifest : dict
+        The release's manifest (:func:`lbm_bench.release.manifest.write_manifest`).
+    out : Path
+        The release directory.
+
+    Returns
+    -------
+    dict
+        The JSON-LD document.
+    """
+    from lbm_bench.release.readme import DEFAULT_CITATION
+
+    release = {**manifest.get("spec", {}).get("release", {}), **manifest["release"]}
+    description = release.get("description") or (
+        "Co-clustering benchmark tables with a certified conditional Bayes risk, built by lbm-bench."
+    )
+    distribution = [
+        _file_object("manifest.json", out / "manifest.json",
+                     "the release manifest: spec, seeds and one entry per table"),
+        _file_object("tables.csv", out / "tables.csv", "one line per table (the fields of the tables record set)"),
+    ]
+    for entry in manifest["tables"]:
+        distribution.append({
+            "@type": "cr:FileObject",
+            "@id": entry["file"],
+            "name": entry["file"],
+            "description": f"table {entry['id']}: data, generating, MAP and Gibbs labels, parameters "
+                           "(lbm-bench-table HDF5 format)",
+            "contentUrl": entry["file"],
+            "contentSize": f"{entry['size']} B",
+            "encodingFormat": _ENCODINGS[".h5"],
+            "sha256": entry["sha256"],
+        })
+    fields = [
+        {
+            "@type": "cr:Field",
+            "@id": f"tables/{name}",
+            "name": name,
+            "description": text,
+            "dataType": data_type,
+            "source": {"fileObject": {"@id": "tables.csv"}, "extract": {"column": name}},
+        }
+        for name, data_type, text in TABLE_FIELDS
+    ]
+    metadata = {
+        "@context": CROISSANT_CONTEXT,
+        "@type": "sc:Dataset",
+        "conformsTo": CONFORMS_TO,
+        "name": release["name"],
+        "description": description,
+        "version": release["version"],
+        "license": release["license"],
+        "citeAs": release.get("citation") or DEFAULT_CITATION,
+        "creator": _creators(release),
+        "keywords": ["co-clustering", "latent block model", "benchmark", "Bayes risk"],
+        "isAccessibleForFree": True,
+    }
+    if release.get("url"):
+        metadata["url"] = release["url"]
+    if release.get("date"):
+        metadata["datePublished"] = str(release["date"])
+    metadata["distribution"] = distribution
+    metadata["recordSet"] = [{
+        "@type": "cr:RecordSet",
+        "@id": "tables",
+        "name": "tables",
+        "description": "one record per benchmark table of the release",
+        "key": {"@id": "tables/id"},
+        "field": fields,
+    }]
+    return metadata
+
+
+def write_croissant(manifest: dict, out: Path, *, spec_path: str | None = None) -> list[str]:
+    """Write ``tables.csv`` and ``croissant.json`` into the release directory ``out``.
+
+    One of the release file writers (:data:`lbm_bench.release.build.RELEASE_FILE_WRITERS`);
+    returns the names written, for ``SHA256SUMS``.
+    """
+    atomic_write_text(out / "tables.csv", tables_csv_text(manifest))
+    text = json.dumps(croissant_metadata(manifest, out), indent=2, ensure_ascii=False) + "\n"
+    atomic_write_text(out / "croissant.json", text)
+    return ["tables.csv", "croissant.json"]
+
+
+def croissant_problems(out: Path, manifest: dict) -> list[str]:
+    """What :func:`lbm_bench.verify_release` finds wrong with ``croissant.json`` and
+    ``tables.csv``: unreadable JSON, a FileObject whose file is missing or whose SHA-256
+    differs, a ``tables.csv`` that is not the manifest's."""
+    problems: list[str] = []
+    csv_path = out / "tables.csv"
+    if csv_path.is_file() and csv_path.read_text(encoding="utf-8") != tables_csv_text(manifest):
+        problems.append("tables.csv: differs from the manifest's tables")
+    path = out / "croissant.json"
+    if not path.is_file():
+        return problems
+    try:
+        metadata = json.loads(path.read_text(encoding="utf-8"))
+        objects = [o for o in metadata["distribution"] if o.get("@type") == "cr:FileObject"]
+    except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        return problems + [f"croissant.json: not a Croissant description ({type(exc).__name__}: {exc})"]
+    for obj in objects:
+        url = str(obj.get("contentUrl", ""))
+        target = out / url
+        if "://" in url or not target.is_file():
+            problems.append(f"croissant.json: FileObject {url!r} is not a file of the release")
+        elif obj.get("sha256") != sha256_file(target):
+            problems.append(f"croissant.json: SHA-256 of {url} differs from the file's")
+    return problems
