@@ -261,14 +261,10 @@ def _worker_errors(design, n_rows, n_cols, scale, n_init, incremental, criterion
 
 
 def _batch_errors(model, labels, noise, seeds, n_init, incremental, criterion) -> np.ndarray:
-<<<<<<< HEAD
-    """Apparent errors of one batch of tables (the classifier never sees ``labels``)."""
-    # a list: sparse tables (scipy.sparse) cannot be stacked; Sweeper stacks dense ones
-    tables = [model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels, strict=True)]
-=======
     """Apparent errors of one batch of tables: the classifier sees the tables only
     (:func:`classifier_labels`); the generating ``labels`` only score it."""
-    tables = np.stack([model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels, strict=True)])
+    # a list: sparse tables (scipy.sparse) cannot be stacked; Sweeper stacks dense ones
+    tables = [model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels, strict=True)]
     found = classifier_labels(model, tables, seeds, n_init, criterion, incremental=incremental)
     errors = np.empty(len(seeds))
     for b, ((z0, w0), (rows, cols)) in enumerate(zip(labels, found, strict=True)):
@@ -292,7 +288,7 @@ def classifier_labels(
     Parameters
     ----------
     model : LatentBlockModel
-    tables : ndarray of shape (B, n_rows, n_cols)
+    tables : ndarray of shape (B, n_rows, n_cols), or a list of B tables (dense or scipy.sparse)
     seeds : sequence of B SeedSequence
         Each table's seed: child 2 draws its MAP's random starts, child 3 its
         short Gibbs run. Nothing else (no labels, no other scale) enters.
@@ -307,7 +303,6 @@ def classifier_labels(
     -------
     list of (rows, cols)
     """
->>>>>>> calib
     sweeper = Sweeper(model, tables)
     start_rngs = [np.random.default_rng(child_seed(seed, 2)) for seed in seeds]
     w0 = initial_column_labels(sweeper, n_init, start_rngs)
