@@ -311,11 +311,12 @@ def _add_bench(sub) -> None:
         help="speed benchmarks (baseline vs current, same process)",
         description="Gibbs sweeps and MAP (lbm_bench.bench.gibbs_map), then calibration steps and whole "
         "tables at 5%%, 10%% and 20%% risk (lbm_bench.bench.protocol), then the Bayes labels for "
-        "l_item against the Gibbs run that feeds them (lbm_bench.bench.bayes), each against a "
+        "l_item against the Gibbs run that feeds them (lbm_bench.bench.bayes), then the sparse "
+        "engine against the same tables densified (lbm_bench.bench.sparse), each against a "
         "baseline run in the same process.",
     )
     p.add_argument("--quick", action="store_true", help="a tiny version (seconds)")
-    p.add_argument("--part", choices=["all", "gibbs", "protocol", "bayes"], default="all")
+    p.add_argument("--part", choices=["all", "gibbs", "protocol", "bayes", "sparse"], default="all")
     p.add_argument("--memory", action="store_true",
                    help="also build a 2000x2000 table with 10x10 clusters and report its peak memory")
     p.set_defaults(run=_run_bench)
@@ -335,6 +336,10 @@ def _run_bench(args: argparse.Namespace) -> int:
         from lbm_bench.bench.bayes import main as bayes_main
 
         status |= int(bayes_main(quick) or 0)
+    if args.part in ("all", "sparse"):
+        from lbm_bench.bench.sparse import main as sparse_main
+
+        status |= int(sparse_main(quick) or 0)
     return status
 
 

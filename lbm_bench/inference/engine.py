@@ -264,6 +264,8 @@ class _SparseSide(_Side):
         #: the tables' other-major CSR stacked (B n_other, n_own), for index updates
         self.stacked_other = other[0] if len(other) == 1 else sparse.vstack(other, format="csr")
         self.other_row_nnz = np.diff(self.stacked_other.indptr)
+        #: binary tables: the gathered entries are counted, without weights
+        self.binary = bool(np.all(self.stacked_other.data == 1.0))
 
     def full_work(self, n_tables: int, n_configs: int) -> int:
         return n_configs * self.n_other_classes * self.nnz
@@ -287,24 +289,54 @@ class _SparseSide(_Side):
     def index_update(self, sums: np.ndarray, old: np.ndarray, new: np.ndarray, changed: np.ndarray,
                      max_work: float | None) -> int | None:
         """Move the rows of the other-major tables for the changed labels; returns the stored
-        entries moved, or None (nothing done) when that exceeds ``max_work``."""
+        entries moved, or None (nothing done) when that exceeds ``max_work``.
+
+        The stored entries of the changed positions are gathered and summed into the
+        affected ``(chain, class)`` rows of the sums by ``np.bincount`` (added to the
+        new class, subtracted from the old one), in chunks of about
+        :data:`_GATHER_CHUNK` entries: integer sums, exact in float64.
+        """
         B, C, o, _, n = sums.shape
         b, c, j = np.nonzero(changed)
         position = b * self.n_other + j
-        moved = 2 * int(self.other_row_nnz[position].sum())
+        lengths = self.other_row_nnz[position]
+        moved = 2 * int(lengths.sum())
         if max_work is not None and moved > max_work:
             return None
         slot = (b * C + c) * o
-        diff = _csr(
-            np.concatenate([slot + new[b, c, j].astype(np.int64), slot + old[b, c, j].astype(np.int64)]),
-            np.tile(position, 2),
-            np.repeat(np.array([1.0, -1.0]), b.size),
-            (B * C * o, B * self.n_other),
-        )
-        delta = diff @ self.stacked_other  # (B C o, n_own), unique columns per row
-        rows = np.repeat(np.arange(B * C * o), np.diff(delta.indptr))
-        sums.reshape(B * C * o, n)[rows, delta.indices] += delta.data
+        new_rows = slot + new[b, c, j].astype(np.int64)
+        old_rows = slot + old[b, c, j].astype(np.int64)
+        flat = sums.reshape(-1)
+        size = flat.size
+        ends = np.cumsum(lengths)
+        bounds = np.searchsorted(ends, np.arange(_GATHER_CHUNK, ends[-1] if ends.size else 0, _GATHER_CHUNK))
+        for part in np.split(np.arange(position.size), np.unique(bounds + 1)):
+            if part.size == 0:
+                continue
+            entries = _ranges(self.stacked_other.indptr[position[part]], lengths[part])
+            cols = self.stacked_other.indices[entries]
+            weights = None if self.binary else self.stacked_other.data[entries]
+            del entries
+            for target_rows, sign in ((new_rows, 1.0), (old_rows, -1.0)):
+                target = np.repeat(target_rows[part] * n, lengths[part])
+                target += cols
+                counts = np.bincount(target, weights, minlength=size)
+                if sign > 0:
+                    flat += counts
+                else:
+                    flat -= counts
         return moved
+
+
+#: Stored entries gathered at once by a sparse index update (bounds its temporaries).
+_GATHER_CHUNK = 1 << 21
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + n)`` for the pairs ``(s, n)``."""
+    total = int(lengths.sum())
+    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return shift + np.arange(total, dtype=np.int64)
 
 
 def _as_csr_float(table) -> sparse.csr_array:
@@ -505,7 +537,8 @@ class BlockSums:
     recompute_every : int, optional
         Every ``recompute_every``-th update after a full product is a full
         product again (default :data:`RECOMPUTE_EVERY`: updates 0, 50, 100, ...
-        when no fallback intervenes).
+        when no fallback intervenes; never for sparse tables, whose integer
+        sums are exact).
     max_changed : int, optional
         Largest number of changed labels handled by an index update; more fall
         back to the full product. Default: the cost model (sparse kernel: the
@@ -565,6 +598,8 @@ class BlockSums:
         # the update kernel, chosen once by the storage of the tables
         if isinstance(self.side, _SparseSide):
             self._index_update = self._table_sparse_update
+            if recompute_every is None:  # integer sums cannot drift: no periodic recompute
+                self.recompute_every = np.inf
         elif kernel == "dense":
             self._index_update = self._dense_update
         else:

@@ -130,7 +130,8 @@ class LatentBlockModel:
         raise NotImplementedError
 
     def sufficient_statistics(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover
-        """ndarray of shape (n_stats, n_rows, n_cols) of float64."""
+        """ndarray of shape (n_stats, n_rows, n_cols) of float64 (dense, also for a
+        sparse table: for small tables only; the engine never calls it on sparse ones)."""
         raise NotImplementedError
 
     def log_base_measure(self, X: np.ndarray) -> float:  # pragma: no cover
@@ -336,6 +337,13 @@ def _sparse_integer_table(X: Any, name: str, dtype: type, max_value: int | None 
     return table
 
 
+def _dense_statistic(X: Any) -> np.ndarray:
+    """The entries as a (1, n_rows, n_cols) float64 statistic (a sparse table is densified)."""
+    if is_sparse_table(X):
+        return X.toarray().astype(np.float64)[None]
+    return np.asarray(X, dtype=np.float64)[None]
+
+
 def _sparse_table_from_entries(
     positions: np.ndarray, values: np.ndarray, shape: tuple[int, int], dtype: type
 ) -> sp.csr_array:
@@ -476,7 +484,7 @@ class PoissonLBM(LatentBlockModel):
         return self.rates.copy()
 
     def sufficient_statistics(self, X: np.ndarray) -> np.ndarray:
-        return np.asarray(X, dtype=np.float64)[None]
+        return _dense_statistic(X)
 
     def log_base_measure(self, X: np.ndarray) -> float:
         if is_sparse_table(X):  # log h(0) = 0: the non-zeros only
@@ -604,7 +612,7 @@ class BernoulliLBM(LatentBlockModel):
         return -np.log1p(-self.probs)
 
     def sufficient_statistics(self, X: np.ndarray) -> np.ndarray:
-        return np.asarray(X, dtype=np.float64)[None]
+        return _dense_statistic(X)
 
     def log_base_measure(self, X: np.ndarray) -> float:
         return 0.0

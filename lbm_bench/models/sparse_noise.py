@@ -153,19 +153,26 @@ class SparseNoise:
             if q_bin <= 0.0:
                 continue
             virtual = _skip_sample(rows.size * n_cols, q_bin, rng)
+            if self.row_weights is None and self.col_weights is None:
+                found.append(virtual)  # one bin of all rows: virtual indices are positions
+                continue
             r, c = rows[virtual // n_cols], virtual % n_cols
-            if self.row_weights is not None or self.col_weights is not None:
-                q = -np.expm1(-a[r] * b[c] * (high - low))
-                accept = rng.random(virtual.size) * q_bin < q
-                r, c = r[accept], c[accept]
+            q = -np.expm1(-a[r] * b[c] * (high - low))
+            accept = rng.random(virtual.size) * q_bin < q
+            r, c = r[accept], c[accept]
             found.append(r * np.int64(n_cols) + c)
         # candidates already in an earlier band are dropped by the caller (their U is smaller)
         positions = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
-        rows, cols = np.divmod(positions, n_cols)
-        exposure = a[rows] * b[cols]
+        if self.row_weights is None and self.col_weights is None:
+            exposure = 1.0
+        else:
+            rows, cols = np.divmod(positions, n_cols)
+            exposure = a[rows] * b[cols]
         t_low = -np.expm1(-exposure * low)
         t_high = -np.expm1(-exposure * high)
-        uniforms = t_low + (t_high - t_low) * rng.random(positions.size)
+        uniforms = rng.random(positions.size)
+        uniforms *= t_high - t_low
+        uniforms += t_low
         return positions, uniforms
 
 

@@ -21,7 +21,8 @@ from the design (:func:`lbm_bench.protocol.separation.first_guess`); then
 secant steps on ``logit(mean error)`` against ``log(scale)``, inside the
 bracket found so far (regula falsi once the target is bracketed, geometric
 bisection when a step leaves the bracket). With ``n_tables="auto"`` the number
-of tables is sequential: few while the mean error is clearly off target, and
+of tables is sequential: few (:func:`first_tables`: 10, down to 2 for tables
+of more than ten million entries) while the mean error is clearly off target, and
 grown, once it is within reach, until the standard error of the mean is below
 ``se_fraction * tolerance`` (at most ``max_tables``). ``method="bisection"``
 is the paper's dichotomy (start at 1, halve or double, then geometric
@@ -46,6 +47,7 @@ from lbm_bench.protocol.table import CalibrationResult
 
 __all__ = [
     "calibrate_scale",
+    "first_tables",
     "check_criterion",
     "classifier_labels",
     "CommonRandomNumbers",
@@ -75,6 +77,12 @@ BAYES_BURN_IN = 20
 #: the most tables, and the standard error of the mean error aimed at, as a fraction
 #: of the calibration tolerance.
 AUTO_FIRST_TABLES = 10
+#: Large tables start with fewer tables (their apparent error varies little from table
+#: to table): ``AUTO_FIRST_TABLES`` up to this many entries per table in all, then
+#: proportionally fewer, never below ``AUTO_MIN_FIRST_TABLES`` (issue 16: a
+#: 100000x10000 table starts with 2). The sequential rule still grows the number.
+AUTO_FIRST_ENTRIES = 10 * 1000 * 1000
+AUTO_MIN_FIRST_TABLES = 2
 AUTO_MAX_TABLES = 200
 AUTO_SE_FRACTION = 0.5
 
@@ -257,7 +265,7 @@ def _worker_errors(design, n_rows, n_cols, scale, n_init, incremental, criterion
 def _batch_errors(model, labels, noise, seeds, n_init, incremental, criterion) -> np.ndarray:
     """Apparent errors of one batch of tables: the classifier sees the tables only
     (:func:`classifier_labels`); the generating ``labels`` only score it."""
-    # a list, not a stack: sparse tables (density designs) cannot be stacked
+    # a list: sparse tables (scipy.sparse) cannot be stacked; Sweeper stacks dense ones
     tables = [model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels, strict=True)]
     found = classifier_labels(model, tables, seeds, n_init, criterion, incremental=incremental)
     errors = np.empty(len(seeds))
@@ -282,7 +290,7 @@ def classifier_labels(
     Parameters
     ----------
     model : LatentBlockModel
-    tables : list of B tables of shape (n_rows, n_cols), dense or scipy.sparse
+    tables : ndarray of shape (B, n_rows, n_cols), or a list of B tables (dense or scipy.sparse)
     seeds : sequence of B SeedSequence
         Each table's seed: child 2 draws its MAP's random starts, child 3 its
         short Gibbs run. Nothing else (no labels, no other scale) enters.
@@ -468,6 +476,13 @@ def _check_n_tables(n_tables: Any) -> bool:
     return False
 
 
+def first_tables(n_rows: int, n_cols: int) -> int:
+    """Tables of the first evaluations with ``n_tables="auto"``: :data:`AUTO_FIRST_TABLES`,
+    fewer for tables above :data:`AUTO_FIRST_ENTRIES` entries in all."""
+    budget = math.ceil(AUTO_FIRST_ENTRIES / (n_rows * n_cols))
+    return max(AUTO_MIN_FIRST_TABLES, min(AUTO_FIRST_TABLES, budget))
+
+
 def _logit(p: float) -> float:
     return math.log(p) - math.log1p(-p)
 
@@ -479,7 +494,7 @@ class _Secant:
         self.crn, self.target, self.tolerance = crn, target, tolerance
         self.n_init, self.max_steps, self.callback = n_init, max_steps, callback
         self.auto, self.se_fraction = auto, se_fraction
-        self.n = min(AUTO_FIRST_TABLES, crn.n_tables) if auto else crn.n_tables
+        self.n = min(first_tables(crn.n_rows, crn.n_cols), crn.n_tables) if auto else crn.n_tables
         self.history: list[tuple[float, float, float, int]] = []
         #: risk of guessing: mean errors near it carry no slope information
         self.ceiling = guessing_risk(crn.design.row_proportions, crn.design.col_proportions)

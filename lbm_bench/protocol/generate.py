@@ -19,9 +19,9 @@ criterion, the kept table records both risks and the Bayes labels.
 
 **Sparse tables.** With ``density=`` (Bernoulli and Poisson) the design is
 sparse (:mod:`lbm_bench.models.design`) and the table's ``data`` is a
-``scipy.sparse.csr_array``; the calibration, the MAP and the Gibbs sampler run
-on it without densifying (:mod:`lbm_bench.inference.engine`). Without
-``density``, ``data`` is a dense ndarray as before.
+``scipy.sparse.csr_array``; the calibration, the MAP, the Gibbs sampler and
+the floor run on it without densifying (:mod:`lbm_bench.inference.engine`).
+Without ``density``, ``data`` is a dense ndarray as before.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._memory import release_free_memory
 from lbm_bench._validation import check_kind, check_probability
 from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
 from lbm_bench.inference.classifier import map_labels
@@ -176,6 +177,7 @@ def generate_table(
             )
     elif calibration.design is None:
         raise ValueError("calibration must carry its design (as returned by calibrate_scale)")
+    release_free_memory()  # what the calibration's tables used (large tables)
     timings["calibration"] = time.perf_counter() - start
     sampler = _RejectionSampler(calibration, n_rows, n_cols, target, s)
     start = time.perf_counter()
@@ -244,6 +246,7 @@ class _RejectionSampler:
         n_chains = min(self.gibbs_options["n_chains"], n_samples)
         options = dict(self.gibbs_options, n_chains=n_chains)
         samples = gibbs_labels(self.model, X, n_samples=n_samples, init=starts, rng=rng, **options)
+        release_free_memory()  # the sweeps' buffers, before the floor's (large tables)
         self.gibbs_seconds += time.perf_counter() - start
         return samples
 

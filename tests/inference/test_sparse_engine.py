@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
+from lbm_bench.inference import engine
 from lbm_bench.inference.classifier import _entrywise_scores, map_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.inference.gibbs import _run_chains, gibbs_labels
@@ -45,9 +46,10 @@ def test_sparse_gibbs_risk_agrees_with_dense_within_monte_carlo_error(kind):
 
 
 @pytest.mark.parametrize("kind, effects", CASES)
-def test_incremental_sparse_block_sums_are_bit_identical_to_full_products(kind, effects):
+def test_incremental_sparse_block_sums_are_bit_identical_to_full_products(kind, effects, monkeypatch):
     """Index updates (forced) on two sparse tables, both steps, against full recomputes
-    and against the dense engine's full products."""
+    and against the dense engine's full products (gathers in small chunks too)."""
+    monkeypatch.setattr(engine, "_GATHER_CHUNK", 500)
     model, X, _, _ = _sparse_model_and_table(kind, 400, 250, 0.05, 1.0, 21, effects)
     Y = model.table_from_noise(model.draw_noise(400, 250, rng=np.random.default_rng(9)),
                                *model.sample_labels(400, 250, rng=10))

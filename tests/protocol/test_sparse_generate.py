@@ -31,3 +31,12 @@ def test_generate_table_without_density_stays_dense():
     table = generate_table("bernoulli", 40, 30, 2, 2, 0.1, tolerance=0.03, n_samples=200,
                            n_calibration_tables=10, rng=3)
     assert isinstance(table.data, np.ndarray)
+
+
+def test_large_tables_start_the_calibration_with_fewer_tables():
+    from lbm_bench.protocol.calibration import AUTO_FIRST_TABLES, first_tables
+
+    assert first_tables(1000, 1000) == AUTO_FIRST_TABLES
+    assert first_tables(50, 50) == AUTO_FIRST_TABLES
+    assert first_tables(2000, 2000) == 3
+    assert first_tables(100_000, 10_000) == 2

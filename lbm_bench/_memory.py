@@ -1,0 +1,48 @@
+"""Give the memory freed by one stage back to the operating system before the next.
+
+Large tables make stages that allocate and free hundreds of megabytes in
+arrays of a few megabytes each (noise, calibration tables, Gibbs sweeps).
+glibc keeps such freed blocks in its heap, so the process's resident memory
+(what ``/usr/bin/time`` reports as its peak, and what a memory limit counts)
+grows with what earlier stages *used*, not with what is alive. Between the
+stages of :func:`lbm_bench.generate_table`, :func:`release_free_memory` asks
+glibc to return the free pages (``malloc_trim(0)``). It changes no result and
+does nothing where glibc is absent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+
+__all__ = ["release_free_memory"]
+
+_LIBC = None
+
+
+def _libc():
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = False
+        if sys.platform.startswith("linux"):
+            try:
+                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                libc.malloc_trim.argtypes = [ctypes.c_size_t]
+                libc.malloc_trim.restype = ctypes.c_int
+                _LIBC = libc
+            except (OSError, AttributeError):
+                _LIBC = False
+    return _LIBC
+
+
+def release_free_memory() -> bool:
+    """Return the heap's free pages to the system (glibc ``malloc_trim(0)``).
+
+    Returns whether it could be called (False off glibc).
+    """
+    libc = _libc()
+    if not libc:
+        return False
+    libc.malloc_trim(0)
+    return True
