@@ -32,14 +32,11 @@ True
 """
 
 from lbm_bench import metrics
-from lbm_bench.protocol.calibration import calibrate_scale
+from lbm_bench._version import __version__
 from lbm_bench.inference.bayes import FloorCertificate, bayes_labels, floor_certificate
 from lbm_bench.inference.classifier import MapResult, map_labels
-from lbm_bench.models.design import ModelDesign, random_design, random_model
-from lbm_bench.scoring.evaluate import Report, evaluate
-from lbm_bench.protocol.generate import RejectionError, generate_table
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
-from lbm_bench.storage import FormatError, load_table, save_table
+from lbm_bench.models.design import ModelDesign, random_design, random_model
 from lbm_bench.models.families import (
     BernoulliLBM,
     GaussianLBM,
@@ -49,10 +46,12 @@ from lbm_bench.models.families import (
     model_from_parameters,
 )
 from lbm_bench.plotting import plot_table
-from lbm_bench.release import build_release, fetch_release, load_release, load_release_table, verify_release
+from lbm_bench.protocol.calibration import calibrate_scale
+from lbm_bench.protocol.generate import RejectionError, generate_table
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
-
-from lbm_bench._version import __version__
+from lbm_bench.release import build_release, fetch_release, load_release, load_release_table, verify_release
+from lbm_bench.scoring.evaluate import Report, evaluate
+from lbm_bench.storage import FormatError, load_table, save_table
 
 __all__ = [
     "BernoulliLBM",

@@ -12,8 +12,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions, add_cli_arguments
 
@@ -323,8 +323,8 @@ def _add_bench(sub) -> None:
 
 
 def _run_bench(args: argparse.Namespace) -> int:
-    from lbm_bench.bench.protocol import main as protocol_main
     from lbm_bench.bench.gibbs_map import main as bench_main
+    from lbm_bench.bench.protocol import main as protocol_main
 
     quick = ["--quick"] if args.quick else []
     status = 0

@@ -84,8 +84,8 @@ def related(rng: np.random.Generator, labels: np.ndarray, k: int, noise: float) 
 def table(rows: list[list[str]], header: list[str]) -> str:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     line = "  ".join("-" * w for w in widths)
-    out = ["  ".join(h.rjust(w) for h, w in zip(header, widths)), line]
-    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths)) for r in rows]
+    out = ["  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)), line]
+    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     return "\n".join(out)
 
 

@@ -156,7 +156,7 @@ def _main(args) -> dict:
     plt = F.pyplot()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     ns = np.array(list(cfg["sizes"]))
-    for kind, marker in zip(results, "os^"):
+    for kind, marker in zip(results, "os^", strict=False):
         acc = np.array([results[kind][n]["acceptance"] for n in ns])
         se = np.array([results[kind][n]["acceptance_se"] for n in ns])
         left.errorbar(ns, acc, yerr=se, fmt=marker + "-", capsize=3, label=kind)

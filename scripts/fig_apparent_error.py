@@ -74,7 +74,7 @@ def _main(args) -> dict:
     out("rhat_share_above_1.05", float(np.mean(rhat > 1.05)))
     out("map_iterations_mean", float(n_iter.mean()), ".2f")
     out("map_iterations_max", int(n_iter.max()))
-    out("map_iterations_counts", {int(k): int(v) for k, v in zip(*np.unique(n_iter, return_counts=True))})
+    out("map_iterations_counts", {int(k): int(v) for k, v in zip(*np.unique(n_iter, return_counts=True), strict=True)})
     out("map_share_starts_at_best", float(stable.mean()))
     out("map_tables_all_starts_agree", float(np.mean(stable == 1.0)))
 

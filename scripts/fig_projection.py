@@ -66,7 +66,7 @@ def _main(args) -> dict:
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.4))
     colors = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
     markers = ["o", "s", "^", "D", "v"]
-    for ax, d in zip(axes, WIDTHS):
+    for ax, d in zip(axes, WIDTHS, strict=True):
         rng = F.stream(args.seed, 3, d)
         X, z, w = model.sample(N_ROWS, d, rng=rng)
         scores, share = _project(X)

@@ -49,16 +49,17 @@ import math
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from lbm_bench.inference import engine as _engine
-from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.inference.classifier import map_labels
-from lbm_bench.models.design import random_design
+from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.inference.gibbs import _run_chains, gibbs_labels
+from lbm_bench.models.design import random_design
 
 __all__ = ["Config", "CONFIGS", "QUICK_CONFIGS", "run_benchmarks", "measure_threshold", "main"]
 
@@ -154,7 +155,7 @@ def _quiet_timing(
     """Run ``measure()``; with ``max_load``, wait for a quiet machine first and retry
     (up to 3 attempts) while other processes used more than ``max_load`` cores during
     it. Returns the result, the external load during it and the attempts."""
-    for attempt in range(1, 4):
+    for attempt in range(1, 4):  # noqa: B007 - the attempts made are returned
         if max_load is not None:
             _wait_quiet(max_load, max_wait, say)
         snapshot = _cpu_snapshot()

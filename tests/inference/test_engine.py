@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 from lbm_bench import gibbs_labels, random_model
+from lbm_bench.bench.gibbs_map import run_benchmarks
 from lbm_bench.inference import engine as _engine
 from lbm_bench.inference import gibbs as gibbs_module
 from lbm_bench.inference.engine import BlockSums, Sweeper, _onehot_t, sample_categorical
-from lbm_bench.bench.gibbs_map import run_benchmarks
 from lbm_bench.models.families import BernoulliLBM, GaussianLBM, PoissonLBM
 
 

@@ -24,7 +24,6 @@ from lbm_bench import (
     gibbs_labels,
     map_labels,
 )
-
 from tests.exact import exact_posterior, posterior_summaries
 
 TINY_MODELS = {
@@ -86,7 +85,7 @@ def test_gibbs_kernel_leaves_exact_posterior_invariant(tiny):
     rng = np.random.default_rng(7)
     draws = rng.choice(post.size, size=20_000, p=post)
     a, b = np.unravel_index(draws, log_joint.shape)
-    starts = list(zip(Z[a], W[b]))
+    starts = list(zip(Z[a], W[b], strict=True))
     samples = gibbs_labels(
         model, X, n_samples=20_000, n_chains=20_000, init=starts, burn_in=2, rng=8
     )
@@ -209,7 +208,9 @@ def test_incremental_map_equals_full_recompute(kind, monkeypatch):
     monkeypatch.setattr(_engine, "MIN_FULL_WORK", 0)  # small tables: force the index route
     routes = []
     update = _engine.BlockSums.update
-    monkeypatch.setattr(_engine.BlockSums, "update", lambda self, labels: routes.append(update(self, labels)) or routes[-1])
+    monkeypatch.setattr(
+        _engine.BlockSums, "update", lambda self, labels: routes.append(update(self, labels)) or routes[-1]
+    )
     model = random_model(kind, 3, 3, scale=0.7, rng=1)
     tables = np.stack([model.sample(200, 150, rng=s)[0] for s in range(4)])
     sweeper = _engine.Sweeper(model, tables)
@@ -218,15 +219,15 @@ def test_incremental_map_equals_full_recompute(kind, monkeypatch):
     assert set(routes) == {"full"}
     routes.clear()
     fast = alternate(sweeper, w0)
-    for a, b in zip(full, fast):
+    for a, b in zip(full, fast, strict=True):
         assert np.array_equal(a, b)
     assert routes.count("index") >= 2, routes  # the index updates were exercised
 
 
 def test_map_starts_one_stream_per_table():
     """Starts drawn with one Generator per table do not depend on the other tables."""
-    from lbm_bench.inference.engine import Sweeper
     from lbm_bench.inference.classifier import _entrywise_scores, initial_column_labels
+    from lbm_bench.inference.engine import Sweeper
 
     model = TINY_MODELS["bernoulli"]
     tables = np.stack([model.sample(20, 15, rng=s)[0] for s in range(3)])

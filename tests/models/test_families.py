@@ -74,7 +74,7 @@ def test_sample_reproducible_and_dtype(kind, dtype):
     a = model.sample(20, 15, rng=9)
     b = model.sample(20, 15, rng=9)
     assert a[0].dtype == dtype
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         assert x.tobytes() == y.tobytes()
     assert a[1].min() >= 0 and a[1].max() < 2 and a[2].max() < 3
 
