@@ -48,7 +48,10 @@ def test_available_memory_reads_meminfo():
 def test_dense_estimate_grows_with_entries_and_the_statistics():
     small = estimate_generation_memory("gaussian", 1000, 1000, 3, 2)
     large = estimate_generation_memory("gaussian", 2000, 2000, 3, 2)
-    assert large.total - BASELINE_BYTES > 3 * (small.total - BASELINE_BYTES)
+    # the table grows with its entries; the calibration's working set (measured, with a
+    # fixed part) grows too, so the total grows, if less than four times
+    assert large.parts["table"] == 4 * small.parts["table"]
+    assert large.total - BASELINE_BYTES > 2 * (small.total - BASELINE_BYTES)
     # Gaussian tables carry two statistics and float64 data: more than Bernoulli ones
     assert small.parts["table"] > estimate_generation_memory("bernoulli", 1000, 1000, 3, 2).parts["table"]
     # the request: 10^10 entries, far beyond any machine of the test suite
