@@ -19,6 +19,7 @@ LAYERS = {
     "protocol": 3,
     "storage": 4,
     "_version": 0,
+    "_memory": 0,
     "algorithms": 5,
     "plotting": 5,
     "release": 5,
