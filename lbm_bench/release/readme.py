@@ -66,9 +66,10 @@ floor) is centred on the target risk (over tables sharing common random numbers)
 kept by rejection sampling only if its own conditional risk, estimated from Gibbs label
 sets drawn given the table with the true parameters, was within the tolerance of the
 target (after Lomet, Govaert and Grandvalet's protocol). The *criterion* says which risk
-the target applied to: `bayes`, the **floor** (the cross-fitted risk of the Bayes labels for l_item, which no labelling
-beats beyond Monte Carlo error), or `map`, the risk of the X-only MAP labels (the
-paper's protocol, an upper bound of the floor). Both are listed. Every file holds the
+the target applied to: `bayes`, the **floor** (the cross-fitted risk of the Bayes labels
+for l_item, which no labelling beats beyond Monte Carlo error), or `map`, the risk of the
+X-only MAP labels (the paper's protocol, an upper bound of the floor). Both are listed.
+Every file holds the
 table, its generating labels, its MAP and Bayes labels, the Gibbs label sets (several
 plausible ground truths), the parameters and the calibration record; `docs/format.md`
 of lbm-bench is the normative description of the file format.
