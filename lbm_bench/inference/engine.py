@@ -59,6 +59,11 @@ from scipy import sparse
 
 from lbm_bench.models.families import LatentBlockModel
 
+try:  # the kernel of ``csr_array @ dense`` (scipy >= 0.14), called directly by index updates
+    from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
+except ImportError:  # pragma: no cover - see _csr_times_dense
+    _csr_matvecs = None
+
 __all__ = [
     "BlockSums",
     "Sweeper",
@@ -493,12 +498,44 @@ class Sweeper:
         return _sample_class_major(logits, rng.random(logits.shape[:2] + logits.shape[3:]))
 
 
-def _csr(rows: np.ndarray, cols: np.ndarray, values: np.ndarray, shape: tuple[int, int]):
-    """CSR matrix from (row, col, value) triplets, duplicates kept (no summation)."""
+def _csr_rows(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR layout of entries with row indices ``rows``: (order, indptr).
+
+    ``order`` sorts the entries by row, stably (each row keeps its entries in the
+    given order, so its sum is accumulated in that order); duplicates are kept.
+    """
     order = np.argsort(rows, kind="stable")
-    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
-    return sparse.csr_array((values[order], cols[order], indptr), shape=shape)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+    return order, indptr
+
+
+def _csr_times_dense(
+    indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, dense: np.ndarray, out: np.ndarray
+) -> None:
+    """``out[...] = A @ dense`` for the CSR matrix ``A = (data, indices, indptr)``.
+
+    ``dense`` (n_cols, width) and ``out`` (n_rows, width) C-contiguous float64.
+    Each row of the result is accumulated from zero, entry after entry in CSR
+    order (``out[r] = 0 + data[e0] * dense[indices[e0]] + ...``), by scipy's
+    ``csr_matvecs``: the kernel of ``csr_array @ dense`` without building the
+    matrix object, its checks and its result array (a third of the update's time
+    at 1000x1000). Falls back to the public product if that kernel moves.
+    """
+    out.fill(0.0)
+    if _csr_matvecs is not None:
+        _csr_matvecs(out.shape[0], dense.shape[0], dense.shape[1], indptr, indices, data, dense, out)
+    else:  # pragma: no cover - scipy without the private kernel
+        shape = (out.shape[0], dense.shape[0])
+        out += sparse.csr_array((data, indices, indptr), shape=shape) @ dense
+
+
+def _growing_buffer(buffer: np.ndarray | None, n_rows: int, width: int) -> np.ndarray:
+    """First ``n_rows`` rows of a reused float64 buffer of ``width`` columns (grown when needed):
+    large fresh arrays cost page faults at every update."""
+    if buffer is None or buffer.shape[0] < n_rows:
+        buffer = np.empty((n_rows, width))
+    return buffer
 
 
 class BlockSums:
@@ -595,6 +632,7 @@ class BlockSums:
         self.since_full = 0
         self.n_full = self.n_recompute = self.n_fallback = 0
         self.n_index = self.n_unchanged = self.n_changed = self.n_row_adds = 0
+        self._delta = self._summed = None  # buffers of the sparse kernel, reused
         # the update kernel, chosen once by the storage of the tables
         if isinstance(self.side, _SparseSide):
             self._index_update = self._table_sparse_update
@@ -682,44 +720,51 @@ class BlockSums:
         return True
 
     def _sparse_update(self, labels: np.ndarray, changed: np.ndarray) -> bool:
-        """Sparse +-1 products, directly or through the sums of the (c, l, l') moves."""
+        """Sparse +-1 products, directly or through the sums of the (c, l, l') moves.
+
+        ``delta = D @ stats`` (``D`` sparse, one-stage) or ``delta = D2 @ (D1 @ stats)``
+        (two-stage), then ``sums += delta``; both products through
+        :func:`_csr_times_dense` into reused buffers.
+        """
         s = self.side
         B, C, o, p, n = self.sums.shape
-        b, c, j = np.nonzero(changed)  # chain-major order
-        old = self.labels[b, c, j].astype(np.int64)
-        new = labels[b, c, j].astype(np.int64)
-        chain_slot = (b * C + c) * o
-        k = b.size
+        n_other, width = s.n_other, p * n
+        flat = np.flatnonzero(changed)  # chain-major order
+        k = flat.size
+        chain_slot, j = np.divmod(flat, n_other)  # chain_slot = b * C + c for now
+        old = self.labels.reshape(-1)[flat].astype(np.int64)
+        new = labels.reshape(-1)[flat].astype(np.int64)
+        position = j if B == 1 else chain_slot // C * n_other + j  # row of the stacked stats
+        chain_slot *= o
         moves = (chain_slot + old) * o + new  # id of the move (c, l, l')
         counts = np.bincount(moves, minlength=B * C * o * o)
         used = np.flatnonzero(counts)
-        two_stage = k + 2 * used.size < 2 * k
-        row_adds = k + 2 * used.size if two_stage else 2 * k
+        u = used.size
+        two_stage = k + 2 * u < 2 * k
+        row_adds = k + 2 * u if two_stage else 2 * k
         if self.max_changed is None and row_adds * INDEX_UPDATE_COST > self.full_work:
             return False
-        stats = s.stats.reshape(B * s.n_other, p * n)
-        position = b * s.n_other + j
+        stats = s.stats.reshape(B * n_other, width)
+        self._delta = delta = _growing_buffer(self._delta, B * C * o, width)
         if two_stage:
-            move_index = np.zeros(counts.size, dtype=np.int64)
-            move_index[used] = np.arange(used.size)
-            summed = _csr(move_index[moves], position, np.ones(k), (used.size, B * s.n_other)) @ stats
-            to_slot = used // (o * o) * o + used % o
-            from_slot = used // o
-            diff = _csr(
-                np.concatenate([to_slot, from_slot]),
-                np.tile(np.arange(used.size), 2),
-                np.repeat(np.array([1.0, -1.0]), used.size),
-                (B * C * o, used.size),
+            # stage 1: the statistics of each move summed (moves sorted, chain-major within)
+            order = np.argsort(moves, kind="stable")
+            indptr = np.zeros(u + 1, dtype=np.int64)
+            np.cumsum(counts[used], out=indptr[1:])
+            self._summed = summed = _growing_buffer(self._summed, u, width)
+            _csr_times_dense(indptr, position[order], np.ones(k), stats, summed[:u])
+            # stage 2: each move sum added to its new class, subtracted from its old one
+            order, indptr = _csr_rows(
+                np.concatenate([used // (o * o) * o + used % o, used // o]), B * C * o
             )
-            delta = diff @ summed
+            columns = np.tile(np.arange(u, dtype=np.int64), 2)[order]
+            signs = np.repeat(np.array([1.0, -1.0]), u)[order]
+            _csr_times_dense(indptr, columns, signs, summed[:u], delta[: B * C * o])
         else:
-            diff = _csr(
-                np.concatenate([chain_slot + new, chain_slot + old]),
-                np.tile(position, 2),
-                np.repeat(np.array([1.0, -1.0]), k),
-                (B * C * o, B * s.n_other),
-            )
-            delta = diff @ stats
-        self.sums.reshape(B * C * o, p * n)[...] += delta
+            order, indptr = _csr_rows(np.concatenate([chain_slot + new, chain_slot + old]), B * C * o)
+            columns = np.tile(position, 2)[order]
+            signs = np.repeat(np.array([1.0, -1.0]), k)[order]
+            _csr_times_dense(indptr, columns, signs, stats, delta[: B * C * o])
+        self.sums.reshape(B * C * o, width)[...] += delta[: B * C * o]
         self.n_row_adds += row_adds
         return True
