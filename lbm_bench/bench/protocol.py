@@ -43,12 +43,13 @@ import json
 import subprocess
 import sys
 import time
-import tracemalloc
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
+
+from lbm_bench.bench._common import peak_mib
 
 __all__ = ["batch_size_lines", "calibration_rows", "memory_row", "whole_table_rows"]
 
@@ -57,15 +58,6 @@ def _timed(function: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
     value = function()
     return time.perf_counter() - start, value
-
-
-def _peak_mib(function: Callable[[], Any]) -> float:
-    tracemalloc.start()
-    try:
-        function()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
 
 
 def calibration_rows(quick: bool = False) -> list[dict]:
@@ -92,7 +84,7 @@ def calibration_rows(quick: bool = False) -> list[dict]:
         rows.append({
             "benchmark": "calibration step", "config": f"{kind} {n}x{d} {g}x{m}, {n_tables} tables",
             "baseline_s": base, "new_s": new, "ratio": base / new,
-            "peak_mib": _peak_mib(partial(batched.apparent_errors, calibration.scale, 10)),
+            "peak_mib": peak_mib(partial(batched.apparent_errors, calibration.scale, 10)),
             "detail": {"mean error": f"{errors_batched.mean():.4f}",
                        "identical": "yes" if np.array_equal(errors_one, errors_batched) else "NO"},
         })
@@ -161,7 +153,7 @@ def whole_table_rows(quick: bool = False) -> list[dict]:
         rows.append({
             "benchmark": "whole table", "config": f"{kind} {n}x{d} {g}x{m}, risk {risk}",
             "baseline_s": base, "new_s": now, "ratio": base / now,
-            "peak_mib": _peak_mib(new),
+            "peak_mib": peak_mib(new),
             "detail": {**{k: round(v, 2) for k, v in table.timings.items()},
                        "scales": f"{table_base.calibration.scale:.4g} / {table.calibration.scale:.4g}",
                        "risks": f"{table_base.certified_risk.risk:.4f} / {table.certified_risk.risk:.4f}",
