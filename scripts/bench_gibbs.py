@@ -1,15 +1,16 @@
 """Thin wrapper around :mod:`lbm_bench.bench.gibbs_map`, plus a before/after comparison.
 
     python scripts/bench_gibbs.py [--quick] [--json out.json] ...   # = python -m lbm_bench.bench.gibbs_map
-    python scripts/bench_gibbs.py --against HEAD [--quick]
+    python scripts/bench_gibbs.py --against HEAD [--quick] [--only TEXT ...]
 
 ``--against REF`` extracts ``lbm_bench/`` at git revision ``REF`` into a
 temporary directory (``git archive``; the working tree is not touched),
 imports it as ``lbm_bench_ref`` and times, on the benchmark's tables (same
 scale search), its ``map_labels`` and ``gibbs_labels`` against the working
 tree's ``map_labels``, ``gibbs_labels(method="full")`` and
-``gibbs_labels(method="incremental")``; it also reports whether the label
-sets are identical.
+``gibbs_labels(method="incremental")``, in turn (best of ``--repeats`` rounds); it
+also reports whether the label sets are identical. ``--only TEXT`` keeps the
+configurations whose name contains ``TEXT``.
 """
 
 from __future__ import annotations
@@ -54,13 +55,16 @@ def ref_module(old, *names: str):
     raise ModuleNotFoundError(f"none of {names} in {old.__name__}")
 
 
-def _best(func, repeats):
-    best, out = math.inf, None
+def _best_interleaved(funcs, repeats):
+    """Best time and last result of each function, run in turn ``repeats`` times (so that
+    all see the same machine load on a shared machine)."""
+    best, out = [math.inf] * len(funcs), [None] * len(funcs)
     for _ in range(repeats):
-        start = time.perf_counter()
-        out = func()
-        best = min(best, time.perf_counter() - start)
-    return best, out
+        for i, func in enumerate(funcs):
+            start = time.perf_counter()
+            out[i] = func()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return list(zip(best, out, strict=True))
 
 
 def _engine_pieces(old, n: int, seed: int) -> None:
@@ -111,7 +115,7 @@ def _engine_pieces(old, n: int, seed: int) -> None:
     print()
 
 
-def against(ref: str, quick: bool, seed: int, repeats: int) -> None:
+def against(ref: str, quick: bool, seed: int, repeats: int, only: list[str] | None = None) -> None:
     from lbm_bench import gibbs_labels, map_labels
 
     root = Path(__file__).resolve().parents[1]
@@ -122,7 +126,8 @@ def against(ref: str, quick: bool, seed: int, repeats: int) -> None:
             f"{'configuration':<34} {'MAP ref':>8} {'MAP new':>8} {'Gibbs ref':>10} "
             f"{'full new':>9} {'incr new':>9} {'same labels':>12}"
         )
-        for config in bench.QUICK_CONFIGS if quick else bench.CONFIGS:
+        configs = bench.QUICK_CONFIGS if quick else bench.CONFIGS
+        for config in [c for c in configs if not only or any(text in c.name for text in only)]:
             found = bench.find_scale(config, seed=seed, max_probes=4 if quick else 14)
             model, X, result = found["model"], found["X"], found["map"]
             old_model = old.model_from_parameters(
@@ -130,12 +135,17 @@ def against(ref: str, quick: bool, seed: int, repeats: int) -> None:
             )
             init = (result.rows, result.cols)
             options = dict(n_samples=config.n_samples, init=init, rng=seed)
-            t_map_old, map_old = _best(lambda: old.map_labels(old_model, X, rng=seed), repeats)
-            t_map_new, map_new = _best(lambda: map_labels(model, X, rng=seed), repeats)
-            t_old, g_old = _best(lambda: old.gibbs_labels(old_model, X, **options), repeats)
-            t_full, g_full = _best(lambda: gibbs_labels(model, X, method="full", **options), repeats)
-            t_inc, g_inc = _best(
-                lambda: gibbs_labels(model, X, method="incremental", **options), repeats
+            (t_map_old, map_old), (t_map_new, map_new), (t_old, g_old), (t_full, g_full), (
+                t_inc, g_inc
+            ) = _best_interleaved(
+                [
+                    lambda: old.map_labels(old_model, X, rng=seed),
+                    lambda: map_labels(model, X, rng=seed),
+                    lambda: old.gibbs_labels(old_model, X, **options),
+                    lambda: gibbs_labels(model, X, method="full", **options),
+                    lambda: gibbs_labels(model, X, method="incremental", **options),
+                ],
+                repeats,
             )
             same = (
                 np.array_equal(map_old.rows, map_new.rows)
@@ -158,13 +168,16 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--only", action="append", help="configurations whose name contains TEXT")
     known, rest = parser.parse_known_args(argv)
     if known.against is None:
         passthrough = rest + (["--quick"] if known.quick else []) + ["--seed", str(known.seed)]
         if known.repeats is not None:
             passthrough += ["--repeats", str(known.repeats)]
+        for text in known.only or []:
+            passthrough += ["--only", text]
         return bench.main(passthrough)
-    against(known.against, known.quick, known.seed, known.repeats or 2)
+    against(known.against, known.quick, known.seed, known.repeats or 2, known.only)
     return 0
 
 

@@ -365,3 +365,86 @@ def test_run_benchmarks_quick():
         assert row["identical"] == 1.0
     for row in map_rows:
         assert row["new_s"] > 0
+
+
+def _reference_sparse_update(stats, sums, old_labels, labels):
+    """The sparse index update written with scipy csr_array products (as before the
+    kernel was called directly): one- or two-stage, ``sums + D @ stats``."""
+    from scipy import sparse
+
+    def csr(rows, cols, values, shape):
+        order = np.argsort(rows, kind="stable")
+        indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=shape[0]), out=indptr[1:])
+        return sparse.csr_array((values[order], cols[order], indptr), shape=shape)
+
+    B, C, o, p, n = sums.shape
+    n_other = stats.shape[1]
+    stats = stats.reshape(B * n_other, p * n)
+    b, c, j = np.nonzero(old_labels != labels)
+    old, new = old_labels[b, c, j].astype(np.int64), labels[b, c, j].astype(np.int64)
+    slot, position, k = (b * C + c) * o, b * n_other + j, b.size
+    moves = (slot + old) * o + new
+    counts = np.bincount(moves, minlength=B * C * o * o)
+    used = np.flatnonzero(counts)
+    if k + 2 * used.size < 2 * k:
+        index = np.zeros(counts.size, dtype=np.int64)
+        index[used] = np.arange(used.size)
+        summed = csr(index[moves], position, np.ones(k), (used.size, B * n_other)) @ stats
+        rows = np.concatenate([used // (o * o) * o + used % o, used // o])
+        diff = csr(rows, np.tile(np.arange(used.size), 2), np.repeat([1.0, -1.0], used.size),
+                   (B * C * o, used.size))
+        delta = diff @ summed
+    else:
+        diff = csr(np.concatenate([slot + new, slot + old]), np.tile(position, 2),
+                   np.repeat([1.0, -1.0], k), (B * C * o, B * n_other))
+        delta = diff @ stats
+    return sums + delta.reshape(sums.shape)
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_sparse_kernel_same_bits_as_scipy_products(fallback, monkeypatch):
+    """Gaussian sums (float, order-sensitive): the index update that calls scipy's
+    kernel directly into reused buffers gives the same bits as csr_array products,
+    through both stages and the one-stage form; so does its public-API fallback."""
+    if fallback:
+        monkeypatch.setattr(_engine, "_csr_matvecs", None)
+    rng = np.random.default_rng(5)
+    model = random_model("gaussian", 3, 3, scale=0.5, rng=5)
+    tables = np.stack([model.sample(60, 50, rng=s)[0] for s in (1, 2)])
+    sweeper = Sweeper(model, tables)
+    sums = BlockSums(sweeper, "rows", max_changed=10**9, recompute_every=10**9)
+    labels = rng.integers(0, 3, (2, 6, 50)).astype(np.uint8)
+    sums.update(labels)
+    # few moves over many chains (two-stage: repeated (chain, l, l') moves), then many
+    # scattered ones (one-stage)
+    for n_moves, spread in ((40, 2), (3, 50), (300, 50), (25, 5), (600, 50)):
+        new = labels.copy()
+        flat = rng.choice(new.size, size=n_moves, replace=False)
+        if spread < 50:  # concentrate the moves on a few columns, same shift: few distinct moves
+            flat = np.unique(flat // 50 * 50 + flat % spread)
+            new.reshape(-1)[flat] = (new.reshape(-1)[flat] + 1) % 3
+        else:
+            new.reshape(-1)[flat] = (new.reshape(-1)[flat] + rng.integers(1, 3, flat.size)) % 3
+        expected = _reference_sparse_update(sweeper.by_col, sums.sums, labels, new)
+        buffers = (sums._delta, sums._summed)
+        assert sums.update(new) == "index"
+        assert sums.sums.tobytes() == expected.tobytes()
+        labels = new
+    assert buffers[0] is sums._delta  # reused, not reallocated
+    assert sums.n_index == 5
+
+
+def test_csr_times_dense_matches_scipy():
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    rows = rng.integers(0, 7, 40)
+    cols = rng.integers(0, 9, 40)  # duplicates kept
+    values = rng.choice([1.0, -1.0, 2.5], 40)
+    order, indptr = _engine._csr_rows(rows, 7)
+    dense = rng.normal(size=(9, 13))
+    out = np.full((7, 13), np.nan)
+    _engine._csr_times_dense(indptr, cols[order], values[order], dense, out)
+    expected = sparse.csr_array((values[order], cols[order], indptr), shape=(7, 9)) @ dense
+    assert out.tobytes() == expected.tobytes()
