@@ -72,6 +72,8 @@ def _engine_pieces(old, n: int, seed: int) -> None:
     import timeit
 
     old_engine = ref_module(old, "inference.engine", "_engine")
+    # the one-hot helper was renamed after a5aaaea
+    old_onehot = getattr(old_engine, "_onehot_flat", None) or old_engine._onehot_t
 
     from lbm_bench import random_design
     from lbm_bench.inference.engine import Sweeper, _onehot_t, _sample_class_major, sample_categorical
@@ -95,7 +97,7 @@ def _engine_pieces(old, n: int, seed: int) -> None:
     rows = [
         ("Sweeper(model, X)", lambda: old_engine.Sweeper(old_model, X[None]),
          lambda: Sweeper(model, X[None])),
-        ("one-hot (1, 8, n)", lambda: old_engine._onehot_flat(w, 3), lambda: _onehot_t(w, 3)),
+        ("one-hot (1, 8, n)", lambda: old_onehot(w, 3), lambda: _onehot_t(w, 3)),
         ("row_logits(w), 8 chains", lambda: old_s.row_logits(w), lambda: new_s.row_logits(w)),
         ("col_logits(z), 8 chains", lambda: old_s.col_logits(z), lambda: new_s.col_logits(z)),
         ("complete_log_likelihood", lambda: old_s.complete_log_likelihood(z, w),

@@ -37,8 +37,15 @@ Profiling::
     python -c "import pstats; pstats.Stats('bench.prof').sort_stats('tottime').print_stats(25)"
 
 Timings are wall-clock (``time.perf_counter``); set ``OPENBLAS_NUM_THREADS``
-to pin the number of BLAS threads. On a shared machine other processes skew
-the full-product baseline most (BLAS threads wait for each other).
+to pin the number of BLAS threads. The baseline's full product is the only part
+of either Gibbs method that runs on more than one thread (OpenBLAS uses every
+core by default); the incremental method's index updates, logits and draws run
+on one. So the default compares the baseline on all cores with the incremental
+method on one core; ``OPENBLAS_NUM_THREADS=1`` compares the two algorithms on
+one core each (and is what release builds and calibration workers use, which
+pin BLAS to one thread). docs/performance.md quotes both. On a shared machine
+other processes skew the full-product baseline most (BLAS threads wait for
+each other).
 """
 
 from __future__ import annotations
