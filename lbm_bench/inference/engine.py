@@ -488,11 +488,7 @@ class Sweeper:
 
 
 def _csr_rows(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """CSR layout of entries with row indices ``rows``: (order, indptr).
-
-    ``order`` sorts the entries by row, stably (each row keeps its entries in the
-    given order, so its sum is accumulated in that order); duplicates are kept.
-    """
+    """(order, indptr) of entries in rows ``rows``: sorted stably, duplicates kept."""
     order = np.argsort(rows, kind="stable")
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
@@ -502,14 +498,11 @@ def _csr_rows(rows: np.ndarray, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
 def _csr_times_dense(
     indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, dense: np.ndarray, out: np.ndarray
 ) -> None:
-    """``out[...] = A @ dense`` for the CSR matrix ``A = (data, indices, indptr)``.
+    """``out[...] = A @ dense``, ``A = (data, indices, indptr)`` CSR; C-contiguous float64.
 
-    ``dense`` (n_cols, width) and ``out`` (n_rows, width) C-contiguous float64.
-    Each row of the result is accumulated from zero, entry after entry in CSR
-    order (``out[r] = 0 + data[e0] * dense[indices[e0]] + ...``), by scipy's
-    ``csr_matvecs``: the kernel of ``csr_array @ dense`` without building the
-    matrix object, its checks and its result array (a third of the update's time
-    at 1000x1000). Falls back to the public product if that kernel moves.
+    Rows accumulated from zero in CSR order by scipy's ``csr_matvecs``, the kernel of
+    ``csr_array @ dense``, without the matrix object, its checks and a fresh result
+    (a third of the update's time at 1000x1000); the public product if it moves.
     """
     out.fill(0.0)
     if _csr_matvecs is not None:
@@ -520,8 +513,7 @@ def _csr_times_dense(
 
 
 def _growing_buffer(buffer: np.ndarray | None, n_rows: int, width: int) -> np.ndarray:
-    """First ``n_rows`` rows of a reused float64 buffer of ``width`` columns (grown when needed):
-    large fresh arrays cost page faults at every update."""
+    """A reused float64 buffer of at least ``n_rows`` rows (fresh ones cost page faults)."""
     if buffer is None or buffer.shape[0] < n_rows:
         buffer = np.empty((n_rows, width))
     return buffer
@@ -709,12 +701,8 @@ class BlockSums:
         return True
 
     def _sparse_update(self, labels: np.ndarray, changed: np.ndarray) -> bool:
-        """Sparse +-1 products, directly or through the sums of the (c, l, l') moves.
-
-        ``delta = D @ stats`` (``D`` sparse, one-stage) or ``delta = D2 @ (D1 @ stats)``
-        (two-stage), then ``sums += delta``; both products through
-        :func:`_csr_times_dense` into reused buffers.
-        """
+        """``sums += D @ stats``, or ``D2 @ (D1 @ stats)`` through the sums of the
+        (c, l, l') moves; products by :func:`_csr_times_dense` into reused buffers."""
         s = self.side
         B, C, o, p, n = self.sums.shape
         n_other, width = s.n_other, p * n
