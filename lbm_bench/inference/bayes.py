@@ -49,6 +49,7 @@ from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, chain_diagnost
 __all__ = [
     "FloorCertificate",
     "bayes_labels",
+    "cross_fitted_risk",
     "expected_item_loss",
     "floor_certificate",
     "label_frequencies",
@@ -438,6 +439,45 @@ def floor_certificate(
     >>> floor.rows.shape, floor.cols.shape, 0 <= floor.risk.risk <= 1
     ((40,), (30,), True)
     """
+    rows, cols, pairs, n_set_starts, max_sweeps = _check_certificate_inputs(
+        samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps
+    )
+    risk, losses = _cross_fit(samples, rows, cols, pairs, n_set_starts, max_sweeps)
+    z, w = _search(rows, cols, pairs, n_set_starts, max_sweeps)
+    return FloorCertificate(rows=z, cols=w, risk=risk, losses=losses)
+
+
+def cross_fitted_risk(
+    samples: GibbsSamples,
+    *,
+    starts: Sequence[tuple[Any, Any]] | None = None,
+    n_row_clusters: int | None = None,
+    n_col_clusters: int | None = None,
+    n_set_starts: int = 4,
+    max_sweeps: int = 1000,
+) -> RiskEstimate:
+    """The cross-fitted risk of :func:`floor_certificate` alone (no labels chosen on all sets).
+
+    Same parameters and same value as ``floor_certificate(samples, ...).risk``,
+    one descent search cheaper: for when only the floor's value is needed
+    (the calibration's gap between the MAP's risk and the floor).
+
+    Examples
+    --------
+    >>> from lbm_bench import random_model, gibbs_labels
+    >>> model = random_model("poisson", 2, 2, scale=1.0, rng=0)
+    >>> X, z, w = model.sample(30, 20, rng=1)
+    >>> samples = gibbs_labels(model, X, n_samples=100, n_chains=4, rng=2)
+    >>> cross_fitted_risk(samples) == floor_certificate(samples).risk
+    True
+    """
+    rows, cols, pairs, n_set_starts, max_sweeps = _check_certificate_inputs(
+        samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps
+    )
+    return _cross_fit(samples, rows, cols, pairs, n_set_starts, max_sweeps)[0]
+
+
+def _check_certificate_inputs(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps):
     if not isinstance(samples, GibbsSamples):
         raise TypeError(f"samples must be GibbsSamples, got {type(samples).__name__}")
     if samples.n_samples < 2:
@@ -445,6 +485,11 @@ def floor_certificate(
     max_sweeps = check_count("max_sweeps", max_sweeps)
     n_set_starts = check_count("n_set_starts", n_set_starts, minimum=0)
     rows, cols, pairs = _prepare(samples.rows, samples.cols, starts, n_row_clusters, n_col_clusters)
+    return rows, cols, pairs, n_set_starts, max_sweeps
+
+
+def _cross_fit(samples, rows, cols, pairs, n_set_starts, max_sweeps) -> tuple[RiskEstimate, np.ndarray]:
+    """Labels chosen on each half of the chains score the other half: the risk and per-set losses."""
     n_rows, n_cols = samples.rows.shape[1], samples.cols.shape[1]
     half = _halves(samples.chain_lengths)
     row_loss = np.empty(samples.n_samples)
@@ -455,7 +500,5 @@ def floor_certificate(
         scored_rows, scored_cols = rows.subset(scored), cols.subset(scored)
         row_loss[scored] = 1.0 - scored_rows.agreements(z) / n_rows
         col_loss[scored] = 1.0 - scored_cols.agreements(w) / n_cols
-    z, w = _search(rows, cols, pairs, n_set_starts, max_sweeps)
     risk = risk_from_losses(row_loss, col_loss, samples.chain_lengths)
-    losses = row_loss + col_loss - row_loss * col_loss
-    return FloorCertificate(rows=z, cols=w, risk=risk, losses=losses)
+    return risk, row_loss + col_loss - row_loss * col_loss

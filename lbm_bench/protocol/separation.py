@@ -31,10 +31,23 @@ from scipy import special
 
 from lbm_bench.models.design import ModelDesign
 
-__all__ = ["block_divergences", "predicted_error", "first_guess"]
+__all__ = ["block_divergences", "predicted_error", "first_guess", "guessing_risk"]
 
 #: Entries per block in the fixed sample that estimates the mean sufficient statistics.
 _ENTRIES_PER_SIDE = 48
+
+
+def guessing_risk(row_proportions: np.ndarray, col_proportions: np.ndarray) -> float:
+    """``l_item`` of the best label-blind guess (every row and column in its largest class).
+
+    Examples
+    --------
+    >>> guessing_risk(np.array([0.5, 0.5]), np.array([0.25, 0.75]))
+    0.625
+    """
+    row = 1.0 - float(np.max(row_proportions))
+    col = 1.0 - float(np.max(col_proportions))
+    return row + col - row * col
 
 
 def _reference_noise(design: ModelDesign) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -28,10 +28,11 @@ class CalibrationResult:
     n_steps : int
         Number of evaluations (a scale re-evaluated on more tables counts twice).
     mean_error : float
-        Mean apparent error ``l_item((z0, w0), h(X))`` of the X-only classifier
-        at ``scale`` over the tables.
+        Mean apparent error ``l_item((z0, w0), h(X))`` of the X-only MAP at
+        ``scale`` over the tables (an unbiased estimate of its mean conditional
+        risk), minus ``gap`` with ``criterion="bayes"`` (the floor's mean).
     error_std : float
-        Standard deviation of the apparent error over the tables.
+        Standard deviation of the MAP's apparent error over the tables.
     target_risk : float
         Target conditional risk.
     tolerance : float
@@ -47,8 +48,15 @@ class CalibrationResult:
         ``"secant"`` (root finding with a sequential number of tables) or
         ``"bisection"`` (the paper's dichotomy, the only method before format 1.1).
     criterion : str
-        The X-only classifier whose apparent error was calibrated: ``"map"`` or
-        ``"bayes"``.
+        The risk calibrated: ``"map"`` (the X-only MAP's) or ``"bayes"`` (the
+        floor's: the MAP's mean apparent error minus the mean gap between the
+        MAP's conditional risk and the floor, :mod:`lbm_bench.protocol.scale_search`).
+    gap : float
+        With ``criterion="bayes"``, the mean gap at ``scale`` (``mean_error`` is the
+        MAP's mean minus it); 0.0 otherwise.
+    gap_history : ndarray of shape (n_gap_steps, 4) or None
+        With ``criterion="bayes"``, every measure of the gap ``(scale, mean gap,
+        gap std, n_tables)``, in order; None otherwise.
     """
 
     scale: float
@@ -63,6 +71,8 @@ class CalibrationResult:
     design: ModelDesign | None = field(default=None, compare=False, repr=False)
     method: str = field(default="bisection", compare=False)
     criterion: str = field(default="map", compare=False)
+    gap: float = field(default=0.0, compare=False)
+    gap_history: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -224,10 +234,16 @@ class Table:
                 f"{r.risk:.4f} +- {r.mcse:.4f} (MCSE), R-hat {r.rhat:.3f}",
                 f"row loss {r.row_loss:.4f}, column loss {r.col_loss:.4f}; "
                 f"{r.n_samples} Gibbs label sets in {r.n_chains} chains",
-                f"scale {self.scale:.6g} after {self.calibration.n_steps} evaluations "
-                f"(apparent error {self.calibration.mean_error:.4f} +- {self.calibration.error_std:.4f}"
-                f" over {self.calibration.n_tables} tables)",
+                self._calibration_line(),
                 f"rejection sampling: {self.rejection.attempts} attempt(s), "
                 f"acceptance rate {self.rejection.acceptance_rate:.3f}",
             ]
         )
+
+    def _calibration_line(self) -> str:
+        c = self.calibration
+        text = (f"scale {self.scale:.6g} after {c.n_steps} evaluations (MAP apparent error "
+                f"{c.mean_error + c.gap:.4f} +- {c.error_std:.4f} over {c.n_tables} tables")
+        if c.gap_history is None:
+            return text + ")"
+        return text + f"; minus the gap to the floor {c.gap:.4f} over {int(c.gap_history[-1, 3])} tables)"

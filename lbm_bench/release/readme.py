@@ -79,15 +79,16 @@ def readme_text(manifest: dict, *, spec_path: str | None = None) -> str:
 
 ## What the tables are
 
-Each table was drawn from a latent block model whose scale was calibrated so that an
-X-only classifier's apparent error is centred on the target risk (over tables sharing
-common random numbers), then kept by rejection sampling only if its own conditional
-risk, estimated from Gibbs label sets drawn given the table with the true parameters,
-was within the tolerance of the target (after Lomet, Govaert and Grandvalet's
-protocol). The *criterion* says which risk the target applied to: `bayes`, the
-**floor** (the cross-fitted risk of the Bayes labels for l_item, which no labelling
-beats beyond Monte Carlo error), or `map`, the risk of the X-only MAP labels (the
-paper's protocol, an upper bound of the floor). Both are listed. Every file holds the
+Each table was drawn from a latent block model whose scale was calibrated so that the
+X-only MAP's mean apparent error (with the `bayes` criterion, minus its mean gap to the
+floor) is centred on the target risk (over tables sharing common random numbers), then
+kept by rejection sampling only if its own conditional risk, estimated from Gibbs label
+sets drawn given the table with the true parameters, was within the tolerance of the
+target (after Lomet, Govaert and Grandvalet's protocol). The *criterion* says which risk
+the target applied to: `bayes`, the **floor** (the cross-fitted risk of the Bayes labels
+for l_item, which no labelling beats beyond Monte Carlo error), or `map`, the risk of the
+X-only MAP labels (the paper's protocol, an upper bound of the floor). Both are listed.
+Every file holds the
 table, its generating labels, its MAP and Bayes labels, the Gibbs label sets (several
 plausible ground truths), the parameters and the calibration record; `docs/format.md`
 of lbm-bench is the normative description of the file format.

@@ -96,6 +96,10 @@ MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
         # the calibration's method ("secant" or "bisection"), and a fourth column of
         # calibration/history, n_tables (1.0 files: 3 columns, every step on n_tables)
         "calibration@method",
+        # calibration of the floor (criterion "bayes"): the mean gap between the MAP's
+        # risk and the floor at the scale, and every measure of it
+        "calibration@gap",
+        "calibration/gaps",
     ),
 }
 #: Version written by the writer: the newest known minor.

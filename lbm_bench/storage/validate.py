@@ -480,7 +480,35 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
         reader.problem(f"attribute calibration@bracket must hold 2 values, got {size}")
         return None
     values["bracket"] = (float(values["bracket"][0]), float(values["bracket"][1]))
+    gaps = _read_gaps(reader)
+    if gaps is False:
+        return None
+    if gaps is not None:
+        values.update(gap=gaps[0], gap_history=gaps[1], criterion="bayes")
     return CalibrationResult(history=history, design=design, method=method, **values)
+
+
+def _read_gaps(reader: Reader) -> tuple[float, np.ndarray] | None | bool:
+    """``(calibration@gap, calibration/gaps)`` when stored (1.1, criterion "bayes"), None
+    when neither is, False (a problem recorded) when one is bad or alone."""
+    try:
+        has_attr = "gap" in (reader.source.attrs("calibration") or {})
+    except HDF5_ERRORS:
+        has_attr = False
+    has_data = reader.has_dataset("calibration/gaps")
+    if not has_attr and not has_data:
+        return None
+    if has_attr != has_data:
+        reader.problem("calibration@gap and calibration/gaps must come together")
+        return False
+    gap = reader.attr("calibration", "gap", "float")
+    history = reader.array("calibration/gaps", (None, 4), "f")
+    if gap is None or history is None:
+        return False
+    if history.shape[0] < 1:
+        reader.problem("dataset calibration/gaps must hold at least one row")
+        return False
+    return gap, history
 
 
 def _read_rejection(reader: Reader) -> RejectionRecord | None:

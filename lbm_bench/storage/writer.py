@@ -183,6 +183,9 @@ def _record_items(table: Table, layout: Layout) -> None:
     else:  # 1.1: the method, and n_tables per evaluation in a fourth column
         layout.attrs["calibration"].update(_attributes({"method": "str"}, {"method": cal.method}, "calibration"))
     layout.datasets["calibration/history"] = history
+    if cal.gap_history is not None:  # 1.1, criterion "bayes": the gap between the MAP's risk and the floor
+        layout.attrs["calibration"].update(_attributes({"gap": "float"}, {"gap": cal.gap}, "calibration"))
+        layout.datasets["calibration/gaps"] = np.asarray(cal.gap_history, dtype=np.float64).reshape(-1, 4)
     balance = math.nan if rej.balance is None else rej.balance
     layout.attrs["rejection"] = _record("rejection", rej, balance=balance)
     layout.datasets["rejection/candidate_risks"] = np.asarray(rej.candidate_risks, dtype=np.float64)

@@ -100,12 +100,12 @@ def make_table(
         scale=scale,
         bracket=(0.5, 1.0),
         n_steps=3,
-        mean_error=0.11,
         error_std=0.04,
         target_risk=0.1,
         tolerance=0.02,
         n_tables=20,
         history=history,
+        **(_floor_calibration(scale) if floor else {"mean_error": 0.11}),
     )
     rejection = RejectionRecord(
         attempts=3,
@@ -136,6 +136,12 @@ def make_table(
         options=options,
         **(_floor(samples, mapped, model) if floor else {}),
     )
+
+
+def _floor_calibration(scale: float) -> dict[str, Any]:
+    """The calibration of the floor: a gap measured twice, the last time at the scale."""
+    gaps = np.array([[1.0, 0.006, 0.003, 4], [scale, 0.004, 0.002, 6]])
+    return {"mean_error": 0.11 - 0.004, "gap": 0.004, "gap_history": gaps, "criterion": "bayes"}
 
 
 def _floor(samples: GibbsSamples, mapped: Any, model: LatentBlockModel) -> dict[str, Any]:

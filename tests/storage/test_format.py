@@ -77,13 +77,15 @@ def _present(condition: str, table: Table) -> bool:
         return table.bayes_risk is not None
     if condition == "1.1 calibration":
         return _calibration_1_1(table)
+    if condition == "1.1 floor calibration":
+        return table.calibration.gap_history is not None
     return condition == table.kind
 
 
 
 def test_doc_tables_parse() -> None:
     items = documented_items()
-    assert len(items) == 87 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
+    assert len(items) == 89 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
     assert documented_data_dtypes() == {k: fmt.DATA_DTYPES[k] for k in ("gaussian", "poisson", "bernoulli")}
     documented_blocks = {
         name.split("/")[1] for name, (_, _, _, present) in items.items()
@@ -105,6 +107,7 @@ def test_file_has_exactly_the_documented_layout(
         "n_samples": table.gibbs.n_samples,
         "n_chains": table.gibbs.n_chains,
         "n_steps": table.calibration.n_steps,
+        "n_gap_steps": 0 if table.calibration.gap_history is None else len(table.calibration.gap_history),
         "h": 4 if _calibration_1_1(table) else 3,
         "attempts": table.rejection.attempts,
     }
