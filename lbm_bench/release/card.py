@@ -3,7 +3,8 @@
 A static page, readable offline in any browser: no script, no font or style
 sheet from the network, only relative links to the release's own files. It shows
 the release's description, how to cite it, the table of tables (kind, shape,
-clusters, target and certified risk) with a thumbnail of each table (drawn by
+clusters, target, criterion, the floor and the MAP's risk, the certified one in
+bold) with a thumbnail of each table (drawn by
 :func:`lbm_bench.plot_table`, grouped by its labels, with its uncertainty
 strips), links to every file, and how to load a table in Python and in R.
 

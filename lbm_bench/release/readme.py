@@ -1,7 +1,8 @@
 """The Markdown card of a release (``README.md``), generated from its manifest.
 
-It says what the tables are (the protocol), lists them with their certified risk,
-and shows how to load, score, verify and rebuild them.
+It says what the tables are (the protocol), lists them with their criterion, floor
+and MAP risk (the certified one, named by the criterion, in bold), shows how to load,
+score, verify and rebuild them, and how to cite the release (the spec's citation).
 """
 
 from __future__ import annotations
