@@ -76,6 +76,12 @@ row_proportions : array-like of shape (g,)
     Row cluster proportions, positive, summing to one.
 col_proportions : array-like of shape (m,)
     Column cluster proportions.""",
+    "table_request": """\
+kind : {"gaussian", "poisson", "bernoulli"}
+n_rows, n_cols : int
+    Table shape.
+n_row_clusters, n_col_clusters : int
+    Cluster numbers.""",
     "model_table": """\
 Parameters
 ----------

@@ -50,7 +50,6 @@ from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, chain_diagnost
 __all__ = [
     "FloorCertificate",
     "bayes_labels",
-    "cross_fitted_risk",
     "expected_item_loss",
     "floor_certificate",
     "label_frequencies",
@@ -439,29 +438,6 @@ def floor_certificate(
     risk, losses, search = _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps)
     z, w = _search(*search)
     return FloorCertificate(rows=z, cols=w, risk=risk, losses=losses)
-
-
-@fill_doc
-def cross_fitted_risk(
-    samples: GibbsSamples,
-    *,
-    starts: Sequence[tuple[Any, Any]] | None = None,
-    n_row_clusters: int | None = None,
-    n_col_clusters: int | None = None,
-    n_set_starts: int = 4,
-    max_sweeps: int = 1000,
-) -> RiskEstimate:
-    """The cross-fitted risk of :func:`floor_certificate` alone (no labels chosen on all sets).
-
-    Same parameters and same value as ``floor_certificate(samples, ...).risk``,
-    one descent search cheaper: for when only the floor's value is needed
-    (the calibration's gap between the MAP's risk and the floor).
-
-    {{gibbs_samples_example}}
-    >>> cross_fitted_risk(samples) == floor_certificate(samples).risk
-    True
-    """
-    return _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps)[0]
 
 
 def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps):
