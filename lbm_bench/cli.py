@@ -299,6 +299,8 @@ def _add_bench(sub) -> None:
     p.add_argument("--part", choices=["all", "gibbs", "protocol", "bayes", "sparse"], default="all")
     p.add_argument("--memory", action="store_true",
                    help="also build a 2000x2000 table with 10x10 clusters and report its peak memory")
+    p.add_argument("--scaling", action="store_true",
+                   help="sparse part: also time Gibbs sweeps against nnz, n_rows + n_cols and g m")
 
 
 def _run_bench(args: argparse.Namespace) -> int:
@@ -323,7 +325,7 @@ def _run_bench(args: argparse.Namespace) -> int:
     if args.part in ("all", "sparse"):
         from lbm_bench.bench.sparse import main as sparse_main
 
-        status |= int(sparse_main(quick) or 0)
+        status |= int(sparse_main(quick + (["--scaling"] if args.scaling else [])) or 0)
     return status
 
 

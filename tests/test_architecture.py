@@ -133,3 +133,25 @@ def test_every_module_declares_its_public_api():
         if not m.endswith("__main__") and "__all__" not in p.read_text()
     ]
     assert not missing, f"modules without __all__: {missing}"
+
+
+#: Branches on the table's storage (dense or sparse) allowed in the MAP and the sampler
+#: (issue 16: the engine's Sweeper chooses the storage once; the classifier's entrywise
+#: starts have one sparse variant; the Gibbs sampler has none).
+STORAGE_BRANCHES = {"inference/gibbs.py": 0, "inference/classifier.py": 1}
+
+
+def _storage_branches(path: Path) -> int:
+    names = {"is_sparse", "issparse", "is_sparse_table"}
+    count = 0
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.If, ast.IfExp, ast.While)):
+            mentioned = {n.attr if isinstance(n, ast.Attribute) else n.id
+                         for n in ast.walk(node.test) if isinstance(n, (ast.Attribute, ast.Name))}
+            count += bool(mentioned & names)
+    return count
+
+
+@pytest.mark.parametrize("module, allowed", sorted(STORAGE_BRANCHES.items()))
+def test_map_and_sampler_branch_on_the_storage_at_most_once(module, allowed):
+    assert _storage_branches(PACKAGE / module) == allowed

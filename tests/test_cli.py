@@ -86,6 +86,12 @@ def test_evaluate_a_format_1_0_file_says_it_has_no_floor(tmp_path, capsys):
           "--samples", "0", "-o", "x.h5"], "n_samples must be >= 1"),
         (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",
           "-o", "no/such/dir/x.h5"], "does not exist"),
+        (["generate", "--kind", "bernoulli", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",
+          "--density", "0.05", "--effects", "-o", "x.h5"], "effects are only defined for the poisson kind"),
+        (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",
+          "--density", "0.05", "-o", "x.h5"], "density is defined for the bernoulli and poisson kinds"),
+        (["generate", "--kind", "poisson", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",
+          "--effects", "--effects-spread", "-1", "-o", "x.h5"], "effects_spread"),
         (["info", "README.md"], "README.md"),
         (["info", "missing.h5"], "missing.h5"),
         (["build", "missing.toml", "--out", "x"], "does not exist"),
@@ -116,6 +122,23 @@ def test_evaluate_errors(table_file, tmp_path):
     assert result.returncode == 2 and "not an integer label" in result.stderr
     result = _run("evaluate", REPO / "pyproject.toml", "--rows", good, "--cols", good)
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_generate_sparse_poisson_with_effects_and_their_spread(tmp_path, capsys):
+    """--density, --effects and --effects-spread (issue 16, item 1) reach the model and the file."""
+    from scipy import sparse
+
+    path = tmp_path / "p.h5"
+    assert main(["generate", "--kind", "poisson", "--shape", "240x160", "--clusters", "2x2", "--risk", "0.1",
+                 "--tolerance", "0.04", "--samples", "100", "--calibration-tables", "5", "--seed", "4",
+                 "--density", "0.05", "--effects", "--effects-spread", "0.6", "-q", "-o", str(path)]) == 0
+    table = load_table(path)
+    assert isinstance(table.data, sparse.csr_array) and table.data.nnz / (240 * 160) == pytest.approx(0.05, rel=0.3)
+    assert table.options["model_options"] == {"density": 0.05, "effects": True, "effects_spread": 0.6}
+    assert table.model.row_effects.shape == (240,) and table.model.col_effects.shape == (160,)
+    assert 0.4 < np.std(np.log(table.model.row_effects)) < 0.8  # the spread, not the default 0.3
+    assert main(["info", str(path)]) == 0
+    assert "poisson table 240x160, 2x2 clusters, seed 4, sparse:" in capsys.readouterr().out
 
 
 def test_generate_refuses_to_overwrite(table_file):

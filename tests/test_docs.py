@@ -141,3 +141,25 @@ def test_module_doctest(test, monkeypatch):
     )
     results, report = _run(test)
     assert results.failed == 0, report
+
+
+def test_sparsebm_settings_in_the_docs_are_the_wrapper_s():
+    """docs/benchmark.md and the module documentation state the settings the sparsebm
+    wrapper runs with (issue 16, item 4: "say which")."""
+    import inspect
+
+    from lbm_bench.algorithms import sparsebm
+
+    settings = sparsebm.SPARSEBM_SETTINGS
+    defaults = {name: p.default for name, p in inspect.signature(sparsebm.sparsebm_lbm).parameters.items()
+                if name in settings}
+    assert defaults == settings
+    page = " ".join((DOCS / "benchmark.md").read_text(encoding="utf-8").split())
+    assert f"# sparsebm settings of the wrapper: {settings}" in page
+    assert f"{settings['n_init']} short starts (`n_init={settings['n_init']}`" in page
+    assert f"of {settings['n_iter_early_stop']} iterations" in page
+    assert f"(`n_init_total_run={settings['n_init_total_run']}`" in page
+    assert f"`max_iter={settings['max_iter']}`" in page
+    module = " ".join(sparsebm.__doc__.split())
+    for name, value in settings.items():
+        assert f"``{name}={value}``" in module, name

@@ -14,9 +14,12 @@ MAP error near 10%), and in the same process, alternating, best of
   statistics, block sums, label sets; not the input table).
 
 Part 2 (``--scaling``): the sparse engine alone, seconds per Gibbs sweep (8
-chains from the generating labels, 20 sweeps after 5) and peak memory, as the
+chains from the generating labels, 20 sweeps after 5, best of ``repeats``
+runs of the same sweeps), the fraction of row labels that move per sweep (the
+incremental block-sum updates cost in proportion to it) and peak memory, as the
 number of stored entries grows at a fixed shape, as ``n_rows + n_cols`` grows
-at a fixed number of stored entries, and as the number of blocks ``g m`` grows.
+at a fixed number of stored entries, and as the number of blocks ``g m`` grows;
+then the log-log slopes of time and memory along each axis.
 
 Usage::
 
@@ -29,7 +32,6 @@ Usage::
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +45,8 @@ from lbm_bench.inference.gibbs import _run_chains, gibbs_labels
 from lbm_bench.models.design import random_design
 from lbm_bench.protocol.separation import first_guess
 
-__all__ = ["SparseConfig", "CONFIGS", "QUICK_CONFIGS", "engine_rows", "scaling_rows", "main"]
+__all__ = ["SparseConfig", "CONFIGS", "QUICK_CONFIGS", "AXIS_KEYS", "engine_rows", "scaling_rows", "scaling_slopes",
+           "main"]
 
 
 @dataclass(frozen=True)
@@ -122,22 +125,44 @@ def _engine_row(config: SparseConfig, seed: int, repeats: int) -> dict[str, Any]
     }
 
 
-def _sweep_seconds(config: SparseConfig, seed: int, sweeps: int) -> dict[str, Any]:
+def _sweep_seconds(config: SparseConfig, seed: int, sweeps: int, repeats: int) -> dict[str, Any]:
     model, X, z, w = _table(config, seed)
     sweeper = Sweeper.for_table(model, X)
     z0, w0 = np.repeat(z[None, None], 8, axis=1), np.repeat(w[None, None], 8, axis=1)
-    rng = np.random.default_rng(seed)
-    _run_chains(sweeper, z0, w0, 0, 5, 1, rng)  # warm-up
-    start = time.perf_counter()
-    _run_chains(sweeper, z0, w0, 5, sweeps, 1, rng)
-    seconds = (time.perf_counter() - start) / (sweeps + 5)
-    peak = peak_mib(lambda: _run_chains(Sweeper.for_table(model, X), z0, w0, 0, 3, 1, rng))
+    _run_chains(sweeper, z0, w0, 0, 5, 1, np.random.default_rng(seed))  # warm-up
+
+    def run():  # the same sweeps at every repeat (same start, same stream)
+        return _run_chains(sweeper, z0, w0, 5, sweeps, 1, np.random.default_rng(seed))
+
+    seconds, (rows, _, _, _) = best_time(run, repeats)
+    moved = float(np.mean(rows[:, 1:] != rows[:, :-1]))  # fraction of row labels moved per sweep
+    peak = peak_mib(lambda: _run_chains(Sweeper.for_table(model, X), z0, w0, 0, 3, 1, np.random.default_rng(seed)))
     return {"config": config.label(), "nnz": int(X.nnz), "n_items": config.n_rows + config.n_cols,
-            "blocks": config.g * config.m, "sweep_s": seconds, "peak_mib": peak}
+            "blocks": config.g * config.m, "sweep_s": seconds / (sweeps + 5), "moved": moved, "peak_mib": peak}
 
 
-def scaling_rows(quick: bool = False, *, seed: int = 0) -> list[dict[str, Any]]:
-    """Part 2: seconds per sweep and peak memory against nnz, n_rows + n_cols and g m."""
+#: The quantity each axis of part 2 varies (the slopes of :func:`scaling_slopes` are against it).
+AXIS_KEYS = {"nnz": "nnz", "n+d": "n_items", "gm": "blocks"}
+
+
+def scaling_slopes(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Least-squares slopes of log(seconds per sweep) and log(peak MiB) against the log of
+    each axis's quantity (1: linear growth, 0: none)."""
+    out = {}
+    for axis, key in AXIS_KEYS.items():
+        part = [r for r in rows if r["axis"] == axis]
+        if len(part) < 2:
+            continue
+        x = np.log([r[key] for r in part])
+        out[axis] = {name: float(np.polyfit(x, np.log([r[field] for r in part]), 1)[0])
+                     for name, field in (("time", "sweep_s"), ("memory", "peak_mib"))}
+    return out
+
+
+def scaling_rows(quick: bool = False, *, seed: int = 0, repeats: int | None = None) -> list[dict[str, Any]]:
+    """Part 2: seconds per sweep (best of ``repeats``) and peak memory against nnz,
+    n_rows + n_cols and g m."""
+    repeats = repeats or (1 if quick else 3)
     if quick:
         grid = [("nnz", SparseConfig("bernoulli", 400, 200, 2, 2, d)) for d in (0.02, 0.08)]
         sweeps = 3
@@ -148,7 +173,7 @@ def scaling_rows(quick: bool = False, *, seed: int = 0) -> list[dict[str, Any]]:
         sweeps = 20
     rows = []
     for axis, config in grid:
-        row = _sweep_seconds(config, seed, sweeps)
+        row = _sweep_seconds(config, seed, sweeps, repeats)
         row["axis"] = axis
         rows.append(row)
     return rows
@@ -169,11 +194,16 @@ def format_engine_rows(rows: list[dict[str, Any]]) -> str:
 
 
 def format_scaling_rows(rows: list[dict[str, Any]]) -> str:
-    lines = [f"{'axis':<5} {'configuration':<38} {'nnz':>9} {'n+d':>7} {'g m':>4} {'s/sweep':>8} {'peak MiB':>9}"]
+    lines = [f"{'axis':<5} {'configuration':<38} {'nnz':>9} {'n+d':>7} {'g m':>4} {'s/sweep':>8} "
+             f"{'moved':>6} {'peak MiB':>9}"]
     lines.append("-" * len(lines[0]))
     for r in rows:
         lines.append(f"{r['axis']:<5} {r['config']:<38} {r['nnz']:>9} {r['n_items']:>7} {r['blocks']:>4} "
-                     f"{r['sweep_s']:>8.4f} {r['peak_mib']:>9.1f}")
+                     f"{r['sweep_s']:>8.4f} {r['moved']:>6.3f} {r['peak_mib']:>9.1f}")
+    slopes = scaling_slopes(rows)
+    if slopes:
+        lines.append("log-log slopes (1: linear): " + "; ".join(
+            f"{axis} time {s['time']:.2f} memory {s['memory']:.2f}" for axis, s in slopes.items()))
     return "\n".join(lines)
 
 
@@ -195,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     out: dict[str, Any] = {"engine": rows}
     if args.scaling:
         print("\nsparse engine: seconds per Gibbs sweep (8 chains) and tracemalloc peak")
-        out["scaling"] = scaling_rows(args.quick, seed=args.seed)
+        out["scaling"] = scaling_rows(args.quick, seed=args.seed, repeats=args.repeats)
         print(format_scaling_rows(out["scaling"]))
     finish(args.json, out)
     return 0 if all(r["same"] for r in rows) else 1

@@ -80,3 +80,27 @@ def test_sparse_values_are_checked():
         fit_lbm(sp.csr_array(np.array([[0, 2.5], [1, 0]])), 1, 1, kind="poisson", rng=0)
     with pytest.raises(ValueError, match="finite"):
         fit_lbm(sp.csr_array(np.array([[0, np.nan], [1, 0]])), 1, 1, rng=0)
+
+
+#: Registry names that refuse sparse tables (Gaussian blocks, scikit-learn's spectral methods).
+REFUSE_SPARSE = {"gaussian-cem", "gaussian-vem", *SKLEARN_NAMES}
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_every_algorithm_takes_a_sparse_binary_table_or_refuses_in_one_line(name):
+    """Every registered algorithm (a new one included): on a binary scipy.sparse table,
+    either the labels it gives the same table dense, or a one-line ValueError about sparse input."""
+    if name in SKLEARN_NAMES:
+        pytest.importorskip("sklearn")
+    if name == "sparsebm":
+        pytest.importorskip("sparsebm")
+    X, _, _ = random_model("bernoulli", 2, 2, scale=EASY_SCALES["bernoulli"], rng=5).sample(60, 40, rng=6)
+    if name in REFUSE_SPARSE:
+        with pytest.raises(ValueError, match="sparse") as info:
+            ALGORITHMS[name](sp.csr_array(X), 2, 2, rng=0)
+        assert "\n" not in str(info.value)
+        return
+    rows, cols = ALGORITHMS[name](sp.csr_array(X), 2, 2, rng=0)
+    dense_rows, dense_cols = ALGORITHMS[name](X, 2, 2, rng=0)
+    np.testing.assert_array_equal(rows, dense_rows)
+    np.testing.assert_array_equal(cols, dense_cols)

@@ -13,3 +13,14 @@ def test_sparse_benchmark_quick(capsys):
     assert "s/sweep" in format_scaling_rows(scaling)
     assert main(["--quick"]) == 0
     assert "sparse engine vs the same tables densified" in capsys.readouterr().out
+
+
+def test_lbm_bench_bench_sparse_scaling(capsys):
+    """`lbm-bench bench --part sparse --scaling` prints both parts (docs/performance.md)."""
+    from lbm_bench.cli import main as cli_main
+
+    assert cli_main(["bench", "--part", "sparse", "--quick", "--scaling"]) == 0
+    out = capsys.readouterr().out
+    assert "sparse engine vs the same tables densified" in out and "s/sweep" in out
+    assert cli_main(["bench", "--part", "sparse", "--quick"]) == 0
+    assert "s/sweep" not in capsys.readouterr().out

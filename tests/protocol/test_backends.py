@@ -64,3 +64,16 @@ def test_generate_on_a_running_dask_scheduler(tmp_path):
         digest = _generate(tmp_path / "remote.h5", "--jobs", "2", "--backend", "dask",
                            "--scheduler", cluster.scheduler_address)
     assert digest == one
+
+
+@pytest.mark.slow
+def test_sparse_generate_same_bytes_on_one_and_two_workers(tmp_path):
+    """Issue 16, item 5: the calibration tables of a sparse table run in worker processes
+    (a fixed number of tables per scale, so that they are spread) with the same bytes."""
+    sparse = ("--density", "0.05", "--shape", "200x150", "--calibration-tables", "6")
+    one = _generate(tmp_path / "one.h5", *sparse)
+    assert _generate(tmp_path / "two.h5", *sparse, "--jobs", "2") == one
+    from lbm_bench import load_table
+
+    data = load_table(tmp_path / "two.h5").data
+    assert data.format == "csr" and data.shape == (200, 150)

@@ -40,3 +40,25 @@ def test_large_tables_start_the_calibration_with_fewer_tables():
     assert first_tables(50, 50) == AUTO_FIRST_TABLES
     assert first_tables(2000, 2000) == 3
     assert first_tables(100_000, 10_000) == 2
+
+
+def test_calibration_and_rejection_never_densify(monkeypatch):
+    """The whole of generate_table on a sparse design (calibration tables, MAP, Gibbs,
+    screening, rejection) runs with scipy.sparse's densifying methods refusing any matrix
+    larger than the first guess's fixed reference sample (48 g x 48 m entries, whatever
+    the table's shape: lbm_bench.protocol.separation)."""
+    original = sparse.csr_array.toarray
+
+    def refuse_large(self, *args, **kwargs):
+        if max(self.shape) > 48 * 2:
+            raise AssertionError(f"a {type(self).__name__} of shape {self.shape} was densified")
+        return original(sparse.csr_array(self))
+
+    for name in ("csr_array", "csc_array", "coo_array", "csr_matrix", "csc_matrix", "coo_matrix"):
+        for method in ("toarray", "todense"):
+            monkeypatch.setattr(getattr(sparse, name), method, refuse_large)
+    with pytest.raises(AssertionError, match="densified"):
+        sparse.csc_array(np.eye(97)).toarray()  # the guard is armed
+    table = generate_table("bernoulli", 300, 250, 2, 2, 0.1, tolerance=0.05, n_samples=100,
+                           n_calibration_tables=5, density=0.05, rng=6)
+    assert isinstance(table.data, sparse.csr_array) and table.gibbs.rows.shape == (100, 300)
