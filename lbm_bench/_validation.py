@@ -8,6 +8,7 @@ can show it as a one-line error.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,27 +48,31 @@ def check_count(name: str, value: Any, *, minimum: int = 1) -> int:
     return value
 
 
-def check_positive_float(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    """Return ``value`` as a finite float > 0 (or >= 0 with ``allow_zero``)."""
+def _check_real(name: str, value: Any, accept: Callable[[float], bool], requirement: str) -> float:
+    """Return ``value`` as a float, checking it is a real number that ``accept`` accepts.
+
+    ``requirement`` ends the error message ``"{name} must {requirement}, got ..."``.
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {_describe(value)}")
     value = float(value)
-    if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
+    if not accept(value):
+        raise ValueError(f"{name} must {requirement}, got {value!r}")
     return value
+
+
+def check_positive_float(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    """Return ``value`` as a finite float > 0 (or >= 0 with ``allow_zero``)."""
+    if allow_zero:
+        return _check_real(name, value, lambda v: bool(np.isfinite(v)) and v >= 0, "be finite and >= 0")
+    return _check_real(name, value, lambda v: bool(np.isfinite(v)) and v > 0, "be finite and > 0")
 
 
 def check_probability(name: str, value: Any, *, open_interval: bool = True) -> float:
     """Return ``value`` as a float in (0, 1) (or [0, 1] when not ``open_interval``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {_describe(value)}")
-    value = float(value)
-    inside = 0 < value < 1 if open_interval else 0 <= value <= 1
-    if not inside:
-        interval = "(0, 1)" if open_interval else "[0, 1]"
-        raise ValueError(f"{name} must lie in {interval}, got {value!r}")
-    return value
+    if open_interval:
+        return _check_real(name, value, lambda v: 0 < v < 1, "lie in (0, 1)")
+    return _check_real(name, value, lambda v: 0 <= v <= 1, "lie in [0, 1]")
 
 
 def check_vector(name: str, values: Any, *, length: int | None = None) -> np.ndarray:

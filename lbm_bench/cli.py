@@ -8,6 +8,7 @@ non-zero exit status, never as a traceback.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import sys
@@ -41,13 +42,17 @@ def _show_progress(args: argparse.Namespace) -> bool:
     return not getattr(args, "quiet", False) and sys.stderr.isatty()
 
 
+def _command(sub, run: Callable[[argparse.Namespace], int], summary: str) -> argparse.ArgumentParser:
+    """The subcommand ``name`` that ``_run_<name>`` runs; the function's docstring describes it."""
+    name = run.__name__.removeprefix("_run_")
+    description = inspect.cleandoc(run.__doc__) if run.__doc__ else None
+    p = sub.add_parser(name, help=summary, description=description)
+    p.set_defaults(run=run)
+    return p
+
+
 def _add_generate(sub) -> None:
-    p = sub.add_parser(
-        "generate",
-        help="generate one calibrated table and write it as HDF5",
-        description="Calibrate a latent block model to a target conditional risk, draw a table "
-        "that meets it by rejection sampling, and write it with its Gibbs label sets.",
-    )
+    p = _command(sub, _run_generate, "generate one calibrated table and write it as HDF5")
     p.add_argument("--kind", required=True, choices=["gaussian", "poisson", "bernoulli"])
     p.add_argument("--shape", required=True, type=_pair, metavar="ROWSxCOLS", help="e.g. 200x100")
     p.add_argument("--clusters", required=True, type=_pair, metavar="GxM", help="e.g. 3x2")
@@ -68,10 +73,12 @@ def _add_generate(sub) -> None:
                            help="Dask scheduler address, e.g. tcp://host:8786 (default with --backend dask: "
                            "a local cluster of --jobs workers)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
-    p.set_defaults(run=_run_generate)
 
 
 def _run_generate(args: argparse.Namespace) -> int:
+    """Calibrate a latent block model to a target conditional risk, draw a table that meets it by
+    rejection sampling, and write it with its Gibbs label sets.
+    """
     from lbm_bench.protocol.backends import check_backend, joblib_backend
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.protocol.memory import check_memory, estimate_request_memory
@@ -100,10 +107,9 @@ def _run_generate(args: argparse.Namespace) -> int:
 
 
 def _add_info(sub) -> None:
-    p = sub.add_parser("info", help="print the summary of a table file")
+    p = _command(sub, _run_info, "print the summary of a table file")
     p.add_argument("table", type=Path)
     p.add_argument("--json", action="store_true", help="print the file's attributes as JSON")
-    p.set_defaults(run=_run_info)
 
 
 def _run_info(args: argparse.Namespace) -> int:
@@ -129,20 +135,17 @@ def _json_default(value):
 
 
 def _add_evaluate(sub) -> None:
-    p = sub.add_parser(
-        "evaluate",
-        help="score a co-clustering against a table's Gibbs label sets",
-        description="Score row and column labels (one integer per line, text/CSV, or a .npy vector) "
-        "against the Gibbs ground truths of a table.",
-    )
+    p = _command(sub, _run_evaluate, "score a co-clustering against a table's Gibbs label sets")
     p.add_argument("table", type=Path, help="a table file (.h5)")
     p.add_argument("--rows", required=True, type=Path, help="row labels file")
     p.add_argument("--cols", required=True, type=Path, help="column labels file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(run=_run_evaluate)
 
 
 def _run_evaluate(args: argparse.Namespace) -> int:
+    """Score row and column labels (one integer per line, text/CSV, or a .npy vector) against the
+    Gibbs ground truths of a table.
+    """
     from lbm_bench.scoring.evaluate import evaluate, read_labels
 
     rows = read_labels(args.rows, name="--rows")
@@ -153,11 +156,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 
 
 def _add_build(sub) -> None:
-    p = sub.add_parser(
-        "build",
-        help="build (or resume) a release from a TOML spec",
-        description="Build every table of a release spec, in parallel, resumably and byte-reproducibly.",
-    )
+    p = _command(sub, _run_build, "build (or resume) a release from a TOML spec")
     p.add_argument("spec", type=Path, help="release spec (TOML), e.g. repository/mini.toml")
     p.add_argument("--out", required=True, type=Path, help="output directory")
     p.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1)")
@@ -168,10 +167,10 @@ def _add_build(sub) -> None:
     p.add_argument("--timings", action="store_true",
                    help="also print, per configuration, the worker seconds per stage and per kept table")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
-    p.set_defaults(run=_run_build)
 
 
 def _run_build(args: argparse.Namespace) -> int:
+    """Build every table of a release spec, in parallel, resumably and byte-reproducibly."""
     from lbm_bench.release import build_release
 
     if args.jobs < 1:
@@ -192,9 +191,8 @@ def _run_build(args: argparse.Namespace) -> int:
 
 
 def _add_verify(sub) -> None:
-    p = sub.add_parser("verify", help="re-check a release's checksums, files and manifest")
+    p = _command(sub, _run_verify, "re-check a release's checksums, files and manifest")
     p.add_argument("release", type=Path, help="release directory")
-    p.set_defaults(run=_run_verify)
 
 
 def _run_verify(args: argparse.Namespace) -> int:
@@ -212,14 +210,7 @@ def _run_verify(args: argparse.Namespace) -> int:
 
 
 def _add_show(sub) -> None:
-    p = sub.add_parser(
-        "show",
-        help="draw a table as a picture (PNG, PDF or SVG)",
-        description="Draw a table in its drawn order and grouped by its Bayes labels (MAP labels when "
-        "absent) or by your labels, with block boundaries, block means and the per-row and per-column "
-        "posterior uncertainty. Large and sparse tables are drawn as block averages. Needs matplotlib "
-        "(pip install 'lbm-bench[plots]').",
-    )
+    p = _command(sub, _run_show, "draw a table as a picture (PNG, PDF or SVG)")
     p.add_argument("table", type=Path, help="a table file (.h5)")
     p.add_argument("-o", "--output", required=True, type=Path, help="output image (.png, .pdf or .svg)")
     p.add_argument("--labels", nargs=2, type=Path, metavar=("ROWS", "COLS"),
@@ -230,10 +221,14 @@ def _add_show(sub) -> None:
                    help="largest image size per side; bigger tables are block-averaged (default 1000)")
     p.add_argument("--dpi", type=int, default=100)
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
-    p.set_defaults(run=_run_show)
 
 
 def _run_show(args: argparse.Namespace) -> int:
+    """Draw a table in its drawn order and grouped by its Bayes labels (MAP labels when absent) or
+    by your labels, with block boundaries, block means and the per-row and per-column posterior
+    uncertainty. Large and sparse tables are drawn as block averages. Needs matplotlib (pip install
+    'lbm-bench[plots]').
+    """
     from lbm_bench.plotting import plot_table, save_figure
     from lbm_bench.scoring.evaluate import read_labels
 
@@ -249,22 +244,19 @@ def _run_show(args: argparse.Namespace) -> int:
 
 
 def _add_fetch(sub) -> None:
-    p = sub.add_parser(
-        "fetch",
-        help="download, check and cache a published release (a build --archive tarball)",
-        description="Download a release archive (https://, http://, file:// or a local path), check its "
-        "SHA-256 when given, extract it safely, verify it, keep it in the cache (LBM_BENCH_CACHE, default "
-        "~/.cache/lbm-bench) and print the release folder. A second fetch uses the cache.",
-    )
+    p = _command(sub, _run_fetch, "download, check and cache a published release (a build --archive tarball)")
     p.add_argument("url", help="URL or path of the release archive (.tar.gz)")
     p.add_argument("--sha256", default=None, help="expected SHA-256 of the archive (refused if different)")
     p.add_argument("--cache", type=Path, default=None, help="cache folder (default: $LBM_BENCH_CACHE)")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the server (default 60)")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the release folder")
-    p.set_defaults(run=_run_fetch)
 
 
 def _run_fetch(args: argparse.Namespace) -> int:
+    """Download a release archive (https://, http://, file:// or a local path), check its SHA-256
+    when given, extract it safely, verify it, keep it in the cache (LBM_BENCH_CACHE, default
+    ~/.cache/lbm-bench) and print the release folder. A second fetch uses the cache.
+    """
     from lbm_bench.release import fetch_release, load_release
 
     folder = fetch_release(args.url, sha256=args.sha256, cache_dir=args.cache, timeout=args.timeout,
@@ -278,10 +270,7 @@ def _run_fetch(args: argparse.Namespace) -> int:
 
 
 def _add_benchmark(sub) -> None:
-    p = sub.add_parser(
-        "benchmark",
-        help="run co-clustering algorithms over a release and summarise their scores",
-    )
+    p = _command(sub, _run_benchmark, "run co-clustering algorithms over a release and summarise their scores")
     p.add_argument("release", type=Path, help="release directory")
     p.add_argument("--algorithm", action="append", required=True,
                    help="built-in name (cem, vem, double-kmeans, spectral-coclustering, "
@@ -290,7 +279,6 @@ def _add_benchmark(sub) -> None:
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="master seed of the algorithms")
     p.add_argument("-q", "--quiet", action="store_true")
-    p.set_defaults(run=_run_benchmark)
 
 
 def _run_benchmark(args: argparse.Namespace) -> int:
@@ -306,23 +294,19 @@ def _run_benchmark(args: argparse.Namespace) -> int:
 
 
 def _add_bench(sub) -> None:
-    p = sub.add_parser(
-        "bench",
-        help="speed benchmarks (baseline vs current, same process)",
-        description="Gibbs sweeps and MAP (lbm_bench.bench.gibbs_map), then calibration steps and whole "
-        "tables at 5%%, 10%% and 20%% risk (lbm_bench.bench.protocol), then the Bayes labels for "
-        "l_item against the Gibbs run that feeds them (lbm_bench.bench.bayes), then the sparse "
-        "engine against the same tables densified (lbm_bench.bench.sparse), each against a "
-        "baseline run in the same process.",
-    )
+    p = _command(sub, _run_bench, "speed benchmarks (baseline vs current, same process)")
     p.add_argument("--quick", action="store_true", help="a tiny version (seconds)")
     p.add_argument("--part", choices=["all", "gibbs", "protocol", "bayes", "sparse"], default="all")
     p.add_argument("--memory", action="store_true",
                    help="also build a 2000x2000 table with 10x10 clusters and report its peak memory")
-    p.set_defaults(run=_run_bench)
 
 
 def _run_bench(args: argparse.Namespace) -> int:
+    """Gibbs sweeps and MAP (lbm_bench.bench.gibbs_map), then calibration steps and whole tables at
+    5%%, 10%% and 20%% risk (lbm_bench.bench.protocol), then the Bayes labels for l_item against the
+    Gibbs run that feeds them (lbm_bench.bench.bayes), then the sparse engine against the same
+    tables densified (lbm_bench.bench.sparse), each against a baseline run in the same process.
+    """
     from lbm_bench.bench.gibbs_map import main as bench_main
     from lbm_bench.bench.protocol import main as protocol_main
 

@@ -20,6 +20,7 @@ LAYERS = {
     "storage": 4,
     "_version": 0,
     "_memory": 0,
+    "_docstrings": 0,
     "algorithms": 5,
     "plotting": 5,
     "release": 5,

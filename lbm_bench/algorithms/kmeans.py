@@ -51,6 +51,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count
 from lbm_bench.algorithms.inputs import _check_inputs
 
@@ -166,6 +167,7 @@ def _seeded_labels(data: np.ndarray, k: int, rng: np.random.Generator) -> np.nda
 
 
 # -- double k-means -----------------------------------------------------------------------
+@fill_doc
 def double_kmeans(
     X: ArrayLike,
     n_row_clusters: int,
@@ -196,10 +198,7 @@ def double_kmeans(
         Maximum Lloyd iterations per run.
     rng : None, int or numpy.random.Generator
 
-    Returns
-    -------
-    rows : ndarray of shape (n_rows,) of int64
-    cols : ndarray of shape (n_cols,) of int64
+    {{coclustering}}
 
     Examples
     --------

@@ -33,6 +33,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_kind, check_positive_float
 from lbm_bench.algorithms.inputs import _check_inputs, infer_kind
 from lbm_bench.algorithms.kmeans import _fill_empty, _onehot, _seeded_labels
@@ -77,14 +78,12 @@ def _bernoulli_blocks(totals: np.ndarray, exposure: np.ndarray, var_floor: float
     return {"probs": np.clip(totals[0] / exposure, PROB_CLIP, 1.0 - PROB_CLIP)}
 
 
+@fill_doc
 @dataclass(frozen=True)
 class LBMFamily:
     """A latent block model family as block CEM and VEM fit it.
 
-    Attributes
-    ----------
-    kind : str
-        ``"gaussian"``, ``"poisson"`` or ``"bernoulli"``.
+    {{kind_attribute}}
     placeholder : LatentBlockModel
         A 1x1 model of the family: its table check, sufficient statistics
         ``T(x)`` and base measure serve every fit.
@@ -566,6 +565,7 @@ def fit_lbm(
     )
 
 
+@fill_doc
 def cem(
     X: ArrayLike,
     n_row_clusters: int,
@@ -584,10 +584,7 @@ def cem(
     complete-data (classification) log-likelihood ``log p(X, z, w; theta)``.
     See :func:`fit_lbm` for the parameters and the handling of empty clusters.
 
-    Returns
-    -------
-    rows : ndarray of shape (n_rows,) of int64
-    cols : ndarray of shape (n_cols,) of int64
+    {{coclustering}}
 
     Examples
     --------
@@ -603,6 +600,7 @@ def cem(
     return fit.rows, fit.cols
 
 
+@fill_doc
 def vem(
     X: ArrayLike,
     n_row_clusters: int,
@@ -624,10 +622,7 @@ def vem(
     k-means++ seeded labels. Labels are the argmax of the posteriors. See
     :func:`fit_lbm` for the parameters.
 
-    Returns
-    -------
-    rows : ndarray of shape (n_rows,) of int64
-    cols : ndarray of shape (n_cols,) of int64
+    {{coclustering}}
     """
     rng = np.random.default_rng(rng)
     options = {"kind": kind, "n_init": n_init, "max_iter": max_iter, "tol": tol}

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count
 
 __all__ = ["sparsebm_lbm", "global_numpy_seed", "SPARSEBM_SETTINGS"]
@@ -82,6 +83,7 @@ def _binary_csr(X: Any) -> sp.csr_matrix:
     return matrix.astype(np.float64)
 
 
+@fill_doc
 def sparsebm_lbm(
     X: Any,
     n_row_clusters: int,
@@ -105,10 +107,7 @@ def sparsebm_lbm(
     rng : None, int or numpy.random.Generator
         Seeds NumPy's global generator for the fit (its state is restored after).
 
-    Returns
-    -------
-    rows : ndarray of shape (n_rows,) of int64
-    cols : ndarray of shape (n_cols,) of int64
+    {{coclustering}}
 
     Raises
     ------

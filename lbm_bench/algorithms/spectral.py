@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench.algorithms.inputs import _check_inputs, reject_sparse
 from lbm_bench.algorithms.kmeans import _kmeans, _onehot
 
@@ -75,6 +76,13 @@ def _merge_clusters(
     return groups[labels]
 
 
+def _compact_labels(fitted: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A fitted scikit-learn co-clustering's row and column labels as 0..k-1, int64."""
+    rows = np.unique(fitted.row_labels_, return_inverse=True)[1].astype(np.int64)
+    cols = np.unique(fitted.column_labels_, return_inverse=True)[1].astype(np.int64)
+    return rows, cols
+
+
 def _block_means(data: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """Mean of ``data`` per (row cluster, column cluster) of compact labels; 0 when empty."""
     R, C = _onehot(rows, rows.max() + 1), _onehot(cols, cols.max() + 1)
@@ -82,6 +90,7 @@ def _block_means(data: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.nda
     return (R.T @ data @ C) / np.maximum(sizes, 1.0)
 
 
+@fill_doc
 def spectral_coclustering(
     X: ArrayLike,
     n_row_clusters: int,
@@ -101,22 +110,7 @@ def spectral_coclustering(
     constant is added when a row or column sums to zero. With ``k = 1`` both
     partitions are trivial. Needs 2 rows and 2 columns or more.
 
-    Parameters
-    ----------
-    X : array-like of shape (n_rows, n_cols)
-    n_row_clusters, n_col_clusters : int
-    rng : None, int or numpy.random.Generator
-        Seeds scikit-learn's ``random_state``.
-
-    Returns
-    -------
-    rows : ndarray of shape (n_rows,) of int64
-    cols : ndarray of shape (n_cols,) of int64
-
-    Raises
-    ------
-    ImportError
-        When scikit-learn is missing (``pip install 'lbm-bench[sklearn]'``).
+    {{sklearn_algorithm}}
     """
     rng = np.random.default_rng(rng)
     cluster, data, g, m = _spectral_inputs(X, n_row_clusters, n_col_clusters, "spectral-coclustering")
@@ -124,8 +118,7 @@ def spectral_coclustering(
     if k == 1:
         return np.zeros(data.shape[0], dtype=np.int64), np.zeros(data.shape[1], dtype=np.int64)
     fitted = cluster.SpectralCoclustering(n_clusters=k, random_state=_seed(rng)).fit(data)
-    rows = np.unique(fitted.row_labels_, return_inverse=True)[1].astype(np.int64)
-    cols = np.unique(fitted.column_labels_, return_inverse=True)[1].astype(np.int64)
+    rows, cols = _compact_labels(fitted)
     means = _block_means(data, rows, cols)
     if rows.max() + 1 > g:
         rows = _merge_clusters(rows, g, means, rng)
@@ -134,6 +127,7 @@ def spectral_coclustering(
     return rows, cols
 
 
+@fill_doc
 def spectral_biclustering(
     X: ArrayLike,
     n_row_clusters: int,
@@ -149,22 +143,7 @@ def spectral_biclustering(
     zero). The numbers of singular vectors (6) and of kept ones (3) are
     reduced on tables too small for them. Needs 2 rows and 2 columns or more.
 
-    Parameters
-    ----------
-    X : array-like of shape (n_rows, n_cols)
-    n_row_clusters, n_col_clusters : int
-    rng : None, int or numpy.random.Generator
-        Seeds scikit-learn's ``random_state``.
-
-    Returns
-    -------
-    rows : ndarray of shape (n_rows,) of int64
-    cols : ndarray of shape (n_cols,) of int64
-
-    Raises
-    ------
-    ImportError
-        When scikit-learn is missing (``pip install 'lbm-bench[sklearn]'``).
+    {{sklearn_algorithm}}
     """
     rng = np.random.default_rng(rng)
     cluster, data, g, m = _spectral_inputs(X, n_row_clusters, n_col_clusters, "spectral-biclustering")
@@ -175,7 +154,5 @@ def spectral_biclustering(
         n_best=min(3, n_components),
         random_state=_seed(rng),
     ).fit(data)
-    rows = np.unique(model.row_labels_, return_inverse=True)[1].astype(np.int64)
-    cols = np.unique(model.column_labels_, return_inverse=True)[1].astype(np.int64)
-    return rows, cols
+    return _compact_labels(model)
 

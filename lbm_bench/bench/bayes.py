@@ -17,13 +17,12 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
 from collections.abc import Sequence
 from typing import Any
 
-from lbm_bench.bench.gibbs_map import Config, _best_time, find_scale
+from lbm_bench.bench._common import add_output_argument, bench_parser, finish
+from lbm_bench.bench._common import best_time as _best_time
+from lbm_bench.bench.gibbs_map import Config, find_scale
 from lbm_bench.inference.bayes import bayes_labels, floor_certificate
 from lbm_bench.inference.gibbs import gibbs_labels
 
@@ -90,22 +89,17 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point: print the benchmark table."""
-    parser = argparse.ArgumentParser(
-        prog="lbm-bench bench --part bayes",
-        description="Time the Bayes labels and the floor certificate against the Gibbs run.",
+    parser = bench_parser(
+        "lbm-bench bench --part bayes",
+        "Time the Bayes labels and the floor certificate against the Gibbs run.",
+        repeats="step",
     )
-    parser.add_argument("--quick", action="store_true", help="tiny version (seconds)")
-    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    parser.add_argument("--repeats", type=int, default=None, help="timed runs per step")
-    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    add_output_argument(parser)
     args = parser.parse_args(argv)
     rows = bayes_rows(args.quick, seed=args.seed, repeats=args.repeats)
     print("Bayes labels for l_item vs the Gibbs run that feeds them (best of repeats, same process)")
     print(format_rows(rows))
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(rows, handle, indent=2)
-    sys.stdout.flush()
+    finish(args.json, rows)
     return 0
 
 

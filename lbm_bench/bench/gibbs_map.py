@@ -43,18 +43,19 @@ the full-product baseline most (BLAS threads wait for each other).
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 import time
-import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from lbm_bench.bench._common import TableSpec, add_output_argument, bench_parser
+from lbm_bench.bench._common import best_time as _best_time
+from lbm_bench.bench._common import peak_mib as _peak_mib
 from lbm_bench.inference import engine as _engine
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper
@@ -65,14 +66,9 @@ __all__ = ["Config", "CONFIGS", "QUICK_CONFIGS", "run_benchmarks", "measure_thre
 
 
 @dataclass(frozen=True)
-class Config:
+class Config(TableSpec):
     """One benchmark table: family, shape, clusters and target risk."""
 
-    kind: str
-    n_rows: int
-    n_cols: int
-    g: int
-    m: int
     target_risk: float
     n_samples: int = 2000
 
@@ -100,15 +96,6 @@ QUICK_CONFIGS: tuple[Config, ...] = (
     Config("bernoulli", 60, 50, 2, 2, 0.10, n_samples=200),
     Config("gaussian", 300, 300, 3, 3, 0.10, n_samples=200),  # takes the index route
 )
-
-
-def _best_time(func: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    best, result = math.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = func()
-        best = min(best, time.perf_counter() - start)
-    return best, result
 
 
 def _cpu_snapshot() -> tuple[float, float, float]:
@@ -165,17 +152,6 @@ def _quiet_timing(
             break
         say(f"  other processes used {load:.2f} cores during the timing; again")
     return result, load, attempt
-
-
-def _peak_mib(func: Callable[[], Any]) -> float:
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        func()
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-    return peak / 2**20
 
 
 def _probe_risk(model, X, seed: int, n_samples: int = 200) -> tuple[float, Any]:
@@ -590,12 +566,7 @@ def format_table(rows: Sequence[dict]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point: print the benchmark table."""
-    parser = argparse.ArgumentParser(
-        prog="lbm-bench bench", description="Benchmark the Gibbs sampler and the MAP."
-    )
-    parser.add_argument("--quick", action="store_true", help="tiny version (seconds)")
-    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    parser.add_argument("--repeats", type=int, default=None, help="timed runs per method")
+    parser = bench_parser("lbm-bench bench", "Benchmark the Gibbs sampler and the MAP.", repeats="method")
     parser.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
     parser.add_argument(
         "--max-external-load",
@@ -604,7 +575,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="CORES",
         help="wait for, and retry timings until, other processes use fewer cores (shared machines)",
     )
-    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    add_output_argument(parser)
     parser.add_argument(
         "--only",
         metavar="TEXT",

@@ -11,12 +11,12 @@ process as the measured code:
   draws its MAP starts from its own stream, so both runs must give the same
   errors: the row says whether they did. Best of 3 alternating runs;
 - whole table: ``generate_table`` end to end (Gaussian 200x100 at 5%, 10% and
-  20% risk, Poisson 300x200 4x3 at 10%), baseline with the old calibration
-  (the paper's dichotomy from scale 1 on a fixed 200 tables:
-  ``calibration_method="bisection", n_calibration_tables=200``), versus the
-  defaults (root finding from a first guess of the scale, sequential number of
-  tables); the detail gives both scales, both kept risks ("old / new"), the
-  evaluations and the attempts;
+  20% risk, Poisson 300x200 4x3 at 10%), baseline with the defaults of commit
+  4c07ee5 (the paper's dichotomy from scale 1 on a fixed 200 tables, the MAP's
+  risk as target: ``calibration_method="bisection", n_calibration_tables=200,
+  criterion="map"``), versus today's defaults (root finding from a first guess of
+  the scale, sequential number of tables, the floor as target); the detail gives
+  both scales, both certified risks ("old / new"), the evaluations and the attempts;
 - batch sizes (``--batches``): one dichotomy step with 1, 2, 4, ... tables
   per batch, the measurement behind the default batch budget;
 - memory: a 2000x2000 table with 10x10 clusters and 2,000 label sets, built
@@ -43,12 +43,13 @@ import json
 import subprocess
 import sys
 import time
-import tracemalloc
 from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
+
+from lbm_bench.bench._common import peak_mib
 
 __all__ = ["batch_size_lines", "calibration_rows", "memory_row", "whole_table_rows"]
 
@@ -57,15 +58,6 @@ def _timed(function: Callable[[], Any]) -> tuple[float, Any]:
     start = time.perf_counter()
     value = function()
     return time.perf_counter() - start, value
-
-
-def _peak_mib(function: Callable[[], Any]) -> float:
-    tracemalloc.start()
-    try:
-        function()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
 
 
 def calibration_rows(quick: bool = False) -> list[dict]:
@@ -92,7 +84,7 @@ def calibration_rows(quick: bool = False) -> list[dict]:
         rows.append({
             "benchmark": "calibration step", "config": f"{kind} {n}x{d} {g}x{m}, {n_tables} tables",
             "baseline_s": base, "new_s": new, "ratio": base / new,
-            "peak_mib": _peak_mib(partial(batched.apparent_errors, calibration.scale, 10)),
+            "peak_mib": peak_mib(partial(batched.apparent_errors, calibration.scale, 10)),
             "detail": {"mean error": f"{errors_batched.mean():.4f}",
                        "identical": "yes" if np.array_equal(errors_one, errors_batched) else "NO"},
         })
@@ -132,10 +124,12 @@ def batch_size_lines(quick: bool = False, repeats: int = 3) -> list[str]:
 def whole_table_rows(quick: bool = False) -> list[dict]:
     """Time ``generate_table`` end to end, the old calibration against the new, in one process.
 
-    Baseline: the paper's dichotomy from scale 1 on a fixed 200 tables
-    (``calibration_method="bisection", n_calibration_tables=200``), the
-    calibration of commit 4c07ee5; new: the defaults (root finding from a first
-    guess, sequential number of tables). Everything else is the defaults in both.
+    Baseline: the defaults of commit 4c07ee5, the paper's dichotomy from scale 1
+    on a fixed 200 tables calibrating the MAP's risk (``calibration_method="bisection",
+    n_calibration_tables=200, criterion="map"``); new: today's defaults (root finding
+    from a first guess, sequential number of tables, the floor as target with its
+    gap measured on a few tables). Everything else is the defaults in both. The
+    detail's ``risks`` are each table's certified risk (the MAP's, then the floor).
     """
     from lbm_bench.protocol.generate import generate_table
 
@@ -150,7 +144,7 @@ def whole_table_rows(quick: bool = False) -> list[dict]:
     rows = []
     for kind, n, d, g, m, risk in configs:
         baseline = partial(generate_table, kind, n, d, g, m, risk, rng=3, calibration_method="bisection",
-                           n_calibration_tables=baseline_tables, **options)
+                           n_calibration_tables=baseline_tables, criterion="map", **options)
         new = partial(generate_table, kind, n, d, g, m, risk, rng=3, **options)
 
         base, table_base = _timed(baseline)
@@ -159,10 +153,10 @@ def whole_table_rows(quick: bool = False) -> list[dict]:
         rows.append({
             "benchmark": "whole table", "config": f"{kind} {n}x{d} {g}x{m}, risk {risk}",
             "baseline_s": base, "new_s": now, "ratio": base / now,
-            "peak_mib": _peak_mib(new),
+            "peak_mib": peak_mib(new),
             "detail": {**{k: round(v, 2) for k, v in table.timings.items()},
                        "scales": f"{table_base.calibration.scale:.4g} / {table.calibration.scale:.4g}",
-                       "risks": f"{table_base.risk.risk:.4f} / {table.risk.risk:.4f}",
+                       "risks": f"{table_base.certified_risk.risk:.4f} / {table.certified_risk.risk:.4f}",
                        "evaluations": f"{table_base.calibration.n_steps} x {baseline_tables} / "
                                       f"{len(history)} (up to {int(history[:, 3].max())} tables)"},
             "attempts": f"{table_base.rejection.attempts} / {table.rejection.attempts}",

@@ -28,18 +28,15 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
-import sys
 import time
-import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from lbm_bench.bench._common import TableSpec, add_output_argument, bench_parser, best_time, finish, peak_mib
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.inference.gibbs import _run_chains, gibbs_labels
@@ -50,14 +47,9 @@ __all__ = ["SparseConfig", "CONFIGS", "QUICK_CONFIGS", "engine_rows", "scaling_r
 
 
 @dataclass(frozen=True)
-class SparseConfig:
+class SparseConfig(TableSpec):
     """A sparse table: family, shape, clusters, density, Poisson effects."""
 
-    kind: str
-    n_rows: int
-    n_cols: int
-    g: int
-    m: int
     density: float
     effects: bool = False
     n_samples: int = 2000
@@ -89,25 +81,6 @@ def _table(config: SparseConfig, seed: int, target: float = 0.1):
     return model, X, z, w
 
 
-def _best(function: Callable[[], Any], repeats: int) -> tuple[float, Any]:
-    best, value = math.inf, None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = function()
-        best = min(best, time.perf_counter() - start)
-    return best, value
-
-
-def _peak_mib(function: Callable[[], Any]) -> float:
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        function()
-        return tracemalloc.get_traced_memory()[1] / 2**20
-    finally:
-        tracemalloc.stop()
-
-
 def engine_rows(quick: bool = False, *, seed: int = 0, repeats: int | None = None) -> list[dict[str, Any]]:
     """Part 1: the sparse engine against the densified table (see the module documentation)."""
     repeats = repeats or (1 if quick else 3)
@@ -134,9 +107,9 @@ def _engine_row(config: SparseConfig, seed: int, repeats: int) -> dict[str, Any]
     results = {}
     for _ in range(repeats):  # alternating
         for name, table in (("sparse", X), ("dense", dense)):
-            seconds, results[name] = _best(lambda t=table: gibbs(t), 1)
+            seconds, results[name] = best_time(lambda t=table: gibbs(t), 1)
             times[name] = min(times[name], seconds)
-            seconds, _ = _best(lambda t=table: classify(t), 1)
+            seconds, _ = best_time(lambda t=table: classify(t), 1)
             map_times[name] = min(map_times[name], seconds)
     same = bool(np.array_equal(results["sparse"].rows, results["dense"].rows)
                 and np.array_equal(results["sparse"].cols, results["dense"].cols))
@@ -145,7 +118,7 @@ def _engine_row(config: SparseConfig, seed: int, repeats: int) -> dict[str, Any]
         "n_samples": config.n_samples,
         "gibbs_dense_s": times["dense"], "gibbs_sparse_s": times["sparse"],
         "map_dense_s": map_times["dense"], "map_sparse_s": map_times["sparse"], "same": same,
-        "peak_dense_mib": _peak_mib(lambda: gibbs(dense)), "peak_sparse_mib": _peak_mib(lambda: gibbs(X)),
+        "peak_dense_mib": peak_mib(lambda: gibbs(dense)), "peak_sparse_mib": peak_mib(lambda: gibbs(X)),
     }
 
 
@@ -158,7 +131,7 @@ def _sweep_seconds(config: SparseConfig, seed: int, sweeps: int) -> dict[str, An
     start = time.perf_counter()
     _run_chains(sweeper, z0, w0, 5, sweeps, 1, rng)
     seconds = (time.perf_counter() - start) / (sweeps + 5)
-    peak = _peak_mib(lambda: _run_chains(Sweeper.for_table(model, X), z0, w0, 0, 3, 1, rng))
+    peak = peak_mib(lambda: _run_chains(Sweeper.for_table(model, X), z0, w0, 0, 3, 1, rng))
     return {"config": config.label(), "nnz": int(X.nnz), "n_items": config.n_rows + config.n_cols,
             "blocks": config.g * config.m, "sweep_s": seconds, "peak_mib": peak}
 
@@ -208,13 +181,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point: print the benchmark tables."""
     from lbm_bench.bench.gibbs_map import machine_info
 
-    parser = argparse.ArgumentParser(prog="lbm-bench bench --part sparse",
-                                     description="The sparse engine against the densified tables.")
-    parser.add_argument("--quick", action="store_true", help="tiny version (seconds)")
+    parser = bench_parser("lbm-bench bench --part sparse", "The sparse engine against the densified tables.",
+                          repeats="task")
     parser.add_argument("--scaling", action="store_true", help="also time sweeps against nnz, n+d and g m")
-    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    parser.add_argument("--repeats", type=int, default=None, help="timed runs per task")
-    parser.add_argument("--json", metavar="PATH", help="also write the rows as JSON")
+    add_output_argument(parser)
     args = parser.parse_args(argv)
     info = machine_info()
     print(f"# {info['cpu']}, {info['cores']} cores; OPENBLAS_NUM_THREADS: {info['blas_threads']}; "
@@ -227,10 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("\nsparse engine: seconds per Gibbs sweep (8 chains) and tracemalloc peak")
         out["scaling"] = scaling_rows(args.quick, seed=args.seed)
         print(format_scaling_rows(out["scaling"]))
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(out, handle, indent=2)
-    sys.stdout.flush()
+    finish(args.json, out)
     return 0 if all(r["same"] for r in rows) else 1
 
 

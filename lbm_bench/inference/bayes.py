@@ -43,13 +43,13 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, chain_diagnostics
 
 __all__ = [
     "FloorCertificate",
     "bayes_labels",
-    "cross_fitted_risk",
     "expected_item_loss",
     "floor_certificate",
     "label_frequencies",
@@ -486,6 +486,7 @@ def _halves(chain_lengths: np.ndarray) -> np.ndarray:
     return np.repeat(group, lengths)
 
 
+@fill_doc
 def floor_certificate(
     samples: GibbsSamples,
     *,
@@ -518,55 +519,18 @@ def floor_certificate(
     -------
     FloorCertificate
 
-    Examples
-    --------
-    >>> from lbm_bench import random_model, gibbs_labels
-    >>> model = random_model("bernoulli", 2, 2, scale=1.0, rng=0)
-    >>> X, z, w = model.sample(40, 30, rng=1)
-    >>> samples = gibbs_labels(model, X, n_samples=200, n_chains=4, rng=2)
+    {{gibbs_samples_example}}
     >>> floor = floor_certificate(samples)
     >>> floor.rows.shape, floor.cols.shape, 0 <= floor.risk.risk <= 1
     ((40,), (30,), True)
     """
-    rows, cols, pairs, n_set_starts, max_sweeps = _check_certificate_inputs(
-        samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps
-    )
-    risk, losses = _cross_fit(samples, rows, cols, pairs, n_set_starts, max_sweeps)
-    z, w = _search(rows, cols, pairs, n_set_starts, max_sweeps)
+    risk, losses, search = _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps)
+    z, w = _search(*search)
     return FloorCertificate(rows=z, cols=w, risk=risk, losses=losses)
 
 
-def cross_fitted_risk(
-    samples: GibbsSamples,
-    *,
-    starts: Sequence[tuple[Any, Any]] | None = None,
-    n_row_clusters: int | None = None,
-    n_col_clusters: int | None = None,
-    n_set_starts: int = 4,
-    max_sweeps: int = 1000,
-) -> RiskEstimate:
-    """The cross-fitted risk of :func:`floor_certificate` alone (no labels chosen on all sets).
-
-    Same parameters and same value as ``floor_certificate(samples, ...).risk``,
-    one descent search cheaper: for when only the floor's value is needed
-    (the calibration's gap between the MAP's risk and the floor).
-
-    Examples
-    --------
-    >>> from lbm_bench import random_model, gibbs_labels
-    >>> model = random_model("poisson", 2, 2, scale=1.0, rng=0)
-    >>> X, z, w = model.sample(30, 20, rng=1)
-    >>> samples = gibbs_labels(model, X, n_samples=100, n_chains=4, rng=2)
-    >>> cross_fitted_risk(samples) == floor_certificate(samples).risk
-    True
-    """
-    rows, cols, pairs, n_set_starts, max_sweeps = _check_certificate_inputs(
-        samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps
-    )
-    return _cross_fit(samples, rows, cols, pairs, n_set_starts, max_sweeps)[0]
-
-
-def _check_certificate_inputs(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps):
+def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps):
+    """The checked inputs' cross-fitted risk, per-set losses, and the search on all sets (its arguments)."""
     if not isinstance(samples, GibbsSamples):
         raise TypeError(f"samples must be GibbsSamples, got {type(samples).__name__}")
     if samples.n_samples < 2:
@@ -577,7 +541,8 @@ def _check_certificate_inputs(samples, starts, n_row_clusters, n_col_clusters, n
     half_cut = [int(samples.chain_lengths[0]) // 2] if samples.n_chains == 1 else []
     rows, cols, pairs = _prepare(samples.rows, samples.cols, starts, n_row_clusters, n_col_clusters,
                                  bounds=[*chain_ends, *half_cut])
-    return rows, cols, pairs, n_set_starts, max_sweeps
+    risk, losses = _cross_fit(samples, rows, cols, pairs, n_set_starts, max_sweeps)
+    return risk, losses, (rows, cols, pairs, n_set_starts, max_sweeps)
 
 
 def _cross_fit(samples, rows, cols, pairs, n_set_starts, max_sweeps) -> tuple[RiskEstimate, np.ndarray]:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.models.families import LatentBlockModel
@@ -297,6 +298,7 @@ def best_of_starts(
     return loglik.argmax(axis=1), loglik
 
 
+@fill_doc
 def map_labels(
     model: LatentBlockModel,
     X: Any,
@@ -309,12 +311,7 @@ def map_labels(
 ) -> MapResult:
     """Approximate the MAP labelling ``argmax p(z, w | X)`` by alternating exact steps.
 
-    Parameters
-    ----------
-    model : LatentBlockModel
-        Model with the true parameters.
-    X : array-like of shape (n_rows, n_cols)
-        The table.
+    {{model_table}}
     init : (z, w), optional
         An extra start given explicitly (e.g. the generating labels, for
         studies of the bias they cause). It is run in addition to the X-only

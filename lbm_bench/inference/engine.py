@@ -166,18 +166,21 @@ def sample_categorical(logits: np.ndarray, rng: np.random.Generator) -> np.ndarr
 class _Side:
     """Everything one conditional step (rows or columns) needs, class-major."""
 
-    def __init__(
+    def __init__(self, stats: np.ndarray, *model: np.ndarray | None) -> None:
+        # stats (B, n_other, p, n_own); model: the arguments of _set_model
+        self.stats = stats
+        self.n_tables, self.n_other, self.n_stats, self.n_own = stats.shape
+        self._set_model(*model)
+
+    def _set_model(
         self,
-        stats: np.ndarray,
         eta: np.ndarray,
         log_partition: np.ndarray,
         log_prior: np.ndarray,
         own_weights: np.ndarray | None,
         other_weights: np.ndarray | None,
     ) -> None:
-        # stats (B, n_other, p, n_own); eta (p, k, o); log_partition (k, o)
-        self.stats = stats
-        self.n_tables, self.n_other, self.n_stats, self.n_own = stats.shape
+        """The model's part of the step (dense and sparse): eta (p, k, o), log_partition (k, o)."""
         p, k, o = eta.shape
         self.n_classes, self.n_other_classes = k, o
         self.eta = np.ascontiguousarray(eta.transpose(1, 2, 0).reshape(k, o * p))  # [k, (o, p)]
@@ -236,30 +239,16 @@ class _SparseSide(_Side):
     """One conditional step on sparse tables (one statistic: the entry).
 
     ``own[b]`` is table ``b`` as CSR with the own items as rows (n_own, n_other),
-    ``other[b]`` the same table with the other items as rows (n_other, n_own).
+    ``other[b]`` the same table with the other items as rows (n_other, n_own);
+    ``model`` is the model's part, as for the dense step (:meth:`_Side._set_model`).
     """
 
-    def __init__(
-        self,
-        own: list,
-        other: list,
-        eta: np.ndarray,
-        log_partition: np.ndarray,
-        log_prior: np.ndarray,
-        own_weights: np.ndarray | None,
-        other_weights: np.ndarray | None,
-    ) -> None:
+    def __init__(self, own: list, other: list, *model: np.ndarray | None) -> None:
         self.own, self.other = own, other
         self.n_tables = len(own)
         self.n_own, self.n_other = own[0].shape
         self.n_stats = 1
-        _, k, o = eta.shape
-        self.n_classes, self.n_other_classes = k, o
-        self.eta = np.ascontiguousarray(eta.transpose(1, 2, 0).reshape(k, o))
-        self.log_partition_t = np.ascontiguousarray(log_partition.T)
-        self.log_prior = log_prior[:, None]
-        self.own_weights = own_weights
-        self.other_weights = other_weights
+        self._set_model(*model)
         self.nnz = sum(int(t.nnz) for t in own)
         #: the tables' other-major CSR stacked (B n_other, n_own), for index updates
         self.stacked_other = other[0] if len(other) == 1 else sparse.vstack(other, format="csr")

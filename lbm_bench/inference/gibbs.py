@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_labels
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
@@ -224,6 +225,7 @@ def _chain_starts(
     return z[None], w[None]
 
 
+@fill_doc
 def gibbs_labels(
     model: LatentBlockModel,
     X: Any,
@@ -238,12 +240,7 @@ def gibbs_labels(
 ) -> GibbsSamples:
     """Draw label sets from ``p(z, w | X)`` with the blockwise Gibbs sampler.
 
-    Parameters
-    ----------
-    model : LatentBlockModel
-        Model with the true parameters.
-    X : array-like of shape (n_rows, n_cols)
-        The table.
+    {{model_table}}
     n_samples : int, default=2000
         Number of label sets kept, over all chains.
     n_chains : int, default=8

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lbm_bench.metrics._docstrings import fill_doc
+from lbm_bench._docstrings import fill_doc
 from lbm_bench.metrics.tables import (
     FloatOrArray,
     _ari_from_counts,

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
-from lbm_bench.metrics._docstrings import fill_doc
+from lbm_bench._docstrings import fill_doc
 from lbm_bench.metrics.tables import (
     FloatOrArray,
     _ari_from_counts,
@@ -304,10 +304,17 @@ def matching_error(a: ArrayLike, b: ArrayLike | None = None) -> float:
     return (n - _matched_count(table)) / n
 
 
-def _square_table(a: Any, b: Any) -> tuple[np.ndarray, int, int]:
-    """The table, its item count ``n`` and ``k = max(K, L)`` (the side once padded to a square)."""
+def _on_square_table(a: Any, b: Any, index: Callable[[np.ndarray, int, int], float]) -> float:
+    """``index(table, n, k)`` of the table padded to a square of side ``k = max(K, L)``.
+
+    ``n`` is the item count. Two partitions with a single cluster each (``k = 1``)
+    score 1.0 without calling ``index``.
+    """
     table = _table_input(a, b)
-    return table, int(table.sum()), max(table.shape)
+    k = max(table.shape)
+    if k == 1:
+        return 1.0
+    return index(table, int(table.sum()), k)
 
 
 @fill_doc
@@ -326,10 +333,7 @@ def normalized_accuracy(a: ArrayLike, b: ArrayLike | None = None) -> float:
     >>> normalized_accuracy([0, 0, 1, 1], [0, 0, 1, 0])
     0.5
     """
-    table, n, k = _square_table(a, b)
-    if k == 1:
-        return 1.0
-    return (_matched_count(table) * k - n) / (n * (k - 1))
+    return _on_square_table(a, b, lambda table, n, k: (_matched_count(table) * k - n) / (n * (k - 1)))
 
 
 @fill_doc
@@ -399,9 +403,10 @@ def pair_sets_index(
     >>> pair_sets_index([0, 0, 1, 1], [1, 1, 0, 0])
     1.0
     """
-    table, n, k = _square_table(a, b)
-    if k == 1:
-        return 1.0
+    return _on_square_table(a, b, lambda table, n, k: _pair_sets_value(table, n, k, simplified, clipped))
+
+
+def _pair_sets_value(table: np.ndarray, n: int, k: int, simplified: bool, clipped: bool) -> float:
     row_sums, col_sums = table.sum(axis=1), table.sum(axis=0)
     largest = np.maximum(row_sums[:, None], col_sums[None, :])
     rows, cols = _best_matching(table / largest)

@@ -49,6 +49,18 @@ _MAX_ENUMERATION = 720
 # --------------------------------------------------------------------------- #
 
 
+def _check_gibbs_sets(gibbs_rows: Any, gibbs_cols: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The row and column label sets drawn by Gibbs, checked: as many sets on each side."""
+    rows = check_label_sets("gibbs_rows", gibbs_rows)
+    cols = check_label_sets("gibbs_cols", gibbs_cols)
+    if rows.shape[0] != cols.shape[0]:
+        raise ValueError(
+            "gibbs_rows and gibbs_cols must hold equally many label sets, "
+            f"got shapes {rows.shape} and {cols.shape}"
+        )
+    return rows, cols
+
+
 def item_losses(
     gibbs_rows: ArrayLike, gibbs_cols: ArrayLike, z: ArrayLike, w: ArrayLike
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -81,13 +93,7 @@ def item_losses(
     >>> row_loss.tolist(), col_loss.tolist()
     ([0.0, 0.3333333333333333], [0.5, 0.5])
     """
-    rows = check_label_sets("gibbs_rows", gibbs_rows)
-    cols = check_label_sets("gibbs_cols", gibbs_cols)
-    if rows.shape[0] != cols.shape[0]:
-        raise ValueError(
-            "gibbs_rows and gibbs_cols must hold equally many label sets, "
-            f"got shapes {rows.shape} and {cols.shape}"
-        )
+    rows, cols = _check_gibbs_sets(gibbs_rows, gibbs_cols)
     z = check_labels("z", z, length=rows.shape[1], nonnegative=False)
     w = check_labels("w", w, length=cols.shape[1], nonnegative=False)
     return _item_losses(rows, cols, z, w)
@@ -434,13 +440,7 @@ def conditional_risk(
     """
     # Sets keep their stored dtype (uint8 for g <= 256): an int64 copy of 2,000 sets of
     # 100,000 rows would take 1.6 GB; the contingency tables are built block by block.
-    rows_ref = check_label_sets("gibbs_rows", gibbs_rows)
-    cols_ref = check_label_sets("gibbs_cols", gibbs_cols)
-    if rows_ref.shape[0] != cols_ref.shape[0]:
-        raise ValueError(
-            "gibbs_rows and gibbs_cols must hold equally many label sets, "
-            f"got shapes {rows_ref.shape} and {cols_ref.shape}"
-        )
+    rows_ref, cols_ref = _check_gibbs_sets(gibbs_rows, gibbs_cols)
     rows_pred = check_labels("z_pred", z_pred)
     cols_pred = check_labels("w_pred", w_pred)
     _same_length("gibbs_rows", rows_ref, "z_pred", rows_pred)

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_kind, check_positive_float, check_probability
 from lbm_bench.models.families import BernoulliLBM, GaussianLBM, LatentBlockModel, PoissonLBM, find_symmetry
 
@@ -73,14 +74,12 @@ _PRODUCT_GROUPS = 4096
 EFFECTS_SPREAD = 0.3
 
 
+@fill_doc
 @dataclass(frozen=True)
 class ModelDesign:
     """The scale-free part of a latent block model.
 
-    Attributes
-    ----------
-    kind : str
-        ``"gaussian"``, ``"poisson"`` or ``"bernoulli"``.
+    {{kind_attribute}}
     row_proportions : ndarray of shape (g,)
     col_proportions : ndarray of shape (m,)
     pattern : ndarray of shape (g, m)

@@ -40,6 +40,7 @@ import numpy as np
 from scipy import sparse as sp
 from scipy import special, stats
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import (
     check_block_array,
     check_count,
@@ -143,8 +144,15 @@ class LatentBlockModel:
         raise NotImplementedError
 
     def draw_noise(self, n_rows: int, n_cols: int, *, rng: np.random.Generator) -> np.ndarray:
-        """Draw the noise of a table: ndarray of shape (n_rows, n_cols) of float64."""
-        raise NotImplementedError  # pragma: no cover
+        """Draw the noise of a table: ndarray of shape (n_rows, n_cols) of float64.
+
+        Uniforms on [0, 1) here (inverted by the counts and binary families), or the
+        :class:`~lbm_bench.models.sparse_noise.SparseNoise` of a sparse model; the
+        Gaussian family draws standard normals.
+        """
+        if self.sparse:
+            return SparseNoise(n_rows, n_cols, self.row_weights(n_rows), self.col_weights(n_cols), rng=rng)
+        return rng.random((n_rows, n_cols))
 
     def table_from_noise(
         self, noise: np.ndarray, z: np.ndarray, w: np.ndarray
@@ -360,20 +368,22 @@ def _sparse_table_from_entries(
     return table
 
 
-def _check_sparse_request(model: LatentBlockModel, noise: Any) -> None:
+def _sparse_entries(
+    model: LatentBlockModel, noise: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The candidate entries of a sparse model's noise: linear positions, uniforms, rows, columns."""
     if not isinstance(noise, SparseNoise):
         raise TypeError(f"a sparse model needs SparseNoise (from draw_noise), got {type(noise).__name__}")
+    positions, uniforms = noise.entries(model.sparse_level())
+    rows, cols = np.divmod(positions, noise.shape[1])
+    return positions, uniforms, rows, cols
 
 
+@fill_doc
 class GaussianLBM(LatentBlockModel):
     """Latent block model with Gaussian blocks ``x_ij ~ N(means_kl, stds_kl^2)``.
 
-    Parameters
-    ----------
-    row_proportions : array-like of shape (g,)
-        Row cluster proportions, positive, summing to one.
-    col_proportions : array-like of shape (m,)
-        Column cluster proportions.
+    {{proportions}}
     means : array-like of shape (g, m)
         Block means.
     stds : array-like of shape (g, m)
@@ -426,13 +436,11 @@ class GaussianLBM(LatentBlockModel):
         return self.means.copy()
 
 
+@fill_doc
 class PoissonLBM(LatentBlockModel):
     """Latent block model for counts, ``x_ij ~ Poisson(mu_i nu_j rates_kl)``.
 
-    Parameters
-    ----------
-    row_proportions : array-like of shape (g,)
-    col_proportions : array-like of shape (m,)
+    {{proportions}}
     rates : array-like of shape (g, m)
         Block rates ``gamma_kl`` (positive).
     row_effects : array-like of shape (n_rows,), optional
@@ -511,16 +519,9 @@ class PoissonLBM(LatentBlockModel):
             raise ValueError(f"{name} must have shape {fixed} (the effects' lengths), got {array.shape}")
         return array
 
-    def draw_noise(self, n_rows: int, n_cols: int, *, rng: np.random.Generator) -> np.ndarray:
-        if self.sparse:
-            return SparseNoise(n_rows, n_cols, self.row_weights(n_rows), self.col_weights(n_cols), rng=rng)
-        return rng.random((n_rows, n_cols))
-
     def table_from_noise(self, noise: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray:
         if self.sparse:
-            _check_sparse_request(self, noise)
-            positions, uniforms = noise.entries(self.sparse_level())
-            rows, cols = np.divmod(positions, noise.shape[1])
+            positions, uniforms, rows, cols = _sparse_entries(self, noise)
             rates = self.rates[z[rows], w[cols]]
             if self.row_effects is not None:
                 rates = rates * self.row_effects[rows] * self.col_effects[cols]
@@ -581,13 +582,11 @@ def _poisson_inverse_cdf(uniforms: np.ndarray, rate: float, cdf: np.ndarray | No
     return counts
 
 
+@fill_doc
 class BernoulliLBM(LatentBlockModel):
     """Latent block model for binary tables, ``x_ij ~ Bernoulli(probs_kl)``.
 
-    Parameters
-    ----------
-    row_proportions : array-like of shape (g,)
-    col_proportions : array-like of shape (m,)
+    {{proportions}}
     probs : array-like of shape (g, m)
         Block probabilities of a one, in the open interval (0, 1).
     """
@@ -628,16 +627,9 @@ class BernoulliLBM(LatentBlockModel):
             raise ValueError(f"{name} must hold 0/1 values, got max {int(array.max())}")
         return array
 
-    def draw_noise(self, n_rows: int, n_cols: int, *, rng: np.random.Generator) -> np.ndarray:
-        if self.sparse:
-            return SparseNoise(n_rows, n_cols, None, None, rng=rng)
-        return rng.random((n_rows, n_cols))
-
     def table_from_noise(self, noise: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray:
         if self.sparse:
-            _check_sparse_request(self, noise)
-            positions, uniforms = noise.entries(self.sparse_level())
-            rows, cols = np.divmod(positions, noise.shape[1])
+            positions, uniforms, rows, cols = _sparse_entries(self, noise)
             keep = uniforms < self.probs[z[rows], w[cols]]
             return _sparse_table_from_entries(positions[keep], np.ones(int(keep.sum())), noise.shape, np.uint8)
         return (noise < self.probs[np.ix_(z, w)]).astype(np.uint8)

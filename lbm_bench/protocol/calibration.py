@@ -37,8 +37,9 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_kind, check_positive_float, check_probability
-from lbm_bench.inference.bayes import cross_fitted_risk
+from lbm_bench.inference.bayes import floor_certificate
 from lbm_bench.inference.classifier import alternate, best_of_starts, initial_column_labels
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.inference.gibbs import gibbs_labels
@@ -330,7 +331,7 @@ def table_gap(model: Any, X: Any, rows: np.ndarray, cols: np.ndarray, *, rng=Non
     A short Gibbs run (``GAP_SAMPLES`` sets in ``GAP_CHAINS`` chains started at
     ``(rows, cols)``, ``GAP_BURN_IN`` sweeps dropped) estimates both the risk
     of ``(rows, cols)`` and the cross-fitted floor
-    (:func:`~lbm_bench.inference.bayes.cross_fitted_risk`, its descent also
+    (:func:`~lbm_bench.inference.bayes.floor_certificate`, its descent also
     started at ``(rows, cols)``); the gap is their difference. Only ``X``,
     ``(rows, cols)`` and ``rng`` enter.
 
@@ -352,8 +353,8 @@ def table_gap(model: Any, X: Any, rows: np.ndarray, cols: np.ndarray, *, rng=Non
     samples = gibbs_labels(model, X, n_samples=GAP_SAMPLES, n_chains=GAP_CHAINS, burn_in=GAP_BURN_IN,
                            init=[(rows, cols)], rng=rng)
     g, m = model.block_shape
-    floor = cross_fitted_risk(samples, starts=[(rows, cols)], n_row_clusters=g, n_col_clusters=m)
-    return samples.risk(rows, cols).risk - floor.risk
+    floor = floor_certificate(samples, starts=[(rows, cols)], n_row_clusters=g, n_col_clusters=m)
+    return samples.risk(rows, cols).risk - floor.risk.risk
 
 
 def _check_target(target_risk: float, design: ModelDesign, n_rows: int, n_cols: int) -> None:
@@ -370,6 +371,7 @@ def _check_target(target_risk: float, design: ModelDesign, n_rows: int, n_cols: 
         )
 
 
+@fill_doc
 def calibrate_scale(
     kind: str,
     n_rows: int,
@@ -396,11 +398,7 @@ def calibrate_scale(
 
     Parameters
     ----------
-    kind : {"gaussian", "poisson", "bernoulli"}
-    n_rows, n_cols : int
-        Table shape.
-    n_row_clusters, n_col_clusters : int
-        Cluster numbers.
+    {{table_request}}
     target_risk : float
         Target conditional risk, in (0, 1).
     n_tables : int or "auto", default="auto"

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._memory import release_free_memory
 from lbm_bench._validation import check_kind, check_probability
 from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
@@ -76,6 +77,7 @@ def _progress_bar(enabled: bool, total: int | None, desc: str):
     return tqdm(total=total, desc=desc, disable=not enabled, leave=False, unit="step")
 
 
+@fill_doc
 def generate_table(
     kind: str,
     n_rows: int,
@@ -95,11 +97,7 @@ def generate_table(
 
     Parameters
     ----------
-    kind : {"gaussian", "poisson", "bernoulli"}
-    n_rows, n_cols : int
-        Table shape.
-    n_row_clusters, n_col_clusters : int
-        Cluster numbers.
+    {{table_request}}
     target_risk : float
         Target conditional risk ``r_item``, in (0, 1): of the Bayes labels for
         ``l_item`` (the floor; ``criterion="bayes"``, the default) or of the

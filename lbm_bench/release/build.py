@@ -20,6 +20,7 @@ file under a final name, and stale temporary files are removed on the next run.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable
@@ -34,7 +35,7 @@ from lbm_bench.release.manifest import write_checksums, write_manifest
 from lbm_bench.release.readme import write_readme
 from lbm_bench.release.spec import ReleaseSpec, TableSpec, read_spec
 
-__all__ = ["RELEASE_FILE_WRITERS", "BuildReport", "build_release", "write_release_files"]
+__all__ = ["RELEASE_FILE_WRITERS", "TABLE_STAGES", "BuildReport", "build_release", "write_release_files"]
 
 #: Writers of the files a complete build adds next to ``manifest.json``, called in
 #: this order after it: ``writer(manifest, out, spec_path=...)`` writes its files
@@ -43,6 +44,12 @@ __all__ = ["RELEASE_FILE_WRITERS", "BuildReport", "build_release", "write_releas
 #: Croissant description (``tables.csv``, ``croissant.json``), then the HTML card
 #: (thumbnails, ``index.html``), which links the files written before it.
 RELEASE_FILE_WRITERS: tuple[Callable[..., str | list[str]], ...] = (write_readme, write_croissant, write_card)
+
+#: The stages of one table's build, after its configuration's calibration, as keys of
+#: its timings: ``rejection`` (candidates, MAP, screening), ``gibbs`` (the Gibbs runs),
+#: ``floor`` (the Bayes labels for l_item and their cross-fitted risk: the
+#: ``Table.timings["floor"]`` of :func:`lbm_bench.generate_table`) and ``writing``.
+TABLE_STAGES = ("rejection", "gibbs", "floor", "writing")
 
 
 def _one_blas_thread():
@@ -150,7 +157,7 @@ class BuildReport:
              f"failed {len(self.failed)}; wall time {self.wall_seconds:.1f} s"),
         ]
         if self.stage_seconds:
-            stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.stage_seconds.items())
+            stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.stage_seconds.items() if not math.isnan(v))
             lines.append(f"time per stage (summed over workers): {stages}")
         if self.attempts:
             total = sum(self.attempts.values())
@@ -169,43 +176,55 @@ class BuildReport:
         -------
         list of dict
             One per configuration, in id order: ``config`` (its id), ``tables``
-            (kept tables built), ``attempts`` (candidates drawn for them),
-            ``calibration``, ``rejection``, ``gibbs``, ``writing`` (worker seconds,
-            summed over the configuration's tables) and ``per_kept_table``
-            (their total divided by ``tables``).
+            (kept tables built), ``attempts`` (candidates drawn for them), the
+            worker seconds of each of :data:`TABLE_STAGES` summed over the
+            configuration's tables (``calibration``, ``rejection``, ``gibbs``,
+            ``floor``: the Bayes labels and their cross-fitted risk, ``writing``)
+            and ``per_kept_table`` (their total divided by ``tables``). A stage
+            that a table's timings do not report (``floor`` from a generator that
+            does not time it) is NaN for its configuration (unknown, not 0 s) and
+            left out of ``per_kept_table``; the floor's seconds are not part of
+            ``rejection``.
         """
         rows: dict[str, dict[str, Any]] = {}
         for config_id, seconds in self.calibration_seconds.items():
-            rows[config_id] = {"config": config_id, "tables": 0, "attempts": 0,
-                               "calibration": seconds, "rejection": 0.0, "gibbs": 0.0, "writing": 0.0}
+            rows[config_id] = {"config": config_id, "tables": 0, "attempts": 0, "calibration": seconds,
+                               **dict.fromkeys(TABLE_STAGES, 0.0)}
         for table_id, timings in self.table_seconds.items():
             row = rows[table_id.rsplit("-", 1)[0]]
             row["tables"] += 1
             row["attempts"] += self.attempts.get(table_id, 0)
-            for key in ("rejection", "gibbs", "writing"):
-                row[key] += timings[key]
+            for key in TABLE_STAGES:
+                row[key] += timings.get(key, math.nan)
         for row in rows.values():
-            total = row["calibration"] + row["rejection"] + row["gibbs"] + row["writing"]
+            total = row["calibration"] + sum(row[key] for key in TABLE_STAGES if not math.isnan(row[key]))
             row["per_kept_table"] = total / row["tables"] if row["tables"] else float("nan")
         return [rows[k] for k in sorted(rows)]
 
     def format_timings(self) -> str:
-        """:meth:`timings_by_configuration` as a fixed-width table, with a total line."""
+        """:meth:`timings_by_configuration` as a fixed-width table, with a total line.
+
+        Columns: tables kept, candidates tried, then worker seconds of the
+        calibration, the rejection sampling (MAP and screening), the Gibbs runs,
+        the floor (Bayes labels and cross-fitting), the writing, and seconds per
+        kept table.
+        """
+        stages = ("calibration", *TABLE_STAGES)
         header = (f"{'configuration':<34} {'tables':>6} {'tries':>5} {'calib s':>8} {'reject s':>8} "
-                  f"{'gibbs s':>7} {'write s':>7} {'s/table':>8}")
+                  f"{'gibbs s':>7} {'floor s':>7} {'write s':>7} {'s/table':>8}")
+
+        def line(name: str, r: dict[str, Any], per_table: float) -> str:
+            cells = [f"{r[k]:.2f}" if not math.isnan(r[k]) else "-" for k in TABLE_STAGES]  # "-": not reported
+            return (f"{name:<34} {r['tables']:>6} {r['attempts']:>5} {r['calibration']:>8.1f} "
+                    f"{cells[0]:>8} {cells[1]:>7} {cells[2]:>7} {cells[3]:>7} {per_table:>8.2f}")
+
         lines = [header, "-" * len(header)]
         rows = self.timings_by_configuration()
-        for r in rows:
-            lines.append(f"{r['config']:<34} {r['tables']:>6} {r['attempts']:>5} {r['calibration']:>8.1f} "
-                         f"{r['rejection']:>8.2f} {r['gibbs']:>7.2f} {r['writing']:>7.2f} {r['per_kept_table']:>8.2f}")
+        lines += [line(r["config"], r, r["per_kept_table"]) for r in rows]
         if rows:
-            total = {k: sum(r[k] for r in rows) for k in ("tables", "attempts", "calibration", "rejection",
-                                                          "gibbs", "writing")}
-            seconds = total["calibration"] + total["rejection"] + total["gibbs"] + total["writing"]
-            per_table = seconds / total["tables"] if total["tables"] else float("nan")
-            lines.append(f"{'total':<34} {total['tables']:>6} {total['attempts']:>5} {total['calibration']:>8.1f} "
-                         f"{total['rejection']:>8.2f} {total['gibbs']:>7.2f} {total['writing']:>7.2f} "
-                         f"{per_table:>8.2f}")
+            total = {k: sum(r[k] for r in rows) for k in ("tables", "attempts", *stages)}
+            seconds = sum(total[k] for k in stages if not math.isnan(total[k]))
+            lines.append(line("total", total, seconds / total["tables"] if total["tables"] else float("nan")))
         return "\n".join(lines)
 
 
@@ -298,7 +317,7 @@ def build_release(
     pending = [t for t in spec.tables if not _table_is_complete(out, t)]
     report.skipped = [t.id for t in spec.tables if t not in pending]
     configs = {t.config_id: t for t in pending}
-    stage = {"calibration": 0.0, "rejection": 0.0, "gibbs": 0.0, "writing": 0.0}
+    stage = {"calibration": 0.0, **dict.fromkeys(TABLE_STAGES, 0.0)}
     with _parallel(backend, n_jobs, scheduler) as parallel, tqdm(
         total=len(configs) + len(pending), desc=f"building {spec.name}", unit="task", disable=not progress
     ) as bar:
@@ -317,8 +336,8 @@ def build_release(
                 report.built.append(outcome["id"])
                 report.attempts[outcome["id"]] = outcome["attempts"]
                 report.table_seconds[outcome["id"]] = dict(outcome["timings"])
-                for key in ("rejection", "gibbs", "writing"):
-                    stage[key] += outcome["timings"][key]
+                for key in TABLE_STAGES:
+                    stage[key] += outcome["timings"].get(key, math.nan)
             else:
                 report.failed[outcome["id"]] = outcome["error"]
                 if fail_fast:

@@ -3,7 +3,8 @@
 A static page, readable offline in any browser: no script, no font or style
 sheet from the network, only relative links to the release's own files. It shows
 the release's description, how to cite it, the table of tables (kind, shape,
-clusters, target and certified risk) with a thumbnail of each table (drawn by
+clusters, target, criterion, the floor and the MAP's risk, the certified one in
+bold) with a thumbnail of each table (drawn by
 :func:`lbm_bench.plot_table`, grouped by its labels, with its uncertainty
 strips), links to every file, and how to load a table in Python and in R.
 
@@ -61,6 +62,8 @@ def python_snippet(table_file: str, table_id: str) -> str:
 table = lbm_bench.load_release_table(".", "{table_id}")
 X = table.data                                   # (n_rows, n_cols)
 gibbs_rows, gibbs_cols = table.gibbs.rows, table.gibbs.cols   # label sets (ground truths)
+floor, map_risk = table.bayes_risk.risk, table.risk.risk       # the floor and the MAP labels' risk
+certified = floor if table.criterion == "bayes" else map_risk  # the risk the criterion names
 print(table.summary())
 
 # or with h5py only
@@ -98,7 +101,13 @@ map_rows <- f[["map/rows"]]$read() + 1L
 map_cols <- f[["map/cols"]]$read() + 1L
 gibbs_rows <- t(f[["gibbs/rows"]]$read()) + 1L    # n_samples x n_rows label sets
 gibbs_cols <- t(f[["gibbs/cols"]]$read()) + 1L    # n_samples x n_cols
-risk <- h5attr(f, "risk")                         # certified conditional risk
+risk <- h5attr(f, "risk")                         # conditional risk of the MAP labels
+if ("bayes_risk" %in% h5attr_names(f)) {{          # format 1.1: the floor
+  bayes_rows <- f[["bayes/rows"]]$read() + 1L     # the Bayes labels for l_item
+  bayes_cols <- f[["bayes/cols"]]$read() + 1L
+  bayes_risk <- h5attr(f, "bayes_risk")           # their cross-fitted risk (the floor)
+  criterion <- h5attr(f, "criterion")             # the certified risk: "bayes" (floor) or "map" (risk)
+}}
 f$close_all()"""
 
 
@@ -133,6 +142,19 @@ def _e(value) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _risk_cells(entry: dict) -> str:
+    """The floor and MAP risk cells, the certified one (named by the criterion) in bold."""
+    certified = entry.get("criterion", "map")
+    floor = (f"{entry['bayes_risk']:.4f} &plusmn; {entry['bayes_risk_mcse']:.4f}" if "bayes_risk" in entry
+             else "-")
+    risk = f"{entry['risk']:.4f} &plusmn; {entry['risk_mcse']:.4f}"
+    if certified == "bayes":
+        floor = f"<strong>{floor}</strong>"
+    elif certified == "map":
+        risk = f"<strong>{risk}</strong>"
+    return f"<td class=num>{floor}</td><td class=num>{risk}</td>"
+
+
 def _table_rows(manifest: dict, thumbnails: set[str]) -> str:
     rows = []
     for t in manifest["tables"]:
@@ -148,9 +170,7 @@ def _table_rows(manifest: dict, thumbnails: set[str]) -> str:
             f"<td class=num>{t['clusters'][0]}&times;{t['clusters'][1]}</td>"
             f"<td class=num>{t['target_risk']:.3f}</td>"
             f"<td>{_e(t.get('criterion', 'map'))}</td>"
-            + (f"<td class=num>{t['bayes_risk']:.4f} &plusmn; {t['bayes_risk_mcse']:.4f}</td>"
-               if "bayes_risk" in t else "<td class=num>-</td>")
-            + f"<td class=num>{t['risk']:.4f} &plusmn; {t['risk_mcse']:.4f}</td>"
+            f"{_risk_cells(t)}"
             f"<td class=num>{t['row_loss']:.3f} / {t['col_loss']:.3f}</td>"
             f"<td class=num>{t['size'] / 1e6:.2f} MB</td>"
             "</tr>"
@@ -218,7 +238,8 @@ labels, the Gibbs label sets (several plausible ground truths), the parameters a
 {_table_rows(manifest, set(thumbnails))}
 </tbody>
 </table>
-<p class="note">Pictures: rows and columns grouped by the table's labels, block boundaries in colour; the strips on
+<p class="note">In bold: each table's certified difficulty, the risk its criterion names.
+Pictures: rows and columns grouped by the table's labels, block boundaries in colour; the strips on
 the left and top are the per-row and per-column posterior uncertainty (dark: uncertain).</p>
 
 <h2>Load a table in Python</h2>

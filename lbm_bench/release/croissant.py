@@ -7,9 +7,11 @@ version, license, citation, creator, date when the spec gives one), lists its
 files in ``distribution`` (one ``cr:FileObject`` per table with its relative path,
 SHA-256, size and encoding format, plus ``manifest.json`` and ``tables.csv``), and
 describes one ``cr:RecordSet``, ``tables``: one record per table with its id,
-kind, shape, clusters, target and certified risk, MCSE, R-hat, losses, seed and
-file, extracted from the columns of ``tables.csv`` (a CSV view of the manifest,
-written next to it, because Croissant record sets read tabular files).
+kind, shape, clusters, target, criterion, floor (the risk of the Bayes labels) and
+MAP risk with their MCSE and R-hat, losses, seed and file, extracted from the
+columns of ``tables.csv`` (a CSV view of the manifest, written next to it, because
+Croissant record sets read tabular files). The field descriptions say which risk is
+the certified difficulty: the one named by ``criterion``.
 
 Both files are generated from the manifest: no timestamp is added (``datePublished``
 appears only when the spec's ``[release]`` gives ``date``), so the same spec gives
@@ -85,10 +87,21 @@ TABLE_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("n_cols", "sc:Integer", "columns of the table"),
     ("n_row_clusters", "sc:Integer", "row clusters g of the generating model"),
     ("n_col_clusters", "sc:Integer", "column clusters m of the generating model"),
-    ("target_risk", "sc:Float", "requested conditional Bayes risk"),
-    ("risk", "sc:Float", "certified conditional risk of the MAP labels (Gibbs estimate)"),
+    ("target_risk", "sc:Float", "requested difficulty: the target of the risk named by criterion"),
+    ("criterion", "sc:Text",
+     "which risk is the table's certified difficulty, the one its target and rejection step applied to: "
+     "'bayes' (bayes_risk, the floor) or 'map' (risk, the paper's protocol)"),
+    ("bayes_risk", "sc:Float",
+     "the floor: cross-fitted conditional risk of the Bayes labels for l_item (Gibbs estimate), which no "
+     "labelling beats beyond Monte Carlo error; the certified difficulty when criterion is 'bayes' "
+     "(NaN for tables without a floor, format 1.0)"),
+    ("bayes_risk_mcse", "sc:Float", "Monte Carlo standard error of bayes_risk"),
+    ("bayes_risk_rhat", "sc:Float", "split R-hat of the cross-fitted loss of the Bayes labels across Gibbs chains"),
+    ("risk", "sc:Float",
+     "conditional risk of the X-only MAP labels (Gibbs estimate), an upper bound of the floor; the certified "
+     "difficulty when criterion is 'map'"),
     ("risk_mcse", "sc:Float", "Monte Carlo standard error of risk"),
-    ("risk_rhat", "sc:Float", "split R-hat of the loss across Gibbs chains"),
+    ("risk_rhat", "sc:Float", "split R-hat of the loss of the MAP labels across Gibbs chains"),
     ("row_loss", "sc:Float", "mean l_row of the MAP row labels over the Gibbs label sets"),
     ("col_loss", "sc:Float", "mean l_col of the MAP column labels over the Gibbs label sets"),
     ("seed", "sc:Integer", "seed that reproduces the table with lbm_bench.generate_table"),
@@ -99,8 +112,13 @@ TABLE_FIELDS: tuple[tuple[str, str, str], ...] = (
 _ENCODINGS = {".h5": "application/x-hdf5", ".json": "application/json", ".csv": "text/csv"}
 
 
+#: Values of the floor's fields for a table without a floor (format 1.0 files: the MAP criterion).
+_NO_FLOOR = {"criterion": "map", "bayes_risk": float("nan"), "bayes_risk_mcse": float("nan"),
+             "bayes_risk_rhat": float("nan")}
+
+
 def _row(entry: dict) -> dict:
-    values = dict(entry)
+    values = {**_NO_FLOOR, **entry}
     values["n_rows"], values["n_cols"] = entry["shape"]
     values["n_row_clusters"], values["n_col_clusters"] = entry["clusters"]
     return {name: values[name] for name, _, _ in TABLE_FIELDS}
@@ -175,7 +193,7 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
             "@type": "cr:FileObject",
             "@id": entry["file"],
             "name": entry["file"],
-            "description": f"table {entry['id']}: data, generating, MAP and Gibbs labels, parameters "
+            "description": f"table {entry['id']}: data, generating, MAP, Bayes and Gibbs labels, parameters "
                            "(lbm-bench-table HDF5 format)",
             "contentUrl": entry["file"],
             "contentSize": f"{entry['size']} B",

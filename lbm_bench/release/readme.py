@@ -1,7 +1,8 @@
 """The Markdown card of a release (``README.md``), generated from its manifest.
 
-It says what the tables are (the protocol), lists them with their certified risk,
-and shows how to load, score, verify and rebuild them.
+It says what the tables are (the protocol), lists them with their criterion, floor
+and MAP risk (the certified one, named by the criterion, in bold), shows how to load,
+score, verify and rebuild them, and how to cite the release (the spec's citation).
 """
 
 from __future__ import annotations
@@ -28,35 +29,54 @@ def write_readme(manifest: dict, out: Path, *, spec_path: str | None = None) -> 
     return "README.md"
 
 
-def _floor_cell(entry: dict) -> str:
-    if "bayes_risk" not in entry:
-        return "-"
-    return f"{entry['bayes_risk']:.4f} ± {entry['bayes_risk_mcse']:.4f}"
+def _risk_cells(entry: dict) -> str:
+    """The floor and MAP risk cells of a table's row, the certified one (named by the criterion) in bold."""
+    certified = entry.get("criterion", "map")
+    floor = f"{entry['bayes_risk']:.4f} ± {entry['bayes_risk_mcse']:.4f}" if "bayes_risk" in entry else "-"
+    risk = f"{entry['risk']:.4f} ± {entry['risk_mcse']:.4f}"
+    if certified == "bayes":
+        floor = f"**{floor}**"
+    elif certified == "map":
+        risk = f"**{risk}**"
+    return f"{floor} | {risk}"
+
+
+def _citation_block(citation: str) -> str:
+    """A one-line citation as a paragraph; a multi-line one (BibTeX...) verbatim in a code block."""
+    citation = citation.strip()
+    if "\n" not in citation:
+        return citation
+    fence = "````" if "```" in citation else "```"
+    return f"{fence}\n{citation}\n{fence}"
 
 
 def readme_text(manifest: dict, *, spec_path: str | None = None) -> str:
-    """The release's README.md, generated from its manifest."""
-    release = manifest["release"]
+    """The release's README.md, generated from its manifest.
+
+    The publication keys the manifest's ``release`` does not hold (``citation``,
+    ``date``...) come from the spec it records, as in ``croissant.json`` and ``index.html``.
+    """
+    release = {**manifest.get("spec", {}).get("release", {}), **manifest["release"]}
     tables = manifest["tables"]
     kinds = sorted({t["kind"] for t in tables})
     shapes = sorted({tuple(t["shape"]) for t in tables})
     spec_name = manifest.get("spec_file") or "SPEC.toml"
     rows = "\n".join(
         f"| `{t['id']}` | {t['kind']} | {t['shape'][0]}x{t['shape'][1]} | {t['clusters'][0]}x{t['clusters'][1]} "
-        f"| {t['target_risk']:.3f} | {t.get('criterion', 'map')} | {_floor_cell(t)} "
-        f"| {t['risk']:.4f} ± {t['risk_mcse']:.4f} "
+        f"| {t['target_risk']:.3f} | {t.get('criterion', 'map')} | {_risk_cells(t)} "
         f"| {t['row_loss']:.3f} / {t['col_loss']:.3f} "
         f"| {t['acceptance_rate']:.2f} |"
         for t in tables
     )
     example = tables[0]["id"] if tables else "ID"
-    citation = release.get("citation") or DEFAULT_CITATION
+    license_line = f"License: {release['license']}." + (f" Published {release['date']}." if release.get("date") else "")
+    citation = _citation_block(release.get("citation") or DEFAULT_CITATION)
     return f"""# {release['name']} {release['version']}
 
 {release['description'] or 'Co-clustering benchmark tables with a certified conditional Bayes risk.'}
 
 {len(tables)} tables of {', '.join(kinds)} entries, shapes from {shapes[0][0]}x{shapes[0][1]} to
-{shapes[-1][0]}x{shapes[-1][1]}, built by lbm-bench {manifest['lbm_bench_version']}. License: {release['license']}.
+{shapes[-1][0]}x{shapes[-1][1]}, built by lbm-bench {manifest['lbm_bench_version']}. {license_line}
 
 ## What the tables are
 
@@ -78,6 +98,8 @@ of lbm-bench is the normative description of the file format.
 | acceptance |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {rows}
+
+In bold: each table's certified difficulty, the risk its criterion names.
 
 ## Load a table
 

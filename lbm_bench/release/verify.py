@@ -1,9 +1,12 @@
-"""Verification of a release: checksums, file format and manifest agree."""
+"""Verification of a release: checksums, file format and manifest agree, and each
+table's certified risks (the MAP's and the floor) are the ones its label sets give."""
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
+from typing import Any
 
 from lbm_bench.release._files import sha256_file
 from lbm_bench.release.card import THUMBNAILS, card_problems
@@ -13,13 +16,97 @@ from lbm_bench.release.manifest import read_manifest, release_format_version
 #: Files every release of layout 1.1 lists in SHA256SUMS, besides its tables.
 RELEASE_FILES = ("README.md", "croissant.json", "index.html", "manifest.json", "tables.csv")
 
-__all__ = ["verify_release"]
+__all__ = ["rederived_risk_problems", "verify_release"]
+
+#: Fields of a risk estimate that verification re-derives, with the file's attribute names.
+_MAP_FIELDS = {"risk": "@risk", "mcse": "@risk_mcse", "rhat": "@risk_rhat", "row_loss": "@row_loss",
+               "col_loss": "@col_loss"}
+_FLOOR_FIELDS = {"risk": "@bayes_risk", "mcse": "@bayes_risk_mcse", "rhat": "@bayes_risk_rhat",
+                 "row_loss": "@bayes_row_loss", "col_loss": "@bayes_col_loss"}
+#: Manifest keys of the floor, with the ``read_info`` keys they copy.
+_FLOOR_MANIFEST_KEYS = ("criterion", "bayes_risk", "bayes_risk_mcse", "bayes_risk_rhat")
+
+
+def _same(a: float, b: float) -> bool:
+    """Equal floats up to rounding (1e-12 relative), NaN equal to NaN."""
+    a, b = float(a), float(b)
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def _estimate_problems(stored: Any, derived: Any, fields: dict[str, str], what: str) -> list[str]:
+    return [
+        f"{attr} {getattr(stored, name)!r} differs from {what} re-derived from the label sets "
+        f"({getattr(derived, name)!r})"
+        for name, attr in fields.items() if not _same(getattr(stored, name), getattr(derived, name))
+    ]
+
+
+def rederived_risk_problems(table: Any) -> list[str]:
+    """Re-derive a table's certified risks from its own label sets and compare.
+
+    The MAP's risk (``@risk``, MCSE, R-hat, row and column losses) is, by
+    definition (docs/format.md), the mean loss of the stored MAP labels over the
+    stored Gibbs sets. The floor (format 1.1) is re-derived the way
+    :func:`lbm_bench.generate_table` computes it:
+    :func:`lbm_bench.floor_certificate` on the stored sets with the MAP labels as
+    the X-only start; its labels must be ``bayes/rows`` and ``bayes/cols`` and its
+    cross-fitted risk ``@bayes_risk`` and companions. A value edited in the file
+    (even with the manifest and checksums rewritten to match) is reported.
+
+    Parameters
+    ----------
+    table : Table
+        A table as loaded by :func:`lbm_bench.load_table`.
+
+    Returns
+    -------
+    list of str
+        One line per value that differs (empty when all agree).
+    """
+    import numpy as np
+
+    from lbm_bench.inference.bayes import floor_certificate
+
+    samples = table.gibbs
+    problems = _estimate_problems(table.risk, samples.risk(table.map_rows, table.map_cols), _MAP_FIELDS,
+                                  "the MAP labels' risk")
+    if table.bayes_risk is None:  # format 1.0: no floor
+        return problems
+    g, m = table.model.block_shape
+    floor = floor_certificate(samples, starts=[(table.map_rows, table.map_cols)], n_row_clusters=g, n_col_clusters=m)
+    for side, stored, derived in (("rows", table.bayes_rows, floor.rows), ("cols", table.bayes_cols, floor.cols)):
+        if not np.array_equal(np.asarray(stored), derived):
+            problems.append(f"bayes/{side} differs from the Bayes labels re-derived from the label sets")
+    return problems + _estimate_problems(table.bayes_risk, floor.risk, _FLOOR_FIELDS, "the floor")
+
+
+def _floor_manifest_problems(info: dict, entry: dict) -> list[str]:
+    """The manifest's floor and criterion against the file's (a 1.0 file has neither)."""
+    if "bayes_risk" not in info:
+        return [] if entry.get("criterion", "map") == "map" and "bayes_risk" not in entry else [
+            "the manifest records a floor the file does not hold"]
+    problems = []
+    for key in _FLOOR_MANIFEST_KEYS:
+        if key not in entry:
+            problems.append(f"{key} missing from the manifest (the file holds the floor)")
+        elif key == "criterion":
+            if str(info[key]) != entry[key]:
+                problems.append(f"criterion {info[key]!r} differs from the manifest's {entry[key]!r}")
+        elif not _same(info[key], entry[key]):
+            label = "floor (bayes_risk)" if key == "bayes_risk" else key
+            problems.append(f"{label} differs from the manifest")
+    return problems
 
 
 def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     """Re-check every checksum and every file against the format and the manifest.
 
-    Besides the tables: every file listed in ``SHA256SUMS`` must match its digest;
+    Every table must load and agree with its manifest entry (kind, seed, shape, the
+    MAP's risk, and the floor and criterion), and its certified risks must be the
+    ones its own label sets give (:func:`rederived_risk_problems`: the MAP's risk and
+    the floor are re-derived from the stored Gibbs sets; this is most of the time
+    verification takes). Besides the tables: every file listed in ``SHA256SUMS``
+    must match its digest;
     a release of layout 1.1 must list ``README.md``, ``manifest.json``,
     ``croissant.json``, ``tables.csv`` and ``index.html``, and every thumbnail;
     ``tables.csv`` must be the manifest's, ``croissant.json``'s FileObjects must
@@ -31,7 +118,7 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     list of str
         Problems found (empty when the release is intact).
     """
-    from lbm_bench.storage import check_file, read_info
+    from lbm_bench.storage import check_file, load_table, read_info
 
     out = Path(out_dir)
     manifest = read_manifest(out)
@@ -75,8 +162,8 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
                 problems.append(f"{entry['file']}: shape differs from the manifest")
             if abs(float(info["risk"]) - entry["risk"]) > 1e-12:
                 problems.append(f"{entry['file']}: risk differs from the manifest")
-            if "bayes_risk" in entry and abs(float(info.get("bayes_risk", "nan")) - entry["bayes_risk"]) > 1e-12:
-                problems.append(f"{entry['file']}: floor (bayes_risk) differs from the manifest")
+            problems += [f"{entry['file']}: {p}" for p in _floor_manifest_problems(info, entry)]
+            problems += [f"{entry['file']}: {p}" for p in rederived_risk_problems(load_table(path))]
     known = {e["file"] for e in manifest.get("tables", [])}
     for path in sorted((out / "tables").glob("*.h5")):
         rel = path.relative_to(out).as_posix()

@@ -301,15 +301,23 @@ def _read_sparse_data(reader: Reader, h: _Header) -> sp.csr_array | None:
         return None
     problems = csr_problems((h.n_rows, h.n_cols), indptr, indices, values)
     if not problems and values.size:
-        if h.kind == "gaussian" and not np.all(np.isfinite(values)):
-            problems.append("dataset data/values holds non-finite values")
-        elif h.kind == "poisson" and values.min() < 0:
-            problems.append(f"dataset data/values holds a negative count ({int(values.min())})")
-        elif h.kind == "bernoulli" and values.max() > 1:
-            problems.append(f"dataset data/values holds a value other than 0/1 ({int(values.max())})")
+        problem = _value_problem(h.kind, values, "dataset data/values")
+        if problem is not None:
+            problems.append(problem)
     for problem in problems:
         reader.problem(problem)
     return None if problems else csr_from_arrays((h.n_rows, h.n_cols), indptr, indices, values)
+
+
+def _value_problem(kind: str, values: np.ndarray, where: str) -> str | None:
+    """What is wrong with a table's (non-empty) values for its family, or None."""
+    if kind == "gaussian" and not np.all(np.isfinite(values)):
+        return f"{where} holds non-finite values"
+    if kind == "poisson" and values.min() < 0:
+        return f"{where} holds a negative count ({int(values.min())})"
+    if kind == "bernoulli" and values.max() > 1:
+        return f"{where} holds a value other than 0/1 ({int(values.max())})"
+    return None
 
 
 def _read_data(reader: Reader, h: _Header) -> np.ndarray | sp.csr_array | None:
@@ -319,14 +327,10 @@ def _read_data(reader: Reader, h: _Header) -> np.ndarray | sp.csr_array | None:
     data = reader.array("data", (h.n_rows, h.n_cols), dtype.kind, dtype=dtype)
     if data is None:
         return None
-    if h.kind == "gaussian" and not np.all(np.isfinite(data)):
-        reader.problem("dataset data holds non-finite values")
-    elif h.kind == "poisson" and data.min() < 0:
-        reader.problem(f"dataset data holds a negative count ({int(data.min())})")
-    elif h.kind == "bernoulli" and data.max() > 1:
-        reader.problem(f"dataset data holds a value other than 0/1 ({int(data.max())})")
-    else:
+    problem = _value_problem(h.kind, data, "dataset data")
+    if problem is None:
         return data
+    reader.problem(problem)
     return None
 
 

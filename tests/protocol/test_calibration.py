@@ -12,7 +12,7 @@ from lbm_bench.protocol.calibration import (
     classifier_labels,
     table_gap,
 )
-from lbm_bench.protocol.scale_search import AUTO_FIRST_TABLES, GAP_SE_FRACTION
+from lbm_bench.protocol.scale_search import AUTO_FIRST_TABLES, GAP_MAX_TABLES, GAP_SE_FRACTION
 from lbm_bench.protocol.separation import first_guess, predicted_error
 
 
@@ -38,7 +38,7 @@ def test_secant_meets_target_with_auto_tables(kind, criterion):
         assert gaps.shape[1] == 4 and gaps[-1, 0] == result.scale and result.gap == gaps[-1, 1]
         assert result.mean_error == pytest.approx(history[-1, 1] - result.gap, abs=1e-15)
         assert gaps[-1, 2] / math.sqrt(gaps[-1, 3]) <= GAP_SE_FRACTION * result.tolerance * 1.15 \
-            or gaps[-1, 3] == 200
+            or gaps[-1, 3] == GAP_MAX_TABLES
 
 
 def test_fixed_number_of_tables_and_bisection_kept():

@@ -94,6 +94,9 @@ def test_cli_build_with_timings(built, spec_path, tmp_path, capsys):
     assert int(rows["total"][2]) >= 5  # at least one attempt per kept table
     per_table = [float(r[-1]) for r in rows.values()]
     assert all(s > 0 for s in per_table)
+    assert printed[0].split()[3:] == ["calib", "s", "reject", "s", "gibbs", "s", "floor", "s", "write", "s", "s/table"]
+    floor = [float(r[6]) for r in rows.values()]  # the Bayes labels and cross-fitting of every kept table
+    assert all(s > 0 for s in floor)
     same_bytes(out, built)
 
 
@@ -102,12 +105,26 @@ def test_timings_by_configuration_arithmetic(tmp_path):
     report.calibration_seconds = {"gaussian-30x20-2x2-r0.1": 6.0}
     report.attempts = {"gaussian-30x20-2x2-r0.1-01": 1, "gaussian-30x20-2x2-r0.1-02": 3}
     report.table_seconds = {
-        t: {"rejection": 1.0, "gibbs": 0.5, "writing": 0.5} for t in report.attempts
+        t: {"rejection": 1.0, "gibbs": 0.5, "floor": 0.25, "writing": 0.5} for t in report.attempts
     }
     (row,) = report.timings_by_configuration()
-    assert row["tables"] == 2 and row["attempts"] == 4
-    assert row["per_kept_table"] == (6.0 + 2 * 2.0) / 2
-    assert report.format_timings().splitlines()[-1].split()[-1] == "5.00"
+    assert row["tables"] == 2 and row["attempts"] == 4 and row["floor"] == 0.5
+    assert row["per_kept_table"] == (6.0 + 2 * 2.25) / 2
+    total = report.format_timings().splitlines()[-1].split()
+    assert total[0] == "total" and total[-3:] == ["0.50", "1.00", "5.25"]  # floor, writing, per table
+
+
+def test_timings_without_the_floor_say_so(tmp_path):
+    """Timings of a generator that does not time the floor: '-' (unknown), not 0 s."""
+    report = BuildReport(out_dir=tmp_path)
+    report.calibration_seconds = {"gaussian-30x20-2x2-r0.1": 6.0}
+    report.attempts = {"gaussian-30x20-2x2-r0.1-01": 1}
+    report.table_seconds = {"gaussian-30x20-2x2-r0.1-01": {"rejection": 1.0, "gibbs": 0.5, "writing": 0.5}}
+    (row,) = report.timings_by_configuration()
+    assert row["floor"] != row["floor"] and row["per_kept_table"] == 8.0  # NaN, left out of the total
+    assert report.format_timings().splitlines()[-1].split()[-3:] == ["-", "0.50", "8.00"]
+    report.stage_seconds = {"calibration": 6.0, "rejection": 1.0, "gibbs": 0.5, "floor": float("nan")}
+    assert "floor" not in report.summary() and "gibbs 0.5 s" in report.summary()
 
 
 def test_release_file_writers_are_called_after_the_manifest_and_checksummed(built, spec_path, tmp_path, monkeypatch):

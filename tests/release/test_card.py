@@ -79,6 +79,17 @@ def test_card_without_matplotlib_says_so(built, tmp_path, monkeypatch):
     assert "matplotlib was not installed" in text and "<img" not in text
 
 
+def test_card_cites_the_spec_and_shows_both_risks(built):
+    manifest = json.loads((built / "manifest.json").read_text())
+    manifest["spec"]["release"]["citation"] = "Doe, J. The tiny release & its floor. 2026."
+    text = card_html(manifest)
+    assert "<h2>Cite</h2>\n<pre>Doe, J. The tiny release &amp; its floor. 2026.</pre>" in text
+    assert "<th>criterion</th><th>floor &plusmn; MCSE</th><th>MAP risk &plusmn; MCSE</th>" in text
+    for entry in manifest["tables"]:
+        assert (f"<td>{entry['criterion']}</td><td class=num><strong>{entry['bayes_risk']:.4f} &plusmn; "
+                f"{entry['bayes_risk_mcse']:.4f}</strong></td><td class=num>{entry['risk']:.4f} &plusmn; ") in text
+
+
 def test_text_is_escaped():
     manifest = {
         "release": {"name": "<b>x</b>", "version": "1", "license": "CC0", "description": "a & b"},
@@ -130,6 +141,7 @@ def _run_r(code: str) -> list[str]:
 
 _REPORT = ('\ncat(dim(X), sum(X), X[1, 1:3], X[2, 1], dim(gibbs_rows), gibbs_rows[2, 1:4], '
            'dim(gibbs_cols), truth_rows[1:5], truth_cols[1:3], map_rows[1:5], map_cols[1:3], '
+           'bayes_rows[1:5], bayes_cols[1:3], criterion, sprintf("%.17g", bayes_risk), '
            'sprintf("%.17g", risk), "\\n")\n')
 
 
@@ -140,14 +152,32 @@ def _expected(path: Path) -> list[str]:
         X = f["data"][:]
         values = [*X.shape, X.sum(), *X[0, :3], X[1, 0], *f["gibbs/rows"].shape, *(f["gibbs/rows"][1, :4] + 1),
                   *f["gibbs/cols"].shape, *(f["truth/rows"][:5] + 1), *(f["truth/cols"][:3] + 1),
-                  *(f["map/rows"][:5] + 1), *(f["map/cols"][:3] + 1)]
-        return [str(int(v)) for v in values] + [repr(float(f.attrs["risk"]))]
+                  *(f["map/rows"][:5] + 1), *(f["map/cols"][:3] + 1),
+                  *(f["bayes/rows"][:5] + 1), *(f["bayes/cols"][:3] + 1)]
+        criterion = f.attrs["criterion"]
+        criterion = criterion.decode() if isinstance(criterion, bytes) else str(criterion)
+        return [str(int(v)) for v in values] + [criterion] + [
+            repr(float(f.attrs[name])) for name in ("bayes_risk", "risk")]
 
 
 def test_the_card_shows_the_tested_r_snippet(built):
     manifest = json.loads((built / "manifest.json").read_text())
     text = html.unescape((built / "index.html").read_text())
     assert r_snippet(manifest["tables"][0]["file"]) in text
+
+
+def test_python_snippet_runs_in_the_release(built, monkeypatch):
+    """The card's Python code runs from the release folder and reads the floor and the certified risk."""
+    from lbm_bench.release.card import python_snippet
+
+    manifest = json.loads((built / "manifest.json").read_text())
+    entry = manifest["tables"][0]
+    monkeypatch.chdir(built)
+    names: dict = {}
+    exec(python_snippet(entry["file"], entry["id"]), names)  # noqa: S102 - our own generated code
+    assert names["X"].shape == tuple(entry["shape"])
+    assert names["floor"] == entry["bayes_risk"] and names["map_risk"] == entry["risk"]
+    assert names["certified"] == (entry["bayes_risk"] if entry["criterion"] == "bayes" else entry["risk"])
 
 
 @pytest.mark.parametrize("kind", ["poisson", "bernoulli"])
@@ -160,8 +190,8 @@ def test_r_snippet_reads_table_labels_and_label_sets(built, kind):
     path = built / entry["file"]
     got = _run_r(r_snippet(str(path)) + _REPORT)
     expected = _expected(path)
-    assert got[:-1] == expected[:-1]
-    assert float(got[-1]) == float(expected[-1])
+    assert got[:-2] == expected[:-2]
+    assert [float(v) for v in got[-2:]] == [float(v) for v in expected[-2:]]  # the floor, the MAP's risk
 
 
 def test_r_snippet_reads_a_sparse_csr_table(built, tmp_path):

@@ -58,8 +58,10 @@ def test_records_read_back_equal_the_manifest(built):
         assert text(record["tables/kind"]) == entry["kind"]
         assert [record["tables/n_rows"], record["tables/n_cols"]] == entry["shape"]
         assert [record["tables/n_row_clusters"], record["tables/n_col_clusters"]] == entry["clusters"]
-        for name in ("target_risk", "risk", "risk_mcse", "risk_rhat", "row_loss", "col_loss"):
+        for name in ("target_risk", "risk", "risk_mcse", "risk_rhat", "row_loss", "col_loss",
+                     "bayes_risk", "bayes_risk_mcse", "bayes_risk_rhat"):
             assert record[f"tables/{name}"] == entry[name], name  # exact: the CSV holds repr(float)
+        assert text(record["tables/criterion"]) == entry["criterion"] == "bayes"
         assert record["tables/seed"] == entry["seed"]
         assert text(record["tables/file"]) == entry["file"]
         assert text(record["tables/sha256"]) == entry["sha256"]
@@ -83,6 +85,38 @@ def test_file_objects_describe_the_files(built):
     (records,) = metadata["recordSet"]
     assert [f["name"] for f in records["field"]] == [name for name, _, _ in TABLE_FIELDS]
     assert "datePublished" not in metadata  # the spec gives no date: no timestamp is invented
+
+
+def test_fields_say_which_risk_is_certified(built):
+    """The floor and the criterion sit next to the MAP's risk, and the descriptions say
+    which one is the certified difficulty."""
+    metadata = json.loads((built / "croissant.json").read_text())
+    fields = {f["name"]: f for f in metadata["recordSet"][0]["field"]}
+    names = list(fields)
+    assert names.index("criterion") < names.index("bayes_risk") < names.index("bayes_risk_mcse") < names.index("risk")
+    assert fields["criterion"]["dataType"] == "sc:Text" and fields["bayes_risk"]["dataType"] == "sc:Float"
+    assert "'bayes' (bayes_risk, the floor) or 'map' (risk" in fields["criterion"]["description"]
+    assert "the certified difficulty when criterion is 'bayes'" in fields["bayes_risk"]["description"]
+    assert "the certified difficulty when criterion is 'map'" in fields["risk"]["description"]
+    assert "MAP" in fields["risk"]["description"] and "MAP" not in fields["bayes_risk"]["description"]
+
+
+def test_tables_without_a_floor_get_nan_and_the_map_criterion(built):
+    """A manifest entry of a format 1.0 table (no floor): criterion map, NaN floor."""
+    manifest = json.loads((built / "manifest.json").read_text())
+    for key in ("criterion", "bayes_risk", "bayes_risk_mcse", "bayes_risk_rhat"):
+        del manifest["tables"][0][key]
+    header, first = tables_csv_text(manifest).splitlines()[:2]
+    row = dict(zip(header.split(","), first.split(","), strict=True))
+    assert (row["criterion"], row["bayes_risk"], row["bayes_risk_mcse"]) == ("map", "nan", "nan")
+
+
+def test_citation_of_the_spec_is_cited(built, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["spec"]["release"]["citation"] = "Doe, J. The tiny release. 2026."
+    assert croissant_metadata(manifest, copy)["citeAs"] == "Doe, J. The tiny release. 2026."
 
 
 def test_spec_date_creator_and_url_are_used(built, tmp_path):

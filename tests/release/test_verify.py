@@ -41,3 +41,83 @@ def test_verify_catches_problems(built, tmp_path):
 def test_verify_not_a_release(tmp_path):
     with pytest.raises(ValueError, match="no manifest.json"):
         verify_release(tmp_path)
+
+
+def _rewrite_consistently(copy, table_file, edit_file, edit_entry=None):
+    """Edit one table file (and its manifest entry), then rewrite the manifest's size and
+    SHA-256, tables.csv, croissant.json, README.md and SHA256SUMS to match: only what
+    verify re-derives from the file can catch the edit."""
+    import hashlib
+
+    import h5py
+
+    from lbm_bench.release.croissant import write_croissant
+    from lbm_bench.release.manifest import write_checksums
+    from lbm_bench.release.readme import write_readme
+
+    path = copy / table_file
+    with h5py.File(path, "a") as f:
+        edit_file(f)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    entry = next(e for e in manifest["tables"] if e["file"] == table_file)
+    entry.update(size=path.stat().st_size, sha256=hashlib.sha256(path.read_bytes()).hexdigest())
+    if edit_entry:
+        edit_entry(entry)
+    (copy / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    names = ["manifest.json", write_readme(manifest, copy), *write_croissant(manifest, copy), "index.html"]
+    names += [p.relative_to(copy).as_posix() for p in sorted((copy / "thumbnails").glob("*.png"))]
+    write_checksums(copy, manifest, names)
+
+
+def test_verify_catches_a_floor_that_disagrees_with_the_manifest(built, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    entry = manifest["tables"][0]
+    entry["bayes_risk"] += 0.01
+    entry["criterion"] = "map"
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    problems = verify_release(copy)
+    assert f"{entry['file']}: floor (bayes_risk) differs from the manifest" in problems
+    assert f"{entry['file']}: criterion 'bayes' differs from the manifest's 'map'" in problems
+    del manifest["tables"][1]["bayes_risk_mcse"]
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert (f"{manifest['tables'][1]['file']}: bayes_risk_mcse missing from the manifest (the file holds the floor)"
+            in verify_release(copy))
+
+
+def test_verify_rederives_a_tampered_floor_from_the_label_sets(built, tmp_path):
+    """@bayes_risk edited in the file, with the manifest, its digests and SHA256SUMS
+    rewritten to match: the floor re-derived from the stored Gibbs sets differs."""
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    table_file = manifest["tables"][0]["file"]
+    tampered = manifest["tables"][0]["bayes_risk"] - 0.02
+
+    def edit(f):
+        f.attrs["bayes_risk"] = tampered
+
+    _rewrite_consistently(copy, table_file, edit, lambda e: e.update(bayes_risk=tampered))
+    problems = verify_release(copy)
+    assert len(problems) == 1, problems
+    assert problems[0].startswith(f"{table_file}: @bayes_risk {tampered!r} differs from the floor re-derived")
+
+
+def test_verify_rederives_the_map_risk_and_the_bayes_labels(built, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    table_file = manifest["tables"][1]["file"]
+
+    def edit(f):
+        f.attrs["row_loss"] = f.attrs["row_loss"] + 0.01
+        rows = f["bayes/rows"][()]
+        rows[0] = (rows[0] + 1) % (rows.max() + 1)
+        f["bayes/rows"][...] = rows
+
+    _rewrite_consistently(copy, table_file, edit)
+    problems = verify_release(copy)
+    assert any(p.startswith(f"{table_file}: @row_loss ") and "the MAP labels' risk re-derived" in p
+               for p in problems), problems
+    assert f"{table_file}: bayes/rows differs from the Bayes labels re-derived from the label sets" in problems

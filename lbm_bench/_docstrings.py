@@ -1,0 +1,145 @@
+"""Docstring sections shared across the package (one wording for one argument kind).
+
+A function or class decorated with ``@fill_doc`` has each line ``{{name}}`` of
+its docstring replaced by the block ``name`` below, indented like that line, so
+that the rendered numpydoc (``help()``, the API pages) shows the full text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+__all__ = ["fill_doc"]
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+
+def _parameters(arguments: str, returns: str) -> str:
+    """A block: a Parameters section holding the block ``arguments``, then the block ``returns``."""
+    return f"Parameters\n----------\n{{{{{arguments}}}}}\n\n{{{{{returns}}}}}"
+
+
+_BLOCKS = {
+    # -- metrics: two partitions, or one contingency table ---------------------------
+    "pair": """\
+a : array-like of shape (n_samples,) or (k, l)
+    Labels, or a contingency table when ``b`` is None.
+b : array-like of shape (n_samples,), optional
+    Labels of the other partition.""",
+    "returns_float": """\
+Returns
+-------
+float""",
+    "pair_float": _parameters("pair", "returns_float"),
+    # A reference (one vector or a batch of sets, or a table) and a prediction.
+    "pair_batch": _parameters("reference_prediction", "returns_batch"),
+    "reference_prediction": """\
+a : array-like of shape (n_samples,) or (n_sets, n_samples) or (k, l)
+    Reference labels, a batch of reference label sets (each compared with
+    ``b``), or a contingency table when ``b`` is None.
+b : array-like of shape (n_samples,), optional
+    Predicted labels.""",
+    "returns_batch": """\
+Returns
+-------
+float or ndarray of shape (n_sets,)
+    A float for a 1-D ``a`` or a table, one value per set for a 2-D ``a``.""",
+    # A reference co-clustering (vectors or batches of sets) and a predicted one.
+    "coclusterings": """\
+z : array-like of shape (n_rows,) or (n_sets, n_rows)
+    Reference row labels, or a batch of reference row label sets.
+w : array-like of shape (n_cols,) or (n_sets, n_cols)
+    Reference column labels, or a batch of reference column label sets.
+z_pred : array-like of shape (n_rows,)
+    Predicted row labels.
+w_pred : array-like of shape (n_cols,)
+    Predicted column labels.""",
+    "coclusterings_per_set": _parameters("coclusterings", "per_set"),
+    "match_per_set": """\
+match : bool, default=True
+    Match the clusters optimally, or use the identity map.
+
+{{per_set}}""",
+    "per_set": """\
+Returns
+-------
+float or ndarray of shape (n_sets,)
+    A float for 1-D references, one value per set for a batch.""",
+    # -- models and inference --------------------------------------------------------
+    # The parameters every family's model starts with.
+    "proportions": """\
+Parameters
+----------
+row_proportions : array-like of shape (g,)
+    Row cluster proportions, positive, summing to one.
+col_proportions : array-like of shape (m,)
+    Column cluster proportions.""",
+    "table_request": """\
+kind : {"gaussian", "poisson", "bernoulli"}
+n_rows, n_cols : int
+    Table shape.
+n_row_clusters, n_col_clusters : int
+    Cluster numbers.""",
+    "model_table": """\
+Parameters
+----------
+model : LatentBlockModel
+    Model with the true parameters.
+X : array-like of shape (n_rows, n_cols)
+    The table.""",
+    "kind_attribute": """\
+Attributes
+----------
+kind : str
+    ``"gaussian"``, ``"poisson"`` or ``"bernoulli"``.""",
+    # Label sets to feed the Bayes rule and the floor certificate.
+    "gibbs_samples_example": """\
+Examples
+--------
+>>> from lbm_bench import random_model, gibbs_labels
+>>> model = random_model("bernoulli", 2, 2, scale=1.0, rng=0)
+>>> X, z, w = model.sample(40, 30, rng=1)
+>>> samples = gibbs_labels(model, X, n_samples=200, n_chains=4, rng=2)""",
+    # -- algorithms: X and the cluster numbers in, one co-clustering out -------------
+    "coclustering": """\
+Returns
+-------
+rows : ndarray of shape (n_rows,) of int64
+cols : ndarray of shape (n_cols,) of int64""",
+    "sklearn_algorithm": """\
+Parameters
+----------
+X : array-like of shape (n_rows, n_cols)
+n_row_clusters, n_col_clusters : int
+rng : None, int or numpy.random.Generator
+    Seeds scikit-learn's ``random_state``.
+
+{{coclustering}}
+
+Raises
+------
+ImportError
+    When scikit-learn is missing (``pip install 'lbm-bench[sklearn]'``).""",
+}
+
+
+def _fill(text: str) -> str:
+    lines = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("{{") and stripped.endswith("}}"):
+            indent = line[: len(line) - len(line.lstrip())]
+            block = _fill(_BLOCKS[stripped[2:-2]])  # blocks may name other blocks
+            lines += [indent + part if part else "" for part in block.split("\n")]
+        else:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def fill_doc(obj: F) -> F:
+    """Replace each ``{{name}}`` line of ``obj.__doc__`` by the shared block ``name``."""
+    if obj.__doc__ is not None:  # None under python -OO
+        obj.__doc__ = _fill(obj.__doc__)
+    return obj
