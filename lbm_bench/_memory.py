@@ -5,15 +5,19 @@ arrays of a few megabytes each (noise, calibration tables, Gibbs sweeps).
 glibc keeps such freed blocks in its heap, so the process's resident memory
 (what ``/usr/bin/time`` reports as its peak, and what a memory limit counts)
 grows with what earlier stages *used*, not with what is alive. Between the
-stages of :func:`lbm_bench.generate_table`, :func:`release_free_memory` asks
-glibc to return the free pages (``malloc_trim(0)``). It changes no result and
-does nothing where glibc is absent.
+stages of :func:`lbm_bench.generate_table`, :func:`release_free_memory` first
+collects the unreachable reference cycles (Python's cycle collector runs by
+object counts, not bytes: a cycle that holds a table's statistics can outlive
+its stage by minutes), then asks glibc to return the free pages
+(``malloc_trim(0)``). It changes no result; the trim does nothing where glibc
+is absent.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import gc
 import sys
 
 __all__ = ["release_free_memory"]
@@ -37,10 +41,12 @@ def _libc():
 
 
 def release_free_memory() -> bool:
-    """Return the heap's free pages to the system (glibc ``malloc_trim(0)``).
+    """Free the unreachable cycles, then return the heap's free pages to the system
+    (glibc ``malloc_trim(0)``).
 
-    Returns whether it could be called (False off glibc).
+    Returns whether the trim could be called (False off glibc).
     """
+    gc.collect()
     libc = _libc()
     if not libc:
         return False

@@ -58,6 +58,9 @@ __all__ = [
 
 #: Label-set entries compared per chunk when counting (bounds the temporary memory).
 _CHUNK_ENTRIES = 1 << 22
+#: Labels per block of consecutive sets of :class:`_Side` (bounds the temporaries of
+#: building its sparse indicators; the chains are blocks too).
+_BLOCK_ENTRIES = 1 << 26
 
 
 @dataclass(frozen=True)
@@ -128,8 +131,33 @@ def label_frequencies(sets: Any, n_classes: int | None = None) -> np.ndarray:
     n_classes = int(sets.max()) + 1 if n_classes is None else check_count("n_classes", n_classes)
     if sets.max() >= n_classes:
         raise ValueError(f"sets hold label {int(sets.max())}, beyond n_classes={n_classes}")
-    counts = np.stack([np.count_nonzero(sets == k, axis=0) for k in range(n_classes)], axis=1)
-    return counts / sets.shape[0]
+    return _label_counts(sets, n_classes) / sets.shape[0]
+
+
+def _label_counts(sets: np.ndarray, n_classes: int) -> np.ndarray:
+    """Sets giving each item each class, int64 of shape (n_items, n_classes).
+
+    Counted over chunks of about :data:`_BLOCK_ENTRIES` labels, so that the
+    comparisons' temporaries stay small next to the sets (exact integer counts).
+    """
+    n_sets, n_items = sets.shape
+    counts = np.zeros((n_items, n_classes), dtype=np.int64)
+    for begin, end in _set_chunks(n_sets, n_items):
+        chunk = sets[begin:end]
+        for k in range(n_classes):
+            counts[:, k] += np.count_nonzero(chunk == k, axis=0)
+    return counts
+
+
+def _set_chunks(n_sets: int, n_items: int, bounds: Any = None) -> list[tuple[int, int]]:
+    """Consecutive ranges of sets of at most about :data:`_BLOCK_ENTRIES` labels,
+    cut at every one of ``bounds`` too (e.g. the chains' ends)."""
+    step = max(1, _BLOCK_ENTRIES // n_items)
+    cuts = set(range(0, n_sets, step)) | {n_sets}
+    if bounds is not None:
+        cuts |= {int(b) for b in bounds if 0 < b < n_sets}
+    cuts = sorted(cuts)
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
 
 
 def _agreements(sets: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -150,78 +178,138 @@ def _best_labels(scores: np.ndarray, current: np.ndarray) -> np.ndarray:
     return np.where(keep, current, best)
 
 
+class _Block:
+    """The minority indicators of consecutive sets ``begin:end`` of one side.
+
+    ``minority[k]`` is a CSR matrix of shape (end - begin, n_items) with a one
+    where the set gives the item label ``k`` and ``k`` is not the item's
+    reference label. Indices are int32 when they fit, and the ones of all
+    classes are views of one shared buffer (no stored value per entry).
+    """
+
+    def __init__(self, begin: int, end: int, minority: list):
+        self.begin, self.end = begin, end
+        self.minority = minority
+
+    @classmethod
+    def build(cls, sets: np.ndarray, ref: np.ndarray, n_classes: int, begin: int, end: int) -> _Block:
+        chunk = sets[begin:end]
+        n_sets, n_items = chunk.shape
+        flat = np.flatnonzero(chunk != ref)  # sorted by set, then item
+        labels = chunk.reshape(-1)[flat]
+        set_index, item_index = np.divmod(flat, n_items)
+        del flat
+        index_dtype = np.int32 if n_items < 2**31 and set_index.size < 2**31 else np.int64
+        minority = []
+        for k in range(n_classes):
+            keep = labels == k
+            indptr = np.zeros(n_sets + 1, dtype=index_dtype)
+            np.cumsum(np.bincount(set_index[keep], minlength=n_sets), out=indptr[1:])
+            minority.append((item_index[keep].astype(index_dtype), indptr))
+        return cls(begin, end, _with_ones(minority, n_items))
+
+    def rows(self, local: np.ndarray, begin: int) -> _Block:
+        """The block of the sets ``local`` (indices within this block), starting at ``begin``."""
+        n_items = self.minority[0].shape[1]
+        parts = []
+        for matrix in self.minority:
+            picked = matrix[local]
+            parts.append((picked.indices, picked.indptr))
+        return _Block(begin, begin + local.size, _with_ones(parts, n_items))
+
+
+def _with_ones(parts: list, n_items: int) -> list:
+    """CSR matrices of ones from ``(indices, indptr)`` pairs, their values views of one buffer."""
+    from scipy import sparse
+
+    ones = np.ones(max([indices.size for indices, _ in parts] + [1]))
+    return [
+        sparse.csr_matrix((ones[: indices.size], indices, indptr), shape=(indptr.size - 1, n_items))
+        for indices, indptr in parts
+    ]
+
+
 class _Side:
     """The rows (or the columns) of the label sets, prepared for repeated weighted counts.
 
     Every item has a reference label (its modal label over the sets); the sets
     that disagree with it (few on any table worth certifying) are kept as one
     sparse indicator matrix per class, ``minority[k][s, i] = [sets[s, i] == k
-    != ref[i]]``. Then, for per-set weights ``v``,
+    != ref[i]]``, in blocks of consecutive sets (:class:`_Block`: the chains,
+    cut further to bound the memory of building them). Then, for per-set
+    weights ``v``,
 
     - ``score[i, k] = minority[k].T @ v`` for ``k != ref[i]`` and
       ``sum(v) - sum_k minority[k].T @ v`` for the reference;
     - the agreement of every set with labels ``z`` is
-      ``#{z == ref} - minority_any @ [z == ref] + sum_k minority[k] @ [z == k != ref]``.
+      ``#{z == ref} + sum_k minority[k] @ ([z == k] - [z == ref])``
+      (on the support of ``minority[k]``, ``k != ref``).
 
     Any reference label gives exact results (it only sets the sparsity), so a
-    subset of the sets reuses the same reference. Sparse products with 0/1
-    entries and integer weights are exact in float64.
+    subset of the sets reuses the same reference, and the blocks of the sets
+    it keeps whole. Sparse products with 0/1 entries and integer weights are
+    exact in float64, whatever the blocks.
     """
 
-    def __init__(self, sets: np.ndarray, n_classes: int, ref: np.ndarray | None = None, matrices=None):
-        self.sets = sets
+    def __init__(self, sets: np.ndarray, n_classes: int, bounds: Any = None, *,
+                 ref: np.ndarray | None = None, blocks: list[_Block] | None = None,
+                 index: np.ndarray | None = None):
+        self.sets = sets  # all the sets; this side holds sets[index] (all when index is None)
+        self.index = index
         self.n_classes = n_classes
-        if matrices is not None:
-            self.ref = ref
-            self.minority, self.minority_any = matrices
+        if blocks is not None:
+            self.ref, self.blocks = ref, blocks
         else:
-            self.ref = _modal_labels(sets, n_classes)
-            self.minority, self.minority_any = self._matrices(sets)
-        self.minority_t = [matrix.T.tocsr() for matrix in self.minority]
+            n_sets, n_items = sets.shape
+            self.ref = _label_counts(sets, n_classes).argmax(axis=1).astype(np.int64)
+            self.blocks = [_Block.build(sets, self.ref, n_classes, begin, end)
+                           for begin, end in _set_chunks(n_sets, n_items, bounds)]
 
-    def _matrices(self, sets: np.ndarray):
-        from scipy import sparse
+    @property
+    def n_sets(self) -> int:
+        return self.blocks[-1].end if self.blocks else 0
 
-        n_sets, n_items = sets.shape
-        set_index, item_index = np.nonzero(sets != self.ref)  # sorted by set, then item
-        labels = sets[set_index, item_index]
-
-        def csr(keep):
-            indptr = np.zeros(n_sets + 1, dtype=np.int64)
-            np.cumsum(np.bincount(set_index[keep], minlength=n_sets), out=indptr[1:])
-            indices = item_index[keep]
-            return sparse.csr_matrix((np.ones(indices.size), indices, indptr), shape=(n_sets, n_items))
-
-        minority = [csr(labels == k) for k in range(self.n_classes)]
-        return minority, csr(slice(None))
+    def set_labels(self, s: int) -> np.ndarray:
+        """Labels of the ``s``-th set of this side."""
+        return self.sets[s if self.index is None else self.index[s]]
 
     def subset(self, chosen: np.ndarray) -> _Side:
-        """The same side restricted to the sets ``chosen`` (boolean mask)."""
+        """The same side restricted to the sets ``chosen`` (boolean mask); the
+        blocks whose sets are all chosen are shared, not copied."""
+        blocks, begin = [], 0
+        for block in self.blocks:
+            local = np.flatnonzero(chosen[block.begin : block.end])
+            if local.size == block.end - block.begin:
+                blocks.append(_Block(begin, begin + local.size, block.minority))
+            elif local.size:
+                blocks.append(block.rows(local, begin))
+            begin += local.size
         index = np.flatnonzero(chosen)
-        matrices = ([matrix[index] for matrix in self.minority], self.minority_any[index])
-        return _Side(self.sets[index], self.n_classes, ref=self.ref, matrices=matrices)
+        if self.index is not None:
+            index = self.index[index]
+        return _Side(self.sets, self.n_classes, ref=self.ref, blocks=blocks, index=index)
 
     def agreements(self, labels: np.ndarray) -> np.ndarray:
         """Items on which each set agrees with ``labels``, int64 of shape (n_sets,)."""
         at_ref = (labels == self.ref).astype(np.float64)
-        agree = at_ref.sum() - self.minority_any @ at_ref
-        for k, matrix in enumerate(self.minority):
-            agree += matrix @ ((labels == k) & (self.ref != k)).astype(np.float64)
+        moves = [(labels == k).astype(np.float64) - at_ref for k in range(self.n_classes)]
+        agree = np.full(self.n_sets, at_ref.sum())
+        for block in self.blocks:
+            part = agree[block.begin : block.end]
+            for matrix, move in zip(block.minority, moves, strict=True):
+                part += matrix @ move
         return np.rint(agree).astype(np.int64)
 
     def best(self, weights: np.ndarray, current: np.ndarray) -> np.ndarray:
         """Best labels given per-set integer ``weights``, keeping ``current`` on ties."""
         weights = np.asarray(weights, dtype=np.float64)
-        scores = np.empty((self.ref.shape[0], self.n_classes))
-        for k, matrix in enumerate(self.minority_t):
-            scores[:, k] = matrix @ weights
+        scores = np.zeros((self.ref.shape[0], self.n_classes))
+        for block in self.blocks:
+            part = weights[block.begin : block.end]
+            for k, matrix in enumerate(block.minority):
+                scores[:, k] += matrix.T @ part
         scores[np.arange(self.ref.shape[0]), self.ref] = weights.sum() - scores.sum(axis=1)
         return _best_labels(scores, current)
-
-
-def _modal_labels(sets: np.ndarray, n_classes: int) -> np.ndarray:
-    """Most frequent label of every item (the smallest on ties), int64."""
-    return label_frequencies(sets, n_classes).argmax(axis=1).astype(np.int64)
 
 
 def _descend(
@@ -304,8 +392,9 @@ def bayes_labels(
     return _search(rows, cols, pairs, n_set_starts, max_sweeps)
 
 
-def _prepare(row_sets, col_sets, starts, n_row_clusters, n_col_clusters):
-    """Validate the sets and starts; the two prepared sides and the checked starts."""
+def _prepare(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bounds=None):
+    """Validate the sets and starts; the two prepared sides (blocks cut at ``bounds``
+    too, e.g. the chains' ends) and the checked starts."""
     row_sets = _as_sets("row_sets", row_sets)
     col_sets = _as_sets("col_sets", col_sets)
     if row_sets.shape[0] != col_sets.shape[0]:
@@ -327,16 +416,16 @@ def _prepare(row_sets, col_sets, starts, n_row_clusters, n_col_clusters):
         g = max(g, check_count("n_row_clusters", n_row_clusters))
     if n_col_clusters is not None:
         m = max(m, check_count("n_col_clusters", n_col_clusters))
-    return _Side(row_sets, g), _Side(col_sets, m), pairs
+    return _Side(row_sets, g, bounds), _Side(col_sets, m, bounds), pairs
 
 
 def _search(rows: _Side, cols: _Side, pairs, n_set_starts: int, max_sweeps: int):
     """Descents from the marginal modes, the given pairs and some sets; the best result."""
-    n_sets = rows.sets.shape[0]
+    n_sets = rows.n_sets
     ones = np.ones(n_sets, dtype=np.int64)
     modes = (rows.best(ones, rows.ref.copy()), cols.best(ones, cols.ref.copy()))
     picked = np.unique(np.linspace(0, n_sets - 1, n_set_starts).round().astype(np.int64))
-    set_starts = [(rows.sets[s], cols.sets[s]) for s in picked]
+    set_starts = [(rows.set_labels(s), cols.set_labels(s)) for s in picked]
     best = None
     for z, w in [modes, *pairs, *set_starts]:
         z, w, objective, _ = _descend(rows, cols, z.astype(np.int64), w.astype(np.int64), max_sweeps)
@@ -448,7 +537,10 @@ def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts,
         raise ValueError(f"samples must hold at least 2 label sets, got {samples.n_samples}")
     max_sweeps = check_count("max_sweeps", max_sweeps)
     n_set_starts = check_count("n_set_starts", n_set_starts, minimum=0)
-    rows, cols, pairs = _prepare(samples.rows, samples.cols, starts, n_row_clusters, n_col_clusters)
+    chain_ends = np.cumsum(samples.chain_lengths)
+    half_cut = [int(samples.chain_lengths[0]) // 2] if samples.n_chains == 1 else []
+    rows, cols, pairs = _prepare(samples.rows, samples.cols, starts, n_row_clusters, n_col_clusters,
+                                 bounds=[*chain_ends, *half_cut])
     risk, losses = _cross_fit(samples, rows, cols, pairs, n_set_starts, max_sweeps)
     return risk, losses, (rows, cols, pairs, n_set_starts, max_sweeps)
 

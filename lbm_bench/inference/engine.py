@@ -614,15 +614,16 @@ class BlockSums:
         self.n_full = self.n_recompute = self.n_fallback = 0
         self.n_index = self.n_unchanged = self.n_changed = self.n_row_adds = 0
         self._delta = self._summed = None  # buffers of the sparse kernel, reused
-        # the update kernel, chosen once by the storage of the tables
+        # the update kernel, chosen once by the storage of the tables; a plain function
+        # (a bound method on self is a reference cycle: it kept the tables' statistics alive)
         if isinstance(self.side, _SparseSide):
-            self._index_update = self._table_sparse_update
+            self._index_update = type(self)._table_sparse_update
             if recompute_every is None:  # integer sums cannot drift: no periodic recompute
                 self.recompute_every = np.inf
         elif kernel == "dense":
-            self._index_update = self._dense_update
+            self._index_update = type(self)._dense_update
         else:
-            self._index_update = self._sparse_update
+            self._index_update = type(self)._sparse_update
 
     def update(self, labels: np.ndarray) -> str:
         """Bring the sums in step with ``labels`` (B, C, n_other); returns the route taken:
@@ -644,7 +645,7 @@ class BlockSums:
         if self.max_changed is not None and n_changed > self.max_changed:
             self.n_fallback += 1
             return self._full(labels, "fallback")
-        done = self._index_update(labels, changed)
+        done = self._index_update(self, labels, changed)
         if not done:
             self.n_fallback += 1
             return self._full(labels, "fallback")

@@ -15,17 +15,22 @@ dense tables (``N = n_rows * n_cols`` entries, ``p`` sufficient statistics:
     calibration the noise cache (up to 512 MiB) and, per worker, a working set
     of ``(24 + 16 p) (3 + min(n_tables, 8))`` bytes per entry (measured);
 sparse tables (``nnz = density * N`` expected non-zeros)
-    ``BYTES_PER_NONZERO`` bytes per non-zero (the table in CSR and its
-    transpose with float64 values and int64 indices, plus the temporaries of
-    drawing it), per worker, and the per-row and per-column block sums of the
-    chains (``n_chains (n_rows m + n_cols g) p`` float64);
+    ``BYTES_PER_NONZERO`` bytes per non-zero, per worker: drawing a table
+    (the kept uniforms and their positions, sorted and merged across bands,
+    then the CSR table) followed by its MAP's first scores (the table in CSR
+    and its transpose with float64 values) is the peak of the large sparse
+    runs; and the per-row and per-column block sums of the chains
+    (``n_chains (n_rows m + n_cols g) p`` float64);
 both
     the Gibbs label sets, ``n_samples (n_rows + n_cols)`` labels in the
-    smallest unsigned dtype, twice (the sampler's array and the copy being
-    written), and ``BASELINE_BYTES`` for the interpreter and libraries.
+    smallest unsigned dtype, twice (the sampler's array, and the floor's
+    working set: its sparse indicators of the labels that differ from the
+    modal ones and the temporaries of building them a chain at a time), and
+    ``BASELINE_BYTES`` for the interpreter and libraries.
 
 ``tests/protocol/test_memory.py`` checks the estimate against the peak RSS of
-real runs (it must not be below it).
+real runs (it must not be below it); ``docs/performance.md`` lists the large
+sparse runs measured with ``/usr/bin/time -v``.
 """
 
 from __future__ import annotations
@@ -53,8 +58,11 @@ __all__ = [
 
 #: Interpreter, numpy, scipy, h5py and the package, measured at about 110 MiB RSS.
 BASELINE_BYTES = 160 * 2**20
-#: Bytes per expected non-zero of a sparse table (see the module docstring).
-BYTES_PER_NONZERO = 64
+#: Bytes per expected non-zero of a sparse table (see the module docstring). Measured
+#: peak RSS less the baseline, per non-zero, all parts included: 101 for Bernoulli
+#: 100000x10000 at 1%, 134 for Poisson with effects 50000x5000 at 2%
+#: (docs/performance.md); with a margin.
+BYTES_PER_NONZERO = 144
 #: Must match ``lbm_bench.protocol.calibration._NOISE_CACHE_BYTES`` and ``_BATCH_BYTES``.
 _NOISE_CACHE_BYTES = 512 * 2**20
 _BATCH_BYTES = 2 * 2**20

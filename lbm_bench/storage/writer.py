@@ -153,8 +153,8 @@ def _label_items(table: Table, layout: Layout) -> None:
     for group, prefix, check, rows, cols in labelings:
         rows = check(f"{prefix}rows", rows, length=n_rows, n_clusters=g)
         cols = check(f"{prefix}cols", cols, length=n_cols, n_clusters=m)
-        layout.datasets[f"{group}/rows"] = rows.astype(row_dtype)
-        layout.datasets[f"{group}/cols"] = cols.astype(col_dtype)
+        layout.datasets[f"{group}/rows"] = rows.astype(row_dtype, copy=False)
+        layout.datasets[f"{group}/cols"] = cols.astype(col_dtype, copy=False)
     layout.attrs["gibbs"] = _record("gibbs", gibbs)
 
 

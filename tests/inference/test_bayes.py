@@ -226,3 +226,37 @@ def test_floor_certificate_single_chain_and_errors():
     assert floor.risk.n_chains == 1 and floor.losses.shape == (40,)
     with pytest.raises(TypeError, match="GibbsSamples"):
         floor_certificate((rows, cols))
+
+
+def test_prepared_sets_give_the_same_counts_in_any_blocks(monkeypatch):
+    """The sparse minority indicators (kept in blocks of consecutive sets, subsets sharing
+    whole blocks and copying the rows of cut ones) count exactly what direct comparisons
+    of the label sets count, whatever the block size."""
+    from lbm_bench.inference import bayes
+
+    rng = np.random.default_rng(5)
+    sets = np.where(rng.random((37, 23)) < 0.3, rng.integers(0, 3, (37, 23)), rng.integers(0, 3, 23))
+    sets = sets.astype(np.uint8)
+    labels = rng.integers(0, 3, 23)
+    weights = rng.integers(0, 50, 37)
+    current = rng.integers(0, 3, 23)
+
+    def direct_best(chosen_sets, chosen_weights):
+        scores = np.stack([(chosen_weights[:, None] * (chosen_sets == k)).sum(0) for k in range(3)], 1)
+        return bayes._best_labels(scores.astype(np.float64), current)
+
+    for block_entries in (1, 50, 200, 1 << 26):
+        monkeypatch.setattr(bayes, "_BLOCK_ENTRIES", block_entries)
+        side = bayes._Side(sets, 3, bounds=[10, 11, 30])
+        assert side.n_sets == 37 and side.blocks[0].begin == 0
+        np.testing.assert_array_equal(side.agreements(labels), (sets == labels).sum(1))
+        np.testing.assert_array_equal(side.best(weights, current), direct_best(sets, weights))
+        for chosen in (np.arange(37) < 11, rng.random(37) < 0.5, np.arange(37) % 3 == 1):
+            sub = side.subset(chosen)
+            assert sub.n_sets == chosen.sum()
+            np.testing.assert_array_equal(sub.agreements(labels), (sets[chosen] == labels).sum(1))
+            np.testing.assert_array_equal(sub.best(weights[chosen], current),
+                                          direct_best(sets[chosen], weights[chosen]))
+            np.testing.assert_array_equal(sub.set_labels(2), sets[np.flatnonzero(chosen)[2]])
+            again = sub.subset(np.arange(sub.n_sets) % 2 == 0)
+            np.testing.assert_array_equal(again.agreements(labels), (sets[chosen][::2] == labels).sum(1))
