@@ -46,6 +46,12 @@ from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 __all__ = ["generate_table", "RejectionError", "resolve_seed"]
 
 
+#: Entries from which every Gibbs run of the rejection step is followed by a full
+#: garbage collection (40 ms: negligible against such a table's run, a third of the
+#: Gibbs time of a release of small tables).
+_COLLECT_ENTRIES = 10**7
+
+
 class RejectionError(RuntimeError):
     """No candidate table met the target within the allowed number of attempts."""
 
@@ -244,7 +250,8 @@ class _RejectionSampler:
         n_chains = min(self.gibbs_options["n_chains"], n_samples)
         options = dict(self.gibbs_options, n_chains=n_chains)
         samples = gibbs_labels(self.model, X, n_samples=n_samples, init=starts, rng=rng, **options)
-        release_free_memory()  # the sweeps' buffers, before the floor's (large tables)
+        # the sweeps' buffers, before the floor's; cycles collected for large tables only
+        release_free_memory(collect=self.n_rows * self.n_cols >= _COLLECT_ENTRIES)
         self.gibbs_seconds += time.perf_counter() - start
         return samples
 
