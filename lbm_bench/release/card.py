@@ -21,6 +21,7 @@ import html.parser
 from pathlib import Path
 
 from lbm_bench.release._files import atomic_write_text
+from lbm_bench.release.manifest import risk_texts
 
 __all__ = [
     "THUMBNAILS",
@@ -144,14 +145,7 @@ def _e(value) -> str:
 
 def _risk_cells(entry: dict) -> str:
     """The floor and MAP risk cells, the certified one (named by the criterion) in bold."""
-    certified = entry.get("criterion", "map")
-    floor = (f"{entry['bayes_risk']:.4f} &plusmn; {entry['bayes_risk_mcse']:.4f}" if "bayes_risk" in entry
-             else "-")
-    risk = f"{entry['risk']:.4f} &plusmn; {entry['risk_mcse']:.4f}"
-    if certified == "bayes":
-        floor = f"<strong>{floor}</strong>"
-    elif certified == "map":
-        risk = f"<strong>{risk}</strong>"
+    floor, risk = risk_texts(entry, "&plusmn;", lambda text: f"<strong>{text}</strong>")
     return f"<td class=num>{floor}</td><td class=num>{risk}</td>"
 
 

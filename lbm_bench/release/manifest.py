@@ -14,11 +14,39 @@ from pathlib import Path
 from lbm_bench.release._files import atomic_write_text, sha256_file
 from lbm_bench.release.spec import ReleaseSpec, TableSpec
 
-__all__ = ["RELEASE_FORMAT_VERSION", "read_manifest", "release_format_version", "write_checksums", "write_manifest"]
+__all__ = [
+    "RELEASE_FORMAT_VERSION",
+    "read_manifest",
+    "release_format_version",
+    "risk_texts",
+    "write_checksums",
+    "write_manifest",
+]
 
 #: Version of the release layout: 1.0 has the tables, manifest.json, SHA256SUMS and
 #: README.md; 1.1 adds croissant.json, tables.csv, index.html and thumbnails/.
 RELEASE_FORMAT_VERSION = "1.1"
+
+
+def risk_texts(entry: dict, plus_minus: str, emphasize) -> tuple[str, str]:
+    """The floor and MAP risk of a manifest entry as ``"risk +- MCSE"`` texts, the certified
+    one (named by the entry's criterion) passed through ``emphasize``; the floor is ``"-"``
+    when the table has none (format 1.0).
+
+    Examples
+    --------
+    >>> risk_texts({"criterion": "map", "risk": 0.1, "risk_mcse": 0.002}, "+-", str.upper)
+    ('-', '0.1000 +- 0.0020')
+    """
+    certified = entry.get("criterion", "map")
+    floor = (f"{entry['bayes_risk']:.4f} {plus_minus} {entry['bayes_risk_mcse']:.4f}"
+             if "bayes_risk" in entry else "-")
+    risk = f"{entry['risk']:.4f} {plus_minus} {entry['risk_mcse']:.4f}"
+    if certified == "bayes":
+        floor = emphasize(floor)
+    elif certified == "map":
+        risk = emphasize(risk)
+    return floor, risk
 
 
 def release_format_version(manifest: dict) -> tuple[int, int]:

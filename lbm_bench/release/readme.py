@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lbm_bench.release._files import atomic_write_text
+from lbm_bench.release.manifest import risk_texts
 
 __all__ = ["DEFAULT_CITATION", "readme_text", "write_readme"]
 
@@ -31,13 +32,7 @@ def write_readme(manifest: dict, out: Path, *, spec_path: str | None = None) -> 
 
 def _risk_cells(entry: dict) -> str:
     """The floor and MAP risk cells of a table's row, the certified one (named by the criterion) in bold."""
-    certified = entry.get("criterion", "map")
-    floor = f"{entry['bayes_risk']:.4f} ± {entry['bayes_risk_mcse']:.4f}" if "bayes_risk" in entry else "-"
-    risk = f"{entry['risk']:.4f} ± {entry['risk_mcse']:.4f}"
-    if certified == "bayes":
-        floor = f"**{floor}**"
-    elif certified == "map":
-        risk = f"**{risk}**"
+    floor, risk = risk_texts(entry, "±", lambda text: f"**{text}**")
     return f"{floor} | {risk}"
 
 
