@@ -13,9 +13,20 @@ configuration's identity. Files are written byte-stably (see
 :mod:`lbm_bench.storage`) and the manifest carries no timestamps, so the same spec
 gives the same bytes for any number of jobs and either backend.
 
-Resumability: tables already present and valid are skipped; files are written
-under a temporary name and renamed, so an interrupted build leaves no partial
-file under a final name, and stale temporary files are removed on the next run.
+Scheduling: phase 1 runs one task per configuration with a pending table, which
+calibrates the configuration and builds its first pending table (and draws its
+thumbnail); phase 2 builds the other pending replicates with the calibrations of
+phase 1. Each phase submits its tasks longest first by a deterministic cost
+estimate (:func:`task_order`: entries ``n_rows * n_cols``, then target risk,
+descending), so the longest tasks do not start last and leave a worker idle at
+the end of a phase. Order changes no byte (seeds come from identities).
+
+Resumability: tables already present and valid are skipped (a configuration whose
+tables are all complete is not calibrated); files are written under a temporary
+name and renamed, so an interrupted build leaves no partial file under a final
+name, and stale temporary files are removed on the next run. The thumbnail of a
+table about to be built is removed first, so no picture of an earlier table
+survives; the card draws the thumbnails of tables built by an earlier run.
 """
 
 from __future__ import annotations
@@ -29,13 +40,20 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench.release.archive import write_archive
-from lbm_bench.release.card import write_card
+from lbm_bench.release.card import THUMBNAILS, can_draw_thumbnails, draw_thumbnail, thumbnail_name, write_card
 from lbm_bench.release.croissant import write_croissant
 from lbm_bench.release.manifest import write_checksums, write_manifest
 from lbm_bench.release.readme import write_readme
 from lbm_bench.release.spec import ReleaseSpec, TableSpec, read_spec
 
-__all__ = ["RELEASE_FILE_WRITERS", "TABLE_STAGES", "BuildReport", "build_release", "write_release_files"]
+__all__ = [
+    "RELEASE_FILE_WRITERS",
+    "TABLE_STAGES",
+    "BuildReport",
+    "build_release",
+    "task_order",
+    "write_release_files",
+]
 
 #: Writers of the files a complete build adds next to ``manifest.json``, called in
 #: this order after it: ``writer(manifest, out, spec_path=...)`` writes its files
@@ -48,8 +66,13 @@ RELEASE_FILE_WRITERS: tuple[Callable[..., str | list[str]], ...] = (write_readme
 #: The stages of one table's build, after its configuration's calibration, as keys of
 #: its timings: ``rejection`` (candidates, MAP, screening), ``gibbs`` (the Gibbs runs),
 #: ``floor`` (the Bayes labels for l_item and their cross-fitted risk: the
-#: ``Table.timings["floor"]`` of :func:`lbm_bench.generate_table`) and ``writing``.
-TABLE_STAGES = ("rejection", "gibbs", "floor", "writing")
+#: ``Table.timings["floor"]`` of :func:`lbm_bench.generate_table`), ``writing`` (the
+#: table file) and ``thumbnail`` (its picture for the HTML card, drawn by the worker
+#: from the table in memory; absent, so reported as unknown, when matplotlib is not
+#: installed or the drawing failed, in which case the card draws it). Thumbnails the
+#: card draws after the tables (those of tables built by an earlier run) are not
+#: worker time and count only in the wall time.
+TABLE_STAGES = ("rejection", "gibbs", "floor", "writing", "thumbnail")
 
 
 def _one_blas_thread():
@@ -85,6 +108,14 @@ def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
     return config.config_id, result, time.perf_counter() - start
 
 
+def _calibrate_and_build(spec: TableSpec, out_dir: str) -> tuple[str, Any, float, dict]:
+    """Phase 1: calibrate ``spec``'s configuration, then build ``spec`` (its first pending
+    table) with that calibration; return the calibration for the other replicates."""
+    with _one_blas_thread():
+        config_id, calibration, seconds = _calibrate_unpinned(spec)
+        return config_id, calibration, seconds, _build_table_unpinned(spec, calibration, out_dir)
+
+
 def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
     """Generate and write one table; never raises (errors are returned)."""
     with _one_blas_thread():
@@ -102,11 +133,30 @@ def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> di
             settings=s, calibration=calibration, rng=spec.seed, **spec.model_options,
         )
         start = time.perf_counter()
-        save_table(_with_calibration_seed(table, spec.calibration_seed), Path(out_dir) / spec.filename)
+        table = _with_calibration_seed(table, spec.calibration_seed)
+        save_table(table, Path(out_dir) / spec.filename)
         timings = dict(table.timings, writing=time.perf_counter() - start)
-        return {"id": spec.id, "ok": True, "timings": timings, "attempts": table.rejection.attempts}
     except Exception as exc:  # reported per table, the others go on
         return {"id": spec.id, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
+    seconds = _draw_thumbnail(table, Path(out_dir), spec.id)
+    if seconds is not None:
+        timings["thumbnail"] = seconds
+    return {"id": spec.id, "ok": True, "timings": timings, "attempts": table.rejection.attempts}
+
+
+def _draw_thumbnail(table: Any, out: Path, table_id: str) -> float | None:
+    """Draw a just-built table's thumbnail from memory; its seconds, or None when not drawn
+    (no matplotlib, or the drawing failed: the card then draws it from the file, and
+    reports the error if it fails again)."""
+    if not can_draw_thumbnails():
+        return None
+    start = time.perf_counter()
+    try:
+        (out / THUMBNAILS).mkdir(exist_ok=True)
+        draw_thumbnail(table, out / thumbnail_name(table_id))
+    except Exception:  # the table is built; the card retries the picture from its file
+        return None
+    return time.perf_counter() - start
 
 
 def _with_calibration_seed(table: Any, calibration_seed: int) -> Any:
@@ -116,21 +166,48 @@ def _with_calibration_seed(table: Any, calibration_seed: int) -> Any:
 
 
 def _table_is_complete(out_dir: Path, spec: TableSpec) -> bool:
-    from lbm_bench.storage import check_file, read_info
+    """The table's file is present, valid (it loads: every check of ``check_file``) and
+    of the expected kind and seed. One read of the file, without a second pass for its
+    attributes."""
+    from lbm_bench.storage import FormatError, load_table
 
     path = out_dir / spec.filename
-    if not path.is_file() or check_file(path):
+    if not path.is_file():
         return False
-    info = read_info(path)
-    return int(info.get("seed", -1)) == spec.seed and info.get("kind") == spec.kind
+    try:
+        table = load_table(path)
+    except FormatError:
+        return False
+    return table.seed == spec.seed and table.kind == spec.kind
 
 
-def _remove_stale_temporaries(tables_dir: Path) -> int:
+def _remove_stale_temporaries(*folders: Path) -> int:
     count = 0
-    for path in tables_dir.glob(".*.tmp*"):
-        path.unlink(missing_ok=True)
-        count += 1
+    for folder in folders:
+        for path in folder.glob(".*.tmp*"):
+            path.unlink(missing_ok=True)
+            count += 1
     return count
+
+
+def task_order(tables: list[TableSpec]) -> list[TableSpec]:
+    """The tables in the order their tasks are submitted: longest first.
+
+    The cost estimate is deterministic and read from the spec alone: the number of
+    entries ``n_rows * n_cols`` (the calibration's and the Gibbs runs' cost grow with
+    it), then the target risk (a higher risk takes longer to calibrate and
+    to sample), both descending, then the id (a stable tie-break). The order changes
+    no byte of the release: every seed derives from an identity.
+
+    Parameters
+    ----------
+    tables : list of TableSpec
+
+    Returns
+    -------
+    list of TableSpec
+    """
+    return sorted(tables, key=lambda t: (-t.shape[0] * t.shape[1], -t.risk, t.id))
 
 
 @dataclass
@@ -179,12 +256,13 @@ class BuildReport:
             (kept tables built), ``attempts`` (candidates drawn for them), the
             worker seconds of each of :data:`TABLE_STAGES` summed over the
             configuration's tables (``calibration``, ``rejection``, ``gibbs``,
-            ``floor``: the Bayes labels and their cross-fitted risk, ``writing``)
+            ``floor``: the Bayes labels and their cross-fitted risk, ``writing``,
+            ``thumbnail``)
             and ``per_kept_table`` (their total divided by ``tables``). A stage
             that a table's timings do not report (``floor`` from a generator that
-            does not time it) is NaN for its configuration (unknown, not 0 s) and
-            left out of ``per_kept_table``; the floor's seconds are not part of
-            ``rejection``.
+            does not time it, ``thumbnail`` when the worker drew none) is NaN for
+            its configuration (unknown, not 0 s) and left out of
+            ``per_kept_table``; the floor's seconds are not part of ``rejection``.
         """
         rows: dict[str, dict[str, Any]] = {}
         for config_id, seconds in self.calibration_seconds.items():
@@ -206,17 +284,18 @@ class BuildReport:
 
         Columns: tables kept, candidates tried, then worker seconds of the
         calibration, the rejection sampling (MAP and screening), the Gibbs runs,
-        the floor (Bayes labels and cross-fitting), the writing, and seconds per
-        kept table.
+        the floor (Bayes labels and cross-fitting), the writing, the thumbnail
+        (``-`` when the workers drew none: no matplotlib), and seconds per kept
+        table.
         """
         stages = ("calibration", *TABLE_STAGES)
         header = (f"{'configuration':<34} {'tables':>6} {'tries':>5} {'calib s':>8} {'reject s':>8} "
-                  f"{'gibbs s':>7} {'floor s':>7} {'write s':>7} {'s/table':>8}")
+                  f"{'gibbs s':>7} {'floor s':>7} {'write s':>7} {'thumb s':>7} {'s/table':>8}")
 
         def line(name: str, r: dict[str, Any], per_table: float) -> str:
             cells = [f"{r[k]:.2f}" if not math.isnan(r[k]) else "-" for k in TABLE_STAGES]  # "-": not reported
             return (f"{name:<34} {r['tables']:>6} {r['attempts']:>5} {r['calibration']:>8.1f} "
-                    f"{cells[0]:>8} {cells[1]:>7} {cells[2]:>7} {cells[3]:>7} {per_table:>8.2f}")
+                    f"{cells[0]:>8} {cells[1]:>7} {cells[2]:>7} {cells[3]:>7} {cells[4]:>7} {per_table:>8.2f}")
 
         lines = [header, "-" * len(header)]
         rows = self.timings_by_configuration()
@@ -312,35 +391,53 @@ def build_release(
     start = time.perf_counter()
     out = Path(out_dir)
     (out / "tables").mkdir(parents=True, exist_ok=True)
-    _remove_stale_temporaries(out / "tables")
+    _remove_stale_temporaries(out / "tables", out / THUMBNAILS)
     report = BuildReport(out_dir=out)
     pending = [t for t in spec.tables if not _table_is_complete(out, t)]
     report.skipped = [t.id for t in spec.tables if t not in pending]
-    configs = {t.config_id: t for t in pending}
+    for t in pending:  # a table about to be (re)built: no picture of an earlier one survives
+        (out / thumbnail_name(t.id)).unlink(missing_ok=True)
+    by_config: dict[str, list[TableSpec]] = {}
+    for t in pending:
+        by_config.setdefault(t.config_id, []).append(t)
+    first = task_order([tables[0] for tables in by_config.values()])
+    rest = task_order([t for tables in by_config.values() for t in tables[1:]])
     stage = {"calibration": 0.0, **dict.fromkeys(TABLE_STAGES, 0.0)}
+
+    def record(outcome: dict) -> bool:
+        """Add a table's outcome to the report; True to stop (a failure with fail_fast)."""
+        bar.update()
+        if outcome["ok"]:
+            report.built.append(outcome["id"])
+            report.attempts[outcome["id"]] = outcome["attempts"]
+            report.table_seconds[outcome["id"]] = dict(outcome["timings"])
+            for key in TABLE_STAGES:
+                stage[key] += outcome["timings"].get(key, math.nan)
+            return False
+        report.failed[outcome["id"]] = outcome["error"]
+        return fail_fast
+
     with _parallel(backend, n_jobs, scheduler) as parallel, tqdm(
-        total=len(configs) + len(pending), desc=f"building {spec.name}", unit="task", disable=not progress
+        total=len(by_config) + len(pending), desc=f"building {spec.name}", unit="task", disable=not progress
     ) as bar:
         from joblib import delayed
 
         calibrations = {}
-        for config_id, result, seconds in parallel(delayed(_calibrate)(c) for c in configs.values()):
+        stop = False
+        for config_id, result, seconds, outcome in parallel(
+            delayed(_calibrate_and_build)(t, str(out)) for t in first
+        ):
             calibrations[config_id] = result
             stage["calibration"] += seconds
             report.calibration_seconds[config_id] = seconds
             bar.update()
-        jobs = (delayed(_build_table)(t, calibrations[t.config_id], str(out)) for t in pending)
-        for outcome in parallel(jobs):
-            bar.update()
-            if outcome["ok"]:
-                report.built.append(outcome["id"])
-                report.attempts[outcome["id"]] = outcome["attempts"]
-                report.table_seconds[outcome["id"]] = dict(outcome["timings"])
-                for key in TABLE_STAGES:
-                    stage[key] += outcome["timings"].get(key, math.nan)
-            else:
-                report.failed[outcome["id"]] = outcome["error"]
-                if fail_fast:
+            if record(outcome):
+                stop = True
+                break
+        if not stop and rest:
+            jobs = (delayed(_build_table)(t, calibrations[t.config_id], str(out)) for t in rest)
+            for outcome in parallel(jobs):
+                if record(outcome):
                     break
     report.built.sort()
     report.stage_seconds = stage

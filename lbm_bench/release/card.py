@@ -11,7 +11,10 @@ strips), links to every file, and how to load a table in Python and in R.
 Thumbnails are PNG files under ``thumbnails/`` written without timestamps or
 version strings, so the same release gives the same bytes with the same
 matplotlib; without matplotlib (the ``plots`` extra) the card is written without
-them and says so.
+them and says so. A build's worker draws each table's thumbnail right after
+writing the table (:func:`draw_thumbnail`, from the table in memory); the card
+draws only the missing ones (tables built by an earlier run of a resumed build,
+or a deleted thumbnail) from the table files, with the same function.
 """
 
 from __future__ import annotations
@@ -19,17 +22,21 @@ from __future__ import annotations
 import html
 import html.parser
 from pathlib import Path
+from typing import Any
 
 from lbm_bench.release._files import atomic_write_text
 from lbm_bench.release.manifest import risk_texts
 
 __all__ = [
     "THUMBNAILS",
+    "can_draw_thumbnails",
     "card_html",
     "card_problems",
+    "draw_thumbnail",
     "local_links",
     "python_snippet",
     "r_snippet",
+    "thumbnail_name",
     "write_card",
     "write_thumbnails",
 ]
@@ -112,30 +119,86 @@ if ("bayes_risk" %in% h5attr_names(f)) {{          # format 1.1: the floor
 f$close_all()"""
 
 
-def write_thumbnails(manifest: dict, out: Path) -> list[str]:
-    """Draw one PNG thumbnail per table under ``out/thumbnails/``; return their names
-    (relative to ``out``), or an empty list when matplotlib is not installed."""
+def thumbnail_name(table_id: str) -> str:
+    """The name of a table's thumbnail in a release, relative to the release directory."""
+    return f"{THUMBNAILS}/{table_id}.png"
+
+
+def can_draw_thumbnails() -> bool:
+    """Whether matplotlib (the ``plots`` extra) is installed, so thumbnails can be drawn."""
     try:
         import matplotlib  # noqa: F401 - only to know whether thumbnails can be drawn
     except ImportError:
-        return []
-    from lbm_bench.plotting import plot_table, save_figure
-    from lbm_bench.storage import load_table
+        return False
+    return True
 
+
+def draw_thumbnail(table: Any, path: Path) -> Path:
+    """Draw one table's thumbnail as a PNG file at ``path`` (written atomically).
+
+    The one drawing of a thumbnail, used by the build's workers (from the table they
+    just built, in memory) and by :func:`write_thumbnails` (from the table file): the
+    same table gives the same bytes either way, with the same matplotlib. The picture
+    is :func:`lbm_bench.plot_table`'s grouped view (by the table's labels, with the
+    uncertainty strips), without title, block means or axis titles.
+
+    Parameters
+    ----------
+    table : Table
+        The table (:class:`lbm_bench.Table`).
+    path : Path
+        The PNG file to write; its folder must exist.
+
+    Returns
+    -------
+    Path
+    """
+    from lbm_bench.plotting import plot_table, save_figure
+
+    figure = plot_table(table, view="ordered", title=False, means=False, figsize=_THUMB_SIZE, max_cells=200)
+    for axes in figure.axes:  # a thumbnail: the picture and its colour bar, no axis titles
+        axes.set_xlabel("")
+        axes.set_ylabel("")
+        for child in axes.child_axes:
+            child.set_ylabel("")
+    return save_figure(figure, path, dpi=_THUMB_DPI)
+
+
+def write_thumbnails(manifest: dict, out: Path, *, redraw: bool = False) -> list[str]:
+    """Draw the missing thumbnails of a release's tables under ``out/thumbnails/``.
+
+    A build's workers draw each table's thumbnail right after writing the table (and
+    the build removes the thumbnail of every table it is about to rebuild), so only
+    the thumbnails of tables built by an earlier run, or deleted ones, are missing.
+
+    Parameters
+    ----------
+    manifest : dict
+        The release's manifest.
+    out : Path
+        The release directory.
+    redraw : bool, default=False
+        Draw every table's thumbnail again, present or not.
+
+    Returns
+    -------
+    list of str
+        The names (relative to ``out``) of the tables' thumbnails present afterwards,
+        in manifest order: none drawn when matplotlib is not installed.
+    """
     folder = out / THUMBNAILS
-    folder.mkdir(exist_ok=True)
+    drawable = can_draw_thumbnails()
+    if drawable:
+        from lbm_bench.storage import load_table
+
+        folder.mkdir(exist_ok=True)
     names = []
     for entry in manifest["tables"]:
-        name = f"{THUMBNAILS}/{entry['id']}.png"
-        figure = plot_table(load_table(out / entry["file"]), view="ordered", title=False, means=False,
-                            figsize=_THUMB_SIZE, max_cells=200)
-        for axes in figure.axes:  # a thumbnail: the picture and its colour bar, no axis titles
-            axes.set_xlabel("")
-            axes.set_ylabel("")
-            for child in axes.child_axes:
-                child.set_ylabel("")
-        save_figure(figure, out / name, dpi=_THUMB_DPI)
-        names.append(name)
+        name = thumbnail_name(entry["id"])
+        if drawable and (redraw or not (out / name).is_file()):
+            draw_thumbnail(load_table(out / entry["file"]), out / name)
+        if (out / name).is_file():
+            names.append(name)
     return names
 
 
@@ -264,7 +327,9 @@ def write_card(manifest: dict, out: Path, *, spec_path: str | None = None) -> li
     """Write the thumbnails and ``index.html`` into the release directory ``out``.
 
     One of the release file writers (:data:`lbm_bench.release.build.RELEASE_FILE_WRITERS`);
-    returns the names written (thumbnails, then ``index.html``), for ``SHA256SUMS``.
+    returns the names of the release's thumbnails and ``index.html``, for ``SHA256SUMS``.
+    Only missing thumbnails are drawn here (see :func:`write_thumbnails`): a build's
+    workers draw the others.
     """
     thumbnails = write_thumbnails(manifest, out)
     files = [name for name in ("README.md", "manifest.json", "croissant.json", "tables.csv", "SHA256SUMS")

@@ -1,6 +1,7 @@
 """Release builds: outputs, determinism across jobs and backends, resume after a kill,
 timings, and the release file writers called after the manifest."""
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -17,6 +18,7 @@ from lbm_bench.release import (
     read_spec,
     verify_release,
 )
+from lbm_bench.release.card import can_draw_thumbnails
 from tests.release.helpers import REPO, same_bytes
 
 
@@ -64,6 +66,66 @@ def test_resume_after_kill_gives_same_bytes(built, spec_path, tmp_path):
     same_bytes(out, built)
 
 
+def test_resume_rebuilds_a_table_and_its_thumbnail_and_draws_missing_ones(built, spec_path, tmp_path, monkeypatch):
+    """A resumed build: the table rebuilt (a second replicate, so phase 1 builds it with
+    its configuration's calibration) gets a new thumbnail from its worker, whatever
+    picture was there; a deleted thumbnail of a complete table is drawn by the card; the
+    others are not redrawn; the bytes are those of a fresh build."""
+    pytest.importorskip("matplotlib")
+    from lbm_bench.release import card
+
+    out = tmp_path / "tiny"
+    shutil.copytree(built, out)
+    rebuilt = "gaussian-30x20-2x2-r0.1-02"
+    (out / "tables" / f"{rebuilt}.h5").unlink()
+    (out / "thumbnails" / f"{rebuilt}.png").write_bytes(b"a stale picture")
+    (out / "thumbnails" / "poisson-24x24-3x2-r0.15-01.png").unlink()
+    drawn = []
+    draw = card.draw_thumbnail
+    monkeypatch.setattr(card, "draw_thumbnail", lambda table, path: drawn.append(path.name) or draw(table, path))
+    report = build_release(spec_path, out, n_jobs=1)
+    assert report.ok and report.built == [rebuilt] and list(report.calibration_seconds) == ["gaussian-30x20-2x2-r0.1"]
+    assert "thumbnail" in report.table_seconds[rebuilt]
+    assert drawn == ["poisson-24x24-3x2-r0.15-01.png"]  # the card drew the missing one only
+    same_bytes(out, built)
+
+
+def test_tasks_are_submitted_longest_first(spec_path):
+    from lbm_bench.release.build import task_order
+
+    order = [t.id for t in task_order(read_spec(spec_path).tables)]
+    assert order == [
+        "bernoulli-30x20-2x2-r0.1-01", "bernoulli-30x20-2x2-r0.1-02", "gaussian-30x20-2x2-r0.1-01",
+        "gaussian-30x20-2x2-r0.1-02", "poisson-24x24-3x2-r0.15-01",
+    ]  # 600 entries before 576; equal entries and risk: by id
+    paper = task_order(read_spec(REPO / "repository" / "paper.toml").tables)
+    assert [t.id for t in paper[:3]] == [
+        "bernoulli-1000x1000-3x3-r0.2-01", "gaussian-1000x1000-3x3-r0.2-01", "poisson-1000x1000-3x3-r0.2-01",
+    ]
+    costs = [(t.shape[0] * t.shape[1], t.risk) for t in paper]
+    assert costs == sorted(costs, reverse=True) and paper[-1].id == "poisson-50x50-3x3-r0.05-02"
+
+
+def test_build_without_matplotlib_draws_no_thumbnail(spec_path, tmp_path, monkeypatch):
+    """Without matplotlib the workers draw nothing (their thumbnail time is unknown, '-')
+    and the card says so; tasks run longest first (one worker: in submission order)."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    spec = read_spec(spec_path)
+    spec = dataclasses.replace(spec, tables=tuple(t for t in spec.tables if t.kind != "poisson"))
+    out = tmp_path / "tiny"
+    report = build_release(spec, out, n_jobs=1)
+    assert report.ok, report.summary()
+    assert list(report.calibration_seconds) == ["bernoulli-30x20-2x2-r0.1", "gaussian-30x20-2x2-r0.1"]
+    assert list(report.table_seconds) == [  # phase 1, then phase 2, each longest first
+        "bernoulli-30x20-2x2-r0.1-01", "gaussian-30x20-2x2-r0.1-01",
+        "bernoulli-30x20-2x2-r0.1-02", "gaussian-30x20-2x2-r0.1-02",
+    ]
+    assert not any("thumbnail" in t for t in report.table_seconds.values())
+    assert "thumbnail" not in report.summary() and not (out / "thumbnails").exists()
+    assert "matplotlib was not installed" in (out / "index.html").read_text()
+    assert verify_release(out) == []
+
+
 def test_stale_temporaries_are_removed(built, spec_path):
     stale = built / "tables" / ".gaussian-30x20-2x2-r0.1-01.h5.tmp-999"
     stale.write_bytes(b"half a file")
@@ -94,9 +156,12 @@ def test_cli_build_with_timings(built, spec_path, tmp_path, capsys):
     assert int(rows["total"][2]) >= 5  # at least one attempt per kept table
     per_table = [float(r[-1]) for r in rows.values()]
     assert all(s > 0 for s in per_table)
-    assert printed[0].split()[3:] == ["calib", "s", "reject", "s", "gibbs", "s", "floor", "s", "write", "s", "s/table"]
+    assert printed[0].split()[3:] == ["calib", "s", "reject", "s", "gibbs", "s", "floor", "s", "write", "s",
+                                      "thumb", "s", "s/table"]
     floor = [float(r[6]) for r in rows.values()]  # the Bayes labels and cross-fitting of every kept table
     assert all(s > 0 for s in floor)
+    if can_draw_thumbnails():  # drawn by the workers, right after each table
+        assert all(float(r[8]) > 0 for r in rows.values())
     same_bytes(out, built)
 
 
@@ -105,13 +170,13 @@ def test_timings_by_configuration_arithmetic(tmp_path):
     report.calibration_seconds = {"gaussian-30x20-2x2-r0.1": 6.0}
     report.attempts = {"gaussian-30x20-2x2-r0.1-01": 1, "gaussian-30x20-2x2-r0.1-02": 3}
     report.table_seconds = {
-        t: {"rejection": 1.0, "gibbs": 0.5, "floor": 0.25, "writing": 0.5} for t in report.attempts
+        t: {"rejection": 1.0, "gibbs": 0.5, "floor": 0.25, "writing": 0.5, "thumbnail": 0.25} for t in report.attempts
     }
     (row,) = report.timings_by_configuration()
-    assert row["tables"] == 2 and row["attempts"] == 4 and row["floor"] == 0.5
-    assert row["per_kept_table"] == (6.0 + 2 * 2.25) / 2
+    assert row["tables"] == 2 and row["attempts"] == 4 and row["floor"] == 0.5 and row["thumbnail"] == 0.5
+    assert row["per_kept_table"] == (6.0 + 2 * 2.5) / 2
     total = report.format_timings().splitlines()[-1].split()
-    assert total[0] == "total" and total[-3:] == ["0.50", "1.00", "5.25"]  # floor, writing, per table
+    assert total[0] == "total" and total[-4:] == ["0.50", "1.00", "0.50", "5.50"]  # floor, write, thumb, per table
 
 
 def test_timings_without_the_floor_say_so(tmp_path):
@@ -122,7 +187,7 @@ def test_timings_without_the_floor_say_so(tmp_path):
     report.table_seconds = {"gaussian-30x20-2x2-r0.1-01": {"rejection": 1.0, "gibbs": 0.5, "writing": 0.5}}
     (row,) = report.timings_by_configuration()
     assert row["floor"] != row["floor"] and row["per_kept_table"] == 8.0  # NaN, left out of the total
-    assert report.format_timings().splitlines()[-1].split()[-3:] == ["-", "0.50", "8.00"]
+    assert report.format_timings().splitlines()[-1].split()[-4:] == ["-", "0.50", "-", "8.00"]
     report.stage_seconds = {"calibration": 6.0, "rejection": 1.0, "gibbs": 0.5, "floor": float("nan")}
     assert "floor" not in report.summary() and "gibbs 0.5 s" in report.summary()
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lbm_bench.release.card import card_html, r_snippet, write_card
+from lbm_bench.release.card import card_html, r_snippet, write_card, write_thumbnails
 
 CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"),
                              shutil.which("google-chrome")) if p), None)
@@ -67,6 +67,37 @@ def test_thumbnails_are_pictures(built):
         pixels = imread(path)[..., :3]
         assert pixels.std() > 0.1 and len(np.unique(pixels.reshape(-1, 3), axis=0)) > 20, path.name
         assert b"Software" not in path.read_bytes()
+
+
+def test_thumbnails_drawn_by_workers_equal_those_drawn_from_the_files(built, tmp_path):
+    """The build's workers draw each thumbnail from the table in memory; drawn again from
+    the table files (as the card does for a resumed build) they have the same bytes."""
+    pytest.importorskip("matplotlib")
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    names = write_thumbnails(manifest, copy, redraw=True)
+    assert names == [f"thumbnails/{t['id']}.png" for t in manifest["tables"]]
+    for name in names:
+        assert (copy / name).read_bytes() == (built / name).read_bytes(), name
+
+
+def test_card_draws_only_missing_thumbnails(built, tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from lbm_bench.release import card
+
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    victim = copy / f"thumbnails/{manifest['tables'][1]['id']}.png"
+    victim.unlink()
+    drawn = []
+    draw = card.draw_thumbnail
+    monkeypatch.setattr(card, "draw_thumbnail", lambda table, path: drawn.append(path.name) or draw(table, path))
+    names = write_card(manifest, copy)
+    assert drawn == [victim.name]
+    assert names[:-1] == [f"thumbnails/{t['id']}.png" for t in manifest["tables"]] and names[-1] == "index.html"
+    assert victim.read_bytes() == (built / "thumbnails" / victim.name).read_bytes()
 
 
 def test_card_without_matplotlib_says_so(built, tmp_path, monkeypatch):
