@@ -126,6 +126,32 @@ def test_build_without_matplotlib_draws_no_thumbnail(spec_path, tmp_path, monkey
     assert verify_release(out) == []
 
 
+def test_a_failed_table_is_reported_and_fail_fast_stops(spec_path, tmp_path, monkeypatch):
+    """A table whose generation fails is reported and the others are built (no manifest);
+    with fail_fast the build stops at it: the first task (longest first) fails, so the
+    other configurations are not calibrated."""
+    from lbm_bench.protocol import generate
+
+    spec = read_spec(spec_path)
+    spec = dataclasses.replace(spec, tables=tuple(t for t in spec.tables if t.kind != "poisson"))
+    victim = next(t for t in spec.tables if t.id == "bernoulli-30x20-2x2-r0.1-01")
+    real = generate.generate_table
+
+    def failing(*args, rng=None, **kwargs):
+        if rng == victim.seed:
+            raise RuntimeError("no table")
+        return real(*args, rng=rng, **kwargs)
+
+    monkeypatch.setattr(generate, "generate_table", failing)
+    report = build_release(spec, tmp_path / "fast", n_jobs=1, fail_fast=True)
+    assert report.failed == {victim.id: "RuntimeError: no table"} and report.built == []
+    assert list(report.calibration_seconds) == ["bernoulli-30x20-2x2-r0.1"]
+    assert not (tmp_path / "fast" / "manifest.json").exists()
+    report = build_release(spec, tmp_path / "all", n_jobs=1)
+    assert list(report.failed) == [victim.id] and len(report.built) == 3 and not report.ok
+    assert not (tmp_path / "all" / "manifest.json").exists()
+
+
 def test_stale_temporaries_are_removed(built, spec_path):
     stale = built / "tables" / ".gaussian-30x20-2x2-r0.1-01.h5.tmp-999"
     stale.write_bytes(b"half a file")
