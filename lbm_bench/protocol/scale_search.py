@@ -66,6 +66,7 @@ __all__ = [
     "AUTO_SPREAD_FRACTION",
     "GAP_FIRST_TABLES",
     "GAP_SE_FRACTION",
+    "GAP_MAP_SE_FRACTION",
     "GAP_MAX_TABLES",
     "MAX_GAP_ROUNDS",
 ]
@@ -92,13 +93,17 @@ SCALE_RESOLUTION = 1e-3
 #: Gap between the MAP's risk and the floor (``criterion="bayes"``): tables of its
 #: first measure at a scale (fewer for large tables, as ``first_tables``), its
 #: standard error aimed at, as a fraction of the tolerance (the MAP mean's is
-#: ``AUTO_SE_FRACTION``: together about 0.56 of the tolerance), and the most tables
+#: ``AUTO_SE_FRACTION``: together about 0.56 of the tolerance) or of the MAP mean's
+#: own standard error (``GAP_MAP_SE_FRACTION``), whichever is looser (measuring the
+#: gap far more precisely than the mean it corrects buys nothing: with half of it,
+#: the floor's mean is known to 1.12 times the MAP mean's standard error), and the most tables
 #: (on small tables a MAP stuck in a poor local optimum now and then spreads the
 #: gap: sd 0.009 measured on Bernoulli 60x40 at 10%, where 32 tables give a
 #: standard error of 0.0016). The number at most doubles from one measure to the
 #: next: a spread estimated on 4 tables is rough.
 GAP_FIRST_TABLES = 4
 GAP_SE_FRACTION = 0.25
+GAP_MAP_SE_FRACTION = 0.5
 GAP_MAX_TABLES = 32
 #: Most rounds of (search for ``target + gap``, measure the gap).
 MAX_GAP_ROUNDS = 4
@@ -299,14 +304,17 @@ class _Gaps:
         self.first = min(first_tables(crn.n_rows, crn.n_cols, GAP_FIRST_TABLES), crn.n_tables)
         self.history: list[tuple[float, float, float, int]] = []
 
-    def at(self, scale: float) -> tuple[float, float]:
-        """The mean gap at ``scale`` and its standard error."""
+    def at(self, scale: float, map_se: float) -> tuple[float, float]:
+        """The mean gap at ``scale`` and its standard error, measured to the looser of
+        ``GAP_SE_FRACTION * tolerance`` and ``GAP_MAP_SE_FRACTION * map_se`` (the
+        standard error of the MAP's mean there)."""
         k = self.first
         most = min(GAP_MAX_TABLES, self.crn.n_tables)
+        aimed = max(GAP_SE_FRACTION * self.tolerance, GAP_MAP_SE_FRACTION * map_se)
         while True:
             gaps = self.crn.gaps(scale, k, self.n_init)
             sd = float(gaps.std(ddof=1)) if k > 1 else 0.0
-            wanted = math.ceil((sd / (GAP_SE_FRACTION * self.tolerance)) ** 2)
+            wanted = math.ceil((sd / aimed) ** 2)
             if wanted <= k or k >= most:
                 break
             k = min(most, wanted, 2 * k)
@@ -363,8 +371,8 @@ def search_scale(
         scale, n = search.converge(goal)
         if gaps is None:
             break
-        gap, gap_se = gaps.at(scale)
-        mean, _ = evaluations(scale, n)
+        mean, sd = evaluations(scale, n)
+        gap, gap_se = gaps.at(scale, sd / math.sqrt(n))
         if abs(mean - gap - target) <= tolerance or len(evaluations.history) >= max_steps:
             break
         if goal != target and abs(gap - (goal - target)) <= 2 * gap_se:
