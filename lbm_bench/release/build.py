@@ -88,11 +88,6 @@ def _one_blas_thread():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def _calibrate(config: TableSpec) -> tuple[str, Any, float]:
-    with _one_blas_thread():
-        return _calibrate_unpinned(config)
-
-
 def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
     from lbm_bench.models.design import resolve_effects
     from lbm_bench.protocol.calibration import calibrate_scale
