@@ -47,6 +47,14 @@ from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, chain_diagnostics
 
+try:  # the kernels of ``csr @ vector`` and ``csr.T @ vector``, called directly: the
+    # descent makes thousands of small products, whose scipy wrappers (format checks,
+    # and a new CSC object for every ``.T``) cost more than the products themselves
+    from scipy.sparse._sparsetools import csc_matvec as _csc_matvec
+    from scipy.sparse._sparsetools import csr_matvec as _csr_matvec
+except ImportError:  # pragma: no cover - scipy's public operators then
+    _csr_matvec = _csc_matvec = None
+
 __all__ = [
     "FloorCertificate",
     "bayes_labels",
@@ -168,6 +176,23 @@ def _agreements(sets: np.ndarray, labels: np.ndarray) -> np.ndarray:
     for begin in range(0, n_items, step):
         out += np.count_nonzero(sets[:, begin : begin + step] == labels[begin : begin + step], axis=1)
     return out
+
+
+def _add_product(matrix, vector: np.ndarray, out: np.ndarray) -> None:
+    """``out += matrix @ vector`` for a CSR ``matrix`` (float64 ``vector`` and ``out``,
+    ``out`` contiguous). Exact here: 0/1 entries and integer-valued vectors."""
+    if _csr_matvec is None:
+        out += matrix @ vector
+    else:
+        _csr_matvec(matrix.shape[0], matrix.shape[1], matrix.indptr, matrix.indices, matrix.data, vector, out)
+
+
+def _add_transposed_product(matrix, vector: np.ndarray, out: np.ndarray) -> None:
+    """``out += matrix.T @ vector`` for a CSR ``matrix`` (read as the CSC matrix of its transpose)."""
+    if _csc_matvec is None:
+        out += matrix.T @ vector
+    else:
+        _csc_matvec(matrix.shape[1], matrix.shape[0], matrix.indptr, matrix.indices, matrix.data, vector, out)
 
 
 def _best_labels(scores: np.ndarray, current: np.ndarray) -> np.ndarray:
@@ -297,17 +322,18 @@ class _Side:
         for block in self.blocks:
             part = agree[block.begin : block.end]
             for matrix, move in zip(block.minority, moves, strict=True):
-                part += matrix @ move
+                _add_product(matrix, move, part)
         return np.rint(agree).astype(np.int64)
 
     def best(self, weights: np.ndarray, current: np.ndarray) -> np.ndarray:
         """Best labels given per-set integer ``weights``, keeping ``current`` on ties."""
         weights = np.asarray(weights, dtype=np.float64)
-        scores = np.zeros((self.ref.shape[0], self.n_classes))
+        scores = np.zeros((self.n_classes, self.ref.shape[0]))  # class-major: contiguous rows
         for block in self.blocks:
-            part = weights[block.begin : block.end]
+            part = np.ascontiguousarray(weights[block.begin : block.end])
             for k, matrix in enumerate(block.minority):
-                scores[:, k] += matrix.T @ part
+                _add_transposed_product(matrix, part, scores[k])
+        scores = scores.T
         scores[np.arange(self.ref.shape[0]), self.ref] = weights.sum() - scores.sum(axis=1)
         return _best_labels(scores, current)
 

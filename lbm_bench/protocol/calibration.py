@@ -44,7 +44,12 @@ from lbm_bench.inference.classifier import alternate, best_of_starts, initial_co
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.inference.gibbs import gibbs_labels
 from lbm_bench.models.design import ModelDesign, random_design
-from lbm_bench.protocol.scale_search import AUTO_MAX_TABLES, AUTO_SE_FRACTION, search_scale
+from lbm_bench.protocol.scale_search import (
+    AUTO_MAX_TABLES,
+    AUTO_SE_FRACTION,
+    AUTO_SPREAD_FRACTION,
+    search_scale,
+)
 from lbm_bench.protocol.separation import guessing_risk
 from lbm_bench.protocol.table import CalibrationResult
 
@@ -388,6 +393,7 @@ def calibrate_scale(
     method: str = "secant",
     max_tables: int = AUTO_MAX_TABLES,
     se_fraction: float = AUTO_SE_FRACTION,
+    spread_fraction: float = AUTO_SPREAD_FRACTION,
     jobs: int = 1,
     design: ModelDesign | None = None,
     callback: Callable[[float, float], Any] | None = None,
@@ -403,9 +409,11 @@ def calibrate_scale(
         Target conditional risk, in (0, 1).
     n_tables : int or "auto", default="auto"
         Tables per evaluated scale. ``"auto"``: sequential, from 10 tables
-        while the mean error is clearly off target up to the number that makes
-        its standard error at most ``se_fraction * tolerance`` (at most
-        ``max_tables``). An integer fixes it (the paper: 200).
+        (fewer above 4 million entries per table) while the mean error is
+        clearly off target, up to the number that makes its standard error at
+        most ``se_fraction * tolerance`` or ``spread_fraction`` times the
+        errors' standard deviation, whichever is looser (so at most 16 tables
+        by default; at most ``max_tables``). An integer fixes it (the paper: 200).
     tolerance : float, optional
         Stop when ``|mean error - target| <= tolerance``. Default:
         ``min(0.005, target_risk / 10)``.
@@ -420,8 +428,12 @@ def calibrate_scale(
     method : {"secant", "bisection"}, default="secant"
         Root finding (see the module documentation). ``"bisection"`` is the
         paper's dichotomy, from scale 1, on ``n_tables`` tables (200 when "auto").
-    max_tables, se_fraction :
-        Bounds of the sequential number of tables (``n_tables="auto"``).
+    max_tables, se_fraction, spread_fraction :
+        Bounds of the sequential number of tables (``n_tables="auto"``);
+        ``spread_fraction=0`` aims at ``se_fraction * tolerance`` alone (up to
+        ``max_tables``: the rule before the spread bound, 50 to 200 tables on
+        large tables at high risk). Why the spread bounds the precision worth
+        paying for: :mod:`lbm_bench.protocol.scale_search`.
     jobs : int, default=1
         Worker processes over which the tables of an evaluation are spread
         (joblib, loky backend). The result does not depend on it.
@@ -469,6 +481,8 @@ def calibrate_scale(
     auto = _check_n_tables(n_tables)
     max_tables = check_count("max_tables", max_tables)
     se_fraction = check_positive_float("se_fraction", se_fraction)
+    if not isinstance(spread_fraction, (int, float)) or not 0 <= spread_fraction < 1:
+        raise ValueError(f"spread_fraction must be in [0, 1), got {spread_fraction!r}")
     max_steps = check_count("max_steps", max_steps, minimum=2)
     criterion = check_criterion(criterion)
     if method not in METHODS:
@@ -484,7 +498,8 @@ def calibrate_scale(
     capacity = max_tables if auto else n_tables
     crn = CommonRandomNumbers(design, n_rows, n_cols, capacity, np.random.SeedSequence(rng.integers(2**63)),
                               criterion=criterion, jobs=jobs)
-    return search_scale(crn, target, tolerance, n_init, max_steps, callback, method, auto, se_fraction)
+    return search_scale(crn, target, tolerance, n_init, max_steps, callback, method, auto, se_fraction,
+                        float(spread_fraction))
 
 
 def _check_n_tables(n_tables: Any) -> bool:

@@ -68,8 +68,10 @@ _NOISE_CACHE_BYTES = 512 * 2**20
 _BATCH_BYTES = 2 * 2**20
 _DATA_ITEMSIZE = {"gaussian": 8, "poisson": 8, "bernoulli": 1}
 _N_STATS = {"gaussian": 2, "poisson": 1, "bernoulli": 1}
-#: Must match ``lbm_bench.protocol.calibration.AUTO_MAX_TABLES`` (``n_tables="auto"``).
-_AUTO_MAX_TABLES = 200
+#: Most tables ``n_tables="auto"`` evaluates at one scale: 16 for the MAP's errors
+#: (``lbm_bench.protocol.scale_search.AUTO_SPREAD_FRACTION``), 32 for the gaps
+#: (``GAP_MAX_TABLES``). Checked against those constants by a test.
+_AUTO_MAX_TABLES = 32
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 #: How each setting is named in messages, by caller.

@@ -10,7 +10,20 @@ errors and gaps; this module decides where and on how many tables).
 regula falsi, and geometric bisection when a step leaves the bracket. With
 ``auto`` tables, few tables (:func:`first_tables`) while the mean error is
 clearly off target, more once it is within reach, until the standard error of
-the mean is below ``se_fraction * tolerance``.
+the mean is below ``se_fraction * tolerance`` or a quarter of the tables'
+spread (:data:`AUTO_SPREAD_FRACTION`), whichever is looser.
+
+Why the spread bounds the precision worth paying for: the calibration only
+centres the tables' risks; the rejection step then keeps each table whose own
+risk is within the rejection tolerance. When the risks spread much more than
+that window (standard deviation ``sigma``), a centre off by ``delta`` lowers
+the acceptance rate by the factor ``exp(-delta**2 / (2 sigma**2))``: with the
+mean known to ``sigma / 4``, ``1 / sqrt(1 + 1/16) = 0.97`` on average. A
+calibration table costs as much as a rejected candidate (one table, one MAP),
+so pinning the mean down further with 50 to 200 tables (the tolerance's rule
+where the spread is 0.02 to 0.04: the 1000x1000 tables at 20%) costs more
+candidates than it saves. Where the spread is small (large tables at low
+risk) the tolerance's rule is the looser one and is kept.
 
 **Bisection.** The paper's dichotomy, from scale 1, halving or doubling, then
 geometric midpoints, on a fixed number of tables: the benchmark's baseline.
@@ -50,34 +63,47 @@ __all__ = [
     "AUTO_FIRST_TABLES",
     "AUTO_MAX_TABLES",
     "AUTO_SE_FRACTION",
+    "AUTO_SPREAD_FRACTION",
     "GAP_FIRST_TABLES",
     "GAP_SE_FRACTION",
+    "GAP_MAP_SE_FRACTION",
     "GAP_MAX_TABLES",
     "MAX_GAP_ROUNDS",
 ]
 
 #: Sequential number of tables (``n_tables="auto"``): tables of the first evaluations,
 #: the most tables, and the standard error of the mean error aimed at, as a fraction
-#: of the calibration tolerance.
+#: of the calibration tolerance (``AUTO_SE_FRACTION``) or of the tables' spread
+#: (``AUTO_SPREAD_FRACTION``), whichever is looser: so never more than
+#: ``ceil(AUTO_SPREAD_FRACTION ** -2) = 16`` tables (see the module documentation).
 AUTO_FIRST_TABLES = 10
 #: Large tables start with fewer tables (their apparent error varies little from table
 #: to table): ``AUTO_FIRST_TABLES`` up to this many entries per table in all, then
 #: proportionally fewer, never below ``AUTO_MIN_FIRST_TABLES`` (issue 16: a
 #: 100000x10000 table starts with 2). The sequential rule still grows the number.
-AUTO_FIRST_ENTRIES = 10 * 1000 * 1000
+AUTO_FIRST_ENTRIES = 4 * 1000 * 1000
 AUTO_MIN_FIRST_TABLES = 2
 AUTO_MAX_TABLES = 200
 AUTO_SE_FRACTION = 0.5
+AUTO_SPREAD_FRACTION = 0.25
+#: Width of a bracket, in log(scale), below which the search stops at the evaluation
+#: closest to the goal (0.1% of the scale: a few tables whose MAP jumps between modes
+#: can make the mean error step over the tolerance there).
+SCALE_RESOLUTION = 1e-3
 #: Gap between the MAP's risk and the floor (``criterion="bayes"``): tables of its
 #: first measure at a scale (fewer for large tables, as ``first_tables``), its
 #: standard error aimed at, as a fraction of the tolerance (the MAP mean's is
-#: ``AUTO_SE_FRACTION``: together about 0.56 of the tolerance), and the most tables
+#: ``AUTO_SE_FRACTION``: together about 0.56 of the tolerance) or of the MAP mean's
+#: own standard error (``GAP_MAP_SE_FRACTION``), whichever is looser (measuring the
+#: gap far more precisely than the mean it corrects buys nothing: with half of it,
+#: the floor's mean is known to 1.12 times the MAP mean's standard error), and the most tables
 #: (on small tables a MAP stuck in a poor local optimum now and then spreads the
 #: gap: sd 0.009 measured on Bernoulli 60x40 at 10%, where 32 tables give a
 #: standard error of 0.0016). The number at most doubles from one measure to the
 #: next: a spread estimated on 4 tables is rough.
 GAP_FIRST_TABLES = 4
 GAP_SE_FRACTION = 0.25
+GAP_MAP_SE_FRACTION = 0.5
 GAP_MAX_TABLES = 32
 #: Most rounds of (search for ``target + gap``, measure the gap).
 MAX_GAP_ROUNDS = 4
@@ -91,7 +117,7 @@ def first_tables(n_rows: int, n_cols: int, most: int = AUTO_FIRST_TABLES) -> int
     Examples
     --------
     >>> first_tables(1000, 1000), first_tables(100_000, 10_000)
-    (10, 2)
+    (4, 2)
     """
     budget = math.ceil(AUTO_FIRST_ENTRIES / (n_rows * n_cols))
     return max(AUTO_MIN_FIRST_TABLES, min(most, budget))
@@ -139,10 +165,11 @@ class _Secant:
     """Secant / regula falsi on ``logit(mean error)`` against ``log(scale)``; keeps its
     place and slope from one goal to the next."""
 
-    def __init__(self, crn, evaluations: _Evaluations, tolerance, max_steps, auto, se_fraction):
+    def __init__(self, crn, evaluations: _Evaluations, tolerance, max_steps, auto, se_fraction,
+                 spread_fraction):
         self.crn, self.evaluate = crn, evaluations
         self.tolerance, self.max_steps = tolerance, max_steps
-        self.auto, self.se_fraction = auto, se_fraction
+        self.auto, self.se_fraction, self.spread_fraction = auto, se_fraction, spread_fraction
         self.n = min(first_tables(crn.n_rows, crn.n_cols), crn.n_tables) if auto else crn.n_tables
         #: risk of guessing: mean errors near it carry no slope information
         self.ceiling = guessing_risk(crn.design.row_proportions, crn.design.col_proportions)
@@ -150,7 +177,8 @@ class _Secant:
         self.slope = 0.0
 
     def tables_needed(self, sd: float) -> int:
-        wanted = math.ceil((sd / (self.se_fraction * self.tolerance)) ** 2)
+        wanted_se = max(self.se_fraction * self.tolerance, self.spread_fraction * sd)
+        wanted = math.ceil((sd / wanted_se) ** 2) if sd > 0 else 0
         return int(min(self.crn.n_tables, max(self.n, wanted)))
 
     def informative(self, mean: float) -> bool:
@@ -181,7 +209,7 @@ class _Secant:
             points = [(math.log(h[0]), h[1]) for h in history if h[3] == self.n]
             low = max((p for p in points if p[1] > goal), default=None)  # too hard
             high = min((p for p in points if p[1] < goal), default=None)  # too easy
-            if low is not None and high is not None and high[0] - low[0] < 1e-7:
+            if low is not None and high is not None and high[0] - low[0] < SCALE_RESOLUTION:
                 break
             if self.informative(mean):
                 self.slope = self._secant_slope(self.slope)
@@ -276,14 +304,17 @@ class _Gaps:
         self.first = min(first_tables(crn.n_rows, crn.n_cols, GAP_FIRST_TABLES), crn.n_tables)
         self.history: list[tuple[float, float, float, int]] = []
 
-    def at(self, scale: float) -> tuple[float, float]:
-        """The mean gap at ``scale`` and its standard error."""
+    def at(self, scale: float, map_se: float) -> tuple[float, float]:
+        """The mean gap at ``scale`` and its standard error, measured to the looser of
+        ``GAP_SE_FRACTION * tolerance`` and ``GAP_MAP_SE_FRACTION * map_se`` (the
+        standard error of the MAP's mean there)."""
         k = self.first
         most = min(GAP_MAX_TABLES, self.crn.n_tables)
+        aimed = max(GAP_SE_FRACTION * self.tolerance, GAP_MAP_SE_FRACTION * map_se)
         while True:
             gaps = self.crn.gaps(scale, k, self.n_init)
             sd = float(gaps.std(ddof=1)) if k > 1 else 0.0
-            wanted = math.ceil((sd / (GAP_SE_FRACTION * self.tolerance)) ** 2)
+            wanted = math.ceil((sd / aimed) ** 2)
             if wanted <= k or k >= most:
                 break
             k = min(most, wanted, 2 * k)
@@ -302,6 +333,7 @@ def search_scale(
     method: str,
     auto: bool,
     se_fraction: float,
+    spread_fraction: float = AUTO_SPREAD_FRACTION,
 ) -> CalibrationResult:
     """The calibrated scale for ``crn`` (see the module documentation).
 
@@ -319,8 +351,10 @@ def search_scale(
     method : {"secant", "bisection"}
     auto : bool
         Sequential number of tables (secant only).
-    se_fraction : float
-        Standard error aimed at with ``auto``, as a fraction of ``tolerance``.
+    se_fraction, spread_fraction : float
+        Standard error aimed at with ``auto``, as a fraction of ``tolerance`` or
+        of the errors' standard deviation, whichever is looser (0 for
+        ``spread_fraction``: the tolerance's rule alone).
 
     Returns
     -------
@@ -328,7 +362,7 @@ def search_scale(
     """
     evaluations = _Evaluations(crn, n_init, callback)
     if method == "secant":
-        search = _Secant(crn, evaluations, tolerance, max_steps, auto, se_fraction)
+        search = _Secant(crn, evaluations, tolerance, max_steps, auto, se_fraction, spread_fraction)
     else:
         search = _Bisection(crn, evaluations, tolerance, max_steps)
     gaps = _Gaps(crn, n_init, tolerance) if crn.criterion == "bayes" else None
@@ -337,8 +371,8 @@ def search_scale(
         scale, n = search.converge(goal)
         if gaps is None:
             break
-        gap, gap_se = gaps.at(scale)
-        mean, _ = evaluations(scale, n)
+        mean, sd = evaluations(scale, n)
+        gap, gap_se = gaps.at(scale, sd / math.sqrt(n))
         if abs(mean - gap - target) <= tolerance or len(evaluations.history) >= max_steps:
             break
         if goal != target and abs(gap - (goal - target)) <= 2 * gap_se:

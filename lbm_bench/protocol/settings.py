@@ -204,7 +204,8 @@ class GenerationSettings(_SettingsRecord):
     n_calibration_tables : int or "auto", default="auto"
         Tables per evaluated scale of the calibration: sequential (``"auto"``: few
         while far from the target, up to the number that makes the standard error
-        of the mean error half the calibration tolerance, at most 200), or fixed.
+        of the mean error half the calibration tolerance or a quarter of the
+        errors' spread, whichever is looser: at most 16), or fixed.
     calibration_method : {"secant", "bisection"}, default="secant"
         Root finding of the calibration (see :func:`~lbm_bench.calibrate_scale`);
         ``"bisection"`` is the paper's dichotomy from scale 1.

@@ -12,7 +12,13 @@ from lbm_bench.protocol.calibration import (
     classifier_labels,
     table_gap,
 )
-from lbm_bench.protocol.scale_search import AUTO_FIRST_TABLES, GAP_MAX_TABLES, GAP_SE_FRACTION
+from lbm_bench.protocol.scale_search import (
+    AUTO_FIRST_TABLES,
+    AUTO_SPREAD_FRACTION,
+    GAP_MAP_SE_FRACTION,
+    GAP_MAX_TABLES,
+    GAP_SE_FRACTION,
+)
 from lbm_bench.protocol.separation import first_guess, predicted_error
 
 
@@ -27,9 +33,12 @@ def test_secant_meets_target_with_auto_tables(kind, criterion):
     assert history[0, 3] == AUTO_FIRST_TABLES
     assert np.all(np.diff(history[:, 3]) >= 0)  # tables are only ever added
     assert result.n_tables == history[-1, 3] and result.scale == history[-1, 0]
-    # stops at the standard error aimed at, or at the most tables
+    # stops at the standard error aimed at (half the tolerance or a quarter of the
+    # tables' spread, whichever is looser), or at the most tables
     se = result.error_std / math.sqrt(result.n_tables)
-    assert se <= 0.5 * result.tolerance * 1.0001 or result.n_tables == 200
+    aimed = max(0.5 * result.tolerance, AUTO_SPREAD_FRACTION * result.error_std)
+    assert se <= aimed * 1.0001 or result.n_tables == 200
+    assert result.n_tables <= math.ceil(AUTO_SPREAD_FRACTION ** -2)
     if criterion == "map":
         assert result.gap == 0.0 and result.gap_history is None
         assert result.mean_error == history[-1, 1]
@@ -37,8 +46,9 @@ def test_secant_meets_target_with_auto_tables(kind, criterion):
         gaps = result.gap_history
         assert gaps.shape[1] == 4 and gaps[-1, 0] == result.scale and result.gap == gaps[-1, 1]
         assert result.mean_error == pytest.approx(history[-1, 1] - result.gap, abs=1e-15)
-        assert gaps[-1, 2] / math.sqrt(gaps[-1, 3]) <= GAP_SE_FRACTION * result.tolerance * 1.15 \
-            or gaps[-1, 3] == GAP_MAX_TABLES
+        # the gap to the looser of a quarter of the tolerance and half the MAP mean's SE
+        aimed = max(GAP_SE_FRACTION * result.tolerance, GAP_MAP_SE_FRACTION * se)
+        assert gaps[-1, 2] / math.sqrt(gaps[-1, 3]) <= aimed * 1.15 or gaps[-1, 3] == GAP_MAX_TABLES
 
 
 def test_fixed_number_of_tables_and_bisection_kept():
@@ -104,6 +114,23 @@ def test_bad_arguments():
         calibrate_scale("gaussian", 20, 20, 2, 2, 0.1, method="newton")
     with pytest.raises(ValueError, match="jobs"):
         calibrate_scale("gaussian", 20, 20, 2, 2, 0.1, jobs=0)
+    with pytest.raises(ValueError, match="spread_fraction.*1.5"):
+        calibrate_scale("gaussian", 20, 20, 2, 2, 0.1, spread_fraction=1.5)
+
+
+def test_spread_bounds_the_number_of_tables():
+    """Widely spread errors (small tables at a high risk): the mean is measured to a
+    quarter of the spread, 16 tables; without the spread bound, to half the tolerance."""
+    bounded = calibrate_scale("bernoulli", 50, 40, 2, 2, 0.2, criterion="map", rng=3)
+    assert bounded.error_std > 8 * 0.5 * bounded.tolerance  # so the spread's rule is the looser
+    assert bounded.n_tables == math.ceil(AUTO_SPREAD_FRACTION ** -2) == 16
+    assert abs(bounded.mean_error - 0.2) <= bounded.tolerance
+    precise = calibrate_scale("bernoulli", 50, 40, 2, 2, 0.2, criterion="map", spread_fraction=0, rng=3)
+    assert precise.n_tables > 100
+    se = precise.error_std / math.sqrt(precise.n_tables)
+    assert se <= 0.5 * precise.tolerance * 1.0001 or precise.n_tables == 200
+    # same design and tables: both scales are roots of nearly the same curve
+    assert bounded.scale == pytest.approx(precise.scale, rel=0.1)
 
 
 def test_mean_apparent_error_equals_mean_conditional_risk():

@@ -146,3 +146,14 @@ def test_estimate_bounds_the_measured_peak(tmp_path):
     estimate = estimate_generation_memory("gaussian", 1200, 800, 3, 2, n_samples=400,
                                           n_calibration_tables=8).total
     assert peak <= estimate <= 4 * peak, (format_bytes(peak), format_bytes(estimate))
+
+
+def test_auto_tables_bound_matches_the_calibration():
+    """The estimate for n_calibration_tables="auto" counts the most tables the
+    sequential rule evaluates at a scale: its errors' and its gaps' bounds."""
+    import math
+
+    from lbm_bench.protocol import memory
+    from lbm_bench.protocol.scale_search import AUTO_SPREAD_FRACTION, GAP_MAX_TABLES
+
+    assert memory._AUTO_MAX_TABLES == max(math.ceil(AUTO_SPREAD_FRACTION ** -2), GAP_MAX_TABLES)

@@ -36,9 +36,10 @@ def test_generate_table_without_density_stays_dense():
 def test_large_tables_start_the_calibration_with_fewer_tables():
     from lbm_bench.protocol.scale_search import AUTO_FIRST_TABLES, first_tables
 
-    assert first_tables(1000, 1000) == AUTO_FIRST_TABLES
+    assert first_tables(500, 300) == AUTO_FIRST_TABLES
     assert first_tables(50, 50) == AUTO_FIRST_TABLES
-    assert first_tables(2000, 2000) == 3
+    assert first_tables(1000, 1000) == 4
+    assert first_tables(2000, 2000) == 2
     assert first_tables(100_000, 10_000) == 2
 
 
