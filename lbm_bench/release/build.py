@@ -108,13 +108,27 @@ def _calibrate_and_build(spec: TableSpec, out_dir: str) -> tuple[str, Any, float
     table) with that calibration; return the calibration for the other replicates."""
     with _one_blas_thread():
         config_id, calibration, seconds = _calibrate_unpinned(spec)
-        return config_id, calibration, seconds, _build_table_unpinned(spec, calibration, out_dir)
+        outcome = _build_table_unpinned(spec, calibration, out_dir)
+    _return_memory()
+    return config_id, calibration, seconds, outcome
 
 
 def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
     """Generate and write one table; never raises (errors are returned)."""
     with _one_blas_thread():
-        return _build_table_unpinned(spec, calibration, out_dir)
+        outcome = _build_table_unpinned(spec, calibration, out_dir)
+    _return_memory()
+    return outcome
+
+
+def _return_memory() -> None:
+    """Give the heap's free pages back to the system at the end of a task (the table
+    and its Gibbs run are gone by then). Otherwise a worker that built a large table
+    keeps its peak resident size, and loky, taking that for a leak (more than 300 MB
+    above its size after the first task), replaces the worker with a warning."""
+    from lbm_bench._memory import release_free_memory
+
+    release_free_memory(collect=False)
 
 
 def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
