@@ -481,8 +481,7 @@ def calibrate_scale(
     auto = _check_n_tables(n_tables)
     max_tables = check_count("max_tables", max_tables)
     se_fraction = check_positive_float("se_fraction", se_fraction)
-    if not isinstance(spread_fraction, (int, float)) or not 0 <= spread_fraction < 1:
-        raise ValueError(f"spread_fraction must be in [0, 1), got {spread_fraction!r}")
+    spread_fraction = check_probability("spread_fraction", spread_fraction, open_interval=False)
     max_steps = check_count("max_steps", max_steps, minimum=2)
     criterion = check_criterion(criterion)
     if method not in METHODS:
@@ -499,7 +498,7 @@ def calibrate_scale(
     crn = CommonRandomNumbers(design, n_rows, n_cols, capacity, np.random.SeedSequence(rng.integers(2**63)),
                               criterion=criterion, jobs=jobs)
     return search_scale(crn, target, tolerance, n_init, max_steps, callback, method, auto, se_fraction,
-                        float(spread_fraction))
+                        spread_fraction)
 
 
 def _check_n_tables(n_tables: Any) -> bool:
