@@ -3,13 +3,16 @@
 Public API
 ----------
 Models
-    :class:`GaussianLBM`, :class:`PoissonLBM`, :class:`BernoulliLBM`,
-    :func:`random_design`, :func:`random_model`, :func:`find_symmetry`.
+    :class:`GaussianLBM`, :class:`PoissonLBM`, :class:`BernoulliLBM` (the
+    families, by name in :func:`family_names`), :func:`random_design`,
+    :func:`random_model`, :func:`find_symmetry`.
 Inference with the true parameters
     :func:`map_labels` (Algorithm 1, X-only starts), :func:`gibbs_labels`
     (blockwise Gibbs sampler), :func:`bayes_labels` and :func:`floor_certificate`
     (the Bayes rule for l_item and its cross-fitted risk: the floor).
 The protocol
+    :class:`TableRequest` (what to generate: family and options, shape,
+    clusters, target risk, criterion) and :class:`GenerationSettings` (how),
     :func:`calibrate_scale` (step 3), :func:`generate_table` (step 4),
     :class:`Table`, :func:`save_table`, :func:`load_table`.
 Scoring
@@ -36,18 +39,23 @@ from lbm_bench._version import __version__
 from lbm_bench.inference.bayes import FloorCertificate, bayes_labels, floor_certificate
 from lbm_bench.inference.classifier import MapResult, map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
-from lbm_bench.models.design import ModelDesign, random_design, random_model
-from lbm_bench.models.families import (
+from lbm_bench.models import (
     BernoulliLBM,
     GaussianLBM,
     LatentBlockModel,
+    ModelDesign,
     PoissonLBM,
+    family_names,
     find_symmetry,
     model_from_parameters,
+    random_design,
+    random_model,
 )
 from lbm_bench.plotting import plot_table
 from lbm_bench.protocol.calibration import calibrate_scale
 from lbm_bench.protocol.generate import RejectionError, generate_table
+from lbm_bench.protocol.request import TableRequest
+from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.release import build_release, fetch_release, load_release, load_release_table, verify_release
 from lbm_bench.scoring.evaluate import Report, evaluate
@@ -59,20 +67,24 @@ __all__ = [
     "FloorCertificate",
     "FormatError",
     "GaussianLBM",
+    "GenerationSettings",
     "GibbsSamples",
     "LatentBlockModel",
     "MapResult",
     "ModelDesign",
+    "ModelOptions",
     "PoissonLBM",
     "RejectionError",
     "RejectionRecord",
     "Report",
     "RiskEstimate",
     "Table",
+    "TableRequest",
     "bayes_labels",
     "build_release",
     "calibrate_scale",
     "evaluate",
+    "family_names",
     "fetch_release",
     "find_symmetry",
     "floor_certificate",

@@ -14,24 +14,20 @@ from typing import Any
 import numpy as np
 
 __all__ = [
-    "KINDS",
     "check_block_array",
+    "check_choice",
     "check_count",
     "check_integer_array",
-    "check_kind",
     "check_label_sets",
     "check_labels",
     "check_positive_float",
     "check_probability",
     "check_proportions",
     "check_vector",
+    "describe_value",
 ]
 
-#: The three families of latent block models, by the name used everywhere.
-KINDS = ("gaussian", "poisson", "bernoulli")
-
-
-def _describe(value: Any) -> str:
+def describe_value(value: Any) -> str:
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape} and dtype {value.dtype}"
     text = repr(value)
@@ -41,7 +37,7 @@ def _describe(value: Any) -> str:
 def check_count(name: str, value: Any, *, minimum: int = 1) -> int:
     """Return ``value`` as a Python int, checking it is an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {_describe(value)}")
+        raise TypeError(f"{name} must be an integer, got {describe_value(value)}")
     value = int(value)
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
@@ -54,7 +50,7 @@ def _check_real(name: str, value: Any, accept: Callable[[float], bool], requirem
     ``requirement`` ends the error message ``"{name} must {requirement}, got ..."``.
     """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {_describe(value)}")
+        raise TypeError(f"{name} must be a real number, got {describe_value(value)}")
     value = float(value)
     if not accept(value):
         raise ValueError(f"{name} must {requirement}, got {value!r}")
@@ -80,7 +76,7 @@ def check_vector(name: str, values: Any, *, length: int | None = None) -> np.nda
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a 1-D array of numbers, got {_describe(values)}") from exc
+        raise TypeError(f"{name} must be a 1-D array of numbers, got {describe_value(values)}") from exc
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
     if array.size == 0:
@@ -115,7 +111,7 @@ def check_block_array(
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of numbers, got {_describe(values)}") from exc
+        raise TypeError(f"{name} must be an array of numbers, got {describe_value(values)}") from exc
     if array.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}")
     if not np.all(np.isfinite(array)):
@@ -136,7 +132,7 @@ def _as_integer_array(name: str, values: Any, *, what: str) -> np.ndarray:
     try:
         array = np.asarray(values)
     except (TypeError, ValueError) as exc:  # ragged nested sequences
-        raise TypeError(f"{name} must be an array of integers, got {_describe(values)}") from exc
+        raise TypeError(f"{name} must be an array of integers, got {describe_value(values)}") from exc
     kind = array.dtype.kind
     if kind in "iub":
         return array
@@ -219,11 +215,23 @@ def check_label_sets(
     return array
 
 
-def check_kind(kind: Any) -> str:
-    """Return a family name among :data:`KINDS` (case-insensitive)."""
-    if not isinstance(kind, str):
-        raise TypeError(f"kind must be a string, got {_describe(kind)}")
-    lowered = kind.lower()
-    if lowered not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}; got {kind!r}")
-    return lowered
+def check_choice(name: str, value: Any, choices: Any) -> Any:
+    """Return ``value`` when it is one of ``choices``, else ValueError listing them.
+
+    Examples
+    --------
+    >>> check_choice("method", "cem", ("cem", "vem"))
+    'cem'
+    >>> check_choice("method", "em", ("cem", "vem"))
+    Traceback (most recent call last):
+    ...
+    ValueError: method must be one of 'cem', 'vem', got 'em'
+    """
+    choices = tuple(choices)
+    try:
+        known = value in choices
+    except (TypeError, ValueError):  # an unhashable value, or an array
+        known = False
+    if not known:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {describe_value(value)}")
+    return value

@@ -16,7 +16,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from lbm_bench.protocol.settings import GenerationSettings, ModelOptions, add_cli_arguments
+from lbm_bench._records import add_cli_arguments
+from lbm_bench.models.registry import family_names
+from lbm_bench.protocol.request import RequestOptions
+from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
 __all__ = ["main"]
 
@@ -53,13 +56,14 @@ def _command(sub, run: Callable[[argparse.Namespace], int], summary: str) -> arg
 
 def _add_generate(sub) -> None:
     p = _command(sub, _run_generate, "generate one calibrated table and write it as HDF5")
-    p.add_argument("--kind", required=True, choices=["gaussian", "poisson", "bernoulli"])
+    p.add_argument("--kind", required=True, choices=family_names(), help="family of the blocks")
     p.add_argument("--shape", required=True, type=_pair, metavar="ROWSxCOLS", help="e.g. 200x100")
     p.add_argument("--clusters", required=True, type=_pair, metavar="GxM", help="e.g. 3x2")
     p.add_argument("--risk", required=True, type=float, help="target conditional risk, e.g. 0.1")
     p.add_argument("--seed", type=int, default=None, help="seed (recorded in the file)")
     p.add_argument("-o", "--output", required=True, type=Path, help="output .h5 file")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    add_cli_arguments(p, RequestOptions)
     add_cli_arguments(p.add_argument_group("generation settings"), GenerationSettings)
     add_cli_arguments(p.add_argument_group("model options"), ModelOptions)
     resources = p.add_argument_group("resources (they never change the table)")
@@ -82,23 +86,22 @@ def _run_generate(args: argparse.Namespace) -> int:
     from lbm_bench.protocol.backends import check_backend, joblib_backend
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.protocol.memory import check_memory, estimate_request_memory
+    from lbm_bench.protocol.request import TableRequest
     from lbm_bench.storage import save_table
 
     if args.output.exists() and not args.force:
         raise ValueError(f"output {args.output} exists (use --force to overwrite)")
     if not args.output.parent.exists():
         raise ValueError(f"output directory {args.output.parent} does not exist")
-    settings, model_options = GenerationSettings.from_cli(args), ModelOptions.from_cli(args)
+    settings = GenerationSettings.from_cli(args)
+    request = TableRequest(args.kind, *args.shape, *args.clusters, args.risk,
+                           model_options=ModelOptions.from_cli(args), **RequestOptions.from_cli(args).to_record())
     check_backend(args.backend, settings.jobs, args.scheduler)
-    estimate = estimate_request_memory(args.kind, *args.shape, *args.clusters, settings, model_options)
-    check_memory(estimate, args.max_memory, kind=args.kind, style="cli")
+    check_memory(estimate_request_memory(request, settings), args.max_memory, style="cli")
     start = time.perf_counter()
     with joblib_backend(args.backend, settings.jobs, args.scheduler):
-        table = generate_table(
-            args.kind, *args.shape, *args.clusters, args.risk,
-            settings=settings, max_memory=args.max_memory, progress=_show_progress(args), rng=args.seed,
-            **model_options.design_options(),
-        )
+        table = generate_table(request, settings=settings, max_memory=args.max_memory,
+                               progress=_show_progress(args), rng=args.seed)
     save_table(table, args.output)
     if not args.quiet:
         print(table.summary())

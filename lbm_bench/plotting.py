@@ -32,14 +32,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from lbm_bench.models.data import TableData
+from lbm_bench.models.registry import get_family
+
 __all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means", "reference_labels"]
 
 #: Largest number of image cells per side (rows or columns) of a heatmap.
 MAX_CELLS = 1000
-#: Bytes of a dense table converted to float64 at once (bands of columns) when summing.
-_BAND_BYTES = 4 << 20
-#: Label sets read at once when counting the posterior marginals.
-_SETS_PER_CHUNK = 256
 #: Blocks above which block means are not written on the picture.
 _MAX_ANNOTATED_BLOCKS = 64
 _VIEWS = ("both", "ordered", "drawn")
@@ -111,17 +110,12 @@ def posterior_uncertainty(label_sets: np.ndarray, n_classes: int | None = None) 
     >>> posterior_uncertainty(np.array([[0, 1], [0, 0], [0, 1], [0, 1]])).tolist()
     [0.0, 0.25]
     """
+    from lbm_bench.inference.bayes import label_frequencies
+
     sets = np.asarray(label_sets)
     if sets.ndim != 2 or sets.shape[0] == 0:
         raise ValueError(f"label_sets must have shape (n_samples >= 1, n_items), got {sets.shape}")
-    k = int(sets.max()) + 1 if n_classes is None else int(n_classes)
-    best = np.zeros(sets.shape[1], dtype=np.int64)
-    for c in range(k):
-        count = np.zeros(sets.shape[1], dtype=np.int64)
-        for start in range(0, sets.shape[0], _SETS_PER_CHUNK):
-            count += (sets[start : start + _SETS_PER_CHUNK] == c).sum(axis=0)
-        np.maximum(best, count, out=best)
-    return 1.0 - best / sets.shape[0]
+    return 1.0 - label_frequencies(sets, n_classes).max(axis=1)
 
 
 def _onehot(labels: np.ndarray) -> sp.csr_array:
@@ -151,24 +145,9 @@ def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
 def _group_sums(data: Any, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
     """``left @ data @ right.T`` as a dense array of shape (a, b): the sums of ``data``
     over groups of rows (0/1 matrix ``left`` of shape (a, n_rows)) and of columns
-    (``right`` of shape (b, n_cols)).
-
-    A sparse table stays sparse (only its non-zeros become float64); a dense one is
-    converted to float64 by bands of columns of at most 4 MiB, so the memory beyond the
-    table is bounded whatever its size.
-    """
-    if sp.issparse(data):
-        out = left @ (sp.csr_array(data, dtype=np.float64) @ right.T)
-        return out.toarray() if sp.issparse(out) else np.asarray(out)
-    data = np.asarray(data)
-    n_rows, n_cols = data.shape
-    step = max(1, _BAND_BYTES // (8 * max(n_rows, 1)))
-    right_t = sp.csr_array(right.T)
-    out = np.zeros((left.shape[0], right.shape[0]))
-    for start in range(0, n_cols, step):
-        band = np.asarray(data[:, start : start + step], dtype=np.float64)
-        out += np.asarray(right_t[start : start + step].T @ (left @ band).T).T
-    return out
+    (``right`` of shape (b, n_cols)); a sparse table stays sparse, a dense one is
+    converted by bands (:meth:`~lbm_bench.models.data.TableData.group_sums`)."""
+    return TableData.of(data).group_sums(left, right)
 
 
 def _bins(order: np.ndarray, max_cells: int) -> tuple[sp.csr_array, np.ndarray, int]:
@@ -210,10 +189,8 @@ def _title(table: Any, order_name: str | None) -> str:
     n, d = table.shape
     g, m = table.n_row_clusters, table.n_col_clusters
     r = table.risk
-    storage = ""
-    if sp.issparse(table.data):
-        fraction = table.data.nnz / (n * d)
-        storage = f", sparse ({fraction:.2%} non-zero)" if fraction >= 0.01 else f", sparse ({fraction:.2g} non-zero)"
+    storage = TableData.of(table.data).storage_text()
+    storage = f", {storage}" if storage else ""
     head = (f"{table.kind} {n}x{d}{storage}, {g}x{m} clusters, "
             f"risk {r.risk:.3f} ± {r.mcse:.3f} (target {table.target_risk:g})")
     return head if order_name is None else f"{head}\nright: grouped by {order_name}"
@@ -231,12 +208,10 @@ def _color_range(image: np.ndarray, sparse: bool) -> tuple[float, float]:
     return float(low), float(high)
 
 
-#: Colour map and block-boundary colour per kind.
-_COLORS = {"gaussian": ("RdBu_r", "black"), "poisson": ("viridis", "white"), "bernoulli": ("Greys", "tab:orange")}
-
-
 def _cmap(kind: str) -> tuple[str, str]:
-    return _COLORS.get(kind, ("viridis", "white"))
+    """Colour map and block-boundary colour of the family's tables."""
+    family = get_family(kind)
+    return family.colormap, family.boundary_color
 
 
 def _draw_heatmap(ax, image, extent, vmin, vmax, cmap):
@@ -362,7 +337,7 @@ def plot_table(
         cols = _check_labels("labels[1] (cols)", labels[1], d)
         name = "the given labels"
     rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
-    sparse = sp.issparse(table.data)
+    sparse = TableData.of(table.data).is_sparse
     cmap, line = _cmap(table.kind)
     if ax is None:
         ncols = 2 if view == "both" else 1

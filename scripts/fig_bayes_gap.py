@@ -36,7 +36,7 @@ import _figures as F  # noqa: E402  (first: limits BLAS threads before numpy loa
 import numpy as np  # noqa: E402
 
 import lbm_bench  # noqa: E402
-from lbm_bench.inference.gibbs import chain_diagnostics  # noqa: E402
+from lbm_bench.metrics.mcmc import chain_diagnostics  # noqa: E402
 
 NAME = "fig_bayes_gap.png"
 TOLERANCE = 0.01

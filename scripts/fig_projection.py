@@ -75,7 +75,7 @@ def _main(args) -> dict:
         out(f"d={d}_axis_variance_share", [float(v) for v in share])
         out(f"d={d}_class_share_of_projected_variance", separation)
         out(f"d={d}_map_row_error", float(l_row(z, row["map_rows"], match=False)))
-        out(f"d={d}_conditional_risk", row["risk"])
+        out(f"d={d}conditional_risk_of_sets", row["risk"])
         out(f"d={d}_conditional_row_loss", row["row_loss"])
         out(f"d={d}_conditional_col_loss", row["col_loss"])
         for k in range(model.n_row_clusters):

@@ -13,9 +13,9 @@ Modules
     :mod:`~lbm_bench.algorithms.lbm_em`
         Latent block model with estimated parameters (Govaert and Nadif):
         :func:`cem` (block classification EM) and :func:`vem` (block
-        variational EM) for Gaussian, Poisson and Bernoulli blocks, the family
-        table :data:`FAMILIES`; :func:`fit_lbm` returns the fitted model and
-        criterion too.
+        variational EM) for the blocks of every registered family (Gaussian,
+        Poisson, Bernoulli: :data:`FAMILIES`); :func:`fit_lbm` returns the fitted
+        model and criterion too.
     :mod:`~lbm_bench.algorithms.kmeans`
         :func:`double_kmeans` (k-means on rows and on columns, separately), the
         naive baseline, and the k-means++ seeding of the CEM and VEM starts.
@@ -28,9 +28,9 @@ Modules
         a release's benchmark practical.
     :mod:`~lbm_bench.algorithms.registry`
         :data:`ALGORITHMS`, :func:`resolve_algorithm`, and the per-family
-        algorithms :func:`gaussian_cem`, :func:`poisson_cem`,
-        :func:`bernoulli_cem`, :func:`gaussian_vem`, :func:`poisson_vem`,
-        :func:`bernoulli_vem`, generated from the family table.
+        algorithms ``gaussian_cem``, ``poisson_cem``, ``bernoulli_cem``,
+        ``gaussian_vem``, ... (one per family and method, in
+        :data:`FAMILY_ALGORITHMS`, also attributes of this package).
     :mod:`~lbm_bench.algorithms.inputs`
         :func:`infer_kind`: the family of a table, decided by its dtype first
         (a float table is Gaussian even when it holds integer values).
@@ -47,42 +47,27 @@ Examples
 
 from lbm_bench.algorithms.inputs import infer_kind
 from lbm_bench.algorithms.kmeans import double_kmeans
-from lbm_bench.algorithms.lbm_em import FAMILIES, LBMFamily, LBMFit, cem, fit_lbm, vem
-from lbm_bench.algorithms.registry import (
-    ALGORITHMS,
-    FAMILY_ALGORITHMS,
-    Algorithm,
-    bernoulli_cem,
-    bernoulli_vem,
-    gaussian_cem,
-    gaussian_vem,
-    poisson_cem,
-    poisson_vem,
-    resolve_algorithm,
-)
+from lbm_bench.algorithms.lbm_em import FAMILIES, LBMFit, cem, fit_lbm, vem
+from lbm_bench.algorithms.registry import ALGORITHMS, FAMILY_ALGORITHMS, Algorithm, resolve_algorithm
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
+
+globals().update(FAMILY_ALGORITHMS)  # gaussian_cem, ..., one per registered family and method
 
 __all__ = [
     "ALGORITHMS",
     "FAMILIES",
     "FAMILY_ALGORITHMS",
     "Algorithm",
-    "LBMFamily",
     "LBMFit",
-    "bernoulli_cem",
-    "bernoulli_vem",
     "cem",
     "double_kmeans",
     "fit_lbm",
-    "gaussian_cem",
-    "gaussian_vem",
     "infer_kind",
-    "poisson_cem",
-    "poisson_vem",
     "resolve_algorithm",
     "sparsebm_lbm",
     "spectral_biclustering",
     "spectral_coclustering",
     "vem",
+    *sorted(FAMILY_ALGORITHMS),
 ]

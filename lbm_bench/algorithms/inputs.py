@@ -18,18 +18,21 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from lbm_bench._validation import check_count
+from lbm_bench.models.data import TableData
+from lbm_bench.models.registry import FAMILY_CLASSES
 
-__all__ = ["infer_kind", "reject_sparse"]
+__all__ = ["check_inputs", "check_numeric_table", "infer_kind", "reject_sparse"]
 
 
-def _check_numeric_table(X: Any, name: str = "X") -> np.ndarray | sp.csr_array:
+def check_numeric_table(X: Any, name: str = "X") -> np.ndarray | sp.csr_array:
     """A non-empty, finite, 2-D array of booleans, integers or reals (dtype kept).
 
     A scipy.sparse table is returned as a :class:`scipy.sparse.csr_array`.
     """
-    if sp.issparse(X):
-        return _check_sparse_table(X, name)
-    array = np.asarray(X)
+    data = TableData.of(X)
+    if data.is_sparse:
+        return _check_sparse_table(data.table, name)
+    array = data.table
     if array.dtype.kind not in "biuf":
         raise TypeError(f"{name} must be a 2-D array of numbers, got dtype {array.dtype}")
     if array.ndim != 2:
@@ -55,7 +58,7 @@ def _check_sparse_table(X: Any, name: str) -> sp.csr_array:
 
 def reject_sparse(X: Any, algorithm: str, reason: str) -> None:
     """Refuse a scipy.sparse table in one line naming ``algorithm`` (ValueError)."""
-    if sp.issparse(X):
+    if TableData.of(X).is_sparse:
         raise ValueError(
             f"{algorithm} does not accept sparse tables ({reason}); use cem, vem, double-kmeans "
             "or sparsebm, or densify a small table with X.toarray()"
@@ -74,8 +77,8 @@ def _check_cluster_counts(
     return g, m
 
 
-def _check_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) -> tuple[np.ndarray, int, int]:
-    table = _check_numeric_table(X)
+def check_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) -> tuple[np.ndarray, int, int]:
+    table = check_numeric_table(X)
     g, m = _check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
     return table, g, m
 
@@ -102,10 +105,9 @@ def infer_kind(X: ArrayLike) -> str:
     >>> infer_kind([[0, 1], [1, 1]]), infer_kind([[0, 3], [2, 1]]), infer_kind([[0.0, 3.0]])
     ('bernoulli', 'poisson', 'gaussian')
     """
-    table = _check_numeric_table(X)
-    if table.dtype.kind == "f":
-        return "gaussian"
-    low, high = int(table.min()), int(table.max())
-    if low >= 0 and high <= 1:
-        return "bernoulli"
-    return "poisson" if low >= 0 else "gaussian"
+    table = check_numeric_table(X)
+    low = high = None
+    if table.dtype.kind != "f":
+        low, high = int(table.min()), int(table.max())
+    families = sorted((f for f in FAMILY_CLASSES if f.inference_order is not None), key=lambda f: f.inference_order)
+    return next(f.kind for f in families if f.describes(table.dtype.kind, low, high))

@@ -46,23 +46,24 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count
-from lbm_bench.algorithms.inputs import _check_inputs
+from lbm_bench.algorithms.inputs import check_inputs
+from lbm_bench.models.data import TableData
 
-__all__ = ["double_kmeans"]
+__all__ = ["double_kmeans", "fill_empty", "kmeans", "onehot", "seeded_labels"]
 
 
-def _onehot(labels: np.ndarray, n_classes: int) -> np.ndarray:
+def onehot(labels: np.ndarray, n_classes: int) -> np.ndarray:
     return np.eye(n_classes)[labels]
 
 
-def _fill_empty(labels: np.ndarray, k: int, misfit: Callable[[], np.ndarray]) -> np.ndarray:
+def fill_empty(labels: np.ndarray, k: int, misfit: Callable[[], np.ndarray]) -> np.ndarray:
     """Give every empty cluster the worst-fitting item of a cluster with two items or more.
 
     ``misfit()`` scores every item (higher is worse); it is evaluated only
@@ -81,7 +82,6 @@ def _fill_empty(labels: np.ndarray, k: int, misfit: Callable[[], np.ndarray]) ->
     return labels
 
 
-
 # -- k-means (numpy; kept over scipy and scikit-learn, see the module docstring) ---------------
 def _squared_distances(data: np.ndarray, centers: np.ndarray, data_sq: np.ndarray) -> np.ndarray:
     """Squared Euclidean distances (n, k) of points (n, d) to centers (k, d)."""
@@ -89,30 +89,19 @@ def _squared_distances(data: np.ndarray, centers: np.ndarray, data_sq: np.ndarra
     return np.maximum(d2, 0.0)
 
 
-def _squared_norms(data: np.ndarray | sp.csr_array) -> np.ndarray:
-    """Squared Euclidean norm (n,) of every row of a dense or CSR table."""
-    if sp.issparse(data):
-        return np.asarray(data.multiply(data).sum(axis=1), dtype=np.float64).ravel()
-    return np.einsum("nd,nd->n", data, data)
-
-
-def _point(data: np.ndarray | sp.csr_array, index: int) -> np.ndarray:
-    """Row ``index`` of a dense or CSR table, dense (d,)."""
-    return data[[index]].toarray()[0] if sp.issparse(data) else data[index]
-
-
 def _kmeans_plus_plus(
-    data: np.ndarray, k: int, data_sq: np.ndarray, rng: np.random.Generator
+    points: TableData, k: int, data_sq: np.ndarray, rng: np.random.Generator
 ) -> np.ndarray:
     """k-means++ seeding: centers (k, d) drawn with probability proportional to D^2."""
+    data = points.table
     n = data.shape[0]
     centers = np.empty((k, data.shape[1]))
-    centers[0] = _point(data, rng.integers(n))
+    centers[0] = points.dense_row(rng.integers(n))
     closest = _squared_distances(data, centers[:1], data_sq)[:, 0]
     for c in range(1, k):
         total = closest.sum()
         index = rng.choice(n, p=closest / total) if total > 0 else rng.integers(n)
-        centers[c] = _point(data, index)
+        centers[c] = points.dense_row(index)
         closest = np.minimum(closest, _squared_distances(data, centers[c : c + 1], data_sq)[:, 0])
     return centers
 
@@ -135,35 +124,38 @@ def _lloyd(
     for _ in range(max_iter):
         d2 = _squared_distances(data, centers, data_sq)
         new = d2.argmin(1)
-        new = _fill_empty(new, k, partial(_own_distances, d2, new))
+        new = fill_empty(new, k, partial(_own_distances, d2, new))
         if np.array_equal(new, labels):
             break
         labels = new
-        onehot = _onehot(labels, k)
-        centers = (onehot.T @ data) / onehot.sum(0)[:, None]
+        indicators = onehot(labels, k)
+        centers = (indicators.T @ data) / indicators.sum(0)[:, None]
     return labels, float(_own_distances(_squared_distances(data, centers, data_sq), labels).sum())
 
 
-def _kmeans(
-    data: np.ndarray, k: int, *, n_init: int, max_iter: int, rng: np.random.Generator
+def kmeans(
+    data: Any, k: int, *, n_init: int, max_iter: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Best of ``n_init`` k-means runs (k-means++ seeding, Lloyd iterations): labels (n,)."""
-    data = sp.csr_array(data, dtype=np.float64) if sp.issparse(data) else np.asarray(data, dtype=np.float64)
-    data_sq = _squared_norms(data)
+    """Best of ``n_init`` k-means runs (k-means++ seeding, Lloyd iterations) on the rows of
+    ``data`` (dense or sparse, rows as points): labels (n,)."""
+    points = TableData.of(data).as_float()
+    data_sq = points.row_squared_norms()
     best_labels, best_inertia = None, math.inf
     for _ in range(n_init):
-        labels, inertia = _lloyd(data, _kmeans_plus_plus(data, k, data_sq, rng), data_sq, max_iter)
+        labels, inertia = _lloyd(points.table, _kmeans_plus_plus(points, k, data_sq, rng), data_sq, max_iter)
         if inertia < best_inertia:
             best_labels, best_inertia = labels, inertia
     return np.asarray(best_labels, dtype=np.int64)
 
 
-def _seeded_labels(data: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
-    """Labels of the nearest of k points drawn by k-means++ seeding (every class used)."""
-    data_sq = _squared_norms(data)
-    d2 = _squared_distances(data, _kmeans_plus_plus(data, k, data_sq, rng), data_sq)
+def seeded_labels(data: Any, k: int, rng: np.random.Generator) -> np.ndarray:
+    """Labels of the nearest of k points (rows of ``data``, dense or sparse) drawn by k-means++
+    seeding (every class used)."""
+    points = TableData.of(data)
+    data_sq = points.row_squared_norms()
+    d2 = _squared_distances(points.table, _kmeans_plus_plus(points, k, data_sq, rng), data_sq)
     labels = d2.argmin(1)
-    return _fill_empty(labels, k, partial(_own_distances, d2, labels))
+    return fill_empty(labels, k, partial(_own_distances, d2, labels))
 
 
 # -- double k-means -----------------------------------------------------------------------
@@ -208,12 +200,11 @@ def double_kmeans(
     (True, True)
     """
     rng = np.random.default_rng(rng)
-    table, g, m = _check_inputs(X, n_row_clusters, n_col_clusters)
+    table, g, m = check_inputs(X, n_row_clusters, n_col_clusters)
     n_init = check_count("n_init", n_init)
     max_iter = check_count("max_iter", max_iter)
-    data = table.astype(np.float64)
-    rows = _kmeans(data, g, n_init=n_init, max_iter=max_iter, rng=rng)
-    columns = sp.csr_array(data.T) if sp.issparse(data) else data.T
-    cols = _kmeans(columns, m, n_init=n_init, max_iter=max_iter, rng=rng)
+    data = TableData.of(table).as_float()
+    rows = kmeans(data, g, n_init=n_init, max_iter=max_iter, rng=rng)
+    cols = kmeans(data.transposed(), m, n_init=n_init, max_iter=max_iter, rng=rng)
     return rows, cols
 

@@ -25,7 +25,7 @@ every other block sum is computed from these small (items x clusters) arrays.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,24 +34,17 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench._validation import check_count, check_kind, check_positive_float
-from lbm_bench.algorithms.inputs import _check_inputs, infer_kind
-from lbm_bench.algorithms.kmeans import _fill_empty, _onehot, _seeded_labels
-from lbm_bench.models.families import (
-    BernoulliLBM,
-    GaussianLBM,
-    LatentBlockModel,
-    PoissonLBM,
-)
+from lbm_bench._validation import check_choice, check_count, check_positive_float
+from lbm_bench.algorithms.inputs import check_inputs, infer_kind
+from lbm_bench.algorithms.kmeans import fill_empty, onehot, seeded_labels
+from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.data import TableData
+from lbm_bench.models.registry import check_kind, family_names, get_family
 
-__all__ = ["FAMILIES", "LBMFamily", "LBMFit", "cem", "fit_lbm", "vem"]
+__all__ = ["FAMILIES", "LBMFit", "VARIANCE_FLOOR", "cem", "fit_lbm", "vem"]
 
 #: Gaussian block variances are floored at this fraction of the table variance.
 VARIANCE_FLOOR = 1e-6
-#: Poisson block rates are floored at this value.
-RATE_FLOOR = 1e-10
-#: Bernoulli block probabilities are clipped to [PROB_CLIP, 1 - PROB_CLIP].
-PROB_CLIP = 1e-6
 #: A VEM cluster whose posterior mass falls below this is "empty": its block
 #: parameters are kept from the previous M-step and its proportion is floored.
 _MIN_MASS = 1e-8
@@ -63,80 +56,25 @@ _DEFAULTS = {"cem": {"n_init": 10, "max_iter": 100}, "vem": {"n_init": 10, "max_
 _VEM_INIT_CEM_ITER = 20
 
 
-# -- the families: one record each -------------------------------------------------------
-def _gaussian_blocks(totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict:
-    mean = totals[0] / exposure
-    var = totals[1] / exposure - mean**2
-    return {"means": mean, "stds": np.sqrt(np.maximum(var, var_floor))}
+class _Families(Mapping):
+    """The families :func:`fit_lbm` fits, by kind: every registered family (its class: its
+    table check, statistics, base measure and ``estimate_blocks``, the M-step)."""
+
+    def __getitem__(self, kind: str) -> type[LatentBlockModel]:
+        if kind not in family_names():
+            raise KeyError(kind)
+        return get_family(kind)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(family_names())
+
+    def __len__(self) -> int:
+        return len(family_names())
 
 
-def _poisson_blocks(totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict:
-    return {"rates": np.maximum(totals[0] / exposure, RATE_FLOOR)}
-
-
-def _bernoulli_blocks(totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict:
-    return {"probs": np.clip(totals[0] / exposure, PROB_CLIP, 1.0 - PROB_CLIP)}
-
-
-@fill_doc
-@dataclass(frozen=True)
-class LBMFamily:
-    """A latent block model family as block CEM and VEM fit it.
-
-    {{kind_attribute}}
-    placeholder : LatentBlockModel
-        A 1x1 model of the family: its table check, sufficient statistics
-        ``T(x)`` and base measure serve every fit.
-    blocks : str
-        What a block holds (used in the docstrings of the per-family algorithms).
-    estimates : callable
-        ``estimates(totals, exposure, var_floor) -> dict`` of floored
-        maximum-likelihood block parameters (keyword arguments of the model
-        class) from the block sums ``totals`` (p, g, m) of ``T(x)`` and the
-        block sizes ``exposure`` (g, m), floored at ``1e-8``.
-    centred : bool
-        Whether the table is fitted centred (Gaussian: block variances
-        ``E[x^2] - E[x]^2`` lose precision far from zero).
-    """
-
-    kind: str
-    placeholder: LatentBlockModel
-    blocks: str
-    estimates: Callable[[np.ndarray, np.ndarray, float], dict[str, np.ndarray]]
-    centred: bool = False
-
-    @property
-    def model(self) -> type[LatentBlockModel]:
-        """The model class of the family."""
-        return type(self.placeholder)
-
-
-#: The families fitted by :func:`fit_lbm`, by kind; the per-family algorithms of
-#: :mod:`lbm_bench.algorithms.registry` (``gaussian_cem``, ...) are generated from it.
-FAMILIES: dict[str, LBMFamily] = {
-    family.kind: family
-    for family in (
-        LBMFamily(
-            "gaussian",
-            GaussianLBM([1.0], [1.0], [[0.0]], [[1.0]]),
-            "Gaussian blocks (a mean and a standard deviation per block)",
-            _gaussian_blocks,
-            centred=True,
-        ),
-        LBMFamily(
-            "poisson",
-            PoissonLBM([1.0], [1.0], [[1.0]]),
-            "Poisson blocks (one rate per block, no row or column effects)",
-            _poisson_blocks,
-        ),
-        LBMFamily(
-            "bernoulli",
-            BernoulliLBM([1.0], [1.0], [[0.5]]),
-            "Bernoulli blocks (one probability per block)",
-            _bernoulli_blocks,
-        ),
-    )
-}
+#: The families fitted by :func:`fit_lbm`, by kind (the registry's); the per-family
+#: algorithms of :mod:`lbm_bench.algorithms.registry` (``gaussian_cem``, ...) are made from it.
+FAMILIES: Mapping[str, type[LatentBlockModel]] = _Families()
 
 
 def _proportions(mass: np.ndarray) -> np.ndarray:
@@ -157,46 +95,43 @@ class _Problem:
     """
 
     def __init__(self, X: np.ndarray | sp.csr_array, kind: str, method: str = "cem") -> None:
-        family = FAMILIES[kind]
-        placeholder = family.placeholder
+        family = get_family(kind)
+        placeholder = family.placeholder()
         self.kind = kind
         self.family = family
         self._placeholder = placeholder
         self._row_base: np.ndarray | None = None
         self._col_base: np.ndarray | None = None
-        if sp.issparse(X):
+        self.sparse = TableData.of(X).is_sparse
+        if self.sparse:
             self._init_sparse(X, method)
             return
         self.X = placeholder.check_table(X)
         # Gaussian tables are fitted centred (block variances E[x^2] - E[x]^2
         # lose precision far from zero); restore() shifts the means back.
-        self.offset = float(np.mean(self.X)) if family.centred else 0.0
+        self.offset = float(np.mean(self.X)) if family.fit_centred else 0.0
         self.values = np.asarray(self.X, dtype=np.float64) - self.offset
         self.T = placeholder.sufficient_statistics(self.values)
         self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
         self.base_measure = placeholder.log_base_measure(self.values)
-        table_var = float(np.var(self.X)) if family.centred else 0.0
+        table_var = float(np.var(self.X)) if family.fit_centred else 0.0
         self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
 
     def _init_sparse(self, X: sp.csr_array, method: str) -> None:
         """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose.
 
         Only families whose statistic is the entry itself and whose base measure
-        vanishes at zero (Bernoulli, Poisson) keep the table sparse: every block
-        sum is then a sparse product and the zeros add nothing to the base measure.
+        vanishes at zero (``can_be_sparse``: Bernoulli, Poisson) keep the table sparse:
+        every block sum is then a sparse product and the zeros add nothing to the base
+        measure. The family's table check refuses values its tables cannot hold.
         """
-        if self.family.centred or self._placeholder.n_stats != 1:
+        if not self.family.can_be_sparse:
+            sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
             raise ValueError(
-                f"{method} fits a sparse table with Bernoulli or Poisson blocks only, got kind "
+                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
                 f"{self.kind!r}; densify it (X.toarray()) to fit {self.kind} blocks"
             )
-        table = sp.csr_array(X)
-        values = table.data
-        if values.size and (values.min() < 0 or (self.kind == "bernoulli" and values.max() > 1)):
-            bad = values.min() if values.min() < 0 else values.max()
-            raise ValueError(f"X holds a value a {self.kind} table cannot hold ({bad!r})")
-        if self.kind == "poisson" and not np.array_equal(values, np.round(values)):
-            raise ValueError("X must hold integer counts for poisson blocks")
+        table = self._placeholder.check_table(X)
         self.X = table
         self.offset = 0.0
         self.values = sp.csr_array(table, dtype=np.float64)
@@ -210,7 +145,7 @@ class _Problem:
     def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
         """``sum_j log h(x_ij)`` of every row of ``table`` (zeros add nothing when sparse)."""
         base = self._placeholder.log_base_measure
-        if not sp.issparse(table):
+        if not self.sparse:
             return np.array([base(row[None]) for row in table])
         data, indptr = table.data, table.indptr
         return np.array([base(data[None, a:b]) if b > a else 0.0 for a, b in zip(indptr[:-1], indptr[1:], strict=True)])
@@ -224,7 +159,7 @@ class _Problem:
     def col_base(self) -> np.ndarray:
         """Per-column base measure (n_cols,), computed on demand."""
         if self._col_base is None:
-            self._col_base = self._base_by_item(self.T_t[0] if sp.issparse(self.values) else self.values.T)
+            self._col_base = self._base_by_item(self.T_t[0] if self.sparse else self.values.T)
         return self._col_base
 
     def restore(self, model: LatentBlockModel) -> LatentBlockModel:
@@ -233,8 +168,7 @@ class _Problem:
             return model
         params = model.block_parameters()
         means = params["means"] + self.offset
-        model_class = self.family.model
-        return model_class(model.row_proportions, model.col_proportions, means, params["stds"])
+        return self.family(model.row_proportions, model.col_proportions, means, params["stds"])
 
     # The table's products with assignments: the only block sums that read the table.
     def row_sums(self, W: np.ndarray) -> np.ndarray:
@@ -280,12 +214,12 @@ class _Problem:
         """
         row_mass, col_mass = Z.sum(0), W.sum(0)
         exposure = np.maximum(np.outer(row_mass, col_mass), _MIN_MASS)
-        params = self.family.estimates(totals, exposure, self.var_floor)
+        params = self.family.estimate_blocks(totals, exposure, self.var_floor)
         stale = (row_mass < _MIN_MASS)[:, None] | (col_mass < _MIN_MASS)[None, :]
         if previous is not None and stale.any():
             for name, old in previous.block_parameters().items():
                 params[name] = np.where(stale, old, params[name])
-        return self.family.model(_proportions(row_mass), _proportions(col_mass), **params)
+        return self.family(_proportions(row_mass), _proportions(col_mass), **params)
 
     def expected_log_joint(
         self, model: LatentBlockModel, Z: np.ndarray, W: np.ndarray, totals: np.ndarray
@@ -342,7 +276,7 @@ def _hard_assign(
     """
     labels = logits.argmax(1)
     rows = np.arange(len(labels))
-    return _fill_empty(
+    return fill_empty(
         labels, logits.shape[1], lambda: np.log(props)[labels] - logits[rows, labels] - base()
     )
 
@@ -354,7 +288,7 @@ def _cem_run(
 
     ``z`` (n_rows,) and ``w`` (n_cols,) are starting labels using all g and m clusters.
     """
-    Z, W = _onehot(z, g), _onehot(w, m)
+    Z, W = onehot(z, g), onehot(w, m)
     totals = prob.block_totals(Z, W)
     model = prob.m_step(Z, W, totals, None)
     converged, n_iter = False, 0
@@ -362,11 +296,11 @@ def _cem_run(
         n_iter += 1
         S, logits = prob.row_step(model, W)
         z_new = _hard_assign(logits, model.row_proportions, prob.row_base)
-        Z = _onehot(z_new, g)
+        Z = onehot(z_new, g)
         model = prob.m_step(Z, W, _row_totals(Z, S), model)
         S, logits = prob.col_step(model, Z)
         w_new = _hard_assign(logits, model.col_proportions, prob.col_base)
-        W = _onehot(w_new, m)
+        W = onehot(w_new, m)
         totals = _col_totals(S, W)
         model = prob.m_step(Z, W, totals, model)
         converged = np.array_equal(z_new, z) and np.array_equal(w_new, w)
@@ -383,8 +317,8 @@ def _cem_start(
 
     ``tol`` is unused: CEM stops when the labels stop changing.
     """
-    columns = prob.T_t[0] if sp.issparse(prob.values) else prob.values.T
-    z, w = _seeded_labels(prob.values, g, rng), _seeded_labels(columns, m, rng)
+    columns = prob.T_t[0] if prob.sparse else prob.values.T
+    z, w = seeded_labels(prob.values, g, rng), seeded_labels(columns, m, rng)
     return _cem_run(prob, z, w, g, m, max_iter)
 
 
@@ -403,7 +337,7 @@ def _vem_start(
     relative change falls below ``tol`` or after ``max_iter`` iterations.
     """
     init = _cem_start(prob, g, m, _VEM_INIT_CEM_ITER, tol, rng)
-    model, W = init.model, _onehot(init.cols, m)
+    model, W = init.model, onehot(init.cols, m)
     bound, converged, n_iter = -math.inf, False, 0
     while n_iter < max_iter and not converged:
         n_iter += 1
@@ -540,9 +474,8 @@ def fit_lbm(
     ('poisson', (40,), (30,), (2, 2))
     """
     rng = np.random.default_rng(rng)
-    table, g, m = _check_inputs(X, n_row_clusters, n_col_clusters)
-    if method not in _STARTS:
-        raise ValueError(f"method must be 'cem' or 'vem', got {method!r}")
+    table, g, m = check_inputs(X, n_row_clusters, n_col_clusters)
+    check_choice("method", method, tuple(_STARTS))
     kind = infer_kind(table) if kind is None else check_kind(kind)
     defaults = _DEFAULTS[method]
     n_init = check_count("n_init", defaults["n_init"] if n_init is None else n_init)

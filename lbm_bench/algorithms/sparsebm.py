@@ -47,6 +47,7 @@ import scipy.sparse as sp
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count
+from lbm_bench.models.data import TableData
 
 __all__ = ["sparsebm_lbm", "global_numpy_seed", "SPARSEBM_SETTINGS"]
 
@@ -68,7 +69,7 @@ def global_numpy_seed(seed: int) -> Iterator[None]:
 
 def _binary_csr(X: Any) -> sp.csr_matrix:
     """``X`` as a CSR matrix of float64 zeros and ones; ValueError naming the algorithm otherwise."""
-    matrix = sp.csr_matrix(X) if sp.issparse(X) else sp.csr_matrix(np.asarray(X))
+    matrix = sp.csr_matrix(TableData.of(X).to_csr())
     if matrix.ndim != 2 or 0 in matrix.shape:
         raise ValueError(f"sparsebm needs a non-empty 2-D table, got shape {matrix.shape}")
     if matrix.dtype.kind not in "biuf":

@@ -14,8 +14,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench.algorithms.inputs import _check_inputs, reject_sparse
-from lbm_bench.algorithms.kmeans import _kmeans, _onehot
+from lbm_bench.algorithms.inputs import check_inputs, reject_sparse
+from lbm_bench.algorithms.kmeans import kmeans, onehot
 
 __all__ = ["spectral_biclustering", "spectral_coclustering"]
 
@@ -27,7 +27,7 @@ def _spectral_inputs(
 ) -> tuple[Any, np.ndarray, int, int]:
     """Validated inputs of the spectral methods: (sklearn.cluster, data, g, m)."""
     reject_sparse(X, algorithm, "empty rows and columns get a constant added to every entry, which densifies it")
-    table, g, m = _check_inputs(X, n_row_clusters, n_col_clusters)
+    table, g, m = check_inputs(X, n_row_clusters, n_col_clusters)
     if min(table.shape) < 2:
         raise ValueError(f"X must have at least 2 rows and 2 columns, got shape {table.shape}")
     return _import_sklearn_cluster(), _nonnegative(table), g, m
@@ -72,7 +72,7 @@ def _merge_clusters(
     ``profiles`` (n_clusters, q) describes each cluster (here its mean block
     values across the clusters of the other side).
     """
-    groups = _kmeans(profiles, n_target, n_init=10, max_iter=300, rng=rng)
+    groups = kmeans(profiles, n_target, n_init=10, max_iter=300, rng=rng)
     return groups[labels]
 
 
@@ -85,7 +85,7 @@ def _compact_labels(fitted: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def _block_means(data: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """Mean of ``data`` per (row cluster, column cluster) of compact labels; 0 when empty."""
-    R, C = _onehot(rows, rows.max() + 1), _onehot(cols, cols.max() + 1)
+    R, C = onehot(rows, rows.max() + 1), onehot(cols, cols.max() + 1)
     sizes = np.outer(R.sum(0), C.sum(0))
     return (R.T @ data @ C) / np.maximum(sizes, 1.0)
 

@@ -45,7 +45,8 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_labels
-from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, chain_diagnostics
+from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
+from lbm_bench.metrics.mcmc import chain_diagnostics
 
 try:  # the kernels of ``csr @ vector`` and ``csr.T @ vector``, called directly: the
     # descent makes thousands of small products, whose scipy wrappers (format checks,

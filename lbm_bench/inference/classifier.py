@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import logsumexp
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper
-from lbm_bench.models.families import LatentBlockModel
+from lbm_bench.models.base import LatentBlockModel
 
 __all__ = ["MapResult", "map_labels"]
 
@@ -63,147 +62,6 @@ class MapResult:
         return int(self.start_log_likelihoods.shape[0])
 
 
-#: Bytes of the (g, m, B, chunk, n_cols) entrywise log-density array in marginal starts.
-_MARGINAL_CHUNK_BYTES = 16 * 2**20
-
-
-def _logsumexp_first(values: np.ndarray) -> np.ndarray:
-    """``log(sum(exp(values), axis=0))``, shifted by the maximum; overwrites ``values``.
-
-    Reducing over the first axis keeps every operation contiguous (reductions
-    over a short last axis are several times slower in numpy).
-    """
-    top = values.max(axis=0)
-    values -= top
-    np.exp(values, out=values)
-    total = values.sum(axis=0)
-    np.log(total, out=total)
-    total += top
-    return total
-
-
-def _entrywise_scores(sweeper: Sweeper) -> tuple[np.ndarray, np.ndarray]:
-    """Class scores of rows and of columns when the other labels are integrated out
-    entry by entry: ``sum_j log sum_l rho_l p(x_ij | k, l)`` for row ``i`` and class ``k``.
-
-    This ignores that the entries of a column share one label, so it is not the
-    posterior, but it is a function of X alone that points each row (column) to
-    its class well enough to start Algorithm 1 in the right basin.
-
-    Returns
-    -------
-    row_scores : ndarray of shape (B, n_rows, g)
-    col_scores : ndarray of shape (B, n_cols, m)
-    """
-    if sweeper.is_sparse:
-        return _entrywise_scores_sparse(sweeper)
-    model = sweeper.model
-    B, p, n, d = sweeper.stats.shape
-    g, m = model.block_shape
-    # float32: these scores only choose starts, and float32 exp is several times faster
-    eta = sweeper.eta.astype(np.float32)
-    A = sweeper.log_partition.astype(np.float32)
-    exposure = None
-    if sweeper.row_weights is not None:
-        exposure = np.outer(sweeper.row_weights, sweeper.col_weights).astype(np.float32)
-    log_pi = sweeper.log_row_prior.astype(np.float32)
-    log_rho = sweeper.log_col_prior.astype(np.float32)
-    row_scores = np.empty((B, n, g))
-    col_scores = np.zeros((B, d, m))
-    chunk = max(1, _MARGINAL_CHUNK_BYTES // (4 * B * d * (g * m + max(g, m))))
-    for start in range(0, n, chunk):
-        rows = slice(start, min(start + chunk, n))
-        stats = sweeper.stats[:, :, rows].astype(np.float32)  # (B, p, r, d)
-        # class-major log-densities dens[k, l] of shape (B, r, d), one axpy per statistic
-        dens = np.empty((g, m) + stats[:, 0].shape, dtype=np.float32)
-        for k in range(g):
-            for l in range(m):
-                np.multiply(stats[:, 0], eta[0, k, l], out=dens[k, l])
-                for q in range(1, p):
-                    dens[k, l] += eta[q, k, l] * stats[:, q]
-                if exposure is None:
-                    dens[k, l] -= A[k, l]
-                else:
-                    dens[k, l] -= A[k, l] * exposure[rows]
-        # integrate the column label out for the rows, the row label out for the columns
-        for k in range(g):
-            scores = _logsumexp_first(dens[k] + log_rho[:, None, None, None])  # (B, r, d)
-            row_scores[:, rows, k] = scores.sum(axis=-1, dtype=np.float64)
-        dens += log_pi[:, None, None, None, None]
-        for l in range(m):
-            scores = _logsumexp_first(np.ascontiguousarray(dens[:, l]))
-            col_scores[:, :, l] += scores.sum(axis=1, dtype=np.float64)
-    return row_scores + log_pi, col_scores + log_rho
-
-
-#: Stored entries per chunk in the sparse entrywise scores with effects.
-_SPARSE_CHUNK = 2**18
-#: Exposure groups summarising the other side's effects in the zeros' terms.
-_ZERO_GROUPS = 64
-
-
-def _entrywise_scores_sparse(sweeper: Sweeper) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_entrywise_scores` on sparse tables: the stored entries one by one, the zeros
-    in closed form. A zero of row ``i`` adds ``log sum_l rho_l exp(-c_ij A_kl)`` to its
-    score for class ``k``: the same for every zero without effects; with effects (``c_ij =
-    a_i b_j``), the sum over a row's entries uses the column effects summarised by 64
-    equal-count groups (a start heuristic, like the rest of these scores)."""
-    eta = sweeper.eta[0]  # (g, m)
-    A = sweeper.log_partition
-    log_pi, log_rho = sweeper.log_row_prior, sweeper.log_col_prior
-    a, b = sweeper.row_weights, sweeper.col_weights
-    n, d = sweeper.n_rows, sweeper.n_cols
-    row_out = np.empty((sweeper.n_tables, n, A.shape[0]))
-    col_out = np.empty((sweeper.n_tables, d, A.shape[1]))
-    for t, X in enumerate(sweeper.sparse_rows):
-        rows = np.repeat(np.arange(n), np.diff(X.indptr))
-        cols, x = X.indices, X.data
-        row_scores, col_scores = row_out[t], col_out[t]
-        if a is None:
-            zero_row = logsumexp(log_rho - A, axis=1)  # (g,)
-            zero_col = logsumexp(log_pi[:, None] - A, axis=0)  # (m,)
-            values, inverse = np.unique(x, return_inverse=True)
-            dens = eta * values[:, None, None] - A  # (U, g, m)
-            row_gain = logsumexp(dens + log_rho, axis=2) - zero_row  # (U, g)
-            col_gain = logsumexp(dens + log_pi[:, None], axis=1) - zero_col  # (U, m)
-            row_scores[:] = d * zero_row
-            col_scores[:] = n * zero_col
-            for k in range(row_gain.shape[1]):
-                row_scores[:, k] += np.bincount(rows, weights=row_gain[inverse, k], minlength=n)
-            for l in range(col_gain.shape[1]):
-                col_scores[:, l] += np.bincount(cols, weights=col_gain[inverse, l], minlength=d)
-        else:
-            row_scores[:] = _grouped_zero_terms(a, b, log_rho, A)
-            col_scores[:] = _grouped_zero_terms(b, a, log_pi, A.T)
-            for start in range(0, x.size, _SPARSE_CHUNK):
-                part = slice(start, start + _SPARSE_CHUNK)
-                r, c, v = rows[part], cols[part], x[part]
-                exposure = (a[r] * b[c])[:, None, None]
-                zero = -exposure * A  # (e, g, m)
-                dens = zero + eta * v[:, None, None]
-                row_gain = logsumexp(dens + log_rho, axis=2) - logsumexp(zero + log_rho, axis=2)
-                col_gain = (logsumexp(dens + log_pi[:, None], axis=1)
-                            - logsumexp(zero + log_pi[:, None], axis=1))
-                for k in range(row_gain.shape[1]):
-                    row_scores[:, k] += np.bincount(r, weights=row_gain[:, k], minlength=n)
-                for l in range(col_gain.shape[1]):
-                    col_scores[:, l] += np.bincount(c, weights=col_gain[:, l], minlength=d)
-    return row_out + log_pi, col_out + log_rho
-
-
-def _grouped_zero_terms(own: np.ndarray, other: np.ndarray, log_prior_other, A: np.ndarray) -> np.ndarray:
-    """``sum_j log sum_l prior_l exp(-own_i other_j A_kl)`` for every own item and class ``k``,
-    with ``other`` summarised by equal-count groups (their means): (n_own, k)."""
-    groups = np.array_split(np.sort(other), min(_ZERO_GROUPS, other.size))
-    means = np.array([grp.mean() for grp in groups])
-    sizes = np.array([grp.size for grp in groups], dtype=np.float64)
-    out = np.zeros((own.size, A.shape[0]))
-    for mean, size in zip(means, sizes, strict=True):
-        exposure = (own * mean)[:, None, None]  # (n_own, 1, 1)
-        out += size * logsumexp(log_prior_other - exposure * A, axis=2)
-    return out
-
-
 def initial_column_labels(
     sweeper: Sweeper,
     n_init: int,
@@ -211,7 +69,12 @@ def initial_column_labels(
 ) -> np.ndarray:
     """X-only starts of Algorithm 1, as column labels of shape (B, 2 + n_init, n_cols).
 
-    Start 0 classifies the columns entrywise (:func:`_entrywise_scores`);
+    Start 0 classifies the columns entrywise: each column's class score sums, over its
+    entries, ``log sum_k pi_k p(x_ij | k, l)`` (the row label integrated out entry by
+    entry, ignoring that the entries of a row share one label: not the posterior, but
+    a function of X alone that points each column to its class well enough to start
+    Algorithm 1 in the right basin; the storage computes it, see
+    :meth:`~lbm_bench.inference.engine.Sweeper.entrywise_scores`);
     start 1 classifies the rows entrywise and takes the column step; the
     ``n_init`` random starts draw column labels (even starts) or row labels
     followed by the column step (odd starts) from the proportions.
@@ -226,7 +89,7 @@ def initial_column_labels(
     rngs = [rng] * B if isinstance(rng, np.random.Generator) else list(rng)
     if len(rngs) != B:
         raise ValueError(f"rng must be a Generator or {B} Generators, got {len(rngs)}")
-    row_scores, col_scores = _entrywise_scores(sweeper)
+    row_scores, col_scores = sweeper.entrywise_scores()
     w_marginal = col_scores.argmax(-1)[:, None]
     z_marginal = row_scores.argmax(-1)[:, None]
     z = np.empty((B, n_init, n), dtype=np.int64)

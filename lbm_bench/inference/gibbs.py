@@ -40,7 +40,6 @@ labelling are computed with the identity matching.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,10 +50,11 @@ from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_labels
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
-from lbm_bench.metrics.risk import _item_losses
-from lbm_bench.models.families import LatentBlockModel
+from lbm_bench.metrics.mcmc import chain_diagnostics
+from lbm_bench.metrics.risk import set_item_losses
+from lbm_bench.models.base import LatentBlockModel
 
-__all__ = ["GibbsSamples", "RiskEstimate", "gibbs_labels", "chain_diagnostics"]
+__all__ = ["GibbsSamples", "RiskEstimate", "gibbs_labels"]
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,7 @@ class GibbsSamples:
         """Conditional risk of the labelling ``(z, w)`` with its Monte Carlo diagnostics."""
         z = check_labels("z", z, length=self.rows.shape[1])
         w = check_labels("w", w, length=self.cols.shape[1])
-        row_loss, col_loss = _item_losses(self.rows, self.cols, z, w)
+        row_loss, col_loss = set_item_losses(self.rows, self.cols, z, w)
         losses = row_loss + col_loss - row_loss * col_loss
         mcse, rhat = chain_diagnostics(losses, self.chain_lengths)
         variance = float(losses.var())
@@ -137,58 +137,6 @@ class GibbsSamples:
             n_samples=self.n_samples,
             n_chains=self.n_chains,
         )
-
-
-def _split(values: np.ndarray, lengths: np.ndarray) -> list[np.ndarray]:
-    return np.split(values, np.cumsum(lengths)[:-1])
-
-
-def chain_diagnostics(values: np.ndarray, chain_lengths: np.ndarray) -> tuple[float, float]:
-    """Monte Carlo standard error of the mean of ``values`` and split R-hat.
-
-    The MCSE uses non-overlapping batch means within each chain (batch size
-    ``floor(sqrt(L))`` for a chain of length ``L``), pooled over independent
-    chains: ``MCSE^2 = sum_c L_c * b_c * var(batch means_c) / N^2``. R-hat is
-    the split-chain potential scale reduction of Gelman et al. (2013).
-
-    Parameters
-    ----------
-    values : ndarray of shape (n_samples,)
-        A scalar summary per label set, chain-major.
-    chain_lengths : ndarray of shape (n_chains,)
-
-    Returns
-    -------
-    mcse : float
-    rhat : float
-    """
-    chains = [c for c in _split(np.asarray(values, dtype=np.float64), chain_lengths) if c.size]
-    total = sum(c.size for c in chains)
-    acc = 0.0
-    for chain in chains:
-        size = max(1, int(math.isqrt(chain.size)))
-        n_batches = chain.size // size
-        if n_batches >= 2:
-            means = chain[: n_batches * size].reshape(n_batches, size).mean(axis=1)
-            acc += chain.size * size * means.var(ddof=1)
-        else:
-            acc += chain.size * (chain.var(ddof=1) if chain.size > 1 else 0.0)
-    mcse = math.sqrt(acc) / total
-    halves = []
-    for chain in chains:
-        half = chain.size // 2
-        if half >= 2:
-            halves += [chain[:half], chain[half : 2 * half]]
-    if len(halves) < 2:
-        return mcse, math.nan
-    length = min(h.size for h in halves)
-    stack = np.stack([h[:length] for h in halves])
-    within = stack.var(axis=1, ddof=1).mean()
-    between = length * stack.mean(axis=1).var(ddof=1)
-    if within == 0:
-        return mcse, 1.0 if between == 0 else math.inf
-    var_plus = (length - 1) / length * within + between / length
-    return mcse, float(math.sqrt(var_plus / within))
 
 
 def _chain_starts(

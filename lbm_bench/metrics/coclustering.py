@@ -18,18 +18,26 @@ from numpy.typing import ArrayLike
 from lbm_bench._docstrings import fill_doc
 from lbm_bench.metrics.tables import (
     FloatOrArray,
-    _ari_from_counts,
-    _encode,
-    _finish,
-    _iter_tables,
-    _label_pair_sums,
-    _matched_count,
-    _pair_counts,
-    _PairSums,
-    _sets_and_prediction,
+    PairSums,
+    ari_from_counts,
+    encode_labels,
+    finish,
+    iter_tables,
+    label_pair_sums,
+    matched_count,
+    pair_counts,
+    sets_and_prediction,
 )
 
-__all__ = ["cari", "ce", "l_col", "l_full", "l_item", "l_row"]
+__all__ = [
+    "cari",
+    "cari_counts",
+    "ce",
+    "l_col",
+    "l_full",
+    "l_item",
+    "l_row",
+]
 
 
 # --------------------------------------------------------------------------- #
@@ -53,11 +61,11 @@ def _hits(sets: np.ndarray, pred: np.ndarray, match: bool) -> np.ndarray:
     """
     if not match:
         return np.count_nonzero(sets == pred, axis=1).astype(np.int64)
-    codes_ref, k_ref = _encode(sets)
-    codes_pred, k_pred = _encode(pred)
+    codes_ref, k_ref = encode_labels(sets)
+    codes_pred, k_pred = encode_labels(pred)
     hits = np.empty(sets.shape[0], dtype=np.int64)
-    for block, tables in _iter_tables(codes_ref, k_ref, codes_pred, k_pred):
-        hits[block] = [_matched_count(table) for table in tables]
+    for block, tables in iter_tables(codes_ref, k_ref, codes_pred, k_pred):
+        hits[block] = [matched_count(table) for table in tables]
     return hits
 
 
@@ -65,13 +73,13 @@ def _one_way_hits(
     name_ref: str, ref: Any, name_pred: str, pred: Any, match: bool
 ) -> _Hits:
     """Validate, then count the items on which each reference set agrees with ``pred``."""
-    sets, predicted, batched = _sets_and_prediction(name_ref, ref, name_pred, pred)
+    sets, predicted, batched = sets_and_prediction(name_ref, ref, name_pred, pred)
     return _Hits(_hits(sets, predicted, match), int(predicted.size), batched)
 
 
 def _one_way_loss(name_ref: str, ref: Any, name_pred: str, pred: Any, match: bool) -> FloatOrArray:
     hits = _one_way_hits(name_ref, ref, name_pred, pred, match)
-    return _finish([(hits.n - h) / hits.n for h in hits.hits.tolist()], hits.batched)
+    return finish([(hits.n - h) / hits.n for h in hits.hits.tolist()], hits.batched)
 
 
 def _two_way_hits(
@@ -175,7 +183,7 @@ def l_item(
     """
     row_hits, col_hits, n_rows, n_cols, batched = _two_way_hits(z, w, z_pred, w_pred, match)
     cells = n_rows * n_cols
-    return _finish([(cells - r * c) / cells for r, c in zip(row_hits, col_hits, strict=True)], batched)
+    return finish([(cells - r * c) / cells for r, c in zip(row_hits, col_hits, strict=True)], batched)
 
 
 @fill_doc
@@ -226,7 +234,7 @@ def l_full(
     values = [
         0.0 if (r == n_rows and c == n_cols) else 1.0 for r, c in zip(row_hits, col_hits, strict=True)
     ]
-    return _finish(values, batched)
+    return finish(values, batched)
 
 
 # --------------------------------------------------------------------------- #
@@ -236,13 +244,13 @@ def l_full(
 
 def _one_way_pair_sums(
     name_ref: str, ref: Any, name_pred: str, pred: Any
-) -> tuple[_PairSums, bool]:
-    sets, predicted, batched = _sets_and_prediction(name_ref, ref, name_pred, pred)
-    return _label_pair_sums(sets, predicted), batched
+) -> tuple[PairSums, bool]:
+    sets, predicted, batched = sets_and_prediction(name_ref, ref, name_pred, pred)
+    return label_pair_sums(sets, predicted), batched
 
 
-def _cari_counts(
-    rows: _PairSums, cols: _PairSums, s_row: int, s_col: int
+def cari_counts(
+    rows: PairSums, cols: PairSums, s_row: int, s_col: int
 ) -> tuple[int, int, int, int]:
     """Pair counts of kron(N_rows, N_cols) from the sums of squares of both factors.
 
@@ -250,7 +258,7 @@ def _cari_counts(
     of a Kronecker product are the Kronecker products of the margins.
     """
     n = rows.n * cols.n
-    return _pair_counts(
+    return pair_counts(
         rows.cells[s_row] * cols.cells[s_col],
         rows.rows[s_row] * cols.rows[s_col],
         rows.cols[s_row] * cols.cols[s_col],
@@ -288,7 +296,7 @@ def cari(z: ArrayLike, w: ArrayLike, z_pred: ArrayLike, w_pred: ArrayLike) -> Fl
         )
     n_sets = max(n_row_sets, n_col_sets)
     values = [
-        _ari_from_counts(*_cari_counts(rows, cols, min(s, n_row_sets - 1), min(s, n_col_sets - 1)))
+        ari_from_counts(*cari_counts(rows, cols, min(s, n_row_sets - 1), min(s, n_col_sets - 1)))
         for s in range(n_sets)
     ]
-    return _finish(values, rows_batched or cols_batched)
+    return finish(values, rows_batched or cols_batched)

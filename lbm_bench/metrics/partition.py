@@ -24,27 +24,28 @@ from scipy.special import gammaln
 from lbm_bench._docstrings import fill_doc
 from lbm_bench.metrics.tables import (
     FloatOrArray,
-    _ari_from_counts,
-    _best_matching,
-    _finish,
-    _fraction_sum,
-    _label_pair_sums,
-    _matched_count,
-    _pair_counts,
-    _PairSums,
-    _rand_from_counts,
-    _sets_and_prediction,
-    _Sparse,
-    _sparse_input,
-    _table_arg,
-    _table_input,
-    _table_pair_sums,
+    PairSums,
+    SparseTable,
+    ari_from_counts,
+    best_matching,
+    finish,
+    fraction_sum,
+    label_pair_sums,
+    matched_count,
+    pair_counts,
+    rand_from_counts,
+    sets_and_prediction,
+    sparse_input,
+    table_arg,
+    table_input,
+    table_pair_sums,
 )
 
 __all__ = [
     "adjusted_asymmetric_accuracy",
     "ami",
     "ari",
+    "ari_values",
     "matching_error",
     "nmi",
     "normalized_accuracy",
@@ -60,12 +61,12 @@ def _pair_values(
     sets: np.ndarray, pred: np.ndarray, index: Callable[[int, int, int, int], float]
 ) -> list[float]:
     """``index(a, b, c, d)`` of each validated int64 set ``sets[s]`` against ``pred``."""
-    return _index_values(_label_pair_sums(sets, pred), index)
+    return _index_values(label_pair_sums(sets, pred), index)
 
 
-def _index_values(sums: _PairSums, index: Callable[[int, int, int, int], float]) -> list[float]:
+def _index_values(sums: PairSums, index: Callable[[int, int, int, int], float]) -> list[float]:
     return [
-        index(*_pair_counts(t, r, c, sums.n))
+        index(*pair_counts(t, r, c, sums.n))
         for t, r, c in zip(sums.cells, sums.rows, sums.cols, strict=True)
     ]
 
@@ -75,15 +76,15 @@ def _pair_index(
 ) -> FloatOrArray:
     """Apply ``index(a, b, c, d)`` to a table, a label pair or a batch."""
     if b is None:
-        table = _table_arg("a", a)
-        return _finish(_index_values(_table_pair_sums(table[None], int(table.sum())), index), False)
-    sets, pred, batched = _sets_and_prediction("a", a, "b", b)
-    return _finish(_pair_values(sets, pred, index), batched)
+        table = table_arg("a", a)
+        return finish(_index_values(table_pair_sums(table[None], int(table.sum())), index), False)
+    sets, pred, batched = sets_and_prediction("a", a, "b", b)
+    return finish(_pair_values(sets, pred, index), batched)
 
 
-def _ari_values(sets: np.ndarray, pred: np.ndarray) -> np.ndarray:
+def ari_values(sets: np.ndarray, pred: np.ndarray) -> np.ndarray:
     """ARI of each validated int64 set ``sets[s]`` against ``pred``, shape (n_sets,)."""
-    return np.asarray(_pair_values(sets, pred, _ari_from_counts), dtype=np.float64)
+    return np.asarray(_pair_values(sets, pred, ari_from_counts), dtype=np.float64)
 
 
 @fill_doc
@@ -102,7 +103,7 @@ def rand(a: ArrayLike, b: ArrayLike | None = None) -> FloatOrArray:
     >>> rand([0, 0, 1, 1], [0, 0, 1, 2])
     0.8333333333333334
     """
-    return _pair_index(a, b, _rand_from_counts)
+    return _pair_index(a, b, rand_from_counts)
 
 
 @fill_doc
@@ -127,7 +128,7 @@ def ari(a: ArrayLike, b: ArrayLike | None = None) -> FloatOrArray:
     >>> ari([[0, 0, 1, 1], [0, 1, 0, 1]], [0, 0, 1, 1])
     array([ 1. , -0.5])
     """
-    return _pair_index(a, b, _ari_from_counts)
+    return _pair_index(a, b, ari_from_counts)
 
 
 # --------------------------------------------------------------------------- #
@@ -141,7 +142,7 @@ def _entropy(counts: np.ndarray, n: int) -> float:
     return -math.fsum((p * np.log(p)).tolist())
 
 
-def _mutual_info(table: _Sparse) -> tuple[float, float]:
+def _mutual_info(table: SparseTable) -> tuple[float, float]:
     """Mutual information ``H(a) + H(b) - H(a, b)`` (clipped at 0) and ``(H(a) + H(b)) / 2``.
 
     Identical partitions give ``H(a, b) = H(a) = H(b)`` bit for bit, hence a
@@ -201,7 +202,7 @@ def _expected_mutual_info(row_sums: np.ndarray, col_sums: np.ndarray, n: int) ->
     return total
 
 
-def _information_limit(table: _Sparse) -> float | None:
+def _information_limit(table: SparseTable) -> float | None:
     """Value of NMI and AMI where the formulas degenerate, else None.
 
     1.0 for identical partitions (each cluster of one is a cluster of the
@@ -220,7 +221,7 @@ def _information_limit(table: _Sparse) -> float | None:
 
 def _normalised_information(a: Any, b: Any, *, adjusted: bool) -> float:
     """NMI_sum, or AMI_sum when ``adjusted``, of a label pair or a table."""
-    table = _sparse_input(a, b)
+    table = sparse_input(a, b)
     special = _information_limit(table)
     if special is not None:
         return special
@@ -299,9 +300,9 @@ def matching_error(a: ArrayLike, b: ArrayLike | None = None) -> float:
     >>> matching_error([0, 0, 1, 1], [1, 1, 0, 2])
     0.25
     """
-    table = _table_input(a, b)
+    table = table_input(a, b)
     n = int(table.sum())
-    return (n - _matched_count(table)) / n
+    return (n - matched_count(table)) / n
 
 
 def _on_square_table(a: Any, b: Any, index: Callable[[np.ndarray, int, int], float]) -> float:
@@ -310,7 +311,7 @@ def _on_square_table(a: Any, b: Any, index: Callable[[np.ndarray, int, int], flo
     ``n`` is the item count. Two partitions with a single cluster each (``k = 1``)
     score 1.0 without calling ``index``.
     """
-    table = _table_input(a, b)
+    table = table_input(a, b)
     k = max(table.shape)
     if k == 1:
         return 1.0
@@ -333,7 +334,7 @@ def normalized_accuracy(a: ArrayLike, b: ArrayLike | None = None) -> float:
     >>> normalized_accuracy([0, 0, 1, 1], [0, 0, 1, 0])
     0.5
     """
-    return _on_square_table(a, b, lambda table, n, k: (_matched_count(table) * k - n) / (n * (k - 1)))
+    return _on_square_table(a, b, lambda table, n, k: (matched_count(table) * k - n) / (n * (k - 1)))
 
 
 @fill_doc
@@ -365,13 +366,13 @@ def adjusted_asymmetric_accuracy(a: ArrayLike, b: ArrayLike | None = None) -> fl
     >>> adjusted_asymmetric_accuracy([0, 0, 0, 1], [0, 0, 1, 1])
     0.6666666666666666
     """
-    table = _table_input(a, b)
+    table = table_input(a, b)
     k = table.shape[0]
     if k == 1:
         return 1.0 if table.shape[1] == 1 else float("nan")
     row_sums = table.sum(axis=1)
-    rows, cols = _best_matching(table / row_sums[:, None])
-    matched = _fraction_sum(table[rows, cols], row_sums[rows])
+    rows, cols = best_matching(table / row_sums[:, None])
+    matched = fraction_sum(table[rows, cols], row_sums[rows])
     return float((matched - 1) / (k - 1))
 
 
@@ -409,8 +410,8 @@ def pair_sets_index(
 def _pair_sets_value(table: np.ndarray, n: int, k: int, simplified: bool, clipped: bool) -> float:
     row_sums, col_sums = table.sum(axis=1), table.sum(axis=0)
     largest = np.maximum(row_sums[:, None], col_sums[None, :])
-    rows, cols = _best_matching(table / largest)
-    matched = _fraction_sum(table[rows, cols], largest[rows, cols])
+    rows, cols = best_matching(table / largest)
+    matched = fraction_sum(table[rows, cols], largest[rows, cols])
     if simplified:
         expected = Fraction(1)
     else:

@@ -19,23 +19,30 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lbm_bench._validation import (
-    _describe,
     check_integer_array,
     check_label_sets,
     check_labels,
+    describe_value,
 )
 from lbm_bench.metrics import tables as _tables
-from lbm_bench.metrics.coclustering import _cari_counts
+from lbm_bench.metrics.coclustering import cari_counts
+from lbm_bench.metrics.mcmc import chain_diagnostics
 from lbm_bench.metrics.tables import (
-    _ari_from_counts,
-    _best_matching,
-    _block_pair_sums,
-    _iter_tables,
-    _PairSums,
-    _same_length,
+    PairSums,
+    ari_from_counts,
+    best_matching,
+    block_pair_sums,
+    iter_tables,
+    same_length,
 )
 
-__all__ = ["ConditionalRisk", "conditional_risk", "item_losses"]
+__all__ = [
+    "conditional_risk",
+    "conditional_risk_of_sets",
+    "ConditionalRisk",
+    "item_losses",
+    "set_item_losses",
+]
 
 #: Safety cap on the alternating Hungarian steps of :func:`conditional_risk`.
 _MAX_ALTERNATIONS = 1000
@@ -96,10 +103,10 @@ def item_losses(
     rows, cols = _check_gibbs_sets(gibbs_rows, gibbs_cols)
     z = check_labels("z", z, length=rows.shape[1], nonnegative=False)
     w = check_labels("w", w, length=cols.shape[1], nonnegative=False)
-    return _item_losses(rows, cols, z, w)
+    return set_item_losses(rows, cols, z, w)
 
 
-def _item_losses(
+def set_item_losses(
     rows: np.ndarray, cols: np.ndarray, z: np.ndarray, w: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`item_losses` of validated arrays (sets of shape (S, n), vectors of length n)."""
@@ -123,8 +130,9 @@ class ConditionalRisk:
         Mean of ``l_item`` over the label sets under the single matching
         ``(row_map, col_map)``.
     mcse : float
-        Monte Carlo standard error of ``risk`` by pooled batch means (NaN for
-        a single label set).
+        Monte Carlo standard error of ``risk``: batch means within each chain,
+        pooled over chains (:func:`~lbm_bench.metrics.mcmc.chain_diagnostics`, the
+        estimator of every MCSE of the package; 0 for a single label set).
     mean_l_row : float
         Mean row error rate under ``row_map``.
     mean_l_col : float
@@ -173,12 +181,12 @@ class _TableStack:
         self.n_items = int(pred.size)
         self._cache: list[tuple[slice, np.ndarray]] | None = None
         if ref.shape[0] * k_ref * k_pred <= _tables.CELL_BUDGET:
-            self._cache = list(_iter_tables(ref, k_ref, pred, k_pred))
+            self._cache = list(iter_tables(ref, k_ref, pred, k_pred))
 
     def blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
         if self._cache is not None:
             return iter(self._cache)
-        return _iter_tables(self.ref, self.k_ref, self.pred, self.k_pred)
+        return iter_tables(self.ref, self.k_ref, self.pred, self.k_pred)
 
     def stacked(self) -> np.ndarray | None:
         """All tables as one array of shape (S, k, k'), or None when not kept."""
@@ -201,8 +209,8 @@ class _TableStack:
             out[sets] = tables[:, ref_idx, pred_idx].sum(axis=1)
         return out
 
-    def pair_sums(self) -> _PairSums:
-        return _block_pair_sums(self.blocks(), self.n_items)
+    def pair_sums(self) -> PairSums:
+        return block_pair_sums(self.blocks(), self.n_items)
 
 
 def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
@@ -212,7 +220,7 @@ def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
         if lengths.ndim != 1 or lengths.size == 0 or lengths.min() < 1:
             raise ValueError(
                 "chain_lengths must be a 1-D sequence of positive integers, "
-                f"got {_describe(lengths)}"
+                f"got {describe_value(lengths)}"
             )
         if int(lengths.sum()) != n_sets:
             raise ValueError(
@@ -225,34 +233,11 @@ def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
             )
         return [int(x) for x in lengths]
     if isinstance(n_chains, bool) or not isinstance(n_chains, (int, np.integer)):
-        raise TypeError(f"n_chains must be an integer, got {_describe(n_chains)}")
+        raise TypeError(f"n_chains must be an integer, got {describe_value(n_chains)}")
     if not 1 <= int(n_chains) <= n_sets:
         raise ValueError(f"n_chains must lie in [1, {n_sets}], got {int(n_chains)}")
     size, extra = divmod(n_sets, int(n_chains))
     return [size + (1 if c < extra else 0) for c in range(int(n_chains))]
-
-
-def _batch_means_mcse(values: np.ndarray, lengths: Sequence[int]) -> float:
-    """Monte Carlo standard error of ``values.mean()`` by pooled batch means.
-
-    Batch size ``b = min(floor(sqrt(S)), shortest chain)``; every chain is cut
-    into ``floor(L_c / b)`` consecutive batches (its last ``L_c mod b`` values
-    are left out of the variance estimate only), the ``B`` batch means ``Y_k``
-    of all chains are pooled, ``sigma^2 = b / (B - 1) * sum_k (Y_k - Ybar)^2``
-    and ``MCSE = sqrt(sigma^2 / S)``. NaN when ``B < 2``.
-    """
-    n_sets = values.size
-    size = max(1, min(math.isqrt(n_sets), min(lengths)))
-    means = []
-    start = 0
-    for length in lengths:
-        count = length // size
-        means.append(values[start : start + count * size].reshape(count, size).mean(axis=1))
-        start += length
-    batch_means = np.concatenate(means)
-    if batch_means.size < 2:
-        return float("nan")
-    return math.sqrt(size * float(np.var(batch_means, ddof=1)) / n_sets)
 
 
 def _alternate(
@@ -267,19 +252,19 @@ def _alternate(
     (integers, so no cycling), and the loop stops when neither step does.
     """
     ones = np.ones(rows.ref.shape[0], dtype=np.int64)
-    sigma = _best_matching(rows.weighted_sum(ones))
-    tau = _best_matching(cols.weighted_sum(ones))
+    sigma = best_matching(rows.weighted_sum(ones))
+    tau = best_matching(cols.weighted_sum(ones))
     row_hits, col_hits = rows.hits(sigma), cols.hits(tau)
     best = int(np.dot(row_hits, col_hits))
     stale, steps, update_rows = 0, 0, True
     while stale < 2 and steps < _MAX_ALTERNATIONS:
         steps += 1
         if update_rows:
-            candidate = _best_matching(rows.weighted_sum(col_hits))
+            candidate = best_matching(rows.weighted_sum(col_hits))
             hits = rows.hits(candidate)
             value = int(np.dot(hits, col_hits))
         else:
-            candidate = _best_matching(cols.weighted_sum(row_hits))
+            candidate = best_matching(cols.weighted_sum(row_hits))
             hits = cols.hits(candidate)
             value = int(np.dot(row_hits, hits))
         if value > best:
@@ -324,7 +309,7 @@ def _enumerate(
         hits = side[:, ref_idx[block], pred_idx[block]].sum(axis=2)
         weights = (hits.T.astype(np.float64) @ other_flat).reshape(-1, *other.shape[1:])
         for offset, weight in enumerate(weights):
-            matching = _best_matching(weight)
+            matching = best_matching(weight)
             value = float(weight[matching].sum())
             if value > best_value:
                 index = start + offset
@@ -426,8 +411,8 @@ def conditional_risk(
     Returns
     -------
     ConditionalRisk
-        ``risk`` and its ``mcse`` (pooled batch means of ``l_item`` with batch
-        size about ``sqrt(n_sets)`` within each chain, see
+        ``risk`` and its ``mcse`` (batch means of ``l_item`` of size
+        ``floor(sqrt(L))`` within each chain of ``L`` sets, pooled over chains, see
         :class:`ConditionalRisk`), mean row and column error rates, the
         matching, CARI mean and standard deviation and the number of sets.
 
@@ -443,13 +428,13 @@ def conditional_risk(
     rows_ref, cols_ref = _check_gibbs_sets(gibbs_rows, gibbs_cols)
     rows_pred = check_labels("z_pred", z_pred)
     cols_pred = check_labels("w_pred", w_pred)
-    _same_length("gibbs_rows", rows_ref, "z_pred", rows_pred)
-    _same_length("gibbs_cols", cols_ref, "w_pred", cols_pred)
+    same_length("gibbs_rows", rows_ref, "z_pred", rows_pred)
+    same_length("gibbs_cols", cols_ref, "w_pred", cols_pred)
     lengths = _chain_lengths(rows_ref.shape[0], n_chains, chain_lengths)
-    return _conditional_risk(rows_ref, cols_ref, rows_pred, cols_pred, lengths)
+    return conditional_risk_of_sets(rows_ref, cols_ref, rows_pred, cols_pred, lengths)
 
 
-def _conditional_risk(
+def conditional_risk_of_sets(
     rows_ref: np.ndarray,
     cols_ref: np.ndarray,
     rows_pred: np.ndarray,
@@ -474,11 +459,11 @@ def _conditional_risk(
     products = [r * c for r, c in zip(row_hits.tolist(), col_hits.tolist(), strict=True)]
     losses = np.array([(cells - p) / cells for p in products])
     row_sums, col_sums = rows.pair_sums(), cols.pair_sums()
-    caris = [_ari_from_counts(*_cari_counts(row_sums, col_sums, s, s)) for s in range(n_sets)]
+    caris = [ari_from_counts(*cari_counts(row_sums, col_sums, s, s)) for s in range(n_sets)]
     cari_mean, cari_sd = _mean_sd(caris)
     return ConditionalRisk(
         risk=(n_sets * cells - sum(products)) / (n_sets * cells),
-        mcse=_batch_means_mcse(losses, lengths),
+        mcse=chain_diagnostics(losses, np.asarray(lengths))[0],
         mean_l_row=(n_sets * n_rows - int(row_hits.sum())) / (n_sets * n_rows),
         mean_l_col=(n_sets * n_cols - int(col_hits.sum())) / (n_sets * n_cols),
         row_map=_cluster_map(sigma, rows_pred, k_row_pred),

@@ -9,8 +9,12 @@ entries are accumulated in int64 only where they provably fit (a table over
 of such sums is formed with Python integers, so the final ratio is correctly
 rounded.
 
-The private helpers take arrays already validated by
-:mod:`lbm_bench._validation` (int64 labels); the public functions validate.
+Besides :func:`contingency`, the names of this module are the building blocks
+of the other metric modules (:mod:`~lbm_bench.metrics.partition`,
+:mod:`~lbm_bench.metrics.coclustering`, :mod:`~lbm_bench.metrics.risk`): they take
+arrays already validated by :mod:`lbm_bench._validation` (int64 labels), which
+the user-facing functions of those modules do; :mod:`lbm_bench.metrics` exports
+only the user-facing ones.
 """
 
 from __future__ import annotations
@@ -26,7 +30,28 @@ from scipy.optimize import linear_sum_assignment
 
 from lbm_bench._validation import check_integer_array, check_label_sets, check_labels
 
-__all__ = ["contingency"]
+__all__ = [
+    "ari_from_counts",
+    "best_matching",
+    "block_pair_sums",
+    "contingency",
+    "encode_labels",
+    "finish",
+    "fraction_sum",
+    "iter_tables",
+    "label_pair_sums",
+    "matched_count",
+    "pair_counts",
+    "PairSums",
+    "rand_from_counts",
+    "same_length",
+    "sets_and_prediction",
+    "sparse_input",
+    "SparseTable",
+    "table_arg",
+    "table_input",
+    "table_pair_sums",
+]
 
 #: Largest number of int64 cells (or index entries) built at once: 128 MiB.
 CELL_BUDGET = 1 << 24
@@ -42,7 +67,7 @@ FloatOrArray = float | np.ndarray
 # --------------------------------------------------------------------------- #
 
 
-def _same_length(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
+def same_length(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(
             f"{name_a} and {name_b} must have the same length, "
@@ -56,11 +81,11 @@ def _pair(
     """Validate two 1-D label vectors (any integers) of the same length."""
     first = check_labels(name_a, a, nonnegative=False)
     second = check_labels(name_b, b, nonnegative=False)
-    _same_length(name_a, first, name_b, second)
+    same_length(name_a, first, name_b, second)
     return first, second
 
 
-def _sets_and_prediction(
+def sets_and_prediction(
     name_ref: str, ref: Any, name_pred: str, pred: Any
 ) -> tuple[np.ndarray, np.ndarray, bool]:
     """Validate reference labels (1-D, or label sets (n_sets, n)) and a 1-D prediction.
@@ -71,11 +96,11 @@ def _sets_and_prediction(
     sets = check_label_sets(name_ref, ref, nonnegative=False)
     predicted = check_labels(name_pred, pred, nonnegative=False)
     batched = np.ndim(ref) == 2  # ref is known to be a regular 1-D or 2-D array here
-    _same_length(name_ref, sets if batched else sets[0], name_pred, predicted)
+    same_length(name_ref, sets if batched else sets[0], name_pred, predicted)
     return sets.astype(np.int64, copy=False), predicted, batched
 
 
-def _table_arg(name: str, values: Any) -> np.ndarray:
+def table_arg(name: str, values: Any) -> np.ndarray:
     """Validate a contingency table; drop its empty rows and columns."""
     table = check_integer_array(name, values)
     if table.ndim != 2:
@@ -94,7 +119,7 @@ def _table_arg(name: str, values: Any) -> np.ndarray:
 # --------------------------------------------------------------------------- #
 
 
-def _encode(labels: np.ndarray) -> tuple[np.ndarray, int]:
+def encode_labels(labels: np.ndarray) -> tuple[np.ndarray, int]:
     """Map labels to codes ``0..k-1`` in increasing label order; return (codes, k).
 
     A presence map costs O(n + span) when the label span is moderate; otherwise
@@ -118,7 +143,7 @@ def _dense_table(codes_a: np.ndarray, k_a: int, codes_b: np.ndarray, k_b: int) -
     return flat.reshape(k_a, k_b)
 
 
-def _iter_tables(
+def iter_tables(
     ref: np.ndarray, k_ref: int, pred: np.ndarray, k_pred: int
 ) -> Iterator[tuple[slice, np.ndarray]]:
     """Yield ``(sets, tables)`` with tables of shape (len(sets), k_ref, k_pred).
@@ -161,19 +186,19 @@ def contingency(a: ArrayLike, b: ArrayLike) -> np.ndarray:
            [2, 1]])
     """
     first, second = _pair(a, b)
-    codes_a, k_a = _encode(first)
-    codes_b, k_b = _encode(second)
+    codes_a, k_a = encode_labels(first)
+    codes_b, k_b = encode_labels(second)
     return _dense_table(codes_a, k_a, codes_b, k_b)
 
 
-def _table_input(a: Any, b: Any) -> np.ndarray:
+def table_input(a: Any, b: Any) -> np.ndarray:
     """Dense table from two label vectors, or the validated table ``a``."""
     if b is None:
-        return _table_arg("a", a)
+        return table_arg("a", a)
     return contingency(a, b)
 
 
-class _Sparse(NamedTuple):
+class SparseTable(NamedTuple):
     """Non-zero cells of a contingency table with its margins."""
 
     rows: np.ndarray  # row index of each non-zero cell
@@ -184,17 +209,17 @@ class _Sparse(NamedTuple):
     n: int
 
 
-def _sparse_input(a: Any, b: Any) -> _Sparse:
+def sparse_input(a: Any, b: Any) -> SparseTable:
     """Sparse view of the table; avoids a dense table with very many clusters."""
     if b is None:
-        table = _table_arg("a", a)
+        table = table_arg("a", a)
     else:
         first, second = _pair(a, b)
-        codes_a, k_a = _encode(first)
-        codes_b, k_b = _encode(second)
+        codes_a, k_a = encode_labels(first)
+        codes_b, k_b = encode_labels(second)
         if k_a * k_b > max(CELL_BUDGET, 4 * first.size):
             keys, cells = np.unique(codes_a * k_b + codes_b, return_counts=True)
-            return _Sparse(
+            return SparseTable(
                 keys // k_b,
                 keys % k_b,
                 cells.astype(np.int64),
@@ -204,7 +229,7 @@ def _sparse_input(a: Any, b: Any) -> _Sparse:
             )
         table = _dense_table(codes_a, k_a, codes_b, k_b)
     rows, cols = np.nonzero(table)
-    return _Sparse(
+    return SparseTable(
         rows, cols, table[rows, cols], table.sum(axis=1), table.sum(axis=0), int(table.sum())
     )
 
@@ -224,7 +249,7 @@ def _square_sums(values: np.ndarray, n_items: int, axis: Any) -> list[int]:
     return [int(x) for x in np.atleast_1d(squares).tolist()]
 
 
-class _PairSums(NamedTuple):
+class PairSums(NamedTuple):
     """Per label set: sums of squares of the cells and of both margins, and n."""
 
     cells: list[int]
@@ -233,9 +258,9 @@ class _PairSums(NamedTuple):
     n: int
 
 
-def _table_pair_sums(tables: np.ndarray, n_items: int) -> _PairSums:
+def table_pair_sums(tables: np.ndarray, n_items: int) -> PairSums:
     """Pair sums of a stack of tables of shape (n_sets, k_ref, k_pred)."""
-    return _PairSums(
+    return PairSums(
         _square_sums(tables, n_items, (1, 2)),
         _square_sums(tables.sum(axis=2), n_items, 1),
         _square_sums(tables.sum(axis=1), n_items, 1),
@@ -243,10 +268,10 @@ def _table_pair_sums(tables: np.ndarray, n_items: int) -> _PairSums:
     )
 
 
-def _label_pair_sums(ref: np.ndarray, pred: np.ndarray) -> _PairSums:
+def label_pair_sums(ref: np.ndarray, pred: np.ndarray) -> PairSums:
     """Pair sums of each reference set ``ref[s]`` (2-D) against ``pred`` (1-D)."""
-    codes_ref, k_ref = _encode(ref)
-    codes_pred, k_pred = _encode(pred)
+    codes_ref, k_ref = encode_labels(ref)
+    codes_pred, k_pred = encode_labels(pred)
     n_items = int(pred.size)
     if k_ref * k_pred > max(CELL_BUDGET, 4 * n_items):  # sparse, one set at a time
         cells: list[int] = []
@@ -258,14 +283,14 @@ def _label_pair_sums(ref: np.ndarray, pred: np.ndarray) -> _PairSums:
             cells += _square_sums(counts, n_items, None)
             rows += _square_sums(np.bincount(labels), n_items, None)
             cols.append(col_sq)
-        return _PairSums(cells, rows, cols, n_items)
-    return _block_pair_sums(_iter_tables(codes_ref, k_ref, codes_pred, k_pred), n_items)
+        return PairSums(cells, rows, cols, n_items)
+    return block_pair_sums(iter_tables(codes_ref, k_ref, codes_pred, k_pred), n_items)
 
 
-def _block_pair_sums(blocks: Iterable[tuple[slice, np.ndarray]], n_items: int) -> _PairSums:
-    """Pair sums of blocks of tables, as yielded by :func:`_iter_tables`."""
-    parts = [_table_pair_sums(tables, n_items) for _, tables in blocks]
-    return _PairSums(
+def block_pair_sums(blocks: Iterable[tuple[slice, np.ndarray]], n_items: int) -> PairSums:
+    """Pair sums of blocks of tables, as yielded by :func:`iter_tables`."""
+    parts = [table_pair_sums(tables, n_items) for _, tables in blocks]
+    return PairSums(
         [x for part in parts for x in part.cells],
         [x for part in parts for x in part.rows],
         [x for part in parts for x in part.cols],
@@ -273,7 +298,7 @@ def _block_pair_sums(blocks: Iterable[tuple[slice, np.ndarray]], n_items: int) -
     )
 
 
-def _pair_counts(sq_cells: int, sq_rows: int, sq_cols: int, n: int) -> tuple[int, int, int, int]:
+def pair_counts(sq_cells: int, sq_rows: int, sq_cols: int, n: int) -> tuple[int, int, int, int]:
     """(a, b, c, d): pairs together in both, only in the rows, only in the cols, in neither."""
     together = (sq_cells - n) // 2
     rows = (sq_rows - n) // 2
@@ -282,19 +307,19 @@ def _pair_counts(sq_cells: int, sq_rows: int, sq_cols: int, n: int) -> tuple[int
     return together, rows - together, cols - together, total - rows - cols + together
 
 
-def _ari_from_counts(a: int, b: int, c: int, d: int) -> float:
+def ari_from_counts(a: int, b: int, c: int, d: int) -> float:
     """Hubert-Arabie ARI = 2(ad - bc) / ((a+b)(b+d) + (a+c)(c+d)), exactly."""
     if b == 0 and c == 0:
         return 1.0
     return 2 * (a * d - b * c) / ((a + b) * (b + d) + (a + c) * (c + d))
 
 
-def _rand_from_counts(a: int, b: int, c: int, d: int) -> float:
+def rand_from_counts(a: int, b: int, c: int, d: int) -> float:
     total = a + b + c + d
     return 1.0 if total == 0 else (a + d) / total
 
 
-def _finish(values: Sequence[float], batched: bool) -> FloatOrArray:
+def finish(values: Sequence[float], batched: bool) -> FloatOrArray:
     if batched:
         return np.asarray(values, dtype=np.float64)
     return float(values[0])
@@ -305,12 +330,12 @@ def _finish(values: Sequence[float], batched: bool) -> FloatOrArray:
 # --------------------------------------------------------------------------- #
 
 
-def _best_matching(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def best_matching(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Maximum-weight one-to-one matching of rows and columns (rectangular)."""
     return linear_sum_assignment(np.asarray(weights, dtype=np.float64), maximize=True)
 
 
-def _fraction_sum(numerators: np.ndarray, denominators: np.ndarray) -> Fraction:
+def fraction_sum(numerators: np.ndarray, denominators: np.ndarray) -> Fraction:
     """Exact sum of ``numerators / denominators`` (integer arrays)."""
     return sum(
         (Fraction(a, b) for a, b in zip(numerators.tolist(), denominators.tolist(), strict=True)),
@@ -318,8 +343,8 @@ def _fraction_sum(numerators: np.ndarray, denominators: np.ndarray) -> Fraction:
     )
 
 
-def _matched_count(table: np.ndarray) -> int:
-    rows, cols = _best_matching(table)
+def matched_count(table: np.ndarray) -> int:
+    rows, cols = best_matching(table)
     return int(table[rows, cols].sum())
 
 

@@ -1,14 +1,22 @@
-"""Latent block models: the three families and scale-free designs (protocol step 1)."""
+"""Latent block models: one module per family on a shared base, the registry, designs.
 
+- :mod:`~lbm_bench.models.base`: the exponential-family interface and the family
+  knowledge every family declares (:class:`LatentBlockModel`);
+- :mod:`~lbm_bench.models.gaussian`, :mod:`~lbm_bench.models.poisson`,
+  :mod:`~lbm_bench.models.bernoulli`: the families, one module each;
+- :mod:`~lbm_bench.models.registry`: the families by name (:func:`get_family`);
+- :mod:`~lbm_bench.models.design`: scale-free designs (protocol step 1);
+- :mod:`~lbm_bench.models.data`: a table's storage, dense or sparse, decided once.
+"""
+
+from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.bernoulli import BernoulliLBM
+from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign, random_design, random_model
-from lbm_bench.models.families import (
-    BernoulliLBM,
-    GaussianLBM,
-    LatentBlockModel,
-    PoissonLBM,
-    find_symmetry,
-    model_from_parameters,
-)
+from lbm_bench.models.gaussian import GaussianLBM
+from lbm_bench.models.poisson import PoissonLBM
+from lbm_bench.models.registry import family_names, get_family, model_from_parameters
+from lbm_bench.models.symmetry import find_symmetry
 
 __all__ = [
     "BernoulliLBM",
@@ -16,7 +24,10 @@ __all__ = [
     "LatentBlockModel",
     "ModelDesign",
     "PoissonLBM",
+    "TableData",
+    "family_names",
     "find_symmetry",
+    "get_family",
     "model_from_parameters",
     "random_design",
     "random_model",

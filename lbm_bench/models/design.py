@@ -2,76 +2,57 @@
 
 A :class:`ModelDesign` holds everything about a model except its *scale*:
 the cluster proportions, a block pattern (where the block means or modes sit)
-and the dispersions. :meth:`ModelDesign.model` turns a scale into a model, so
-the calibrator can move the scale while every other parameter stays fixed.
-Larger scales separate the blocks more: the risk decreases with the scale.
+and the dispersions, plus the family's own design values (a base rate, row and
+column effects, a density). :meth:`ModelDesign.model` turns a scale into a
+model, so the calibrator can move the scale while every other parameter stays
+fixed. Larger scales separate the blocks more: the risk decreases with the scale.
 
-- Gaussian: ``means = scale * pattern``, ``stds = dispersion ** scale``: the
-  scale moves the block means apart *and* the block variances away from one
-  another, so that at scale 0 every block is N(0, 1) and the risk is that of
-  guessing whatever the table size. (With fixed unequal variances, the variances
-  alone would identify the classes of a large table, and no scale would make it
-  hard: a 400x400 table could not be calibrated to 20%.)
-- Poisson: ``rates = base_rate * exp(scale * pattern)`` (the spread of log-rates).
-- Bernoulli: ``probs = 1/2 + pattern * tanh(scale * dispersion) / 2`` with a
-  +-1 pattern (the binary modes) whose rows and columns are distinct.
-
-**Sparse designs** (``density``, Bernoulli and Poisson): the expected fraction
-of non-zero entries is fixed at every scale, and the scale separates the blocks
-*relative* to it:
-
-- Bernoulli: ``logit(probs) = c + scale * dispersion * pattern``;
-- Poisson: ``log(rates) = c + scale * pattern`` (times the row and column
-  effects of the contingency model when present),
-
-where the offset ``c`` (solved at each scale) makes the expected fraction of
-non-zero entries under the model, ``sum_kl pi_k rho_l E[P(x_ij > 0)]``, equal to
-``density``. At scale 0 every block has the same density and the risk is that
-of guessing. Models of a sparse design draw sparse tables
-(``scipy.sparse.csr_array``, see :mod:`lbm_bench.models.sparse_noise`).
-
-Row and column propensities are not offered for Bernoulli blocks: with
-``logit p_ij = alpha_i + beta_j + theta_kl`` (or ``p_ij = a_i b_j p_kl``) the
-zeros' term ``log(1 - p_ij)`` no longer factors into a row part, a column part
-and a block part, so the label steps would need every entry of a block (no
-closed form for the zeros, O(n_rows n_cols) per step) instead of the block sums
-of the non-zeros: the engine would no longer be exact at sparse cost.
-
-Patterns are searched so that every pair of row classes and every pair of
-column classes is separated to a similar degree (the paper's "roughly
-symmetric" layout) while no non-trivial joint permutation of row and column
-classes maps the pattern to itself or close to it.
+How a scale becomes parameters is the family's (its
+:meth:`~lbm_bench.models.base.LatentBlockModel.model_at_scale`, documented in its
+module: :mod:`lbm_bench.models.gaussian`, :mod:`~lbm_bench.models.poisson`,
+:mod:`~lbm_bench.models.bernoulli`); :func:`random_design` draws the shared part
+(pattern from the family, proportions, dispersions) and asks the family for its
+options and effects.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench._validation import check_count, check_kind, check_positive_float, check_probability
-from lbm_bench.models.families import BernoulliLBM, GaussianLBM, LatentBlockModel, PoissonLBM, find_symmetry
+from lbm_bench._records import flag, setting, spread
+from lbm_bench._validation import check_count, check_positive_float
+from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.registry import FAMILY_CLASSES, get_family
+from lbm_bench.models.symmetry import find_symmetry
 
-__all__ = ["ModelDesign", "random_design", "random_model", "resolve_effects"]
+__all__ = ["SHARED_OPTION_FIELDS", "ModelDesign", "design_option_fields", "random_design", "random_model"]
 
-#: Probabilities are kept this far from 0 and 1 when the scale is huge.
-_PROB_FLOOR = 1e-9
-#: Joint class permutations are enumerated for the near-symmetry check up to this many.
-_MAX_ENUMERATED = 20_000
-#: Minimum distance to any jointly permuted pattern, relative to the class separation.
-_MIN_ASYMMETRY = 0.5
-#: Poisson effects are summarised by this many equal-count groups (group means) when
-#: solving for the density offset...
-_EFFECT_GROUPS = 256
-#: ... and the products ``a_i b_j`` by this many.
-_PRODUCT_GROUPS = 4096
-#: Default standard deviation of the log effects (log-normal, normalised to mean one).
-EFFECTS_SPREAD = 0.3
+#: The base rate recorded by the designs of families that have none (files store
+#: ``params/design@base_rate`` for every kind; only Poisson blocks use it).
+_UNUSED_BASE_RATE = 2.0
+
+#: Design options every family accepts (the families declare their own in ``option_fields``).
+SHARED_OPTION_FIELDS = {
+    "equal_proportions": setting(False, flag, "--equal-proportions", "equal cluster proportions"),
+    "equal_dispersions": setting(False, flag, "--equal-dispersions", "equal dispersions"),
+    "dispersion_spread": setting(0.25, spread, "--dispersion-spread", "spread of the dispersions, in [0, 1)"),
+}
+
+
+def design_option_fields() -> dict[str, Any]:
+    """Every design option: the shared ones, then each registered family's, once each
+    (an option shared by families, such as ``density``, is one declaration)."""
+    fields = dict(SHARED_OPTION_FIELDS)
+    for family in FAMILY_CLASSES:
+        for name, f in family.option_fields.items():
+            if name in fields and fields[name] is not f:
+                raise RuntimeError(f"design option {name!r} is declared twice, differently")  # pragma: no cover
+            fields[name] = f
+    return fields
 
 
 @fill_doc
@@ -96,7 +77,7 @@ class ModelDesign:
     density : float or None
         Expected fraction of non-zero entries (Bernoulli, Poisson): a sparse
         design whose models draw ``scipy.sparse.csr_array`` tables. None: the
-        dense designs above.
+        dense designs.
     """
 
     kind: str
@@ -110,13 +91,19 @@ class ModelDesign:
     density: float | None = None
 
     @property
-    def _cache(self) -> dict:
-        """Per-design memo of the density offsets (not a field: copies start empty)."""
+    def memo(self) -> dict:
+        """Per-design memo of the family's derived values, e.g. density offsets (not a
+        field: copies start empty)."""
         cache = self.__dict__.get("_memo")
         if cache is None:
             cache = {}
             object.__setattr__(self, "_memo", cache)
         return cache
+
+    @property
+    def family(self) -> type[LatentBlockModel]:
+        """The class of the design's family."""
+        return get_family(self.kind)
 
     @property
     def block_shape(self) -> tuple[int, int]:
@@ -134,67 +121,13 @@ class ModelDesign:
         (2, 3)
         """
         scale = check_positive_float("scale", scale)
-        if self.kind == "gaussian":
-            return GaussianLBM(
-                self.row_proportions, self.col_proportions, scale * self.pattern, self.dispersion**scale
-            )
-        sparse = self.density is not None
-        if self.kind == "poisson":
-            if sparse:
-                rates = np.exp(self._poisson_offset(scale) + scale * self.pattern)
-            else:
-                rates = self.base_rate * np.exp(scale * self.pattern)
-            return PoissonLBM(
-                self.row_proportions, self.col_proportions, rates, self.row_effects, self.col_effects,
-                sparse=sparse,
-            )
-        if sparse:
-            logits = self._bernoulli_offset(scale) + scale * self.dispersion * self.pattern
-            probs = np.clip(special.expit(logits), _PROB_FLOOR, 1 - _PROB_FLOOR)
-            return BernoulliLBM(self.row_proportions, self.col_proportions, probs, sparse=True)
-        probs = 0.5 + 0.5 * self.pattern * np.tanh(scale * self.dispersion)
-        probs = np.clip(probs, _PROB_FLOOR, 1 - _PROB_FLOOR)
-        return BernoulliLBM(self.row_proportions, self.col_proportions, probs)
+        return self.family.model_at_scale(self, scale)
 
-    @property
-    def _block_mass(self) -> np.ndarray:
-        return np.outer(self.row_proportions, self.col_proportions)
+    def without_effects(self) -> ModelDesign:
+        """The same design without row and column effects (blocks at unit exposure)."""
+        from dataclasses import replace
 
-    def _bernoulli_offset(self, scale: float) -> float:
-        """``c`` with ``sum_kl pi_k rho_l expit(c + scale * dispersion_kl * pattern_kl) = density``."""
-        spread = scale * self.dispersion * self.pattern
-        mass = self._block_mass
-        centre = float(special.logit(self.density))
-        reach = float(np.abs(spread).max()) + 1.0
-
-        def excess(c: float) -> float:
-            return float(np.sum(mass * special.expit(c + spread))) - self.density
-
-        return optimize.brentq(excess, centre - reach, centre + reach, xtol=1e-13, rtol=1e-15)
-
-    def _poisson_offset(self, scale: float) -> float:
-        """``c`` with expected non-zero fraction ``sum_kl pi_k rho_l E_ij[1 - exp(-a_i b_j e^(c + scale P_kl))]``
-        equal to ``density`` (effects summarised by :data:`_EFFECT_GROUPS` group means each)."""
-        key = ("poisson_offset", float(scale))
-        if key in self._cache:
-            return self._cache[key]
-        spread = scale * self.pattern
-        mass = self._block_mass
-        if "exposures" not in self._cache:
-            self._cache["exposures"] = _exposure_groups(self.row_effects, self.col_effects)
-        exposure, weight = self._cache["exposures"]
-        centre = math.log(-math.log1p(-self.density))
-        reach = float(np.abs(spread).max()) + float(np.log(exposure.max() / exposure.min())) + 1.0
-
-        def excess(c: float) -> float:
-            rates = np.exp(c + spread)[:, :, None] * exposure
-            nonzero = np.sum(-np.expm1(-rates) * weight, axis=2)
-            return float(np.sum(mass * nonzero)) - self.density
-
-        offset = optimize.brentq(excess, centre - reach, centre + reach, xtol=1e-13, rtol=1e-15)
-        if len(self._cache) < 256:
-            self._cache[key] = offset
-        return offset
+        return replace(self, row_effects=None, col_effects=None)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-array form, for storage."""
@@ -212,127 +145,6 @@ class ModelDesign:
         if self.density is not None:
             out["density"] = self.density
         return out
-
-
-def _effect_groups(effects: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Means and weights (fractions) of up to :data:`_EFFECT_GROUPS` equal-count groups of sorted effects."""
-    if effects is None:
-        return np.ones(1), np.ones(1)
-    groups = np.array_split(np.sort(effects), min(_EFFECT_GROUPS, effects.size))
-    return np.array([g.mean() for g in groups]), np.array([g.size for g in groups]) / effects.size
-
-
-def _exposure_groups(row_effects, col_effects) -> tuple[np.ndarray, np.ndarray]:
-    """The distribution of the exposures ``a_i b_j`` over entries, as weighted group means:
-    effects in :data:`_EFFECT_GROUPS` groups each, their products sorted and grouped again
-    into :data:`_PRODUCT_GROUPS` groups (weights sum to one)."""
-    a, a_weight = _effect_groups(row_effects)
-    b, b_weight = _effect_groups(col_effects)
-    products, weights = np.outer(a, b).ravel(), np.outer(a_weight, b_weight).ravel()
-    order = np.argsort(products)
-    products, weights = products[order], weights[order]
-    parts = np.array_split(np.arange(products.size), min(_PRODUCT_GROUPS, products.size))
-    totals = np.array([weights[p].sum() for p in parts])
-    means = np.array([np.dot(products[p], weights[p]) for p in parts]) / totals
-    return means, totals
-
-
-def resolve_effects(options: dict[str, Any], n_rows: int, n_cols: int) -> dict[str, Any]:
-    """Design options with ``effects=True`` replaced by the table shape ``(n_rows, n_cols)``
-    (``effects=False`` dropped), as :func:`random_design` expects."""
-    effects = options.get("effects")
-    if effects is True:
-        return {**options, "effects": (n_rows, n_cols)}
-    if effects is False:
-        return {k: v for k, v in options.items() if k != "effects"}
-    return dict(options)
-
-
-def _pairwise_rms(vectors: np.ndarray) -> np.ndarray:
-    """RMS distances between all pairs of rows of ``vectors`` (pairs i < j)."""
-    i, j = np.triu_indices(vectors.shape[0], 1)
-    return np.sqrt(np.mean((vectors[i] - vectors[j]) ** 2, axis=1))
-
-
-def _separation_spread(pattern: np.ndarray) -> float:
-    """max/min pairwise class distance over rows and columns (1 is perfect)."""
-    spreads = []
-    for vectors in (pattern, pattern.T):
-        if vectors.shape[0] > 1:
-            dist = _pairwise_rms(vectors)
-            if dist.min() <= 1e-12:
-                return math.inf
-            spreads.append(dist.max() / dist.min())
-    return max(spreads) if spreads else 1.0
-
-
-def _mean_separation(pattern: np.ndarray) -> float:
-    dists = [_pairwise_rms(v) for v in (pattern, pattern.T) if v.shape[0] > 1]
-    return float(np.mean(np.concatenate(dists))) if dists else 1.0
-
-
-def _asymmetry(pattern: np.ndarray) -> float:
-    """How far the pattern is from every jointly permuted copy of itself.
-
-    For each non-trivial pair of class permutations ``(sigma, tau)``, the RMS
-    difference between the pattern and ``pattern[sigma][:, tau]`` over the
-    entries the permutation moves, relative to the mean class separation; the
-    minimum over pairs (``inf`` when there are too many pairs to enumerate).
-    """
-    g, m = pattern.shape
-    if math.factorial(g) * math.factorial(m) > _MAX_ENUMERATED:
-        return math.inf
-    cols = np.array(list(itertools.permutations(range(m))))
-    col_fixed = (cols == np.arange(m)).sum(axis=1)
-    best = math.inf
-    for sigma in itertools.permutations(range(g)):
-        row_fixed = int(np.sum(np.array(sigma) == np.arange(g)))
-        moved = 1.0 - row_fixed * col_fixed / (g * m)  # fraction of entries moved
-        stack = pattern[list(sigma)][:, cols].transpose(1, 0, 2)  # (n_tau, g, m)
-        dist = np.sqrt(np.sum((stack - pattern) ** 2, axis=(1, 2)) / (g * m))
-        ok = moved > 0
-        if ok.any():
-            best = min(best, float(np.min(dist[ok] / np.sqrt(moved[ok]))))
-    return best / _mean_separation(pattern)
-
-
-def _real_pattern(g: int, m: int, rng: np.random.Generator, n_steps: int = 400) -> np.ndarray:
-    """A centred pattern with near-equal pairwise separations and no near-symmetry,
-    by random search then hill climbing under the asymmetry constraint."""
-    best, best_score = None, math.inf
-    while best is None:
-        for _ in range(64):
-            candidate = rng.uniform(-1, 1, size=(g, m))
-            score = _separation_spread(candidate)
-            if score < best_score and _asymmetry(candidate) >= _MIN_ASYMMETRY:
-                best, best_score = candidate, score
-    step = 0.2
-    for _ in range(n_steps):
-        candidate = best + step * rng.standard_normal((g, m)) * (rng.random((g, m)) < 0.3)
-        score = _separation_spread(candidate)
-        if score < best_score and _asymmetry(candidate) >= _MIN_ASYMMETRY:
-            best, best_score = candidate, score
-    best = best - best.mean()
-    return best / _mean_separation(best)
-
-
-def _binary_pattern(g: int, m: int, rng: np.random.Generator) -> np.ndarray:
-    """A +-1 pattern with distinct rows and columns, near-equal Hamming separations."""
-    if g > 2**m or m > 2**g:
-        raise ValueError(
-            f"a binary pattern needs distinct rows and columns: impossible with {g}x{m} clusters"
-        )
-    best, best_score = None, math.inf
-    for _ in range(2000):
-        candidate = np.where(rng.random((g, m)) < 0.5, 1.0, -1.0)
-        score = _separation_spread(candidate)
-        if score < best_score and _asymmetry(candidate) > 0:
-            best, best_score = candidate, score
-            if score == 1.0:
-                break
-    if best is None:
-        raise ValueError(f"no asymmetric binary pattern found for {g}x{m} clusters")
-    return best
 
 
 def _random_proportions(n: int, equal: bool, rng: np.random.Generator) -> np.ndarray:
@@ -360,18 +172,16 @@ def random_design(
     equal_proportions: bool = False,
     equal_dispersions: bool = False,
     dispersion_spread: float = 0.25,
-    base_rate: float = 2.0,
-    effects: tuple[int, int] | None = None,
-    effects_spread: float = EFFECTS_SPREAD,
-    density: float | None = None,
     rng: np.random.Generator | int | None = None,
+    **family_options: Any,
 ) -> ModelDesign:
     """Draw the scale-free parameters of a latent block model.
 
     Parameters
     ----------
-    kind : {"gaussian", "poisson", "bernoulli"}
-        Family of the blocks.
+    kind : str
+        Family of the blocks, a name of :func:`~lbm_bench.models.registry.family_names`
+        (``"gaussian"``, ``"poisson"``, ``"bernoulli"``).
     n_row_clusters, n_col_clusters : int
         Numbers of row and column clusters (at least 2 each).
     equal_proportions : bool, default=False
@@ -383,24 +193,23 @@ def random_design(
     dispersion_spread : float, default=0.25
         Random dispersions are uniform in ``[1 - spread, 1 + spread]``: the
         same order of magnitude across blocks.
-    base_rate : float, default=2.0
-        Geometric mean of the Poisson rates (dense designs; a sparse design's
-        rates follow from its density).
-    effects : (n_rows, n_cols) or None
-        Poisson only: draw row and column effects (log-normal, mean one) for a
-        table of this shape (Govaert and Nadif's contingency model).
-        :func:`~lbm_bench.generate_table` also takes ``effects=True`` (the
-        table's shape).
-    effects_spread : float, default=0.3
-        Standard deviation of the log effects before they are normalised to
-        mean one (0.3: most effects within a factor 1.8 of one; 1: uneven
-        totals as in document-term tables).
-    density : float in (0, 1), optional
-        Bernoulli and Poisson: the expected fraction of non-zero entries at
-        every scale; the design is sparse and its tables are
-        ``scipy.sparse.csr_array`` (see the module documentation).
     rng : None, int or numpy.random.Generator
         Source of randomness.
+    **family_options
+        The family's own options (its ``option_fields``), refused for another family:
+
+        - ``base_rate`` (Poisson, default 2.0): geometric mean of the rates (dense designs;
+          a sparse design's rates follow from its density);
+        - ``effects`` (Poisson): ``(n_rows, n_cols)`` to draw row and column effects
+          (log-normal, mean one) for a table of this shape (Govaert and Nadif's
+          contingency model); :func:`~lbm_bench.generate_table` also takes
+          ``effects=True`` (the table's shape);
+        - ``effects_spread`` (Poisson, default 0.3): standard deviation of the log
+          effects before they are normalised to mean one (0.3: most effects within a
+          factor 1.8 of one; 1: uneven totals as in document-term tables);
+        - ``density`` (Bernoulli, Poisson): the expected fraction of non-zero entries
+          at every scale, in (0, 1); the design is sparse and its tables are
+          ``scipy.sparse.csr_array`` (see the family's module).
 
     Returns
     -------
@@ -409,7 +218,8 @@ def random_design(
     Raises
     ------
     ValueError
-        When the cluster numbers admit no asymmetric design.
+        When the cluster numbers admit no asymmetric design, or an option does not
+        apply to the family.
 
     Examples
     --------
@@ -420,46 +230,45 @@ def random_design(
     True
     """
     rng = np.random.default_rng(rng)
-    kind = check_kind(kind)
+    family = get_family(kind)
     g = check_count("n_row_clusters", n_row_clusters, minimum=2)
     m = check_count("n_col_clusters", n_col_clusters, minimum=2)
-    spread = check_positive_float("dispersion_spread", dispersion_spread, allow_zero=True)
-    if spread >= 1:
-        raise ValueError(f"dispersion_spread must be < 1, got {spread}")
-    base_rate = check_positive_float("base_rate", base_rate)
-    if effects is not None and kind != "poisson":
-        raise ValueError(f"effects are only defined for the poisson kind, got kind={kind!r}")
-    if effects is True:
-        raise ValueError("effects=True needs the table shape here: pass effects=(n_rows, n_cols)")
-    effects_spread = check_positive_float("effects_spread", effects_spread, allow_zero=True)
-    if density is not None:
-        if kind == "gaussian":
-            raise ValueError("density is defined for the bernoulli and poisson kinds, got kind='gaussian'")
-        density = check_probability("density", density)
-        if kind == "bernoulli" and density > 0.5:
-            raise ValueError(f"density must be <= 0.5 for sparse bernoulli designs, got {density}")
+    spread_value = SHARED_OPTION_FIELDS["dispersion_spread"].metadata["check"]("dispersion_spread", dispersion_spread)
+    options = family.check_design_options(_refuse_foreign_options(family, family_options))
+    family.check_clusters(g, m)
+    values = {name: options[name] for name in ("base_rate", "density") if name in options}
+    values.setdefault("base_rate", _UNUSED_BASE_RATE)
     for _attempt in range(20):
-        pattern = _binary_pattern(g, m, rng) if kind == "bernoulli" else _real_pattern(g, m, rng)
+        pattern = family.draw_pattern(g, m, rng)
         row_props = _random_proportions(g, equal_proportions, rng)
         col_props = _random_proportions(m, equal_proportions, rng)
-        dispersion = _random_dispersion(
-            (g, m), equal_dispersions or kind == "poisson", spread, rng
-        )
-        row_effects = col_effects = None
-        if effects is not None:
-            n_rows = check_count("effects[0]", effects[0])
-            n_cols = check_count("effects[1]", effects[1])
-            row_effects = rng.lognormal(0.0, effects_spread, n_rows)
-            col_effects = rng.lognormal(0.0, effects_spread, n_cols)
-            row_effects /= row_effects.mean()
-            col_effects /= col_effects.mean()
+        dispersion = _random_dispersion((g, m), equal_dispersions or not family.uses_dispersion, spread_value, rng)
+        row_effects, col_effects = family.draw_effects(options, rng)
         design = ModelDesign(
-            kind, row_props, col_props, pattern, dispersion, base_rate, row_effects, col_effects,
-            density,
+            family.kind, row_props, col_props, pattern, dispersion, row_effects=row_effects,
+            col_effects=col_effects, **values,
         )
         if find_symmetry(design.model(1.0)) is None:
             return design
-    raise ValueError(f"could not draw an asymmetric {kind} design with {g}x{m} clusters")
+    raise ValueError(f"could not draw an asymmetric {family.kind} design with {g}x{m} clusters")
+
+
+def _refuse_foreign_options(family: type[LatentBlockModel], options: dict[str, Any]) -> dict[str, Any]:
+    """The options of ``family``; ValueError for an option of another family set to other
+    than its default (naming the families it belongs to), TypeError for an unknown one."""
+    own = {}
+    for name, value in options.items():
+        if name in family.option_fields:
+            own[name] = value
+            continue
+        owners = [f.kind for f in FAMILY_CLASSES if name in f.option_fields]
+        if not owners:
+            raise TypeError(f"random_design() got an unexpected keyword argument {name!r}")
+        default = next(f.option_fields[name].default for f in FAMILY_CLASSES if name in f.option_fields)
+        if value is not None and value is not False and value != default:
+            kinds = " and ".join(owners) + (" kinds" if len(owners) > 1 else " kind")
+            raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
+    return own
 
 
 def random_model(

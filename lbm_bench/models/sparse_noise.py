@@ -30,10 +30,19 @@ proportional to the entries kept, about the table's non-zeros times at most
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
+from scipy import sparse as sp
 
-__all__ = ["SparseNoise", "ladder_level", "MAX_LEVEL", "poisson_from_survival"]
+__all__ = [
+    "MAX_LEVEL",
+    "SparseNoise",
+    "candidate_entries",
+    "ladder_level",
+    "poisson_from_survival",
+    "sparse_table_from_entries",
+]
 
 #: Level of the first band (all entries with ``a_i b_j L_0`` below it are in band 0).
 _FIRST_LEVEL = 2.0**-24
@@ -218,3 +227,30 @@ def poisson_from_survival(uniforms: np.ndarray, rates: np.ndarray) -> np.ndarray
         keep = uniforms[active] < survival
         active, survival = active[keep], survival[keep]
     return counts
+
+
+def sparse_table_from_entries(
+    positions: np.ndarray, values: np.ndarray, shape: tuple[int, int], dtype: type
+) -> sp.csr_array:
+    """CSR table from increasing linear indices ``i * n_cols + j`` and their non-zero values."""
+    n_rows, n_cols = shape
+    rows, cols = np.divmod(positions, n_cols)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+    index_dtype = np.int32 if max(n_cols, positions.size) < 2**31 else np.int64
+    table = sp.csr_array(
+        (values.astype(dtype), cols.astype(index_dtype), indptr.astype(index_dtype)), shape=shape
+    )
+    table.has_canonical_format = True  # sorted, unique
+    return table
+
+
+def candidate_entries(noise: Any, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The entries of a sparse model's noise that can be non-zero at ``level`` (the model's
+    :meth:`~lbm_bench.models.base.LatentBlockModel.sparse_level`): linear positions,
+    uniforms, rows, columns."""
+    if not isinstance(noise, SparseNoise):
+        raise TypeError(f"a sparse model needs SparseNoise (from draw_noise), got {type(noise).__name__}")
+    positions, uniforms = noise.entries(level)
+    rows, cols = np.divmod(positions, noise.shape[1])
+    return positions, uniforms, rows, cols

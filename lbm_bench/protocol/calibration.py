@@ -14,7 +14,7 @@ floor, measured by a short Gibbs run on a few of the tables
 
 **Common random numbers.** The tables share, at every scale, the same
 generating labels, the same underlying noise (standard normals or uniforms,
-turned into entries by :meth:`~lbm_bench.models.families.LatentBlockModel.table_from_noise`)
+turned into entries by :meth:`~lbm_bench.models.base.LatentBlockModel.table_from_noise`)
 and the same random starts. The mean error is then a smooth, nearly monotone
 function of the scale, and the error of a table at a scale, once computed, is
 kept: adding tables at a scale costs only the new ones.
@@ -31,19 +31,20 @@ number of tables, kept as the benchmark's baseline. Both are in
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench._validation import check_count, check_kind, check_positive_float, check_probability
+from lbm_bench._threads import single_blas_thread
+from lbm_bench._validation import check_choice, check_count, check_positive_float, check_probability
 from lbm_bench.inference.bayes import floor_certificate
 from lbm_bench.inference.classifier import alternate, best_of_starts, initial_column_labels
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.inference.gibbs import gibbs_labels
 from lbm_bench.models.design import ModelDesign, random_design
+from lbm_bench.protocol.request import CRITERIA, TableRequest, request_from_arguments
 from lbm_bench.protocol.scale_search import (
     AUTO_MAX_TABLES,
     AUTO_SE_FRACTION,
@@ -51,9 +52,13 @@ from lbm_bench.protocol.scale_search import (
     search_scale,
 )
 from lbm_bench.protocol.separation import guessing_risk
+from lbm_bench.protocol.settings import GenerationSettings
 from lbm_bench.protocol.table import CalibrationResult
 
 __all__ = [
+    "BATCH_BYTES",
+    "NOISE_CACHE_BYTES",
+    "calibrate",
     "calibrate_scale",
     "check_criterion",
     "classifier_labels",
@@ -64,18 +69,16 @@ __all__ = [
     "METHODS",
 ]
 
-#: Risks that can be calibrated: the floor's, or the X-only MAP's.
-CRITERIA = ("bayes", "map")
 #: Root-finding methods.
 METHODS = ("secant", "bisection")
 #: Bytes of noise kept in memory across evaluations; beyond, it is re-drawn from seeds.
-_NOISE_CACHE_BYTES = 512 * 2**20
+NOISE_CACHE_BYTES = 512 * 2**20
 #: Bytes of sufficient statistics (both layouts) per batch of tables run through the
 #: MAP together. Batching pays for small tables (fewer, larger array operations:
 #: 1.3x on 50x50) and loses for large ones once a batch falls out of the caches
 #: (0.7x for 4 tables of 1000x1000), so batches are kept about L2-sized; tables
 #: larger than this run one by one. Measured in docs/performance.md.
-_BATCH_BYTES = 2 * 2**20
+BATCH_BYTES = 2 * 2**20
 #: Short Gibbs run of a table's gap (``criterion="bayes"``): label sets, chains
 #: (all started at the table's X-only MAP), sweeps dropped per chain.
 GAP_SAMPLES = 200
@@ -127,7 +130,7 @@ class CommonRandomNumbers:
         n_cols: int,
         n_tables: int,
         seed: np.random.SeedSequence,
-        batch_bytes: int = _BATCH_BYTES,
+        batch_bytes: int = BATCH_BYTES,
         incremental: bool = True,
         criterion: str = "map",
         jobs: int = 1,
@@ -145,7 +148,7 @@ class CommonRandomNumbers:
         self.bytes_per_table = 2 * reference.n_stats * n_rows * n_cols * 8
         self._labels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._noise: dict[int, np.ndarray] = {}
-        self._cache_tables = max(0, _NOISE_CACHE_BYTES // (n_rows * n_cols * 8))
+        self._cache_tables = max(0, NOISE_CACHE_BYTES // (n_rows * n_cols * 8))
         self._known: dict[tuple[str, float, int], list[float]] = {}
 
     @property
@@ -231,9 +234,7 @@ class CommonRandomNumbers:
 
 def check_criterion(criterion: str) -> str:
     """``criterion`` if it is ``"bayes"`` or ``"map"``, else ValueError."""
-    if criterion not in CRITERIA:
-        raise ValueError(f"criterion must be one of {', '.join(map(repr, CRITERIA))}, got {criterion!r}")
-    return criterion
+    return check_choice("criterion", criterion, CRITERIA)
 
 
 def _draw_labels(design, n_rows, n_cols, table_seed):
@@ -249,13 +250,7 @@ def _draw_noise(design, n_rows, n_cols, table_seed):
 def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch_bytes, seeds):
     """A statistic of the tables of ``seeds`` in a worker process (labels and noise
     re-drawn from the seeds, BLAS on one thread so that workers do not oversubscribe)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn/joblib extras
-        limits = contextlib.nullcontext()
-    else:
-        limits = threadpool_limits(limits=1, user_api="blas")
-    with limits:
+    with single_blas_thread():
         model = design.model(scale)
         per_batch = max(1, batch_bytes // (2 * model.n_stats * n_rows * n_cols * 8))
         out = []
@@ -362,34 +357,77 @@ def table_gap(model: Any, X: Any, rows: np.ndarray, cols: np.ndarray, *, rng=Non
     return samples.risk(rows, cols).risk - floor.risk.risk
 
 
-def _check_target(target_risk: float, design: ModelDesign, n_rows: int, n_cols: int) -> None:
+def _check_target(target_risk: float, design: ModelDesign) -> None:
     guess = guessing_risk(design.row_proportions, design.col_proportions)
     if target_risk >= guess:
         raise ValueError(
             f"target_risk={target_risk} cannot be reached: guessing without the table already "
             f"has risk {guess:.4f} for these proportions"
         )
-    if target_risk < 1.0 / (n_rows * n_cols):
-        raise ValueError(
-            f"target_risk={target_risk} cannot be reached: below 1/(n_rows*n_cols) = "
-            f"{1.0 / (n_rows * n_cols):.3g}"
-        )
+
+
+def calibrate(
+    request: TableRequest,
+    settings: GenerationSettings | None = None,
+    *,
+    design: ModelDesign | None = None,
+    callback: Callable[[float, float], Any] | None = None,
+    max_steps: int = 40,
+    max_tables: int = AUTO_MAX_TABLES,
+    se_fraction: float = AUTO_SE_FRACTION,
+    spread_fraction: float = AUTO_SPREAD_FRACTION,
+    rng: np.random.Generator | int | None = None,
+) -> CalibrationResult:
+    """:func:`calibrate_scale` of a request, with the calibration settings of ``settings``.
+
+    The settings' ``n_calibration_tables``, ``calibration_tolerance``, ``n_init``,
+    ``calibration_method`` and ``jobs`` are the ``n_tables``, ``tolerance``, ``n_init``,
+    ``method`` and ``jobs`` of :func:`calibrate_scale`; the request's criterion is the
+    risk calibrated. Other arguments as there.
+    """
+    rng = np.random.default_rng(rng)
+    if not isinstance(request, TableRequest):
+        raise TypeError(f"request must be a TableRequest, got {type(request).__name__}")
+    s = GenerationSettings() if settings is None else settings
+    target = request.target_risk
+    tolerance = s.calibration_tolerance
+    tolerance = min(0.005, target / 10) if tolerance is None else tolerance
+    n_tables = s.n_calibration_tables
+    auto = n_tables == "auto"
+    max_tables = check_count("max_tables", max_tables)
+    se_fraction = check_positive_float("se_fraction", se_fraction)
+    spread_fraction = check_probability("spread_fraction", spread_fraction, open_interval=False)
+    max_steps = check_count("max_steps", max_steps, minimum=2)
+    g, m = request.clusters
+    if design is None:
+        design = random_design(request.kind, g, m, rng=rng, **request.design_options())
+    elif design.kind != request.kind or design.block_shape != (g, m):
+        raise ValueError(f"design is a {design.kind} {design.block_shape} design, not {request.kind} {(g, m)}")
+    _check_target(target, design)
+    if auto and s.calibration_method == "bisection":
+        n_tables, auto = 200, False
+    capacity = max_tables if auto else n_tables
+    crn = CommonRandomNumbers(design, request.n_rows, request.n_cols, capacity,
+                              np.random.SeedSequence(rng.integers(2**63)), criterion=request.criterion,
+                              jobs=s.jobs)
+    return search_scale(crn, target, tolerance, s.n_init, max_steps, callback, s.calibration_method, auto,
+                        se_fraction, spread_fraction)
 
 
 @fill_doc
 def calibrate_scale(
-    kind: str,
-    n_rows: int,
-    n_cols: int,
-    n_row_clusters: int,
-    n_col_clusters: int,
-    target_risk: float,
+    kind: str | TableRequest,
+    n_rows: int | None = None,
+    n_cols: int | None = None,
+    n_row_clusters: int | None = None,
+    n_col_clusters: int | None = None,
+    target_risk: float | None = None,
     *,
     n_tables: int | str = "auto",
     tolerance: float | None = None,
     n_init: int = 10,
     max_steps: int = 40,
-    criterion: str = "bayes",
+    criterion: str | None = None,
     method: str = "secant",
     max_tables: int = AUTO_MAX_TABLES,
     se_fraction: float = AUTO_SE_FRACTION,
@@ -424,7 +462,8 @@ def calibrate_scale(
     criterion : {"bayes", "map"}, default="bayes"
         The risk calibrated: the floor (the Bayes rule for ``l_item``), as the
         MAP's mean apparent error minus the mean gap of :func:`table_gap` on a
-        few of the tables, or the X-only MAP's (the paper).
+        few of the tables, or the X-only MAP's (the paper). Part of the request
+        when ``kind`` is a :class:`~lbm_bench.TableRequest`.
     method : {"secant", "bisection"}, default="secant"
         Root finding (see the module documentation). ``"bisection"`` is the
         paper's dichotomy, from scale 1, on ``n_tables`` tables (200 when "auto").
@@ -445,7 +484,8 @@ def calibrate_scale(
     rng : None, int or numpy.random.Generator
         Source of randomness.
     **model_options
-        Options of :func:`~lbm_bench.random_design` (``equal_proportions``, ...).
+        Options of :func:`~lbm_bench.random_design` (``equal_proportions``, ...;
+        ``effects=True`` for this table's shape).
 
     Returns
     -------
@@ -467,38 +507,22 @@ def calibrate_scale(
     True
     """
     rng = np.random.default_rng(rng)
-    kind = check_kind(kind)
-    n_rows = check_count("n_rows", n_rows)
-    n_cols = check_count("n_cols", n_cols)
-    g = check_count("n_row_clusters", n_row_clusters, minimum=2)
-    m = check_count("n_col_clusters", n_col_clusters, minimum=2)
-    if g > n_rows or m > n_cols:
-        raise ValueError(
-            f"more clusters than rows or columns: {g}x{m} clusters for a {n_rows}x{n_cols} table"
-        )
-    target = check_probability("target_risk", target_risk)
-    tolerance = min(0.005, target / 10) if tolerance is None else check_positive_float("tolerance", tolerance)
-    auto = _check_n_tables(n_tables)
-    max_tables = check_count("max_tables", max_tables)
-    se_fraction = check_positive_float("se_fraction", se_fraction)
-    spread_fraction = check_probability("spread_fraction", spread_fraction, open_interval=False)
-    max_steps = check_count("max_steps", max_steps, minimum=2)
-    criterion = check_criterion(criterion)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(map(repr, METHODS))}, got {method!r}")
-    jobs = check_count("jobs", jobs)
-    if design is None:
-        design = random_design(kind, g, m, rng=rng, **model_options)
-    elif design.kind != kind or design.block_shape != (g, m):
-        raise ValueError(f"design is a {design.kind} {design.block_shape} design, not {kind} {(g, m)}")
-    _check_target(target, design, n_rows, n_cols)
-    if auto and method == "bisection":
-        n_tables, auto = 200, False
-    capacity = max_tables if auto else n_tables
-    crn = CommonRandomNumbers(design, n_rows, n_cols, capacity, np.random.SeedSequence(rng.integers(2**63)),
-                              criterion=criterion, jobs=jobs)
-    return search_scale(crn, target, tolerance, n_init, max_steps, callback, method, auto, se_fraction,
-                        spread_fraction)
+    _check_n_tables(n_tables)
+    if tolerance is not None:
+        check_positive_float("tolerance", tolerance)
+    check_count("n_init", n_init)
+    check_choice("method", method, METHODS)
+    check_count("jobs", jobs)
+    if criterion is not None:
+        model_options = {**model_options, "criterion": check_criterion(criterion)}
+    sizes = (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk)
+    request, _ = request_from_arguments(kind, sizes, None, model_options, caller="calibrate_scale")
+    settings = GenerationSettings(
+        n_calibration_tables=n_tables, calibration_tolerance=tolerance, n_init=n_init,
+        calibration_method=method, jobs=jobs,
+    )
+    return calibrate(request, settings, design=design, callback=callback, max_steps=max_steps,
+                     max_tables=max_tables, se_fraction=se_fraction, spread_fraction=spread_fraction, rng=rng)
 
 
 def _check_n_tables(n_tables: Any) -> bool:

@@ -33,17 +33,16 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._memory import release_free_memory
-from lbm_bench._validation import check_kind, check_probability
 from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
-from lbm_bench.models.design import resolve_effects
-from lbm_bench.protocol.calibration import calibrate_scale, child_seed
+from lbm_bench.protocol.calibration import calibrate, child_seed
 from lbm_bench.protocol.memory import check_memory, estimate_request_memory
-from lbm_bench.protocol.settings import GenerationSettings, ModelOptions, split_options
+from lbm_bench.protocol.request import TableRequest, request_from_arguments
+from lbm_bench.protocol.settings import GenerationSettings
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
-__all__ = ["generate_table", "RejectionError", "resolve_seed"]
+__all__ = ["RejectionError", "generate_table", "resolve_seed", "stored_options"]
 
 
 #: Entries from which every Gibbs run of the rejection step is followed by a full
@@ -85,12 +84,12 @@ def _progress_bar(enabled: bool, total: int | None, desc: str):
 
 @fill_doc
 def generate_table(
-    kind: str,
-    n_rows: int,
-    n_cols: int,
-    n_row_clusters: int,
-    n_col_clusters: int,
-    target_risk: float,
+    kind: str | TableRequest,
+    n_rows: int | None = None,
+    n_cols: int | None = None,
+    n_row_clusters: int | None = None,
+    n_col_clusters: int | None = None,
+    target_risk: float | None = None,
     *,
     settings: GenerationSettings | None = None,
     calibration: CalibrationResult | None = None,
@@ -108,10 +107,12 @@ def generate_table(
         Target conditional risk ``r_item``, in (0, 1): of the Bayes labels for
         ``l_item`` (the floor; ``criterion="bayes"``, the default) or of the
         X-only MAP labels (``criterion="map"``, the paper's protocol).
+        Instead of ``kind`` and the five sizes, a
+        :class:`~lbm_bench.TableRequest` may be given alone.
     settings : GenerationSettings, optional
         Generation settings (tolerance, Gibbs run, screening, attempts,
         calibration, MAP starts); the defaults of
-        :class:`~lbm_bench.protocol.settings.GenerationSettings` when omitted.
+        :class:`~lbm_bench.GenerationSettings` when omitted.
     calibration : CalibrationResult, optional
         A calibration to reuse (its design and scale); computed when omitted.
     max_memory : int or str, optional
@@ -126,14 +127,14 @@ def generate_table(
         Seed; the table records it and the same seed reproduces the same bytes.
         A Generator is accepted and a seed drawn from it.
     **options
-        Any field of :class:`~lbm_bench.protocol.settings.GenerationSettings`
-        (``tolerance=0.02``, ``n_samples=500``, ... override ``settings``) or of
+        Any field of :class:`~lbm_bench.GenerationSettings` (``tolerance=0.02``,
+        ``n_samples=500``, ... override ``settings``); with a kind and sizes, also
+        ``criterion`` (``"bayes"`` or ``"map"``) and the options of
         :class:`~lbm_bench.protocol.settings.ModelOptions` (options of
-        :func:`~lbm_bench.random_design`). Unknown names are refused. Among
-        the latter: ``density`` (Bernoulli, Poisson: expected fraction of
-        non-zero entries; the table is then sparse), ``effects=True``
-        (Poisson row and column effects for this table's shape) and
-        ``effects_spread``.
+        :func:`~lbm_bench.random_design`). Unknown names are refused. Among the
+        latter: ``density`` (Bernoulli, Poisson: expected fraction of non-zero
+        entries; the table is then sparse), ``effects=True`` (Poisson row and
+        column effects for this table's shape) and ``effects_spread``.
 
     Returns
     -------
@@ -155,35 +156,27 @@ def generate_table(
     True
     """
     seed = resolve_seed(rng)
-    kind = check_kind(kind)
-    target = check_probability("target_risk", target_risk)
-    settings, model_options = _resolve_settings(settings, options)
-    s = settings
-    estimate = estimate_request_memory(
-        kind, n_rows, n_cols, n_row_clusters, n_col_clusters, s, model_options,
-        calibrated=calibration is not None,
-    )
-    check_memory(estimate, max_memory, kind=kind)
+    sizes = (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk)
+    request, settings = request_from_arguments(kind, sizes, settings, options, caller="generate_table")
+    estimate = estimate_request_memory(request, settings, calibrated=calibration is not None)
+    check_memory(estimate, max_memory)
     root = np.random.SeedSequence(seed)
     timings = {"calibration": 0.0, "rejection": 0.0, "gibbs": 0.0, "floor": 0.0}
     start = time.perf_counter()
     if calibration is None:
         with _progress_bar(progress, None, "calibration") as bar:
-            calibration = calibrate_scale(
-                kind, n_rows, n_cols, n_row_clusters, n_col_clusters, target,
-                n_tables=s.n_calibration_tables, tolerance=s.calibration_tolerance, n_init=s.n_init,
-                method=s.calibration_method, criterion=s.criterion, jobs=s.jobs,
+            calibration = calibrate(
+                request, settings, rng=np.random.default_rng(child_seed(root, 0)),
                 callback=lambda scale, error: (
                     bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")
                 ),
-                rng=np.random.default_rng(child_seed(root, 0)),
-                **resolve_effects(model_options.design_options(), n_rows, n_cols),
             )
     elif calibration.design is None:
         raise ValueError("calibration must carry its design (as returned by calibrate_scale)")
     release_free_memory()  # what the calibration's tables used (large tables)
     timings["calibration"] = time.perf_counter() - start
-    sampler = _RejectionSampler(calibration, n_rows, n_cols, target, s)
+    sampler = _RejectionSampler(calibration, request, settings)
+    s = settings
     start = time.perf_counter()
     with _progress_bar(progress, s.max_attempts, "rejection sampling") as bar:
         for attempt in range(s.max_attempts):
@@ -198,12 +191,6 @@ def generate_table(
     timings["gibbs"] = sampler.gibbs_seconds
     timings["floor"] = sampler.floor_seconds
     X, z, w, map_result, samples, estimate, floor = kept
-    record = {
-        "model_options": model_options.design_options(),
-        "n_samples": s.n_samples, "n_chains": s.n_chains, "burn_in": s.burn_in, "thin": s.thin,
-        "screen_samples": s.screen_samples, "max_attempts": s.max_attempts, "n_init": s.n_init,
-        "n_calibration_tables": calibration.n_tables, "criterion": s.criterion,
-    }
     rejection = RejectionRecord(
         attempts=len(sampler.risks), screened_out=sampler.screened_out,
         acceptance_rate=1.0 / len(sampler.risks), tolerance=s.tolerance,
@@ -212,33 +199,28 @@ def generate_table(
     return Table(
         data=X, model=calibration.design.model(calibration.scale), design=calibration.design,
         scale=calibration.scale, truth_rows=z, truth_cols=w, map_rows=map_result.rows,
-        map_cols=map_result.cols, gibbs=samples, risk=estimate, target_risk=target, seed=seed,
-        calibration=calibration, rejection=rejection, options=record, timings=timings,
-        bayes_rows=floor.rows, bayes_cols=floor.cols, bayes_risk=floor.risk, criterion=s.criterion,
+        map_cols=map_result.cols, gibbs=samples, risk=estimate, target_risk=request.target_risk, seed=seed,
+        calibration=calibration, rejection=rejection, options=stored_options(request, settings),
+        timings=timings, bayes_rows=floor.rows, bayes_cols=floor.cols, bayes_risk=floor.risk,
+        criterion=request.criterion,
     )
 
 
-def _resolve_settings(
-    settings: GenerationSettings | None, options: dict[str, Any]
-) -> tuple[GenerationSettings, ModelOptions]:
-    """The settings record with keyword overrides, and the model options."""
-    if settings is not None and not isinstance(settings, GenerationSettings):
-        raise TypeError(f"settings must be a GenerationSettings, got {type(settings).__name__}")
-    overrides, model_options = split_options(options)
-    given = {k: v for k, v in options.items() if k in GenerationSettings.names()}
-    if settings is None:
-        return overrides, model_options
-    return (settings.replace(**given) if given else settings), model_options
+def stored_options(request: TableRequest, settings: GenerationSettings) -> dict[str, Any]:
+    """The options record a table file stores (``@options_json``): the settings record's
+    own serialisation and the request's model options (those that differ from their
+    defaults). :attr:`~lbm_bench.Table.settings` and :attr:`~lbm_bench.Table.request`
+    read them back."""
+    return {**settings.to_record(), "model_options": request.model_options.design_options()}
 
 
 class _RejectionSampler:
     """Draws and judges candidate tables; keeps the record of the attempts."""
 
-    def __init__(self, calibration: CalibrationResult, n_rows: int, n_cols: int, target: float,
-                 settings: GenerationSettings):
+    def __init__(self, calibration: CalibrationResult, request: TableRequest, settings: GenerationSettings):
         self.model = calibration.design.model(calibration.scale)
-        self.n_rows, self.n_cols = n_rows, n_cols
-        self.target, self.settings = target, settings
+        self.n_rows, self.n_cols = request.shape
+        self.target, self.criterion, self.settings = request.target_risk, request.criterion, settings
         self.gibbs_options = settings.gibbs_options()
         self.risks: list[float] = []
         self.screened_out = 0
@@ -265,7 +247,7 @@ class _RejectionSampler:
 
     def _judged(self, samples: GibbsSamples, map_start) -> tuple[RiskEstimate, FloorCertificate | None]:
         """The risk the criterion applies to, and the floor when it was computed."""
-        if self.settings.criterion == "bayes":
+        if self.criterion == "bayes":
             floor = self._floor(samples, map_start)
             return floor.risk, floor
         return samples.risk(*map_start), None

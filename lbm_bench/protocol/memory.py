@@ -41,7 +41,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from lbm_bench._validation import check_count, check_kind
+from lbm_bench._validation import check_choice, check_count
+from lbm_bench.models.registry import get_family
+from lbm_bench.protocol.calibration import NOISE_CACHE_BYTES
+from lbm_bench.protocol.scale_search import AUTO_SPREAD_FRACTION, GAP_MAX_TABLES
+from lbm_bench.protocol.settings import GenerationSettings
 
 __all__ = [
     "BASELINE_BYTES",
@@ -54,6 +58,7 @@ __all__ = [
     "estimate_request_memory",
     "format_bytes",
     "parse_memory_size",
+    "STYLES",
 ]
 
 #: Interpreter, numpy, scipy, h5py and the package, measured at about 110 MiB RSS.
@@ -63,24 +68,26 @@ BASELINE_BYTES = 160 * 2**20
 #: 100000x10000 at 1%, 134 for Poisson with effects 50000x5000 at 2%
 #: (docs/performance.md); with a margin.
 BYTES_PER_NONZERO = 144
-#: Must match ``lbm_bench.protocol.calibration._NOISE_CACHE_BYTES`` and ``_BATCH_BYTES``.
-_NOISE_CACHE_BYTES = 512 * 2**20
-_BATCH_BYTES = 2 * 2**20
-_DATA_ITEMSIZE = {"gaussian": 8, "poisson": 8, "bernoulli": 1}
-_N_STATS = {"gaussian": 2, "poisson": 1, "bernoulli": 1}
-#: Most tables ``n_tables="auto"`` evaluates at one scale: 16 for the MAP's errors
-#: (``lbm_bench.protocol.scale_search.AUTO_SPREAD_FRACTION``), 32 for the gaps
-#: (``GAP_MAX_TABLES``). Checked against those constants by a test.
-_AUTO_MAX_TABLES = 32
+#: Most tables ``n_tables="auto"`` evaluates at one scale: ``1 / AUTO_SPREAD_FRACTION^2``
+#: (16) for the MAP's errors, ``GAP_MAX_TABLES`` (32) for the gaps
+#: (:mod:`lbm_bench.protocol.scale_search`).
+_AUTO_MAX_TABLES = max(round(AUTO_SPREAD_FRACTION**-2), GAP_MAX_TABLES)
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
-#: How each setting is named in messages, by caller.
-_NAMES = {
-    "api": {"density": "density=", "shape": "n_rows and n_cols", "samples": "n_samples=",
-            "jobs": "n_jobs=", "max": "max_memory="},
-    "cli": {"density": "--density", "shape": "--shape", "samples": "--samples",
-            "jobs": "--jobs", "max": "--max-memory"},
-}  # fmt: skip
+#: Styles of the messages: Python keyword arguments or command-line options.
+STYLES = ("api", "cli")
+
+
+def _names(style: str) -> dict[str, str]:
+    """How each setting is named in messages, as the caller spells it: the keyword
+    arguments of :func:`~lbm_bench.generate_table`, or the flags of ``lbm-bench generate``
+    (taken from the settings records' own fields)."""
+    check_choice("style", style, STYLES)
+    if style == "api":
+        return {"density": "density=", "shape": "n_rows and n_cols", "samples": "n_samples=",
+                "jobs": "jobs=", "max": "max_memory="}
+    return {"density": "--density", "shape": "--shape", "samples": GenerationSettings.flag_of("n_samples"),
+            "jobs": GenerationSettings.flag_of("jobs"), "max": "--max-memory"}
 
 
 class MemoryLimitError(ValueError):
@@ -148,11 +155,14 @@ class MemoryEstimate:
         Bytes by part (``"table"``, ``"calibration"``, ``"label sets"``, ``"baseline"``...).
     sparse : bool
         Whether the table is sparse (``density`` given).
+    can_be_sparse : bool
+        Whether the table's family can hold sparse tables (a density can be advised).
     """
 
     what: str
     parts: dict[str, int] = field(default_factory=dict)
     sparse: bool = False
+    can_be_sparse: bool = False
 
     @property
     def total(self) -> int:
@@ -177,13 +187,14 @@ def estimate_generation_memory(
     n_samples: int = 2000,
     n_chains: int = 8,
     n_calibration_tables: int = 200,
-    n_jobs: int = 1,
+    jobs: int = 1,
 ) -> MemoryEstimate:
     """Estimated peak memory of :func:`~lbm_bench.protocol.generate.generate_table`.
 
     Parameters
     ----------
-    kind : {"gaussian", "poisson", "bernoulli"}
+    kind : str
+        A family name (its stored dtype and number of statistics count).
     n_rows, n_cols, n_row_clusters, n_col_clusters : int
     density : float, optional
         Expected fraction of non-zero entries of a sparse table; None for a dense one.
@@ -191,7 +202,7 @@ def estimate_generation_memory(
         Gibbs settings of the full run.
     n_calibration_tables : int
         Tables per dichotomy step.
-    n_jobs : int
+    jobs : int
         Workers of the calibration (each holds its own tables).
 
     Returns
@@ -204,33 +215,33 @@ def estimate_generation_memory(
     >>> estimate.total > 500 * 2**30
     True
     """
-    kind = check_kind(kind)
+    family = get_family(kind)
     n, d = check_count("n_rows", n_rows), check_count("n_cols", n_cols)
     g, m = check_count("n_row_clusters", n_row_clusters), check_count("n_col_clusters", n_col_clusters)
     n_samples, n_chains = check_count("n_samples", n_samples), check_count("n_chains", n_chains)
     n_tables = check_count("n_calibration_tables", n_calibration_tables)
-    n_jobs = check_count("n_jobs", n_jobs)
-    entries, p = n * d, _N_STATS[kind]
+    n_jobs = check_count("jobs", jobs)
+    entries, p = n * d, family.n_stats
     label_bytes = _uint_bytes(g) * n + _uint_bytes(m) * d
     parts = {"label sets": 2 * n_samples * label_bytes, "baseline": BASELINE_BYTES}
     if density is None:
-        one_table = entries * (24 + _DATA_ITEMSIZE[kind] + 6 * p * 8)
-        cache = min(n_tables * entries * 8, _NOISE_CACHE_BYTES)
+        one_table = entries * (24 + family.table_dtype.itemsize + 6 * p * 8)
+        cache = min(n_tables * entries * 8, NOISE_CACHE_BYTES)
         # The calibration's working set grows with the tables evaluated together (measured:
         # Gaussian 1200x800, 250 bytes per entry with 2 tables, 540 with 8 or 16; Bernoulli
         # 385 with 8), on each worker.
         per_worker = entries * (24 + 16 * p) * (3 + min(n_tables, 8))
         parts["table"] = one_table
         parts["calibration"] = cache + n_jobs * per_worker
-        what = f"dense {kind} {n}x{d} table"
+        what = f"dense {family.kind} {n}x{d} table"
     else:
         nonzeros = math.ceil(float(density) * entries)
         chains = n_chains * (n * m + d * g) * p * 8 + 4 * (n * g + d * m) * 8
         parts["table"] = BYTES_PER_NONZERO * nonzeros + 2 * (n + d) * 8
         parts["block sums"] = chains
         parts["calibration"] = (n_jobs - 1) * (BYTES_PER_NONZERO * nonzeros + chains)
-        what = f"sparse {kind} {n}x{d} table at density {float(density):g}"
-    return MemoryEstimate(what=what, parts=parts, sparse=density is not None)
+        what = f"sparse {family.kind} {n}x{d} table at density {float(density):g}"
+    return MemoryEstimate(what=what, parts=parts, sparse=density is not None, can_be_sparse=family.can_be_sparse)
 
 
 def _uint_bytes(n_clusters: int) -> int:
@@ -241,7 +252,6 @@ def check_memory(
     estimate: MemoryEstimate,
     max_memory: int | str | None = None,
     *,
-    kind: str | None = None,
     style: str = "api",
 ) -> None:
     """Refuse a request whose estimate exceeds ``max_memory`` (default: the available memory).
@@ -252,8 +262,6 @@ def check_memory(
     max_memory : int or str, optional
         Bytes (or a size such as ``"8G"``); default :func:`available_memory`
         (no check when unknown).
-    kind : str, optional
-        The table's kind, to suggest a density only where it exists.
     style : {"api", "cli"}
         Name the settings as keyword arguments or as command-line options.
 
@@ -262,7 +270,7 @@ def check_memory(
     MemoryLimitError
         One line: the estimate by part, the limit and what to change.
     """
-    names = _NAMES[style]
+    names = _names(style)
     if max_memory is None:
         limit, source = available_memory(), "available (MemAvailable)"
         if limit is None:
@@ -273,16 +281,16 @@ def check_memory(
         return
     raise MemoryLimitError(
         f"the {estimate.what} needs about {estimate.describe()}, more than the "
-        f"{format_bytes(limit)} {source}; {_advice(estimate, kind, names)}"
+        f"{format_bytes(limit)} {source}; {_advice(estimate, names)}"
     )
 
 
-def _advice(estimate: MemoryEstimate, kind: str | None, names: dict[str, str]) -> str:
+def _advice(estimate: MemoryEstimate, names: dict[str, str]) -> str:
     parts, total = estimate.parts, estimate.total
     options = []
     if parts.get("label sets", 0) >= total / 2:
         options.append(f"fewer Gibbs label sets ({names['samples']})")
-    if not estimate.sparse and kind in ("bernoulli", "poisson"):
+    if not estimate.sparse and estimate.can_be_sparse:
         options.append(f"a sparse table ({names['density']}, e.g. 0.01)")
     elif estimate.sparse:
         options.append(f"a lower {names['density']}")
@@ -297,35 +305,32 @@ def _advice(estimate: MemoryEstimate, kind: str | None, names: dict[str, str]) -
 
 
 def estimate_request_memory(
-    kind: str,
-    n_rows: int,
-    n_cols: int,
-    n_row_clusters: int,
-    n_col_clusters: int,
-    settings: Any,
-    model_options: Any = None,
+    request: Any,
+    settings: Any = None,
     *,
     calibrated: bool = False,
-    n_jobs: int | None = None,
+    jobs: int | None = None,
 ) -> MemoryEstimate:
-    """:func:`estimate_generation_memory` of a request given as settings records.
+    """:func:`estimate_generation_memory` of a request and its settings.
 
     Parameters
     ----------
-    settings : GenerationSettings
-    model_options : ModelOptions, optional
-        Its ``density`` makes the table sparse.
+    request : TableRequest
+        Its family, sizes and ``density`` (a sparse table).
+    settings : GenerationSettings, optional
+        The Gibbs run and the calibration (defaults when omitted).
     calibrated : bool, default=False
         A calibration is reused: no calibration tables are drawn.
-    n_jobs : int, optional
+    jobs : int, optional
         Workers of the calibration; default: ``settings.jobs``.
     """
+    settings = GenerationSettings() if settings is None else settings
     tables = settings.n_calibration_tables
     if not isinstance(tables, int):  # "auto": sequential, at most this many tables
         tables = _AUTO_MAX_TABLES
     return estimate_generation_memory(
-        kind, n_rows, n_cols, n_row_clusters, n_col_clusters,
-        density=None if model_options is None else model_options.density, n_samples=settings.n_samples,
+        request.kind, *request.shape, *request.clusters,
+        density=getattr(request.model_options, "density", None), n_samples=settings.n_samples,
         n_chains=settings.n_chains, n_calibration_tables=1 if calibrated else tables,
-        n_jobs=settings.jobs if n_jobs is None else n_jobs,
+        jobs=settings.jobs if jobs is None else jobs,
     )

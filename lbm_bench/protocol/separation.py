@@ -23,12 +23,12 @@ sufficient statistics, the latter estimated once on a fixed sample of noise).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 from scipy import special
 
+from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
 
 __all__ = ["block_divergences", "predicted_error", "first_guess", "guessing_risk"]
@@ -54,8 +54,7 @@ def _reference_noise(design: ModelDesign) -> tuple[np.ndarray, np.ndarray, np.nd
     g, m = design.block_shape
     z = np.repeat(np.arange(g), _ENTRIES_PER_SIDE)
     w = np.repeat(np.arange(m), _ENTRIES_PER_SIDE)
-    plain = dataclasses.replace(design, row_effects=None, col_effects=None)
-    noise = plain.model(1.0).draw_noise(z.size, w.size, rng=np.random.default_rng(0))
+    noise = design.without_effects().model(1.0).draw_noise(z.size, w.size, rng=np.random.default_rng(0))
     return noise, z, w
 
 
@@ -73,10 +72,10 @@ def block_divergences(design: ModelDesign, scale: float, _noise=None) -> np.ndar
     ndarray of shape (g, m, g, m)
     """
     noise, z, w = _noise if _noise is not None else _reference_noise(design)
-    plain = dataclasses.replace(design, row_effects=None, col_effects=None)
-    model = plain.model(scale)
+    model = design.without_effects().model(scale)
     g, m = design.block_shape
-    stats = model.sufficient_statistics(model.table_from_noise(noise, z, w))  # (p, g R, m R)
+    sample = TableData.of(model.table_from_noise(noise, z, w)).densify()  # small: g R x m R entries
+    stats = model.sufficient_statistics(sample)  # (p, g R, m R)
     p = stats.shape[0]
     R = _ENTRIES_PER_SIDE
     mean_t = stats.reshape(p, g, R, m, R).mean(axis=(2, 4))  # (p, g, m)

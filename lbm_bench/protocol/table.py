@@ -8,8 +8,11 @@ import numpy as np
 
 from lbm_bench.inference.bayes import label_frequencies
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
+from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
-from lbm_bench.models.families import LatentBlockModel
+from lbm_bench.protocol.request import TableRequest
+from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
 __all__ = ["CalibrationResult", "RejectionRecord", "Table"]
 
@@ -188,6 +191,25 @@ class Table:
         return self.model.n_col_clusters
 
     @property
+    def settings(self) -> GenerationSettings:
+        """The generation settings, read back from the stored options record.
+
+        Files store the record's own serialisation; those written by earlier versions
+        store fewer fields (the others take their defaults; the rejection tolerance and
+        the calibration method come from the rejection and calibration records).
+        """
+        known = {"tolerance": self.rejection.tolerance, "balance": self.rejection.balance,
+                 "calibration_method": self.calibration.method}
+        return GenerationSettings.from_record({**known, **self.options})
+
+    @property
+    def request(self) -> TableRequest:
+        """The request the table answers: family and design options, shape, clusters, target, criterion."""
+        options = ModelOptions.from_record(self.options.get("model_options", {}))
+        return TableRequest(self.kind, *self.shape, self.n_row_clusters, self.n_col_clusters, self.target_risk,
+                            model_options=options, criterion=self.criterion)
+
+    @property
     def certified_risk(self) -> RiskEstimate:
         """The risk the target applied to: ``bayes_risk`` (criterion "bayes") or ``risk``."""
         if self.criterion == "bayes" and self.bayes_risk is not None:
@@ -214,8 +236,9 @@ class Table:
         g, m = self.model.block_shape
         r = self.risk
         stored = ""
-        if hasattr(self.data, "nnz"):  # a scipy.sparse table
-            stored = f", sparse: {self.data.nnz} non-zero entries (density {self.data.nnz / (n * d):.4g})"
+        data = TableData.of(self.data)
+        if data.is_sparse:
+            stored = f", sparse: {data.n_stored} non-zero entries (density {data.n_stored / (n * d):.4g})"
         lines = [
             f"{self.kind} table {n}x{d}, {g}x{m} clusters, seed {self.seed}{stored}",
             f"target risk {self.target_risk:.4f} (criterion: {self.criterion})",

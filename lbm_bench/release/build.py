@@ -31,14 +31,17 @@ survives; the card draws the thumbnails of tables built by an earlier run.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lbm_bench._threads import single_blas_thread
+from lbm_bench.protocol.backends import joblib_backend
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.card import THUMBNAILS, can_draw_thumbnails, draw_thumbnail, thumbnail_name, write_card
 from lbm_bench.release.croissant import write_croissant
@@ -75,38 +78,18 @@ RELEASE_FILE_WRITERS: tuple[Callable[..., str | list[str]], ...] = (write_readme
 TABLE_STAGES = ("rejection", "gibbs", "floor", "writing", "thumbnail")
 
 
-def _one_blas_thread():
-    """Pin BLAS to one thread for a task (threadpoolctl, when installed), so a table's
-    floating-point results do not depend on how many threads the worker's BLAS uses:
-    in-process builds, loky workers and Dask workers then compute the same bytes."""
-    import contextlib
-
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - documented in docs/releases.md
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
-
-
 def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
-    from lbm_bench.models.design import resolve_effects
-    from lbm_bench.protocol.calibration import calibrate_scale
+    from lbm_bench.protocol.calibration import calibrate
 
     start = time.perf_counter()
-    s = config.settings
-    result = calibrate_scale(
-        config.kind, *config.shape, *config.clusters, config.risk,
-        n_tables=s.n_calibration_tables, tolerance=s.calibration_tolerance, n_init=s.n_init,
-        method=s.calibration_method, criterion=s.criterion, jobs=s.jobs,
-        rng=config.calibration_seed, **resolve_effects(config.model_options, *config.shape),
-    )
+    result = calibrate(config.request, config.settings, rng=config.calibration_seed)
     return config.config_id, result, time.perf_counter() - start
 
 
 def _calibrate_and_build(spec: TableSpec, out_dir: str) -> tuple[str, Any, float, dict]:
     """Phase 1: calibrate ``spec``'s configuration, then build ``spec`` (its first pending
     table) with that calibration; return the calibration for the other replicates."""
-    with _one_blas_thread():
+    with single_blas_thread():
         config_id, calibration, seconds = _calibrate_unpinned(spec)
         outcome = _build_table_unpinned(spec, calibration, out_dir)
     _return_memory()
@@ -115,7 +98,7 @@ def _calibrate_and_build(spec: TableSpec, out_dir: str) -> tuple[str, Any, float
 
 def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
     """Generate and write one table; never raises (errors are returned)."""
-    with _one_blas_thread():
+    with single_blas_thread():
         outcome = _build_table_unpinned(spec, calibration, out_dir)
     _return_memory()
     return outcome
@@ -136,11 +119,7 @@ def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> di
     from lbm_bench.storage import save_table
 
     try:
-        s = spec.settings
-        table = generate_table(
-            spec.kind, *spec.shape, *spec.clusters, spec.risk,
-            settings=s, calibration=calibration, rng=spec.seed, **spec.model_options,
-        )
+        table = generate_table(spec.request, settings=spec.settings, calibration=calibration, rng=spec.seed)
         start = time.perf_counter()
         table = _with_calibration_seed(table, spec.calibration_seed)
         save_table(table, Path(out_dir) / spec.filename)
@@ -316,41 +295,14 @@ class BuildReport:
         return "\n".join(lines)
 
 
-def _parallel(backend: str, n_jobs: int, scheduler: str | None):
-    """A context manager that configures joblib for the chosen backend."""
-    import contextlib
-
+@contextlib.contextmanager
+def _parallel(backend: str, n_jobs: int, scheduler: str | None) -> Iterator[Any]:
+    """joblib configured for the chosen backend (:func:`~lbm_bench.protocol.backends.joblib_backend`,
+    the one place that opens a Dask cluster), and a Parallel that yields results as they come."""
     import joblib
 
-    if backend == "loky":
-        return contextlib.nullcontext(joblib.Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered"))
-    if backend != "dask":
-        raise ValueError(f"backend must be 'loky' or 'dask', got {backend!r}")
-
-    @contextlib.contextmanager
-    def dask_parallel():
-        try:
-            from dask.distributed import Client, LocalCluster
-        except ImportError:
-            raise ImportError("the dask backend needs: pip install 'lbm-bench[dask]'") from None
-        if scheduler:
-            client = Client(scheduler)
-            cluster = None
-        else:
-            cluster = LocalCluster(
-                n_workers=n_jobs, threads_per_worker=1, processes=True, host="127.0.0.1",
-                dashboard_address=None,
-            )
-            client = Client(cluster)
-        try:
-            with joblib.parallel_config(backend="dask"):
-                yield joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-        finally:
-            client.close()
-            if cluster is not None:
-                cluster.close()
-
-    return dask_parallel()
+    with joblib_backend(backend, n_jobs, scheduler):
+        yield joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
 
 
 def build_release(

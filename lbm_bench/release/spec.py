@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lbm_bench._validation import KINDS
+from lbm_bench.protocol.request import RequestOptions, TableRequest
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 from lbm_bench.release.seeds import derive_seed
 
 __all__ = [
     "MODEL_OPTIONS",
+    "REQUEST_OPTIONS",
     "SETTINGS",
     "ReleaseSpec",
     "TableSpec",
@@ -41,29 +42,50 @@ else:  # pragma: no cover - Python 3.10
 SETTINGS: dict[str, Any] = GenerationSettings().to_record()
 #: Options of random_design a spec may set in ``model_options`` (fields of ModelOptions).
 MODEL_OPTIONS = set(ModelOptions.names())
-_GRID_KEYS = {"kinds", "shapes", "clusters", "risks", "replicates", "model_options"} | set(SETTINGS)
+#: Options of the request a spec may set (in [defaults] or per [[grid]]): the criterion.
+REQUEST_OPTIONS: dict[str, Any] = RequestOptions().to_record()
+_GRID_KEYS = {"kinds", "shapes", "clusters", "risks", "replicates", "model_options"} | set(SETTINGS) | set(
+    REQUEST_OPTIONS
+)
 _RELEASE_KEYS = {"name", "version", "seed", "description", "license", "citation", "date", "creator", "url"}
 
 
 @dataclass(frozen=True)
 class TableSpec:
-    """One table of a release: its identity, settings and seeds."""
+    """One table of a release: its identity, request, settings and seeds."""
 
     id: str
     config_id: str
-    kind: str
-    shape: tuple[int, int]
-    clusters: tuple[int, int]
-    risk: float
+    request: TableRequest
     replicate: int
     settings: GenerationSettings
-    model_options: dict
     seed: int
     calibration_seed: int
 
     @property
     def filename(self) -> str:
         return f"tables/{self.id}.h5"
+
+    @property
+    def kind(self) -> str:
+        return self.request.kind
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.request.shape
+
+    @property
+    def clusters(self) -> tuple[int, int]:
+        return self.request.clusters
+
+    @property
+    def risk(self) -> float:
+        return self.request.target_risk
+
+    @property
+    def model_options(self) -> dict:
+        """The design options that differ from their defaults, by name (as the spec gives them)."""
+        return self.request.model_options.design_options()
 
 
 @dataclass(frozen=True)
@@ -117,11 +139,10 @@ def _check_settings(where: str, settings: dict) -> GenerationSettings:
     return GenerationSettings.from_mapping(settings, where=where)
 
 
-def _check_model_options(where: str, options: Any) -> dict:
+def _check_model_options(where: str, options: Any) -> Any:
     if not isinstance(options, dict):
         raise ValueError(f"{where}: model_options must be a table, got {options!r}")
-    ModelOptions.from_mapping(options, where=f"{where}.model_options")
-    return {k: options[k] for k in sorted(options)}
+    return ModelOptions.from_mapping(options, where=f"{where}.model_options")
 
 
 def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[TableSpec]:
@@ -132,6 +153,8 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
             raise ValueError(f"{where}: missing required key {key!r}")
     grid_settings = {k: grid[k] for k in SETTINGS if k in grid}
     settings = _check_settings(where, {**defaults.get("settings", {}), **grid_settings})
+    grid_request = {k: grid[k] for k in REQUEST_OPTIONS if k in grid}
+    request_options = RequestOptions.from_mapping({**defaults.get("request", {}), **grid_request}, where=where)
     options = _check_model_options(where, {**defaults.get("model_options", {}), **grid.get("model_options", {})})
     replicates = grid.get("replicates", 1)
     if not isinstance(replicates, int) or isinstance(replicates, bool) or replicates < 1:
@@ -143,27 +166,27 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
         _list(f"{where}.clusters", grid["clusters"]),
         _list(f"{where}.risks", grid["risks"]),
     ):
-        if kind not in KINDS:
-            raise ValueError(f"{where}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
         n, d = _pair(f"{where}.shapes", shape_text)
         g, m = _pair(f"{where}.clusters", cluster_text)
         if g < 2 or m < 2:
             raise ValueError(f"{where}: clusters must be at least 2x2, got {cluster_text!r}")
         if g > n or m > d:
             raise ValueError(f"{where}: {cluster_text} clusters do not fit a {shape_text} table")
-        if kind == "bernoulli" and (g > 2**m or m > 2**g):
-            raise ValueError(f"{where}: bernoulli blocks need distinct binary modes; impossible with {cluster_text}")
         if not isinstance(risk, (int, float)) or isinstance(risk, bool) or not 0 < risk < 1:
             raise ValueError(f"{where}: risks must be in (0, 1), got {risk!r}")
         if risk < 1.0 / (n * d):
             raise ValueError(f"{where}: risk {risk} is below 1/(n_rows*n_cols) for {shape_text}")
-        config_id = f"{kind}-{n}x{d}-{g}x{m}-r{risk:.4f}".rstrip("0")
+        try:
+            request = TableRequest(kind, n, d, g, m, float(risk), model_options=options,
+                                   criterion=request_options.criterion)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        config_id = f"{request.kind}-{n}x{d}-{g}x{m}-r{risk:.4f}".rstrip("0")
         for rep in range(1, replicates + 1):
             table_id = f"{config_id}-{rep:02d}"
             tables.append(
                 TableSpec(
-                    id=table_id, config_id=config_id, kind=kind, shape=(n, d), clusters=(g, m),
-                    risk=float(risk), replicate=rep, settings=settings, model_options=options,
+                    id=table_id, config_id=config_id, request=request, replicate=rep, settings=settings,
                     seed=derive_seed(master, "table:" + table_id),
                     calibration_seed=derive_seed(master, "calibration:" + config_id),
                 )
@@ -221,9 +244,10 @@ def parse_spec(source: dict) -> ReleaseSpec:
         raise ValueError(f"release: seed must be a non-negative integer, got {seed!r}")
     source = {**source, "release": _publication_keys(release)}
     defaults_source = source.get("defaults", {})
-    _check_keys("defaults", defaults_source, set(SETTINGS) | {"model_options"})
+    _check_keys("defaults", defaults_source, set(SETTINGS) | set(REQUEST_OPTIONS) | {"model_options"})
     defaults = {
         "settings": {k: v for k, v in defaults_source.items() if k in SETTINGS},
+        "request": {k: v for k, v in defaults_source.items() if k in REQUEST_OPTIONS},
         "model_options": defaults_source.get("model_options", {}),
     }
     grids = source.get("grid")
@@ -237,7 +261,7 @@ def parse_spec(source: dict) -> ReleaseSpec:
     configs: dict[str, TableSpec] = {}
     for t in tables:
         first = configs.setdefault(t.config_id, t)
-        if (first.settings, first.model_options) != (t.settings, t.model_options):
+        if (first.settings, first.request) != (t.settings, t.request):
             raise ValueError(f"spec: configuration {t.config_id} appears with different settings")
     return ReleaseSpec(
         name=str(release["name"]), version=str(release["version"]), seed=seed,

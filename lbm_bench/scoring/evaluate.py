@@ -27,10 +27,10 @@ import numpy as np
 
 from lbm_bench._validation import check_labels
 from lbm_bench.inference.bayes import floor_certificate
-from lbm_bench.inference.gibbs import chain_diagnostics
 from lbm_bench.metrics import ari, cari, l_item, matching_error
-from lbm_bench.metrics.partition import _ari_values
-from lbm_bench.metrics.risk import _conditional_risk, _item_losses
+from lbm_bench.metrics.mcmc import chain_diagnostics
+from lbm_bench.metrics.partition import ari_values
+from lbm_bench.metrics.risk import conditional_risk_of_sets, set_item_losses
 from lbm_bench.protocol.table import Table
 
 __all__ = ["Report", "evaluate", "read_labels"]
@@ -181,11 +181,11 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
     cols = check_labels("cols", cols, length=table.shape[1])
     # The sets stay in their stored dtype: an int64 copy of 2,000 sets of a 100,000-row
     # table would take 1.6 GB; the matching builds its tables block by block.
-    result = _conditional_risk(g.rows, g.cols, rows, cols, g.chain_lengths.tolist())
+    result = conditional_risk_of_sets(g.rows, g.cols, rows, cols, g.chain_lengths.tolist())
     # per-set losses under the chosen matching (-1, unmatched, never equals a label)
-    row_l, col_l = _item_losses(g.rows, g.cols, result.row_map[rows], result.col_map[cols])
+    row_l, col_l = set_item_losses(g.rows, g.cols, result.row_map[rows], result.col_map[cols])
     mine = row_l + col_l - row_l * col_l
-    map_row, map_col = _item_losses(g.rows, g.cols, table.map_rows, table.map_cols)
+    map_row, map_col = set_item_losses(g.rows, g.cols, table.map_rows, table.map_cols)
     map_losses = map_row + map_col - map_row * map_col
     map_excess_mcse, _ = chain_diagnostics(mine - map_losses, g.chain_lengths)
     if table.bayes_risk is not None:
@@ -250,7 +250,7 @@ def _blockwise_ari(sets: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """ARI of every set (n_sets,) against ``labels``, computed a block of sets at a time
     (at most 64 MiB of int64 labels), so memory does not grow with the number of sets."""
     step = max(1, _ARI_BLOCK_ENTRIES // max(1, sets.shape[1]))
-    blocks = [_ari_values(sets[s : s + step].astype(np.int64), labels) for s in range(0, sets.shape[0], step)]
+    blocks = [ari_values(sets[s : s + step].astype(np.int64), labels) for s in range(0, sets.shape[0], step)]
     return np.concatenate(blocks)
 
 

@@ -28,6 +28,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from lbm_bench.models.registry import get_family
+
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
@@ -37,8 +39,8 @@ __all__ = [
     "parse_version",
     "optional_items",
     "version_for",
-    "DATA_DTYPES",
-    "BLOCK_PARAMETERS",
+    "data_dtype",
+    "block_parameters",
     "EFFECTS",
     "DESIGN_ARRAYS",
     "LABEL_GROUPS",
@@ -171,16 +173,26 @@ def version_for(items: Iterable[str]) -> str:
 # ---------------------------------------------------------------------------
 # Datasets
 # ---------------------------------------------------------------------------
-#: dtype of ``data`` by family.
-DATA_DTYPES = {
-    "gaussian": np.dtype(np.float64),
-    "poisson": np.dtype(np.int64),
-    "bernoulli": np.dtype(np.uint8),
-}
-#: Block parameter datasets of ``params/`` by family (Poisson effects are optional, see EFFECTS).
-BLOCK_PARAMETERS = {"gaussian": ("means", "stds"), "poisson": ("rates",), "bernoulli": ("probs",)}
-#: Optional per-row/column parameters (Poisson contingency model), in ``params/`` and
-#: ``params/design/``, stored together or not at all.
+def data_dtype(kind: str) -> np.dtype:
+    """dtype of ``data`` (the dataset, or ``data/values`` of a sparse table) for family ``kind``:
+    the family's ``table_dtype`` (:mod:`lbm_bench.models.registry`).
+
+    Examples
+    --------
+    >>> data_dtype("poisson")
+    dtype('int64')
+    """
+    return get_family(kind).table_dtype
+
+
+def block_parameters(kind: str) -> tuple[str, ...]:
+    """Block parameter datasets of ``params/`` for family ``kind``, each of shape (g, m)
+    (the family's ``parameter_names``; the optional EFFECTS come on top)."""
+    return get_family(kind).parameter_names
+
+
+#: Optional per-row/column parameters (the exposures of a family that ``has_effects``: the
+#: Poisson contingency model), in ``params/`` and ``params/design/``, stored together or not at all.
 EFFECTS = ("row_effects", "col_effects")
 #: Datasets of ``params/design/`` (the last two: the optional EFFECTS).
 DESIGN_ARRAYS = ("row_proportions", "col_proportions", "pattern", "dispersion") + EFFECTS

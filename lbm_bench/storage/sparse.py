@@ -37,7 +37,6 @@ __all__ = [
     "csr_arrays",
     "csr_from_arrays",
     "csr_problems",
-    "is_sparse",
 ]
 
 #: Value of the ``data@encoding`` attribute.
@@ -45,11 +44,6 @@ CSR_ENCODING = "csr"
 #: The datasets of a sparse ``data`` group.
 CSR_ITEMS = ("indptr", "indices", "values")
 _INT32_MAX = np.iinfo(np.int32).max
-
-
-def is_sparse(data: Any) -> bool:
-    """Whether ``data`` is a scipy.sparse matrix or array."""
-    return sp.issparse(data)
 
 
 def csr_arrays(data: Any, dtype: np.dtype) -> dict[str, np.ndarray]:

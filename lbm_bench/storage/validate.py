@@ -24,16 +24,14 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from lbm_bench._validation import KINDS
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
+from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.design import ModelDesign
-from lbm_bench.models.families import LatentBlockModel, model_from_parameters
+from lbm_bench.models.registry import family_names, get_family, model_from_parameters
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
-    BLOCK_PARAMETERS,
     CRITERIA,
-    DATA_DTYPES,
     EFFECTS,
     FLOOR_ATTRIBUTES,
     FLOOR_DATASETS,
@@ -45,6 +43,8 @@ from lbm_bench.storage.format import (
     RISK_ATTRIBUTES,
     ROOT_ATTRIBUTES,
     SPARSE_DATA,
+    block_parameters,
+    data_dtype,
     optional_items,
     parse_version,
 )
@@ -260,8 +260,8 @@ def _check_format(reader: Reader) -> tuple[int, int]:
 def _read_header(reader: Reader) -> _Header:
     version = _check_format(reader)
     kind = reader.attr("", "kind", ROOT_ATTRIBUTES["kind"], fatal=True)
-    if kind not in KINDS:
-        raise Fatal(f"@kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if kind not in family_names():
+        raise Fatal(f"@kind must be one of {', '.join(family_names())}, got {kind!r}")
     sizes = []
     for name in ("n_rows", "n_cols", "n_row_clusters", "n_col_clusters"):
         value = reader.attr("", name, ROOT_ATTRIBUTES[name], fatal=True)
@@ -285,7 +285,7 @@ def _read_sparse_data(reader: Reader, h: _Header) -> sp.csr_array | None:
         version = ".".join(map(str, h.version))
         reader.problem(f"data is a group (a sparse table), which needs format version 1.1 or later, not {version}")
         return None
-    dtype = DATA_DTYPES[h.kind]
+    dtype = data_dtype(h.kind)
     encoding = reader.attr("data", "encoding", "str")
     shape = reader.attr("data", "shape", "ints")
     indptr = reader.array("data/indptr", (h.n_rows + 1,), "iu")
@@ -311,19 +311,14 @@ def _read_sparse_data(reader: Reader, h: _Header) -> sp.csr_array | None:
 
 def _value_problem(kind: str, values: np.ndarray, where: str) -> str | None:
     """What is wrong with a table's (non-empty) values for its family, or None."""
-    if kind == "gaussian" and not np.all(np.isfinite(values)):
-        return f"{where} holds non-finite values"
-    if kind == "poisson" and values.min() < 0:
-        return f"{where} holds a negative count ({int(values.min())})"
-    if kind == "bernoulli" and values.max() > 1:
-        return f"{where} holds a value other than 0/1 ({int(values.max())})"
-    return None
+    problem = get_family(kind).value_problem(values)
+    return None if problem is None else f"{where} {problem}"
 
 
 def _read_data(reader: Reader, h: _Header) -> np.ndarray | sp.csr_array | None:
     if _data_is_group(reader):
         return _read_sparse_data(reader, h)
-    dtype = DATA_DTYPES[h.kind]
+    dtype = data_dtype(h.kind)
     data = reader.array("data", (h.n_rows, h.n_cols), dtype.kind, dtype=dtype)
     if data is None:
         return None
@@ -400,11 +395,9 @@ def _read_effects(reader: Reader, group: str, h: _Header) -> dict[str, np.ndarra
     present = [reader.has_dataset(f"{group}/{name}") for name in EFFECTS]
     if not any(present):
         return {}
-    if h.kind != "poisson" or not all(present):
-        reader.problem(
-            f"{group}/row_effects and {group}/col_effects must come together,"
-            " for the poisson kind only"
-        )
+    if not get_family(h.kind).has_effects or not all(present):
+        kinds = " and ".join(k for k in family_names() if get_family(k).has_effects)
+        reader.problem(f"{group}/row_effects and {group}/col_effects must come together, for the {kinds} kind only")
         return None
     arrays = {
         "row_effects": reader.array(f"{group}/row_effects", (h.n_rows,), "f"),
@@ -417,7 +410,7 @@ def _read_model(reader: Reader, h: _Header) -> LatentBlockModel | None:
     row_props = reader.array("params/row_proportions", (h.g,), "f")
     col_props = reader.array("params/col_proportions", (h.m,), "f")
     blocks = {
-        name: reader.array(f"params/{name}", (h.g, h.m), "f") for name in BLOCK_PARAMETERS[h.kind]
+        name: reader.array(f"params/{name}", (h.g, h.m), "f") for name in block_parameters(h.kind)
     }
     effects = _read_effects(reader, "params", h)
     if _any_none(row_props, col_props, effects, *blocks.values()):

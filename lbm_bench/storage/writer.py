@@ -26,11 +26,11 @@ import numpy as np
 
 from lbm_bench._validation import check_label_sets, check_labels
 from lbm_bench.inference.engine import smallest_uint
+from lbm_bench.models.data import TableData
 from lbm_bench.protocol.table import Table
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
     CRITERIA,
-    DATA_DTYPES,
     DESIGN_ARRAYS,
     FLOOR_ATTRIBUTES,
     FORMAT_NAME,
@@ -38,11 +38,12 @@ from lbm_bench.storage.format import (
     MAX_STRING_BYTES,
     RISK_ATTRIBUTES,
     ROOT_ATTRIBUTES,
+    data_dtype,
     dataset_options,
     version_for,
 )
 from lbm_bench.storage.sources import Layout, MemorySource
-from lbm_bench.storage.sparse import CSR_ENCODING, csr_arrays, is_sparse
+from lbm_bench.storage.sparse import CSR_ENCODING, csr_arrays
 from lbm_bench.storage.validate import read_table, summary
 
 __all__ = ["save_table"]
@@ -198,7 +199,7 @@ def _sparse_data_items(data: Any, kind: str, layout: Layout) -> None:
     """
     if len(data.shape) != 2:
         raise ValueError(f"data must be 2-D, got shape {data.shape}")
-    for name, array in csr_arrays(data, DATA_DTYPES[kind]).items():
+    for name, array in csr_arrays(data, data_dtype(kind)).items():
         layout.datasets[f"data/{name}"] = array
     layout.attrs["data"] = {"encoding": CSR_ENCODING, "shape": np.asarray(data.shape, dtype=np.int64)}
 
@@ -245,11 +246,11 @@ def _layout(table: Table) -> Layout:
     layout = Layout()
     layout.attrs[""] = _root_attrs(table)
     model = table.model
-    if is_sparse(table.data):
+    if TableData.of(table.data).is_sparse:
         _sparse_data_items(table.data, model.kind, layout)
     else:
         data = model.check_table(table.data, name="data")
-        layout.datasets["data"] = np.ascontiguousarray(data, dtype=DATA_DTYPES[model.kind])
+        layout.datasets["data"] = np.ascontiguousarray(data, dtype=data_dtype(model.kind))
     _label_items(table, layout)
     _param_items(table, layout)
     _record_items(table, layout)

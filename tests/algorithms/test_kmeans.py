@@ -7,7 +7,7 @@ from lbm_bench import random_model
 from lbm_bench.algorithms import (
     double_kmeans,
 )
-from lbm_bench.algorithms.kmeans import _kmeans
+from lbm_bench.algorithms.kmeans import kmeans as _kmeans
 from tests.algorithms.common import (
     matching_error,
 )

@@ -116,7 +116,7 @@ def test_float_counts_are_counts_with_an_explicit_kind():
     [
         ({"kind": "normal"}, ValueError, "kind must be one of"),
         ({"kind": "bernoulli"}, ValueError, "X must hold 0/1 values"),
-        ({"method": "sem"}, ValueError, "method must be 'cem' or 'vem'"),
+        ({"method": "sem"}, ValueError, "method must be one of 'cem', 'vem'"),
         ({"n_init": 0}, ValueError, "n_init must be >= 1"),
         ({"max_iter": 0}, ValueError, "max_iter must be >= 1"),
         ({"tol": -1.0}, ValueError, "tol must be finite and > 0"),

@@ -95,7 +95,7 @@ def test_per_family_entries_match_the_family_table(small_tables):
         assert fit.__name__ == name and getattr(algorithms, name) is fit
         assert ALGORITHMS[f"{kind}-{method}"] is fit
         assert resolve_algorithm(f"lbm_bench.algorithms:{name}")[1] is fit
-        assert FAMILIES[kind].blocks in fit.__doc__
+        assert FAMILIES[kind].block_description in fit.__doc__
         X = small_tables[kind]
         got = fit(X, 3, 2, rng=4)
         want = {"cem": cem, "vem": vem}[method](X, 3, 2, kind=kind, rng=4)

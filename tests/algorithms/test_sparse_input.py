@@ -60,7 +60,7 @@ def test_gaussian_blocks_refuse_sparse_tables_in_one_line(name):
     with pytest.raises(ValueError) as info:
         ALGORITHMS[name](X, 2, 1, rng=0)
     message = str(info.value)
-    assert "\n" not in message and "sparse table with Bernoulli or Poisson blocks only" in message
+    assert "\n" not in message and "sparse table with poisson or bernoulli blocks only" in message
     assert message.startswith(name.split("-")[-1])
 
 
@@ -74,9 +74,9 @@ def test_spectral_methods_refuse_sparse_tables_in_one_line(name):
 
 
 def test_sparse_values_are_checked():
-    with pytest.raises(ValueError, match="cannot hold"):
+    with pytest.raises(ValueError, match="X must hold 0/1 values, got max 2"):
         fit_lbm(sp.csr_array(np.array([[0, 2], [1, 0]])), 1, 1, kind="bernoulli", rng=0)
-    with pytest.raises(ValueError, match="integer counts"):
+    with pytest.raises(ValueError, match="X must hold finite integers"):
         fit_lbm(sp.csr_array(np.array([[0, 2.5], [1, 0]])), 1, 1, kind="poisson", rng=0)
     with pytest.raises(ValueError, match="finite"):
         fit_lbm(sp.csr_array(np.array([[0, np.nan], [1, 0]])), 1, 1, rng=0)

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from lbm_bench.algorithms.sparsebm import global_numpy_seed, sparsebm_lbm
 from lbm_bench.metrics import ari
-from lbm_bench.models.families import BernoulliLBM
+from lbm_bench.models import BernoulliLBM
 
 pytest.importorskip("sparsebm", reason="sparsebm is not installed (pip install 'lbm-bench[sparsebm]')")
 

@@ -21,16 +21,18 @@ import pytest
 
 from lbm_bench import gibbs_labels, random_model
 from lbm_bench.bench.gibbs_map import run_benchmarks
+from lbm_bench.inference import dense_sums as _dense
 from lbm_bench.inference import engine as _engine
 from lbm_bench.inference import gibbs as gibbs_module
-from lbm_bench.inference.engine import BlockSums, Sweeper, _onehot_t, sample_categorical
-from lbm_bench.models.families import BernoulliLBM, GaussianLBM, PoissonLBM
+from lbm_bench.inference.engine import BlockSums, Sweeper, sample_categorical
+from lbm_bench.inference.side import onehot_t
+from lbm_bench.models import BernoulliLBM, GaussianLBM, PoissonLBM
 
 
 @pytest.fixture
 def index_on_small_tables(monkeypatch):
     """Let small tables take the index-update route (the default sends them to BLAS)."""
-    monkeypatch.setattr(_engine, "MIN_FULL_WORK", 0)
+    monkeypatch.setattr(_dense, "MIN_FULL_WORK", 0)
 
 
 def _model(kind, g, m, scale, seed):
@@ -339,7 +341,7 @@ def test_engine_logits_and_likelihood_several_tables(model):
             assert value[b, c] == pytest.approx(
                 model.complete_log_likelihood(tables[b], z[b, c], w[b, c]), rel=1e-12, abs=1e-10
             )
-    assert _onehot_t(w.astype(np.uint8), 2).shape == (3, 4, 2, 5)
+    assert onehot_t(w.astype(np.uint8), 2).shape == (3, 4, 2, 5)
 
 
 def test_col_logits_match_rows_of_transposed_model():
@@ -408,7 +410,7 @@ def test_sparse_kernel_same_bits_as_scipy_products(fallback, monkeypatch):
     kernel directly into reused buffers gives the same bits as csr_array products,
     through both stages and the one-stage form; so does its public-API fallback."""
     if fallback:
-        monkeypatch.setattr(_engine, "_csr_matvecs", None)
+        monkeypatch.setattr(_dense, "_csr_matvecs", None)
     rng = np.random.default_rng(5)
     model = random_model("gaussian", 3, 3, scale=0.5, rng=5)
     tables = np.stack([model.sample(60, 50, rng=s)[0] for s in (1, 2)])
@@ -426,7 +428,7 @@ def test_sparse_kernel_same_bits_as_scipy_products(fallback, monkeypatch):
             new.reshape(-1)[flat] = (new.reshape(-1)[flat] + 1) % 3
         else:
             new.reshape(-1)[flat] = (new.reshape(-1)[flat] + rng.integers(1, 3, flat.size)) % 3
-        expected = _reference_sparse_update(sweeper.by_col, sums.sums, labels, new)
+        expected = _reference_sparse_update(sweeper.storage.by_col, sums.sums, labels, new)
         buffers = (sums._delta, sums._summed)
         assert sums.update(new) == "index"
         assert sums.sums.tobytes() == expected.tobytes()
@@ -442,9 +444,9 @@ def test_csr_times_dense_matches_scipy():
     rows = rng.integers(0, 7, 40)
     cols = rng.integers(0, 9, 40)  # duplicates kept
     values = rng.choice([1.0, -1.0, 2.5], 40)
-    order, indptr = _engine._csr_rows(rows, 7)
+    order, indptr = _dense.csr_rows(rows, 7)
     dense = rng.normal(size=(9, 13))
     out = np.full((7, 13), np.nan)
-    _engine._csr_times_dense(indptr, cols[order], values[order], dense, out)
+    _dense.csr_times_dense(indptr, cols[order], values[order], dense, out)
     expected = sparse.csr_array((values[order], cols[order], indptr), shape=(7, 9)) @ dense
     assert out.tobytes() == expected.tobytes()

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from lbm_bench.inference import engine
-from lbm_bench.inference.classifier import _entrywise_scores, map_labels
+from lbm_bench.inference import sparse_sums
+from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.inference.gibbs import _run_chains, gibbs_labels
 from lbm_bench.models.design import random_design
@@ -49,7 +49,7 @@ def test_sparse_gibbs_risk_agrees_with_dense_within_monte_carlo_error(kind):
 def test_incremental_sparse_block_sums_are_bit_identical_to_full_products(kind, effects, monkeypatch):
     """Index updates (forced) on two sparse tables, both steps, against full recomputes
     and against the dense engine's full products (gathers in small chunks too)."""
-    monkeypatch.setattr(engine, "_GATHER_CHUNK", 500)
+    monkeypatch.setattr(sparse_sums, "_GATHER_CHUNK", 500)
     model, X, _, _ = _sparse_model_and_table(kind, 400, 250, 0.05, 1.0, 21, effects)
     Y = model.table_from_noise(model.draw_noise(400, 250, rng=np.random.default_rng(9)),
                                *model.sample_labels(400, 250, rng=10))
@@ -89,7 +89,7 @@ def test_sparse_logits_likelihood_and_entrywise_scores_match_dense(kind, effects
     assert np.array_equal(sp.col_logits(zz), de.col_logits(zz))
     assert sp.complete_log_likelihood(zz, ww) == pytest.approx(de.complete_log_likelihood(zz, ww), rel=1e-12)
     # entrywise starts: exact zeros' terms (fewer than 64 rows and columns: groups are exact)
-    for s, d in zip(_entrywise_scores(sp), _entrywise_scores(de), strict=True):
+    for s, d in zip(sp.entrywise_scores(), de.entrywise_scores(), strict=True):
         np.testing.assert_allclose(s, d, rtol=1e-4)
 
 

@@ -104,23 +104,6 @@ def test_conditional_risk_identical_sets_and_single_set():
     assert single.n_sets == 1 and math.isnan(single.mcse) and math.isnan(single.cari_sd)
 
 
-def test_batch_means_mcse():
-    rng = np.random.default_rng(0)
-    iid = rng.normal(size=10_000)
-    mcse = risk_module._batch_means_mcse(iid, [10_000])
-    assert mcse == pytest.approx(1 / math.sqrt(10_000), rel=0.25)
-    # AR(1) with rho = 0.9: variance inflation (1 + rho) / (1 - rho) = 19.
-    ar = np.empty(40_000)
-    ar[0] = rng.normal()
-    noise = rng.normal(scale=math.sqrt(1 - 0.81), size=ar.size)
-    for t in range(1, ar.size):
-        ar[t] = 0.9 * ar[t - 1] + noise[t]
-    mcse = risk_module._batch_means_mcse(ar, [20_000, 20_000])
-    assert mcse == pytest.approx(math.sqrt(19 / ar.size), rel=0.3)
-    assert risk_module._batch_means_mcse(np.ones(50), [25, 25]) == 0.0
-    assert math.isnan(risk_module._batch_means_mcse(np.ones(1), [1]))
-
-
 def test_chain_lengths():
     assert risk_module._chain_lengths(10, 3, None) == [4, 3, 3]
     assert risk_module._chain_lengths(10, 1, [6, 4]) == [6, 4]

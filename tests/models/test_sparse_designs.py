@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy import sparse, stats
 
-from lbm_bench.models.design import random_design, resolve_effects
-from lbm_bench.models.families import BernoulliLBM, GaussianLBM, PoissonLBM
+from lbm_bench.models import BernoulliLBM, GaussianLBM, PoissonLBM
+from lbm_bench.models.design import random_design
 from lbm_bench.models.sparse_noise import SparseNoise, poisson_from_survival
 
 
@@ -53,8 +53,9 @@ def test_sparse_design_validation():
         random_design("poisson", 2, 2, effects=True, rng=0)
     with pytest.raises(ValueError, match="effects_spread"):
         random_design("poisson", 2, 2, effects=(5, 5), effects_spread=-1.0, rng=0)
-    assert resolve_effects({"effects": True, "density": 0.1}, 30, 20) == {"effects": (30, 20), "density": 0.1}
-    assert resolve_effects({"effects": False}, 30, 20) == {}
+    assert PoissonLBM.resolve_options({"effects": True, "density": 0.1}, 30, 20) == {
+        "effects": (30, 20), "density": 0.1}
+    assert PoissonLBM.resolve_options({"effects": False}, 30, 20) == {}
     assert random_design("poisson", 2, 2, density=0.1, rng=0).to_dict()["density"] == 0.1
 
 

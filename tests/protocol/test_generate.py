@@ -124,7 +124,7 @@ def test_criteria_bayes_and_map(kind):
     for criterion in ("bayes", "map"):
         table = generate_table(kind, 50, 40, 3, 2, 0.2, tolerance=0.03, n_samples=600,
                                calibration=calibration, criterion=criterion, rng=11)
-        assert table.criterion == criterion and table.options["criterion"] == criterion
+        assert table.criterion == criterion and table.request.criterion == criterion
         judged = table.bayes_risk if criterion == "bayes" else table.risk
         assert table.certified_risk is judged
         assert abs(judged.risk - 0.2) <= 0.03

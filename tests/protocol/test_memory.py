@@ -79,23 +79,23 @@ def test_check_memory_refuses_with_one_line_and_advice():
     estimate = estimate_generation_memory("bernoulli", 20_000, 20_000, 3, 2)
     check_memory(estimate, estimate.total)  # exactly enough: accepted
     with pytest.raises(MemoryLimitError) as info:
-        check_memory(estimate, "1G", kind="bernoulli", style="cli")
+        check_memory(estimate, "1G", style="cli")
     message = str(info.value)
     assert "\n" not in message
     assert "dense bernoulli 20000x20000 table" in message and "1 GiB allowed by --max-memory" in message
     assert "--density" in message and "--shape" in message
     with pytest.raises(ValueError, match="density="):
-        check_memory(estimate, "1G", kind="bernoulli")  # API names
+        check_memory(estimate, "1G")  # API names
     gaussian = estimate_generation_memory("gaussian", 20_000, 20_000, 3, 2)
     with pytest.raises(MemoryLimitError) as info:
-        check_memory(gaussian, "1G", kind="gaussian", style="cli")
+        check_memory(gaussian, "1G", style="cli")
     assert "density" not in str(info.value)  # no sparse Gaussian tables
 
 
 def test_label_sets_dominating_suggest_fewer_samples():
     estimate = estimate_generation_memory("bernoulli", 200_000, 100, 2, 2, n_samples=100_000)
     with pytest.raises(MemoryLimitError, match="fewer Gibbs label sets \\(--samples\\)"):
-        check_memory(estimate, "1G", kind="bernoulli", style="cli")
+        check_memory(estimate, "1G", style="cli")
 
 
 def test_generate_table_refuses_before_allocating():

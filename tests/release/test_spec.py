@@ -18,10 +18,10 @@ def test_committed_specs_are_valid_and_large_enough():
     clusters = {t.clusters for t in paper.tables}
     assert len(clusters) >= 2 and any(g != m for g, m in clusters)
     assert len({t.risk for t in paper.tables}) >= 3
-    assert {t.settings.criterion for t in paper.tables} == {"map"}  # the paper stays reproduced
+    assert {t.request.criterion for t in paper.tables} == {"map"}  # the paper stays reproduced
     mini = read_spec(REPO / "repository" / "mini.toml")
     assert 1 <= len(mini.tables) <= 12
-    assert {t.settings.criterion for t in mini.tables} == {"bayes"}  # lbm-bench's default
+    assert {t.request.criterion for t in mini.tables} == {"bayes"}  # lbm-bench's default
 
 
 def test_spec_expansion_and_seeds(spec_path):

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 import lbm_bench.storage.format as fmt
 from lbm_bench.inference.engine import smallest_uint
+from lbm_bench.models import family_names
 from lbm_bench.protocol.table import Table
 from lbm_bench.storage import (
     FORMAT_NAME,
@@ -86,12 +87,12 @@ def _present(condition: str, table: Table) -> bool:
 def test_doc_tables_parse() -> None:
     items = documented_items()
     assert len(items) == 89 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
-    assert documented_data_dtypes() == {k: fmt.DATA_DTYPES[k] for k in ("gaussian", "poisson", "bernoulli")}
+    assert documented_data_dtypes() == {k: fmt.data_dtype(k) for k in family_names()}
     documented_blocks = {
         name.split("/")[1] for name, (_, _, _, present) in items.items()
-        if name.count("/") == 1 and name.startswith("params/") and present in fmt.BLOCK_PARAMETERS
+        if name.count("/") == 1 and name.startswith("params/") and present in family_names()
     }  # fmt: skip
-    assert documented_blocks == {p for names in fmt.BLOCK_PARAMETERS.values() for p in names}
+    assert documented_blocks == {p for kind in family_names() for p in fmt.block_parameters(kind)}
 
 
 @pytest.mark.parametrize("name", FAMILIES)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from lbm_bench.storage.sparse import csr_arrays, csr_from_arrays, csr_problems, is_sparse
+from lbm_bench.models import TableData
+from lbm_bench.storage.sparse import csr_arrays, csr_from_arrays, csr_problems
 
 
 def _matrix(seed=0, shape=(30, 20), density=0.1):
@@ -24,7 +25,7 @@ def test_round_trip_and_canonical_form():
     assert arrays["values"].dtype == np.uint8
     assert csr_problems(dense.shape, **arrays) == []
     back = csr_from_arrays(dense.shape, **arrays)
-    assert isinstance(back, sp.csr_array) and is_sparse(back) and not is_sparse(dense)
+    assert isinstance(back, sp.csr_array) and TableData.of(back).is_sparse and not TableData.of(dense).is_sparse
     np.testing.assert_array_equal(back.toarray(), dense)
 
 

@@ -1,0 +1,238 @@
+"""Block sums of sparse tables: CSR products and index updates that never densify.
+
+``scipy.sparse`` tables (Bernoulli and Poisson, one statistic: the entry) are
+held as CSR twice, ``X`` and ``X^T``. The full block sums are the sparse
+products ``X @ onehot(w)`` and ``X^T @ onehot(z)`` (``O(nnz C o)``); an index
+update adds and subtracts the rows of the other-major CSR for the labels that
+moved (``O(nnz of the moved rows)``) and scatters the result into the sums.
+The zeros need no term of their own: the logits' ``A_kl`` times the class
+masses counts every entry of a block, zero or not. Sums of integers are exact
+in float64 by every route, so the sparse and dense engines give the same block
+sums, logits and draws on the same table.
+
+The X-only starts of the MAP score every row and column entry by entry with the
+other labels integrated out (:meth:`SparseStatistics.entrywise_scores`): the
+stored entries one by one, the zeros in closed form.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+from scipy.special import logsumexp
+
+from lbm_bench.inference.side import Side
+
+__all__ = ["SPARSE_MIN_FULL_WORK", "SPARSE_UPDATE_COST", "SparseSide", "SparseStatistics"]
+
+#: Sparse tables: cost of one stored entry moved by an index update (sparse-sparse
+#: product and scatter) relative to one multiply-add of the full product
+#: ``X @ onehot`` (``C o`` per stored entry). The index update is used while
+#: ``2 * entries_moved * SPARSE_UPDATE_COST <= B C o nnz``.
+SPARSE_UPDATE_COST = 4.0
+#: Sparse tables whose full product is below this many multiply-adds (``C o nnz``)
+#: always take the full product.
+SPARSE_MIN_FULL_WORK = 200_000
+
+
+#: Stored entries gathered at once by a sparse index update (bounds its temporaries).
+_GATHER_CHUNK = 1 << 21
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + n)`` for the pairs ``(s, n)``."""
+    total = int(lengths.sum())
+    shift = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+    return shift + np.arange(total, dtype=np.int64)
+
+
+class SparseSide(Side):
+    """One conditional step on sparse tables (one statistic: the entry); integer sums, exact.
+
+    ``own[b]`` is table ``b`` as CSR with the own items as rows (n_own, n_other),
+    ``other[b]`` the same table with the other items as rows (n_other, n_own);
+    ``model`` is the model's part, as for the dense step (:meth:`Side.set_model`).
+    """
+
+    exact_sums = True
+
+    def __init__(self, own: list, other: list, *model: np.ndarray | None) -> None:
+        self.own, self.other = own, other
+        self.n_tables = len(own)
+        self.n_own, self.n_other = own[0].shape
+        self.n_stats = 1
+        self.set_model(*model)
+        self.nnz = sum(int(t.nnz) for t in own)
+        #: the tables' other-major CSR stacked (B n_other, n_own), for index updates
+        self.stacked_other = other[0] if len(other) == 1 else sparse.vstack(other, format="csr")
+        self.other_row_nnz = np.diff(self.stacked_other.indptr)
+        #: binary tables: the gathered entries are counted, without weights
+        self.binary = bool(np.all(self.stacked_other.data == 1.0))
+
+    def full_work(self, n_tables: int, n_configs: int) -> int:
+        return n_configs * self.n_other_classes * self.nnz
+
+    def always_full(self, full_work: int) -> bool:
+        return full_work < SPARSE_MIN_FULL_WORK
+
+    def full_sums(self, other: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        B, C, n_other = other.shape
+        o, n = self.n_other_classes, self.n_own
+        if out is None:
+            out = np.empty((B, C, o, 1, n))
+        flat = out.reshape(B, C * o, n)
+        classes = np.arange(o, dtype=other.dtype)
+        onehot = np.empty((n_other, C, o))
+        for b in range(B):
+            np.equal(other[b].T[:, :, None], classes, out=onehot, casting="unsafe")
+            flat[b] = (self.own[b] @ onehot.reshape(n_other, C * o)).T
+        return out
+
+    def index_update(self, bs: Any, labels: np.ndarray, changed: np.ndarray) -> bool:
+        """Bring ``bs.sums`` from ``bs.labels`` to ``labels`` by moving the stored entries of
+        the changed positions; False (nothing done) when that exceeds the cost model."""
+        max_work = None if bs.max_changed is not None else bs.full_work / SPARSE_UPDATE_COST
+        moved = self._move_entries(bs.sums, bs.labels, labels, changed, max_work)
+        if moved is None:
+            return False
+        bs.n_row_adds += moved
+        return True
+
+    def _move_entries(self, sums: np.ndarray, old: np.ndarray, new: np.ndarray, changed: np.ndarray,
+                      max_work: float | None) -> int | None:
+        """Move the rows of the other-major tables for the changed labels; returns the stored
+        entries moved, or None (nothing done) when that exceeds ``max_work``.
+
+        The stored entries of the changed positions are gathered and summed into the
+        affected ``(chain, class)`` rows of the sums by ``np.bincount`` (added to the
+        new class, subtracted from the old one), in chunks of about
+        :data:`_GATHER_CHUNK` entries: integer sums, exact in float64.
+        """
+        B, C, o, _, n = sums.shape
+        b, c, j = np.nonzero(changed)
+        position = b * self.n_other + j
+        lengths = self.other_row_nnz[position]
+        moved = 2 * int(lengths.sum())
+        if max_work is not None and moved > max_work:
+            return None
+        slot = (b * C + c) * o
+        new_rows = slot + new[b, c, j].astype(np.int64)
+        old_rows = slot + old[b, c, j].astype(np.int64)
+        flat = sums.reshape(-1)
+        size = flat.size
+        ends = np.cumsum(lengths)
+        bounds = np.searchsorted(ends, np.arange(_GATHER_CHUNK, ends[-1] if ends.size else 0, _GATHER_CHUNK))
+        for part in np.split(np.arange(position.size), np.unique(bounds + 1)):
+            if part.size == 0:
+                continue
+            entries = _ranges(self.stacked_other.indptr[position[part]], lengths[part])
+            cols = self.stacked_other.indices[entries]
+            weights = None if self.binary else self.stacked_other.data[entries]
+            del entries
+            for target_rows, sign in ((new_rows, 1.0), (old_rows, -1.0)):
+                target = np.repeat(target_rows[part] * n, lengths[part])
+                target += cols
+                counts = np.bincount(target, weights, minlength=size)
+                if sign > 0:
+                    flat += counts
+                else:
+                    flat -= counts
+        return moved
+
+
+class SparseStatistics:
+    """``B`` sparse tables of one model as CSR twice (float64 values), and their two sides.
+
+    Parameters
+    ----------
+    model : LatentBlockModel
+        A family that ``can_be_sparse`` (one statistic: the entry).
+    tables : sequence of B :class:`~lbm_bench.models.data.SparseTableData`
+    sides : tuple
+        The model's parts of the row and column steps (:meth:`Side.set_model` arguments).
+    """
+
+    exact = True
+
+    def __init__(self, model: Any, tables: list, sides: tuple[tuple, tuple]) -> None:
+        if model.n_stats != 1 or not all(t.is_sparse for t in tables):
+            raise TypeError(
+                "sparse tables need a one-statistic family (bernoulli, poisson) and every table sparse"
+            )
+        self.tables = [t.table for t in tables]
+        self.by_rows = [model.sparse_statistics(t.table)[0] for t in tables]  # (n_rows, n_cols)
+        self.by_cols = [t.T.tocsr() for t in self.by_rows]  # (n_cols, n_rows)
+        self.shape = (len(tables),) + tables[0].shape
+        self.rows = SparseSide(self.by_rows, self.by_cols, *sides[0])
+        self.cols = SparseSide(self.by_cols, self.by_rows, *sides[1])
+
+    def entrywise_scores(self, sweeper: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The dense storage's :meth:`~lbm_bench.inference.dense_sums.DenseStatistics.entrywise_scores`
+        on sparse tables: the stored entries one by one, the zeros in closed form.
+
+        A zero of row ``i`` adds ``log sum_l rho_l exp(-c_ij A_kl)`` to its score for class
+        ``k``: the same for every zero without effects; with effects (``c_ij = a_i b_j``),
+        the sum over a row's entries uses the column effects summarised by 64 equal-count
+        groups (a start heuristic, like the rest of these scores)."""
+        eta = sweeper.eta[0]  # (g, m)
+        A = sweeper.log_partition
+        log_pi, log_rho = sweeper.log_row_prior, sweeper.log_col_prior
+        a, b = sweeper.row_weights, sweeper.col_weights
+        B, n, d = self.shape
+        row_out = np.empty((B, n, A.shape[0]))
+        col_out = np.empty((B, d, A.shape[1]))
+        for t, X in enumerate(self.by_rows):
+            rows = np.repeat(np.arange(n), np.diff(X.indptr))
+            cols, x = X.indices, X.data
+            row_scores, col_scores = row_out[t], col_out[t]
+            if a is None:
+                zero_row = logsumexp(log_rho - A, axis=1)  # (g,)
+                zero_col = logsumexp(log_pi[:, None] - A, axis=0)  # (m,)
+                values, inverse = np.unique(x, return_inverse=True)
+                dens = eta * values[:, None, None] - A  # (U, g, m)
+                row_gain = logsumexp(dens + log_rho, axis=2) - zero_row  # (U, g)
+                col_gain = logsumexp(dens + log_pi[:, None], axis=1) - zero_col  # (U, m)
+                row_scores[:] = d * zero_row
+                col_scores[:] = n * zero_col
+                for k in range(row_gain.shape[1]):
+                    row_scores[:, k] += np.bincount(rows, weights=row_gain[inverse, k], minlength=n)
+                for l in range(col_gain.shape[1]):
+                    col_scores[:, l] += np.bincount(cols, weights=col_gain[inverse, l], minlength=d)
+            else:
+                row_scores[:] = _grouped_zero_terms(a, b, log_rho, A)
+                col_scores[:] = _grouped_zero_terms(b, a, log_pi, A.T)
+                for start in range(0, x.size, _SPARSE_CHUNK):
+                    part = slice(start, start + _SPARSE_CHUNK)
+                    r, c, v = rows[part], cols[part], x[part]
+                    exposure = (a[r] * b[c])[:, None, None]
+                    zero = -exposure * A  # (e, g, m)
+                    dens = zero + eta * v[:, None, None]
+                    row_gain = logsumexp(dens + log_rho, axis=2) - logsumexp(zero + log_rho, axis=2)
+                    col_gain = (logsumexp(dens + log_pi[:, None], axis=1)
+                                - logsumexp(zero + log_pi[:, None], axis=1))
+                    for k in range(row_gain.shape[1]):
+                        row_scores[:, k] += np.bincount(r, weights=row_gain[:, k], minlength=n)
+                    for l in range(col_gain.shape[1]):
+                        col_scores[:, l] += np.bincount(c, weights=col_gain[:, l], minlength=d)
+        return row_out + log_pi, col_out + log_rho
+
+
+#: Stored entries per chunk in the sparse entrywise scores with effects.
+_SPARSE_CHUNK = 2**18
+#: Exposure groups summarising the other side's effects in the zeros' terms.
+_ZERO_GROUPS = 64
+
+
+def _grouped_zero_terms(own: np.ndarray, other: np.ndarray, log_prior_other, A: np.ndarray) -> np.ndarray:
+    """``sum_j log sum_l prior_l exp(-own_i other_j A_kl)`` for every own item and class ``k``,
+    with ``other`` summarised by equal-count groups (their means): (n_own, k)."""
+    groups = np.array_split(np.sort(other), min(_ZERO_GROUPS, other.size))
+    means = np.array([grp.mean() for grp in groups])
+    sizes = np.array([grp.size for grp in groups], dtype=np.float64)
+    out = np.zeros((own.size, A.shape[0]))
+    for mean, size in zip(means, sizes, strict=True):
+        exposure = (own * mean)[:, None, None]  # (n_own, 1, 1)
+        out += size * logsumexp(log_prior_other - exposure * A, axis=2)
+    return out

@@ -1,0 +1,405 @@
+"""The latent block model on one exponential-family interface: what every family shares.
+
+Every family is an exponential family per block: an entry ``x`` of block
+``(k, l)`` has log-density
+
+    log p(x | k, l) = eta_kl . T(x) - c_ij A_kl + log h(x, c_ij)
+
+with sufficient statistics ``T``, natural parameters ``eta`` (``n_stats``
+values per block), log-partition ``A`` and an *exposure* ``c_ij = a_i b_j``
+that is one except for the Poisson model with row and column effects
+(Govaert and Nadif's contingency model ``x_ij ~ Poisson(mu_i nu_j gamma_kl)``).
+The classifier, the Gibbs sampler and the calibrator only use this interface,
+so none of them branches on the family:
+
+    log p(z_i = k | w, x_i) = log pi_k + sum_l [eta_kl . S_il - a_i A_kl B_l] + const
+
+with ``S = T(X) @ onehot(w)`` and ``B_l = sum_{j: w_j = l} b_j``.
+
+**A family is one module** (:mod:`lbm_bench.models.gaussian`, ``poisson``,
+``bernoulli``) holding one subclass of :class:`LatentBlockModel`, listed in
+:mod:`lbm_bench.models.registry`. Besides the interface above, the subclass
+declares, as class attributes and class methods, everything the rest of the
+package asks of a family (see "Family knowledge" in :class:`LatentBlockModel`):
+its stored dtype and how to check an entry, its design at a scale, how its block
+parameters are estimated from block sums, whether its tables can stay sparse,
+its design options and how pictures colour it. Formulas shared by the families
+(sampling, block totals, likelihoods) are written once here, in the manner of
+statsmodels' GLM families.
+
+Tables are generated from *noise* (standard normals for Gaussian blocks,
+uniforms otherwise) through :meth:`LatentBlockModel.table_from_noise`, so that
+the same noise can be reused with another scale of the parameters (common
+random numbers for calibration).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import numpy as np
+
+from lbm_bench._records import open_probability, optional, setting
+from lbm_bench._validation import check_count, check_labels, check_proportions, check_vector
+from lbm_bench.models.data import TableData
+from lbm_bench.models.sparse_noise import SparseNoise
+
+__all__ = ["DENSITY_OPTION", "LatentBlockModel", "positive_vector"]
+
+#: The design option of the families whose tables can be sparse (``can_be_sparse``):
+#: the expected fraction of non-zero entries at every scale.
+DENSITY_OPTION = setting(
+    None, optional(open_probability), "--density",
+    "bernoulli, poisson: expected fraction of non-zero entries; the table is stored sparse",
+)
+
+
+def positive_vector(name: str, values: Any) -> np.ndarray:
+    """A 1-D finite float64 vector of positive values (row or column effects)."""
+    array = check_vector(name, values)
+    if np.any(array <= 0):
+        raise ValueError(f"{name} must be positive, got min {float(array.min())}")
+    return array
+
+
+class LatentBlockModel:
+    """Common part of the latent block models (not instantiated directly).
+
+    Subclasses define the exponential-family interface (:attr:`natural_parameters`,
+    :attr:`log_partition`, :meth:`sufficient_statistics`, :meth:`log_base_measure`,
+    :meth:`check_table`, :meth:`table_from_noise`, :meth:`block_parameters`,
+    :meth:`entry_means`) and the family knowledge below.
+
+    Family knowledge (class attributes and class methods)
+    ----------------------------------------------------
+    kind : str
+        The family's name: registry key, spec and ``--kind`` spelling, ``@kind`` of files.
+    entries : str
+        What the table holds, for messages and help ("reals", "counts", ...).
+    block_description : str
+        What a block holds, for docstrings ("Poisson blocks (one rate per block)").
+    n_stats : int
+        Number of sufficient statistics per entry.
+    table_dtype : numpy.dtype
+        dtype of the tables it draws and files store.
+    parameter_names : tuple of str
+        Its block parameters (arrays of shape (g, m)), as stored in files and
+        taken by the constructor.
+    has_effects : bool
+        Whether its models may carry row and column effects (exposures
+        ``row_effects`` and ``col_effects``, stored with the parameters).
+    can_be_sparse : bool
+        Whether its tables can stay sparse (one statistic, the entry itself, and a
+        base measure that vanishes at zero): then it accepts :data:`DENSITY_OPTION`
+        and :meth:`sparse_statistics`.
+    option_fields : dict of str to dataclasses.Field
+        Its own design options (beyond the shared ones of
+        :func:`~lbm_bench.models.design.random_design`), declared with
+        :func:`~lbm_bench._records.setting`.
+    uses_dispersion : bool
+        Whether its design has block dispersions.
+    fit_centred : bool
+        Whether the EM baselines fit its tables centred (Gaussian blocks).
+    colormap, boundary_color : str
+        How :func:`~lbm_bench.plot_table` draws its tables.
+    inference_order : int or None
+        When :func:`~lbm_bench.algorithms.infer_kind` asks the family whether it
+        :meth:`describes` a table (lower first); None: never inferred.
+    :meth:`value_problem`, :meth:`check_clusters`, :meth:`check_design_options`,
+    :meth:`resolve_options`, :meth:`draw_pattern`, :meth:`draw_effects`,
+    :meth:`model_at_scale`, :meth:`estimate_blocks`, :meth:`placeholder`
+    """
+
+    kind: ClassVar[str] = ""
+    entries: ClassVar[str] = ""
+    block_description: ClassVar[str] = ""
+    n_stats: ClassVar[int] = 1
+    table_dtype: ClassVar[np.dtype] = np.dtype(np.float64)
+    parameter_names: ClassVar[tuple[str, ...]] = ()
+    has_effects: ClassVar[bool] = False
+    can_be_sparse: ClassVar[bool] = False
+    option_fields: ClassVar[dict[str, dataclasses.Field]] = {}
+    uses_dispersion: ClassVar[bool] = True
+    fit_centred: ClassVar[bool] = False
+    colormap: ClassVar[str] = "viridis"
+    boundary_color: ClassVar[str] = "white"
+    inference_order: ClassVar[int | None] = None
+    #: Whether :meth:`draw_noise` and :meth:`table_from_noise` give sparse tables
+    #: (an instance's choice, for the families that ``can_be_sparse``).
+    sparse: bool = False
+
+    def __init__(self, row_proportions: Any, col_proportions: Any) -> None:
+        self.row_proportions = check_proportions("row_proportions", row_proportions)
+        self.col_proportions = check_proportions("col_proportions", col_proportions)
+
+    # -- family knowledge: defaults, overridden by the families ------------------------
+    @classmethod
+    def value_problem(cls, values: np.ndarray) -> str | None:
+        """What is wrong with a table's (non-empty) stored values for this family, as
+        the end of a sentence (``"holds a negative count (-1)"``), or None."""
+        return None
+
+    @classmethod
+    def describes(cls, dtype_kind: str, low: float | None, high: float | None) -> bool:
+        """Whether a table of this dtype kind (``"b"``, ``"i"``, ``"u"``, ``"f"``) and
+        these extreme values (None for a float table) looks like one of the family's."""
+        return False
+
+    @classmethod
+    def check_clusters(cls, n_row_clusters: int, n_col_clusters: int) -> None:
+        """Refuse cluster numbers the family's designs cannot have (ValueError)."""
+
+    @classmethod
+    def check_design_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+        """The family's design options (:attr:`option_fields`) checked and normalised,
+        with their defaults filled in; ValueError/TypeError naming a bad one."""
+        out = {}
+        for name, f in cls.option_fields.items():
+            value = options.get(name, f.default)
+            out[name] = f.metadata["check"](name, value)
+        unknown = sorted(set(options) - set(cls.option_fields))
+        if unknown:
+            raise ValueError(f"{', '.join(unknown)} is not an option of the {cls.kind} kind")
+        return out
+
+    @classmethod
+    def resolve_options(cls, options: dict[str, Any], n_rows: int, n_cols: int) -> dict[str, Any]:
+        """Design options for a table of this shape (e.g. ``effects=True`` becomes the shape)."""
+        return dict(options)
+
+    @classmethod
+    def draw_pattern(cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator) -> np.ndarray:
+        """The block pattern of a random design, ndarray of shape (g, m)."""
+        raise NotImplementedError  # pragma: no cover
+
+    @classmethod
+    def draw_effects(
+        cls, options: dict[str, Any], rng: np.random.Generator
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """Row and column effects of a random design (None, None without effects)."""
+        return None, None
+
+    @classmethod
+    def model_at_scale(cls, design: Any, scale: float) -> LatentBlockModel:
+        """The model of ``design`` (a :class:`~lbm_bench.models.design.ModelDesign`) at
+        ``scale``: larger is easier, and at scale 0 every block is the same."""
+        raise NotImplementedError  # pragma: no cover
+
+    @classmethod
+    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+        """Floored maximum-likelihood block parameters (keyword arguments of the class)
+        from the block sums ``totals`` (n_stats, g, m) of ``T(x)`` and the block sizes
+        ``exposure`` (g, m); ``var_floor`` bounds variances below (Gaussian blocks)."""
+        raise NotImplementedError  # pragma: no cover
+
+    @classmethod
+    def placeholder(cls) -> LatentBlockModel:
+        """A 1x1 model of the family: its table check, statistics and base measure."""
+        raise NotImplementedError  # pragma: no cover
+
+    def sparse_level(self) -> float:  # pragma: no cover - overridden by the sparse families
+        """Level of :class:`~lbm_bench.models.sparse_noise.SparseNoise` covering this model."""
+        raise NotImplementedError
+
+    # -- shape ---------------------------------------------------------------
+    @property
+    def n_row_clusters(self) -> int:
+        """Number of row clusters ``g``."""
+        return int(self.row_proportions.shape[0])
+
+    @property
+    def n_col_clusters(self) -> int:
+        """Number of column clusters ``m``."""
+        return int(self.col_proportions.shape[0])
+
+    @property
+    def block_shape(self) -> tuple[int, int]:
+        """``(n_row_clusters, n_col_clusters)``."""
+        return (self.n_row_clusters, self.n_col_clusters)
+
+    # -- exposures (overridden by the Poisson model with effects) -------------
+    def row_weights(self, n_rows: int) -> np.ndarray | None:
+        """Row exposures ``a_i`` of shape (n_rows,), or None when all are one."""
+        return None
+
+    def col_weights(self, n_cols: int) -> np.ndarray | None:
+        """Column exposures ``b_j`` of shape (n_cols,), or None when all are one."""
+        return None
+
+    def fixed_shape(self) -> tuple[int, int] | None:
+        """The table shape imposed by per-row/column parameters, if any."""
+        return None
+
+    # -- exponential-family interface (defined by subclasses) ------------------
+    @property
+    def natural_parameters(self) -> np.ndarray:  # pragma: no cover - abstract
+        """ndarray of shape (n_stats, g, m): natural parameters per block."""
+        raise NotImplementedError
+
+    @property
+    def log_partition(self) -> np.ndarray:  # pragma: no cover - abstract
+        """ndarray of shape (g, m): log-partition per block (for unit exposure)."""
+        raise NotImplementedError
+
+    def sufficient_statistics(self, X: np.ndarray) -> np.ndarray:  # pragma: no cover
+        """ndarray of shape (n_stats, n_rows, n_cols) of float64 of a dense table."""
+        raise NotImplementedError
+
+    def sparse_statistics(self, X: Any) -> list:
+        """The statistics of a sparse table as ``n_stats`` float64 CSR arrays (families
+        that ``can_be_sparse``: the entries themselves)."""
+        raise TypeError(f"{self.kind} tables cannot be sparse")
+
+    def log_base_measure(self, X: Any) -> float:  # pragma: no cover
+        """Sum over entries of ``log h(x_ij, c_ij)`` (the label-free part)."""
+        raise NotImplementedError
+
+    def check_table(self, X: Any, name: str = "X") -> Any:  # pragma: no cover
+        """Validate a data table for this family and return it as an array (or CSR array)."""
+        raise NotImplementedError
+
+    def draw_noise(self, n_rows: int, n_cols: int, *, rng: np.random.Generator) -> np.ndarray:
+        """Draw the noise of a table: ndarray of shape (n_rows, n_cols) of float64.
+
+        Uniforms on [0, 1) here (inverted by the counts and binary families), or the
+        :class:`~lbm_bench.models.sparse_noise.SparseNoise` of a sparse model; the
+        Gaussian family draws standard normals.
+        """
+        if self.sparse:
+            return SparseNoise(n_rows, n_cols, self.row_weights(n_rows), self.col_weights(n_cols), rng=rng)
+        return rng.random((n_rows, n_cols))
+
+    def table_from_noise(self, noise: np.ndarray, z: np.ndarray, w: np.ndarray) -> Any:  # pragma: no cover
+        """Turn noise into a table given the labels (deterministic)."""
+        raise NotImplementedError
+
+    def block_parameters(self) -> dict[str, np.ndarray]:  # pragma: no cover
+        """The family's parameters by name, as stored in files."""
+        raise NotImplementedError
+
+    def entry_means(self) -> np.ndarray:  # pragma: no cover - abstract
+        """ndarray of shape (g, m): expected entry per block (unit exposure)."""
+        raise NotImplementedError
+
+    # -- generic methods --------------------------------------------------------
+    def _check_shape_args(self, n_rows: Any, n_cols: Any) -> tuple[int, int]:
+        n_rows = check_count("n_rows", n_rows)
+        n_cols = check_count("n_cols", n_cols)
+        fixed = self.fixed_shape()
+        if fixed is not None and (n_rows, n_cols) != fixed:
+            raise ValueError(
+                f"this model's row/column effects fix the table shape to {fixed[0]}x{fixed[1]},"
+                f" got n_rows={n_rows}, n_cols={n_cols}"
+            )
+        return n_rows, n_cols
+
+    def sample_labels(
+        self, n_rows: int, n_cols: int, *, rng: np.random.Generator | int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Draw row and column labels from the proportions.
+
+        Returns
+        -------
+        z : ndarray of shape (n_rows,) of int64
+        w : ndarray of shape (n_cols,) of int64
+        """
+        rng = np.random.default_rng(rng)
+        n_rows, n_cols = self._check_shape_args(n_rows, n_cols)
+        z = rng.choice(self.n_row_clusters, size=n_rows, p=self.row_proportions)
+        w = rng.choice(self.n_col_clusters, size=n_cols, p=self.col_proportions)
+        return z.astype(np.int64), w.astype(np.int64)
+
+    def sample(
+        self, n_rows: int, n_cols: int, *, rng: np.random.Generator | int | None = None
+    ) -> tuple[Any, np.ndarray, np.ndarray]:
+        """Draw a table and its generating labels.
+
+        Parameters
+        ----------
+        n_rows, n_cols : int
+            Table shape.
+        rng : None, int or numpy.random.Generator, optional
+            Source of randomness.
+
+        Returns
+        -------
+        X : ndarray of shape (n_rows, n_cols)
+            Of the family's :attr:`table_dtype` (a ``scipy.sparse.csr_array`` for a
+            sparse model).
+        z : ndarray of shape (n_rows,) of int64
+            Row labels in ``[0, n_row_clusters)``.
+        w : ndarray of shape (n_cols,) of int64
+            Column labels in ``[0, n_col_clusters)``.
+
+        Examples
+        --------
+        >>> from lbm_bench import GaussianLBM
+        >>> model = GaussianLBM([0.5, 0.5], [0.5, 0.5], [[0, 1], [1, 0.2]], [[1, 1], [1, 1]])
+        >>> X, z, w = model.sample(4, 3, rng=0)
+        >>> X.shape, z.shape, w.shape
+        ((4, 3), (4,), (3,))
+        """
+        rng = np.random.default_rng(rng)
+        z, w = self.sample_labels(n_rows, n_cols, rng=rng)
+        noise = self.draw_noise(len(z), len(w), rng=rng)
+        return self.table_from_noise(noise, z, w), z, w
+
+    def _check_labels_for(self, X: Any, z: Any, w: Any) -> tuple[np.ndarray, np.ndarray]:
+        z = check_labels("z", z, length=X.shape[0], n_clusters=self.n_row_clusters)
+        w = check_labels("w", w, length=X.shape[1], n_clusters=self.n_col_clusters)
+        return z, w
+
+    def statistics(self, X: Any) -> list:
+        """The sufficient statistics of a checked table: ``n_stats`` float64 tables,
+        dense arrays of shape (n_rows, n_cols) or CSR arrays for a sparse table."""
+        data = TableData.of(X)
+        return self.sparse_statistics(data.table) if data.is_sparse else list(self.sufficient_statistics(data.table))
+
+    def block_totals(self, X: Any, z: Any, w: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Sufficient statistics and exposures summed per block.
+
+        Returns
+        -------
+        totals : ndarray of shape (n_stats, g, m)
+            ``sum_{i in k, j in l} T(x_ij)``.
+        exposure : ndarray of shape (g, m)
+            ``sum_{i in k, j in l} a_i b_j`` (the block sizes without effects).
+        """
+        X = self.check_table(X)
+        z, w = self._check_labels_for(X, z, w)
+        Z = np.eye(self.n_row_clusters)[z]
+        W = np.eye(self.n_col_clusters)[w]
+        totals = np.stack([Z.T @ np.asarray(statistic @ W) for statistic in self.statistics(X)])
+        a = self.row_weights(X.shape[0])
+        b = self.col_weights(X.shape[1])
+        row_mass = Z.sum(0) if a is None else a @ Z
+        col_mass = W.sum(0) if b is None else b @ W
+        return totals, np.outer(row_mass, col_mass)
+
+    def log_likelihood(self, X: Any, z: Any, w: Any) -> float:
+        """Conditional log-likelihood ``log p(X | z, w)``."""
+        X = self.check_table(X)
+        totals, exposure = self.block_totals(X, z, w)
+        value = np.sum(self.natural_parameters * totals) - np.sum(self.log_partition * exposure)
+        return float(value + self.log_base_measure(X))
+
+    def complete_log_likelihood(self, X: Any, z: Any, w: Any) -> float:
+        """Complete-data log-likelihood ``log p(X, z, w)``.
+
+        Examples
+        --------
+        >>> from lbm_bench import BernoulliLBM
+        >>> model = BernoulliLBM([0.5, 0.5], [0.5, 0.5], [[0.9, 0.1], [0.2, 0.7]])
+        >>> X = [[1, 0], [0, 1]]
+        >>> round(model.complete_log_likelihood(X, [0, 1], [0, 1]), 4)
+        -3.5631
+        """
+        X = self.check_table(X)
+        z, w = self._check_labels_for(X, z, w)
+        prior = np.log(self.row_proportions)[z].sum() + np.log(self.col_proportions)[w].sum()
+        return float(prior + self.log_likelihood(X, z, w))
+
+    def __repr__(self) -> str:
+        g, m = self.block_shape
+        return f"{type(self).__name__}(kind={self.kind!r}, clusters={g}x{m})"

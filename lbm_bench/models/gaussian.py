@@ -1,0 +1,119 @@
+"""Gaussian blocks: tables of reals, ``x_ij ~ N(means_kl, stds_kl^2)``.
+
+Exponential-family form: ``T(x) = (x, x^2)``, ``eta = (mu / sigma^2, -1 / (2 sigma^2))``,
+``A = mu^2 / (2 sigma^2) + log sigma``, ``log h(x) = -log(2 pi) / 2``.
+
+**Design at a scale**: ``means = scale * pattern``, ``stds = dispersion ** scale``
+(a real pattern, centred with unit mean class separation, and dispersions of the
+same order of magnitude). The scale moves the block means apart *and* the block
+variances away from one another, so that at scale 0 every block is N(0, 1) and the
+risk is that of guessing whatever the table size. (With fixed unequal variances,
+the variances alone would identify the classes of a large table, and no scale
+would make it hard: a 400x400 table could not be calibrated to 20%.)
+
+**Estimates** (EM baselines): block means and variances ``E[x^2] - E[x]^2``,
+floored at ``var_floor``; tables are fitted centred.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lbm_bench._docstrings import fill_doc
+from lbm_bench._validation import check_block_array
+from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.checks import real_table, refuse_sparse
+from lbm_bench.models.patterns import real_pattern
+
+__all__ = ["GaussianLBM"]
+
+
+@fill_doc
+class GaussianLBM(LatentBlockModel):
+    """Latent block model with Gaussian blocks ``x_ij ~ N(means_kl, stds_kl^2)``.
+
+    {{proportions}}
+    means : array-like of shape (g, m)
+        Block means.
+    stds : array-like of shape (g, m)
+        Block standard deviations, positive.
+    """
+
+    kind = "gaussian"
+    block_description = "Gaussian blocks (a mean and a standard deviation per block)"
+    entries = "reals"
+    n_stats = 2
+    table_dtype = np.dtype(np.float64)
+    inference_order = 2
+    parameter_names = ("means", "stds")
+    fit_centred = True
+    colormap = "RdBu_r"
+    boundary_color = "black"
+
+    def __init__(self, row_proportions: Any, col_proportions: Any, means: Any, stds: Any) -> None:
+        super().__init__(row_proportions, col_proportions)
+        self.means = check_block_array("means", means, self.block_shape)
+        self.stds = check_block_array("stds", stds, self.block_shape, lower=0.0)
+
+    # -- family knowledge ------------------------------------------------------------
+    @classmethod
+    def describes(cls, dtype_kind: str, low: float | None, high: float | None) -> bool:
+        return True  # reals: any table the families before it do not describe
+
+    @classmethod
+    def value_problem(cls, values: np.ndarray) -> str | None:
+        return None if np.all(np.isfinite(values)) else "holds non-finite values"
+
+    @classmethod
+    def draw_pattern(cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator) -> np.ndarray:
+        return real_pattern(n_row_clusters, n_col_clusters, rng)
+
+    @classmethod
+    def model_at_scale(cls, design: Any, scale: float) -> GaussianLBM:
+        return cls(design.row_proportions, design.col_proportions, scale * design.pattern, design.dispersion**scale)
+
+    @classmethod
+    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+        mean = totals[0] / exposure
+        var = totals[1] / exposure - mean**2
+        return {"means": mean, "stds": np.sqrt(np.maximum(var, var_floor))}
+
+    @classmethod
+    def placeholder(cls) -> GaussianLBM:
+        return cls([1.0], [1.0], [[0.0]], [[1.0]])
+
+    # -- exponential-family interface ------------------------------------------------
+    @property
+    def natural_parameters(self) -> np.ndarray:
+        precision = 1.0 / self.stds**2
+        return np.stack([self.means * precision, -0.5 * precision])
+
+    @property
+    def log_partition(self) -> np.ndarray:
+        return 0.5 * self.means**2 / self.stds**2 + np.log(self.stds)
+
+    def sufficient_statistics(self, X: np.ndarray) -> np.ndarray:
+        X = np.asarray(X, dtype=np.float64)
+        return np.stack([X, X * X])
+
+    def log_base_measure(self, X: Any) -> float:
+        return -0.5 * math.log(2 * math.pi) * X.size
+
+    def check_table(self, X: Any, name: str = "X") -> np.ndarray:
+        refuse_sparse(X, name, self.kind)
+        return real_table(X, name)
+
+    def draw_noise(self, n_rows: int, n_cols: int, *, rng: np.random.Generator) -> np.ndarray:
+        return rng.standard_normal((n_rows, n_cols))
+
+    def table_from_noise(self, noise: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return self.means[np.ix_(z, w)] + self.stds[np.ix_(z, w)] * noise
+
+    def block_parameters(self) -> dict[str, np.ndarray]:
+        return {"means": self.means, "stds": self.stds}
+
+    def entry_means(self) -> np.ndarray:
+        return self.means.copy()

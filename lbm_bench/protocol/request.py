@@ -1,0 +1,215 @@
+"""One request for a table: its family and options, shape, clusters, target risk, criterion.
+
+A :class:`TableRequest` is what a user asks for, checked once: the family (by
+name) and its design options, the table's shape, the numbers of row and column
+clusters, the target conditional risk and the criterion it applies to (the
+floor, ``"bayes"``, or the X-only MAP's risk, ``"map"``). It travels as one
+object through generation, calibration, the memory guard and release builds,
+together with the :class:`~lbm_bench.protocol.settings.GenerationSettings`
+that say *how* the table is made. The public functions keep their positional
+form (``generate_table("gaussian", 200, 100, 3, 2, 0.1)``) and also take a
+request (``generate_table(request, rng=7)``).
+
+Examples
+--------
+>>> request = TableRequest("gaussian", 200, 100, 3, 2, 0.1)
+>>> request.describe()
+'gaussian 200x100 table, 3x2 clusters, target risk 0.1 (criterion bayes)'
+>>> TableRequest("gaussian", 200, 100, 3, 2, 0.1, model_options={"density": 0.1})
+Traceback (most recent call last):
+...
+ValueError: density is defined for the poisson and bernoulli kinds, got kind='gaussian'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from lbm_bench._records import Record, choice, setting
+from lbm_bench._validation import check_count, check_probability
+from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.registry import FAMILY_CLASSES, check_kind, get_family
+from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
+
+__all__ = ["CRITERIA", "RequestOptions", "TableRequest", "request_from_arguments"]
+
+#: What the target risk can apply to: the floor (the Bayes labels for l_item) or the
+#: X-only MAP labels (the paper's protocol).
+CRITERIA = ("bayes", "map")
+
+
+@dataclass(frozen=True)
+class RequestOptions(Record):
+    """The options of a request beyond its family, shape, clusters and target (one field
+    today: the criterion), declared like the settings so that specs and the command line
+    read them the same way."""
+
+    criterion: str = setting(
+        "bayes", choice(*CRITERIA), "--criterion",
+        "risk the target applies to: 'bayes' (the floor, the Bayes labels for l_item) "
+        "or 'map' (the X-only MAP labels, the paper's protocol)",
+    )
+
+
+@dataclass(frozen=True)
+class TableRequest:
+    """A table to generate, checked on construction (ValueError/TypeError naming the argument).
+
+    Parameters
+    ----------
+    kind : str
+        A family name (:func:`~lbm_bench.family_names`), case-insensitive.
+    n_rows, n_cols : int
+        Table shape.
+    n_row_clusters, n_col_clusters : int
+        Cluster numbers, at least 2 each and at most the rows and columns.
+    target_risk : float
+        Target conditional risk, in (0, 1) and at least ``1 / (n_rows * n_cols)``.
+    model_options : ModelOptions or mapping, optional
+        Design options (shared ones and the family's own); another family's
+        option is refused.
+    criterion : {"bayes", "map"}, default="bayes"
+        The risk the target applies to: the floor or the X-only MAP's.
+    """
+
+    kind: str
+    n_rows: int
+    n_cols: int
+    n_row_clusters: int
+    n_col_clusters: int
+    target_risk: float
+    model_options: Any = field(default_factory=ModelOptions)
+    criterion: str = "bayes"
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        put(self, "kind", check_kind(self.kind))
+        put(self, "n_rows", check_count("n_rows", self.n_rows))
+        put(self, "n_cols", check_count("n_cols", self.n_cols))
+        g = check_count("n_row_clusters", self.n_row_clusters, minimum=2)
+        m = check_count("n_col_clusters", self.n_col_clusters, minimum=2)
+        put(self, "n_row_clusters", g)
+        put(self, "n_col_clusters", m)
+        if g > self.n_rows or m > self.n_cols:
+            raise ValueError(
+                f"more clusters than rows or columns: {g}x{m} clusters for a {self.n_rows}x{self.n_cols} table"
+            )
+        target = check_probability("target_risk", self.target_risk)
+        if target < 1.0 / (self.n_rows * self.n_cols):
+            raise ValueError(
+                f"target_risk={target} cannot be reached: below 1/(n_rows*n_cols) = "
+                f"{1.0 / (self.n_rows * self.n_cols):.3g}"
+            )
+        put(self, "target_risk", target)
+        put(self, "criterion", RequestOptions(criterion=self.criterion).criterion)
+        options = self.model_options
+        if not isinstance(options, ModelOptions):
+            if not isinstance(options, Mapping):
+                raise TypeError(f"model_options must be a ModelOptions or a mapping, got {options!r}")
+            options = ModelOptions.from_mapping(options)
+        put(self, "model_options", options)
+        self.family.check_clusters(g, m)
+        _check_family_options(self.family, options)
+
+    @property
+    def family(self) -> type[LatentBlockModel]:
+        """The class of the request's family."""
+        return get_family(self.kind)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(n_rows, n_cols)``."""
+        return (self.n_rows, self.n_cols)
+
+    @property
+    def clusters(self) -> tuple[int, int]:
+        """``(n_row_clusters, n_col_clusters)``."""
+        return (self.n_row_clusters, self.n_col_clusters)
+
+    @property
+    def sparse(self) -> bool:
+        """Whether the table will be sparse (a ``density`` was given)."""
+        return getattr(self.model_options, "density", None) is not None
+
+    def design_options(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`~lbm_bench.random_design` for this table (the options
+        that differ from their defaults, resolved for the shape: ``effects=True`` becomes it)."""
+        return self.family.resolve_options(self.model_options.design_options(), self.n_rows, self.n_cols)
+
+    def replace(self, **changes: Any) -> TableRequest:
+        """A copy with some fields changed (checked again)."""
+        return dataclasses.replace(self, **changes)
+
+    def describe(self) -> str:
+        """One line: ``'gaussian 200x100 table, 3x2 clusters, target risk 0.1 (criterion bayes)'``."""
+        options = self.model_options.design_options()
+        extra = "".join(f", {k}={v}" for k, v in options.items())
+        return (f"{self.kind} {self.n_rows}x{self.n_cols} table, {self.n_row_clusters}x{self.n_col_clusters} "
+                f"clusters, target risk {self.target_risk:g} (criterion {self.criterion}{extra})")
+
+
+def _check_family_options(family: type[LatentBlockModel], options: Any) -> None:
+    """Refuse an option of another family set to other than its default; check the family's."""
+    own = {}
+    for name, value in options.design_options().items():
+        if name in family.option_fields:
+            own[name] = value
+            continue
+        owners = [f.kind for f in FAMILY_CLASSES if name in f.option_fields]
+        if owners:
+            kinds = " and ".join(owners) + (" kinds" if len(owners) > 1 else " kind")
+            raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
+    family.check_design_options(family.resolve_options(own, 1, 1))
+
+
+def request_from_arguments(
+    kind: Any,
+    sizes: tuple[Any, ...],
+    settings: GenerationSettings | None,
+    options: Mapping[str, Any],
+    *,
+    caller: str,
+) -> tuple[TableRequest, GenerationSettings]:
+    """The request and settings of a call such as ``generate_table(kind, n, d, g, m, target, **options)``.
+
+    ``kind`` is a :class:`TableRequest` (then ``sizes`` must all be None, and ``options``
+    may only hold generation settings) or a family name with the five ``sizes``;
+    ``options`` mixes generation settings, design options and ``criterion``.
+
+    Raises
+    ------
+    TypeError
+        For sizes given with a request, or missing without one.
+    ValueError
+        For an unknown option, naming it and the allowed ones.
+    """
+    options = dict(options)
+    if settings is not None and not isinstance(settings, GenerationSettings):
+        raise TypeError(f"settings must be a GenerationSettings, got {type(settings).__name__}")
+    given = {k: options.pop(k) for k in list(options) if k in GenerationSettings.names()}
+    if isinstance(kind, TableRequest):
+        if any(size is not None for size in sizes):
+            raise TypeError(f"{caller}() takes a TableRequest alone, without n_rows ... target_risk")
+        if options:
+            raise ValueError(
+                f"{', '.join(sorted(options))}: give model options and criterion in the TableRequest,"
+                f" or call {caller}() with the kind and sizes"
+            )
+        request = kind
+    else:
+        if any(size is None for size in sizes):
+            raise TypeError(f"{caller}() needs kind, n_rows, n_cols, n_row_clusters, n_col_clusters and target_risk")
+        criterion = options.pop("criterion", "bayes")
+        unknown = sorted(set(options) - set(ModelOptions.names()))
+        if unknown:
+            allowed = sorted(GenerationSettings.names() + ModelOptions.names() + RequestOptions.names())
+            raise ValueError(f"unknown option(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
+        request = TableRequest(kind, *sizes, model_options=ModelOptions.from_mapping(options), criterion=criterion)
+    if settings is None:
+        settings = GenerationSettings.from_mapping(given)
+    elif given:
+        settings = settings.replace(**given)
+    return request, settings
