@@ -49,11 +49,16 @@ def build_table(n_rows: int, n_cols: int, density: float, n_samples: int, uncert
         out[:, moving] = rng.integers(0, 3, (n_samples, moving.size), dtype=np.uint8)
         return out
 
-    gibbs = GibbsSamples(sets(z), sets(w), np.full(8, n_samples // 8), 50, 1)
+    gibbs = GibbsSamples(rows=sets(z), cols=sets(w), chain_lengths=np.full(8, n_samples // 8), burn_in=50, thin=1)
     risk = gibbs.risk(z, w)
-    calibration = CalibrationResult(1.0, (0.9, 1.1), 1, 0.1, 0.01, 0.1, 0.01, 10, np.array([[1.0, 0.1, 0.01]]))
-    rejection = RejectionRecord(1, 0, 1.0, 0.01, np.array([risk.risk]), None)
-    return Table(data, model, design, 1.0, z, w, z, w, gibbs, risk, 0.1, seed, calibration, rejection, {})
+    calibration = CalibrationResult(scale=1.0, bracket=(0.9, 1.1), n_steps=1, mean_error=0.1, error_std=0.01,
+                                    target_risk=0.1, tolerance=0.01, n_tables=10,
+                                    history=np.array([[1.0, 0.1, 0.01, 10.0]]), design=design)
+    rejection = RejectionRecord(attempts=1, screened_out=0, acceptance_rate=1.0, tolerance=0.01,
+                                candidate_risks=np.array([risk.risk]))
+    return Table(data=data, model=model, design=design, scale=1.0, truth_rows=z, truth_cols=w, map_rows=z,
+                 map_cols=w, gibbs=gibbs, risk=risk, target_risk=0.1, seed=seed, calibration=calibration,
+                 rejection=rejection)
 
 
 def _run(*args: str) -> tuple[float, float, int, str]:
