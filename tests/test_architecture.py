@@ -25,7 +25,6 @@ LAYERS = {
     "plotting": 5,
     "release": 5,
     "scoring": 6,
-    "bench": 7,
     "cli": 7,
     "__main__": 7,
     "__init__": 8,
@@ -155,3 +154,27 @@ def _storage_branches(path: Path) -> int:
 @pytest.mark.parametrize("module, allowed", sorted(STORAGE_BRANCHES.items()))
 def test_map_and_sampler_branch_on_the_storage_at_most_once(module, allowed):
     assert _storage_branches(PACKAGE / module) == allowed
+
+
+SCRIPTS = PACKAGE.parent / "scripts"
+
+
+def test_the_package_does_not_import_the_scripts():
+    """Benchmarks and figure scripts live in scripts/ (outside the wheel): no module of the
+    package imports one of them, nor puts their folders on sys.path."""
+    names = {"scripts"} | {path.stem for path in SCRIPTS.rglob("*.py")}
+    offenders = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported = [node.module]
+            else:
+                continue
+            offenders += [(module, name) for name in imported if name.split(".")[0] in names]
+        if "sys.path" in path.read_text(encoding="utf-8"):
+            offenders.append((module, "sys.path"))
+    assert not offenders
+    assert not (PACKAGE / "bench").exists()
