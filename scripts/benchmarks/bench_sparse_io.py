@@ -26,15 +26,17 @@ import tempfile
 import time
 from pathlib import Path
 
+import h5py
 import numpy as np
 import scipy.sparse as sp
 
+from lbm_bench import CalibrationResult, GibbsSamples, RejectionRecord, Table, load_table, random_design, save_table
+
+# The one internal this script uses (byte counts printed as the package prints them).
+from lbm_bench.protocol.memory import format_bytes
+
 
 def build_table(n_rows: int, n_cols: int, density: float, n_samples: int, uncertain: float, seed: int = 0):
-    from lbm_bench.inference.gibbs import GibbsSamples
-    from lbm_bench.models.design import random_design
-    from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
-
     rng = np.random.default_rng(seed)
     design = random_design("bernoulli", 3, 3, rng=seed)
     model = design.model(1.0)
@@ -82,9 +84,6 @@ def _run(*args: str) -> tuple[float, float, int, str]:
 
 def _read_and_score(path: Path, folder: Path) -> None:
     """Time load_table, lbm-bench info and evaluate (MAP labels) on ``path``."""
-    from lbm_bench.protocol.memory import format_bytes
-    from lbm_bench.storage import load_table
-
     start = time.perf_counter()
     loaded = load_table(path)
     print(f"load_table: {time.perf_counter() - start:.1f} s, data {type(loaded.data).__name__}, "
@@ -100,11 +99,6 @@ def _read_and_score(path: Path, folder: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import h5py
-
-    from lbm_bench.protocol.memory import format_bytes
-    from lbm_bench.storage import save_table
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shape", default="100000x10000")
     parser.add_argument("--density", type=float, default=0.01)
