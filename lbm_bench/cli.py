@@ -1,4 +1,4 @@
-"""Command line: ``lbm-bench generate | info | show | evaluate | build | verify | fetch | benchmark | bench``.
+"""Command line: ``lbm-bench generate | info | show | evaluate | build | verify | fetch | benchmark``.
 
 Every error that comes from the user's input (a bad argument, a file that is not
 a table, a target that cannot be reached) is printed as one line on stderr with a
@@ -296,44 +296,8 @@ def _run_benchmark(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if failed else 0
 
 
-def _add_bench(sub) -> None:
-    p = _command(sub, _run_bench, "speed benchmarks (baseline vs current, same process)")
-    p.add_argument("--quick", action="store_true", help="a tiny version (seconds)")
-    p.add_argument("--part", choices=["all", "gibbs", "protocol", "bayes", "sparse"], default="all")
-    p.add_argument("--memory", action="store_true",
-                   help="also build a 2000x2000 table with 10x10 clusters and report its peak memory")
-    p.add_argument("--scaling", action="store_true",
-                   help="sparse part: also time Gibbs sweeps against nnz, n_rows + n_cols and g m")
-
-
-def _run_bench(args: argparse.Namespace) -> int:
-    """Gibbs sweeps and MAP (lbm_bench.bench.gibbs_map), then calibration steps and whole tables at
-    5%%, 10%% and 20%% risk (lbm_bench.bench.protocol), then the Bayes labels for l_item against the
-    Gibbs run that feeds them (lbm_bench.bench.bayes), then the sparse engine against the same
-    tables densified (lbm_bench.bench.sparse), each against a baseline run in the same process.
-    """
-    from lbm_bench.bench.gibbs_map import main as bench_main
-    from lbm_bench.bench.protocol import main as protocol_main
-
-    quick = ["--quick"] if args.quick else []
-    status = 0
-    if args.part in ("all", "gibbs"):
-        status |= int(bench_main(quick) or 0)
-    if args.part in ("all", "protocol"):
-        status |= int(protocol_main(quick + (["--memory"] if args.memory else [])) or 0)
-    if args.part in ("all", "bayes"):
-        from lbm_bench.bench.bayes import main as bayes_main
-
-        status |= int(bayes_main(quick) or 0)
-    if args.part in ("all", "sparse"):
-        from lbm_bench.bench.sparse import main as sparse_main
-
-        status |= int(sparse_main(quick + (["--scaling"] if args.scaling else [])) or 0)
-    return status
-
-
 _COMMANDS: list[Callable] = [_add_generate, _add_info, _add_show, _add_evaluate, _add_build, _add_verify,
-                             _add_fetch, _add_benchmark, _add_bench]
+                             _add_fetch, _add_benchmark]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -27,7 +27,6 @@ LAYERS = {
     "plotting": 5,
     "release": 5,
     "scoring": 6,
-    "bench": 7,
     "cli": 7,
     "__main__": 7,
     "__init__": 8,
@@ -222,3 +221,27 @@ def test_no_module_imports_another_modules_private_names():
 #: Modules whose name starts with an underscore but that are the package's shared helpers
 #: (layer 0): importing them is their purpose.
 PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version"}
+
+
+SCRIPTS = PACKAGE.parent / "scripts"
+
+
+def test_the_package_does_not_import_the_scripts():
+    """Benchmarks and figure scripts live in scripts/ (outside the wheel): no module of the
+    package imports one of them, nor puts their folders on sys.path."""
+    names = {"scripts"} | {path.stem for path in SCRIPTS.rglob("*.py")}
+    offenders = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                imported = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                imported = [node.module]
+            else:
+                continue
+            offenders += [(module, name) for name in imported if name.split(".")[0] in names]
+        if "sys.path" in path.read_text(encoding="utf-8"):
+            offenders.append((module, "sys.path"))
+    assert not offenders
+    assert not (PACKAGE / "bench").exists()

@@ -150,11 +150,18 @@ def test_generate_refuses_to_overwrite(table_file):
 
 def test_version_and_help(capsys):
     for args in (["--version"], *([c, "--help"] for c in
-                 ("generate", "info", "evaluate", "build", "verify", "benchmark", "bench"))):
+                 ("generate", "info", "evaluate", "build", "verify", "benchmark"))):
         with pytest.raises(SystemExit) as exc:
             main(args)
         assert exc.value.code == 0
     assert "usage: lbm-bench build" in capsys.readouterr().out
+
+
+def test_speed_benchmarks_are_not_a_command(capsys):
+    """The speed benchmarks are scripts of the checkout (scripts/benchmarks/), not in the wheel."""
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--quick"])
+    assert exc.value.code == 2 and "invalid choice: 'bench'" in capsys.readouterr().err
 
 
 def test_python_dash_m_runs_the_cli():

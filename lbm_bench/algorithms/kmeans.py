@@ -6,12 +6,12 @@ starting partitions of block CEM and VEM (:func:`_seeded_labels`).
 
 Why our own k-means (numpy: k-means++ seeding, Lloyd iterations until the
 labels stop changing, empty clusters re-seeded, best of ``n_init`` runs) and
-not a library's: ``python scripts/bench_kmeans.py`` runs it against
+not a library's: ``python scripts/benchmarks/bench_kmeans.py`` runs it against
 ``scipy.cluster.vq.kmeans2(..., minit="++", rng=Generator)`` (best of 10
 runs, as ours) and scikit-learn's ``KMeans(n_init=10)`` on the inputs of
 double k-means (rows and columns of 3x3-cluster tables of 50x50 to 1000x1000,
-k=3). Measured with ``python scripts/bench_kmeans.py --sizes 50 200 --repeat 3``
-and ``python scripts/bench_kmeans.py --sizes 500 1000 --repeat 2 --scipy-iters 10``
+k=3). Measured with ``python scripts/benchmarks/bench_kmeans.py --sizes 50 200 --repeat 3``
+and ``python scripts/benchmarks/bench_kmeans.py --sizes 500 1000 --repeat 2 --scipy-iters 10``
 on a shared 2-core machine (load about 12), times as ratios to ours,
 interleaved, best of 3 or 2:
 
@@ -28,7 +28,7 @@ interleaved, best of 3 or 2:
   took 0.6x to 0.8x and KMeans 0.85x to 1.2x of our time with the default
   BLAS threads on the loaded machine, where our matrix products suffer from
   thread contention (ours: 4.0-5.8 s per fit); with one thread
-  (``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python scripts/bench_kmeans.py
+  (``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python scripts/benchmarks/bench_kmeans.py
   --sizes 1000 --repeat 1 --scipy-iters 10``; ours 0.5-2.1 s) kmeans2 took
   1.3x to 3.7x our time and KMeans 0.28x to 1.24x (faster on 3 of 4 inputs).
 

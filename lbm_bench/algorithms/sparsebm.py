@@ -8,7 +8,7 @@ out of the box on Bernoulli tables, dense or ``scipy.sparse``, and is
 reproducible. Install it with ``pip install 'lbm-bench[sparsebm]'``.
 
 Three things differ from calling ``sparsebm.LBM`` with its defaults, each for
-a measured reason (``scripts/bench_sparsebm.py``):
+a measured reason (``scripts/bench_sparsebm.py`` at commit c835f6c, docs/benchmark.md):
 
 **Complement of dense tables.** sparsebm draws the initial block
 probabilities uniformly in ``(0.2 d, 2 d)`` with ``d`` the table's density,

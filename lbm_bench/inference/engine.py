@@ -192,7 +192,7 @@ class BlockSums:
       least one chain and multiplies them by the dense +-1 difference of
       one-hots (BLAS): ``K' / n_other`` of the full product, multi-threaded,
       but ``C o / 2`` times more multiply-adds than the sparse kernel. Kept
-      for comparison (``scripts/benchmarks/gibbs_map.py --threshold``).
+      for comparison (``python scripts/benchmarks/bench_gibbs_map.py --threshold``).
 
     Parameters
     ----------

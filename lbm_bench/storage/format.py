@@ -292,7 +292,7 @@ CHUNK_BYTES = 1 << 20
 #: Chunk shape bounds of the Gibbs label sets: (sets, items). Consecutive sets of a
 #: chunk repeat the same 64 items, so that deflate finds each set's labels in the
 #: previous set's (it matches within 32 KiB): 2,000 sets of 100,000 rows store in
-#: about 8 MiB where whole-row chunks took 48 MiB (scripts/bench_sparse_io.py).
+#: about 8 MiB where whole-row chunks took 48 MiB (scripts/benchmarks/bench_sparse_io.py).
 GIBBS_CHUNK = (1024, 64)
 
 

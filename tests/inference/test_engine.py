@@ -5,7 +5,7 @@
   label sets bit for bit (index updates, fallbacks and periodic recomputes all
   exercised; tables are small, so the size cut-off ``MIN_FULL_WORK`` is lowered
   to let small tables take the index route).
-- Gaussian sums differ by rounding only. Measured (``python -m lbm_bench.bench.gibbs_map
+- Gaussian sums differ by rounding only. Measured (``python scripts/benchmarks/bench_gibbs_map.py
   --tolerance``, docs/performance.md): max ``|S_incremental - S_full|`` below
   1.1e-12 (relative to ``max|S|``: 1.7e-15) with the recompute every 50 sweeps,
   below 2.8e-12 (4.7e-15) with no recompute over 500 sweeps, on 300x300 to
@@ -13,14 +13,14 @@
   million labels each). Asserted here: drift below ``1e-10 * max|S|`` after
   400 index updates without recompute, and fewer than 0.1% differing labels
   over 6,000 label sets (none differ in practice).
-- No timing assertions: performance is measured by ``python -m lbm_bench.bench.gibbs_map``.
+- No timing assertions: performance is measured by ``scripts/benchmarks/bench_gibbs_map.py``
+  (its smoke test, tests/scripts/test_bench_gibbs_map.py, checks that both methods agree on its tables).
 """
 
 import numpy as np
 import pytest
 
 from lbm_bench import gibbs_labels, random_model
-from lbm_bench.bench.gibbs_map import run_benchmarks
 from lbm_bench.inference import dense_sums as _dense
 from lbm_bench.inference import engine as _engine
 from lbm_bench.inference import gibbs as gibbs_module
@@ -353,20 +353,6 @@ def test_col_logits_match_rows_of_transposed_model():
     np.testing.assert_allclose(
         Sweeper(model, X[None]).col_logits(z), Sweeper(transposed, X.T[None]).row_logits(z), rtol=1e-13
     )
-
-
-def test_run_benchmarks_quick():
-    rows = run_benchmarks(quick=True, rng=0)
-    assert rows
-    gibbs_rows = [r for r in rows if r["task"].startswith("gibbs")]
-    map_rows = [r for r in rows if r["task"].startswith("map")]
-    assert gibbs_rows and map_rows
-    for row in gibbs_rows:
-        assert row["baseline_s"] > 0 and row["new_s"] > 0 and row["ratio"] > 0
-        assert row["sets_per_s"] > 0 and row["peak_mib_new"] > 0
-        assert row["identical"] == 1.0
-    for row in map_rows:
-        assert row["new_s"] > 0
 
 
 def _reference_sparse_update(stats, sums, old_labels, labels):

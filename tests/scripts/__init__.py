@@ -1,0 +1,1 @@
+"""Smoke tests of the scripts of ``scripts/`` (benchmarks and figures) at tiny sizes."""

@@ -1,0 +1,21 @@
+"""scripts/benchmarks/generate_timings.py on a tiny request (``--table``): one markdown row
+with the total, calibration and Gibbs seconds and the certified floor."""
+
+import re
+
+from tests.scripts.helpers import load_script, run_script
+
+
+def test_tiny_request():
+    out = run_script("benchmarks", "generate_timings", "--table", "gaussian", "40x30", "2x2", "0.2").stdout
+    lines = out.splitlines()
+    assert lines[0].startswith("| table | total | calibration |") and len(lines) == 3
+    row = r"\| gaussian 40x30 2x2, 20% \| [\d.]+ s \| [\d.]+ s \| [\d.]+ s \| \d+ \| 0\.\d{4} \(0\.2\) \|"
+    assert re.fullmatch(row, lines[2]), lines[2]
+
+
+def test_bad_table_is_a_usage_error():
+    result = run_script("benchmarks", "generate_timings", "--table", "gaussian", "40by30", "2x2", "0.2", check=False)
+    assert result.returncode == 2 and "--table" in result.stderr
+    assert load_script("benchmarks", "generate_timings").parse_table("poisson", "50X40", "3x2", "0.1") == (
+        "poisson", 50, 40, 3, 2, 0.1)
