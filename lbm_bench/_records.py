@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -156,7 +157,13 @@ class Record:
     def from_cli(cls: type[_R], args: argparse.Namespace) -> _R:
         """Build from parsed command-line options made by :func:`add_cli_arguments`."""
         given = {name: getattr(args, name) for name in cls.names() if getattr(args, name, None) is not None}
-        return cls.from_mapping(given)
+        try:
+            return cls.from_mapping(given)
+        except (TypeError, ValueError) as exc:  # name the options as the command line spells them
+            message = str(exc)
+            for f in dataclasses.fields(cls):
+                message = re.sub(rf"(?<![\w-]){re.escape(f.name)}\b", f.metadata["flag"], message)
+            raise type(exc)(message) from None
 
     def replace(self: _R, **changes: Any) -> _R:
         """A copy with some fields changed (validated again)."""

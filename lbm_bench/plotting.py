@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from lbm_bench._validation import check_choice
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import get_family
 
@@ -321,8 +322,7 @@ def plot_table(
     """
     _, Figure = _matplotlib()
     table = _as_table(table)
-    if view not in _VIEWS:
-        raise ValueError(f"view must be one of {', '.join(_VIEWS)}, got {view!r}")
+    check_choice("view", view, _VIEWS)
     if ax is not None and view == "both":
         view = "ordered"
     if not isinstance(max_cells, (int, np.integer)) or isinstance(max_cells, bool) or max_cells < 1:

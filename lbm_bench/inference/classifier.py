@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench._validation import check_count, check_labels
+from lbm_bench._validation import check_choice, check_count, check_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.models.base import LatentBlockModel
 
@@ -214,8 +214,7 @@ def map_labels(
     max_iter = check_count("max_iter", max_iter)
     if n_init == 0 and init is None:
         raise ValueError("n_init must be >= 1 when no init is given, got 0")
-    if method not in ("incremental", "full"):
-        raise ValueError(f"method must be 'incremental' or 'full', got {method!r}")
+    check_choice("method", method, ("incremental", "full"))
     sweeper = Sweeper.for_table(model, X)
     starts_w = []
     if init is not None:

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._validation import check_choice
 from lbm_bench.inference.dense_sums import DenseStatistics
 from lbm_bench.inference.side import class_mass, onehot_t, sample_categorical, sample_class_major, smallest_uint
 from lbm_bench.inference.sparse_sums import SparseStatistics
@@ -246,10 +247,8 @@ class BlockSums:
         max_changed: int | None = None,
         kernel: str = "sparse",
     ) -> None:
-        if side not in ("rows", "cols"):
-            raise ValueError(f"side must be 'rows' or 'cols', got {side!r}")
-        if kernel not in ("dense", "sparse"):
-            raise ValueError(f"kernel must be 'dense' or 'sparse', got {kernel!r}")
+        check_choice("side", side, ("rows", "cols"))
+        check_choice("kernel", kernel, ("dense", "sparse"))
         self.side = sweeper.rows if side == "rows" else sweeper.cols
         self.incremental = incremental
         self.recompute_every = RECOMPUTE_EVERY if recompute_every is None else recompute_every

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench._validation import check_count, check_labels
+from lbm_bench._validation import check_choice, check_count, check_labels
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
 from lbm_bench.metrics.mcmc import chain_diagnostics
@@ -229,8 +229,7 @@ def gibbs_labels(
     thin = check_count("thin", thin)
     if n_chains > n_samples:
         raise ValueError(f"n_chains must be <= n_samples ({n_samples}), got {n_chains}")
-    if method not in ("incremental", "full"):
-        raise ValueError(f"method must be 'incremental' or 'full', got {method!r}")
+    check_choice("method", method, ("incremental", "full"))
     z, w = _chain_starts(model, X, init, n_chains, rng)
     per_chain = -(-n_samples // n_chains)
     lengths = np.full(n_chains, n_samples // n_chains)

@@ -42,9 +42,12 @@ def chain_diagnostics(values: np.ndarray, chain_lengths: np.ndarray) -> tuple[fl
 
     Examples
     --------
-    >>> mcse, rhat = chain_diagnostics(np.tile([0.0, 1.0], 50), np.array([50, 50]))
-    >>> round(mcse, 4), round(rhat, 3)
+    >>> mcse, rhat = chain_diagnostics(np.full(100, 0.25), np.array([50, 50]))
+    >>> mcse, rhat
     (0.0, 1.0)
+    >>> mcse, rhat = chain_diagnostics(np.random.default_rng(0).random(4000), np.array([2000, 2000]))
+    >>> round(mcse, 4), round(rhat, 2)   # about sqrt(1/12 / 4000) = 0.0046 for independent draws
+    (0.0046, 1.0)
     """
     chains = [c for c in _split(np.asarray(values, dtype=np.float64), chain_lengths) if c.size]
     total = sum(c.size for c in chains)

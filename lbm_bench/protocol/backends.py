@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from lbm_bench._validation import check_count
+from lbm_bench._validation import check_choice, check_count
 
 __all__ = ["BACKENDS", "check_backend", "joblib_backend"]
 
@@ -26,8 +26,7 @@ _DASK_HINT = "pip install 'lbm-bench[dask]'"
 
 def check_backend(backend: str, n_jobs: int, scheduler: str | None) -> tuple[str, int, str | None]:
     """Validated ``(backend, n_jobs, scheduler)``; ValueError naming the bad one."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    check_choice("backend", backend, BACKENDS)
     n_jobs = check_count("n_jobs", n_jobs)
     if scheduler is not None and backend != "dask":
         raise ValueError("a scheduler address needs the dask backend (--backend dask)")

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,6 +45,9 @@ __all__ = [
     "EFFECTS",
     "DESIGN_ARRAYS",
     "LABEL_GROUPS",
+    "DATASETS",
+    "DatasetSpec",
+    "dataset_spec",
     "ROOT_ATTRIBUTES",
     "RISK_ATTRIBUTES",
     "BAYES_RISK_ATTRIBUTES",
@@ -198,6 +202,87 @@ EFFECTS = ("row_effects", "col_effects")
 DESIGN_ARRAYS = ("row_proportions", "col_proportions", "pattern", "dispersion") + EFFECTS
 #: Groups holding one labelling each as ``rows`` and ``cols`` datasets.
 LABEL_GROUPS = ("truth", "map")
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """What a dataset of the format must be.
+
+    Attributes
+    ----------
+    shape : tuple of (str, int or None)
+        Its extents: a size of the header (``"n_rows"``, ``"n_cols"``, ``"g"``, ``"m"``), an
+        attribute read before it (``"calibration@n_steps"``), a number, or None (any).
+    kinds : str
+        Allowed dtype kinds (``"u"`` unsigned, ``"f"`` float, ``"iu"`` integer).
+    dtype : numpy.dtype, optional
+        The exact dtype, when one is required.
+    labels : {"g", "m"}, optional
+        Labels: every value lies in ``[0, g)`` or ``[0, m)``.
+    """
+
+    shape: tuple[str | int | None, ...]
+    kinds: str
+    dtype: np.dtype | None = None
+    labels: str | None = None
+
+
+def _labelling(group: str) -> dict[str, DatasetSpec]:
+    return {f"{group}/rows": DatasetSpec(("n_rows",), "u", labels="g"),
+            f"{group}/cols": DatasetSpec(("n_cols",), "u", labels="m")}
+
+
+#: Every dataset of every family's file but the table itself and the family's parameters
+#: (:func:`dataset_spec` adds those): the validator reads each through this table.
+DATASETS: dict[str, DatasetSpec] = {
+    **_labelling("truth"),
+    **_labelling("map"),
+    **_labelling("bayes"),  # 1.1
+    "gibbs/rows": DatasetSpec((None, "n_rows"), "u", labels="g"),
+    "gibbs/cols": DatasetSpec((None, "n_cols"), "u", labels="m"),
+    "params/row_proportions": DatasetSpec(("g",), "f"),
+    "params/col_proportions": DatasetSpec(("m",), "f"),
+    "params/design/row_proportions": DatasetSpec(("g",), "f"),
+    "params/design/col_proportions": DatasetSpec(("m",), "f"),
+    "params/design/pattern": DatasetSpec(("g", "m"), "f"),
+    "params/design/dispersion": DatasetSpec(("g", "m"), "f"),
+    "calibration/history": DatasetSpec(("calibration@n_steps", None), "f"),
+    "calibration/gaps": DatasetSpec((None, 4), "f"),  # 1.1
+    "rejection/candidate_risks": DatasetSpec(("rejection@attempts",), "f"),
+    "posterior/rows": DatasetSpec(("n_rows", "g"), "f", dtype=np.dtype(np.float32)),  # 1.1
+    "posterior/cols": DatasetSpec(("n_cols", "m"), "f", dtype=np.dtype(np.float32)),  # 1.1
+    "data/indptr": DatasetSpec(("n_rows+1",), "iu"),  # 1.1, sparse tables
+    "data/indices": DatasetSpec((None,), "iu"),
+}
+#: Shapes of the optional EFFECTS (in ``params/`` and ``params/design/``).
+_EFFECT_SHAPES = {"row_effects": ("n_rows",), "col_effects": ("n_cols",)}
+
+
+def dataset_spec(path: str, kind: str) -> DatasetSpec:
+    """What dataset ``path`` must be in a file of family ``kind``.
+
+    The fixed datasets of :data:`DATASETS`; the family's block parameters
+    ``params/<name>`` of shape (g, m) (:func:`block_parameters`); the EFFECTS; the
+    table ``data`` (n_rows, n_cols) or ``data/values`` of the family's dtype.
+
+    Examples
+    --------
+    >>> dataset_spec("params/rates", "poisson").shape, dataset_spec("truth/rows", "poisson").labels
+    (('g', 'm'), 'g')
+    """
+    if path in DATASETS:
+        return DATASETS[path]
+    group, _, name = path.rpartition("/")
+    if group in ("params", "params/design") and name in _EFFECT_SHAPES:
+        return DatasetSpec(_EFFECT_SHAPES[name], "f")
+    if group == "params" and name in block_parameters(kind):
+        return DatasetSpec(("g", "m"), "f")
+    dtype = data_dtype(kind)
+    if path == "data":
+        return DatasetSpec(("n_rows", "n_cols"), dtype.kind, dtype=dtype)
+    if path == "data/values":
+        return DatasetSpec((None,), dtype.kind, dtype=dtype)
+    raise KeyError(f"no dataset {path!r} in the format")
 
 # ---------------------------------------------------------------------------
 # Attributes: name -> kind ("int": int64 scalar, "float": float64 scalar,

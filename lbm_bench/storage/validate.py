@@ -3,14 +3,19 @@
 :func:`read_table` reads every item of a source (an open file, or the layout
 the writer is about to write), records a one-line problem for each bad item
 and builds the :class:`~lbm_bench.protocol.table.Table` when there is none.
-Names, kinds and dtypes come from :mod:`lbm_bench.storage.format`, as for
-the writer. A problem after which nothing else can be checked (not a table,
-an unsupported version, no header) raises :class:`Fatal`.
+It walks the format's own tables (:mod:`lbm_bench.storage.format`): each
+dataset is read by :meth:`Reader.dataset` against its
+:func:`~lbm_bench.storage.format.dataset_spec` (shape from the header's sizes and
+the attributes read before it, dtype, label range), each group's attributes by
+:meth:`Reader.attrs` against ``GROUP_ATTRIBUTES``; what remains here are the
+checks between items (chains, the calibration's layout, the floor, the values
+of the table for its family). A problem after which nothing else can be checked
+(not a table, an unsupported version, no header) raises :class:`Fatal`.
 
-Versions: every file of the supported major is read (``_Header.version`` is
-its ``(major, minor)``). An item that a later minor adds is optional: read it
-only when ``item in optional_items(h.version)`` and it is present, and build
-the Table without it otherwise; items a minor does not list are ignored.
+Versions: every file of the supported major is read (``Reader.version`` is its
+``(major, minor)``). An item that a later minor adds is optional: read it only
+when ``item in optional_items(version)`` and it is present, and build the Table
+without it otherwise; items a minor does not list are ignored.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -44,7 +49,7 @@ from lbm_bench.storage.format import (
     ROOT_ATTRIBUTES,
     SPARSE_DATA,
     block_parameters,
-    data_dtype,
+    dataset_spec,
     optional_items,
     parse_version,
 )
@@ -68,50 +73,34 @@ def summary(problems: list[str]) -> str:
     return problems[0] + (f" (and {extra} more problem{'s' if extra > 1 else ''})" if extra else "")
 
 
-def _item(path: str, name: str | None = None) -> str:
-    """Item name in messages: ``gibbs/rows`` (dataset), ``gibbs@thin`` or ``@kind`` (attribute)."""
-    return path if name is None else f"{path}@{name}"
-
-
 def _as_int(value: Any) -> int | None:
-    if isinstance(value, (bool, np.bool_)):
-        return None
-    if isinstance(value, (int, np.integer)):
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return int(value)
     return None
 
 
 def _as_float(value: Any) -> float | None:
-    if isinstance(value, (bool, np.bool_)):
-        return None
-    if isinstance(value, (int, float, np.integer, np.floating)):
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
         return float(value)
     return None
 
 
 def _as_str(value: Any) -> str | None:
-    if isinstance(value, str):
-        return value
     if isinstance(value, bytes):
         try:
             return value.decode("utf-8")
         except UnicodeDecodeError:
             return None
-    return None
+    return value if isinstance(value, str) else None
 
 
-def _as_vector(value: Any, kinds: str, dtype: type) -> np.ndarray | None:
-    if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in kinds:
-        return value.astype(dtype)
-    return None
+def _as_vector(kinds: str, dtype: type) -> Callable[[Any], np.ndarray | None]:
+    def convert(value: Any) -> np.ndarray | None:
+        if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in kinds:
+            return value.astype(dtype)
+        return None
 
-
-def _as_ints(value: Any) -> np.ndarray | None:
-    return _as_vector(value, "iu", np.int64)
-
-
-def _as_floats(value: Any) -> np.ndarray | None:
-    return _as_vector(value, "iuf", np.float64)
+    return convert
 
 
 #: Attribute converters by expected kind, with the description used in messages.
@@ -119,8 +108,8 @@ _CONVERTERS: dict[str, tuple[Callable[[Any], Any], str]] = {
     "int": (_as_int, "an integer"),
     "float": (_as_float, "a real number"),
     "str": (_as_str, "a UTF-8 string"),
-    "ints": (_as_ints, "a 1-D integer array"),
-    "floats": (_as_floats, "a 1-D real array"),
+    "ints": (_as_vector("iu", np.int64), "a 1-D integer array"),
+    "floats": (_as_vector("iuf", np.float64), "a 1-D real array"),
 }
 #: Dataset dtype kinds by name, for messages.
 _KIND_NAMES = {"u": "unsigned integer", "f": "float", "iu": "integer"}
@@ -146,13 +135,22 @@ def _short(value: Any) -> str:
 
 @dataclass
 class Reader:
-    """Reads items from a source, recording a one-line problem per bad item."""
+    """Reads items from a source, recording a one-line problem per bad item.
+
+    ``sizes`` holds the extents datasets are checked against: the header's
+    ``n_rows``, ``n_cols``, ``g``, ``m`` and the attributes read so far
+    (``"calibration@n_steps"``); ``kind`` and ``version`` come from the header.
+    """
 
     source: Any
     problems: list[str]
+    kind: str = ""
+    version: tuple[int, int] = (MAJOR, 0)
+    sizes: dict[str, int | None] = field(default_factory=dict)
 
     def problem(self, message: str) -> None:
-        self.problems.append(message)
+        if message not in self.problems:  # e.g. a missing group is reported once
+            self.problems.append(message)
 
     def attr(self, path: str, name: str, kind: str, *, fatal: bool = False) -> Any:
         """Attribute ``name`` of group ``path`` converted by ``kind``; None on a problem."""
@@ -163,21 +161,34 @@ class Reader:
         except HDF5_ERRORS as exc:
             attrs, raw = {}, exc
         value = None if raw is None or isinstance(raw, Exception) else convert(raw)
+        if isinstance(value, int):
+            self.sizes[f"{path}@{name}"] = value
         if value is not None:
             return value
+        where = f"{path}@{name}"
         if attrs is None:
             message = f"group {path} is missing"
         elif raw is None:
-            message = f"attribute {_item(path, name)} is missing"
+            message = f"attribute {where} is missing"
         elif isinstance(raw, Exception):
-            message = f"attribute {_item(path, name)} is unreadable ({one_line(raw)})"
+            message = f"attribute {where} is unreadable ({one_line(raw)})"
         else:
-            message = f"attribute {_item(path, name)} must be {description}, got {_short(raw)}"
+            message = f"attribute {where} must be {description}, got {_short(raw)}"
         if fatal:
             raise Fatal(message)
-        if message not in self.problems:  # a missing group is reported once
-            self.problem(message)
+        self.problem(message)
         return None
+
+    def attrs(self, path: str, kinds: Mapping[str, str]) -> dict[str, Any] | None:
+        """Every attribute of ``kinds`` of group ``path`` (None when one is bad: a problem recorded)."""
+        values = {name: self.attr(path, name, kind) for name, kind in kinds.items()}
+        return None if _any_none(*values.values()) else values
+
+    def has_attr(self, path: str, name: str) -> bool:
+        try:
+            return name in (self.source.attrs(path) or {})
+        except HDF5_ERRORS:
+            return False
 
     def has_dataset(self, path: str) -> bool:
         try:
@@ -185,46 +196,41 @@ class Reader:
         except HDF5_ERRORS:
             return True  # present but damaged: array() reports it
 
+    def dataset(self, path: str) -> np.ndarray | None:
+        """Dataset ``path`` checked against its spec (shape, dtype, labels); None on a problem."""
+        spec = dataset_spec(path, self.kind)
+        shape = tuple(self.sizes.get(e) if isinstance(e, str) else e for e in spec.shape)
+        values = self.array(path, shape, spec.kinds, dtype=spec.dtype)
+        if values is not None and spec.labels is not None and values.size:
+            n_classes = self.sizes[spec.labels]
+            if values.max() >= n_classes:
+                self.problem(f"dataset {path} holds label {int(values.max())}, outside [0, {n_classes})")
+                return None
+        return values
+
     def array(
         self, path: str, shape: tuple[int | None, ...], kinds: str, *, dtype: np.dtype | None = None
     ) -> np.ndarray | None:
         """Dataset ``path`` if its shape (None: any extent) and dtype fit; None on a problem."""
         try:
-            return self._array(path, shape, kinds, dtype)
+            dataset = self.source.dataset(path)
+            if dataset is None:
+                self.problem(f"dataset {path} is missing")
+                return None
+            actual = tuple(dataset.shape)
+            fits = len(actual) == len(shape) and all(e in (None, a) for e, a in zip(shape, actual, strict=True))
+            if not fits:
+                self.problem(f"dataset {path} has shape {actual}, expected {_shape_text(shape)}")
+                return None
+            if (dtype is not None and dataset.dtype != dtype) or dataset.dtype.kind not in kinds:
+                wanted = str(dtype) if dtype is not None else _KIND_NAMES[kinds]
+                self.problem(f"dataset {path} has dtype {dataset.dtype}, expected {wanted}")
+                return None
+            values = np.asarray(dataset[()])
         except HDF5_ERRORS as exc:
             self.problem(f"dataset {path} is unreadable ({one_line(exc)})")
             return None
-
-    def _array(
-        self, path: str, shape: tuple[int | None, ...], kinds: str, dtype: np.dtype | None
-    ) -> np.ndarray | None:
-        dataset = self.source.dataset(path)
-        if dataset is None:
-            self.problem(f"dataset {path} is missing")
-            return None
-        actual = tuple(dataset.shape)
-        fits = len(actual) == len(shape) and all(e in (None, a) for e, a in zip(shape, actual, strict=True))
-        if not fits:
-            self.problem(f"dataset {path} has shape {actual}, expected {_shape_text(shape)}")
-            return None
-        if (dtype is not None and dataset.dtype != dtype) or dataset.dtype.kind not in kinds:
-            wanted = str(dtype) if dtype is not None else _KIND_NAMES[kinds]
-            self.problem(f"dataset {path} has dtype {dataset.dtype}, expected {wanted}")
-            return None
-        values = np.asarray(dataset[()])
         return values.astype(np.float64, copy=False) if kinds == "f" else values
-
-
-@dataclass(frozen=True)
-class _Header:
-    """What the other checks need: the file's (major, minor) version, family and sizes."""
-
-    version: tuple[int, int]
-    kind: str
-    n_rows: int
-    n_cols: int
-    g: int
-    m: int
 
 
 def read_version(source: Any) -> tuple[int, int]:
@@ -248,133 +254,74 @@ def _check_format(reader: Reader) -> tuple[int, int]:
     if version is None:
         raise Fatal(f"@format_version must look like MAJOR.MINOR, got {text!r}")
     if version[0] > MAJOR:
-        raise Fatal(
-            f"format version {text} is newer than this reader (supports {MAJOR}.x);"
-            " upgrade lbm-bench"
-        )
+        raise Fatal(f"format version {text} is newer than this reader (supports {MAJOR}.x); upgrade lbm-bench")
     if version[0] < MAJOR:
         raise Fatal(f"format version {text} is not supported (this reader reads {MAJOR}.x)")
     return version
 
 
-def _read_header(reader: Reader) -> _Header:
-    version = _check_format(reader)
+def _read_header(reader: Reader) -> None:
+    """The version, family and sizes every other check needs (Fatal when one is bad)."""
+    reader.version = _check_format(reader)
     kind = reader.attr("", "kind", ROOT_ATTRIBUTES["kind"], fatal=True)
     if kind not in family_names():
         raise Fatal(f"@kind must be one of {', '.join(family_names())}, got {kind!r}")
-    sizes = []
-    for name in ("n_rows", "n_cols", "n_row_clusters", "n_col_clusters"):
+    reader.kind = kind
+    for name, size in (("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_row_clusters", "g"), ("n_col_clusters", "m")):
         value = reader.attr("", name, ROOT_ATTRIBUTES[name], fatal=True)
         if value < 1:
             raise Fatal(f"@{name} must be >= 1, got {value}")
-        sizes.append(value)
-    return _Header(version, kind, *sizes)
+        reader.sizes[size] = value
+    reader.sizes["n_rows+1"] = reader.sizes["n_rows"] + 1
 
 
-def _data_is_group(reader: Reader) -> bool:
-    """Whether ``data`` is a group (a sparse table); a damaged item counts as a dataset."""
+def _values_problem(reader: Reader, values: np.ndarray, where: str) -> bool:
+    """Record what is wrong with a table's values for its family; True when something is."""
+    problem = get_family(reader.kind).value_problem(values) if values.size else None
+    if problem is not None:
+        reader.problem(f"{where} {problem}")
+    return problem is not None
+
+
+def _read_data(reader: Reader) -> np.ndarray | sp.csr_array | None:
+    """The table: the dataset ``data``, or the CSR group ``data`` of a sparse table (1.1)."""
     try:
-        return reader.source.attrs("data") is not None
+        sparse = reader.source.attrs("data") is not None  # a group (a damaged item counts as a dataset)
     except HDF5_ERRORS:
-        return False
-
-
-def _read_sparse_data(reader: Reader, h: _Header) -> sp.csr_array | None:
-    """The CSR group ``data`` of a sparse table (version 1.1), checked entry by entry."""
-    if not set(SPARSE_DATA) <= optional_items(h.version):
-        version = ".".join(map(str, h.version))
+        sparse = False
+    if not sparse:
+        data = reader.dataset("data")
+        return None if data is None or _values_problem(reader, data, "dataset data") else data
+    if not set(SPARSE_DATA) <= optional_items(reader.version):
+        version = ".".join(map(str, reader.version))
         reader.problem(f"data is a group (a sparse table), which needs format version 1.1 or later, not {version}")
         return None
-    dtype = data_dtype(h.kind)
-    encoding = reader.attr("data", "encoding", "str")
-    shape = reader.attr("data", "shape", "ints")
-    indptr = reader.array("data/indptr", (h.n_rows + 1,), "iu")
-    indices = reader.array("data/indices", (None,), "iu")
-    values = reader.array("data/values", (None,), dtype.kind, dtype=dtype)
+    n_rows, n_cols = reader.sizes["n_rows"], reader.sizes["n_cols"]
+    encoding, shape = reader.attr("data", "encoding", "str"), reader.attr("data", "shape", "ints")
+    indptr, indices, values = (reader.dataset(path) for path in SPARSE_DATA)
     count = len(reader.problems)
     if encoding is not None and encoding != CSR_ENCODING:
         reader.problem(f"attribute data@encoding must be {CSR_ENCODING!r}, got {encoding!r}")
-    if shape is not None and tuple(shape.tolist()) != (h.n_rows, h.n_cols):
+    if shape is not None and tuple(shape.tolist()) != (n_rows, n_cols):
         reader.problem(f"attribute data@shape {tuple(shape.tolist())} differs from (@n_rows, @n_cols) "
-                       f"= ({h.n_rows}, {h.n_cols})")
+                       f"= ({n_rows}, {n_cols})")
     if len(reader.problems) > count or _any_none(encoding, shape, indptr, indices, values):
         return None
-    problems = csr_problems((h.n_rows, h.n_cols), indptr, indices, values)
-    if not problems and values.size:
-        problem = _value_problem(h.kind, values, "dataset data/values")
-        if problem is not None:
-            problems.append(problem)
+    problems = csr_problems((n_rows, n_cols), indptr, indices, values)
     for problem in problems:
         reader.problem(problem)
-    return None if problems else csr_from_arrays((h.n_rows, h.n_cols), indptr, indices, values)
-
-
-def _value_problem(kind: str, values: np.ndarray, where: str) -> str | None:
-    """What is wrong with a table's (non-empty) values for its family, or None."""
-    problem = get_family(kind).value_problem(values)
-    return None if problem is None else f"{where} {problem}"
-
-
-def _read_data(reader: Reader, h: _Header) -> np.ndarray | sp.csr_array | None:
-    if _data_is_group(reader):
-        return _read_sparse_data(reader, h)
-    dtype = data_dtype(h.kind)
-    data = reader.array("data", (h.n_rows, h.n_cols), dtype.kind, dtype=dtype)
-    if data is None:
+    if problems or _values_problem(reader, values, "dataset data/values"):
         return None
-    problem = _value_problem(h.kind, data, "dataset data")
-    if problem is None:
-        return data
-    reader.problem(problem)
-    return None
+    return csr_from_arrays((n_rows, n_cols), indptr, indices, values)
 
 
-def _check_range(
-    reader: Reader, path: str, labels: np.ndarray | None, n_clusters: int
-) -> np.ndarray | None:
-    if labels is not None and labels.size and labels.max() >= n_clusters:
-        reader.problem(f"dataset {path} holds label {int(labels.max())}, outside [0, {n_clusters})")
-        return None
-    return labels
+def _read_labels(reader: Reader, group: str) -> tuple[np.ndarray, np.ndarray] | None:
+    rows, cols = reader.dataset(f"{group}/rows"), reader.dataset(f"{group}/cols")
+    return None if rows is None or cols is None else (rows.astype(np.int64), cols.astype(np.int64))
 
 
-def _read_labels(reader: Reader, group: str, h: _Header) -> tuple[np.ndarray, np.ndarray] | None:
-    rows = reader.array(f"{group}/rows", (h.n_rows,), "u")
-    cols = reader.array(f"{group}/cols", (h.n_cols,), "u")
-    rows = _check_range(reader, f"{group}/rows", rows, h.g)
-    cols = _check_range(reader, f"{group}/cols", cols, h.m)
-    if rows is None or cols is None:
-        return None
-    return rows.astype(np.int64), cols.astype(np.int64)
-
-
-def _check_chains(
-    reader: Reader, sets: dict[str, np.ndarray | None], lengths: np.ndarray, n_chains: int | None
-) -> None:
-    """Record the problems of ``gibbs@chain_lengths`` against ``gibbs@n_chains`` and the sets."""
-    if lengths.size == 0 or lengths.min() < 0 or lengths.sum() < 1:
-        reader.problem("attribute gibbs@chain_lengths must be non-negative with a positive sum")
-        return
-    if n_chains is not None and n_chains != lengths.size:
-        reader.problem(
-            f"attribute gibbs@n_chains is {n_chains} but chain_lengths has {lengths.size} entries"
-        )
-    total = int(lengths.sum())
-    for name, values in sets.items():
-        if values is not None and values.shape[0] != total:
-            reader.problem(
-                f"dataset {name} holds {values.shape[0]} label sets"
-                f" but sum(gibbs@chain_lengths) is {total}"
-            )
-
-
-def _read_gibbs(reader: Reader, h: _Header) -> GibbsSamples | None:
-    sets = {
-        "gibbs/rows": reader.array("gibbs/rows", (None, h.n_rows), "u"),
-        "gibbs/cols": reader.array("gibbs/cols", (None, h.n_cols), "u"),
-    }
-    rows = _check_range(reader, "gibbs/rows", sets["gibbs/rows"], h.g)
-    cols = _check_range(reader, "gibbs/cols", sets["gibbs/cols"], h.m)
+def _read_gibbs(reader: Reader) -> GibbsSamples | None:
+    sets = {path: reader.dataset(path) for path in ("gibbs/rows", "gibbs/cols")}
     values = {name: reader.attr("gibbs", name, kind) for name, kind in GROUP_ATTRIBUTES["gibbs"].items()}
     lengths, n_chains = values["chain_lengths"], values["n_chains"]
     burn_in, thin = values["burn_in"], values["thin"]
@@ -383,80 +330,69 @@ def _read_gibbs(reader: Reader, h: _Header) -> GibbsSamples | None:
         reader.problem(f"attribute gibbs@burn_in must be >= 0, got {burn_in}")
     if thin is not None and thin < 1:
         reader.problem(f"attribute gibbs@thin must be >= 1, got {thin}")
-    if lengths is not None:
-        _check_chains(reader, sets, lengths, n_chains)
-    if len(reader.problems) > count or _any_none(rows, cols, lengths, n_chains, burn_in, thin):
+    if lengths is not None and (lengths.size == 0 or lengths.min() < 0 or lengths.sum() < 1):
+        reader.problem("attribute gibbs@chain_lengths must be non-negative with a positive sum")
+    elif lengths is not None:
+        if n_chains is not None and n_chains != lengths.size:
+            reader.problem(f"attribute gibbs@n_chains is {n_chains} but chain_lengths has {lengths.size} entries")
+        for name, array in sets.items():
+            if array is not None and array.shape[0] != int(lengths.sum()):
+                reader.problem(f"dataset {name} holds {array.shape[0]} label sets"
+                               f" but sum(gibbs@chain_lengths) is {int(lengths.sum())}")
+    if len(reader.problems) > count or _any_none(*sets.values(), lengths, n_chains, burn_in, thin):
         return None
-    return GibbsSamples(rows=rows, cols=cols, chain_lengths=lengths, burn_in=burn_in, thin=thin)
+    return GibbsSamples(rows=sets["gibbs/rows"], cols=sets["gibbs/cols"], chain_lengths=lengths,
+                        burn_in=burn_in, thin=thin)
 
 
-def _read_effects(reader: Reader, group: str, h: _Header) -> dict[str, np.ndarray] | None:
-    """Poisson effects of ``group`` ({} when absent, None on a problem)."""
+def _read_effects(reader: Reader, group: str) -> dict[str, np.ndarray] | None:
+    """Row and column effects of ``group`` ({} when absent, None on a problem)."""
     present = [reader.has_dataset(f"{group}/{name}") for name in EFFECTS]
     if not any(present):
         return {}
-    if not get_family(h.kind).has_effects or not all(present):
+    if not get_family(reader.kind).has_effects or not all(present):
         kinds = " and ".join(k for k in family_names() if get_family(k).has_effects)
         reader.problem(f"{group}/row_effects and {group}/col_effects must come together, for the {kinds} kind only")
         return None
-    arrays = {
-        "row_effects": reader.array(f"{group}/row_effects", (h.n_rows,), "f"),
-        "col_effects": reader.array(f"{group}/col_effects", (h.n_cols,), "f"),
-    }
+    arrays = {name: reader.dataset(f"{group}/{name}") for name in EFFECTS}
     return None if _any_none(*arrays.values()) else arrays
 
 
-def _read_model(reader: Reader, h: _Header) -> LatentBlockModel | None:
-    row_props = reader.array("params/row_proportions", (h.g,), "f")
-    col_props = reader.array("params/col_proportions", (h.m,), "f")
-    blocks = {
-        name: reader.array(f"params/{name}", (h.g, h.m), "f") for name in block_parameters(h.kind)
-    }
-    effects = _read_effects(reader, "params", h)
-    if _any_none(row_props, col_props, effects, *blocks.values()):
+def _read_model(reader: Reader) -> LatentBlockModel | None:
+    props = [reader.dataset(f"params/{side}_proportions") for side in ("row", "col")]
+    blocks = {name: reader.dataset(f"params/{name}") for name in block_parameters(reader.kind)}
+    effects = _read_effects(reader, "params")
+    if _any_none(*props, effects, *blocks.values()):
         return None
     try:
-        model = model_from_parameters(h.kind, row_props, col_props, **blocks, **effects)
+        model = model_from_parameters(reader.kind, *props, **blocks, **effects)
     except (TypeError, ValueError) as exc:
         reader.problem(f"params: {exc}")
         return None
     # The constructor renormalises the proportions, which may move them by an
     # ulp; keep the stored values so that a round trip is exact.
-    model.row_proportions, model.col_proportions = row_props, col_props
+    model.row_proportions, model.col_proportions = props
     return model
 
 
-def _read_design(reader: Reader, h: _Header) -> ModelDesign | None:
-    arrays = {
-        "row_proportions": reader.array("params/design/row_proportions", (h.g,), "f"),
-        "col_proportions": reader.array("params/design/col_proportions", (h.m,), "f"),
-        "pattern": reader.array("params/design/pattern", (h.g, h.m), "f"),
-        "dispersion": reader.array("params/design/dispersion", (h.g, h.m), "f"),
-    }
-    effects = _read_effects(reader, "params/design", h)
-    values = _read_attrs(reader, "params/design", GROUP_ATTRIBUTES["params/design"])
+def _read_design(reader: Reader) -> ModelDesign | None:
+    names = ("row_proportions", "col_proportions", "pattern", "dispersion")
+    arrays = {name: reader.dataset(f"params/design/{name}") for name in names}
+    effects = _read_effects(reader, "params/design")
+    values = reader.attrs("params/design", GROUP_ATTRIBUTES["params/design"])
     if _any_none(effects, values, *arrays.values()):
         return None
-    return ModelDesign(kind=h.kind, **values, **arrays, **effects)
-
-
-def _read_attrs(reader: Reader, path: str, kinds: Mapping[str, str]) -> dict[str, Any] | None:
-    """Every attribute of ``kinds`` of group ``path`` (None when one is bad: a problem recorded)."""
-    values = {name: reader.attr(path, name, kind) for name, kind in kinds.items()}
-    return None if _any_none(*values.values()) else values
+    return ModelDesign(kind=reader.kind, **values, **arrays, **effects)
 
 
 def _read_calibration(reader: Reader, design: ModelDesign | None) -> CalibrationResult | None:
-    values = _read_attrs(reader, "calibration", GROUP_ATTRIBUTES["calibration"])
-    n_steps = None if values is None else values["n_steps"]
-    history = reader.array("calibration/history", (n_steps, None), "f")
+    values = reader.attrs("calibration", GROUP_ATTRIBUTES["calibration"])
+    history = reader.dataset("calibration/history")
     if values is None or history is None:
         return None
+    n_steps = values["n_steps"]
     method = "bisection"  # format 1.0: the paper's dichotomy was the only method
-    try:
-        stored = "method" in (reader.source.attrs("calibration") or {})
-    except HDF5_ERRORS:
-        stored = False
+    stored = reader.has_attr("calibration", "method")
     if stored:
         method = reader.attr("calibration", "method", "str")
         if method not in ("secant", "bisection"):
@@ -473,8 +409,7 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
         reader.problem(f"dataset calibration/history has shape {history.shape}, expected ({n_steps}, 4)")
         return None
     if values["bracket"].shape != (2,):
-        size = values["bracket"].size
-        reader.problem(f"attribute calibration@bracket must hold 2 values, got {size}")
+        reader.problem(f"attribute calibration@bracket must hold 2 values, got {values['bracket'].size}")
         return None
     values["bracket"] = (float(values["bracket"][0]), float(values["bracket"][1]))
     gaps = _read_gaps(reader)
@@ -488,18 +423,13 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
 def _read_gaps(reader: Reader) -> tuple[float, np.ndarray] | None | bool:
     """``(calibration@gap, calibration/gaps)`` when stored (1.1, criterion "bayes"), None
     when neither is, False (a problem recorded) when one is bad or alone."""
-    try:
-        has_attr = "gap" in (reader.source.attrs("calibration") or {})
-    except HDF5_ERRORS:
-        has_attr = False
-    has_data = reader.has_dataset("calibration/gaps")
+    has_attr, has_data = reader.has_attr("calibration", "gap"), reader.has_dataset("calibration/gaps")
     if not has_attr and not has_data:
         return None
     if has_attr != has_data:
         reader.problem("calibration@gap and calibration/gaps must come together")
         return False
-    gap = reader.attr("calibration", "gap", "float")
-    history = reader.array("calibration/gaps", (None, 4), "f")
+    gap, history = reader.attr("calibration", "gap", "float"), reader.dataset("calibration/gaps")
     if gap is None or history is None:
         return False
     if history.shape[0] < 1:
@@ -509,9 +439,8 @@ def _read_gaps(reader: Reader) -> tuple[float, np.ndarray] | None | bool:
 
 
 def _read_rejection(reader: Reader) -> RejectionRecord | None:
-    values = _read_attrs(reader, "rejection", GROUP_ATTRIBUTES["rejection"])
-    attempts = None if values is None else values["attempts"]
-    risks = reader.array("rejection/candidate_risks", (attempts,), "f")
+    values = reader.attrs("rejection", GROUP_ATTRIBUTES["rejection"])
+    risks = reader.dataset("rejection/candidate_risks")
     if values is None or risks is None:
         return None
     if math.isnan(values["balance"]):
@@ -519,56 +448,45 @@ def _read_rejection(reader: Reader) -> RejectionRecord | None:
     return RejectionRecord(candidate_risks=risks, **values)
 
 
-def _read_risk(reader: Reader, gibbs: GibbsSamples | None) -> RiskEstimate | None:
-    values = {name: reader.attr("", attr, ROOT_ATTRIBUTES[attr]) for name, attr in RISK_ATTRIBUTES.items()}
+def _read_risk(reader: Reader, gibbs: GibbsSamples | None, attributes: Mapping[str, str]) -> RiskEstimate | None:
+    """A risk estimate stored as root attributes (field -> attribute), with the sets' counts."""
+    values = {name: reader.attr("", attr, "float") for name, attr in attributes.items()}
     if _any_none(gibbs, *values.values()):
         return None
     return RiskEstimate(**values, n_samples=gibbs.n_samples, n_chains=gibbs.n_chains)
 
 
-def _has_floor(reader: Reader, h: _Header) -> bool:
+def _has_floor(reader: Reader) -> bool:
     """Whether the file holds the floor (version 1.1 items): all of them, or none."""
-    allowed = optional_items(h.version)
-    if "@criterion" not in allowed:
-        return False
-    try:
-        root = reader.source.attrs("") or {}
-        present = [f"@{name}" for name in FLOOR_ATTRIBUTES if name in root]
-    except HDF5_ERRORS:
-        present = []
-    present += [path for path in FLOOR_DATASETS if reader.has_dataset(path)]
-    if not present:
+    if "@criterion" not in optional_items(reader.version):
         return False
     expected = [f"@{name}" for name in FLOOR_ATTRIBUTES] + list(FLOOR_DATASETS)
+    present = [item for item in expected if (reader.has_attr("", item[1:]) if item.startswith("@")
+                                             else reader.has_dataset(item))]
     missing = [item for item in expected if item not in present]
-    if missing:
+    if present and missing:
         reader.problem(f"the floor items (version 1.1) must come together; {', '.join(missing)} missing")
-    return True
+    return bool(present)
 
 
-def _read_floor(reader: Reader, h: _Header, gibbs: GibbsSamples | None) -> dict[str, Any] | None:
+def _read_floor(reader: Reader, gibbs: GibbsSamples | None) -> dict[str, Any] | None:
     """Version 1.1: the Bayes labels, their risk and the criterion (checked against the sets)."""
-    labels = _read_labels(reader, "bayes", h)
-    values = {name: reader.attr("", attr, "float") for name, attr in BAYES_RISK_ATTRIBUTES.items()}
+    labels = _read_labels(reader, "bayes")
+    risk = _read_risk(reader, gibbs, BAYES_RISK_ATTRIBUTES)
     criterion = reader.attr("", "criterion", FLOOR_ATTRIBUTES["criterion"])
     if criterion is not None and criterion not in CRITERIA:
         reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}")
         criterion = None
-    marginals = [
-        reader.array(f"posterior/{side}", (n, k), "f", dtype=POSTERIOR_DTYPE)
-        for side, n, k in (("rows", h.n_rows, h.g), ("cols", h.n_cols, h.m))
-    ]
+    marginals = [reader.dataset(f"posterior/{side}") for side in ("rows", "cols")]
     if gibbs is not None:
-        for side, sets, k, stored in (("rows", gibbs.rows, h.g, marginals[0]), ("cols", gibbs.cols, h.m, marginals[1])):
+        for side, sets, k, stored in (("rows", gibbs.rows, "g", marginals[0]), ("cols", gibbs.cols, "m", marginals[1])):
             if stored is None:
                 continue
-            counts = np.stack([np.count_nonzero(sets == c, axis=0) for c in range(k)], axis=1)
-            expected = (counts / sets.shape[0]).astype(POSTERIOR_DTYPE)
-            if not np.allclose(stored, expected, rtol=0, atol=1e-6):
+            counts = np.stack([np.count_nonzero(sets == c, axis=0) for c in range(reader.sizes[k])], axis=1)
+            if not np.allclose(stored, (counts / sets.shape[0]).astype(POSTERIOR_DTYPE), rtol=0, atol=1e-6):
                 reader.problem(f"dataset posterior/{side} differs from the shares of the Gibbs label sets")
-    if _any_none(labels, criterion, gibbs, *values.values(), *marginals):
+    if _any_none(labels, criterion, risk, *marginals):
         return None
-    risk = RiskEstimate(**values, n_samples=gibbs.n_samples, n_chains=gibbs.n_chains)
     return {"bayes_rows": labels[0], "bayes_cols": labels[1], "bayes_risk": risk, "criterion": criterion}
 
 
@@ -589,19 +507,15 @@ def _read_options(reader: Reader) -> dict | None:
 
 def _read_scalars(reader: Reader) -> dict[str, Any] | None:
     reader.attr("", "lbm_bench_version", ROOT_ATTRIBUTES["lbm_bench_version"])  # information only
-    scalars = {name: ROOT_ATTRIBUTES[name] for name in ("scale", "target_risk", "seed")}
-    values = _read_attrs(reader, "", scalars)
-    params = _read_attrs(reader, "params", GROUP_ATTRIBUTES["params"])
+    values = reader.attrs("", {name: ROOT_ATTRIBUTES[name] for name in ("scale", "target_risk", "seed")})
+    params = reader.attrs("params", GROUP_ATTRIBUTES["params"])
     if values is None or params is None:
         return None
-    params_scale = params["scale"]
     if not (math.isfinite(values["scale"]) and values["scale"] > 0):
         reader.problem(f"attribute @scale must be finite and > 0, got {values['scale']!r}")
         return None
-    if params_scale != values["scale"]:
-        reader.problem(
-            f"attribute params@scale ({params_scale!r}) differs from @scale ({values['scale']!r})"
-        )
+    if params["scale"] != values["scale"]:
+        reader.problem(f"attribute params@scale ({params['scale']!r}) differs from @scale ({values['scale']!r})")
         return None
     return values
 
@@ -615,43 +529,28 @@ def read_table(source: Any, problems: list[str]) -> Table | None:
         When the file is not a table of a supported version, or lacks the header.
     """
     reader = Reader(source, problems)
-    h = _read_header(reader)
+    _read_header(reader)
     parts = {
-        "data": _read_data(reader, h),
-        **{group: _read_labels(reader, group, h) for group in LABEL_GROUPS},
-        "gibbs": _read_gibbs(reader, h),
-        "model": _read_model(reader, h),
-        "design": _read_design(reader, h),
+        "data": _read_data(reader),
+        **{group: _read_labels(reader, group) for group in LABEL_GROUPS},
+        "gibbs": _read_gibbs(reader),
+        "model": _read_model(reader),
+        "design": _read_design(reader),
         "rejection": _read_rejection(reader),
         "options": _read_options(reader),
         "scalars": _read_scalars(reader),
     }
     parts["calibration"] = _read_calibration(reader, parts["design"])
-    parts["risk"] = _read_risk(reader, parts["gibbs"])
-    floor = _read_floor(reader, h, parts["gibbs"]) if _has_floor(reader, h) else {}
-    if floor is None:
-        floor = {}
-        if not problems:  # pragma: no cover - every None above records a problem
-            problems.append("incomplete floor")
-    if problems or _any_none(*parts.values()):
+    parts["risk"] = _read_risk(reader, parts["gibbs"], RISK_ATTRIBUTES)
+    floor = _read_floor(reader, parts["gibbs"]) if _has_floor(reader) else {}
+    if problems or floor is None or _any_none(*parts.values()):
         if not problems:  # pragma: no cover - every None above records a problem
             problems.append("incomplete file")
         return None
     (truth_rows, truth_cols), (map_rows, map_cols) = parts["truth"], parts["map"]
     return Table(
-        data=parts["data"],
-        model=parts["model"],
-        design=parts["design"],
-        truth_rows=truth_rows,
-        truth_cols=truth_cols,
-        map_rows=map_rows,
-        map_cols=map_cols,
-        gibbs=parts["gibbs"],
-        risk=parts["risk"],
-        calibration=parts["calibration"],
-        rejection=parts["rejection"],
-        options=parts["options"],
-        **floor,
-        **parts["scalars"],
+        data=parts["data"], model=parts["model"], design=parts["design"], truth_rows=truth_rows,
+        truth_cols=truth_cols, map_rows=map_rows, map_cols=map_cols, gibbs=parts["gibbs"],
+        risk=parts["risk"], calibration=parts["calibration"], rejection=parts["rejection"],
+        options=parts["options"], **floor, **parts["scalars"],
     )
-

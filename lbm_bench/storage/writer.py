@@ -24,7 +24,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from lbm_bench._validation import check_label_sets, check_labels
+from lbm_bench._validation import check_choice, check_label_sets, check_labels
 from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.models.data import TableData
 from lbm_bench.protocol.table import Table
@@ -213,8 +213,7 @@ def _floor_items(table: Table, layout: Layout) -> None:
         return  # a table without the floor is written as before (format 1.0)
     if any(item is None for item in floor):
         raise ValueError("bayes_rows, bayes_cols and bayes_risk must be given together")
-    if table.criterion not in CRITERIA:
-        raise ValueError(f"criterion must be one of {', '.join(CRITERIA)}, got {table.criterion!r}")
+    check_choice("criterion", table.criterion, CRITERIA)
     risk = table.bayes_risk
     if risk.n_samples != table.gibbs.n_samples or risk.n_chains != table.gibbs.n_chains:
         raise ValueError(
