@@ -1,6 +1,10 @@
 """Exact posterior of labels on tiny tables, by enumerating all g^n m^d labelings.
 
 Independent of the package's engine: entry log-densities come from scipy.stats.
+With an observed mask, the missing entries contribute nothing, except, when the
+model has block missing probabilities ``q_kl`` (missing not at random), the
+mask's own Bernoulli log-probabilities ``log q_kl`` (missing) or ``log(1 - q_kl)``
+(observed): the observed-data likelihood, written directly.
 """
 
 from __future__ import annotations
@@ -13,8 +17,23 @@ from scipy import stats
 from lbm_bench import BernoulliLBM, GaussianLBM, PoissonLBM
 
 
-def entry_log_densities(model, X) -> np.ndarray:
-    """log p(x_ij | k, l) for every entry and block: (n, d, g, m)."""
+def entry_log_densities(model, X, observed=None) -> np.ndarray:
+    """log p(x_ij, m_ij | k, l) for every entry and block: (n, d, g, m); with ``observed``,
+    the density of an observed entry times its mask, plus the mask's log-probability
+    under the model's block missing probabilities (when it has them)."""
+    X = np.where(np.isnan(np.asarray(X, dtype=float)), 0.0, np.asarray(X, dtype=float))
+    dens = _complete_log_densities(model, X)
+    if observed is None:
+        return dens
+    M = np.asarray(observed, dtype=float)[:, :, None, None]
+    dens = dens * M
+    q = getattr(model, "missing_probs", None)
+    if q is not None:
+        dens = dens + M * np.log1p(-q) + (1 - M) * np.log(q)
+    return dens
+
+
+def _complete_log_densities(model, X) -> np.ndarray:
     X = np.asarray(X, dtype=float)[:, :, None, None]
     if isinstance(model, GaussianLBM):
         return stats.norm.logpdf(X, model.means, model.stds)
@@ -33,11 +52,12 @@ def all_labelings(n: int, k: int) -> np.ndarray:
     return np.array(list(itertools.product(range(k), repeat=n)), dtype=np.int64)
 
 
-def exact_posterior(model, X):
-    """Return (Z, W, log_joint) with log_joint[a, b] = log p(X, Z[a], W[b])."""
+def exact_posterior(model, X, observed=None):
+    """Return (Z, W, log_joint) with log_joint[a, b] = log p(X, Z[a], W[b]) (of the observed
+    entries and the mask, given ``observed``)."""
     n, d = np.shape(X)
     g, m = model.block_shape
-    E = entry_log_densities(model, X)
+    E = entry_log_densities(model, X, observed)
     Z = all_labelings(n, g)
     W = all_labelings(d, m)
     Zoh = np.eye(g)[Z]  # (Nz, n, g)
@@ -48,9 +68,9 @@ def exact_posterior(model, X):
     return Z, W, log_joint
 
 
-def posterior_summaries(model, X, z_ref, w_ref):
+def posterior_summaries(model, X, z_ref, w_ref, observed=None):
     """Exact row/col marginals, r_item of (z_ref, w_ref), and the MAP labelling."""
-    Z, W, log_joint = exact_posterior(model, X)
+    Z, W, log_joint = exact_posterior(model, X, observed)
     post = np.exp(log_joint - log_joint.max())
     post /= post.sum()
     pz, pw = post.sum(1), post.sum(0)

@@ -18,6 +18,10 @@ one-hots). The cost model below says when the full product is cheaper.
 
 The X-only starts of the MAP score every row and column entry by entry with the
 other labels integrated out (:meth:`DenseStatistics.entrywise_scores`).
+
+A table with missing entries has its statistics zeroed there and one or two more
+channels (:class:`~lbm_bench.models.missing.EntryFamily`): ``p`` counts them all,
+and nothing below depends on what they are.
 """
 
 from __future__ import annotations
@@ -223,27 +227,34 @@ class DenseStatistics:
 
     Parameters
     ----------
-    model : LatentBlockModel
+    family : EntryFamily
+        The observed-data family (:class:`~lbm_bench.models.missing.EntryFamily`): the
+        model's statistics, with the missing entries' channels when the tables have masks.
     tables : ndarray of shape (B, n_rows, n_cols), or a sequence of B dense tables
+    masks : sequence of B observed masks (bool arrays) or None
+        None: every entry of every table is observed.
     sides : tuple
         The model's parts of the row and column steps (:meth:`Side.set_model` arguments).
     """
 
     exact = False
 
-    def __init__(self, model: Any, tables: Any, sides: tuple[tuple, tuple]) -> None:
+    def __init__(self, family: Any, tables: Any, masks: Any, sides: tuple[tuple, tuple]) -> None:
         if not isinstance(tables, np.ndarray):
             tables = np.stack([np.asarray(t) for t in tables])
         B, n, d = tables.shape
-        p = model.n_stats
+        p = family.n_stats
+        masks = [None] * B if masks is None else list(masks)
         # two layouts of the statistics, filled table by table (no (B, p, n, d) temporary)
         self.by_col = np.empty((B, d, p, n))  # by_col[b, j, q, i] = T_q(X_b)[i, j]
         self.by_row = np.empty((B, n, p, d))  # by_row[b, i, q, j] = T_q(X_b)[i, j]
         for b, table in enumerate(tables):
-            stats = model.sufficient_statistics(table)  # (p, n, d)
+            stats = family.dense_statistics(table, masks[b])  # (p, n, d)
             self.by_row[b] = stats.transpose(1, 0, 2)
             self.by_col[b] = stats.transpose(2, 0, 1)
+            del stats
         self.tables = tables
+        self.masks = masks
         self.shape = (B, n, d)
         self.rows = DenseSide(self.by_col, *sides[0])
         self.cols = DenseSide(self.by_row, *sides[1])
@@ -268,6 +279,7 @@ class DenseStatistics:
         # float32: these scores only choose starts, and float32 exp is several times faster
         eta = sweeper.eta.astype(np.float32)
         A = sweeper.log_partition.astype(np.float32)
+        A0 = None if sweeper.count_partition is None else sweeper.count_partition.astype(np.float32)
         exposure = None
         if sweeper.row_weights is not None:
             exposure = np.outer(sweeper.row_weights, sweeper.col_weights).astype(np.float32)
@@ -290,6 +302,8 @@ class DenseStatistics:
                         dens[k, l] -= A[k, l]
                     else:
                         dens[k, l] -= A[k, l] * exposure[rows]
+                    if A0 is not None:  # the block mechanism's log(1 - q) of every entry
+                        dens[k, l] -= A0[k, l]
             # integrate the column label out for the rows, the row label out for the columns
             for k in range(g):
                 scores = _logsumexp_first(dens[k] + log_rho[:, None, None, None])  # (B, r, d)

@@ -13,6 +13,10 @@ equal-variance Gaussian blocks), and a row's error about the sum over the other
 classes. Columns likewise with ``n_rows``. The predicted ``l_item`` combines
 the two (eq. 3).
 
+With missing entries, a row is informed by its observed entries only: ``n_cols``
+becomes ``(1 - rate) n_cols`` (and the block mechanism's mask, which also
+informs, is left out of the guess).
+
 The prediction ignores that the other side's labels are themselves uncertain,
 so it is optimistic at high risks; it only starts the root finding of
 :mod:`lbm_bench.protocol.calibration`, which corrects it with the tables'
@@ -104,6 +108,8 @@ def _side_error(divergence: np.ndarray, proportions: np.ndarray, other: np.ndarr
 def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float, _noise=None) -> float:
     """Predicted ``l_item`` of the MAP at ``scale`` (see the module documentation)."""
     J = block_divergences(design, scale, _noise)
+    if design.missing is not None:  # a row sees (1 - rate) n_cols entries on average
+        n_rows, n_cols = n_rows * (1.0 - design.missing.rate), n_cols * (1.0 - design.missing.rate)
     row = _side_error(J, design.row_proportions, design.col_proportions, n_cols)
     col = _side_error(J.transpose(1, 0, 3, 2), design.col_proportions, design.row_proportions, n_rows)
     return row + col - row * col
