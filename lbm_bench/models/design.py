@@ -278,6 +278,7 @@ def random_design(
     spread_value = SHARED_OPTION_FIELDS["dispersion_spread"].metadata["check"]("dispersion_spread", dispersion_spread)
     missing_options = _missing_options(missing, missing_mechanism, missing_spread)
     options = family.check_design_options(_refuse_foreign_options(family, family_options))
+    check_missing_together({**missing_options, "density": options.get("density")})
     family.check_clusters(g, m)
     values = {name: options[name] for name in ("base_rate", "density") if name in options}
     values.setdefault("base_rate", _UNUSED_BASE_RATE)
@@ -307,11 +308,20 @@ def _missing_options(missing: Any, mechanism: Any, spread_value: Any) -> dict[st
 
 
 def check_missing_together(options: Mapping[str, Any]) -> None:
-    """Refuse a missing mechanism or spread given without a missing rate (ValueError)."""
-    if options.get("missing", 0.0) == 0.0:
+    """Refuse a missing mechanism or spread given without a missing rate, and a sparse table
+    (``density``) with more missing entries than non-zero ones (ValueError, one line)."""
+    rate = options.get("missing", 0.0)
+    if rate == 0.0:
         for name in ("missing_mechanism", "missing_spread"):
             if options.get(name, MISSING_OPTION_FIELDS[name].default) != MISSING_OPTION_FIELDS[name].default:
                 raise ValueError(f"{name} is set but missing is 0 (a complete table): give missing, the rate")
+    density = options.get("density")
+    if density is not None and rate > density:
+        raise ValueError(
+            f"missing={rate:g} is more than density={density:g}: a sparse table holds its missing entries as a "
+            "sparse set whose block sums cost as much as its non-zeros, and more missing entries than non-zero "
+            "ones would no longer be sparse; use missing <= density, or a dense table (no density)"
+        )
 
 
 def _with_missing(design: ModelDesign, options: dict[str, Any], rng: np.random.Generator) -> ModelDesign:

@@ -185,9 +185,11 @@ class Table:
         """The table in the family's dtype with 0 at its missing entries, and its mask
         (:class:`~lbm_bench.models.data.TableData`), as the inference functions take it."""
         data = TableData.incomplete(self.data, name="data")
-        if data.has_missing:
-            return data.with_table(self.model.check_table(data.table, name="data"))
-        return data
+        if not data.has_missing:
+            return data
+        table = self.model.check_table(data.table, name="data")
+        dtype = self.model.table_dtype
+        return data.with_table(table.astype(dtype, copy=False) if not data.is_sparse else table)
 
     @property
     def missing_mechanism(self) -> str | None:
@@ -280,7 +282,7 @@ class Table:
         g, m = self.model.block_shape
         r = self.risk
         stored = ""
-        data = TableData.of(self.data)
+        data = TableData.incomplete(self.data, name="data")  # explicit NaN (missing) are not stored entries
         if data.is_sparse:
             stored = f", sparse: {data.n_stored} non-zero entries (density {data.n_stored / (n * d):.4g})"
         lines = [

@@ -53,6 +53,7 @@ from lbm_bench.storage.format import (
     optional_items,
     parse_version,
 )
+from lbm_bench.storage.missing import read_missing
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_from_arrays, csr_problems
 
 __all__ = ["Fatal", "HDF5_ERRORS", "read_table", "read_version", "one_line", "summary"]
@@ -279,6 +280,8 @@ def _values_problem(reader: Reader, values: np.ndarray, where: str) -> bool:
     """Record what is wrong with a table's values for its family; True when something is."""
     problem = get_family(reader.kind).value_problem(values) if values.size else None
     if problem is not None:
+        if values.dtype.kind == "f" and np.isnan(values).any():
+            problem += " (NaN: a table with missing entries stores 0 there, under its observed mask)"
         reader.problem(f"{where} {problem}")
     return problem is not None
 
@@ -540,10 +543,13 @@ def read_table(source: Any, problems: list[str]) -> Table | None:
         "options": _read_options(reader),
         "scalars": _read_scalars(reader),
     }
+    scale = parts["scalars"]["scale"] if parts["scalars"] is not None else None
+    missing = read_missing(reader, parts["data"], parts["model"], parts["design"], scale)
+    parts.update(missing or {})  # NaN at the missing entries, the mechanism on the design and the model
     parts["calibration"] = _read_calibration(reader, parts["design"])
     parts["risk"] = _read_risk(reader, parts["gibbs"], RISK_ATTRIBUTES)
     floor = _read_floor(reader, parts["gibbs"]) if _has_floor(reader) else {}
-    if problems or floor is None or _any_none(*parts.values()):
+    if problems or floor is None or missing is None or _any_none(*parts.values()):
         if not problems:  # pragma: no cover - every None above records a problem
             problems.append("incomplete file")
         return None

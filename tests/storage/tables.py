@@ -38,6 +38,7 @@ from lbm_bench import (
     map_labels,
     random_design,
 )
+from lbm_bench.models.missing import MaskNoise, mask_table
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.storage import (
     load_table,
@@ -65,6 +66,14 @@ SPARSE_FAMILIES = {
     "gaussian-sparse": ("gaussian", False),
 }
 SPARSE_SAMPLE = ROOT / "tests" / "data" / "table_v1_1_sparse.h5"
+#: Tables with missing entries (format 1.3), by test id: (kind, effects, sparse, missing rate, mechanism).
+MISSING_FAMILIES = {
+    "gaussian-missing": ("gaussian", False, False, 0.3, "random"),
+    "bernoulli-missing-block": ("bernoulli", False, False, 0.3, "block"),
+    "poisson-effects-missing-block": ("poisson", True, False, 0.2, "block"),
+    "bernoulli-sparse-missing": ("bernoulli", False, True, 0.1, "random"),
+    "poisson-effects-sparse-missing-block": ("poisson", True, True, 0.1, "block"),
+}
 
 
 # ---------------------------------------------------------------------------
@@ -82,18 +91,26 @@ def make_table(
     balance: float | None = None,
     sparse: bool = False,
     floor: bool = False,
+    missing: tuple[float, str] | None = None,
 ) -> Table:
     """A small seeded table with plausible hand-made calibration and rejection records
     (with ``floor``: also its Bayes labels and their cross-fitted risk, criterion "bayes").
 
     With ``sparse``, ``data`` is the same table as a ``scipy.sparse.csr_array``
     (Gaussian entries below 0.3 in absolute value set to zero, so that it has zeros).
+    With ``missing=(rate, mechanism)``, entries go missing (format 1.3): ``data`` holds
+    NaN there (explicit NaN values of a sparse table) and the labels see the rest.
     """
-    design = random_design(kind, 2, 2, effects=(n_rows, n_cols) if effects else None, rng=seed)
+    extra = {} if missing is None else {"missing": missing[0], "missing_mechanism": missing[1]}
+    design = random_design(kind, 2, 2, effects=(n_rows, n_cols) if effects else None, rng=seed, **extra)
     model = design.model(scale)
     X, z, w = model.sample(n_rows, n_cols, rng=seed + 1)
-    mapped = map_labels(model, X, rng=seed + 2)
-    samples = gibbs_labels(model, X, n_samples=n_samples, n_chains=2, burn_in=20, rng=seed + 3)
+    seen = X  # what the labels see: the table, or its observed entries
+    if missing is not None:  # (sparse: bernoulli and poisson only)
+        noise = MaskNoise(n_rows, n_cols, design.missing, sparse, rng=np.random.default_rng(seed + 5))
+        seen = mask_table(sp.csr_array(X) if sparse else X, noise, design.missing_probs(scale), z, w)
+    mapped = map_labels(model, seen, rng=seed + 2)
+    samples = gibbs_labels(model, seen, n_samples=n_samples, n_chains=2, burn_in=20, rng=seed + 3)
     risk = samples.risk(mapped.rows, mapped.cols)
     history = np.array([[0.5, 0.31, 0.06, 20], [1.0, 0.04, 0.02, 20], [scale, 0.11, 0.04, 20]])
     calibration = CalibrationResult(
@@ -118,6 +135,8 @@ def make_table(
     options = {"kind": kind, "gibbs": {"n_samples": n_samples, "n_chains": 2}, "effects": effects}
     if sparse:
         X = sp.csr_array(np.where(np.abs(X) < 0.3, 0.0, X) if kind == "gaussian" else X)
+    if missing is not None:
+        X = seen.with_nan()
     return Table(
         data=X,
         model=model,
@@ -218,7 +237,14 @@ def assert_same(a: Any, b: Any, where: str = "table") -> None:
     elif sp.issparse(a):
         assert isinstance(b, sp.csr_array) and isinstance(a, sp.csr_array), where
         assert (a.dtype, a.shape, a.nnz) == (b.dtype, b.shape, b.nnz), where
-        assert (a != b).nnz == 0, where
+        if a.dtype.kind == "f" and np.isnan(a.data).any():  # explicit NaN: missing entries
+            a, b = a.copy(), b.copy()
+            a.sort_indices()
+            b.sort_indices()
+            assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices), where
+            assert np.array_equal(a.data, b.data, equal_nan=True), where
+        else:
+            assert (a != b).nnz == 0, where
     elif isinstance(a, np.ndarray):
         assert isinstance(b, np.ndarray), where
         assert (a.dtype, a.shape) == (b.dtype, b.shape), where

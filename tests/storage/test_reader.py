@@ -49,9 +49,10 @@ def test_readers_reject(case: str, files: dict[str, Path], tmp_path: Path) -> No
     assert all("\n" not in p for p in problems)
 
 
-def test_every_documented_item_is_required(files, sparse_files, tmp_path: Path) -> None:
+def test_every_documented_item_is_required(files, sparse_files, missing_files, tmp_path: Path) -> None:
     checked = set()
     sources = [files[name] for name in ("gaussian", "poisson-effects", "bernoulli", "gaussian-floor")]
+    sources += [missing_files[name] for name in ("bernoulli-missing-block", "poisson-effects-sparse-missing-block")]
     for source in sources + [sparse_files["bernoulli-sparse"]]:
         for item in file_items(source):
             path = copy_of(source, tmp_path)
