@@ -20,6 +20,14 @@ The table is read only by :class:`_Problem`'s constructor (sufficient
 statistics, base measure) and by its two products with assignments,
 ``_Problem.row_sums`` (``T_p @ W``) and ``_Problem.col_sums`` (``T_p^T @ Z``);
 every other block sum is computed from these small (items x clusters) arrays.
+
+**Missing entries** (NaN, a masked array, explicit NaN of a sparse table): both
+fit the observed entries only. The statistics are zeroed at missing entries and
+the observed mask ``M`` is one more channel of the products, so that ``n_l``
+becomes the row's observed count ``(M @ W)_il`` in the row step and the block
+sizes of the M-step the blocks' observed counts ``Z^T M W`` (a sparse table: ``M @ W
+= 1 @ W - Missing @ W``, its missing set being sparse). The starts' k-means++
+seeding sees the table with its missing entries imputed by column means.
 """
 
 from __future__ import annotations
@@ -35,10 +43,10 @@ from scipy.special import logsumexp
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_choice, check_count, check_positive_float
-from lbm_bench.algorithms.inputs import check_inputs, infer_kind
+from lbm_bench.algorithms.inputs import check_incomplete_inputs, imputed_table, infer_kind
 from lbm_bench.algorithms.kmeans import fill_empty, onehot, seeded_labels
 from lbm_bench.models.base import LatentBlockModel
-from lbm_bench.models.data import TableData
+from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
 from lbm_bench.models.registry import check_kind, family_names, get_family
 
 __all__ = ["FAMILIES", "LBMFit", "VARIANCE_FLOOR", "cem", "fit_lbm", "vem"]
@@ -94,7 +102,7 @@ class _Problem:
     and column assignments ``W`` are (n_cols, m), one-hot (CEM) or soft (VEM).
     """
 
-    def __init__(self, X: np.ndarray | sp.csr_array, kind: str, method: str = "cem") -> None:
+    def __init__(self, X: np.ndarray | sp.csr_array | TableData, kind: str, method: str = "cem") -> None:
         family = get_family(kind)
         placeholder = family.placeholder()
         self.kind = kind
@@ -102,11 +110,19 @@ class _Problem:
         self._placeholder = placeholder
         self._row_base: np.ndarray | None = None
         self._col_base: np.ndarray | None = None
-        self.sparse = TableData.of(X).is_sparse
+        data = TableData.of(X)
+        self.data = data
+        self.sparse = data.is_sparse
+        #: whether the observed mask is a channel of the products (missing entries)
+        self.masked = data.has_missing and data.n_missing > 0
+        self.p = family.n_stats
         if self.sparse:
-            self._init_sparse(X, method)
+            self._init_sparse(data, method)
             return
-        self.X = placeholder.check_table(X)
+        self.X = placeholder.check_table(data.table)
+        if self.masked:
+            self._init_masked(data.observed)
+            return
         # Gaussian tables are fitted centred (block variances E[x^2] - E[x]^2
         # lose precision far from zero); restore() shifts the means back.
         self.offset = float(np.mean(self.X)) if family.fit_centred else 0.0
@@ -116,9 +132,29 @@ class _Problem:
         self.base_measure = placeholder.log_base_measure(self.values)
         table_var = float(np.var(self.X)) if family.fit_centred else 0.0
         self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+        self.seed_values = self.values
 
-    def _init_sparse(self, X: sp.csr_array, method: str) -> None:
-        """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose.
+    def _init_masked(self, observed: np.ndarray) -> None:
+        """A dense table with missing entries: statistics zeroed there, the mask as channel ``p``."""
+        values = np.asarray(self.X, dtype=np.float64)
+        seen = values[observed]
+        self.offset = float(seen.mean()) if self.family.fit_centred and seen.size else 0.0
+        self.values = np.where(observed, values - self.offset, 0.0)
+        stats = self._placeholder.sufficient_statistics(self.values) * observed
+        self.T = np.concatenate([stats, observed[None].astype(np.float64)])
+        self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
+        self.base_measure = self._placeholder.log_base_measure(self.values) - self.data.n_missing * self._zero_base()
+        table_var = float(np.var(seen)) if self.family.fit_centred and seen.size else 0.0
+        self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+        self.seed_values = imputed_table(DenseTableData(self.values, observed))
+
+    def _zero_base(self) -> float:
+        """``log h(0)`` of one entry (the families' does not depend on the exposure)."""
+        return float(self._placeholder.log_base_measure(np.zeros((1, 1), dtype=self.family.table_dtype)))
+
+    def _init_sparse(self, data: TableData, method: str) -> None:
+        """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose (and its
+        missing set, whose products give the observed counts).
 
         Only families whose statistic is the entry itself and whose base measure
         vanishes at zero (``can_be_sparse``: Bernoulli, Poisson) keep the table sparse:
@@ -131,16 +167,20 @@ class _Problem:
                 f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
                 f"{self.kind!r}; densify it (X.toarray()) to fit {self.kind} blocks"
             )
-        table = self._placeholder.check_table(X)
+        table = self._placeholder.check_table(data.table)
         self.X = table
         self.offset = 0.0
         self.values = sp.csr_array(table, dtype=np.float64)
         self.values.sum_duplicates()
         self.T = [self.values]
         self.T_t = [sp.csr_array(self.values.T)]
+        if self.masked:
+            self.missing = data.missing_indicator()
+            self.missing_t = sp.csr_array(self.missing.T)
         base = self._placeholder.log_base_measure
         self.base_measure = float(base(self.values.data[None])) if self.values.nnz else 0.0
         self.var_floor = 1e-12
+        self.seed_values = imputed_table(SparseTableData(self.values, data.missing)) if self.masked else self.values
 
     def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
         """``sum_j log h(x_ij)`` of every row of ``table`` (zeros add nothing when sparse)."""
@@ -151,15 +191,19 @@ class _Problem:
         return np.array([base(data[None, a:b]) if b > a else 0.0 for a, b in zip(indptr[:-1], indptr[1:], strict=True)])
 
     def row_base(self) -> np.ndarray:
-        """Per-row base measure ``sum_j log h(x_ij)`` (n_rows,), computed on demand."""
+        """Per-row base measure ``sum_j M_ij log h(x_ij)`` (n_rows,), computed on demand."""
         if self._row_base is None:
             self._row_base = self._base_by_item(self.values)
+            if self.masked and not self.sparse:
+                self._row_base -= self.data.missing_row_counts() * self._zero_base()
         return self._row_base
 
     def col_base(self) -> np.ndarray:
         """Per-column base measure (n_cols,), computed on demand."""
         if self._col_base is None:
             self._col_base = self._base_by_item(self.T_t[0] if self.sparse else self.values.T)
+            if self.masked and not self.sparse:
+                self._col_base -= self.data.missing_col_counts() * self._zero_base()
         return self._col_base
 
     def restore(self, model: LatentBlockModel) -> LatentBlockModel:
@@ -172,16 +216,30 @@ class _Problem:
 
     # The table's products with assignments: the only block sums that read the table.
     def row_sums(self, W: np.ndarray) -> np.ndarray:
-        """Row block sums ``T_p @ W``: (p, n_rows, m)."""
-        return np.stack([t @ W for t in self.T])
+        """Row block sums ``T_p @ W``: (p, n_rows, m) (and the observed counts ``M @ W`` last,
+        with missing entries)."""
+        sums = [t @ W for t in self.T]
+        if self.masked and self.sparse:
+            sums.append(W.sum(0)[None, :] - self.missing @ W)
+        return np.stack(sums)
 
     def col_sums(self, Z: np.ndarray) -> np.ndarray:
-        """Column block sums ``T_p^T @ Z``: (p, n_cols, g)."""
-        return np.stack([t @ Z for t in self.T_t])
+        """Column block sums ``T_p^T @ Z``: (p, n_cols, g) (and ``M^T @ Z`` last)."""
+        sums = [t @ Z for t in self.T_t]
+        if self.masked and self.sparse:
+            sums.append(Z.sum(0)[None, :] - self.missing_t @ Z)
+        return np.stack(sums)
 
     def block_totals(self, Z: np.ndarray, W: np.ndarray) -> np.ndarray:
-        """Block sums of the sufficient statistics ``Z^T T_p W``: (p, g, m)."""
+        """Block sums of the sufficient statistics ``Z^T T_p W``: (p, g, m) (and the blocks'
+        observed counts ``Z^T M W`` last, with missing entries)."""
         return _row_totals(Z, self.row_sums(W))
+
+    def exposure(self, Z: np.ndarray, W: np.ndarray, totals: np.ndarray) -> np.ndarray:
+        """Block sizes (g, m): the observed counts with missing entries."""
+        if self.masked:
+            return totals[self.p]
+        return np.outer(Z.sum(0), W.sum(0))
 
     def row_step(self, model: LatentBlockModel, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Row block sums and unnormalised ``log p(z_i = k | W, x_i)``.
@@ -191,13 +249,15 @@ class _Problem:
         """
         S = self.row_sums(W)
         eta, log_partition = model.natural_parameters, model.log_partition
-        return S, _logits(S, W.sum(0), eta, log_partition, model.row_proportions)
+        mass = S[self.p] if self.masked else W.sum(0)
+        return S, _logits(S[: self.p], mass, eta, log_partition, model.row_proportions)
 
     def col_step(self, model: LatentBlockModel, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Column block sums ``T^T @ Z`` (p, n_cols, g) and logits (n_cols, m)."""
         S = self.col_sums(Z)
         eta, log_partition = model.natural_parameters.swapaxes(1, 2), model.log_partition.T
-        return S, _logits(S, Z.sum(0), eta, log_partition, model.col_proportions)
+        mass = S[self.p] if self.masked else Z.sum(0)
+        return S, _logits(S[: self.p], mass, eta, log_partition, model.col_proportions)
 
     def m_step(
         self,
@@ -210,12 +270,15 @@ class _Problem:
 
         ``totals`` are the block sums ``Z^T T_p W`` (p, g, m). Blocks of a cluster
         whose mass is below ``_MIN_MASS`` keep the parameters of ``previous``
-        (only VEM clusters empty out: CEM re-seeds them).
+        (only VEM clusters empty out: CEM re-seeds them; with missing entries, also a
+        block with no observed entry).
         """
         row_mass, col_mass = Z.sum(0), W.sum(0)
-        exposure = np.maximum(np.outer(row_mass, col_mass), _MIN_MASS)
-        params = self.family.estimate_blocks(totals, exposure, self.var_floor)
+        exposure = np.maximum(self.exposure(Z, W, totals), _MIN_MASS)
+        params = self.family.estimate_blocks(totals[: self.p], exposure, self.var_floor)
         stale = (row_mass < _MIN_MASS)[:, None] | (col_mass < _MIN_MASS)[None, :]
+        if self.masked:
+            stale = stale | (exposure <= _MIN_MASS)
         if previous is not None and stale.any():
             for name, old in previous.block_parameters().items():
                 params[name] = np.where(stale, old, params[name])
@@ -224,10 +287,11 @@ class _Problem:
     def expected_log_joint(
         self, model: LatentBlockModel, Z: np.ndarray, W: np.ndarray, totals: np.ndarray
     ) -> float:
-        """``E_{Z, W}[log p(X, z, w)]``: the complete log-likelihood for one-hot Z and W."""
+        """``E_{Z, W}[log p(X, z, w)]``: the complete log-likelihood for one-hot Z and W
+        (of the observed entries)."""
         row_mass, col_mass = Z.sum(0), W.sum(0)
-        value = np.sum(model.natural_parameters * totals)
-        value -= np.sum(model.log_partition * np.outer(row_mass, col_mass))
+        value = np.sum(model.natural_parameters * totals[: self.p])
+        value -= np.sum(model.log_partition * self.exposure(Z, W, totals))
         value += row_mass @ np.log(model.row_proportions) + col_mass @ np.log(model.col_proportions)
         return float(value + self.base_measure)
 
@@ -237,9 +301,10 @@ def _logits(
 ) -> np.ndarray:
     """``log props_k + sum_o [eta_ko . S_io - A_ko mass_o]``.
 
-    S is (p, n, o), mass (o,), eta (p, k, o), log_partition (k, o); returns (n, k).
+    S is (p, n, o), mass (o,) or, with missing entries, each item's own (n, o), eta
+    (p, k, o), log_partition (k, o); returns (n, k).
     """
-    logits = np.log(props) - log_partition @ mass
+    logits = np.log(props) - (log_partition @ mass if mass.ndim == 1 else mass @ log_partition.T)
     for s, e in zip(S, eta, strict=True):
         logits = logits + s @ e.T
     return logits
@@ -317,8 +382,11 @@ def _cem_start(
 
     ``tol`` is unused: CEM stops when the labels stop changing.
     """
-    columns = prob.T_t[0] if prob.sparse else prob.values.T
-    z, w = seeded_labels(prob.values, g, rng), seeded_labels(columns, m, rng)
+    values = prob.seed_values
+    columns = sp.csr_array(values.T) if prob.sparse else values.T
+    if prob.sparse and not prob.masked:
+        columns = prob.T_t[0]
+    z, w = seeded_labels(values, g, rng), seeded_labels(columns, m, rng)
     return _cem_run(prob, z, w, g, m, max_iter)
 
 
@@ -416,7 +484,8 @@ def fit_lbm(
     Parameters
     ----------
     X : array-like of shape (n_rows, n_cols)
-        The table.
+        The table; missing entries as NaN (a float array), a NumPy masked array,
+        or explicit NaN values of a sparse table: only the observed entries are fitted.
     n_row_clusters, n_col_clusters : int
         Numbers of row and column clusters, between 1 and the table's size.
     method : {"cem", "vem"}, default="cem"
@@ -474,9 +543,9 @@ def fit_lbm(
     ('poisson', (40,), (30,), (2, 2))
     """
     rng = np.random.default_rng(rng)
-    table, g, m = check_inputs(X, n_row_clusters, n_col_clusters)
+    table, g, m = check_incomplete_inputs(X, n_row_clusters, n_col_clusters)
     check_choice("method", method, tuple(_STARTS))
-    kind = infer_kind(table) if kind is None else check_kind(kind)
+    kind = infer_kind(X) if kind is None else check_kind(kind)
     defaults = _DEFAULTS[method]
     n_init = check_count("n_init", defaults["n_init"] if n_init is None else n_init)
     max_iter = check_count("max_iter", defaults["max_iter"] if max_iter is None else max_iter)

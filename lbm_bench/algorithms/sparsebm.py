@@ -47,6 +47,7 @@ import scipy.sparse as sp
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count
+from lbm_bench.algorithms.inputs import reject_missing
 from lbm_bench.models.data import TableData
 
 __all__ = ["sparsebm_lbm", "global_numpy_seed", "SPARSEBM_SETTINGS"]
@@ -115,11 +116,13 @@ def sparsebm_lbm(
     ImportError
         When sparsebm is not installed.
     ValueError
-        For a table that is not binary, or cluster numbers larger than the table.
+        For a table that is not binary or has missing entries (sparsebm has no mask),
+        or cluster numbers larger than the table.
     RuntimeError
         When no start of sparsebm converged to a finite likelihood.
     """
     rng = np.random.default_rng(rng)
+    reject_missing(X, "sparsebm")
     try:
         from sparsebm import LBM
     except ImportError as exc:
