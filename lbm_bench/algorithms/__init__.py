@@ -48,7 +48,7 @@ Examples
 from lbm_bench.algorithms.inputs import infer_kind
 from lbm_bench.algorithms.kmeans import double_kmeans
 from lbm_bench.algorithms.lbm_em import FAMILIES, LBMFit, cem, fit_lbm, vem
-from lbm_bench.algorithms.registry import ALGORITHMS, FAMILY_ALGORITHMS, Algorithm, resolve_algorithm
+from lbm_bench.algorithms.registry import ALGORITHMS, FAMILY_ALGORITHMS, MASKED_INPUT, Algorithm, resolve_algorithm
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
@@ -58,6 +58,7 @@ __all__ = [
     "ALGORITHMS",
     "FAMILIES",
     "FAMILY_ALGORITHMS",
+    "MASKED_INPUT",
     "Algorithm",
     "LBMFit",
     "cem",

@@ -16,18 +16,14 @@ with ``S = T(X) @ W`` for the one-hot (CEM) or soft (VEM) column assignments
 same on the transposed table. Poisson blocks are fitted without row or column
 effects.
 
-The table is read only by :class:`_Problem`'s constructor (sufficient
-statistics, base measure) and by its two products with assignments,
-``_Problem.row_sums`` (``T_p @ W``) and ``_Problem.col_sums`` (``T_p^T @ Z``);
-every other block sum is computed from these small (items x clusters) arrays.
+The table is read only by :class:`~lbm_bench.algorithms.em_problem.BlockProblem`
+(sufficient statistics, base measure, and its two products with assignments,
+``T_p @ W`` and ``T_p^T @ Z``); every other block sum is computed from these small
+(items x clusters) arrays.
 
 **Missing entries** (NaN, a masked array, explicit NaN of a sparse table): both
-fit the observed entries only. The statistics are zeroed at missing entries and
-the observed mask ``M`` is one more channel of the products, so that ``n_l``
-becomes the row's observed count ``(M @ W)_il`` in the row step and the block
-sizes of the M-step the blocks' observed counts ``Z^T M W`` (a sparse table: ``M @ W
-= 1 @ W - Missing @ W``, its missing set being sparse). The starts' k-means++
-seeding sees the table with its missing entries imputed by column means.
+fit the observed entries only, ``n_l`` becoming each row's observed count in class
+``l`` (:mod:`lbm_bench.algorithms.em_problem`).
 """
 
 from __future__ import annotations
@@ -43,21 +39,14 @@ from scipy.special import logsumexp
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_choice, check_count, check_positive_float
-from lbm_bench.algorithms.inputs import check_incomplete_inputs, imputed_table, infer_kind
+from lbm_bench.algorithms.em_problem import VARIANCE_FLOOR, BlockProblem, col_totals, row_totals
+from lbm_bench.algorithms.inputs import check_incomplete_inputs, infer_kind
 from lbm_bench.algorithms.kmeans import fill_empty, onehot, seeded_labels
 from lbm_bench.models.base import LatentBlockModel
-from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
 from lbm_bench.models.registry import check_kind, family_names, get_family
 
 __all__ = ["FAMILIES", "LBMFit", "VARIANCE_FLOOR", "cem", "fit_lbm", "vem"]
 
-#: Gaussian block variances are floored at this fraction of the table variance.
-VARIANCE_FLOOR = 1e-6
-#: A VEM cluster whose posterior mass falls below this is "empty": its block
-#: parameters are kept from the previous M-step and its proportion is floored.
-_MIN_MASS = 1e-8
-#: Floor of estimated proportions (before renormalisation).
-_MIN_PROPORTION = 1e-12
 #: Default numbers of random starts and iterations per method.
 _DEFAULTS = {"cem": {"n_init": 10, "max_iter": 100}, "vem": {"n_init": 10, "max_iter": 500}}
 #: Each VEM start is initialised by at most this many CEM iterations (cemInitStep).
@@ -85,239 +74,9 @@ class _Families(Mapping):
 FAMILIES: Mapping[str, type[LatentBlockModel]] = _Families()
 
 
-def _proportions(mass: np.ndarray) -> np.ndarray:
-    props = np.maximum(mass / mass.sum(), _MIN_PROPORTION)
-    return props / props.sum()
-
-
 def _log_posteriors(logits: np.ndarray) -> np.ndarray:
     """Normalise unnormalised log-probabilities (n, k) along the last axis."""
     return logits - logsumexp(logits, axis=1, keepdims=True)
-
-
-class _Problem:
-    """A validated table, its sufficient statistics and the family's M-step.
-
-    Shapes: ``T`` is (p, n_rows, n_cols); row assignments ``Z`` are (n_rows, g)
-    and column assignments ``W`` are (n_cols, m), one-hot (CEM) or soft (VEM).
-    """
-
-    def __init__(self, X: np.ndarray | sp.csr_array | TableData, kind: str, method: str = "cem") -> None:
-        family = get_family(kind)
-        placeholder = family.placeholder()
-        self.kind = kind
-        self.family = family
-        self._placeholder = placeholder
-        self._row_base: np.ndarray | None = None
-        self._col_base: np.ndarray | None = None
-        data = TableData.of(X)
-        self.data = data
-        self.sparse = data.is_sparse
-        #: whether the observed mask is a channel of the products (missing entries)
-        self.masked = data.has_missing and data.n_missing > 0
-        self.p = family.n_stats
-        if self.sparse:
-            self._init_sparse(data, method)
-            return
-        self.X = placeholder.check_table(data.table)
-        if self.masked:
-            self._init_masked(data.observed)
-            return
-        # Gaussian tables are fitted centred (block variances E[x^2] - E[x]^2
-        # lose precision far from zero); restore() shifts the means back.
-        self.offset = float(np.mean(self.X)) if family.fit_centred else 0.0
-        self.values = np.asarray(self.X, dtype=np.float64) - self.offset
-        self.T = placeholder.sufficient_statistics(self.values)
-        self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
-        self.base_measure = placeholder.log_base_measure(self.values)
-        table_var = float(np.var(self.X)) if family.fit_centred else 0.0
-        self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
-        self.seed_values = self.values
-
-    def _init_masked(self, observed: np.ndarray) -> None:
-        """A dense table with missing entries: statistics zeroed there, the mask as channel ``p``."""
-        values = np.asarray(self.X, dtype=np.float64)
-        seen = values[observed]
-        self.offset = float(seen.mean()) if self.family.fit_centred and seen.size else 0.0
-        self.values = np.where(observed, values - self.offset, 0.0)
-        stats = self._placeholder.sufficient_statistics(self.values) * observed
-        self.T = np.concatenate([stats, observed[None].astype(np.float64)])
-        self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
-        self.base_measure = self._placeholder.log_base_measure(self.values) - self.data.n_missing * self._zero_base()
-        table_var = float(np.var(seen)) if self.family.fit_centred and seen.size else 0.0
-        self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
-        self.seed_values = imputed_table(DenseTableData(self.values, observed))
-
-    def _zero_base(self) -> float:
-        """``log h(0)`` of one entry (the families' does not depend on the exposure)."""
-        return float(self._placeholder.log_base_measure(np.zeros((1, 1), dtype=self.family.table_dtype)))
-
-    def _init_sparse(self, data: TableData, method: str) -> None:
-        """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose (and its
-        missing set, whose products give the observed counts).
-
-        Only families whose statistic is the entry itself and whose base measure
-        vanishes at zero (``can_be_sparse``: Bernoulli, Poisson) keep the table sparse:
-        every block sum is then a sparse product and the zeros add nothing to the base
-        measure. The family's table check refuses values its tables cannot hold.
-        """
-        if not self.family.can_be_sparse:
-            sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
-            raise ValueError(
-                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
-                f"{self.kind!r}; densify it (X.toarray()) to fit {self.kind} blocks"
-            )
-        table = self._placeholder.check_table(data.table)
-        self.X = table
-        self.offset = 0.0
-        self.values = sp.csr_array(table, dtype=np.float64)
-        self.values.sum_duplicates()
-        self.T = [self.values]
-        self.T_t = [sp.csr_array(self.values.T)]
-        if self.masked:
-            self.missing = data.missing_indicator()
-            self.missing_t = sp.csr_array(self.missing.T)
-        base = self._placeholder.log_base_measure
-        self.base_measure = float(base(self.values.data[None])) if self.values.nnz else 0.0
-        self.var_floor = 1e-12
-        self.seed_values = imputed_table(SparseTableData(self.values, data.missing)) if self.masked else self.values
-
-    def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
-        """``sum_j log h(x_ij)`` of every row of ``table`` (zeros add nothing when sparse)."""
-        base = self._placeholder.log_base_measure
-        if not self.sparse:
-            return np.array([base(row[None]) for row in table])
-        data, indptr = table.data, table.indptr
-        return np.array([base(data[None, a:b]) if b > a else 0.0 for a, b in zip(indptr[:-1], indptr[1:], strict=True)])
-
-    def row_base(self) -> np.ndarray:
-        """Per-row base measure ``sum_j M_ij log h(x_ij)`` (n_rows,), computed on demand."""
-        if self._row_base is None:
-            self._row_base = self._base_by_item(self.values)
-            if self.masked and not self.sparse:
-                self._row_base -= self.data.missing_row_counts() * self._zero_base()
-        return self._row_base
-
-    def col_base(self) -> np.ndarray:
-        """Per-column base measure (n_cols,), computed on demand."""
-        if self._col_base is None:
-            self._col_base = self._base_by_item(self.T_t[0] if self.sparse else self.values.T)
-            if self.masked and not self.sparse:
-                self._col_base -= self.data.missing_col_counts() * self._zero_base()
-        return self._col_base
-
-    def restore(self, model: LatentBlockModel) -> LatentBlockModel:
-        """The model of the original table from one fitted to the centred table."""
-        if self.offset == 0.0:
-            return model
-        params = model.block_parameters()
-        means = params["means"] + self.offset
-        return self.family(model.row_proportions, model.col_proportions, means, params["stds"])
-
-    # The table's products with assignments: the only block sums that read the table.
-    def row_sums(self, W: np.ndarray) -> np.ndarray:
-        """Row block sums ``T_p @ W``: (p, n_rows, m) (and the observed counts ``M @ W`` last,
-        with missing entries)."""
-        sums = [t @ W for t in self.T]
-        if self.masked and self.sparse:
-            sums.append(W.sum(0)[None, :] - self.missing @ W)
-        return np.stack(sums)
-
-    def col_sums(self, Z: np.ndarray) -> np.ndarray:
-        """Column block sums ``T_p^T @ Z``: (p, n_cols, g) (and ``M^T @ Z`` last)."""
-        sums = [t @ Z for t in self.T_t]
-        if self.masked and self.sparse:
-            sums.append(Z.sum(0)[None, :] - self.missing_t @ Z)
-        return np.stack(sums)
-
-    def block_totals(self, Z: np.ndarray, W: np.ndarray) -> np.ndarray:
-        """Block sums of the sufficient statistics ``Z^T T_p W``: (p, g, m) (and the blocks'
-        observed counts ``Z^T M W`` last, with missing entries)."""
-        return _row_totals(Z, self.row_sums(W))
-
-    def exposure(self, Z: np.ndarray, W: np.ndarray, totals: np.ndarray) -> np.ndarray:
-        """Block sizes (g, m): the observed counts with missing entries."""
-        if self.masked:
-            return totals[self.p]
-        return np.outer(Z.sum(0), W.sum(0))
-
-    def row_step(self, model: LatentBlockModel, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Row block sums and unnormalised ``log p(z_i = k | W, x_i)``.
-
-        Returns ``S = T @ W`` of shape (p, n_rows, m) and the logits (n_rows, g);
-        for soft ``W`` the logits are the mean-field update of the row posteriors.
-        """
-        S = self.row_sums(W)
-        eta, log_partition = model.natural_parameters, model.log_partition
-        mass = S[self.p] if self.masked else W.sum(0)
-        return S, _logits(S[: self.p], mass, eta, log_partition, model.row_proportions)
-
-    def col_step(self, model: LatentBlockModel, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Column block sums ``T^T @ Z`` (p, n_cols, g) and logits (n_cols, m)."""
-        S = self.col_sums(Z)
-        eta, log_partition = model.natural_parameters.swapaxes(1, 2), model.log_partition.T
-        mass = S[self.p] if self.masked else Z.sum(0)
-        return S, _logits(S[: self.p], mass, eta, log_partition, model.col_proportions)
-
-    def m_step(
-        self,
-        Z: np.ndarray,
-        W: np.ndarray,
-        totals: np.ndarray,
-        previous: LatentBlockModel | None,
-    ) -> LatentBlockModel:
-        """The model maximising the expected complete log-likelihood given Z and W.
-
-        ``totals`` are the block sums ``Z^T T_p W`` (p, g, m). Blocks of a cluster
-        whose mass is below ``_MIN_MASS`` keep the parameters of ``previous``
-        (only VEM clusters empty out: CEM re-seeds them; with missing entries, also a
-        block with no observed entry).
-        """
-        row_mass, col_mass = Z.sum(0), W.sum(0)
-        exposure = np.maximum(self.exposure(Z, W, totals), _MIN_MASS)
-        params = self.family.estimate_blocks(totals[: self.p], exposure, self.var_floor)
-        stale = (row_mass < _MIN_MASS)[:, None] | (col_mass < _MIN_MASS)[None, :]
-        if self.masked:
-            stale = stale | (exposure <= _MIN_MASS)
-        if previous is not None and stale.any():
-            for name, old in previous.block_parameters().items():
-                params[name] = np.where(stale, old, params[name])
-        return self.family(_proportions(row_mass), _proportions(col_mass), **params)
-
-    def expected_log_joint(
-        self, model: LatentBlockModel, Z: np.ndarray, W: np.ndarray, totals: np.ndarray
-    ) -> float:
-        """``E_{Z, W}[log p(X, z, w)]``: the complete log-likelihood for one-hot Z and W
-        (of the observed entries)."""
-        row_mass, col_mass = Z.sum(0), W.sum(0)
-        value = np.sum(model.natural_parameters * totals[: self.p])
-        value -= np.sum(model.log_partition * self.exposure(Z, W, totals))
-        value += row_mass @ np.log(model.row_proportions) + col_mass @ np.log(model.col_proportions)
-        return float(value + self.base_measure)
-
-
-def _logits(
-    S: np.ndarray, mass: np.ndarray, eta: np.ndarray, log_partition: np.ndarray, props: np.ndarray
-) -> np.ndarray:
-    """``log props_k + sum_o [eta_ko . S_io - A_ko mass_o]``.
-
-    S is (p, n, o), mass (o,) or, with missing entries, each item's own (n, o), eta
-    (p, k, o), log_partition (k, o); returns (n, k).
-    """
-    logits = np.log(props) - (log_partition @ mass if mass.ndim == 1 else mass @ log_partition.T)
-    for s, e in zip(S, eta, strict=True):
-        logits = logits + s @ e.T
-    return logits
-
-
-def _row_totals(Z: np.ndarray, S: np.ndarray) -> np.ndarray:
-    """``Z^T S_p`` for row block sums S (p, n, m): (p, g, m)."""
-    return np.stack([Z.T @ s for s in S])
-
-
-def _col_totals(S: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """``S_p^T W`` for column block sums S (p, d, g): (p, g, m)."""
-    return np.stack([s.T @ W for s in S])
 
 
 @dataclass(frozen=True)
@@ -347,7 +106,7 @@ def _hard_assign(
 
 
 def _cem_run(
-    prob: _Problem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int
+    prob: BlockProblem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int
 ) -> _Start:
     """Alternate (row step, M-step, column step, M-step) from labels until they stop changing.
 
@@ -362,11 +121,11 @@ def _cem_run(
         S, logits = prob.row_step(model, W)
         z_new = _hard_assign(logits, model.row_proportions, prob.row_base)
         Z = onehot(z_new, g)
-        model = prob.m_step(Z, W, _row_totals(Z, S), model)
+        model = prob.m_step(Z, W, row_totals(Z, S), model)
         S, logits = prob.col_step(model, Z)
         w_new = _hard_assign(logits, model.col_proportions, prob.col_base)
         W = onehot(w_new, m)
-        totals = _col_totals(S, W)
+        totals = col_totals(S, W)
         model = prob.m_step(Z, W, totals, model)
         converged = np.array_equal(z_new, z) and np.array_equal(w_new, w)
         z, w = z_new, w_new
@@ -376,7 +135,7 @@ def _cem_run(
 
 
 def _cem_start(
-    prob: _Problem, g: int, m: int, max_iter: int, tol: float, rng: np.random.Generator
+    prob: BlockProblem, g: int, m: int, max_iter: int, tol: float, rng: np.random.Generator
 ) -> _Start:
     """One CEM start from k-means++ seeded partitions of the rows and of the columns.
 
@@ -396,7 +155,7 @@ def _entropy(posteriors: np.ndarray, log_posteriors: np.ndarray) -> float:
 
 
 def _vem_start(
-    prob: _Problem, g: int, m: int, max_iter: int, tol: float, rng: np.random.Generator
+    prob: BlockProblem, g: int, m: int, max_iter: int, tol: float, rng: np.random.Generator
 ) -> _Start:
     """One VEM start, initialised by at most ``_VEM_INIT_CEM_ITER`` CEM iterations.
 
@@ -412,11 +171,11 @@ def _vem_start(
         S, logits = prob.row_step(model, W)
         log_s = _log_posteriors(logits)
         Z = np.exp(log_s)
-        model = prob.m_step(Z, W, _row_totals(Z, S), model)
+        model = prob.m_step(Z, W, row_totals(Z, S), model)
         S, logits = prob.col_step(model, Z)
         log_t = _log_posteriors(logits)
         W = np.exp(log_t)
-        totals = _col_totals(S, W)
+        totals = col_totals(S, W)
         model = prob.m_step(Z, W, totals, model)
         entropy = _entropy(Z, log_s) + _entropy(W, log_t)
         new = prob.expected_log_joint(model, Z, W, totals) + entropy
@@ -550,7 +309,7 @@ def fit_lbm(
     n_init = check_count("n_init", defaults["n_init"] if n_init is None else n_init)
     max_iter = check_count("max_iter", defaults["max_iter"] if max_iter is None else max_iter)
     tol = check_positive_float("tol", tol)
-    prob = _Problem(table, kind, method)
+    prob = BlockProblem(table, kind, method)
     starts = [_STARTS[method](prob, g, m, max_iter, tol, rng) for _ in range(n_init)]
     criteria = np.array([start.criterion for start in starts])
     best = starts[int(np.argmax(criteria))]

@@ -8,8 +8,10 @@ files in ``distribution`` (one ``cr:FileObject`` per table with its relative pat
 SHA-256, size and encoding format, plus ``manifest.json`` and ``tables.csv``), and
 describes one ``cr:RecordSet``, ``tables``: one record per table with its id,
 kind, shape, clusters, target, criterion, floor (the risk of the Bayes labels) and
-MAP risk with their MCSE and R-hat, losses, seed and file, extracted from the
-columns of ``tables.csv`` (a CSV view of the manifest, written next to it, because
+MAP risk with their MCSE and R-hat, losses, seed and file (and, in a release
+with missing entries, each table's missing rate, mechanism and number of missing
+entries: :data:`MISSING_FIELDS`), extracted from the columns of ``tables.csv``
+(a CSV view of the manifest, written next to it, because
 Croissant record sets read tabular files). The field descriptions say which risk is
 the certified difficulty: the one named by ``criterion``.
 
@@ -30,6 +32,7 @@ from lbm_bench.release._files import atomic_write_text, sha256_file
 
 __all__ = [
     "CROISSANT_CONTEXT",
+    "MISSING_FIELDS",
     "TABLE_FIELDS",
     "croissant_metadata",
     "croissant_problems",
@@ -109,7 +112,34 @@ TABLE_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("sha256", "sc:Text", "SHA-256 of the table's file"),
 )
 
+#: Further columns and fields of a release with missing entries (format 1.3): a release of
+#: complete tables keeps the columns above, byte for byte.
+MISSING_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("missing_rate", "sc:Float",
+     "fraction of the entries missing by design (0 for a complete table); the certified risks are given "
+     "the observed entries"),
+    ("missing_mechanism", "sc:Text",
+     "how entries went missing: 'random' (completely at random), 'block' (each block its own probability: "
+     "not at random) or 'none'"),
+    ("n_missing", "sc:Integer",
+     "missing entries of the table: 0 in the HDF5 data, marked by the observed mask 'observed' (uint8, 1: "
+     "observed) or, for a sparse table, listed by the group 'missing' (CSR positions)"),
+)
+#: Values of the missing fields for a complete table.
+_COMPLETE = {"missing_rate": 0.0, "missing_mechanism": "none", "n_missing": 0}
+#: What a table file holds besides its data, for its FileObject's description.
+_MASK_TEXT = ("; its missing entries are 0 in data and marked by the observed mask 'observed' (uint8, 1: observed)"
+              " or, sparse, listed by the group 'missing'")
+
 _ENCODINGS = {".h5": "application/x-hdf5", ".json": "application/json", ".csv": "text/csv"}
+
+
+def table_fields(manifest: dict) -> tuple[tuple[str, str, str], ...]:
+    """The columns of ``tables.csv``: :data:`TABLE_FIELDS`, and :data:`MISSING_FIELDS` when a
+    table of the release has missing entries."""
+    if any("missing_rate" in entry for entry in manifest["tables"]):
+        return TABLE_FIELDS + MISSING_FIELDS
+    return TABLE_FIELDS
 
 
 #: Values of the floor's fields for a table without a floor (format 1.0 files: the MAP criterion).
@@ -117,11 +147,11 @@ _NO_FLOOR = {"criterion": "map", "bayes_risk": float("nan"), "bayes_risk_mcse": 
              "bayes_risk_rhat": float("nan")}
 
 
-def _row(entry: dict) -> dict:
-    values = {**_NO_FLOOR, **entry}
+def _row(entry: dict, fields: tuple) -> dict:
+    values = {**_NO_FLOOR, **_COMPLETE, **entry}
     values["n_rows"], values["n_cols"] = entry["shape"]
     values["n_row_clusters"], values["n_col_clusters"] = entry["clusters"]
-    return {name: values[name] for name, _, _ in TABLE_FIELDS}
+    return {name: values[name] for name, _, _ in fields}
 
 
 def _cell(value) -> str:
@@ -131,12 +161,13 @@ def _cell(value) -> str:
 
 
 def tables_csv_text(manifest: dict) -> str:
-    """``tables.csv``: one line per table of the manifest, columns :data:`TABLE_FIELDS`."""
+    """``tables.csv``: one line per table of the manifest, columns :func:`table_fields`."""
+    fields = table_fields(manifest)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([name for name, _, _ in TABLE_FIELDS])
+    writer.writerow([name for name, _, _ in fields])
     for entry in manifest["tables"]:
-        writer.writerow([_cell(v) for v in _row(entry).values()])
+        writer.writerow([_cell(v) for v in _row(entry, fields).values()])
     return buffer.getvalue()
 
 
@@ -194,7 +225,7 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
             "@id": entry["file"],
             "name": entry["file"],
             "description": f"table {entry['id']}: data, generating, MAP, Bayes and Gibbs labels, parameters "
-                           "(lbm-bench-table HDF5 format)",
+                           "(lbm-bench-table HDF5 format)" + (_MASK_TEXT if "missing_rate" in entry else ""),
             "contentUrl": entry["file"],
             "contentSize": f"{entry['size']} B",
             "encodingFormat": _ENCODINGS[".h5"],
@@ -209,7 +240,7 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
             "dataType": data_type,
             "source": {"fileObject": {"@id": "tables.csv"}, "extract": {"column": name}},
         }
-        for name, data_type, text in TABLE_FIELDS
+        for name, data_type, text in table_fields(manifest)
     ]
     metadata = {
         "@context": CROISSANT_CONTEXT,
@@ -221,7 +252,8 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
         "license": release["license"],
         "citeAs": release.get("citation") or DEFAULT_CITATION,
         "creator": _creators(release),
-        "keywords": ["co-clustering", "latent block model", "benchmark", "Bayes risk"],
+        "keywords": ["co-clustering", "latent block model", "benchmark", "Bayes risk"]
+        + (["missing data"] if len(table_fields(manifest)) > len(TABLE_FIELDS) else []),
         "isAccessibleForFree": True,
     }
     if release.get("url"):

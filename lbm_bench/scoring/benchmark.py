@@ -3,7 +3,14 @@
 One task per (algorithm, table): the algorithm ``fit(X, n_row_clusters,
 n_col_clusters, *, rng) -> (rows, cols)`` runs with a seed derived from the
 master seed, the algorithm's name and the table's id (never from worker order),
-and its labels are scored by :func:`lbm_bench.scoring.evaluate`. Each finished task
+and its labels are scored by :func:`lbm_bench.scoring.evaluate`.
+
+**Tables with missing entries** are handed to algorithms as float64 arrays with
+NaN at the missing entries (scikit-learn's and pandas' convention; a sparse
+table: explicit NaN values), unless the algorithm asks for a NumPy masked array
+in the table's dtype by having the attribute ``masked_input = True``
+(:data:`lbm_bench.algorithms.MASKED_INPUT`; the built-in CEM and VEM do). The
+results then hold the table's ``missing_rate`` and the summary groups by it. Each finished task
 writes ``OUT/runs/<algorithm>/<table id>.json`` (atomically), so an interrupted
 run resumes where it stopped. At the end, ``OUT/results.csv`` holds one row per
 (algorithm, table), ``OUT/summary.md`` the mean excess risk and CARI per
@@ -26,7 +33,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["run_benchmark", "summarise", "RESULT_COLUMNS"]
+from lbm_bench.algorithms.registry import MASKED_INPUT
+from lbm_bench.models.data import TableData
+
+__all__ = ["run_benchmark", "summarise", "MISSING_COLUMN", "RESULT_COLUMNS"]
 
 #: Columns of results.csv, in order.
 RESULT_COLUMNS = [
@@ -36,6 +46,8 @@ RESULT_COLUMNS = [
     "row_loss", "col_loss", "cari_mean", "cari_std", "ari_rows", "ari_cols",
     "apparent_l_item", "apparent_cari", "seed", "seconds", "error",
 ]
+#: Column of results.csv added when a table of the release has missing entries.
+MISSING_COLUMN = "missing_rate"
 
 
 def _safe(name: str) -> str:
@@ -55,11 +67,17 @@ def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: 
         "target_risk": entry["target_risk"], "bayes_risk": entry.get("bayes_risk", entry["risk"]),
         "map_risk": entry["risk"], "seed": seed, "error": "",
     }
+    if "missing_rate" in entry:
+        row[MISSING_COLUMN] = entry["missing_rate"]
     try:
         _, fit = resolve_algorithm(algorithm)
         table = load_table(Path(release_dir) / entry["file"])
+        data = table.data
+        wants_masked = getattr(fit, MASKED_INPUT, False)
+        if wants_masked and table.missing_mechanism is not None and not TableData.of(data).is_sparse:
+            data = table.masked_data()  # the algorithm asked for a masked array (MASKED_INPUT)
         start = time.perf_counter()
-        rows, cols = fit(table.data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed))
+        rows, cols = fit(data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed))
         row["seconds"] = time.perf_counter() - start
         report = evaluate(table, rows, cols)
         for key in ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
@@ -140,19 +158,29 @@ def run_benchmark(
     return rows
 
 
+def _columns(rows: list[dict]) -> list[str]:
+    """The columns of results.csv: :data:`RESULT_COLUMNS`, and the missing rate after the shape
+    when a table of the release has missing entries."""
+    if not any(MISSING_COLUMN in r for r in rows):
+        return RESULT_COLUMNS
+    at = RESULT_COLUMNS.index("n_col_clusters") + 1
+    return RESULT_COLUMNS[:at] + [MISSING_COLUMN] + RESULT_COLUMNS[at:]
+
+
 def _write_csv(path: Path, rows: list[dict]) -> None:
+    columns = _columns(rows)
     with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=RESULT_COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: row.get(k, "") for k in RESULT_COLUMNS})
+            writer.writerow({k: row.get(k, 0.0 if k == MISSING_COLUMN else "") for k in columns})
 
 
 def _group_table(rows: list[dict], key: str, label: str) -> list[str]:
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         if not r.get("error"):
-            value = f"{r['n_rows']}x{r['n_cols']}" if key == "shape" else r[key]
+            value = f"{r['n_rows']}x{r['n_cols']}" if key == "shape" else r.get(key, 0.0)
             groups.setdefault((r["algorithm"], value), []).append(r)
     lines = [f"| algorithm | {label} | tables | mean excess risk | mean excess over MAP | mean CARI "
              "| mean risk | mean floor | mean MAP risk |",
@@ -178,7 +206,10 @@ def summarise(rows: list[dict]) -> str:
              "for l_item; the MAP labels' risk for format 1.0 tables, which store no floor). "
              "Excess over MAP = minus the risk of the table's X-only MAP labels (true parameters; "
              "the paper's reference).", ""]
-    for key, label in (("kind", "kind"), ("shape", "shape"), ("target_risk", "target risk")):
+    groups = [("kind", "kind"), ("shape", "shape"), ("target_risk", "target risk")]
+    if any(MISSING_COLUMN in r for r in rows):
+        groups.append((MISSING_COLUMN, "missing rate"))
+    for key, label in groups:
         parts += [f"## By {label}", ""] + _group_table(rows, key, label) + [""]
     if failed:
         parts += ["## Failures", ""] + [f"- {r['algorithm']} on {r['table']}: {r['error']}" for r in failed] + [""]

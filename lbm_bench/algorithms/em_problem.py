@@ -1,0 +1,266 @@
+"""The table as block CEM and VEM see it: its statistics, products with assignments, M-step.
+
+:class:`BlockProblem` reads the table once (sufficient statistics, base measure;
+Gaussian tables centred) and offers the only block sums that read it, its two
+products with assignments ``T_p @ W`` and ``T_p^T @ Z``; every other block sum of
+:mod:`lbm_bench.algorithms.lbm_em` is computed from these small (items x clusters)
+arrays.
+
+**Missing entries** (NaN, a masked array, explicit NaN of a sparse table): the
+statistics are zeroed at missing entries and the observed mask ``M`` is one more
+channel of the products, so that ``n_l`` becomes the row's observed count
+``(M @ W)_il`` in the row step and the block sizes of the M-step the blocks'
+observed counts ``Z^T M W`` (a sparse table: ``M @ W = 1 @ W - Missing @ W``, its
+missing set being sparse). The starts' k-means++ seeding sees the table with its
+missing entries imputed by column means (:attr:`BlockProblem.seed_values`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from lbm_bench.algorithms.inputs import imputed_table
+from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
+from lbm_bench.models.registry import family_names, get_family
+
+__all__ = ["MIN_MASS", "VARIANCE_FLOOR", "BlockProblem", "block_logits", "col_totals", "row_totals"]
+
+#: Gaussian block variances are floored at this fraction of the table variance.
+VARIANCE_FLOOR = 1e-6
+#: A VEM cluster whose posterior mass falls below this is "empty": its block
+#: parameters are kept from the previous M-step and its proportion is floored.
+MIN_MASS = 1e-8
+#: Floor of estimated proportions (before renormalisation).
+_MIN_PROPORTION = 1e-12
+
+
+def _proportions(mass: np.ndarray) -> np.ndarray:
+    props = np.maximum(mass / mass.sum(), _MIN_PROPORTION)
+    return props / props.sum()
+
+
+class BlockProblem:
+    """A validated table, its sufficient statistics and the family's M-step.
+
+    Shapes: ``T`` is (p, n_rows, n_cols); row assignments ``Z`` are (n_rows, g)
+    and column assignments ``W`` are (n_cols, m), one-hot (CEM) or soft (VEM).
+    """
+
+    def __init__(self, X: np.ndarray | sp.csr_array | TableData, kind: str, method: str = "cem") -> None:
+        family = get_family(kind)
+        placeholder = family.placeholder()
+        self.kind = kind
+        self.family = family
+        self._placeholder = placeholder
+        self._row_base: np.ndarray | None = None
+        self._col_base: np.ndarray | None = None
+        data = TableData.of(X)
+        self.data = data
+        self.sparse = data.is_sparse
+        #: whether the observed mask is a channel of the products (missing entries)
+        self.masked = data.has_missing and data.n_missing > 0
+        self.p = family.n_stats
+        if self.sparse:
+            self._init_sparse(data, method)
+            return
+        self.X = placeholder.check_table(data.table)
+        if self.masked:
+            self._init_masked(data.observed)
+            return
+        # Gaussian tables are fitted centred (block variances E[x^2] - E[x]^2
+        # lose precision far from zero); restore() shifts the means back.
+        self.offset = float(np.mean(self.X)) if family.fit_centred else 0.0
+        self.values = np.asarray(self.X, dtype=np.float64) - self.offset
+        self.T = placeholder.sufficient_statistics(self.values)
+        self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
+        self.base_measure = placeholder.log_base_measure(self.values)
+        table_var = float(np.var(self.X)) if family.fit_centred else 0.0
+        self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+        self.seed_values = self.values
+
+    def _init_masked(self, observed: np.ndarray) -> None:
+        """A dense table with missing entries: statistics zeroed there, the mask as channel ``p``."""
+        values = np.asarray(self.X, dtype=np.float64)
+        seen = values[observed]
+        self.offset = float(seen.mean()) if self.family.fit_centred and seen.size else 0.0
+        self.values = np.where(observed, values - self.offset, 0.0)
+        stats = self._placeholder.sufficient_statistics(self.values) * observed
+        self.T = np.concatenate([stats, observed[None].astype(np.float64)])
+        self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
+        self.base_measure = self._placeholder.log_base_measure(self.values) - self.data.n_missing * self._zero_base()
+        table_var = float(np.var(seen)) if self.family.fit_centred and seen.size else 0.0
+        self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+        self.seed_values = imputed_table(DenseTableData(self.values, observed))
+
+    def _zero_base(self) -> float:
+        """``log h(0)`` of one entry (the families' does not depend on the exposure)."""
+        return float(self._placeholder.log_base_measure(np.zeros((1, 1), dtype=self.family.table_dtype)))
+
+    def _init_sparse(self, data: TableData, method: str) -> None:
+        """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose (and its
+        missing set, whose products give the observed counts).
+
+        Only families whose statistic is the entry itself and whose base measure
+        vanishes at zero (``can_be_sparse``: Bernoulli, Poisson) keep the table sparse:
+        every block sum is then a sparse product and the zeros add nothing to the base
+        measure. The family's table check refuses values its tables cannot hold.
+        """
+        if not self.family.can_be_sparse:
+            sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
+            raise ValueError(
+                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
+                f"{self.kind!r}; densify it (X.toarray()) to fit {self.kind} blocks"
+            )
+        table = self._placeholder.check_table(data.table)
+        self.X = table
+        self.offset = 0.0
+        self.values = sp.csr_array(table, dtype=np.float64)
+        self.values.sum_duplicates()
+        self.T = [self.values]
+        self.T_t = [sp.csr_array(self.values.T)]
+        if self.masked:
+            self.missing = data.missing_indicator()
+            self.missing_t = sp.csr_array(self.missing.T)
+        base = self._placeholder.log_base_measure
+        self.base_measure = float(base(self.values.data[None])) if self.values.nnz else 0.0
+        self.var_floor = 1e-12
+        self.seed_values = imputed_table(SparseTableData(self.values, data.missing)) if self.masked else self.values
+
+    def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
+        """``sum_j log h(x_ij)`` of every row of ``table`` (zeros add nothing when sparse)."""
+        base = self._placeholder.log_base_measure
+        if not self.sparse:
+            return np.array([base(row[None]) for row in table])
+        data, indptr = table.data, table.indptr
+        return np.array([base(data[None, a:b]) if b > a else 0.0 for a, b in zip(indptr[:-1], indptr[1:], strict=True)])
+
+    def row_base(self) -> np.ndarray:
+        """Per-row base measure ``sum_j M_ij log h(x_ij)`` (n_rows,), computed on demand."""
+        if self._row_base is None:
+            self._row_base = self._base_by_item(self.values)
+            if self.masked and not self.sparse:
+                self._row_base -= self.data.missing_row_counts() * self._zero_base()
+        return self._row_base
+
+    def col_base(self) -> np.ndarray:
+        """Per-column base measure (n_cols,), computed on demand."""
+        if self._col_base is None:
+            self._col_base = self._base_by_item(self.T_t[0] if self.sparse else self.values.T)
+            if self.masked and not self.sparse:
+                self._col_base -= self.data.missing_col_counts() * self._zero_base()
+        return self._col_base
+
+    def restore(self, model: LatentBlockModel) -> LatentBlockModel:
+        """The model of the original table from one fitted to the centred table."""
+        if self.offset == 0.0:
+            return model
+        params = model.block_parameters()
+        means = params["means"] + self.offset
+        return self.family(model.row_proportions, model.col_proportions, means, params["stds"])
+
+    # The table's products with assignments: the only block sums that read the table.
+    def row_sums(self, W: np.ndarray) -> np.ndarray:
+        """Row block sums ``T_p @ W``: (p, n_rows, m) (and the observed counts ``M @ W`` last,
+        with missing entries)."""
+        sums = [t @ W for t in self.T]
+        if self.masked and self.sparse:
+            sums.append(W.sum(0)[None, :] - self.missing @ W)
+        return np.stack(sums)
+
+    def col_sums(self, Z: np.ndarray) -> np.ndarray:
+        """Column block sums ``T_p^T @ Z``: (p, n_cols, g) (and ``M^T @ Z`` last)."""
+        sums = [t @ Z for t in self.T_t]
+        if self.masked and self.sparse:
+            sums.append(Z.sum(0)[None, :] - self.missing_t @ Z)
+        return np.stack(sums)
+
+    def block_totals(self, Z: np.ndarray, W: np.ndarray) -> np.ndarray:
+        """Block sums of the sufficient statistics ``Z^T T_p W``: (p, g, m) (and the blocks'
+        observed counts ``Z^T M W`` last, with missing entries)."""
+        return row_totals(Z, self.row_sums(W))
+
+    def exposure(self, Z: np.ndarray, W: np.ndarray, totals: np.ndarray) -> np.ndarray:
+        """Block sizes (g, m): the observed counts with missing entries."""
+        if self.masked:
+            return totals[self.p]
+        return np.outer(Z.sum(0), W.sum(0))
+
+    def row_step(self, model: LatentBlockModel, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Row block sums and unnormalised ``log p(z_i = k | W, x_i)``.
+
+        Returns ``S = T @ W`` of shape (p, n_rows, m) and the logits (n_rows, g);
+        for soft ``W`` the logits are the mean-field update of the row posteriors.
+        """
+        S = self.row_sums(W)
+        eta, log_partition = model.natural_parameters, model.log_partition
+        mass = S[self.p] if self.masked else W.sum(0)
+        return S, block_logits(S[: self.p], mass, eta, log_partition, model.row_proportions)
+
+    def col_step(self, model: LatentBlockModel, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Column block sums ``T^T @ Z`` (p, n_cols, g) and logits (n_cols, m)."""
+        S = self.col_sums(Z)
+        eta, log_partition = model.natural_parameters.swapaxes(1, 2), model.log_partition.T
+        mass = S[self.p] if self.masked else Z.sum(0)
+        return S, block_logits(S[: self.p], mass, eta, log_partition, model.col_proportions)
+
+    def m_step(
+        self,
+        Z: np.ndarray,
+        W: np.ndarray,
+        totals: np.ndarray,
+        previous: LatentBlockModel | None,
+    ) -> LatentBlockModel:
+        """The model maximising the expected complete log-likelihood given Z and W.
+
+        ``totals`` are the block sums ``Z^T T_p W`` (p, g, m). Blocks of a cluster
+        whose mass is below ``MIN_MASS`` keep the parameters of ``previous``
+        (only VEM clusters empty out: CEM re-seeds them; with missing entries, also a
+        block with no observed entry).
+        """
+        row_mass, col_mass = Z.sum(0), W.sum(0)
+        exposure = np.maximum(self.exposure(Z, W, totals), MIN_MASS)
+        params = self.family.estimate_blocks(totals[: self.p], exposure, self.var_floor)
+        stale = (row_mass < MIN_MASS)[:, None] | (col_mass < MIN_MASS)[None, :]
+        if self.masked:
+            stale = stale | (exposure <= MIN_MASS)
+        if previous is not None and stale.any():
+            for name, old in previous.block_parameters().items():
+                params[name] = np.where(stale, old, params[name])
+        return self.family(_proportions(row_mass), _proportions(col_mass), **params)
+
+    def expected_log_joint(
+        self, model: LatentBlockModel, Z: np.ndarray, W: np.ndarray, totals: np.ndarray
+    ) -> float:
+        """``E_{Z, W}[log p(X, z, w)]``: the complete log-likelihood for one-hot Z and W
+        (of the observed entries)."""
+        row_mass, col_mass = Z.sum(0), W.sum(0)
+        value = np.sum(model.natural_parameters * totals[: self.p])
+        value -= np.sum(model.log_partition * self.exposure(Z, W, totals))
+        value += row_mass @ np.log(model.row_proportions) + col_mass @ np.log(model.col_proportions)
+        return float(value + self.base_measure)
+
+
+def block_logits(
+    S: np.ndarray, mass: np.ndarray, eta: np.ndarray, log_partition: np.ndarray, props: np.ndarray
+) -> np.ndarray:
+    """``log props_k + sum_o [eta_ko . S_io - A_ko mass_o]``.
+
+    S is (p, n, o), mass (o,) or, with missing entries, each item's own (n, o), eta
+    (p, k, o), log_partition (k, o); returns (n, k).
+    """
+    logits = np.log(props) - (log_partition @ mass if mass.ndim == 1 else mass @ log_partition.T)
+    for s, e in zip(S, eta, strict=True):
+        logits = logits + s @ e.T
+    return logits
+
+
+def row_totals(Z: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """``Z^T S_p`` for row block sums S (p, n, m): (p, g, m)."""
+    return np.stack([Z.T @ s for s in S])
+
+
+def col_totals(S: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``S_p^T W`` for column block sums S (p, d, g): (p, g, m)."""
+    return np.stack([s.T @ W for s in S])
