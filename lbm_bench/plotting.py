@@ -17,6 +17,13 @@ matrices ``R`` and ``C``. A sparse table (scipy.sparse) is never densified: the
 memory is that of its non-zeros plus an image of at most ``max_cells**2`` cells.
 The same code draws dense tables, so small tables get one image cell per entry.
 
+Missing entries
+---------------
+A table with missing entries is drawn from its observed entries: an image cell
+is the mean of the observed entries of its bin, and a cell (or a block mean) with
+no observed entry is drawn in a neutral colour outside the colour map (light
+grey; sand for binary tables, whose colour map is grey), named in the colour bar.
+
 matplotlib (the ``plots`` extra) is imported only when a picture is drawn;
 figures are made without pyplot (no global state, no display needed) and saved
 by :func:`save_figure` without timestamps or version strings, so the same table
@@ -43,6 +50,8 @@ MAX_CELLS = 1000
 #: Blocks above which block means are not written on the picture.
 _MAX_ANNOTATED_BLOCKS = 64
 _VIEWS = ("both", "ordered", "drawn")
+#: Names of the families' missing colours, for the colour bar's label.
+_COLOUR_NAMES = {"#bdbdbd": "grey", "#e3c98f": "sand"}
 
 
 def _matplotlib():
@@ -125,11 +134,13 @@ def _onehot(labels: np.ndarray) -> sp.csr_array:
 
 
 def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Mean entry of each block ``(k, l)`` of a co-clustering (``nan`` for empty blocks).
+    """Mean entry of each block ``(k, l)`` of a co-clustering, over its observed entries
+    (``nan`` for empty blocks and blocks with no observed entry).
 
     Parameters
     ----------
     data : ndarray or scipy.sparse array of shape (n_rows, n_cols)
+        NaN (or a mask) at missing entries, as :meth:`~lbm_bench.models.data.TableData.incomplete` reads.
     rows : ndarray of shape (n_rows,)
     cols : ndarray of shape (n_cols,)
 
@@ -137,8 +148,10 @@ def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     -------
     ndarray of shape (rows.max() + 1, cols.max() + 1)
     """
-    sums = _group_sums(data, _onehot(rows).T.tocsr(), _onehot(cols).T.tocsr())
-    counts = np.outer(np.bincount(rows), np.bincount(cols)).astype(float)
+    data = TableData.incomplete(data, name="data")
+    left, right = _onehot(rows).T.tocsr(), _onehot(cols).T.tocsr()
+    sums = _group_sums(data, left, right)
+    counts = np.asarray(data.observed_counts(left, right), dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
 
@@ -169,10 +182,17 @@ def _bins(order: np.ndarray, max_cells: int) -> tuple[sp.csr_array, np.ndarray, 
 
 
 def _image(data: Any, row_order: np.ndarray, col_order: np.ndarray, max_cells: int) -> tuple[np.ndarray, int, int]:
-    """Mean entry of each (row bin, column bin) of the reordered table, as a dense image."""
+    """Mean entry of each (row bin, column bin) of the reordered table, as a dense image (over
+    the observed entries of a table with missing entries: NaN for a cell with none)."""
+    data = TableData.of(data)
     r, r_sizes, r_factor = _bins(row_order, max_cells)
     c, c_sizes, c_factor = _bins(col_order, max_cells)
-    return _group_sums(data, r, c) / np.outer(r_sizes, c_sizes), r_factor, c_factor
+    if not data.has_missing:
+        return _group_sums(data, r, c) / np.outer(r_sizes, c_sizes), r_factor, c_factor
+    counts = np.asarray(data.observed_counts(r, c), dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        image = np.where(counts > 0, _group_sums(data, r, c) / np.where(counts > 0, counts, 1), np.nan)
+    return image, r_factor, c_factor
 
 
 def _binned(values: np.ndarray, order: np.ndarray, max_cells: int) -> np.ndarray:
@@ -190,8 +210,11 @@ def _title(table: Any, order_name: str | None) -> str:
     n, d = table.shape
     g, m = table.n_row_clusters, table.n_col_clusters
     r = table.risk
-    storage = TableData.of(table.data).storage_text()
+    data = TableData.incomplete(table.data, name="data")
+    storage = data.storage_text()
     storage = f", {storage}" if storage else ""
+    if data.has_missing:
+        storage += f", {data.missing_fraction:.0%} missing ({table.missing_mechanism})"
     head = (f"{table.kind} {n}x{d}{storage}, {g}x{m} clusters, "
             f"risk {r.risk:.3f} ± {r.mcse:.3f} (target {table.target_risk:g})")
     return head if order_name is None else f"{head}\nright: grouped by {order_name}"
@@ -209,10 +232,15 @@ def _color_range(image: np.ndarray, sparse: bool) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _cmap(kind: str) -> tuple[str, str]:
-    """Colour map and block-boundary colour of the family's tables."""
+def _cmap(kind: str, missing: bool = False) -> tuple[Any, str]:
+    """Colour map (with the neutral colour of missing cells when there are some) and
+    block-boundary colour of the family's tables."""
     family = get_family(kind)
-    return family.colormap, family.boundary_color
+    if not missing:
+        return family.colormap, family.boundary_color
+    import matplotlib
+
+    return matplotlib.colormaps[family.colormap].with_extremes(bad=family.missing_color), family.boundary_color
 
 
 def _draw_heatmap(ax, image, extent, vmin, vmax, cmap):
@@ -230,7 +258,7 @@ def _draw_ordered(ax, table, rows, cols, name, image, extent, vmin, vmax, cmap, 
     for x in c_bounds:
         ax.axvline(x, color=line, linewidth=1.2)
     if means:
-        mu = block_means(table.data, rows, cols)
+        mu = block_means(table.table_data(), rows, cols)
         row_edges = np.concatenate([[0], np.cumsum(np.bincount(rows))])
         col_edges = np.concatenate([[0], np.cumsum(np.bincount(cols))])
         if np.isfinite(mu).sum() <= _MAX_ANNOTATED_BLOCKS:
@@ -337,8 +365,9 @@ def plot_table(
         cols = _check_labels("labels[1] (cols)", labels[1], d)
         name = "the given labels"
     rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
-    sparse = TableData.of(table.data).is_sparse
-    cmap, line = _cmap(table.kind)
+    data = table.table_data()  # with its mask: missing entries are drawn apart
+    sparse = data.is_sparse
+    cmap, line = _cmap(table.kind, data.has_missing)
     if ax is None:
         ncols = 2 if view == "both" else 1
         fig = Figure(figsize=figsize or (6.0 * ncols, 5.2), layout="constrained")
@@ -351,9 +380,9 @@ def plot_table(
     extent = (0, d, n, 0)
     drawn = ordered = None
     if view in ("both", "drawn"):
-        drawn, r_factor, c_factor = _image(table.data, identity_r, identity_c, max_cells)
+        drawn, r_factor, c_factor = _image(data, identity_r, identity_c, max_cells)
     if view in ("both", "ordered"):
-        ordered, r_factor, c_factor = _image(table.data, row_order, col_order, max_cells)
+        ordered, r_factor, c_factor = _image(data, row_order, col_order, max_cells)
     vmin, vmax = _color_range(ordered if ordered is not None else drawn, sparse)
     im = None
     panel = 0
@@ -375,6 +404,9 @@ def plot_table(
         label = f"{what} of {r_factor}x{c_factor} cells"
     else:
         label = "entry"
+    if data.has_missing:
+        colour = _COLOUR_NAMES.get(get_family(table.kind).missing_color, "the neutral colour")
+        label += f" ({colour}: missing" + (", no observed entry in the cell)" if r_factor > 1 or c_factor > 1 else ")")
     fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
     if title:
         fig.suptitle(_title(table, name if view == "both" else None), fontsize=10)

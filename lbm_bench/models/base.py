@@ -109,8 +109,9 @@ class LatentBlockModel:
         Whether its design has block dispersions.
     fit_centred : bool
         Whether the EM baselines fit its tables centred (Gaussian blocks).
-    colormap, boundary_color : str
-        How :func:`~lbm_bench.plot_table` draws its tables.
+    colormap, boundary_color, missing_color : str
+        How :func:`~lbm_bench.plot_table` draws its tables (missing entries in a neutral
+        colour outside the colour map).
     inference_order : int or None
         When :func:`~lbm_bench.algorithms.infer_kind` asks the family whether it
         :meth:`describes` a table (lower first); None: never inferred.
@@ -132,6 +133,7 @@ class LatentBlockModel:
     fit_centred: ClassVar[bool] = False
     colormap: ClassVar[str] = "viridis"
     boundary_color: ClassVar[str] = "white"
+    missing_color: ClassVar[str] = "#bdbdbd"
     inference_order: ClassVar[int | None] = None
     #: Whether :meth:`draw_noise` and :meth:`table_from_noise` give sparse tables
     #: (an instance's choice, for the families that ``can_be_sparse``).

@@ -65,6 +65,7 @@ class BernoulliLBM(LatentBlockModel):
     option_fields = {"density": DENSITY_OPTION}
     colormap = "Greys"
     boundary_color = "tab:orange"
+    missing_color = "#e3c98f"  # sand: grey would read as a block of mixed zeros and ones
 
     def __init__(
         self, row_proportions: Any, col_proportions: Any, probs: Any, *, sparse: bool = False

@@ -318,9 +318,9 @@ def check_missing_together(options: Mapping[str, Any]) -> None:
     density = options.get("density")
     if density is not None and rate > density:
         raise ValueError(
-            f"missing={rate:g} is more than density={density:g}: a sparse table holds its missing entries as a "
-            "sparse set whose block sums cost as much as its non-zeros, and more missing entries than non-zero "
-            "ones would no longer be sparse; use missing <= density, or a dense table (no density)"
+            f"missing={rate:g} is more than density={density:g}: a sparse table holds the set of its unobserved "
+            "entries sparsely, its block sums costing as much as that set, and more unobserved entries than "
+            "non-zero ones would not be sparse; use missing <= density, or a dense table (no density)"
         )
 
 

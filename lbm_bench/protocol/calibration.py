@@ -419,7 +419,7 @@ def _check_target(target_risk: float, design: ModelDesign, n_rows: int, n_cols: 
         best = unreachable_risk(missing.rate, n_rows, n_cols, design.row_proportions, design.col_proportions)
         if best >= target_risk:
             raise ValueError(
-                f"target_risk={target_risk} cannot be reached with {missing.rate:g} of the entries missing: "
+                f"target_risk={target_risk} cannot be reached with {missing.rate:.0%} of the entries missing: "
                 f"rows or columns with no observed entry alone give a risk of at least {best:.4f} at any "
                 "scale (the best risk reachable); lower the missing rate or raise the target, or use "
                 "larger tables"
