@@ -78,11 +78,20 @@ _MARGINAL_CHUNK_BYTES = 16 * 2**20
 
 class DenseSide(Side):
     """One conditional step on dense tables: ``stats`` (B, n_other, p, n_own), the
-    other-index-first layout, and the model's part (:meth:`Side.set_model`)."""
+    other-index-first layout, and the model's part (:meth:`Side.set_model`).
 
-    def __init__(self, stats: np.ndarray, *model: np.ndarray | None) -> None:
+    ``per_statistic``: the full products are taken one statistic at a time at every
+    size (tables with missing entries, whose mask channels make the product wider). One
+    product over all statistics crossed OpenBLAS's threshold for two threads on 120x80
+    tables with 3 channels and took 20x longer on a loaded 2-core machine (2.5 ms against
+    0.12 ms; ``scripts/benchmarks/bench_missing.py --quick``); complete tables keep their
+    single product, and so their bytes.
+    """
+
+    def __init__(self, stats: np.ndarray, *model: np.ndarray | None, per_statistic: bool = False) -> None:
         self.stats = stats
         self.n_tables, self.n_other, self.n_stats, self.n_own = stats.shape
+        self.per_statistic = per_statistic
         self.set_model(*model)
 
     def full_work(self, n_tables: int, n_configs: int) -> int:
@@ -103,7 +112,12 @@ class DenseSide(Side):
         onehot = onehot_t(other, o).reshape(B, C * o, self.n_other)
         # 2-D BLAS products per table (numpy's stacked matmul does not call BLAS
         # for a stack and was 4-5x slower on the calibration's many small tables).
-        if n * self.n_other * C * o < 2**20:
+        if self.per_statistic and n * self.n_other * C * o < 2**20:
+            flat = out.reshape(B, C * o, p, n)
+            for b in range(B):
+                for q in range(p):
+                    np.matmul(onehot[b], self.stats[b, :, q, :], out=flat[b, :, q, :])
+        elif n * self.n_other * C * o < 2**20:
             stats = self.stats.reshape(B, self.n_other, p * n)
             flat = out.reshape(B, C * o, p * n)
             for b in range(B):
@@ -256,8 +270,8 @@ class DenseStatistics:
         self.tables = tables
         self.masks = masks
         self.shape = (B, n, d)
-        self.rows = DenseSide(self.by_col, *sides[0])
-        self.cols = DenseSide(self.by_row, *sides[1])
+        self.rows = DenseSide(self.by_col, *sides[0], per_statistic=family.incomplete)
+        self.cols = DenseSide(self.by_row, *sides[1], per_statistic=family.incomplete)
 
     @property
     def stats(self) -> np.ndarray:
