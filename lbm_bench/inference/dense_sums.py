@@ -263,6 +263,10 @@ class DenseStatistics:
         self.by_col = np.empty((B, d, p, n))  # by_col[b, j, q, i] = T_q(X_b)[i, j]
         self.by_row = np.empty((B, n, p, d))  # by_row[b, i, q, j] = T_q(X_b)[i, j]
         for b, table in enumerate(tables):
+            if family.incomplete:  # the mask channels, written in the row layout directly
+                family.fill_dense(table, masks[b], self.by_row[b])
+                self.by_col[b] = self.by_row[b].transpose(2, 1, 0)
+                continue
             stats = family.dense_statistics(table, masks[b])  # (p, n, d)
             self.by_row[b] = stats.transpose(1, 0, 2)
             self.by_col[b] = stats.transpose(2, 0, 1)

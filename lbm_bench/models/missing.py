@@ -360,25 +360,37 @@ class EntryFamily:
 
     def dense_statistics(self, X: np.ndarray, observed: np.ndarray | None) -> np.ndarray:
         """Statistics of a dense table (0 at missing entries) with its mask: (n_stats, n, d)."""
-        stats = self.model.sufficient_statistics(X)
         if not self.incomplete:
-            return stats
+            return self.model.sufficient_statistics(X)
+        out = np.empty((X.shape[0], self.n_stats, X.shape[1]))
+        self.fill_dense(X, observed, out)
+        return out.transpose(1, 0, 2)
+
+    def fill_dense(self, X: np.ndarray, observed: np.ndarray | None, out: np.ndarray) -> None:
+        """Write the statistics of a dense table with its mask into ``out`` of shape
+        (n, n_stats, d) (the engine's row layout), without another table-sized temporary
+        than the family's statistics. The family's statistics are zeroed at missing
+        entries only when ``T(0)`` is not 0 (the missing entries hold 0)."""
         n, d = X.shape
-        out = np.empty((self.n_stats, n, d))
+        stats = self.model.sufficient_statistics(X)
         p = stats.shape[0]
+        out[:, :p, :] = stats.transpose(1, 0, 2)
+        del stats
         if observed is None:
-            out[:p] = stats
-            out[p:] = 0.0
-            return out
-        np.multiply(stats, observed, out=out[:p])
-        missing = ~observed
+            out[:, p:, :] = 0.0
+            return
+        if self._zero_has_statistics():
+            out[:, :p, :] *= observed[:, None, :]
         for offset, channel in enumerate(self._mask_channels):
-            target = out[p + offset]
+            target = out[:, p + offset, :]
+            np.subtract(1.0, observed, out=target)  # the missing indicator
             if channel == "exposure" and self.weighted:
-                np.multiply(self._exposure(n, d), missing, out=target)
-            else:
-                target[...] = missing
-        return out
+                target *= self._exposure(n, d)
+
+    def _zero_has_statistics(self) -> bool:
+        """Whether ``T(0)`` is not 0 (then the statistics of missing entries must be zeroed)."""
+        zero = np.zeros((1, 1), dtype=type(self.model).table_dtype)
+        return bool(np.any(self.model.sufficient_statistics(zero)))
 
     def sparse_statistics(self, data: TableData) -> list:
         """Statistics of a sparse table with its missing entries: ``n_stats`` CSR arrays."""
