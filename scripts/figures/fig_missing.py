@@ -6,8 +6,9 @@ entries with 3x2 clusters are generated with their floor (the risk of the Bayes 
 l_item given the observed entries) at 10%: the Bayes rule faces the same difficulty at
 every rate, while an algorithm that estimates the parameters has fewer entries to estimate
 them from. The seeds are the same at every rate, so each kind's tables share one design
-(proportions, pattern, dispersions) whose scale is calibrated anew for each rate. On each table, block CEM (the built-in ``cem``, fitted on the observed entries
-only, its family given) and double k-means (which imputes column means) are scored by
+(proportions, pattern, dispersions) whose scale is calibrated anew for each rate. On each
+table, block CEM (the built-in ``cem``, fitted on the observed entries only, its family
+given) and double k-means (which imputes column means) are scored by
 :func:`lbm_bench.evaluate`: their excess conditional risk over the table's floor, with its
 paired Monte Carlo standard error.
 

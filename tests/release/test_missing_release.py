@@ -36,7 +36,7 @@ def _tiny_spec(tmp_path):
     for grid in source["grid"]:
         grid.update({k: v for k, v in TINY.items() if k in ("shapes", "risks")})
     source["defaults"].update({k: v for k, v in TINY.items() if k not in ("shapes", "risks")})
-    lines = [f"[release]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in source["release"].items()),
+    lines = ["[release]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in source["release"].items()),
              "[defaults]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in source["defaults"].items())]
     for grid in source["grid"]:
         options = grid.pop("model_options", None)
