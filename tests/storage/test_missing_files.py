@@ -146,3 +146,56 @@ def test_writer_refuses_nan_without_a_mechanism(tables, tmp_path) -> None:
     with pytest.raises(ValueError, match="design records no mechanism"):
         save_table(dataclasses.replace(table, data=data), tmp_path / "t.h5")
     assert not any(Path(tmp_path).iterdir())
+
+
+def test_doc_h5py_snippet_reads_the_mask(missing_files) -> None:
+    """docs/format.md's h5py snippet gives NaN at the missing entries of a dense table, and the
+    missing set of a sparse one."""
+    import re
+    from typing import Any
+
+    from tests.storage.tables import DOC
+
+    snippet = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)[0]
+    for path in missing_files.values():
+        namespace: dict[str, Any] = {"path": str(path)}
+        exec(compile(snippet, str(DOC), "exec"), namespace)
+        table = load_table(path)
+        assert namespace["mechanism"] == table.missing_mechanism and namespace["rate"] == table.missing_rate
+        if sp.issparse(table.data):
+            assert namespace["missing"].nnz == table.table_data().n_missing
+        else:
+            np.testing.assert_array_equal(namespace["X"], table.data)  # NaN where missing
+
+
+def _r_available() -> bool:
+    import shutil
+    import subprocess
+
+    if shutil.which("Rscript") is None:
+        return False
+    probe = subprocess.run(["Rscript", "-e", "library(hdf5r); library(Matrix)"], capture_output=True, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _r_available(), reason="Rscript with the hdf5r and Matrix packages not installed")
+def test_r_snippets_read_missing_entries_as_na(missing_files, tmp_path) -> None:
+    """docs/format.md's R snippet and the release card's turn a dense table's missing entries into NA."""
+    import re
+    import subprocess
+
+    from lbm_bench.release.card import r_snippet
+    from tests.storage.tables import DOC
+
+    doc = re.findall(r"```r\n(.*?)```", DOC.read_text(), flags=re.S)[0]
+    path = missing_files["gaussian-missing"]
+    table = load_table(path)
+    for code in ('path <- commandArgs(trailingOnly = TRUE)[1]\n' + doc, r_snippet(str(path), missing=True)):
+        script = tmp_path / "read.R"
+        script.write_text(code + '\ncat("NA", sum(is.na(X)), dim(X), sum(X, na.rm = TRUE), "\\n")\n')
+        result = subprocess.run(["Rscript", str(script), str(path)], capture_output=True, text=True, check=False)
+        assert result.returncode == 0, result.stderr
+        line = next(ln for ln in result.stdout.splitlines() if ln.startswith("NA "))
+        _, n_na, *dims, total = line.split()
+        assert int(n_na) == int(np.isnan(table.data).sum()) and [int(d) for d in dims] == list(table.shape)
+        assert float(total) == pytest.approx(float(np.nansum(table.data)))
