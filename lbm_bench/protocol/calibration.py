@@ -48,7 +48,7 @@ from lbm_bench.inference.classifier import alternate, best_of_starts, initial_co
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.inference.gibbs import gibbs_labels
 from lbm_bench.models.design import ModelDesign, random_design
-from lbm_bench.models.missing import MaskNoise, mask_table, unreachable_risk
+from lbm_bench.models.missing import EntryFamily, MaskNoise, mask_table
 from lbm_bench.protocol.request import CRITERIA, TableRequest, request_from_arguments
 from lbm_bench.protocol.scale_search import (
     AUTO_MAX_TABLES,
@@ -56,7 +56,7 @@ from lbm_bench.protocol.scale_search import (
     AUTO_SPREAD_FRACTION,
     search_scale,
 )
-from lbm_bench.protocol.separation import guessing_risk
+from lbm_bench.protocol.separation import check_target
 from lbm_bench.protocol.settings import GenerationSettings
 from lbm_bench.protocol.table import CalibrationResult
 
@@ -149,9 +149,8 @@ class CommonRandomNumbers:
         self.n_rows, self.n_cols, self.n_tables = n_rows, n_cols, n_tables
         self.seed = seed
         self.table_seeds = [child_seed(seed, t) for t in range(n_tables)]
-        reference = design.model(1.0)
         #: Bytes of one table's statistics in the MAP (both layouts), the unit of ``batch_bytes``.
-        self.bytes_per_table = 2 * reference.n_stats * n_rows * n_cols * 8
+        self.bytes_per_table = 2 * _channels(design) * n_rows * n_cols * 8
         self._labels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._noise: dict[int, np.ndarray] = {}
         self._masks: dict[int, MaskNoise] = {}
@@ -260,6 +259,11 @@ def check_criterion(criterion: str) -> str:
     return check_choice("criterion", criterion, CRITERIA)
 
 
+def _channels(design: ModelDesign) -> int:
+    """Statistic channels of the design's tables in the engine (the missing ones included)."""
+    return EntryFamily(design.model(1.0), design.missing is not None).n_stats
+
+
 def _draw_labels(design, n_rows, n_cols, table_seed):
     rng = np.random.default_rng(child_seed(table_seed, 0))
     return design.model(1.0).sample_labels(n_rows, n_cols, rng=rng)
@@ -280,7 +284,7 @@ def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch
     re-drawn from the seeds, BLAS on one thread so that workers do not oversubscribe)."""
     with single_blas_thread():
         model = design.model(scale)
-        per_batch = max(1, batch_bytes // (2 * model.n_stats * n_rows * n_cols * 8))
+        per_batch = max(1, batch_bytes // (2 * _channels(design) * n_rows * n_cols * 8))
         out = []
         for s in range(0, len(seeds), per_batch):
             batch = seeds[s:s + per_batch]
@@ -407,25 +411,6 @@ def _missing_of(item: Any) -> tuple[float, str]:
     return (0.0, "random") if options.missing == 0 else (options.missing, options.missing_mechanism)
 
 
-def _check_target(target_risk: float, design: ModelDesign, n_rows: int, n_cols: int) -> None:
-    guess = guessing_risk(design.row_proportions, design.col_proportions)
-    if target_risk >= guess:
-        raise ValueError(
-            f"target_risk={target_risk} cannot be reached: guessing without the table already "
-            f"has risk {guess:.4f} for these proportions"
-        )
-    missing = design.missing
-    if missing is not None and not missing.informative:
-        best = unreachable_risk(missing.rate, n_rows, n_cols, design.row_proportions, design.col_proportions)
-        if best >= target_risk:
-            raise ValueError(
-                f"target_risk={target_risk} cannot be reached with {missing.rate:.0%} of the entries missing: "
-                f"rows or columns with no observed entry alone give a risk of at least {best:.4f} at any "
-                "scale (the best risk reachable); lower the missing rate or raise the target, or use "
-                "larger tables"
-            )
-
-
 def calibrate(
     request: TableRequest,
     settings: GenerationSettings | None = None,
@@ -465,7 +450,7 @@ def calibrate(
         raise ValueError(f"design is a {design.kind} {design.block_shape} design, not {request.kind} {(g, m)}")
     elif _missing_of(design) != _missing_of(request):
         raise ValueError(f"design has missing entries {_missing_of(design)}, the request {_missing_of(request)}")
-    _check_target(target, design, request.n_rows, request.n_cols)
+    check_target(target, design, request.n_rows, request.n_cols)
     if auto and s.calibration_method == "bisection":
         n_tables, auto = 200, False
     capacity = max_tables if auto else n_tables

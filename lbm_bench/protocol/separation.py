@@ -34,8 +34,9 @@ from scipy import special
 
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
+from lbm_bench.models.missing import unreachable_risk
 
-__all__ = ["block_divergences", "predicted_error", "first_guess", "guessing_risk"]
+__all__ = ["block_divergences", "check_target", "predicted_error", "first_guess", "guessing_risk"]
 
 #: Entries per block in the fixed sample that estimates the mean sufficient statistics.
 _ENTRIES_PER_SIDE = 48
@@ -169,3 +170,25 @@ def first_guess(
         return math.exp(x), -3.0
     slope = (special.logit(up) - special.logit(down)) / (2 * h)
     return math.exp(x), float(slope) if slope < -0.1 else -3.0
+
+
+def check_target(target_risk: float, design: ModelDesign, n_rows: int, n_cols: int) -> None:
+    """Refuse a target no scale can reach (ValueError, one line): not below the risk of
+    guessing, or, entries missing at random, below the risk of the rows and columns with no
+    observed entry (:func:`~lbm_bench.models.missing.unreachable_risk`)."""
+    guess = guessing_risk(design.row_proportions, design.col_proportions)
+    if target_risk >= guess:
+        raise ValueError(
+            f"target_risk={target_risk} cannot be reached: guessing without the table already "
+            f"has risk {guess:.4f} for these proportions"
+        )
+    missing = design.missing
+    if missing is not None and not missing.informative:
+        best = unreachable_risk(missing.rate, n_rows, n_cols, design.row_proportions, design.col_proportions)
+        if best >= target_risk:
+            raise ValueError(
+                f"target_risk={target_risk} cannot be reached with {missing.rate:.0%} of the entries missing: "
+                f"rows or columns with no observed entry alone give a risk of at least {best:.4f} at any "
+                "scale (the best risk reachable); lower the missing rate or raise the target, or use "
+                "larger tables"
+            )
