@@ -142,14 +142,24 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
+def _read_labels(path: Path, name: str):
+    """A labels file, with one line on stderr when its first line was read as a header."""
+    from lbm_bench.scoring.evaluate import read_labels
+
+    labels, header = read_labels(path, name=name, return_header=True)
+    if header is not None:
+        print(f"note: {name} file {path}: first line {header!r} read as a header (skipped)", file=sys.stderr)
+    return labels
+
+
 def _run_evaluate(args: argparse.Namespace) -> int:
     """Score row and column labels (one integer per line, text/CSV, or a .npy vector) against the
     Gibbs ground truths of a table.
     """
-    from lbm_bench.scoring.evaluate import evaluate, read_labels
+    from lbm_bench.scoring.evaluate import evaluate
 
-    rows = read_labels(args.rows, name="--rows")
-    cols = read_labels(args.cols, name="--cols")
+    rows = _read_labels(args.rows, "--rows")
+    cols = _read_labels(args.cols, "--cols")
     report = evaluate(args.table, rows, cols)
     print(report.to_json() if args.json else report.summary())
     return 0
@@ -230,13 +240,12 @@ def _run_show(args: argparse.Namespace) -> int:
     'lbm-bench[plots]').
     """
     from lbm_bench.plotting import plot_table, save_figure
-    from lbm_bench.scoring.evaluate import read_labels
 
     if args.output.exists() and not args.force:
         raise ValueError(f"output {args.output} exists (use --force to overwrite)")
     labels = None
     if args.labels:
-        labels = (read_labels(args.labels[0], name="ROWS"), read_labels(args.labels[1], name="COLS"))
+        labels = (_read_labels(args.labels[0], "ROWS"), _read_labels(args.labels[1], "COLS"))
     figure = plot_table(args.table, labels=labels, view=args.view, max_cells=args.max_cells)
     save_figure(figure, args.output, dpi=args.dpi)
     print(f"wrote {args.output}")
