@@ -283,7 +283,9 @@ def _add_benchmark(sub) -> None:
     p.add_argument("release", type=Path, help="release directory")
     p.add_argument("--algorithm", action="append", required=True,
                    help="built-in name (cem, vem, double-kmeans, spectral-coclustering, "
-                   "spectral-biclustering) or module:function; repeatable")
+                   "spectral-biclustering, sparsebm, gaussian-cem...), module:function (a module on "
+                   "the path, or MODULE.py in the current directory) or path/to/file.py:function; "
+                   "repeatable")
     p.add_argument("--out", required=True, type=Path, help="results directory")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="master seed of the algorithms")
@@ -291,14 +293,28 @@ def _add_benchmark(sub) -> None:
 
 
 def _run_benchmark(args: argparse.Namespace) -> int:
+    """Run co-clustering algorithms over every table of a release and summarise their scores. An
+    algorithm is a built-in name, module:function (a module on the path, or MODULE.py in the current
+    directory) or path/to/file.py:function; the file of each plugged-in algorithm is printed.
+    """
+    from lbm_bench.algorithms import algorithm_source, resolve_algorithm
     from lbm_bench.scoring.benchmark import run_benchmark
 
+    for name in args.algorithm:
+        if ":" in name and not args.quiet:
+            key, fit = resolve_algorithm(name)
+            print(f"algorithm {key}: {getattr(fit, '__name__', 'callable')} from "
+                  f"{algorithm_source(fit) or 'an unknown file'}", file=sys.stderr)
     rows = run_benchmark(args.release, args.algorithm, args.out, n_jobs=args.jobs, seed=args.seed,
                          progress=_show_progress(args))
     failed = [r for r in rows if r.get("error")]
     if not args.quiet:
         print((args.out / "summary.md").read_text(encoding="utf-8"))
         print(f"wrote {args.out / 'results.csv'} ({len(rows)} rows, {len(failed)} failed)")
+    if failed:  # even with -q: the exit status alone does not say what went wrong
+        first = failed[0]
+        print(f"{len(failed)} of {len(rows)} run(s) failed (column error of {args.out / 'results.csv'}); "
+              f"first: {first['algorithm']} on {first['table']}: {first['error']}", file=sys.stderr)
     return EXIT_FAILURE if failed else 0
 
 

@@ -7,7 +7,8 @@ An *algorithm* is any callable
 returning two 1-D integer label arrays of shapes (n_rows,) and (n_cols,),
 0-based, with at most ``n_row_clusters`` and ``n_col_clusters`` distinct values
 (fewer when clusters empty out). :data:`ALGORITHMS` registers the built-ins by
-short name and :func:`resolve_algorithm` also accepts ``"module:function"``.
+short name and :func:`resolve_algorithm` also accepts ``"module:function"`` (a
+module on the path or a file of the current directory) and ``"file.py:function"``.
 
 Modules
     :mod:`~lbm_bench.algorithms.lbm_em`
@@ -27,7 +28,8 @@ Modules
         'lbm-bench[sparsebm]'``), seeded reproducibly and with settings that keep
         a release's benchmark practical.
     :mod:`~lbm_bench.algorithms.registry`
-        :data:`ALGORITHMS`, :func:`resolve_algorithm`, and the per-family
+        :data:`ALGORITHMS`, :func:`resolve_algorithm`, :func:`algorithm_source`
+        (the file a plugged-in algorithm was loaded from), and the per-family
         algorithms :func:`gaussian_cem`, :func:`poisson_cem`,
         :func:`bernoulli_cem`, :func:`gaussian_vem`, :func:`poisson_vem`,
         :func:`bernoulli_vem`, generated from the family table.
@@ -52,6 +54,7 @@ from lbm_bench.algorithms.registry import (
     ALGORITHMS,
     FAMILY_ALGORITHMS,
     Algorithm,
+    algorithm_source,
     bernoulli_cem,
     bernoulli_vem,
     gaussian_cem,
@@ -70,6 +73,7 @@ __all__ = [
     "Algorithm",
     "LBMFamily",
     "LBMFit",
+    "algorithm_source",
     "bernoulli_cem",
     "bernoulli_vem",
     "cem",
