@@ -33,7 +33,7 @@ __all__ = ["run_benchmark", "summarise", "RESULT_COLUMNS"]
 RESULT_COLUMNS = [
     "algorithm", "table", "kind", "n_rows", "n_cols", "n_row_clusters", "n_col_clusters",
     "target_risk", "bayes_risk", "map_risk", "reference", "risk", "risk_mcse", "excess_risk", "excess_mcse",
-    "map_excess_risk", "map_excess_mcse",
+    "map_excess_risk", "map_excess_mcse", "chance_risk",
     "row_loss", "col_loss", "cari_mean", "cari_std", "ari_rows", "ari_cols",
     "apparent_l_item", "apparent_cari", "seed", "seconds", "error",
 ]
@@ -65,7 +65,7 @@ def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: 
         report = evaluate(table, rows, cols)
         for key in ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
                     "cari_mean", "cari_std", "ari_rows", "ari_cols", "apparent_l_item", "apparent_cari",
-                    "bayes_risk", "map_risk", "reference", "map_excess_risk", "map_excess_mcse"):
+                    "bayes_risk", "map_risk", "reference", "map_excess_risk", "map_excess_mcse", "chance_risk"):
             row[key] = getattr(report, key)
     except Exception as exc:  # reported in the results, the others go on
         row["error"] = f"{type(exc).__name__}: {exc}"

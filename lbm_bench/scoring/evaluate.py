@@ -12,7 +12,10 @@ labels (the paper's reference) is reported too, with the excess over it. A
 format 1.0 file stores no floor: the report says so and uses the MAP.
 
 "Apparent" scores against the generating labels alone are reported too, so
-users can see how noisy a single ground truth is.
+users can see how noisy a single ground truth is. The scale's other end is the
+**chance level**: the expected risk of labels drawn from the model's proportions
+independently of X (:func:`lbm_bench.metrics.chance_risk`); the report warns in one
+line when the submitted numbers of clusters differ from the table's.
 """
 
 from __future__ import annotations
@@ -30,10 +33,13 @@ from lbm_bench.inference.bayes import floor_certificate
 from lbm_bench.inference.gibbs import chain_diagnostics
 from lbm_bench.metrics import ari, cari, l_item, matching_error
 from lbm_bench.metrics.partition import _ari_values
-from lbm_bench.metrics.risk import _conditional_risk, _item_losses
+from lbm_bench.metrics.risk import _chance_risk, _conditional_risk, _item_losses
 from lbm_bench.protocol.table import Table
 
-__all__ = ["Report", "evaluate", "read_labels"]
+__all__ = ["CHANCE_SEED", "Report", "evaluate", "read_labels"]
+
+#: Seed of the random labellings of the chance level, so that a report is reproducible.
+CHANCE_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,12 @@ class Report:
         for ``l_item``); for a format 1.0 file, the MAP's risk (see ``reference``).
     map_risk, map_mcse : float
         Conditional risk of the table's X-only MAP labels (the paper's certificate).
+    chance_risk, chance_mcse : float
+        The chance level and its Monte Carlo standard error: the mean conditional
+        risk of 20 labellings drawn from the model's proportions independently of X
+        (seed :data:`CHANCE_SEED`), each scored like a submission against 100 of the
+        Gibbs sets (:func:`lbm_bench.metrics.chance_risk`). With the floor it spans
+        the scale of ``risk``.
     excess_risk, excess_mcse : float
         ``risk - bayes_risk`` and its paired standard error.
     map_excess_risk, map_excess_mcse : float
@@ -80,6 +92,12 @@ class Report:
         The matching: predicted cluster -> reference cluster (-1: unmatched).
     matching_exact : bool
         Whether the matching is certified optimal.
+    table_clusters : list of int
+        The table's numbers of row and column clusters ``[g, m]``.
+    predicted_clusters : list of int
+        The numbers of distinct row and column labels submitted.
+    warning : str
+        One line when ``predicted_clusters`` differs from ``table_clusters``, else empty.
     """
 
     table: str
@@ -112,6 +130,11 @@ class Report:
     row_map: list
     col_map: list
     matching_exact: bool
+    chance_risk: float
+    chance_mcse: float
+    table_clusters: list
+    predicted_clusters: list
+    warning: str
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -125,12 +148,15 @@ class Report:
         return "\n".join(
             [
                 f"table: {self.table}",
+                *([f"warning: {self.warning}"] if self.warning else []),
                 f"conditional risk r_item  {self.risk:.4f} +- {self.risk_mcse:.4f}  "
                 f"(l_row {self.row_loss:.4f}, l_col {self.col_loss:.4f}; {self.n_samples} Gibbs sets)",
                 *([f"note: {self.note}"] if self.note else []),
                 f"floor (Bayes, l_item)    {self.bayes_risk:.4f} +- {self.bayes_mcse:.4f}"
                 if self.reference == "bayes" else
                 f"reference (MAP; no floor) {self.bayes_risk:.4f} +- {self.bayes_mcse:.4f}",
+                f"chance level             {self.chance_risk:.4f} +- {self.chance_mcse:.4f}  "
+                "(random labels drawn from the proportions)",
                 f"MAP labels (paper)       {self.map_risk:.4f} +- {self.map_mcse:.4f}  "
                 f"(target applied to: {self.criterion})",
                 f"excess risk              {self.excess_risk:+.4f} +- {self.excess_mcse:.4f}"
@@ -198,6 +224,9 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
         excess = float(result.risk - map_losses.mean())
         note = "format 1.0 file: no floor stored; the reference is the MAP labels' risk (an upper bound of the floor)"
     z0, w0 = table.truth_rows, table.truth_cols
+    predicted = [int(np.unique(rows).size), int(np.unique(cols).size)]
+    chance = _chance_risk(g.rows, g.cols, table.model.row_proportions, table.model.col_proportions,
+                          rng=np.random.default_rng(CHANCE_SEED))
     return Report(
         table=name,
         risk=float(result.risk),
@@ -229,7 +258,22 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
         row_map=[int(v) for v in result.row_map],
         col_map=[int(v) for v in result.col_map],
         matching_exact=bool(result.exact),
+        chance_risk=chance[0],
+        chance_mcse=chance[1],
+        table_clusters=[int(table.n_row_clusters), int(table.n_col_clusters)],
+        predicted_clusters=predicted,
+        warning=_cluster_warning(predicted, [int(table.n_row_clusters), int(table.n_col_clusters)]),
     )
+
+
+def _cluster_warning(predicted: list[int], table: list[int]) -> str:
+    """One line when the submitted numbers of clusters differ from the table's, else ``""``."""
+    if predicted == table:
+        return ""
+    sides = [f"{p} {side} cluster{'s' if p != 1 else ''} where the table has {t}"
+             for side, p, t in zip(("row", "column"), predicted, table, strict=True) if p != t]
+    return (f"your labels have {' and '.join(sides)}; the score is still the conditional risk "
+            "under the best matching (extra clusters count as errors)")
 
 
 def _floor_losses(table: Table) -> np.ndarray:

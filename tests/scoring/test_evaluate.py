@@ -165,3 +165,41 @@ def test_read_labels_line_numbers_count_every_line(tmp_path):
     (tmp_path / "c.txt").write_text("label\n\n")
     with pytest.raises(ValueError, match="holds no labels"):
         read_labels(tmp_path / "c.txt")
+
+
+def test_the_report_shows_the_chance_level(table):
+    """The report spans the scale: the chance level (random labels drawn from the model's
+    proportions, scored like a submission) beside the floor and the user's risk, in the text
+    and the JSON; reproducible, and what random labels do score (issue 27, item 6)."""
+    import json
+
+    report = evaluate(table, table.map_rows, table.map_cols)
+    again = evaluate(table, table.bayes_rows, table.bayes_cols)
+    assert (report.chance_risk, report.chance_mcse) == (again.chance_risk, again.chance_mcse)
+    assert report.bayes_risk <= report.risk + 1e-12 and report.risk < report.chance_risk < 1
+    assert 0 < report.chance_mcse < 0.02
+    rng = np.random.default_rng(123)
+    g, m = table.model.row_proportions, table.model.col_proportions
+    random = [evaluate(table, rng.choice(3, 60, p=g), rng.choice(2, 40, p=m)).risk for _ in range(30)]
+    se = np.hypot(report.chance_mcse, np.std(random) / np.sqrt(30))
+    assert abs(np.mean(random) - report.chance_risk) <= 4 * se
+    lines = report.summary().splitlines()
+    floor = next(i for i, ln in enumerate(lines) if ln.startswith("floor (Bayes, l_item)"))
+    assert lines[floor + 1] == (f"chance level             {report.chance_risk:.4f} +- {report.chance_mcse:.4f}  "
+                                "(random labels drawn from the proportions)")
+    data = json.loads(report.to_json())
+    assert data["chance_risk"] == report.chance_risk and data["chance_mcse"] == report.chance_mcse
+    assert data["table_clusters"] == [3, 2] and data["predicted_clusters"] == [3, 2] and data["warning"] == ""
+    assert not any(ln.startswith("warning:") for ln in lines)
+
+
+def test_a_labelling_with_other_numbers_of_clusters_is_flagged(table):
+    """3 column clusters for a 2-cluster table is scored, with one warning line (issue 27, item 6)."""
+    report = evaluate(table, table.map_rows, np.arange(40) % 3)
+    assert report.predicted_clusters == [3, 3] and report.table_clusters == [3, 2]
+    assert report.warning.startswith("your labels have 3 column clusters where the table has 2;")
+    assert report.summary().splitlines()[1] == f"warning: {report.warning}"
+    fewer = evaluate(table, np.zeros(60, dtype=int), table.map_cols + 7)  # labels need not start at 0
+    assert fewer.warning.startswith("your labels have 1 row cluster where the table has 3;")
+    both = evaluate(table, np.arange(60) % 4, np.zeros(40, dtype=int))
+    assert "4 row clusters where the table has 3 and 1 column cluster where the table has 2" in both.warning
