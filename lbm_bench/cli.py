@@ -167,7 +167,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 
 def _add_build(sub) -> None:
     p = _command(sub, _run_build, "build (or resume) a release from a TOML spec")
-    p.add_argument("spec", type=Path, help="release spec (TOML), e.g. repository/mini.toml")
+    p.add_argument("spec", type=Path,
+                   help="release spec (TOML), e.g. repository/mini.toml; or a release's spec.toml, folder or "
+                   "manifest.json, to rebuild it")
     p.add_argument("--out", required=True, type=Path, help="output directory")
     p.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1)")
     p.add_argument("--backend", choices=["loky", "dask"], default="loky")
@@ -180,7 +182,10 @@ def _add_build(sub) -> None:
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    """Build every table of a release spec, in parallel, resumably and byte-reproducibly."""
+    """Build every table of a release spec, in parallel, resumably and byte-reproducibly. The release
+    keeps its spec as spec.toml: lbm-bench build RELEASE/spec.toml --out NEW rebuilds it, and
+    lbm-bench verify NEW --against RELEASE compares the two.
+    """
     from lbm_bench.release import build_release
 
     if args.jobs < 1:
@@ -196,26 +201,45 @@ def _run_build(args: argparse.Namespace) -> int:
     if args.timings:
         print(report.format_timings())
     if report.ok and not args.quiet:
-        print(f"release written to {args.out} (manifest.json, SHA256SUMS, README.md, index.html, croissant.json)")
+        print(f"release written to {args.out} (spec.toml, manifest.json, SHA256SUMS, README.md, index.html, "
+              "croissant.json)")
+        if report.archive is not None:
+            print(f"archive {report.archive}\nSHA-256 {report.archive_sha256}\n"
+                  "publish both: lbm-bench fetch URL --sha256 DIGEST downloads and checks it")
     return 0 if report.ok else EXIT_FAILURE
 
 
 def _add_verify(sub) -> None:
     p = _command(sub, _run_verify, "re-check a release's checksums, files and manifest")
     p.add_argument("release", type=Path, help="release directory")
+    p.add_argument("--against", type=Path, default=None, metavar="OTHER",
+                   help="also compare the release's SHA256SUMS with OTHER's (e.g. a rebuild and the original)")
 
 
 def _run_verify(args: argparse.Namespace) -> int:
-    from lbm_bench.release import load_release, verify_release
+    """Re-check every checksum, every file against the format and the manifest, and each table's
+    certified risks re-derived from its own label sets. With --against OTHER, also compare the two
+    releases file by file (SHA256SUMS): a rebuild from a release's spec.toml gives the same bytes
+    with the same versions.
+    """
+    from lbm_bench.release import compare_releases, load_release, verify_release
 
     problems = verify_release(args.release)
     for problem in problems:
         print(f"PROBLEM {problem}")
+    differences = compare_releases(args.release, args.against) if args.against is not None else []
+    for difference in differences:
+        print(f"DIFFERS {difference}")
     n = len(load_release(args.release)["tables"])
-    if problems:
-        print(f"{len(problems)} problem(s) in {args.release}", file=sys.stderr)
+    if problems or differences:
+        print(f"{len(problems)} problem(s) in {args.release}"
+              + (f", {len(differences)} difference(s) from {args.against}" if args.against is not None else ""),
+              file=sys.stderr)
         return EXIT_FAILURE
     print(f"OK: {n} table(s), checksums, formats and manifest agree")
+    if args.against is not None:
+        files = len((args.release / "SHA256SUMS").read_text(encoding="utf-8").splitlines())
+        print(f"same bytes as {args.against}: {files} file(s), identical SHA256SUMS")
     return 0
 
 
