@@ -1,7 +1,10 @@
-"""Fixtures shared across test folders: the committed sample release, built once per session
-(``repository/mini.toml``, about 10 s on 2 cores): the rebuild test and the check of the
-numbers quoted in the docs both read it."""
+"""Fixtures shared across test folders: the committed sample release built once per session,
+by the command the docs print (``lbm-bench build repository/mini.toml --out mini-release
+--jobs 2 --timings``, about 10 s on 2 cores), in the work folder of scripts/docs_numbers.py,
+so that the check of the docs' numbers reuses it and the rebuild test reads it."""
 
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,12 +12,24 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="session")
-def mini_release(tmp_path_factory):
-    """``lbm-bench build repository/mini.toml --out mini-release --jobs 2``, in a temporary folder."""
-    from lbm_bench.release import build_release
+def _docs_numbers():
+    spec = importlib.util.spec_from_file_location("_docs_numbers_fixture", REPO / "scripts" / "docs_numbers.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
-    out = tmp_path_factory.mktemp("mini") / "mini-release"
-    report = build_release(REPO / "repository" / "mini.toml", out, n_jobs=2)
-    assert report.ok, report.summary()
-    return out
+
+@pytest.fixture(scope="session")
+def mini_docs_workdir(tmp_path_factory):
+    """A work folder of scripts/docs_numbers.py holding ``mini-release/``, built by the docs' command."""
+    module = _docs_numbers()
+    folder = tmp_path_factory.mktemp("docs-numbers")
+    module.Workdir(folder).fixture(module.MINI)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def mini_release(mini_docs_workdir):
+    """The sample release of ``repository/mini.toml``."""
+    return mini_docs_workdir / "mini-release"
