@@ -255,7 +255,7 @@ class BuildReport:
             (f"built {len(self.built)} table(s), skipped {len(self.skipped)} already complete, "
              f"failed {len(self.failed)}; wall time {self.wall_seconds:.1f} s"),
         ]
-        if self.stage_seconds and self.built:
+        if any(v > 0 for v in self.stage_seconds.values()):  # none when nothing was built: a line of zeros
             stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.stage_seconds.items() if not math.isnan(v))
             lines.append(f"time per stage (summed over workers): {stages}")
         if self.attempts:
