@@ -145,14 +145,24 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
+def _read_labels(path: Path, name: str):
+    """A labels file, with one line on stderr when its first line was read as a header."""
+    from lbm_bench.scoring.evaluate import read_labels
+
+    labels, header = read_labels(path, name=name, return_header=True)
+    if header is not None:
+        print(f"note: {name} file {path}: first line {header!r} read as a header (skipped)", file=sys.stderr)
+    return labels
+
+
 def _run_evaluate(args: argparse.Namespace) -> int:
     """Score row and column labels (one integer per line, text/CSV, or a .npy vector) against the
     Gibbs ground truths of a table.
     """
-    from lbm_bench.scoring.evaluate import evaluate, read_labels
+    from lbm_bench.scoring.evaluate import evaluate
 
-    rows = read_labels(args.rows, name="--rows")
-    cols = read_labels(args.cols, name="--cols")
+    rows = _read_labels(args.rows, "--rows")
+    cols = _read_labels(args.cols, "--cols")
     report = evaluate(args.table, rows, cols)
     print(report.to_json() if args.json else report.summary())
     return 0
@@ -160,7 +170,9 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 
 def _add_build(sub) -> None:
     p = _command(sub, _run_build, "build (or resume) a release from a TOML spec")
-    p.add_argument("spec", type=Path, help="release spec (TOML), e.g. repository/mini.toml")
+    p.add_argument("spec", type=Path,
+                   help="release spec (TOML), e.g. repository/mini.toml; or a release's spec.toml, folder or "
+                   "manifest.json, to rebuild it")
     p.add_argument("--out", required=True, type=Path, help="output directory")
     p.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1)")
     p.add_argument("--backend", choices=["loky", "dask"], default="loky")
@@ -173,7 +185,10 @@ def _add_build(sub) -> None:
 
 
 def _run_build(args: argparse.Namespace) -> int:
-    """Build every table of a release spec, in parallel, resumably and byte-reproducibly."""
+    """Build every table of a release spec, in parallel, resumably and byte-reproducibly. The release
+    keeps its spec as spec.toml: lbm-bench build RELEASE/spec.toml --out NEW rebuilds it, and
+    lbm-bench verify NEW --against RELEASE compares the two.
+    """
     from lbm_bench.release import build_release
 
     if args.jobs < 1:
@@ -189,26 +204,45 @@ def _run_build(args: argparse.Namespace) -> int:
     if args.timings:
         print(report.format_timings())
     if report.ok and not args.quiet:
-        print(f"release written to {args.out} (manifest.json, SHA256SUMS, README.md, index.html, croissant.json)")
+        print(f"release written to {args.out} (spec.toml, manifest.json, SHA256SUMS, README.md, index.html, "
+              "croissant.json)")
+        if report.archive is not None:
+            print(f"archive {report.archive}\nSHA-256 {report.archive_sha256}\n"
+                  "publish both: lbm-bench fetch URL --sha256 DIGEST downloads and checks it")
     return 0 if report.ok else EXIT_FAILURE
 
 
 def _add_verify(sub) -> None:
     p = _command(sub, _run_verify, "re-check a release's checksums, files and manifest")
     p.add_argument("release", type=Path, help="release directory")
+    p.add_argument("--against", type=Path, default=None, metavar="OTHER",
+                   help="also compare the release's SHA256SUMS with OTHER's (e.g. a rebuild and the original)")
 
 
 def _run_verify(args: argparse.Namespace) -> int:
-    from lbm_bench.release import load_release, verify_release
+    """Re-check every checksum, every file against the format and the manifest, and each table's
+    certified risks re-derived from its own label sets. With --against OTHER, also compare the two
+    releases file by file (SHA256SUMS): a rebuild from a release's spec.toml gives the same bytes
+    with the same versions.
+    """
+    from lbm_bench.release import compare_releases, load_release, verify_release
 
     problems = verify_release(args.release)
     for problem in problems:
         print(f"PROBLEM {problem}")
+    differences = compare_releases(args.release, args.against) if args.against is not None else []
+    for difference in differences:
+        print(f"DIFFERS {difference}")
     n = len(load_release(args.release)["tables"])
-    if problems:
-        print(f"{len(problems)} problem(s) in {args.release}", file=sys.stderr)
+    if problems or differences:
+        print(f"{len(problems)} problem(s) in {args.release}"
+              + (f", {len(differences)} difference(s) from {args.against}" if args.against is not None else ""),
+              file=sys.stderr)
         return EXIT_FAILURE
     print(f"OK: {n} table(s), checksums, formats and manifest agree")
+    if args.against is not None:
+        files = len((args.release / "SHA256SUMS").read_text(encoding="utf-8").splitlines())
+        print(f"same bytes as {args.against}: {files} file(s), identical SHA256SUMS")
     return 0
 
 
@@ -233,13 +267,12 @@ def _run_show(args: argparse.Namespace) -> int:
     'lbm-bench[plots]').
     """
     from lbm_bench.plotting import plot_table, save_figure
-    from lbm_bench.scoring.evaluate import read_labels
 
     if args.output.exists() and not args.force:
         raise ValueError(f"output {args.output} exists (use --force to overwrite)")
     labels = None
     if args.labels:
-        labels = (read_labels(args.labels[0], name="ROWS"), read_labels(args.labels[1], name="COLS"))
+        labels = (_read_labels(args.labels[0], "ROWS"), _read_labels(args.labels[1], "COLS"))
     figure = plot_table(args.table, labels=labels, view=args.view, max_cells=args.max_cells)
     save_figure(figure, args.output, dpi=args.dpi)
     print(f"wrote {args.output}")
@@ -277,7 +310,9 @@ def _add_benchmark(sub) -> None:
     p.add_argument("release", type=Path, help="release directory")
     p.add_argument("--algorithm", action="append", required=True,
                    help="built-in name (cem, vem, double-kmeans, spectral-coclustering, "
-                   "spectral-biclustering) or module:function; repeatable")
+                   "spectral-biclustering, sparsebm, gaussian-cem...), module:function (a module on "
+                   "the path, or MODULE.py in the current directory) or path/to/file.py:function; "
+                   "repeatable")
     p.add_argument("--out", required=True, type=Path, help="results directory")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="master seed of the algorithms")
@@ -285,14 +320,28 @@ def _add_benchmark(sub) -> None:
 
 
 def _run_benchmark(args: argparse.Namespace) -> int:
+    """Run co-clustering algorithms over every table of a release and summarise their scores. An
+    algorithm is a built-in name, module:function (a module on the path, or MODULE.py in the current
+    directory) or path/to/file.py:function; the file of each plugged-in algorithm is printed.
+    """
+    from lbm_bench.algorithms import algorithm_source, resolve_algorithm
     from lbm_bench.scoring.benchmark import run_benchmark
 
+    for name in args.algorithm:
+        if ":" in name and not args.quiet:
+            key, fit = resolve_algorithm(name)
+            print(f"algorithm {key}: {getattr(fit, '__name__', 'callable')} from "
+                  f"{algorithm_source(fit) or 'an unknown file'}", file=sys.stderr)
     rows = run_benchmark(args.release, args.algorithm, args.out, n_jobs=args.jobs, seed=args.seed,
                          progress=_show_progress(args))
     failed = [r for r in rows if r.get("error")]
     if not args.quiet:
         print((args.out / "summary.md").read_text(encoding="utf-8"))
         print(f"wrote {args.out / 'results.csv'} ({len(rows)} rows, {len(failed)} failed)")
+    if failed:  # even with -q: the exit status alone does not say what went wrong
+        first = failed[0]
+        print(f"{len(failed)} of {len(rows)} run(s) failed (column error of {args.out / 'results.csv'}); "
+              f"first: {first['algorithm']} on {first['table']}: {first['error']}", file=sys.stderr)
     return EXIT_FAILURE if failed else 0
 
 

@@ -32,6 +32,7 @@ gives the same PNG bytes.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Any
@@ -206,17 +207,41 @@ def _boundaries(labels: np.ndarray) -> np.ndarray:
     return np.cumsum(counts[counts > 0])[:-1]
 
 
+def _plus_minus(value: float, mcse: float, sep: str = " ± ") -> str:
+    """``value ± mcse`` with the MCSE to two significant digits and the value to as many
+    decimals (at least three), so a small MCSE never prints as ``± 0.000``.
+
+    Examples
+    --------
+    >>> _plus_minus(0.10683, 0.00012)
+    '0.10683 ± 0.00012'
+    >>> _plus_minus(0.2, 0.02), _plus_minus(0.25, 0.0)
+    ('0.200 ± 0.020', '0.250 ± 0')
+    """
+    if not math.isfinite(mcse) or mcse <= 0:
+        return f"{value:.3f}{sep}{0 if mcse == 0 else mcse}"
+    decimals = max(3, 1 - math.floor(math.log10(mcse)))
+    if round(mcse, decimals) >= 10.0 ** (2 - decimals):  # 0.0996 rounds up to 0.10: one decimal fewer
+        decimals = max(3, decimals - 1)
+    return f"{value:.{decimals}f}{sep}{mcse:.{decimals}f}"
+
+
 def _title(table: Any, order_name: str | None) -> str:
+    """Kind, shape, clusters and the certified risk: the floor (the MAP labels' risk for a
+    table without one, format 1.0), as every report leads with."""
     n, d = table.shape
     g, m = table.n_row_clusters, table.n_col_clusters
-    r = table.risk
-    data = TableData.incomplete(table.data, name="data")
+    data = TableData.incomplete(table.data, name="data")  # explicit NaN (missing) are not stored entries
     storage = data.storage_text()
     storage = f", {storage}" if storage else ""
     if data.has_missing:
         storage += f", {data.missing_fraction:.0%} missing ({table.missing_mechanism})"
-    head = (f"{table.kind} {n}x{d}{storage}, {g}x{m} clusters, "
-            f"risk {r.risk:.3f} ± {r.mcse:.3f} (target {table.target_risk:g})")
+    target = f"target {table.target_risk:g}"
+    if table.bayes_risk is not None:
+        risk = f"floor {_plus_minus(table.bayes_risk.risk, table.bayes_risk.mcse)} ({target})"
+    else:
+        risk = f"MAP risk {_plus_minus(table.risk.risk, table.risk.mcse)} ({target}; no floor)"
+    head = f"{table.kind} {n}x{d}{storage}, {g}x{m} clusters, {risk}"
     return head if order_name is None else f"{head}\nright: grouped by {order_name}"
 
 

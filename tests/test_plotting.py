@@ -54,7 +54,7 @@ def test_every_kind_draws_a_picture_that_is_not_blank(tables, kind, tmp_path):
     assert pixels.std() > 0.1
     assert len(np.unique(pixels.reshape(-1, 3), axis=0)) > 50
     title = fig.get_suptitle()
-    assert kind in title and "60x40" in title and f"{tables[kind].risk.risk:.3f}" in title
+    assert kind in title and "60x40" in title and "MAP risk" in title and "no floor" in title
 
 
 def test_the_grouped_view_is_the_table_sorted_by_its_labels(tables):
@@ -280,3 +280,17 @@ def test_missing_entries_are_drawn_in_a_neutral_colour(kind, colour, tmp_path):
     block = np.ix_(table.map_rows == k, table.map_cols == l)
     assert means[k, l] == pytest.approx(np.nanmean(table.data[block]))
     assert observed[block].sum() < observed[block].size
+
+
+def test_the_title_leads_with_the_floor_and_a_readable_mcse(tables):
+    """The title gives the certified floor (not the MAP's risk) with the MCSE to two
+    significant digits: an MCSE of 0.0001 is not printed as "± 0.000" (issue 27, item 4)."""
+    table = tables["gaussian"]
+    assert table.bayes_risk is None  # a format 1.0 table: the MAP's risk, said so
+    assert "MAP risk" in plot_table(table, view="drawn").get_suptitle()
+    floor = dataclasses.replace(table.risk, risk=0.10683, mcse=0.0001)
+    with_floor = dataclasses.replace(table, bayes_risk=floor, bayes_rows=table.map_rows,
+                                     bayes_cols=table.map_cols, criterion="bayes")
+    title = plot_table(with_floor, view="drawn").get_suptitle()
+    assert "floor 0.10683 ± 0.00010 (target" in title and "± 0.000 " not in title
+    assert "MAP risk" not in title

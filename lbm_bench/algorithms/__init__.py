@@ -7,7 +7,8 @@ An *algorithm* is any callable
 returning two 1-D integer label arrays of shapes (n_rows,) and (n_cols,),
 0-based, with at most ``n_row_clusters`` and ``n_col_clusters`` distinct values
 (fewer when clusters empty out). :data:`ALGORITHMS` registers the built-ins by
-short name and :func:`resolve_algorithm` also accepts ``"module:function"``.
+short name and :func:`resolve_algorithm` also accepts ``"module:function"`` (a
+module on the path or a file of the current directory) and ``"file.py:function"``.
 
 Modules
     :mod:`~lbm_bench.algorithms.lbm_em`
@@ -27,7 +28,8 @@ Modules
         'lbm-bench[sparsebm]'``), seeded reproducibly and with settings that keep
         a release's benchmark practical.
     :mod:`~lbm_bench.algorithms.registry`
-        :data:`ALGORITHMS`, :func:`resolve_algorithm`, and the per-family
+        :data:`ALGORITHMS`, :func:`resolve_algorithm`, :func:`algorithm_source`
+        (the file a plugged-in algorithm was loaded from), and the per-family
         algorithms ``gaussian_cem``, ``poisson_cem``, ``bernoulli_cem``,
         ``gaussian_vem``, ... (one per family and method, in
         :data:`FAMILY_ALGORITHMS`, also attributes of this package).
@@ -48,7 +50,14 @@ Examples
 from lbm_bench.algorithms.inputs import infer_kind
 from lbm_bench.algorithms.kmeans import double_kmeans
 from lbm_bench.algorithms.lbm_em import FAMILIES, LBMFit, cem, fit_lbm, vem
-from lbm_bench.algorithms.registry import ALGORITHMS, FAMILY_ALGORITHMS, MASKED_INPUT, Algorithm, resolve_algorithm
+from lbm_bench.algorithms.registry import (
+    ALGORITHMS,
+    FAMILY_ALGORITHMS,
+    MASKED_INPUT,
+    Algorithm,
+    algorithm_source,
+    resolve_algorithm,
+)
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
@@ -61,6 +70,7 @@ __all__ = [
     "MASKED_INPUT",
     "Algorithm",
     "LBMFit",
+    "algorithm_source",
     "cem",
     "double_kmeans",
     "fit_lbm",

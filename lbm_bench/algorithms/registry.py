@@ -8,7 +8,8 @@ returning two 1-D integer label arrays of shapes (n_rows,) and (n_cols,),
 0-based, with at most ``n_row_clusters`` and ``n_col_clusters`` distinct values
 (fewer when clusters empty out). :data:`ALGORITHMS` registers the built-ins by
 the short names that ``lbm-bench benchmark --algorithm NAME`` accepts, and
-:func:`resolve_algorithm` also accepts ``"module:function"``.
+:func:`resolve_algorithm` also accepts ``"module:function"`` (a module on the path,
+or a file of the current directory) and ``"path/to/file.py:function"``.
 
 The per-family algorithms (``gaussian_cem``, ..., ``bernoulli_vem``: block CEM
 or VEM with the family forced, their defaults otherwise) are generated from the
@@ -20,7 +21,11 @@ and method, in :data:`FAMILY_ALGORITHMS`; they are registered as
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -37,6 +42,7 @@ __all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attribu
     "LBM_METHODS",
     "MASKED_INPUT",
     "Algorithm",
+    "algorithm_source",
     "resolve_algorithm",
 ]
 
@@ -107,16 +113,80 @@ ALGORITHMS: dict[str, Algorithm] = {
 }
 
 
-def _import_attribute(spec: str) -> Any:
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise ValueError(f"algorithm {spec!r} must be a registry name or 'module:function'")
+def _is_path(module_name: str) -> bool:
+    """``"./myalgo.py"``, ``"algos/myalgo.py"``: a file, not a dotted module name."""
+    return module_name.endswith(".py") or "/" in module_name or os.sep in module_name
+
+
+def _module_from_file(path_text: str, spec: str) -> ModuleType:
+    """Import the Python file ``path_text`` (relative to the current directory) as a module."""
+    import hashlib
+    import importlib.util
+
+    path = Path(path_text).expanduser().resolve()
+    if not path.is_file():
+        raise ValueError(f"algorithm {spec!r}: no file {path_text} (looked for {path})")
+    # a unique, stable module name per file, so two files named alike do not collide
+    digest = hashlib.sha256(str(path).encode()).hexdigest()[:12]
+    module_name = f"_lbm_bench_user_{_identifier(path.stem)}_{digest}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    if loader_spec is None or loader_spec.loader is None:
+        raise ValueError(f"algorithm {spec!r}: {path} is not an importable Python file")
+    module = importlib.util.module_from_spec(loader_spec)
+    sys.modules[module_name] = module
     try:
-        target = importlib.import_module(module_name)
+        loader_spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[module_name]
+        raise ValueError(f"algorithm {spec!r}: importing {path} failed: {type(exc).__name__}: {exc}") from exc
+    return module
+
+
+def _identifier(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in text)
+
+
+def _import_module(module_name: str, spec: str) -> ModuleType:
+    """Import a dotted module name; when it is not importable but its file (or package) is
+    in the current directory, import it from there (as ``python -m`` would), so that
+    ``myalgo:fit`` works for ``./myalgo.py`` without ``PYTHONPATH=.``."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        top = module_name.split(".")[0]
+        cwd = os.getcwd()
+        in_cwd = Path(cwd, f"{top}.py").is_file() or Path(cwd, top, "__init__.py").is_file()
+        if exc.name != top or not in_cwd:
+            raise ValueError(
+                f"cannot import module {module_name!r} of algorithm {spec!r}: {exc} (a file of "
+                f"the current directory can be named by its path, e.g. './{top}.py:FUNCTION')"
+            ) from exc
     except ImportError as exc:
+        raise ValueError(f"cannot import module {module_name!r} of algorithm {spec!r}: {exc}") from exc
+    sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_name)
+    except Exception as exc:
         raise ValueError(
-            f"cannot import module {module_name!r} of algorithm {spec!r}: {exc}"
+            f"algorithm {spec!r}: importing {module_name} from the current directory failed: "
+            f"{type(exc).__name__}: {exc}"
         ) from exc
+    finally:
+        sys.path.remove(cwd)
+
+
+def _import_attribute(spec: str) -> Any:
+    module_name, _, attribute = spec.rpartition(":")
+    if not module_name or not attribute:
+        raise ValueError(
+            f"algorithm {spec!r} must be a registry name, 'module:function' or 'path/to/file.py:function'"
+        )
+    if _is_path(module_name):
+        target: Any = _module_from_file(module_name, spec)
+    else:
+        target = _import_module(module_name, spec)
     for part in attribute.split("."):
         try:
             target = getattr(target, part)
@@ -127,20 +197,37 @@ def _import_attribute(spec: str) -> Any:
     return target
 
 
+def algorithm_source(algorithm: Algorithm) -> str | None:
+    """The file an algorithm was loaded from (its module's ``__file__``), or None when unknown.
+
+    Examples
+    --------
+    >>> algorithm_source(resolve_algorithm("cem")[1]).endswith("lbm_em.py")
+    True
+    """
+    module = sys.modules.get(getattr(algorithm, "__module__", None) or "")
+    path = getattr(module, "__file__", None)
+    return str(Path(path).resolve()) if path else None
+
+
 def resolve_algorithm(name: str) -> tuple[str, Algorithm]:
     """Find an algorithm by registry name or ``"module:function"``.
 
     Parameters
     ----------
     name : str
-        A key of :data:`ALGORITHMS` (case and ``_``/``-`` insensitive), or
+        A key of :data:`ALGORITHMS` (case and ``_``/``-`` insensitive);
         ``"package.module:function"`` (the attribute may be dotted, e.g.
-        ``"module:Class.method"``), imported with importlib.
+        ``"module:Class.method"``), imported with importlib, or, when the module
+        is not importable and ``module.py`` (or the package ``module/``) is in the
+        current directory, from there; or ``"path/to/file.py:function"``, a Python
+        file imported by its path (relative to the current directory).
 
     Returns
     -------
     name : str
-        The registry key, or ``name`` itself for ``"module:function"``.
+        The registry key, or ``name`` itself for ``"module:function"`` and
+        ``"file.py:function"`` (:func:`algorithm_source` tells which file was loaded).
     algorithm : callable
         ``fit(X, n_row_clusters, n_col_clusters, *, rng) -> (rows, cols)``.
 

@@ -89,31 +89,26 @@ class Sweeper:
         self.log_row_prior = np.log(model.row_proportions)
         self.log_col_prior = np.log(model.col_proportions)
         self._base_measure: np.ndarray | None = None
-        if isinstance(tables, np.ndarray) and tables.ndim == 3:
-            data, storage, masks = tables, DenseStatistics, None
-            self.data = None
-            incomplete = False
+        masks, self.data, incomplete = None, None, False
+        if isinstance(tables, np.ndarray) and tables.ndim == 3:  # a stack of dense tables
+            data, storage = tables, DenseStatistics
         else:
-            self.data = [TableData.of(t) for t in tables]
-            incomplete = any(t.has_missing for t in self.data)
-            storage = SparseStatistics if self.data[0].is_sparse else DenseStatistics  # the one choice
-            if storage is DenseStatistics:
-                data = [t.table for t in self.data]
-                masks = [getattr(t, "observed", None) for t in self.data] if incomplete else None
-            else:
-                data = self.data
+            self.data = wrapped = [TableData.of(t) for t in tables]
+            incomplete = any(t.has_missing for t in wrapped)
+            storage = SparseStatistics if wrapped[0].is_sparse else DenseStatistics  # the one choice
+            data = wrapped if storage is SparseStatistics else [t.table for t in wrapped]
+            if incomplete and storage is DenseStatistics:
+                masks = [getattr(t, "observed", None) for t in wrapped]
         #: The observed-data family: the model's statistics and parameters, with the missing
         #: entries' channels when the tables have masks (:mod:`lbm_bench.models.missing`).
         self.family = EntryFamily(model, incomplete)
         self.eta = self.family.natural_parameters  # (p, g, m)
         self.log_partition = self.family.log_partition  # (g, m)
-        self.count_partition = self.family.count_partition  # (g, m) or None
-        n_tables = data.shape[0] if isinstance(data, np.ndarray) else len(data)
-        n, d = (data.shape[1:] if isinstance(data, np.ndarray) else data[0].shape)
-        self.n_rows, self.n_cols, self._n_tables = n, d, n_tables
-        self.row_weights = model.row_weights(n)
-        self.col_weights = model.col_weights(d)
-        counts = self.count_partition
+        self.count_partition = counts = self.family.count_partition  # (g, m) or None
+        self._n_tables = len(data)
+        self.n_rows, self.n_cols = data[0].shape
+        self.row_weights = model.row_weights(self.n_rows)
+        self.col_weights = model.col_weights(self.n_cols)
         row_part = (self.eta, self.log_partition, self.log_row_prior, self.row_weights, self.col_weights, counts)
         col_part = (self.eta.swapaxes(1, 2), self.log_partition.T, self.log_col_prior,
                     self.col_weights, self.row_weights, None if counts is None else counts.T)

@@ -44,7 +44,7 @@ from lbm_bench.metrics.partition import (
     pair_sets_index,
     rand,
 )
-from lbm_bench.metrics.risk import ConditionalRisk, conditional_risk, item_losses
+from lbm_bench.metrics.risk import ConditionalRisk, chance_risk, conditional_risk, item_losses
 from lbm_bench.metrics.tables import contingency
 
 __all__ = [
@@ -54,6 +54,7 @@ __all__ = [
     "ari",
     "cari",
     "ce",
+    "chance_risk",
     "conditional_risk",
     "contingency",
     "item_losses",

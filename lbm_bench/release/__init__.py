@@ -2,10 +2,12 @@
 
 A release spec (TOML) describes grids of tables: kinds, shapes, cluster numbers,
 target risks, replicates and the generation settings. :func:`build_release`
-turns it into ``DIR/tables/<id>.h5`` files, ``DIR/manifest.json``,
+turns it into ``DIR/tables/<id>.h5`` files, ``DIR/spec.toml`` (the spec, byte
+for byte: a release rebuilds from it), ``DIR/manifest.json``,
 ``DIR/SHA256SUMS``, data cards ``DIR/README.md`` and ``DIR/index.html`` and a
 Croissant description ``DIR/croissant.json``; :func:`verify_release` re-checks a
-release, :func:`load_release` and :func:`load_release_table` read it, and
+release and :func:`compare_releases` compares two (a rebuild and the original),
+:func:`load_release` and :func:`load_release_table` read it, and
 :func:`fetch_release` downloads a published one.
 
 One concept per module:
@@ -28,8 +30,8 @@ from lbm_bench.release.build import BuildReport, build_release
 from lbm_bench.release.fetch import FetchError, fetch_release
 from lbm_bench.release.load import load_release, load_release_table
 from lbm_bench.release.seeds import derive_seed
-from lbm_bench.release.spec import ReleaseSpec, TableSpec, parse_spec, read_spec
-from lbm_bench.release.verify import verify_release
+from lbm_bench.release.spec import ReleaseSpec, TableSpec, parse_spec, read_spec, spec_toml
+from lbm_bench.release.verify import compare_releases, verify_release
 
 __all__ = [
     "BuildReport",
@@ -37,12 +39,14 @@ __all__ = [
     "ReleaseSpec",
     "TableSpec",
     "build_release",
+    "compare_releases",
     "derive_seed",
     "fetch_release",
     "load_release",
     "load_release_table",
     "parse_spec",
     "read_spec",
+    "spec_toml",
     "verify_release",
     "write_archive",
 ]

@@ -6,7 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
-__all__ = ["atomic_write_text", "sha256_file"]
+__all__ = ["atomic_write_bytes", "atomic_write_text", "sha256_file"]
 
 
 def sha256_file(path: Path) -> str:
@@ -24,6 +24,17 @@ def atomic_write_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
         tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write bytes as they are (no newline translation) under a temporary name and rename
+    them to ``path``."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

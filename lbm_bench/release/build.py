@@ -1,9 +1,10 @@
 """Building a release: spec-driven, parallel, resumable, byte-reproducible.
 
 :func:`build_release` turns a spec into ``DIR/tables/<id>.h5`` files, then writes
-``DIR/manifest.json``, the release files of :data:`RELEASE_FILE_WRITERS` (today
-``DIR/README.md``) and ``DIR/SHA256SUMS`` listing them all, and on request the
-archive ``DIR.tar.gz``.
+``DIR/spec.toml`` (the spec, byte for byte: ``lbm-bench build DIR/spec.toml --out NEW``
+rebuilds the release), ``DIR/manifest.json``, the release files of
+:data:`RELEASE_FILE_WRITERS` (README.md, the Croissant files, the HTML card) and
+``DIR/SHA256SUMS`` listing them all, and on request the archive ``DIR.tar.gz``.
 
 Determinism: every seed derives from the master seed and the identity of what
 it seeds (:func:`lbm_bench.release.seeds.derive_seed`), never from worker
@@ -42,20 +43,23 @@ from typing import Any
 
 from lbm_bench._threads import single_blas_thread
 from lbm_bench.protocol.backends import joblib_backend
+from lbm_bench.release._files import atomic_write_bytes, sha256_file
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.card import THUMBNAILS, can_draw_thumbnails, draw_thumbnail, thumbnail_name, write_card
 from lbm_bench.release.croissant import write_croissant
 from lbm_bench.release.manifest import write_checksums, write_manifest
 from lbm_bench.release.readme import write_readme
-from lbm_bench.release.spec import ReleaseSpec, TableSpec, read_spec
+from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec, read_spec, spec_toml
 
 __all__ = [
+    "NO_THUMBNAILS",
     "RELEASE_FILE_WRITERS",
     "TABLE_STAGES",
     "BuildReport",
     "build_release",
     "task_order",
     "write_release_files",
+    "write_spec_file",
 ]
 
 #: Writers of the files a complete build adds next to ``manifest.json``, called in
@@ -76,6 +80,10 @@ RELEASE_FILE_WRITERS: tuple[Callable[..., str | list[str]], ...] = (write_readme
 #: card draws after the tables (those of tables built by an earlier run) are not
 #: worker time and count only in the wall time.
 TABLE_STAGES = ("rejection", "gibbs", "floor", "writing", "thumbnail")
+
+#: The build's note when matplotlib is missing: the card is written without pictures.
+NO_THUMBNAILS = ("thumbnails skipped: matplotlib is not installed (pip install 'lbm-bench[plots]'); "
+                 "index.html is written without them")
 
 
 def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
@@ -211,6 +219,11 @@ class BuildReport:
     wall_seconds: float = 0.0
     calibration_seconds: dict[str, float] = field(default_factory=dict)
     table_seconds: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: One line each for what the build could not do and the user should know (e.g. no thumbnails).
+    notes: list[str] = field(default_factory=list)
+    #: The archive written by ``archive=True`` and its SHA-256 (what to publish), else None.
+    archive: Path | None = None
+    archive_sha256: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -221,7 +234,7 @@ class BuildReport:
             (f"built {len(self.built)} table(s), skipped {len(self.skipped)} already complete, "
              f"failed {len(self.failed)}; wall time {self.wall_seconds:.1f} s"),
         ]
-        if self.stage_seconds:
+        if any(v > 0 for v in self.stage_seconds.values()):  # none when nothing was built: a line of zeros
             stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.stage_seconds.items() if not math.isnan(v))
             lines.append(f"time per stage (summed over workers): {stages}")
         if self.attempts:
@@ -232,6 +245,7 @@ class BuildReport:
             )
         for table_id, error in sorted(self.failed.items()):
             lines.append(f"FAILED {table_id}: {error}")
+        lines += self.notes
         return "\n".join(lines)
 
     def timings_by_configuration(self) -> list[dict[str, Any]]:
@@ -322,7 +336,8 @@ def build_release(
     Parameters
     ----------
     spec : ReleaseSpec or path
-        The release spec.
+        The release spec: a TOML file, a release directory or its ``manifest.json``
+        (:func:`~lbm_bench.release.spec.read_spec`: the release's own ``spec.toml``).
     out_dir : path
         Output directory (created if needed).
     n_jobs : int, default=1
@@ -334,7 +349,7 @@ def build_release(
     fail_fast : bool, default=False
         Stop at the first failed table instead of building the others.
     archive : bool, default=False
-        Also write ``<out_dir>.tar.gz``.
+        Also write ``<out_dir>.tar.gz`` (its path and SHA-256 are in the report).
     progress : bool, default=False
         Show a tqdm bar over tables.
 
@@ -347,6 +362,7 @@ def build_release(
     if not isinstance(spec, ReleaseSpec):
         spec_path = spec_path or str(spec)
         spec = read_spec(spec)
+    _check_spec_describes_its_tables(spec)
     if not isinstance(n_jobs, int) or n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
     start = time.perf_counter()
@@ -404,15 +420,40 @@ def build_release(
     report.stage_seconds = stage
     if not report.failed:
         write_release_files(spec, out, spec_path=spec_path)
+        if not can_draw_thumbnails():
+            report.notes.append(NO_THUMBNAILS)
         if archive:
-            write_archive(out)
+            report.archive = write_archive(out)
+            report.archive_sha256 = sha256_file(report.archive)
     report.wall_seconds = time.perf_counter() - start
     return report
 
 
 
+def _check_spec_describes_its_tables(spec: ReleaseSpec) -> None:
+    """Refuse a spec whose tables are not the ones its source expands to (a ReleaseSpec
+    edited in Python): the release's spec.toml would not rebuild it."""
+    from lbm_bench.release.spec import parse_spec
+
+    expanded = [(t.id, t.seed, t.calibration_seed, t.settings, t.request) for t in parse_spec(spec.source).tables]
+    if [(t.id, t.seed, t.calibration_seed, t.settings, t.request) for t in spec.tables] != expanded:
+        raise ValueError(
+            f"spec {spec.name}: its tables are not the ones its source describes, so the release's "
+            f"{SPEC_FILE} could not rebuild it; edit the spec's TOML (or the dict given to parse_spec) instead"
+        )
+
+
+def write_spec_file(spec: ReleaseSpec, out: Path) -> str:
+    """Write the release's ``spec.toml``: the spec file it was built from, byte for byte
+    (:func:`~lbm_bench.release.spec.spec_toml` of the spec when it was not read from a
+    file), so that ``lbm-bench build OUT/spec.toml --out NEW`` rebuilds it; return its name."""
+    text = spec.text if spec.text is not None else spec_toml(spec.source)
+    atomic_write_bytes(out / SPEC_FILE, text.encode("utf-8"))
+    return SPEC_FILE
+
+
 def write_release_files(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None) -> dict:
-    """Write the files of a complete build: ``manifest.json``, then each of
+    """Write the files of a complete build: ``spec.toml``, ``manifest.json``, then each of
     :data:`RELEASE_FILE_WRITERS`, then ``SHA256SUMS`` over the tables and them.
 
     Returns
@@ -420,8 +461,9 @@ def write_release_files(spec: ReleaseSpec, out: Path, *, spec_path: str | None =
     dict
         The manifest.
     """
+    names = [write_spec_file(spec, out)]
     manifest = write_manifest(spec, out, spec_path=spec_path)
-    names = ["manifest.json"]
+    names.append("manifest.json")
     for writer in RELEASE_FILE_WRITERS:
         written = writer(manifest, out, spec_path=spec_path)
         names.extend([written] if isinstance(written, str) else written)

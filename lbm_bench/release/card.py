@@ -26,6 +26,7 @@ from typing import Any
 
 from lbm_bench.release._files import atomic_write_text
 from lbm_bench.release.manifest import has_missing_entries, missing_text, risk_texts
+from lbm_bench.release.readme import rebuild_commands
 
 __all__ = [
     "THUMBNAILS",
@@ -279,7 +280,7 @@ def card_html(manifest: dict, *, thumbnails: list[str] = (), files: list[str] = 
     )
     citation = release.get("citation") or DEFAULT_CITATION
     example = tables[0] if tables else {"id": "ID", "file": "tables/ID.h5"}
-    spec_name = manifest.get("spec_file") or "SPEC.toml"
+    rebuild = rebuild_commands(manifest)
     date = f", published {_e(release['date'])}" if release.get("date") else ""
     links = "\n".join(f'<li><a href="{_e(name)}"><code>{_e(name)}</code></a></li>' for name in files)
     missing = has_missing_entries(manifest)
@@ -289,9 +290,9 @@ def card_html(manifest: dict, *, thumbnails: list[str] = (), files: list[str] = 
         '<p class="note">Column <em>missing</em>: the rate, mechanism and number of a table\'s missing entries. '
         "They are 0 in <code>data</code> and marked by the observed mask <code>observed</code> (uint8, 1: observed; "
         "a sparse table lists them in the group <code>missing</code>); <code>lbm_bench.load_table</code> returns NaN "
-        "there, and pictures draw them in grey. The risks are certified given the observed entries. Mechanism "
-        "<code>random</code>: missing completely at random; <code>block</code>: each block its own probability "
-        "(not at random: the mask informs the labels).</p>\n"
+        "there, and pictures draw them in a neutral colour. The risks are certified given the observed "
+        "entries. Mechanism <code>random</code>: missing completely at random; <code>block</code>: each block "
+        "its own probability (not at random: the mask informs the labels).</p>\n"
     )
     no_thumbs = "" if thumbnails else (
         '<p class="note">Thumbnails were not drawn: matplotlib was not installed when the release was '
@@ -339,9 +340,12 @@ the left and top are the per-row and per-column posterior uncertainty (dark: unc
 <pre><code>{_e(r_snippet(example['file'], missing))}</code></pre>
 
 <h2>Score, verify, rebuild</h2>
+<p>In the release's folder: score your labels, verify the release, rebuild it from its own
+<code>spec.toml</code> (the spec it was built from, byte for byte) and
+compare the rebuilt files with these (byte-identical with lbm-bench {_e(manifest['lbm_bench_version'])} and
+the versions of <code>built_with</code> in <code>manifest.json</code>).</p>
 <pre><code>lbm-bench evaluate {_e(example['file'])} --rows rows.txt --cols cols.txt
-lbm-bench verify .
-lbm-bench build {_e(spec_name)} --out DIR</code></pre>
+{_e(rebuild)}</code></pre>
 
 <h2>Files</h2>
 <ul class="files">
@@ -365,7 +369,7 @@ def write_card(manifest: dict, out: Path, *, spec_path: str | None = None) -> li
     workers draw the others.
     """
     thumbnails = write_thumbnails(manifest, out)
-    files = [name for name in ("README.md", "manifest.json", "croissant.json", "tables.csv", "SHA256SUMS")
+    files = [name for name in ("README.md", "spec.toml", "manifest.json", "croissant.json", "tables.csv", "SHA256SUMS")
              if (out / name).is_file() or name == "SHA256SUMS"]
     atomic_write_text(out / "index.html", card_html(manifest, thumbnails=thumbnails, files=files))
     return [*thumbnails, "index.html"]

@@ -5,7 +5,8 @@ vocabulary (built on schema.org's ``Dataset``) that dataset hubs and loaders rea
 A release's ``croissant.json`` says what the release is (name, description,
 version, license, citation, creator, date when the spec gives one), lists its
 files in ``distribution`` (one ``cr:FileObject`` per table with its relative path,
-SHA-256, size and encoding format, plus ``manifest.json`` and ``tables.csv``), and
+SHA-256, size and encoding format, plus ``manifest.json``, ``tables.csv`` and the
+release's ``spec.toml``), and
 describes one ``cr:RecordSet``, ``tables``: one record per table with its id,
 kind, shape, clusters, target, criterion, floor (the risk of the Bayes labels) and
 MAP risk with their MCSE and R-hat, losses, seed and file (and, in a release
@@ -131,7 +132,8 @@ _COMPLETE = {"missing_rate": 0.0, "missing_mechanism": "none", "n_missing": 0}
 _MASK_TEXT = ("; its missing entries are 0 in data and marked by the observed mask 'observed' (uint8, 1: observed)"
               " or, sparse, listed by the group 'missing'")
 
-_ENCODINGS = {".h5": "application/x-hdf5", ".json": "application/json", ".csv": "text/csv"}
+_ENCODINGS = {".h5": "application/x-hdf5", ".json": "application/json", ".csv": "text/csv",
+              ".toml": "application/toml"}
 
 
 def table_fields(manifest: dict) -> tuple[tuple[str, str, str], ...]:
@@ -193,8 +195,9 @@ def _creators(release: dict) -> list[dict]:
 def croissant_metadata(manifest: dict, out: Path) -> dict:
     """The Croissant 1.0 JSON-LD description of the release in ``out``.
 
-    ``manifest.json`` and ``tables.csv`` must already be written in ``out`` (their
-    digests are part of the description); the tables' digests come from the manifest.
+    ``manifest.json``, ``tables.csv`` and (layout 1.2) ``spec.toml`` must already be
+    written in ``out`` (their digests are part of the description); the tables' digests
+    come from the manifest.
 
     Parameters
     ----------
@@ -219,6 +222,10 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
                      "the release manifest: spec, seeds and one entry per table"),
         _file_object("tables.csv", out / "tables.csv", "one line per table (the fields of the tables record set)"),
     ]
+    if (out / "spec.toml").is_file():  # release layout 1.2
+        distribution.append(_file_object(
+            "spec.toml", out / "spec.toml",
+            "the spec the release was built from (lbm-bench build spec.toml --out DIR rebuilds it)"))
     for entry in manifest["tables"]:
         distribution.append({
             "@type": "cr:FileObject",

@@ -1,9 +1,10 @@
 """The manifest of a release (``manifest.json``) and its checksums (``SHA256SUMS``).
 
-The manifest holds the release's identity, its spec and one entry per table (target
-and certified risk, seeds, file, size, SHA-256, and for a table with missing entries
-their rate, mechanism and number); it carries no timestamps, so the same spec gives
-the same bytes. ``SHA256SUMS`` (coreutils format, sorted by name)
+The manifest holds the release's identity, its spec (parsed; ``spec.toml`` holds the
+file), the versions that built it and one entry per table (target and certified risk,
+seeds, file, size, SHA-256, and for a table with missing entries their rate, mechanism
+and number); it carries no timestamps, so the same spec gives the same bytes with the
+same versions. ``SHA256SUMS`` (coreutils format, sorted by name)
 lists every table, the manifest and the other files a build writes.
 """
 
@@ -13,10 +14,11 @@ import json
 from pathlib import Path
 
 from lbm_bench.release._files import atomic_write_text, sha256_file
-from lbm_bench.release.spec import ReleaseSpec, TableSpec
+from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec
 
 __all__ = [
     "RELEASE_FORMAT_VERSION",
+    "built_with",
     "has_missing_entries",
     "missing_text",
     "read_manifest",
@@ -27,8 +29,29 @@ __all__ = [
 ]
 
 #: Version of the release layout: 1.0 has the tables, manifest.json, SHA256SUMS and
-#: README.md; 1.1 adds croissant.json, tables.csv, index.html and thumbnails/.
-RELEASE_FORMAT_VERSION = "1.1"
+#: README.md; 1.1 adds croissant.json, tables.csv, index.html and thumbnails/; 1.2 adds
+#: spec.toml (the spec it was built from, byte for byte) and the manifest's ``built_with``.
+RELEASE_FORMAT_VERSION = "1.2"
+
+
+def built_with() -> dict[str, str]:
+    """The versions a release's bytes depend on (besides lbm-bench's own): Python, numpy,
+    scipy, h5py and its HDF5 library, and matplotlib (thumbnails; ``"none"`` when it is
+    not installed). The same spec gives the same bytes with the same versions."""
+    import platform
+
+    import h5py
+    import numpy
+    import scipy
+
+    try:
+        import matplotlib
+
+        plots = matplotlib.__version__
+    except ImportError:
+        plots = "none"
+    return {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
+            "h5py": h5py.__version__, "hdf5": h5py.version.hdf5_version, "matplotlib": plots}
 
 
 def risk_texts(entry: dict, plus_minus: str, emphasize) -> tuple[str, str]:
@@ -138,7 +161,9 @@ def write_manifest(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None
     out : Path
         The release directory.
     spec_path : str, optional
-        The spec's file, whose name the manifest records (``spec_file``).
+        The spec's file (unused: the manifest's ``spec_file`` is the release's own copy,
+        ``spec.toml``, whatever the file built from was called, so a rebuild from it
+        gives the same bytes).
 
     Returns
     -------
@@ -152,10 +177,11 @@ def write_manifest(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None
         "release": {"name": spec.name, "version": spec.version, "seed": spec.seed,
                     "description": spec.description, "license": spec.license},
         "lbm_bench_version": __version__,
+        "built_with": built_with(),
         "format": "lbm-bench-release",
         "format_version": RELEASE_FORMAT_VERSION,
         "spec": spec.source,
-        "spec_file": Path(spec_path).name if spec_path else None,
+        "spec_file": SPEC_FILE,
         "tables": entries,
     }
     atomic_write_text(out / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")

@@ -12,13 +12,29 @@ from pathlib import Path
 from lbm_bench.release._files import atomic_write_text
 from lbm_bench.release.manifest import has_missing_entries, missing_text, risk_texts
 
-__all__ = ["DEFAULT_CITATION", "readme_text", "write_readme"]
+__all__ = ["DEFAULT_CITATION", "readme_text", "rebuild_commands", "write_readme"]
 
 #: Citation used when the spec gives none.
 DEFAULT_CITATION = (
     "Lomet, A., Govaert, G. and Grandvalet, Y. Design of Artificial Data Tables for Co-Clustering Analysis. "
     "And lbm-bench."
 )
+
+
+def rebuild_commands(manifest: dict) -> str:
+    """The commands, run in a release's folder, that verify it, rebuild it from its own
+    ``spec.toml`` into a sibling folder and compare the two (README.md and index.html).
+
+    Examples
+    --------
+    >>> print(rebuild_commands({"release": {"name": "lbm-bench-mini"}, "spec_file": "spec.toml"}))
+    lbm-bench verify .
+    lbm-bench build spec.toml --out ../lbm-bench-mini-rebuilt --jobs 2
+    lbm-bench verify ../lbm-bench-mini-rebuilt --against .
+    """
+    spec = manifest.get("spec_file") or "spec.toml"
+    target = f"../{manifest['release']['name']}-rebuilt"
+    return f"lbm-bench verify .\nlbm-bench build {spec} --out {target} --jobs 2\nlbm-bench verify {target} --against ."
 
 
 def write_readme(manifest: dict, out: Path, *, spec_path: str | None = None) -> str:
@@ -55,7 +71,7 @@ def readme_text(manifest: dict, *, spec_path: str | None = None) -> str:
     tables = manifest["tables"]
     kinds = sorted({t["kind"] for t in tables})
     shapes = sorted({tuple(t["shape"]) for t in tables})
-    spec_name = manifest.get("spec_file") or "SPEC.toml"
+    rebuild = rebuild_commands(manifest)
     missing = has_missing_entries(manifest)
     rows = "\n".join(
         f"| `{t['id']}` | {t['kind']} | {t['shape'][0]}x{t['shape'][1]} | {t['clusters'][0]}x{t['clusters'][1]} "
@@ -133,12 +149,17 @@ its MAP labels).
 
 ## Verify and rebuild
 
+In this folder:
+
 ```
-lbm-bench verify .
-lbm-bench build {spec_name} --out DIR --jobs 2
+{rebuild}
 ```
 
-The rebuilt files are byte-identical (same lbm-bench, numpy, h5py and HDF5 versions).
+`spec.toml` is the spec this release was built from, byte for byte. The rebuilt files
+are byte-identical with lbm-bench {manifest['lbm_bench_version']} and the versions of
+`built_with` in `manifest.json` (Python, numpy, scipy, h5py and HDF5, matplotlib);
+`verify --against` checks the rebuilt release and compares its `SHA256SUMS` with this
+one's, naming any file that differs.
 
 ## Cite
 

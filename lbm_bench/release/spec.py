@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +26,16 @@ __all__ = [
     "MODEL_OPTIONS",
     "REQUEST_OPTIONS",
     "SETTINGS",
+    "SPEC_FILE",
     "ReleaseSpec",
     "TableSpec",
     "parse_spec",
     "read_spec",
+    "spec_toml",
 ]
+
+#: The name of a release's copy of its spec (byte for byte the file it was built from).
+SPEC_FILE = "spec.toml"
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -100,6 +105,9 @@ class ReleaseSpec:
     citation: str
     tables: tuple[TableSpec, ...]
     source: dict = field(repr=False)
+    #: The TOML text the spec was read from (None for a spec parsed from a dict): what a
+    #: release stores as its ``spec.toml``, byte for byte.
+    text: str | None = field(default=None, repr=False, compare=False)
 
     def configurations(self) -> dict[str, list[TableSpec]]:
         """Tables grouped by configuration (shared calibration), in id order."""
@@ -282,15 +290,128 @@ def parse_spec(source: dict) -> ReleaseSpec:
 
 
 def read_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
-    """Read and validate a release spec from a TOML file."""
+    """Read and validate a release spec: a TOML file, or the spec of a built release.
+
+    Parameters
+    ----------
+    path : path
+        A spec file (TOML); a release directory (its ``spec.toml``); or a release's
+        ``manifest.json`` (the ``spec.toml`` next to it, else, for a release built
+        before releases carried their spec, the spec the manifest records).
+
+    Returns
+    -------
+    ReleaseSpec
+        With ``text`` the TOML text, exactly as read (or, from a manifest alone, as
+        :func:`spec_toml` writes the recorded spec).
+    """
     path = Path(path)
+    if path.is_dir():
+        inside = path / SPEC_FILE
+        if not inside.is_file() and not (path / "manifest.json").is_file():
+            raise ValueError(f"{path} is a directory, not a spec: it has neither {SPEC_FILE} nor manifest.json")
+        return read_spec(inside if inside.is_file() else path / "manifest.json")
+    if path.suffix == ".json":
+        return _spec_of_manifest(path)
     try:
-        source = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise ValueError(f"spec {path} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"spec {path} is not UTF-8 text: {exc}") from None
+    try:
+        source = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"spec {path} is not valid TOML: {exc}") from None
     try:
-        return parse_spec(source)
+        spec = parse_spec(source)
     except ValueError as exc:
         raise ValueError(f"spec {path}: {exc}") from None
+    return replace(spec, text=text)
+
+
+def _spec_of_manifest(path: Path) -> ReleaseSpec:
+    """The spec of the release whose ``manifest.json`` is ``path``."""
+    import json
+
+    if path.with_name(SPEC_FILE).is_file():
+        return read_spec(path.with_name(SPEC_FILE))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"spec {path} does not exist") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is neither a TOML spec nor a release manifest: {exc}") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != "lbm-bench-release" or "spec" not in manifest:
+        raise ValueError(f"{path} is not a release manifest (no format 'lbm-bench-release' with a spec)")
+    try:
+        spec = parse_spec(manifest["spec"])
+    except ValueError as exc:
+        raise ValueError(f"the spec recorded in {path}: {exc}") from None
+    return replace(spec, text=spec_toml(spec.source))
+
+
+def _toml_value(value: Any, where: str) -> str:
+    import json
+
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{where}: {value!r} has no place in a spec")
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a TOML basic string: JSON's escapes are TOML's
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v, where) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v, where)}" for k, v in value.items()) + " }"
+    raise ValueError(f"{where}: cannot write {type(value).__name__} {value!r} as TOML")
+
+
+def _toml_key(key: str) -> str:
+    import json
+    import re
+
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _toml_table(header: str, table: dict) -> list[str]:
+    return [header, *(f"{_toml_key(k)} = {_toml_value(v, header)}" for k, v in table.items()), ""]
+
+
+def spec_toml(source: dict) -> str:
+    """A spec (as :func:`parse_spec` takes it: the parsed TOML) written as TOML text.
+
+    For a spec that was not read from a file (:func:`parse_spec` of a dict, or the spec
+    a manifest records): :func:`read_spec` of the text gives the same spec.
+
+    Examples
+    --------
+    >>> text = spec_toml({"release": {"name": "r", "version": "1", "seed": 7},
+    ...                   "grid": [{"kinds": ["bernoulli"], "shapes": ["30x20"], "clusters": ["2x2"],
+    ...                             "risks": [0.1], "model_options": {"equal_proportions": True}}]})
+    >>> print(text)
+    [release]
+    name = "r"
+    version = "1"
+    seed = 7
+    <BLANKLINE>
+    [[grid]]
+    kinds = ["bernoulli"]
+    shapes = ["30x20"]
+    clusters = ["2x2"]
+    risks = [0.1]
+    model_options = { equal_proportions = true }
+    <BLANKLINE>
+    >>> parse_spec(tomllib.loads(text)).tables[0].id
+    'bernoulli-30x20-2x2-r0.1-01'
+    """
+    lines = _toml_table("[release]", source.get("release", {}))
+    if source.get("defaults"):
+        lines += _toml_table("[defaults]", source["defaults"])
+    for grid in source.get("grid", []):
+        lines += _toml_table("[[grid]]", grid)
+    return "\n".join(lines)

@@ -12,11 +12,14 @@ from lbm_bench.release._files import sha256_file
 from lbm_bench.release.card import THUMBNAILS, card_problems
 from lbm_bench.release.croissant import croissant_problems
 from lbm_bench.release.manifest import read_manifest, release_format_version
+from lbm_bench.release.spec import SPEC_FILE, read_spec
 
 #: Files every release of layout 1.1 lists in SHA256SUMS, besides its tables.
 RELEASE_FILES = ("README.md", "croissant.json", "index.html", "manifest.json", "tables.csv")
+#: Files a release of layout 1.2 adds: the spec it was built from.
+RELEASE_FILES_1_2 = (SPEC_FILE,)
 
-__all__ = ["rederived_risk_problems", "verify_release"]
+__all__ = ["compare_releases", "rederived_risk_problems", "spec_problems", "verify_release"]
 
 #: Fields of a risk estimate that verification re-derives, with the file's attribute names.
 _MAP_FIELDS = {"risk": "@risk", "mcse": "@risk_mcse", "rhat": "@risk_rhat", "row_loss": "@row_loss",
@@ -131,7 +134,9 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     verification takes). Besides the tables: every file listed in ``SHA256SUMS``
     must match its digest;
     a release of layout 1.1 must list ``README.md``, ``manifest.json``,
-    ``croissant.json``, ``tables.csv`` and ``index.html``, and every thumbnail;
+    ``croissant.json``, ``tables.csv`` and ``index.html``, and every thumbnail, and
+    one of layout 1.2 ``spec.toml`` too, which must describe the manifest's tables
+    (:func:`spec_problems`);
     ``tables.csv`` must be the manifest's, ``croissant.json``'s FileObjects must
     point to files of the release with their digests, and ``index.html`` must link
     only to files of the release.
@@ -194,7 +199,9 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
         if rel not in known:
             problems.append(f"{rel}: not in the manifest")
     if release_format_version(manifest) >= (1, 1) and sums_path.is_file():
-        problems += [f"{name}: not listed in SHA256SUMS" for name in RELEASE_FILES if name not in listed]
+        required = RELEASE_FILES + (RELEASE_FILES_1_2 if release_format_version(manifest) >= (1, 2) else ())
+        problems += [f"{name}: not listed in SHA256SUMS" for name in required if name not in listed]
+    problems += spec_problems(out, manifest)
     for path in sorted((out / THUMBNAILS).glob("*")):
         rel = path.relative_to(out).as_posix()
         if rel not in listed:
@@ -203,3 +210,76 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     problems += card_problems(out)
     return problems
 
+
+
+def spec_problems(out: Path, manifest: dict) -> list[str]:
+    """What is wrong with a release's ``spec.toml`` (layout 1.2): missing, unreadable,
+    or not the spec of the manifest (another parsed spec, or other tables or seeds),
+    in which case ``lbm-bench build spec.toml`` would not rebuild this release.
+
+    Returns
+    -------
+    list of str
+        One line per problem (empty for a release of layout 1.1 or older without one).
+    """
+    path = out / SPEC_FILE
+    if not path.is_file():
+        return [f"{SPEC_FILE}: missing"] if release_format_version(manifest) >= (1, 2) else []
+    try:
+        spec = read_spec(path)
+    except ValueError as exc:
+        return [f"{SPEC_FILE}: {exc}"]
+    if spec.source != manifest.get("spec"):
+        return [f"{SPEC_FILE}: differs from the spec the manifest records"]
+    built = [(e["id"], e["seed"], e["calibration_seed"]) for e in manifest.get("tables", [])]
+    if [(t.id, t.seed, t.calibration_seed) for t in spec.tables] != built:
+        return [f"{SPEC_FILE}: its tables or seeds differ from the manifest's"]
+    return []
+
+
+def _checksums(folder: Path) -> dict[str, str]:
+    path = folder / "SHA256SUMS"
+    if not path.is_file():
+        raise ValueError(f"{folder} is not a release: no SHA256SUMS")
+    sums = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        digest, _, name = line.partition("  ")
+        sums[name] = digest
+    return sums
+
+
+def compare_releases(new_dir: str | os.PathLike[str], old_dir: str | os.PathLike[str]) -> list[str]:
+    """Compare two releases file by file through their ``SHA256SUMS`` (e.g. a rebuild
+    from a release's ``spec.toml`` against the release).
+
+    Returns
+    -------
+    list of str
+        One line per file listed by only one of them or with another SHA-256 (empty when
+        both list the same files with the same digests); when some differ, a last line
+        gives the versions of ``built_with`` (and lbm-bench's) that differ between the
+        two manifests, the usual cause.
+
+    Raises
+    ------
+    ValueError
+        When either folder has no ``SHA256SUMS``.
+    """
+    new, old = Path(new_dir), Path(old_dir)
+    a, b = _checksums(new), _checksums(old)
+    problems = [f"{name}: only in {new}" for name in sorted(set(a) - set(b))]
+    problems += [f"{name}: only in {old}" for name in sorted(set(b) - set(a))]
+    problems += [f"{name}: SHA-256 differs from {old}'s" for name in sorted(set(a) & set(b)) if a[name] != b[name]]
+    if problems:
+        versions = []
+        try:
+            ma, mb = read_manifest(new), read_manifest(old)
+        except ValueError:
+            return problems
+        pairs = {"lbm-bench": (ma.get("lbm_bench_version"), mb.get("lbm_bench_version"))}
+        for key in sorted(set(ma.get("built_with", {})) | set(mb.get("built_with", {}))):
+            pairs[key] = (ma.get("built_with", {}).get(key, "unknown"), mb.get("built_with", {}).get(key, "unknown"))
+        versions = [f"{key} {x} vs {y}" for key, (x, y) in pairs.items() if x != y]
+        if versions:
+            problems.append(f"built with other versions: {', '.join(versions)}")
+    return problems

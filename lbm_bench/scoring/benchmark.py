@@ -14,8 +14,9 @@ results then hold the table's ``missing_rate`` and the summary groups by it. Eac
 writes ``OUT/runs/<algorithm>/<table id>.json`` (atomically), so an interrupted
 run resumes where it stopped. At the end, ``OUT/results.csv`` holds one row per
 (algorithm, table), ``OUT/summary.md`` the mean excess risk and CARI per
-algorithm by kind, shape and risk level, and, when matplotlib is installed,
-``OUT/excess_risk.png`` plots the excess risk against the table's floor. The
+algorithm by kind, shape and risk level, and, when matplotlib is installed and a
+run succeeded, ``OUT/excess_risk.png`` plots each run's excess risk over its table's
+floor against that floor. The
 excess risk is over the table's floor (the cross-fitted risk of its Bayes labels
 for ``l_item``; the MAP's risk for format 1.0 tables, column ``reference``); the
 excess over the MAP labels (the paper's reference) is reported too.
@@ -42,7 +43,7 @@ __all__ = ["run_benchmark", "summarise", "MISSING_COLUMN", "RESULT_COLUMNS"]
 RESULT_COLUMNS = [
     "algorithm", "table", "kind", "n_rows", "n_cols", "n_row_clusters", "n_col_clusters",
     "target_risk", "bayes_risk", "map_risk", "reference", "risk", "risk_mcse", "excess_risk", "excess_mcse",
-    "map_excess_risk", "map_excess_mcse",
+    "map_excess_risk", "map_excess_mcse", "chance_risk",
     "row_loss", "col_loss", "cari_mean", "cari_std", "ari_rows", "ari_cols",
     "apparent_l_item", "apparent_cari", "seed", "seconds", "error",
 ]
@@ -51,7 +52,7 @@ MISSING_COLUMN = "missing_rate"
 
 
 def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).lstrip(".")  # no hidden folder
 
 
 def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: int) -> dict:
@@ -82,7 +83,7 @@ def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: 
         report = evaluate(table, rows, cols)
         for key in ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
                     "cari_mean", "cari_std", "ari_rows", "ari_cols", "apparent_l_item", "apparent_cari",
-                    "bayes_risk", "map_risk", "reference", "map_excess_risk", "map_excess_mcse"):
+                    "bayes_risk", "map_risk", "reference", "map_excess_risk", "map_excess_mcse", "chance_risk"):
             row[key] = getattr(report, key)
     except Exception as exc:  # reported in the results, the others go on
         row["error"] = f"{type(exc).__name__}: {exc}"
@@ -204,8 +205,8 @@ def summarise(rows: list[dict]) -> str:
              f"{len(rows)} runs, {len(failed)} failed. Excess risk = conditional risk of the "
              "algorithm's labels minus the table's floor (the cross-fitted risk of its Bayes labels "
              "for l_item; the MAP labels' risk for format 1.0 tables, which store no floor). "
-             "Excess over MAP = minus the risk of the table's X-only MAP labels (true parameters; "
-             "the paper's reference).", ""]
+             "Excess over MAP = the same risk minus the risk of the table's X-only MAP labels (true "
+             "parameters; the paper's reference).", ""]
     groups = [("kind", "kind"), ("shape", "shape"), ("target_risk", "target risk")]
     if any(MISSING_COLUMN in r for r in rows):
         groups.append((MISSING_COLUMN, "missing rate"))
@@ -217,6 +218,13 @@ def summarise(rows: list[dict]) -> str:
 
 
 def _plot(path: Path, rows: list[dict]) -> bool:
+    """Draw ``excess_risk.png``: each run's excess risk over its table's floor against that
+    floor. Nothing is drawn (and a stale picture is removed) when no run succeeded or
+    matplotlib is missing; returns whether the picture was written."""
+    ok = [r for r in rows if not r.get("error")]
+    if not ok:
+        path.unlink(missing_ok=True)
+        return False
     try:
         import matplotlib
 
@@ -224,16 +232,23 @@ def _plot(path: Path, rows: list[dict]) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    ok = [r for r in rows if not r.get("error")]
+    fig = _excess_figure(ok)
+    fig.savefig(path, dpi=120, metadata={"Software": None})
+    plt.close(fig)
+    return True
+
+
+def _excess_figure(ok: list[dict]) -> Any:
+    """The figure of ``excess_risk.png`` for the successful runs ``ok`` (at least one)."""
+    import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(6, 4))
     for alg in sorted({r["algorithm"] for r in ok}):
         items = [r for r in ok if r["algorithm"] == alg]
         ax.scatter([r["bayes_risk"] for r in items], [r["excess_risk"] for r in items], label=alg, s=18)
     ax.axhline(0.0, color="grey", lw=0.8)
-    ax.set_xlabel("Bayes risk of the table (MAP, true parameters)")
-    ax.set_ylabel("excess conditional risk")
+    ax.set_xlabel("floor of the table (cross-fitted risk of its Bayes labels)")
+    ax.set_ylabel("excess risk over the floor")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120, metadata={"Software": None})
-    plt.close(fig)
-    return True
+    return fig

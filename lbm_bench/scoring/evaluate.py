@@ -12,7 +12,10 @@ labels (the paper's reference) is reported too, with the excess over it. A
 format 1.0 file stores no floor: the report says so and uses the MAP.
 
 "Apparent" scores against the generating labels alone are reported too, so
-users can see how noisy a single ground truth is.
+users can see how noisy a single ground truth is. The scale's other end is the
+**chance level**: the expected risk of labels drawn from the model's proportions
+independently of X (:func:`lbm_bench.metrics.chance_risk`); the report warns in one
+line when the submitted numbers of clusters differ from the table's.
 """
 
 from __future__ import annotations
@@ -30,10 +33,13 @@ from lbm_bench.inference.bayes import floor_certificate
 from lbm_bench.metrics import ari, cari, l_item, matching_error
 from lbm_bench.metrics.mcmc import chain_diagnostics
 from lbm_bench.metrics.partition import ari_values
-from lbm_bench.metrics.risk import conditional_risk_of_sets, set_item_losses
+from lbm_bench.metrics.risk import chance_risk_of_sets, conditional_risk_of_sets, set_item_losses
 from lbm_bench.protocol.table import Table
 
-__all__ = ["Report", "evaluate", "read_labels"]
+__all__ = ["CHANCE_SEED", "Report", "evaluate", "read_labels"]
+
+#: Seed of the random labellings of the chance level, so that a report is reproducible.
+CHANCE_SEED = 0
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,12 @@ class Report:
         for ``l_item``); for a format 1.0 file, the MAP's risk (see ``reference``).
     map_risk, map_mcse : float
         Conditional risk of the table's X-only MAP labels (the paper's certificate).
+    chance_risk, chance_mcse : float
+        The chance level and its Monte Carlo standard error: the mean conditional
+        risk of 20 labellings drawn from the model's proportions independently of X
+        (seed :data:`CHANCE_SEED`), each scored like a submission against 100 of the
+        Gibbs sets (:func:`lbm_bench.metrics.chance_risk`). With the floor it spans
+        the scale of ``risk``.
     excess_risk, excess_mcse : float
         ``risk - bayes_risk`` and its paired standard error.
     map_excess_risk, map_excess_mcse : float
@@ -80,6 +92,12 @@ class Report:
         The matching: predicted cluster -> reference cluster (-1: unmatched).
     matching_exact : bool
         Whether the matching is certified optimal.
+    table_clusters : list of int
+        The table's numbers of row and column clusters ``[g, m]``.
+    predicted_clusters : list of int
+        The numbers of distinct row and column labels submitted.
+    warning : str
+        One line when ``predicted_clusters`` differs from ``table_clusters``, else empty.
     """
 
     table: str
@@ -112,6 +130,11 @@ class Report:
     row_map: list
     col_map: list
     matching_exact: bool
+    chance_risk: float
+    chance_mcse: float
+    table_clusters: list
+    predicted_clusters: list
+    warning: str
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -125,12 +148,15 @@ class Report:
         return "\n".join(
             [
                 f"table: {self.table}",
+                *([f"warning: {self.warning}"] if self.warning else []),
                 f"conditional risk r_item  {self.risk:.4f} +- {self.risk_mcse:.4f}  "
                 f"(l_row {self.row_loss:.4f}, l_col {self.col_loss:.4f}; {self.n_samples} Gibbs sets)",
                 *([f"note: {self.note}"] if self.note else []),
                 f"floor (Bayes, l_item)    {self.bayes_risk:.4f} +- {self.bayes_mcse:.4f}"
                 if self.reference == "bayes" else
                 f"reference (MAP; no floor) {self.bayes_risk:.4f} +- {self.bayes_mcse:.4f}",
+                f"chance level             {self.chance_risk:.4f} +- {self.chance_mcse:.4f}  "
+                "(random labels drawn from the proportions)",
                 f"MAP labels (paper)       {self.map_risk:.4f} +- {self.map_mcse:.4f}  "
                 f"(target applied to: {self.criterion})",
                 f"excess risk              {self.excess_risk:+.4f} +- {self.excess_mcse:.4f}"
@@ -198,6 +224,9 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
         excess = float(result.risk - map_losses.mean())
         note = "format 1.0 file: no floor stored; the reference is the MAP labels' risk (an upper bound of the floor)"
     z0, w0 = table.truth_rows, table.truth_cols
+    predicted = [int(np.unique(rows).size), int(np.unique(cols).size)]
+    chance = chance_risk_of_sets(g.rows, g.cols, table.model.row_proportions, table.model.col_proportions,
+                          rng=np.random.default_rng(CHANCE_SEED))
     return Report(
         table=name,
         risk=float(result.risk),
@@ -229,7 +258,22 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
         row_map=[int(v) for v in result.row_map],
         col_map=[int(v) for v in result.col_map],
         matching_exact=bool(result.exact),
+        chance_risk=chance[0],
+        chance_mcse=chance[1],
+        table_clusters=[int(table.n_row_clusters), int(table.n_col_clusters)],
+        predicted_clusters=predicted,
+        warning=_cluster_warning(predicted, [int(table.n_row_clusters), int(table.n_col_clusters)]),
     )
+
+
+def _cluster_warning(predicted: list[int], table: list[int]) -> str:
+    """One line when the submitted numbers of clusters differ from the table's, else ``""``."""
+    if predicted == table:
+        return ""
+    sides = [f"{p} {side} cluster{'s' if p != 1 else ''} where the table has {t}"
+             for side, p, t in zip(("row", "column"), predicted, table, strict=True) if p != t]
+    return (f"your labels have {' and '.join(sides)}; the score is still the conditional risk "
+            "under the best matching (extra clusters count as errors)")
 
 
 def _floor_losses(table: Table) -> np.ndarray:
@@ -254,48 +298,133 @@ def _blockwise_ari(sets: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return np.concatenate(blocks)
 
 
-def read_labels(path: str | os.PathLike[str], *, name: str = "labels") -> np.ndarray:
-    """Read one integer label per line (text or CSV, one column) or a ``.npy`` vector.
+#: First-line words that look like a mistyped digit (letter O for zero, l or I for one):
+#: refused as a header, so a typo on line 1 is an error, not a skipped label.
+_DIGIT_LOOKALIKES = frozenset("OolI")
 
-    A header line that is not an integer is skipped; blank lines are ignored.
-    Nothing is unpickled (``.npy`` files are read with ``allow_pickle=False``).
+
+def read_labels(
+    path: str | os.PathLike[str], *, name: str = "labels", return_header: bool = False
+) -> np.ndarray | tuple[np.ndarray, str | None]:
+    r"""Read one integer label per line (text, or one-column CSV) or a ``.npy`` vector.
+
+    Text files hold one label per line; blank lines are ignored. A value may be
+    written as an integer (``2``) or as an integral float (``2.0``,
+    ``2.000000000000000000e+00``: :func:`numpy.savetxt`'s default format); any other
+    value (``2.5``, ``1O``, two comma-separated fields) is an error naming its line
+    (1-based, counting every line of the file). The first non-blank line may be a
+    header: a name that starts with a letter, made of letters, digits, ``_``, ``.``,
+    ``-`` or spaces, optionally quoted (``label``, ``"cluster"``, ``V1``), neither a
+    float word (``nan``, ``inf``) nor a single ``O``, ``o``, ``l`` or ``I`` (which look
+    like a mistyped digit). Nothing is
+    unpickled (``.npy`` files are read with ``allow_pickle=False``).
+
+    Parameters
+    ----------
+    path : path
+        The file (``.npy``, or text).
+    name : str, default="labels"
+        What the file holds, for error messages (e.g. ``"--rows"``).
+    return_header : bool, default=False
+        Also return the header line that was skipped (None when there was none).
+
+    Returns
+    -------
+    labels : ndarray of shape (n,), int64
+    header : str or None
+        Only with ``return_header=True``.
 
     Raises
     ------
     ValueError
         When the file is missing, empty, or holds something other than integers.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "rows.txt").write_text("label\n2\n0.0\n1.000000000000000000e+00\n")
+    >>> read_labels(folder / "rows.txt", return_header=True)
+    (array([2, 0, 1]), 'label')
+    >>> _ = (folder / "typo.txt").write_text("1O\n2\n")
+    >>> read_labels(folder / "typo.txt")
+    Traceback (most recent call last):
+    ...
+    ValueError: labels file ...typo.txt: line 1 is not an integer label: '1O'
     """
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{name} file {path} does not exist")
     if path.suffix == ".npy":
-        try:
-            values = np.load(path, allow_pickle=False)
-        except ValueError as exc:
-            raise ValueError(f"{name} file {path} is not a readable .npy array: {exc}") from None
-        values = np.asarray(values)
-        if values.ndim != 1:
-            raise ValueError(f"{name} file {path} must hold a 1-D vector, got shape {values.shape}")
-        if values.dtype.kind == "f" and np.all(values == np.round(values)):
-            values = values.astype(np.int64)
-        if values.dtype.kind not in "iu":
-            raise ValueError(f"{name} file {path} must hold integers, got dtype {values.dtype}")
-        return values.astype(np.int64)
-    lines = [ln.strip() for ln in path.read_text(encoding="utf-8", errors="replace").splitlines()]
-    lines = [ln.split(",")[0].strip().strip('"') for ln in lines if ln]
-    if lines and not _is_int(lines[0]):
-        lines = lines[1:]  # a header
-    bad = next((i for i, ln in enumerate(lines) if not _is_int(ln)), None)
-    if bad is not None:
-        raise ValueError(f"{name} file {path}: line {bad + 1} is not an integer label: {lines[bad]!r}")
-    if not lines:
-        raise ValueError(f"{name} file {path} holds no labels")
-    return np.array([int(ln) for ln in lines], dtype=np.int64)
+        labels, header = _read_npy_labels(path, name), None
+    else:
+        labels, header = _read_text_labels(path, name)
+    return (labels, header) if return_header else labels
 
 
-def _is_int(text: str) -> bool:
+def _read_npy_labels(path: Path, name: str) -> np.ndarray:
     try:
-        int(text)
-    except ValueError:
+        values = np.load(path, allow_pickle=False)
+    except ValueError as exc:
+        raise ValueError(f"{name} file {path} is not a readable .npy array: {exc}") from None
+    values = np.asarray(values)
+    if values.ndim != 1:
+        raise ValueError(f"{name} file {path} must hold a 1-D vector, got shape {values.shape}")
+    if values.dtype.kind == "f" and np.all(values == np.round(values)):
+        values = values.astype(np.int64)
+    if values.dtype.kind not in "iu":
+        raise ValueError(f"{name} file {path} must hold integers, got dtype {values.dtype}")
+    return values.astype(np.int64)
+
+
+def _read_text_labels(path: Path, name: str) -> tuple[np.ndarray, str | None]:
+    """The labels of a text file and its header (None when none), with 1-based line numbers in errors."""
+    numbered = [(i + 1, line.strip()) for i, line in
+                enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines())]
+    numbered = [(number, line) for number, line in numbered if line]
+    header = None
+    if numbered and _is_header(numbered[0][1]):
+        header = numbered[0][1].strip('"').strip("'").strip()
+        numbered = numbered[1:]
+    if not numbered:
+        raise ValueError(f"{name} file {path} holds no labels")
+    values = []
+    for number, line in numbered:
+        if "," in line:
+            raise ValueError(
+                f"{name} file {path}: line {number} has {line.count(',') + 1} comma-separated fields "
+                f"({line!r}); a labels file holds one label per line"
+            )
+        value = _integer_value(line.strip('"').strip("'").strip())
+        if value is None:
+            raise ValueError(f"{name} file {path}: line {number} is not an integer label: {line!r}")
+        values.append(value)
+    return np.array(values, dtype=np.int64), header
+
+
+def _is_header(line: str) -> bool:
+    """A column name (see :func:`read_labels`), not a number nor a mistyped one."""
+    import re
+
+    word = line.strip('"').strip("'").strip()
+    try:
+        float(word)  # "nan", "inf": a value, not a name
         return False
-    return True
+    except ValueError:
+        pass
+    return bool(re.fullmatch(r"[A-Za-z][A-Za-z0-9_. -]*", word)) and word not in _DIGIT_LOOKALIKES
+
+
+def _integer_value(text: str) -> int | None:
+    """The integer a label text denotes: ``"2"``, ``"2.0"`` or ``"2.000e+00"``; None otherwise."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if not np.isfinite(value) or value != round(value) or abs(value) >= 2**53:
+        return None
+    return int(value)

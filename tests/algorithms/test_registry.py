@@ -138,8 +138,8 @@ def test_resolve_module_function():
         ("lbm_bench.no_such_module:fit", "cannot import module 'lbm_bench.no_such_module'"),
         ("lbm_bench.algorithms:no_such_function", "has no attribute 'no_such_function'"),
         ("lbm_bench.algorithms:ALGORITHMS", "is not callable"),
-        ("lbm_bench.algorithms:", "must be a registry name or 'module:function'"),
-        (":cem", "must be a registry name or 'module:function'"),
+        ("lbm_bench.algorithms:", "must be a registry name, 'module:function' or 'path/to/file.py:function'"),
+        (":cem", "must be a registry name, 'module:function' or 'path/to/file.py:function'"),
     ],
 )
 def test_resolve_algorithm_errors(name, match):
@@ -150,3 +150,56 @@ def test_resolve_algorithm_errors(name, match):
 def test_resolve_algorithm_needs_a_string():
     with pytest.raises(TypeError, match="must be a string"):
         resolve_algorithm(cem)
+
+
+_USER_ALGORITHM = """
+import numpy as np
+
+def fit(X, n_row_clusters, n_col_clusters, *, rng):
+    return np.arange(X.shape[0]) % n_row_clusters, np.arange(X.shape[1]) % n_col_clusters
+"""
+
+
+def test_module_of_the_current_directory_without_pythonpath(tmp_path, monkeypatch):
+    """``myalgo:fit`` finds ``./myalgo.py`` (issue 27, item 3), leaves sys.path as it was,
+    and algorithm_source names the file it loaded."""
+    import sys
+
+    (tmp_path / "nc_myalgo.py").write_text(_USER_ALGORITHM)
+    monkeypatch.chdir(tmp_path)
+    path_before = list(sys.path)
+    monkeypatch.delitem(sys.modules, "nc_myalgo", raising=False)
+    name, fit = resolve_algorithm("nc_myalgo:fit")
+    assert name == "nc_myalgo:fit" and sys.path == path_before
+    rows, cols = fit(np.zeros((5, 4)), 2, 2, rng=None)
+    assert rows.tolist() == [0, 1, 0, 1, 0] and cols.tolist() == [0, 1, 0, 1]
+    assert algorithms.algorithm_source(fit) == str((tmp_path / "nc_myalgo.py").resolve())
+    monkeypatch.delitem(sys.modules, "nc_myalgo", raising=False)
+
+
+def test_a_python_file_by_its_path(tmp_path, monkeypatch):
+    (tmp_path / "algos").mkdir()
+    (tmp_path / "algos" / "mine.py").write_text(_USER_ALGORITHM)
+    monkeypatch.chdir(tmp_path)
+    for spec in ("./algos/mine.py:fit", "algos/mine.py:fit", f"{tmp_path}/algos/mine.py:fit"):
+        name, fit = resolve_algorithm(spec)
+        assert name == spec and fit.__name__ == "fit"
+        assert algorithms.algorithm_source(fit) == str((tmp_path / "algos" / "mine.py").resolve())
+    assert resolve_algorithm("./algos/mine.py:fit")[1] is resolve_algorithm("algos/mine.py:fit")[1]
+    with pytest.raises(ValueError, match=r"no file ./algos/other.py"):
+        resolve_algorithm("./algos/other.py:fit")
+    with pytest.raises(ValueError, match="has no attribute 'nope'"):
+        resolve_algorithm("./algos/mine.py:nope")
+    (tmp_path / "broken.py").write_text("import no_such_package_xyz\n")
+    with pytest.raises(ValueError, match=r"importing .*broken.py failed: ModuleNotFoundError"):
+        resolve_algorithm("./broken.py:fit")
+
+
+def test_a_missing_module_says_how_to_name_a_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"cannot import module 'nc_absent'.*'./nc_absent.py:FUNCTION'"):
+        resolve_algorithm("nc_absent:fit")
+    # a module of the current directory whose own import fails: that error, not "not found"
+    (tmp_path / "nc_needs.py").write_text("import no_such_package_xyz\n")
+    with pytest.raises(ValueError, match="importing nc_needs from the current directory failed"):
+        resolve_algorithm("nc_needs:fit")

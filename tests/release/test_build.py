@@ -15,6 +15,7 @@ from lbm_bench.release import (
     BuildReport,
     build_release,
     load_release,
+    parse_spec,
     read_spec,
     verify_release,
 )
@@ -27,10 +28,10 @@ def test_build_outputs(built):
     assert manifest["release"]["name"] == "tiny"
     assert len(manifest["tables"]) == 5
     assert sorted(p.name for p in built.iterdir()) == [
-        "README.md", "SHA256SUMS", "croissant.json", "index.html", "manifest.json", "tables", "tables.csv",
-        "thumbnails",
+        "README.md", "SHA256SUMS", "croissant.json", "index.html", "manifest.json", "spec.toml", "tables",
+        "tables.csv", "thumbnails",
     ]
-    assert manifest["format_version"] == "1.1"
+    assert manifest["format_version"] == "1.2" and manifest["spec_file"] == "spec.toml"
     assert verify_release(built) == []
 
 
@@ -106,12 +107,28 @@ def test_tasks_are_submitted_longest_first(spec_path):
     assert costs == sorted(costs, reverse=True) and paper[-1].id == "poisson-50x50-3x3-r0.05-02"
 
 
+def _without_poisson(spec_path):
+    """The tiny spec without its Poisson grid, parsed from a dict (so the release's spec.toml
+    is written by spec_toml)."""
+    source = read_spec(spec_path).source
+    return parse_spec({**source, "grid": [g for g in source["grid"] if g["kinds"] != ["poisson"]]})
+
+
+def test_a_spec_whose_tables_are_not_its_source_s_is_refused(spec_path, tmp_path):
+    """A release must carry a spec that rebuilds it: a ReleaseSpec whose tables were edited
+    away from what its source describes is refused before anything is built."""
+    spec = read_spec(spec_path)
+    edited = dataclasses.replace(spec, tables=spec.tables[:2])
+    with pytest.raises(ValueError, match="its tables are not the ones its source describes"):
+        build_release(edited, tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+
+
 def test_build_without_matplotlib_draws_no_thumbnail(spec_path, tmp_path, monkeypatch):
     """Without matplotlib the workers draw nothing (their thumbnail time is unknown, '-')
     and the card says so; tasks run longest first (one worker: in submission order)."""
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    spec = read_spec(spec_path)
-    spec = dataclasses.replace(spec, tables=tuple(t for t in spec.tables if t.kind != "poisson"))
+    spec = _without_poisson(spec_path)
     out = tmp_path / "tiny"
     report = build_release(spec, out, n_jobs=1)
     assert report.ok, report.summary()
@@ -121,7 +138,11 @@ def test_build_without_matplotlib_draws_no_thumbnail(spec_path, tmp_path, monkey
         "bernoulli-30x20-2x2-r0.1-02", "gaussian-30x20-2x2-r0.1-02",
     ]
     assert not any("thumbnail" in t for t in report.table_seconds.values())
-    assert "thumbnail" not in report.summary() and not (out / "thumbnails").exists()
+    assert not (out / "thumbnails").exists()
+    # the build says so in one line (issue 27, item 7), as the card does
+    assert [ln for ln in report.summary().splitlines() if "thumbnail" in ln] == [
+        "thumbnails skipped: matplotlib is not installed (pip install 'lbm-bench[plots]'); "
+        "index.html is written without them"]
     assert "matplotlib was not installed" in (out / "index.html").read_text()
     assert verify_release(out) == []
 
@@ -132,8 +153,7 @@ def test_a_failed_table_is_reported_and_fail_fast_stops(spec_path, tmp_path, mon
     other configurations are not calibrated."""
     from lbm_bench.protocol import generate
 
-    spec = read_spec(spec_path)
-    spec = dataclasses.replace(spec, tables=tuple(t for t in spec.tables if t.kind != "poisson"))
+    spec = _without_poisson(spec_path)
     victim = next(t for t in spec.tables if t.id == "bernoulli-30x20-2x2-r0.1-01")
     real = generate.generate_table
 
@@ -241,8 +261,9 @@ def test_release_file_writers_are_called_after_the_manifest_and_checksummed(buil
     build_module.write_release_files(spec, copy, spec_path=str(spec_path))
     assert seen == [("tiny", True)]
     sums = (copy / "SHA256SUMS").read_text().splitlines()
-    # 5 tables, manifest.json, README.md, tables.csv, croissant.json, 5 thumbnails, index.html, extra.txt
-    assert any(line.endswith("  extra.txt") for line in sums) and len(sums) == 16
+    # 5 tables, spec.toml, manifest.json, README.md, tables.csv, croissant.json, 5 thumbnails, index.html,
+    # extra.txt
+    assert any(line.endswith("  extra.txt") for line in sums) and len(sums) == 17
     for name in ("manifest.json", "README.md"):
         assert (copy / name).read_bytes() == (built / name).read_bytes()
     assert verify_release(copy) == []

@@ -75,12 +75,13 @@ def test_file_objects_describe_the_files(built):
     assert metadata["name"] == manifest["release"]["name"] and metadata["version"] == manifest["release"]["version"]
     assert metadata["license"] == manifest["release"]["license"] and metadata["citeAs"]
     objects = {o["contentUrl"]: o for o in metadata["distribution"]}
-    assert set(objects) == {"manifest.json", "tables.csv"} | {e["file"] for e in manifest["tables"]}
+    assert set(objects) == {"manifest.json", "tables.csv", "spec.toml"} | {e["file"] for e in manifest["tables"]}
     for url, obj in objects.items():
         assert obj["@type"] == "cr:FileObject"
         assert obj["sha256"] == _sha256(built / url)
         assert obj["contentSize"] == f"{(built / url).stat().st_size} B"
-        assert obj["encodingFormat"] == {"json": "application/json", "csv": "text/csv", "h5": "application/x-hdf5"}[
+        assert obj["encodingFormat"] == {"json": "application/json", "csv": "text/csv", "h5": "application/x-hdf5",
+                                         "toml": "application/toml"}[
             url.rsplit(".", 1)[1]]
     (records,) = metadata["recordSet"]
     assert [f["name"] for f in records["field"]] == [name for name, _, _ in TABLE_FIELDS]
@@ -185,7 +186,8 @@ def test_spec_publication_keys(tmp_path):
 
 def test_layout_1_0_releases_still_verify_and_1_1_requires_the_new_files(built, tmp_path):
     """A release of layout 1.0 (tables, manifest.json, README.md) verifies without the
-    Croissant and HTML files; a 1.1 release that lost them from SHA256SUMS does not."""
+    Croissant and HTML files; a 1.2 release that lost them (and its spec.toml) from
+    SHA256SUMS does not."""
     from lbm_bench.release import verify_release
 
     copy = tmp_path / "copy"
@@ -198,7 +200,8 @@ def test_layout_1_0_releases_still_verify_and_1_1_requires_the_new_files(built, 
     (copy / "SHA256SUMS").write_text("\n".join(kept) + "\n")
     problems = verify_release(copy)
     assert sorted(problems) == [f"{name}: not listed in SHA256SUMS"
-                                for name in ("croissant.json", "index.html", "manifest.json", "tables.csv")]
+                                for name in ("croissant.json", "index.html", "manifest.json", "spec.toml",
+                                             "tables.csv")]
     manifest = json.loads((copy / "manifest.json").read_text())
     manifest["format_version"] = "1.0"
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")

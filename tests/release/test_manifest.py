@@ -19,7 +19,8 @@ def test_manifest_entries(built):
         assert abs(certified - entry["target_risk"]) <= 0.03
         assert entry["bayes_risk"] <= entry["risk"] + 3 * entry["bayes_risk_mcse"]
     sums = (built / "SHA256SUMS").read_text().splitlines()
-    assert len(sums) == 15  # 5 tables, manifest, README, tables.csv, croissant.json, 5 thumbnails, index.html
+    assert len(sums) == 16  # 5 tables, spec.toml, manifest, README, tables.csv, croissant.json, 5 thumbnails,
+    # index.html
 
 
 def test_sha256sums_is_coreutils_format(built):

@@ -9,7 +9,8 @@ def test_readme_card(built):
     assert "gaussian-30x20-2x2-r0.1-01" in card and "lbm-bench build" in card
     # the card is a function of the manifest alone
     assert readme_text(load_release(built)) == card
-    assert "lbm-bench build tiny.toml --out DIR" in card
+    assert ("lbm-bench verify .\nlbm-bench build spec.toml --out ../tiny-rebuilt --jobs 2\n"
+            "lbm-bench verify ../tiny-rebuilt --against .") in card
     assert "| floor ± MCSE | MAP risk ± MCSE |" in card and "| bayes |" in card
 
 

@@ -64,7 +64,8 @@ def _rewrite_consistently(copy, table_file, edit_file, edit_entry=None):
     if edit_entry:
         edit_entry(entry)
     (copy / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
-    names = ["manifest.json", write_readme(manifest, copy), *write_croissant(manifest, copy), "index.html"]
+    names = ["spec.toml", "manifest.json", write_readme(manifest, copy), *write_croissant(manifest, copy),
+             "index.html"]
     names += [p.relative_to(copy).as_posix() for p in sorted((copy / "thumbnails").glob("*.png"))]
     write_checksums(copy, manifest, names)
 

@@ -124,3 +124,82 @@ def test_read_labels_formats(tmp_path):
     np.save(tmp_path / "f.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
     with pytest.raises(ValueError, match="not a readable .npy"):
         read_labels(tmp_path / "f.npy")
+
+
+def test_read_labels_accepts_savetxt_default_floats(tmp_path):
+    """numpy.savetxt's default format ("%.18e") of integer labels reads as those integers."""
+    labels = np.array([2, 0, 1, 1, 10])
+    np.savetxt(tmp_path / "rows.txt", labels)
+    assert "e+00" in (tmp_path / "rows.txt").read_text()
+    np.testing.assert_array_equal(read_labels(tmp_path / "rows.txt"), labels)
+    (tmp_path / "floats.txt").write_text("2.0\n0\n1.000000000000000000e+00\n")
+    np.testing.assert_array_equal(read_labels(tmp_path / "floats.txt"), [2, 0, 1])
+
+
+@pytest.mark.parametrize("first", ["1O", "2.5", "O", "l", "nan", "-", "1e", "#1"])
+def test_read_labels_refuses_a_mistyped_first_line(tmp_path, first):
+    """A first line that is not an integer is a header only when it is a name; a value that
+    looks like a mistyped number is an error naming line 1, not a silently skipped label."""
+    (tmp_path / "rows.txt").write_text(f"{first}\n1\n2\n")
+    with pytest.raises(ValueError, match=r"line 1 is not an integer label"):
+        read_labels(tmp_path / "rows.txt")
+
+
+@pytest.mark.parametrize("header", ["label", '"cluster"', "x", "V1", "row_label", "'cols'"])
+def test_read_labels_header_names(tmp_path, header):
+    (tmp_path / "rows.txt").write_text(f"{header}\n1\n2\n")
+    labels, found = read_labels(tmp_path / "rows.txt", return_header=True)
+    np.testing.assert_array_equal(labels, [1, 2])
+    assert found == header.strip("'\"")
+    assert read_labels(tmp_path / "rows.txt").tolist() == [1, 2]
+
+
+def test_read_labels_line_numbers_count_every_line(tmp_path):
+    """Errors name the file's own 1-based line, counting the header and blank lines."""
+    (tmp_path / "a.txt").write_text("label\n1\n\n2\n2,5\n")
+    with pytest.raises(ValueError, match=r"line 5 has 2 comma-separated fields"):
+        read_labels(tmp_path / "a.txt")
+    (tmp_path / "b.txt").write_text("\n0\n1\n1.5\n")
+    with pytest.raises(ValueError, match=r"line 4 is not an integer label: '1.5'"):
+        read_labels(tmp_path / "b.txt")
+    (tmp_path / "c.txt").write_text("label\n\n")
+    with pytest.raises(ValueError, match="holds no labels"):
+        read_labels(tmp_path / "c.txt")
+
+
+def test_the_report_shows_the_chance_level(table):
+    """The report spans the scale: the chance level (random labels drawn from the model's
+    proportions, scored like a submission) beside the floor and the user's risk, in the text
+    and the JSON; reproducible, and what random labels do score (issue 27, item 6)."""
+    import json
+
+    report = evaluate(table, table.map_rows, table.map_cols)
+    again = evaluate(table, table.bayes_rows, table.bayes_cols)
+    assert (report.chance_risk, report.chance_mcse) == (again.chance_risk, again.chance_mcse)
+    assert report.bayes_risk <= report.risk + 1e-12 and report.risk < report.chance_risk < 1
+    assert 0 < report.chance_mcse < 0.02
+    rng = np.random.default_rng(123)
+    g, m = table.model.row_proportions, table.model.col_proportions
+    random = [evaluate(table, rng.choice(3, 60, p=g), rng.choice(2, 40, p=m)).risk for _ in range(30)]
+    se = np.hypot(report.chance_mcse, np.std(random) / np.sqrt(30))
+    assert abs(np.mean(random) - report.chance_risk) <= 4 * se
+    lines = report.summary().splitlines()
+    floor = next(i for i, ln in enumerate(lines) if ln.startswith("floor (Bayes, l_item)"))
+    assert lines[floor + 1] == (f"chance level             {report.chance_risk:.4f} +- {report.chance_mcse:.4f}  "
+                                "(random labels drawn from the proportions)")
+    data = json.loads(report.to_json())
+    assert data["chance_risk"] == report.chance_risk and data["chance_mcse"] == report.chance_mcse
+    assert data["table_clusters"] == [3, 2] and data["predicted_clusters"] == [3, 2] and data["warning"] == ""
+    assert not any(ln.startswith("warning:") for ln in lines)
+
+
+def test_a_labelling_with_other_numbers_of_clusters_is_flagged(table):
+    """3 column clusters for a 2-cluster table is scored, with one warning line (issue 27, item 6)."""
+    report = evaluate(table, table.map_rows, np.arange(40) % 3)
+    assert report.predicted_clusters == [3, 3] and report.table_clusters == [3, 2]
+    assert report.warning.startswith("your labels have 3 column clusters where the table has 2;")
+    assert report.summary().splitlines()[1] == f"warning: {report.warning}"
+    fewer = evaluate(table, np.zeros(60, dtype=int), table.map_cols + 7)  # labels need not start at 0
+    assert fewer.warning.startswith("your labels have 1 row cluster where the table has 3;")
+    both = evaluate(table, np.arange(60) % 4, np.zeros(40, dtype=int))
+    assert "4 row clusters where the table has 3 and 1 column cluster where the table has 2" in both.warning

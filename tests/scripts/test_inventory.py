@@ -18,7 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-FOLDERS = ("benchmarks", "figures")
+FOLDERS = ("benchmarks", "figures", "checks")
 SCRIPT_FILES = sorted(p for folder in FOLDERS for p in (SCRIPTS / folder).glob("*.py"))
 #: Scripts (not the shared helper modules, whose names start with an underscore).
 RUNNABLE = [p for p in SCRIPT_FILES if not p.name.startswith("_")]
@@ -37,13 +37,14 @@ def _texts() -> dict[str, str]:
 
 def test_scripts_are_in_their_folders():
     loose = sorted(p.name for p in SCRIPTS.iterdir() if p.name not in {"README.md", "__pycache__", *FOLDERS})
-    assert not loose, f"put these in scripts/benchmarks/ or scripts/figures/: {loose}"
+    assert not loose, f"put these in scripts/benchmarks/, scripts/figures/ or scripts/checks/: {loose}"
     assert len(RUNNABLE) >= 19
 
 
 @pytest.mark.parametrize("script", RUNNABLE, ids=lambda p: p.name)
 def test_every_script_has_a_smoke_test(script):
     tests = [p for p in (ROOT / "tests" / "scripts").glob("test_*.py") if p.name != "test_inventory.py"]
+    tests.append(ROOT / "tests" / "test_docs_numbers.py")
     assert any(f'"{script.stem}"' in p.read_text(encoding="utf-8") for p in tests), (
         f"no test in tests/scripts/ runs {script.relative_to(ROOT)}")
 
