@@ -244,11 +244,12 @@ def cli_memory(work: Workdir) -> str:
 
 
 #: docs/cli.md's refused requests with missing entries: one line each, exit status 2.
+_REFUSED = "lbm-bench generate --kind {} --shape {} --clusters {} --risk {} {} -o refused.h5"
 MISSING_ERRORS = (
-    "lbm-bench generate --kind gaussian --shape 60x40 --clusters 3x2 --risk 0.1 --missing 1 -o t.h5",
-    "lbm-bench generate --kind gaussian --shape 60x40 --clusters 3x2 --risk 0.1 --missing nan -o t.h5",
-    "lbm-bench generate --kind gaussian --shape 60x40 --clusters 3x2 --risk 0.1 --missing-mechanism block -o t.h5",
-    "lbm-bench generate --kind bernoulli --shape 20x10 --clusters 2x2 --risk 0.05 --missing 0.72 --seed 3 -o t.h5",
+    _REFUSED.format("gaussian", "60x40", "3x2", 0.1, "--missing 1"),
+    _REFUSED.format("gaussian", "60x40", "3x2", 0.1, "--missing nan"),
+    _REFUSED.format("gaussian", "60x40", "3x2", 0.1, "--missing-mechanism block"),
+    _REFUSED.format("bernoulli", "20x10", "2x2", 0.05, "--missing 0.72 --seed 3"),
 )
 
 
@@ -274,7 +275,7 @@ def cli_missing_info(work: Workdir) -> str:
 def protocol_missing_unreachable(work: Workdir) -> str:
     """docs/protocol.md: a rate at which the rows with no observed entry alone exceed the target."""
     return fenced(work.run("lbm-bench generate --kind gaussian --shape 20x10 --clusters 2x2 --risk 0.05 "
-                           "--missing 0.85 --seed 3 -o t.h5", status=2))
+                           "--missing 0.85 --seed 3 -o refused.h5", status=2))
 
 
 def _spec_count(name: str) -> str:
