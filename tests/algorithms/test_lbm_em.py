@@ -15,6 +15,7 @@ from lbm_bench.algorithms import (
 from tests.algorithms.common import (
     EASY_SCALES,
     KINDS,
+    OPTIONS,
     matching_error,
 )
 from tests.exact import exact_posterior
@@ -47,13 +48,17 @@ def _closed_form(kind, X, rows, cols, g, m):
         return {"means": means, "stds": stds}
     if kind == "poisson":
         return {"rates": np.maximum(means, 1e-10)}
+    if kind == "categorical":
+        K = int(X.max()) + 1
+        probs = np.maximum([[[np.mean(b == c) for c in range(K)] for b in line] for line in blocks], 1e-6)
+        return {"probs": probs / probs.sum(axis=2, keepdims=True)}
     return {"probs": np.clip(means, 1e-6, 1 - 1e-6)}
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_cem_ends_at_a_fixed_point_of_its_criterion(small_tables, kind):
     X = small_tables[kind]
-    fit = fit_lbm(X, 3, 2, method="cem", rng=0)
+    fit = fit_lbm(X, 3, 2, method="cem", kind=kind, rng=0)
     assert isinstance(fit, LBMFit) and fit.kind == kind and fit.converged
     # the M-step of the final labels gives back the fitted parameters ...
     for name, value in _closed_form(kind, X, fit.rows, fit.cols, 3, 2).items():
@@ -68,9 +73,9 @@ def test_cem_ends_at_a_fixed_point_of_its_criterion(small_tables, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_vem_bound_is_below_the_exact_log_likelihood(kind):
-    model = random_model(kind, 2, 2, scale=EASY_SCALES[kind] / 2, rng=7)
+    model = random_model(kind, 2, 2, scale=EASY_SCALES[kind] / 2, rng=7, **OPTIONS.get(kind, {}))
     X, _, _ = model.sample(7, 6, rng=8)
-    fit = fit_lbm(X, 2, 2, method="vem", rng=0)
+    fit = fit_lbm(X, 2, 2, method="vem", kind=kind, rng=0)
     assert fit.start_criteria.shape == (10,)
     _, _, log_joint = exact_posterior(fit.model, X)
     log_likelihood = logsumexp(log_joint)  # log p(X; theta_hat) by enumeration
