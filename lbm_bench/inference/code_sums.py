@@ -22,7 +22,9 @@ then unpacked into the float64 sums (B, C, o, p, n_own) the logits read:
   unpacked (one row of ``p`` counters per move), then added to ``S[c, l']`` and
   subtracted from ``S[c, l]``.
 
-Counts are integers, so every route gives the same sums bit for bit (``exact_sums``).
+Counts are integers, so every route gives the same sums bit for bit (``exact_sums``),
+and the same as the dense storage's float64 sums of the indicators: small tables, for
+which the dense storage is faster, are held by it (:func:`uses_codes`).
 The X-only starts of the MAP score the entries from a table of log-densities by
 code (:meth:`CodeStatistics.entrywise_scores`).
 """
@@ -38,8 +40,8 @@ import numpy as np
 from lbm_bench.inference.dense_sums import EntrywiseScores, csr_rows, csr_times_dense
 from lbm_bench.inference.side import Side
 
-__all__ = ["CODE_UPDATE_COST", "CodeSide", "CodeStatistics", "FIELD_LIMIT", "FIELDS_PER_WORD", "pack_codes",
-           "words_per_entry"]
+__all__ = ["CODE_MIN_TABLE_BYTES", "CODE_UPDATE_COST", "CodeSide", "CodeStatistics", "FIELD_LIMIT",
+           "FIELDS_PER_WORD", "pack_codes", "uses_codes", "words_per_entry"]
 
 #: Bits of one counter in a packed word, and counters per word.
 FIELD_BITS = 16
@@ -57,8 +59,20 @@ CODE_UPDATE_COST = 2.5
 #: Full products below this many packed words added (``B C n_other words n_own``) take
 #: the full product (both routes cost about 0.05 ms there: 100x100, 8 chains).
 CODE_MIN_FULL_WORK = 50_000
+#: Tables whose ``n_stats`` float64 statistics take at most this many bytes per layout
+#: are held by the dense storage instead (both give the same exact counts): there the
+#: BLAS products of a few small arrays cost less than the packing's fixed overheads.
+#: Measured (``generate_table``, K = 5, 3x3 clusters, one thread): 40x30 0.72 s dense
+#: against 1.01 s packed, 200x100 even, 500x300 5.0 s against 3.7 s.
+CODE_MIN_TABLE_BYTES = 1 << 20
 #: Index of field ``f`` of a word in its ``uint16`` view (the machine's byte order).
 _FIELD_INDEX = np.arange(FIELDS_PER_WORD) if sys.byteorder == "little" else np.arange(FIELDS_PER_WORD)[::-1]
+
+
+def uses_codes(model: Any, n_rows: int, n_cols: int) -> bool:
+    """Whether the engine holds a dense table of ``model`` as packed codes: a family with
+    ``code_statistics`` and a table above :data:`CODE_MIN_TABLE_BYTES` of float64 statistics."""
+    return bool(model.code_statistics) and 8 * model.n_stats * n_rows * n_cols > CODE_MIN_TABLE_BYTES
 
 
 def words_per_entry(n_stats: int) -> int:
@@ -137,25 +151,29 @@ class CodeSide(Side):
         return full_work * self.words * self.n_own < CODE_MIN_FULL_WORK
 
     def full_sums(self, other: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-        """Block sums (B, C, o, p, n_own) of configurations ``other`` (B, C, n_other)."""
+        """Block sums (B, C, o, p, n_own) of configurations ``other`` (B, C, n_other): the
+        packed words of every table and chain summed by class at once, by parts of at most
+        :data:`FIELD_LIMIT` positions."""
         B, C, n_other = other.shape
         o, p, n = self.n_other_classes, self.n_stats, self.n_own
         if out is None:
             out = np.empty((B, C, o, p, n))
-        out.fill(0.0)
-        width = self.words * n
-        self._summed = summed = _buffer(self._summed, (C * o, width), np.uint64)
-        unpacked = np.empty((C * o, p, n))
-        for b in range(B):
-            flat = out[b].reshape(C * o, p, n)
-            for start in range(0, n_other, FIELD_LIMIT):
-                part = other[b, :, start : start + FIELD_LIMIT].astype(np.int64)
-                slots = (np.arange(C)[:, None] * o + part).ravel()  # row (c, l) of each position
-                order, indptr = csr_rows(slots, C * o)
-                positions = np.tile(np.arange(start, start + part.shape[1]) + b * n_other, C)[order]
-                csr_times_dense(indptr, positions, np.ones(positions.size, dtype=np.uint64), self._rows,
-                                summed[: C * o])
-                _unpack(summed[: C * o], p, unpacked)
+        rows = B * C * o
+        self._summed = summed = _buffer(self._summed, (rows, self.words * n), np.uint64)
+        flat = out.reshape(rows, p, n)
+        chain = (np.arange(B * C) * o).reshape(B, C, 1)
+        for start in range(0, n_other, FIELD_LIMIT):
+            part = other[:, :, start : start + FIELD_LIMIT].astype(np.int64)
+            order, indptr = csr_rows((chain + part).ravel(), rows)  # row (b, c, l) of each position
+            width = part.shape[2]
+            positions = np.arange(start, start + width) + (np.arange(B) * n_other)[:, None, None]
+            positions = np.broadcast_to(positions, part.shape).ravel()[order]
+            csr_times_dense(indptr, positions, np.ones(positions.size, dtype=np.uint64), self._rows, summed[:rows])
+            if start == 0:
+                _unpack(summed[:rows], p, flat)
+            else:
+                unpacked = np.empty((rows, p, n))
+                _unpack(summed[:rows], p, unpacked)
                 flat += unpacked
         return out
 

@@ -19,7 +19,7 @@ storage: :class:`~lbm_bench.inference.dense_sums.DenseStatistics` (the
 statistics twice, BLAS products),
 :class:`~lbm_bench.inference.sparse_sums.SparseStatistics` (CSR twice, never
 densified) or, for a family whose statistics are the indicators of a code
-(``code_statistics``: categorical blocks),
+(``code_statistics``: categorical blocks) on tables above 1 MiB of statistics,
 :class:`~lbm_bench.inference.code_sums.CodeStatistics` (the codes packed twice,
 counted by words). Each offers its two sides (the row and column steps: full block
 sums, index updates, the logits of :class:`~lbm_bench.inference.side.Side`) and
@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_choice
-from lbm_bench.inference.code_sums import CodeStatistics
+from lbm_bench.inference.code_sums import CodeStatistics, uses_codes
 from lbm_bench.inference.dense_sums import DenseStatistics
 from lbm_bench.inference.side import class_mass, onehot_t, sample_categorical, sample_class_major, smallest_uint
 from lbm_bench.inference.sparse_sums import SparseStatistics
@@ -87,16 +87,17 @@ class Sweeper:
         self.log_row_prior = np.log(model.row_proportions)
         self.log_col_prior = np.log(model.col_proportions)
         self._base_measure: np.ndarray | None = None
-        dense = CodeStatistics if model.code_statistics else DenseStatistics  # the family's dense layout
         if isinstance(tables, np.ndarray) and tables.ndim == 3:
-            data, storage = tables, dense
+            data, storage = tables, DenseStatistics
         else:
             data = [TableData.of(t) for t in tables]
-            storage = SparseStatistics if data[0].is_sparse else dense  # the one choice
-            if storage is not SparseStatistics:
+            storage = SparseStatistics if data[0].is_sparse else DenseStatistics  # the one choice
+            if storage is DenseStatistics:
                 data = [t.table for t in data]
         n_tables = data.shape[0] if isinstance(data, np.ndarray) else len(data)
         n, d = (data.shape[1:] if isinstance(data, np.ndarray) else data[0].shape)
+        if storage is DenseStatistics and uses_codes(model, n, d):
+            storage = CodeStatistics  # the family's indicators of codes, packed
         self.n_rows, self.n_cols, self._n_tables = n, d, n_tables
         self.row_weights = model.row_weights(n)
         self.col_weights = model.col_weights(d)

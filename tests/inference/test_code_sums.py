@@ -16,6 +16,19 @@ from lbm_bench.inference.dense_sums import DenseStatistics
 from lbm_bench.inference.engine import BlockSums, Sweeper
 
 
+@pytest.fixture(autouse=True)
+def codes_on_small_tables(monkeypatch):
+    """Small tables take the code storage too (by default they keep the dense one)."""
+    monkeypatch.setattr(_codes, "CODE_MIN_TABLE_BYTES", 0)
+
+
+def test_small_tables_keep_the_dense_storage(monkeypatch):
+    monkeypatch.setattr(_codes, "CODE_MIN_TABLE_BYTES", 1 << 20)
+    model = random_model("categorical", 2, 2, scale=0.5, categories=5, rng=0)
+    small, large = (Sweeper.for_table(model, np.zeros(shape, np.uint8)) for shape in ((100, 100), (200, 200)))
+    assert isinstance(small.storage, DenseStatistics) and isinstance(large.storage, CodeStatistics)
+
+
 def _dense_twin(sweeper):
     """The same tables in the dense storage (the reference)."""
     s = sweeper

@@ -214,6 +214,7 @@ def test_incremental_map_equals_full_recompute(kind, monkeypatch):
 
     monkeypatch.setattr(_dense, "MIN_FULL_WORK", 0)  # small tables: force the index route
     monkeypatch.setattr(_codes, "CODE_MIN_FULL_WORK", 0)
+    monkeypatch.setattr(_codes, "CODE_MIN_TABLE_BYTES", 0)  # categorical: the code storage
     routes = []
     update = _engine.BlockSums.update
     monkeypatch.setattr(

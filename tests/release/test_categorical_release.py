@@ -83,3 +83,10 @@ def test_categorical_release_builds_verifies_and_benchmarks(tmp_path):
             assert "reads the entries as numbers" in error and "unordered categories" in error
             assert "\n" not in error
     assert "## Failures" in (tmp_path / "res" / "summary.md").read_text(encoding="utf-8")
+    try:
+        import mlcroissant as mlc
+    except ImportError:
+        return
+    records = mlc.Dataset(jsonld=str(out / "croissant.json")).records("tables")
+    read = {r["tables/id"].decode(): r["tables/categories"] for r in records}
+    assert read == {e["id"]: e["categories"] for e in manifest["tables"]}
