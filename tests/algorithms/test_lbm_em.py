@@ -136,3 +136,27 @@ def test_bad_fit_options_raise(kwargs, error, match):
 def test_poisson_kind_rejects_non_integer_tables():
     with pytest.raises(ValueError, match="X must hold integers"):
         cem(np.array([[0.5, 1.0], [2.0, 0.0]]), 1, 1, kind="poisson", rng=0)
+
+
+@pytest.mark.parametrize(
+    "X, error, match",
+    [
+        ([[0, -1], [2, 1]], ValueError, "X must hold category codes 0..254, got a negative code -1"),
+        ([[0, 1.5], [2, 1]], ValueError, "non-integer"),
+        ([[0, 300], [2, 1]], ValueError, "got code 300"),
+        ([[0, np.nan], [2, 1]], ValueError, "finite"),
+    ],
+)
+def test_categorical_fit_refuses_bad_codes_in_one_line(X, error, match):
+    with pytest.raises(error, match=match) as info:
+        fit_lbm(np.array(X), 2, 2, kind="categorical", rng=0)
+    assert "\n" not in str(info.value)
+
+
+def test_categorical_fit_counts_categories():
+    """K is one more than the largest code; the M-step gives (g, m, K) block frequencies."""
+    model = random_model("categorical", 2, 2, scale=2.0, categories=6, rng=3)
+    X, z, w = model.sample(80, 60, rng=4)
+    fit = fit_lbm(X, 2, 2, kind="categorical", rng=0)
+    assert fit.model.probs.shape == (2, 2, int(X.max()) + 1)
+    assert matching_error(z, fit.rows) == 0 and matching_error(w, fit.cols) == 0

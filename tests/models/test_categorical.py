@@ -226,3 +226,16 @@ def test_exact_reference_uses_scipy():
     for i in range(3):
         for j in range(4):
             np.testing.assert_allclose(E[i, j], stats.multinomial.logpmf(one_hot[i, j], 1, model.probs))
+
+
+def test_find_symmetry_sees_categorical_parameters():
+    """find_symmetry compares the (K - 1, g, m) natural parameters: a swap of two row and two
+    column classes with the same dominant categories is found, another category breaks it."""
+    probs = np.full((2, 2, 3), 0.1)
+    codes = np.array([[0, 1], [1, 0]])
+    probs[np.arange(2)[:, None], np.arange(2)[None, :], codes] = 0.8
+    swap = CategoricalLBM([0.5, 0.5], [0.5, 0.5], probs)
+    sigma, tau = find_symmetry(swap)
+    assert sigma.tolist() == [1, 0] and tau.tolist() == [1, 0]
+    probs[1, 0] = [0.1, 0.1, 0.8]
+    assert find_symmetry(CategoricalLBM([0.5, 0.5], [0.5, 0.5], probs)) is None

@@ -397,3 +397,24 @@ def test_new_minor_keeps_the_bytes_of_tables_without_its_items(
         assert sha256(path) == sha256(files[name]), name
         assert read_info(path)["format_version"] == "1.0"
         assert check_file(files[name]) == []
+
+
+def test_doc_r_snippet_reads_a_categorical_table() -> None:
+    """The R snippet of docs/format.md (hdf5r) on the committed 1.2 sample: K, probs (g, m, K)
+    in the file's order, the first column as a factor of the K categories."""
+    import shutil
+    import subprocess
+
+    from tests.storage.tables import CATEGORICAL_SAMPLE
+
+    rscript = shutil.which("Rscript")
+    if rscript is None or subprocess.run([rscript, "-e", "library(hdf5r)"], capture_output=True).returncode:
+        pytest.skip("R with the hdf5r package is not installed")
+    snippet = re.findall(r"```r\n(.*?)```", DOC.read_text(), flags=re.S)[0]
+    code = f'path <- "{CATEGORICAL_SAMPLE}"\n' + snippet.replace(
+        "f$close_all()", 'cat(K, dim(probs), sprintf("%.15g", probs[1, 2, ]), length(levels(answers)), dim(X), "\\n")')
+    done = subprocess.run([rscript, "-e", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = load_table(CATEGORICAL_SAMPLE)
+    expected = ["4", "2", "2", "4", *(f"{v:.15g}" for v in table.model.probs[0, 1]), "4", "12", "10"]
+    assert done.stdout.split() == expected
