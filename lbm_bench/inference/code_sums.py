@@ -4,8 +4,9 @@ A family whose statistics are ``T_q(x) = [x = q + 1]`` for ``q < p`` (``code_sta
 categorical blocks, code 0 the reference) needs, for the row step, the counts
 ``S[c, l, q, i] = #{j : w_cj = l, x_ij = q + 1}``. Held as ``p`` float64 tables,
 as the dense storage would, the statistics take ``8 p`` bytes per entry and layout
-and every moved label adds ``p`` rows of floats: a sweep of a 1000x1000 table with
-five categories cost seven times a binary table's (docs/performance.md).
+and every moved label adds ``p`` rows of floats: a Gibbs sweep of a 1000x1000 table
+with five categories cost 3.7 times a binary table's, 1.7 times packed
+(``scripts/benchmarks/bench_categorical.py``, docs/performance.md).
 
 Here the codes are packed instead: every entry is one ``uint64`` word per four
 categories holding ``1 << 16 f`` in the 16-bit field ``f`` of its category (nothing
