@@ -87,20 +87,18 @@ class Sweeper:
         self.log_row_prior = np.log(model.row_proportions)
         self.log_col_prior = np.log(model.col_proportions)
         self._base_measure: np.ndarray | None = None
-        if isinstance(tables, np.ndarray) and tables.ndim == 3:
+        if isinstance(tables, np.ndarray) and tables.ndim == 3:  # a stack of dense tables
             data, storage = tables, DenseStatistics
         else:
-            data = [TableData.of(t) for t in tables]
-            storage = SparseStatistics if data[0].is_sparse else DenseStatistics  # the one choice
-            if storage is DenseStatistics:
-                data = [t.table for t in data]
-        n_tables = data.shape[0] if isinstance(data, np.ndarray) else len(data)
-        n, d = (data.shape[1:] if isinstance(data, np.ndarray) else data[0].shape)
-        if storage is DenseStatistics and uses_codes(model, n, d):
+            wrapped = [TableData.of(t) for t in tables]
+            storage = SparseStatistics if wrapped[0].is_sparse else DenseStatistics  # the one choice
+            data = wrapped if storage is SparseStatistics else [t.table for t in wrapped]
+        self._n_tables = len(data)
+        self.n_rows, self.n_cols = data[0].shape
+        if storage is DenseStatistics and uses_codes(model, self.n_rows, self.n_cols):
             storage = CodeStatistics  # the family's indicators of codes, packed
-        self.n_rows, self.n_cols, self._n_tables = n, d, n_tables
-        self.row_weights = model.row_weights(n)
-        self.col_weights = model.col_weights(d)
+        self.row_weights = model.row_weights(self.n_rows)
+        self.col_weights = model.col_weights(self.n_cols)
         row_part = (self.eta, self.log_partition, self.log_row_prior, self.row_weights, self.col_weights)
         col_part = (self.eta.swapaxes(1, 2), self.log_partition.T, self.log_col_prior,
                     self.col_weights, self.row_weights)
