@@ -3,7 +3,10 @@
 A table is drawn as a heatmap twice: in its drawn order (what an algorithm
 receives) and with its rows and columns grouped by a co-clustering (the Bayes
 labels when the table has them, else its MAP labels, or a user's labels), with
-the block boundaries and the block means. Beside the grouped view, two strips
+the block boundaries and the block means. A table whose entries are unordered
+categories (a family with ``n_levels``: categorical blocks) is drawn in a
+qualitative colour map with a legend of the categories, each image cell showing
+its most frequent category and each block its most frequent category and share. Beside the grouped view, two strips
 show the per-row and per-column posterior uncertainty ``1 - max_k p(z_i = k | X)``
 estimated from the Gibbs label sets stored with the table: dark rows are the
 ones no classifier can be sure of.
@@ -37,7 +40,7 @@ from lbm_bench._validation import check_choice
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import get_family
 
-__all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means", "reference_labels"]
+__all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means", "level_counts", "reference_labels"]
 
 #: Largest number of image cells per side (rows or columns) of a heatmap.
 MAX_CELLS = 1000
@@ -152,6 +155,16 @@ def _group_sums(data: Any, left: sp.csr_array, right: sp.csr_array) -> np.ndarra
     return TableData.of(data).group_sums(left, right)
 
 
+def _bin_index(order: np.ndarray, max_cells: int) -> tuple[np.ndarray, int, int]:
+    """The bin of every item (consecutive bins of the order), the number of bins and the
+    items per bin."""
+    n = order.shape[0]
+    factor = max(1, -(-n // max_cells))
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    return position // factor, -(-n // factor), factor
+
+
 def _bins(order: np.ndarray, max_cells: int) -> tuple[sp.csr_array, np.ndarray, int]:
     """Aggregation matrix of the items into consecutive bins of the order.
 
@@ -159,21 +172,63 @@ def _bins(order: np.ndarray, max_cells: int) -> tuple[sp.csr_array, np.ndarray, 
     ``A[b, i] = 1`` when item ``i`` falls in bin ``b``, the bin sizes, and the
     items per bin.
     """
+    bins, n_bins, factor = _bin_index(order, max_cells)
     n = order.shape[0]
-    factor = max(1, -(-n // max_cells))
-    position = np.empty(n, dtype=np.int64)
-    position[order] = np.arange(n)
-    bins = position // factor
-    n_bins = -(-n // factor)
     a = sp.csr_array((np.ones(n), (bins, np.arange(n))), shape=(n_bins, n))
     return a, np.bincount(bins, minlength=n_bins).astype(float), factor
 
 
-def _image(data: Any, row_order: np.ndarray, col_order: np.ndarray, max_cells: int) -> tuple[np.ndarray, int, int]:
-    """Mean entry of each (row bin, column bin) of the reordered table, as a dense image."""
+def _image(
+    data: Any, row_order: np.ndarray, col_order: np.ndarray, max_cells: int, levels: int | None = None
+) -> tuple[np.ndarray, int, int]:
+    """Mean entry of each (row bin, column bin) of the reordered table, as a dense image;
+    with ``levels`` (entries are unordered categories), its most frequent category."""
+    if levels is not None:
+        row_bins, n_row_bins, r_factor = _bin_index(row_order, max_cells)
+        col_bins, n_col_bins, c_factor = _bin_index(col_order, max_cells)
+        counts = level_counts(data, row_bins, col_bins, (n_row_bins, n_col_bins), levels)
+        return counts.argmax(axis=2).astype(float), r_factor, c_factor
     r, r_sizes, r_factor = _bins(row_order, max_cells)
     c, c_sizes, c_factor = _bins(col_order, max_cells)
     return _group_sums(data, r, c) / np.outer(r_sizes, c_sizes), r_factor, c_factor
+
+
+def level_counts(
+    data: Any, rows: np.ndarray, cols: np.ndarray, groups: tuple[int, int], levels: int
+) -> np.ndarray:
+    """How many entries of each category fall in each group of rows and of columns.
+
+    Parameters
+    ----------
+    data : ndarray of shape (n_rows, n_cols)
+        Category codes ``0 .. levels - 1`` (dense).
+    rows : ndarray of shape (n_rows,)
+        Group of every row, in ``[0, groups[0])``.
+    cols : ndarray of shape (n_cols,)
+        Group of every column, in ``[0, groups[1])``.
+    groups : (int, int)
+    levels : int
+
+    Returns
+    -------
+    ndarray of shape (groups[0], groups[1], levels) of int64
+        Counted by bands of rows of at most 4 MiB of indices.
+
+    Examples
+    --------
+    >>> level_counts(np.array([[0, 2], [2, 2]]), np.array([0, 0]), np.array([0, 1]), (1, 2), 3).tolist()
+    [[[1, 0, 1], [0, 0, 2]]]
+    """
+    table = TableData.of(data).densify()
+    a, b = groups
+    counts = np.zeros(a * b * levels, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64) * levels
+    step = max(1, (4 << 20) // (8 * max(table.shape[1], 1)))
+    for start in range(0, table.shape[0], step):
+        band = table[start : start + step]
+        index = (np.asarray(rows[start : start + step], dtype=np.int64)[:, None] * (b * levels) + cols) + band
+        counts += np.bincount(index.ravel(), minlength=counts.size)
+    return counts.reshape(a, b, levels)
 
 
 def _binned(values: np.ndarray, order: np.ndarray, max_cells: int) -> np.ndarray:
@@ -213,6 +268,7 @@ def _title(table: Any, order_name: str | None) -> str:
     g, m = table.n_row_clusters, table.n_col_clusters
     storage = TableData.of(table.data).storage_text()
     storage = f", {storage}" if storage else ""
+    storage += "".join(f", {name} {value}" for name, value in table.model.header_values().items())
     target = f"target {table.target_risk:g}"
     if table.bayes_risk is not None:
         risk = f"floor {_plus_minus(table.bayes_risk.risk, table.bayes_risk.mcse)} ({target})"
@@ -234,10 +290,37 @@ def _color_range(image: np.ndarray, sparse: bool) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _cmap(kind: str) -> tuple[str, str]:
-    """Colour map and block-boundary colour of the family's tables."""
+def _cmap(kind: str, levels: int | None = None) -> tuple[Any, str]:
+    """Colour map and block-boundary colour of the family's tables: with ``levels``
+    (unordered categories), one colour per category from the family's qualitative map,
+    or from turbo when that map has too few colours."""
     family = get_family(kind)
-    return family.colormap, family.boundary_color
+    if levels is None:
+        return family.colormap, family.boundary_color
+    matplotlib, _ = _matplotlib()
+    from matplotlib.colors import ListedColormap
+
+    base = matplotlib.colormaps[family.colormap]
+    colors = getattr(base, "colors", ())
+    if len(colors) >= levels:
+        return ListedColormap(list(colors)[:levels], name=f"{family.colormap}_{levels}"), family.boundary_color
+    return ListedColormap(matplotlib.colormaps["turbo"](np.linspace(0, 1, levels)), name=f"turbo_{levels}"), (
+        family.boundary_color
+    )
+
+
+def _block_texts(data: Any, rows: np.ndarray, cols: np.ndarray, levels: int | None) -> np.ndarray:
+    """The annotation of each block: its mean entry, or its most frequent category and
+    that category's share (``"2: 64%"``); None for an empty block."""
+    if levels is None:
+        mu = block_means(data, rows, cols)
+        return np.array([[f"{v:.2g}" if np.isfinite(v) else None for v in row] for row in mu], dtype=object)
+    counts = level_counts(data, rows, cols, (int(rows.max()) + 1, int(cols.max()) + 1), levels)
+    total = counts.sum(axis=2)
+    mode = counts.argmax(axis=2)
+    share = np.take_along_axis(counts, mode[:, :, None], axis=2)[:, :, 0] / np.maximum(total, 1)
+    return np.array([[f"{c}: {s:.0%}" if t else None for c, s, t in zip(*rows_, strict=True)]
+                     for rows_ in zip(mode, share, total, strict=True)], dtype=object)
 
 
 def _draw_heatmap(ax, image, extent, vmin, vmax, cmap):
@@ -255,16 +338,16 @@ def _draw_ordered(ax, table, rows, cols, name, image, extent, vmin, vmax, cmap, 
     for x in c_bounds:
         ax.axvline(x, color=line, linewidth=1.2)
     if means:
-        mu = block_means(table.data, rows, cols)
+        texts = _block_texts(table.data, rows, cols, table.model.n_levels)
         row_edges = np.concatenate([[0], np.cumsum(np.bincount(rows))])
         col_edges = np.concatenate([[0], np.cumsum(np.bincount(cols))])
-        if np.isfinite(mu).sum() <= _MAX_ANNOTATED_BLOCKS:
-            for k in range(mu.shape[0]):
-                for l in range(mu.shape[1]):
-                    if not np.isfinite(mu[k, l]):
+        if np.sum(texts != None) <= _MAX_ANNOTATED_BLOCKS:  # noqa: E711 - elementwise on an object array
+            for k in range(texts.shape[0]):
+                for l in range(texts.shape[1]):
+                    if texts[k, l] is None:
                         continue
                     ax.text((col_edges[l] + col_edges[l + 1]) / 2, (row_edges[k] + row_edges[k + 1]) / 2,
-                            f"{mu[k, l]:.2g}", ha="center", va="center", fontsize=7, color="black",
+                            texts[k, l], ha="center", va="center", fontsize=7, color="black",
                             bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.75,
                                   "linewidth": 0})
     ax.set_xlabel(f"columns grouped by {name}")
@@ -363,7 +446,8 @@ def plot_table(
         name = "the given labels"
     rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
     sparse = TableData.of(table.data).is_sparse
-    cmap, line = _cmap(table.kind)
+    levels = table.model.n_levels
+    cmap, line = _cmap(table.kind, levels)
     if ax is None:
         ncols = 2 if view == "both" else 1
         fig = Figure(figsize=figsize or (6.0 * ncols, 5.2), layout="constrained")
@@ -376,10 +460,13 @@ def plot_table(
     extent = (0, d, n, 0)
     drawn = ordered = None
     if view in ("both", "drawn"):
-        drawn, r_factor, c_factor = _image(table.data, identity_r, identity_c, max_cells)
+        drawn, r_factor, c_factor = _image(table.data, identity_r, identity_c, max_cells, levels)
     if view in ("both", "ordered"):
-        ordered, r_factor, c_factor = _image(table.data, row_order, col_order, max_cells)
-    vmin, vmax = _color_range(ordered if ordered is not None else drawn, sparse)
+        ordered, r_factor, c_factor = _image(table.data, row_order, col_order, max_cells, levels)
+    if levels is None:
+        vmin, vmax = _color_range(ordered if ordered is not None else drawn, sparse)
+    else:
+        vmin, vmax = -0.5, levels - 0.5
     im = None
     panel = 0
     if drawn is not None:
@@ -395,15 +482,35 @@ def plot_table(
                               row_order=row_order, col_order=col_order)
     for a in axes:
         a.tick_params(labelsize=7)
-    if r_factor > 1 or c_factor > 1:
-        what = "density (mean entry)" if sparse else "mean entry"
-        label = f"{what} of {r_factor}x{c_factor} cells"
+    if levels is not None:
+        _level_key(fig, axes, im, cmap, levels, r_factor, c_factor)
     else:
-        label = "entry"
-    fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
+        if r_factor > 1 or c_factor > 1:
+            what = "density (mean entry)" if sparse else "mean entry"
+            label = f"{what} of {r_factor}x{c_factor} cells"
+        else:
+            label = "entry"
+        fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
     if title:
         fig.suptitle(_title(table, name if view == "both" else None), fontsize=10)
     return fig
+
+
+#: Categories above which the legend gives way to a colour bar of the codes.
+_MAX_LEGEND_LEVELS = 20
+
+
+def _level_key(fig, axes, im, cmap, levels: int, r_factor: int, c_factor: int) -> None:
+    """A legend of the categories (a colour bar of the codes when there are many)."""
+    title = "category" if r_factor == 1 and c_factor == 1 else f"most frequent category\nof {r_factor}x{c_factor} cells"
+    if levels > _MAX_LEGEND_LEVELS:
+        fig.colorbar(im, ax=list(axes), shrink=0.8, label=title.replace("\n", " "))
+        return
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=cmap(c), edgecolor="none", label=str(c)) for c in range(levels)]
+    axes[-1].legend(handles=handles, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
+                    title_fontsize=7, frameon=False, borderaxespad=0.0)
 
 
 def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100) -> Path:

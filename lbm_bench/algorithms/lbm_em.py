@@ -1,8 +1,9 @@
 """Block CEM and block VEM for the latent block model with estimated parameters.
 
 :func:`cem` (block classification EM) and :func:`vem` (block variational EM)
-of Govaert and Nadif, for Gaussian, Poisson and Bernoulli blocks (the table
-:data:`FAMILIES`); :func:`fit_lbm` returns the fitted model and criterion too.
+of Govaert and Nadif, for Gaussian, Poisson, Bernoulli and categorical blocks
+(the table :data:`FAMILIES`); :func:`fit_lbm` returns the fitted model and
+criterion too.
 
 Both are written once on the exponential-family interface of
 :mod:`lbm_bench.models.families`: the M-step builds a model object from the
@@ -96,13 +97,20 @@ class _Problem:
 
     def __init__(self, X: np.ndarray | sp.csr_array, kind: str, method: str = "cem") -> None:
         family = get_family(kind)
-        placeholder = family.placeholder()
         self.kind = kind
         self.family = family
+        self.sparse = TableData.of(X).is_sparse
+        if self.sparse and not family.can_be_sparse:
+            sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
+            raise ValueError(
+                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
+                f"{kind!r}; densify it (X.toarray()) to fit {kind} blocks"
+            )
+        placeholder = family.placeholder(X)
         self._placeholder = placeholder
         self._row_base: np.ndarray | None = None
         self._col_base: np.ndarray | None = None
-        self.sparse = TableData.of(X).is_sparse
+        self._seed_points: tuple | None = None
         if self.sparse:
             self._init_sparse(X, method)
             return
@@ -121,16 +129,11 @@ class _Problem:
         """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose.
 
         Only families whose statistic is the entry itself and whose base measure
-        vanishes at zero (``can_be_sparse``: Bernoulli, Poisson) keep the table sparse:
-        every block sum is then a sparse product and the zeros add nothing to the base
-        measure. The family's table check refuses values its tables cannot hold.
+        vanishes at zero (``can_be_sparse``: Bernoulli, Poisson; the others are refused
+        by the constructor) keep the table sparse: every block sum is then a sparse
+        product and the zeros add nothing to the base measure. The family's table check
+        refuses values its tables cannot hold.
         """
-        if not self.family.can_be_sparse:
-            sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
-            raise ValueError(
-                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
-                f"{self.kind!r}; densify it (X.toarray()) to fit {self.kind} blocks"
-            )
         table = self._placeholder.check_table(X)
         self.X = table
         self.offset = 0.0
@@ -161,6 +164,19 @@ class _Problem:
         if self._col_base is None:
             self._col_base = self._base_by_item(self.T_t[0] if self.sparse else self.values.T)
         return self._col_base
+
+    def seed_points(self) -> tuple[np.ndarray | sp.csr_array, np.ndarray | sp.csr_array]:
+        """The points k-means++ seeds the starts on: the rows (n_rows, .) and the columns
+        (n_cols, .) of the table, or, for a family whose statistics are the indicators of
+        a code (``code_statistics``: categorical blocks), of its one-hot encoding (CSR,
+        one non-zero per entry: distances count the differing codes, whatever their values)."""
+        if self._seed_points is None:
+            if self.family.code_statistics:
+                codes = np.asarray(self.X, dtype=np.int64)
+                self._seed_points = (_one_hot(codes), _one_hot(codes.T))
+            else:
+                self._seed_points = (self.values, self.T_t[0] if self.sparse else self.values.T)
+        return self._seed_points
 
     def restore(self, model: LatentBlockModel) -> LatentBlockModel:
         """The model of the original table from one fitted to the centred table."""
@@ -218,7 +234,8 @@ class _Problem:
         stale = (row_mass < _MIN_MASS)[:, None] | (col_mass < _MIN_MASS)[None, :]
         if previous is not None and stale.any():
             for name, old in previous.block_parameters().items():
-                params[name] = np.where(stale, old, params[name])
+                where = stale.reshape(stale.shape + (1,) * (np.ndim(old) - 2))  # (g, m) + block_extents
+                params[name] = np.where(where, old, params[name])
         return self.family(_proportions(row_mass), _proportions(col_mass), **params)
 
     def expected_log_joint(
@@ -230,6 +247,14 @@ class _Problem:
         value -= np.sum(model.log_partition * np.outer(row_mass, col_mass))
         value += row_mass @ np.log(model.row_proportions) + col_mass @ np.log(model.col_proportions)
         return float(value + self.base_measure)
+
+
+def _one_hot(codes: np.ndarray) -> sp.csr_array:
+    """Rows of a table of codes one-hot encoded: (n_rows, n_cols * n_codes), one 1 per entry."""
+    n, d = codes.shape
+    width = int(codes.max()) + 1
+    columns = (np.arange(d) * width + codes).ravel()
+    return sp.csr_array((np.ones(n * d), columns, np.arange(0, n * d + 1, d)), shape=(n, d * width))
 
 
 def _logits(
@@ -317,8 +342,8 @@ def _cem_start(
 
     ``tol`` is unused: CEM stops when the labels stop changing.
     """
-    columns = prob.T_t[0] if prob.sparse else prob.values.T
-    z, w = seeded_labels(prob.values, g, rng), seeded_labels(columns, m, rng)
+    rows, columns = prob.seed_points()
+    z, w = seeded_labels(rows, g, rng), seeded_labels(columns, m, rng)
     return _cem_run(prob, z, w, g, m, max_iter)
 
 
@@ -422,8 +447,10 @@ def fit_lbm(
     method : {"cem", "vem"}, default="cem"
         Block classification EM (hard labels, complete-data likelihood) or
         block variational EM (mean-field posteriors, lower bound).
-    kind : {"gaussian", "poisson", "bernoulli"}, optional
-        Family of the blocks; inferred by :func:`infer_kind` when None.
+    kind : {"gaussian", "poisson", "bernoulli", "categorical"}, optional
+        Family of the blocks; inferred by :func:`infer_kind` when None (never
+        categorical: codes look like counts; with ``"categorical"`` the number of
+        categories is one more than the largest code of ``X``).
     n_init : int, optional
         Random starts; the one with the highest criterion is kept. Default 10
         for both methods: a single start reaches the best labelling of an easy
@@ -462,7 +489,8 @@ def fit_lbm(
     block of a single entry is still degenerate: asking for many more
     clusters than the data hold lets singleton clusters inflate the
     Gaussian criterion), Poisson rates at 1e-10, Bernoulli probabilities
-    clipped to [1e-6, 1 - 1e-6].
+    clipped to [1e-6, 1 - 1e-6], category probabilities at least 1e-6
+    (renormalised).
 
     Examples
     --------

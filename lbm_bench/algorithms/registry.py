@@ -21,6 +21,7 @@ and method, in :data:`FAMILY_ALGORITHMS`; they are registered as
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -42,6 +43,7 @@ __all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attribu
     "LBM_METHODS",
     "Algorithm",
     "algorithm_source",
+    "fits_family",
     "resolve_algorithm",
 ]
 
@@ -74,6 +76,7 @@ def _family_algorithm(kind: str, method: str) -> Algorithm:
         return fit(X, n_row_clusters, n_col_clusters, kind=kind, rng=rng)
 
     algorithm.__name__ = algorithm.__qualname__ = f"{kind}_{method}"
+    algorithm.kind = kind  # the family it fits (see fits_family)
     algorithm.__doc__ = (
         f"{title} with {_fitted_blocks(FAMILIES[kind])}.\n\n"
         f"    :func:`lbm_bench.algorithms.{method}` with ``kind={kind!r}`` and its defaults;\n"
@@ -102,6 +105,29 @@ ALGORITHMS: dict[str, Algorithm] = {
     "sparsebm": sparsebm_lbm,
     **{name.replace("_", "-"): fit for name, fit in FAMILY_ALGORITHMS.items()},
 }
+
+
+def fits_family(algorithm: Algorithm, kind: str) -> str:
+    """How an algorithm meets a table of family ``kind``: ``"kind"`` when it takes a ``kind``
+    keyword (block CEM and VEM, and any algorithm written that way: it is told the
+    family), ``"own"`` when it declares ``kind`` as the one family it fits (attribute
+    ``algorithm.kind``: ``categorical_cem``...), ``"values"`` otherwise (it reads the
+    entries as numbers).
+
+    Examples
+    --------
+    >>> fits_family(cem, "categorical"), fits_family(FAMILY_ALGORITHMS["categorical_cem"], "categorical")
+    ('kind', 'own')
+    >>> fits_family(double_kmeans, "categorical")
+    'values'
+    """
+    if getattr(algorithm, "kind", None) == kind:
+        return "own"
+    try:
+        parameters = inspect.signature(algorithm).parameters
+    except (TypeError, ValueError):  # a callable without a signature (a C function)
+        return "values"
+    return "kind" if "kind" in parameters else "values"
 
 
 def _is_path(module_name: str) -> bool:

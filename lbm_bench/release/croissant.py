@@ -9,7 +9,8 @@ SHA-256, size and encoding format, plus ``manifest.json``, ``tables.csv`` and th
 release's ``spec.toml``), and
 describes one ``cr:RecordSet``, ``tables``: one record per table with its id,
 kind, shape, clusters, target, criterion, floor (the risk of the Bayes labels) and
-MAP risk with their MCSE and R-hat, losses, seed and file, extracted from the
+MAP risk with their MCSE and R-hat, losses, seed and file (and the families' header
+values, such as ``categories``, when the release holds such tables), extracted from the
 columns of ``tables.csv`` (a CSV view of the manifest, written next to it, because
 Croissant record sets read tabular files). The field descriptions say which risk is
 the certified difficulty: the one named by ``criterion``.
@@ -27,13 +28,16 @@ import io
 import json
 from pathlib import Path
 
+from lbm_bench.models.registry import family_names
 from lbm_bench.release._files import atomic_write_text, sha256_file
+from lbm_bench.release.manifest import header_fields
 
 __all__ = [
     "CROISSANT_CONTEXT",
     "TABLE_FIELDS",
     "croissant_metadata",
     "croissant_problems",
+    "table_fields",
     "tables_csv_text",
     "write_croissant",
 ]
@@ -83,7 +87,7 @@ CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
 #: (name, Croissant data type, how to get it from a manifest entry, description).
 TABLE_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("id", "sc:Text", "table identifier (kind-shape-clusters-risk-replicate)"),
-    ("kind", "sc:Text", "family of the entries: gaussian, poisson or bernoulli"),
+    ("kind", "sc:Text", "family of the entries: " + ", ".join(family_names())),
     ("n_rows", "sc:Integer", "rows of the table"),
     ("n_cols", "sc:Integer", "columns of the table"),
     ("n_row_clusters", "sc:Integer", "row clusters g of the generating model"),
@@ -119,11 +123,26 @@ _NO_FLOOR = {"criterion": "map", "bayes_risk": float("nan"), "bayes_risk_mcse": 
              "bayes_risk_rhat": float("nan")}
 
 
-def _row(entry: dict) -> dict:
+#: Croissant data types of the attribute kinds of the format.
+_DATA_TYPES = {"int": "sc:Integer", "float": "sc:Float", "str": "sc:Text"}
+
+
+def table_fields(manifest: dict) -> tuple[tuple[str, str, str], ...]:
+    """The fields of ``tables.csv`` and of the ``tables`` record set: :data:`TABLE_FIELDS`, then
+    the header attributes of the families of the release's tables (``categories`` when it
+    holds categorical tables; empty for the tables of other families)."""
+    extra: dict[str, tuple[str, str, str]] = {}
+    for entry in manifest["tables"]:
+        for name, (kind, text) in header_fields(entry["kind"]).items():
+            extra.setdefault(name, (name, _DATA_TYPES[kind], f"{entry['kind']} tables: {text}"))
+    return TABLE_FIELDS + tuple(extra[name] for name in sorted(extra))
+
+
+def _row(entry: dict, fields: tuple[tuple[str, str, str], ...]) -> dict:
     values = {**_NO_FLOOR, **entry}
     values["n_rows"], values["n_cols"] = entry["shape"]
     values["n_row_clusters"], values["n_col_clusters"] = entry["clusters"]
-    return {name: values[name] for name, _, _ in TABLE_FIELDS}
+    return {name: values.get(name, "") for name, _, _ in fields}
 
 
 def _cell(value) -> str:
@@ -136,9 +155,10 @@ def tables_csv_text(manifest: dict) -> str:
     """``tables.csv``: one line per table of the manifest, columns :data:`TABLE_FIELDS`."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([name for name, _, _ in TABLE_FIELDS])
+    fields = table_fields(manifest)
+    writer.writerow([name for name, _, _ in fields])
     for entry in manifest["tables"]:
-        writer.writerow([_cell(v) for v in _row(entry).values()])
+        writer.writerow([_cell(v) for v in _row(entry, fields).values()])
     return buffer.getvalue()
 
 
@@ -216,7 +236,7 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
             "dataType": data_type,
             "source": {"fileObject": {"@id": "tables.csv"}, "extract": {"column": name}},
         }
-        for name, data_type, text in TABLE_FIELDS
+        for name, data_type, text in table_fields(manifest)
     ]
     metadata = {
         "@context": CROISSANT_CONTEXT,

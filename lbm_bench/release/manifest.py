@@ -2,7 +2,8 @@
 
 The manifest holds the release's identity, its spec (parsed; ``spec.toml`` holds the
 file), the versions that built it and one entry per table (target and certified risk,
-seeds, file, size, SHA-256); it carries no timestamps, so the same spec gives the same
+seeds, file, size, SHA-256, and the family's header values such as the ``categories``
+of a categorical table); it carries no timestamps, so the same spec gives the same
 bytes with the same versions. ``SHA256SUMS`` (coreutils format, sorted by name)
 lists every table, the manifest and the other files a build writes.
 """
@@ -12,12 +13,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lbm_bench.models.registry import get_family
 from lbm_bench.release._files import atomic_write_text, sha256_file
 from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec
 
 __all__ = [
     "RELEASE_FORMAT_VERSION",
     "built_with",
+    "header_fields",
+    "kind_text",
     "read_manifest",
     "release_format_version",
     "risk_texts",
@@ -81,6 +85,18 @@ def release_format_version(manifest: dict) -> tuple[int, int]:
         return (1, 0)
 
 
+def header_fields(kind: str) -> dict[str, tuple[str, str]]:
+    """The family's header attributes a manifest entry repeats (``categories`` of a
+    categorical table), name to (attribute kind, description)."""
+    return dict(get_family(kind).header_attributes)
+
+
+def kind_text(entry: dict) -> str:
+    """The kind of a manifest entry with its header values, for cards: ``"categorical (categories 5)"``."""
+    extra = ", ".join(f"{name} {entry[name]}" for name in header_fields(entry["kind"]) if name in entry)
+    return f"{entry['kind']} ({extra})" if extra else entry["kind"]
+
+
 def _table_entry(out: Path, spec: TableSpec) -> dict:
     from lbm_bench.storage import read_info
 
@@ -89,6 +105,7 @@ def _table_entry(out: Path, spec: TableSpec) -> dict:
     return {
         "id": spec.id,
         "kind": spec.kind,
+        **{name: info[name] for name in header_fields(spec.kind)},  # e.g. categories
         "shape": list(spec.shape),
         "clusters": list(spec.clusters),
         "target_risk": spec.risk,

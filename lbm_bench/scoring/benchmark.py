@@ -3,7 +3,10 @@
 One task per (algorithm, table): the algorithm ``fit(X, n_row_clusters,
 n_col_clusters, *, rng) -> (rows, cols)`` runs with a seed derived from the
 master seed, the algorithm's name and the table's id (never from worker order),
-and its labels are scored by :func:`lbm_bench.scoring.evaluate`. Each finished task
+and its labels are scored by :func:`lbm_bench.scoring.evaluate`. A table whose
+family cannot be told from its values (categorical codes) is given with its
+``kind=`` to the algorithms that take one (``cem``, ``vem``); the algorithms that
+read the entries as numbers are refused it, in one line (the row's ``error``). Each finished task
 writes ``OUT/runs/<algorithm>/<table id>.json`` (atomically), so an interrupted
 run resumes where it stopped. At the end, ``OUT/results.csv`` holds one row per
 (algorithm, table), ``OUT/summary.md`` the mean excess risk and CARI per
@@ -59,8 +62,10 @@ def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: 
     try:
         _, fit = resolve_algorithm(algorithm)
         table = load_table(Path(release_dir) / entry["file"])
+        family = _family_keywords(algorithm, fit, table)
         start = time.perf_counter()
-        rows, cols = fit(table.data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed))
+        rows, cols = fit(table.data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed),
+                         **family)
         row["seconds"] = time.perf_counter() - start
         report = evaluate(table, rows, cols)
         for key in ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
@@ -75,6 +80,28 @@ def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: 
     tmp.write_text(json.dumps(row, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)
     return row
+
+
+def _family_keywords(name: str, fit: Any, table: Any) -> dict[str, str]:
+    """What the harness tells an algorithm of the table's family.
+
+    A family that cannot be told from the entries' values (``inference_order`` None:
+    categorical codes look like counts) is passed as ``kind=`` to the algorithms that
+    take it (block CEM and VEM); an algorithm that reads the entries as numbers is
+    refused a table whose entries are unordered levels (``n_levels``), in one line.
+    """
+    from lbm_bench.algorithms import fits_family
+
+    how = fits_family(fit, table.kind)
+    if how == "values" and table.model.n_levels is not None:
+        raise ValueError(
+            f"{name} reads the entries as numbers, but the {table.kind} table holds {table.model.n_levels} "
+            f"unordered categories; use cem, vem, {table.kind}-cem or {table.kind}-vem (or an algorithm "
+            "taking a kind= keyword)"
+        )
+    if how == "kind" and table.model.inference_order is None:
+        return {"kind": table.kind}
+    return {}
 
 
 def run_benchmark(

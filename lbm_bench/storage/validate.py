@@ -50,6 +50,7 @@ from lbm_bench.storage.format import (
     SPARSE_DATA,
     block_parameters,
     dataset_spec,
+    header_attributes,
     optional_items,
     parse_version,
 )
@@ -139,7 +140,8 @@ class Reader:
 
     ``sizes`` holds the extents datasets are checked against: the header's
     ``n_rows``, ``n_cols``, ``g``, ``m`` and the attributes read so far
-    (``"calibration@n_steps"``); ``kind`` and ``version`` come from the header.
+    (``"calibration@n_steps"``, ``"@categories"``); ``kind`` and ``version`` come
+    from the header, ``header`` holds the values of the family's header attributes.
     """
 
     source: Any
@@ -147,6 +149,7 @@ class Reader:
     kind: str = ""
     version: tuple[int, int] = (MAJOR, 0)
     sizes: dict[str, int | None] = field(default_factory=dict)
+    header: dict[str, Any] = field(default_factory=dict)
 
     def problem(self, message: str) -> None:
         if message not in self.problems:  # e.g. a missing group is reported once
@@ -273,11 +276,26 @@ def _read_header(reader: Reader) -> None:
             raise Fatal(f"@{name} must be >= 1, got {value}")
         reader.sizes[size] = value
     reader.sizes["n_rows+1"] = reader.sizes["n_rows"] + 1
+    _read_family_header(reader)
+
+
+def _read_family_header(reader: Reader) -> None:
+    """The family's own header attributes (``@categories``), Fatal when one is missing or bad:
+    the table's values and parameters are checked against them."""
+    attributes = header_attributes(reader.kind)
+    for name, kind in attributes.items():
+        if f"@{name}" not in optional_items(reader.version):
+            version = ".".join(map(str, reader.version))
+            raise Fatal(f"{reader.kind} tables need a format version that has @{name}, not {version}")
+        reader.header[name] = reader.attr("", name, kind, fatal=True)
+    problem = get_family(reader.kind).header_problem(reader.header) if attributes else None
+    if problem is not None:
+        raise Fatal(problem)
 
 
 def _values_problem(reader: Reader, values: np.ndarray, where: str) -> bool:
     """Record what is wrong with a table's values for its family; True when something is."""
-    problem = get_family(reader.kind).value_problem(values) if values.size else None
+    problem = get_family(reader.kind).value_problem(values, **reader.header) if values.size else None
     if problem is not None:
         reader.problem(f"{where} {problem}")
     return problem is not None

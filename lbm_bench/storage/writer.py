@@ -40,6 +40,7 @@ from lbm_bench.storage.format import (
     ROOT_ATTRIBUTES,
     data_dtype,
     dataset_options,
+    header_attributes,
     version_for,
 )
 from lbm_bench.storage.sources import Layout, MemorySource
@@ -138,7 +139,9 @@ def _root_attrs(table: Table) -> dict[str, Any]:
         "options_json": _options_json(table.options),
     }
     values.update({attr: getattr(table.risk, name) for name, attr in RISK_ATTRIBUTES.items()})
-    return _attributes(ROOT_ATTRIBUTES, values, "")
+    attrs = _attributes(ROOT_ATTRIBUTES, values, "")
+    attrs.update(_attributes(header_attributes(table.model.kind), table.model.header_values(), ""))  # 1.2
+    return attrs
 
 
 def _label_items(table: Table, layout: Layout) -> None:

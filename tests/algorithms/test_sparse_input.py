@@ -82,8 +82,9 @@ def test_sparse_values_are_checked():
         fit_lbm(sp.csr_array(np.array([[0, np.nan], [1, 0]])), 1, 1, rng=0)
 
 
-#: Registry names that refuse sparse tables (Gaussian blocks, scikit-learn's spectral methods).
-REFUSE_SPARSE = {"gaussian-cem", "gaussian-vem", *SKLEARN_NAMES}
+#: Registry names that refuse sparse tables (Gaussian and categorical blocks, scikit-learn's
+#: spectral methods).
+REFUSE_SPARSE = {"gaussian-cem", "gaussian-vem", "categorical-cem", "categorical-vem", *SKLEARN_NAMES}
 
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))

@@ -157,3 +157,14 @@ def test_auto_tables_bound_matches_the_calibration():
     from lbm_bench.protocol.scale_search import AUTO_SPREAD_FRACTION, GAP_MAX_TABLES
 
     assert memory._AUTO_MAX_TABLES == max(math.ceil(AUTO_SPREAD_FRACTION ** -2), GAP_MAX_TABLES)
+
+
+def test_categorical_estimate_follows_the_categories():
+    """Categorical statistics are packed four categories to a word (inference.code_sums):
+    up to 5 categories cost what one statistic does; more, one word per four."""
+    one = estimate_generation_memory("bernoulli", 1000, 1000, 3, 2)
+    five = estimate_generation_memory("categorical", 1000, 1000, 3, 2, options={"categories": 5})
+    forty = estimate_generation_memory("categorical", 1000, 1000, 3, 2, options={"categories": 40})
+    assert five.parts["table"] == one.parts["table"] < forty.parts["table"]
+    with pytest.raises(ValueError, match="categorical tables need categories"):
+        estimate_generation_memory("categorical", 1000, 1000, 3, 2)

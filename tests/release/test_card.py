@@ -271,3 +271,16 @@ def test_verify_checks_the_card_links_and_thumbnails(built, tmp_path):
     text = (copy / "index.html").read_text().replace("</body>", '<img src="https://example.org/x.png"></body>')
     (copy / "index.html").write_text(text)
     assert "index.html: links outside the release (https://example.org/x.png)" in card_problems(copy)
+
+
+def test_r_snippet_reads_a_categorical_table():
+    """A categorical table (format 1.2): the codes and the categories 0..K-1."""
+    reason = _r_with(["hdf5r"])
+    if reason:
+        pytest.skip(reason)
+    from tests.storage.tables import CATEGORICAL_SAMPLE
+
+    got = _run_r(r_snippet(str(CATEGORICAL_SAMPLE)) + '\ncat(dim(X), sum(X), X[1, 1:3], categories, "\\n")\n')
+    expected = _expected(CATEGORICAL_SAMPLE)
+    assert got[:6] == expected[:6]  # dim, sum, X[1, 1:3]
+    assert got[6:] == ["0", "1", "2", "3"]
