@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from lbm_bench._validation import check_choice
+from lbm_bench._validation import check_choice, describe_value
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import get_family
 
@@ -351,7 +351,7 @@ def plot_table(
     if ax is not None and view == "both":
         view = "ordered"
     if not isinstance(max_cells, (int, np.integer)) or isinstance(max_cells, bool) or max_cells < 1:
-        raise ValueError(f"max_cells must be a positive integer, got {max_cells!r}")
+        raise ValueError(f"max_cells must be a positive integer, got {describe_value(max_cells)}")
     n, d = table.shape
     if labels is None:
         rows, cols, name = reference_labels(table)

@@ -24,7 +24,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from lbm_bench._validation import check_choice, check_label_sets, check_labels
+from lbm_bench._validation import check_choice, check_label_sets, check_labels, describe_value
 from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.models.data import TableData
 from lbm_bench.protocol.table import Table
@@ -54,7 +54,7 @@ __all__ = ["save_table"]
 # ---------------------------------------------------------------------------
 def _int64(name: str, value: Any) -> np.int64:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
+        raise TypeError(f"{name} must be an integer, got {describe_value(value)}")
     if not -(2**63) <= int(value) < 2**63:
         raise ValueError(f"{name} must fit in a signed 64-bit integer, got {int(value)}")
     return np.int64(value)
@@ -62,13 +62,13 @@ def _int64(name: str, value: Any) -> np.int64:
 
 def _f64(name: str, value: Any) -> np.float64:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
+        raise TypeError(f"{name} must be a real number, got {describe_value(value)}")
     return np.float64(value)
 
 
 def _string(name: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, got {value!r}")
+        raise TypeError(f"{name} must be a string, got {describe_value(value)}")
     return value
 
 
@@ -103,7 +103,7 @@ def _json_default(value: Any) -> Any:
         return value.item()
     if isinstance(value, np.ndarray):
         return value.tolist()
-    raise TypeError(f"table.options holds a value JSON cannot store: {value!r}")
+    raise TypeError(f"table.options holds a value JSON cannot store: {describe_value(value)}")
 
 
 def _options_json(options: dict) -> str:
