@@ -112,29 +112,39 @@ def _run_generate(args: argparse.Namespace) -> int:
 def _add_info(sub) -> None:
     p = _command(sub, _run_info, "print the summary of a table file")
     p.add_argument("table", type=Path)
-    p.add_argument("--json", action="store_true", help="print the file's attributes as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print the file's attributes as JSON (a value that is not a number is null)")
 
 
 def _run_info(args: argparse.Namespace) -> int:
     from lbm_bench.storage import load_table, read_info
 
     if args.json:
-        print(json.dumps(read_info(args.table), indent=2, sort_keys=True, default=_json_default))
+        print(json.dumps(_json_ready(read_info(args.table)), indent=2, sort_keys=True, allow_nan=False))
     else:
         print(load_table(args.table).summary())
     return 0
 
 
-def _json_default(value):
+def _json_ready(value):
+    """``value`` as strict JSON can hold it: numpy values as Python ones, paths as strings,
+    and NaN and infinities as None (JSON has no NaN: ``json.dumps`` would write ``NaN``,
+    which JSON parsers refuse)."""
+    import math
+
     import numpy as np
 
+    if isinstance(value, dict):
+        return {key: _json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_json_ready(item) for item in (value.tolist() if isinstance(value, np.ndarray) else value)]
     if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, Path):
         return str(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+    return value
 
 
 def _add_evaluate(sub) -> None:

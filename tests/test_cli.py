@@ -43,6 +43,19 @@ def test_generate_writes_a_table_and_prints_a_summary(table_file, capsys):
     assert info["bayes_risk"] == table.bayes_risk.risk and info["risk"] == table.risk.risk
 
 
+def test_info_json_is_strict_json(table_file, capsys):
+    """JSON has no NaN: a value that is not a number (here the rejection's balance, not
+    measured for this table) is printed as null, which every JSON parser reads."""
+    assert load_table(table_file).rejection.balance is None  # stored as NaN
+    assert main(["info", "--json", str(table_file)]) == 0
+
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    info = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert info["balance"] is None and info["n_rows"] == 30
+
+
 def test_evaluate_text_and_npy(table_file, tmp_path, capsys):
     table = load_table(table_file)
     rows, cols = tmp_path / "rows.txt", tmp_path / "cols.npy"
