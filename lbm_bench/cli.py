@@ -62,7 +62,9 @@ def _add_generate(sub) -> None:
     p.add_argument("--risk", required=True, type=float, help="target conditional risk, e.g. 0.1")
     p.add_argument("--seed", type=int, default=None, help="seed (recorded in the file)")
     p.add_argument("-o", "--output", required=True, type=Path, help="output .h5 file")
-    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing output file (without it, an existing file is never replaced, "
+                   "not even one another process writes meanwhile)")
     add_cli_arguments(p, RequestOptions)
     add_cli_arguments(p.add_argument_group("generation settings"), GenerationSettings)
     add_cli_arguments(p.add_argument_group("model options"), ModelOptions)
@@ -102,7 +104,11 @@ def _run_generate(args: argparse.Namespace) -> int:
     with joblib_backend(args.backend, settings.jobs, args.scheduler):
         table = generate_table(request, settings=settings, max_memory=args.max_memory,
                                progress=_show_progress(args), rng=args.seed)
-    save_table(table, args.output)
+    try:
+        save_table(table, args.output, overwrite=args.force)
+    except FileExistsError:
+        raise ValueError(f"output {args.output} was created by another process meanwhile; not replaced "
+                         "(use --force to overwrite)") from None
     if not args.quiet:
         print(table.summary())
         print(f"wrote {args.output} in {time.perf_counter() - start:.1f} s")
@@ -267,7 +273,8 @@ def _add_show(sub) -> None:
     p.add_argument("--max-cells", type=int, default=1000,
                    help="largest image size per side; bigger tables are block-averaged (default 1000)")
     p.add_argument("--dpi", type=int, default=100)
-    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing output file (without it, an existing file is never replaced)")
 
 
 def _run_show(args: argparse.Namespace) -> int:
@@ -284,7 +291,11 @@ def _run_show(args: argparse.Namespace) -> int:
     if args.labels:
         labels = (_read_labels(args.labels[0], "ROWS"), _read_labels(args.labels[1], "COLS"))
     figure = plot_table(args.table, labels=labels, view=args.view, max_cells=args.max_cells)
-    save_figure(figure, args.output, dpi=args.dpi)
+    try:
+        save_figure(figure, args.output, dpi=args.dpi, overwrite=args.force)
+    except FileExistsError:
+        raise ValueError(f"output {args.output} was created by another process meanwhile; not replaced "
+                         "(use --force to overwrite)") from None
     print(f"wrote {args.output}")
     return 0
 
