@@ -385,12 +385,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _hide_undeliverable_interrupts() -> None:
+    """A Ctrl-C that arrives while Python runs a finalizer (a weakref callback, a
+    ``__del__``) cannot stop the program there, and Python prints it as "Exception
+    ignored in ..." with a traceback. The command line shows an interrupt as one line,
+    so it hides those; other exceptions raised in finalizers are shown as before."""
+    hook = sys.unraisablehook
+    if getattr(hook, "hides_interrupts", False):
+        return
+
+    def unraisable(info) -> None:
+        if not isinstance(info.exc_value, KeyboardInterrupt):
+            hook(info)
+
+    unraisable.hides_interrupts = True
+    sys.unraisablehook = unraisable
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    _hide_undeliverable_interrupts()
     try:
-        return int(args.run(args) or 0)
+        status = int(args.run(args) or 0)
+        from lbm_bench.protocol.backends import stop_local_workers
+
+        stop_local_workers()  # here, not at exit: a Ctrl-C meanwhile gives one line
+        return status
     except KeyboardInterrupt:
         print("lbm-bench: interrupted", file=sys.stderr)
         return 130

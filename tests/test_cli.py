@@ -201,6 +201,23 @@ def test_generate_under_a_file_size_limit_says_so_in_one_line(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_interrupt_inside_a_finalizer_is_not_shown_as_a_traceback(monkeypatch):
+    """Ctrl-C while Python runs a weakref callback cannot stop the program there; Python
+    would print "Exception ignored in ..." and a traceback under "interrupted"."""
+    from types import SimpleNamespace
+
+    from lbm_bench import cli
+
+    shown = []
+    monkeypatch.setattr(sys, "unraisablehook", shown.append)
+    cli._hide_undeliverable_interrupts()
+    cli._hide_undeliverable_interrupts()  # once only, however many times main runs
+    interrupt, other = SimpleNamespace(exc_value=KeyboardInterrupt()), SimpleNamespace(exc_value=ValueError("x"))
+    sys.unraisablehook(interrupt)
+    sys.unraisablehook(other)
+    assert shown == [other]
+
+
 def test_version_and_help(capsys):
     for args in (["--version"], *([c, "--help"] for c in
                  ("generate", "info", "evaluate", "build", "verify", "benchmark"))):
