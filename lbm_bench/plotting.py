@@ -36,7 +36,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from lbm_bench._validation import check_choice
+from lbm_bench._atomic import put_in_place, temporary_path
+from lbm_bench._validation import check_choice, describe_value
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import get_family
 
@@ -434,7 +435,7 @@ def plot_table(
     if ax is not None and view == "both":
         view = "ordered"
     if not isinstance(max_cells, (int, np.integer)) or isinstance(max_cells, bool) or max_cells < 1:
-        raise ValueError(f"max_cells must be a positive integer, got {max_cells!r}")
+        raise ValueError(f"max_cells must be a positive integer, got {describe_value(max_cells)}")
     n, d = table.shape
     if labels is None:
         rows, cols, name = reference_labels(table)
@@ -513,12 +514,13 @@ def _level_key(fig, axes, im, cmap, levels: int, r_factor: int, c_factor: int) -
                     title_fontsize=7, frameon=False, borderaxespad=0.0)
 
 
-def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100) -> Path:
+def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100, overwrite: bool = True) -> Path:
     """Save a figure without timestamps or version strings, atomically.
 
     The same figure gives the same bytes (PNG, PDF or SVG) with the same
     matplotlib: the metadata that would record the software version or the date
-    is removed, and the file is written under a temporary name and renamed.
+    is removed, and the file is written under a temporary name and then given
+    its name.
 
     Parameters
     ----------
@@ -526,6 +528,10 @@ def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100) -> Pa
     path : path
         Output file; its suffix chooses the format (``.png``, ``.pdf``, ``.svg``).
     dpi : int, default=100
+    overwrite : bool, default=True
+        Replace an existing file. With False an existing file is never replaced,
+        also one another process creates meanwhile: FileExistsError instead
+        (as :func:`lbm_bench.save_table`).
 
     Returns
     -------
@@ -543,11 +549,16 @@ def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100) -> Pa
         raise ValueError(f"output must end in .png, .pdf or .svg, got {path.name!r}")
     if not path.parent.exists():
         raise ValueError(f"output directory {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    if not overwrite and os.path.lexists(path):
+        raise FileExistsError(f"{path} exists (overwrite=True replaces it)")
+    tmp = temporary_path(path)
     try:
         with matplotlib.rc_context({"svg.hashsalt": "lbm-bench", "pdf.compression": 6}):
             fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata)
-        os.replace(tmp, path)
+        try:
+            put_in_place(tmp, path, overwrite=overwrite)
+        except FileExistsError:
+            raise FileExistsError(f"{path} exists (overwrite=True replaces it)") from None
     finally:
         tmp.unlink(missing_ok=True)
     return path

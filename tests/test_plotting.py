@@ -219,6 +219,30 @@ def test_same_table_same_png_bytes(tables, tmp_path):
         save_figure(plot_table(tables["poisson"]), tmp_path / "a.gif")
 
 
+def test_an_existing_figure_is_replaced_only_with_overwrite(tables, tmp_path, monkeypatch):
+    import lbm_bench._atomic as atomic
+
+    path = tmp_path / "a.png"
+    path.write_bytes(b"mine")
+    with pytest.raises(FileExistsError, match="a.png exists"):
+        save_figure(plot_table(tables["poisson"]), path, overwrite=False)
+    assert path.read_bytes() == b"mine"
+    # another process names its file while this one draws: still not replaced
+    path.unlink()
+    link = atomic.os.link
+
+    def theirs_first(source, target):
+        target.write_bytes(b"theirs")
+        link(source, target)
+
+    monkeypatch.setattr(atomic.os, "link", theirs_first)
+    with pytest.raises(FileExistsError, match="a.png exists"):
+        save_figure(plot_table(tables["poisson"]), path, overwrite=False)
+    assert path.read_bytes() == b"theirs" and [p.name for p in tmp_path.iterdir()] == ["a.png"]
+    save_figure(plot_table(tables["poisson"]), path)  # the default replaces
+    assert path.read_bytes().startswith(b"\x89PNG")
+
+
 def test_an_axes_can_be_given(tables):
     from matplotlib.figure import Figure
 

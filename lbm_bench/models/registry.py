@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lbm_bench._validation import describe_value
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.bernoulli import BernoulliLBM
 from lbm_bench.models.categorical import CategoricalLBM
@@ -45,10 +46,10 @@ def check_kind(kind: Any) -> str:
         When it names no registered family (the message lists them).
     """
     if not isinstance(kind, str):
-        raise TypeError(f"kind must be a string, got {kind!r}")
+        raise TypeError(f"kind must be a string, got {describe_value(kind)}")
     lowered = kind.lower()
     if lowered not in _BY_NAME:
-        raise ValueError(f"kind must be one of {', '.join(_BY_NAME)}; got {kind!r}")
+        raise ValueError(f"kind must be one of {', '.join(_BY_NAME)}; got {describe_value(kind)}")
     return lowered
 
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from lbm_bench._validation import describe_value
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.design import ModelDesign
@@ -530,10 +531,11 @@ def _read_scalars(reader: Reader) -> dict[str, Any] | None:
     if values is None or params is None:
         return None
     if not (math.isfinite(values["scale"]) and values["scale"] > 0):
-        reader.problem(f"attribute @scale must be finite and > 0, got {values['scale']!r}")
+        reader.problem(f"attribute @scale must be finite and > 0, got {describe_value(values['scale'])}")
         return None
     if params["scale"] != values["scale"]:
-        reader.problem(f"attribute params@scale ({params['scale']!r}) differs from @scale ({values['scale']!r})")
+        reader.problem(f"attribute params@scale ({describe_value(params['scale'])}) differs from @scale "
+                       f"({describe_value(values['scale'])})")
         return None
     return values
 

@@ -87,7 +87,10 @@ def test_sparse_values_are_checked():
 REFUSE_SPARSE = {"gaussian-cem", "gaussian-vem", "categorical-cem", "categorical-vem", *SKLEARN_NAMES}
 
 
-@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=pytest.mark.sparsebm) if name == "sparsebm" else name
+             for name in sorted(ALGORITHMS)],
+)
 def test_every_algorithm_takes_a_sparse_binary_table_or_refuses_in_one_line(name):
     """Every registered algorithm (a new one included): on a binary scipy.sparse table,
     either the labels it gives the same table dense, or a one-line ValueError about sparse input."""

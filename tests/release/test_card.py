@@ -131,6 +131,7 @@ def test_text_is_escaped():
     assert "<script>" not in text and "&lt;script&gt;" in text and "&lt;b&gt;x&lt;/b&gt;" in text
 
 
+@pytest.mark.real_client
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium browser installed (Debian package chromium)")
 def test_card_renders_in_headless_chromium(built, tmp_path):
     pytest.importorskip("matplotlib")
@@ -211,6 +212,7 @@ def test_python_snippet_runs_in_the_release(built, monkeypatch):
     assert names["certified"] == (entry["bayes_risk"] if entry["criterion"] == "bayes" else entry["risk"])
 
 
+@pytest.mark.real_client
 @pytest.mark.parametrize("kind", ["poisson", "bernoulli"])
 def test_r_snippet_reads_table_labels_and_label_sets(built, kind):
     reason = _r_with(["hdf5r"])
@@ -225,6 +227,7 @@ def test_r_snippet_reads_table_labels_and_label_sets(built, kind):
     assert [float(v) for v in got[-2:]] == [float(v) for v in expected[-2:]]  # the floor, the MAP's risk
 
 
+@pytest.mark.real_client
 def test_r_snippet_reads_a_sparse_csr_table(built, tmp_path):
     """A table whose ``data`` is a CSR group (format 1.1, sparse tables) becomes a Matrix in R."""
     reason = _r_with(["hdf5r", "Matrix"])

@@ -327,6 +327,7 @@ def test_strings_are_fixed_length_without_global_heap(files: dict[str, Path]) ->
 
 
 
+@pytest.mark.real_client
 @pytest.mark.skipif(shutil.which("h5dump") is None, reason="h5dump (hdf5-tools) not installed")
 def test_h5dump_shows_the_layout(files: dict[str, Path]) -> None:
     path = str(files["gaussian"])
