@@ -3,8 +3,8 @@
 Public API
 ----------
 Models
-    :class:`GaussianLBM`, :class:`PoissonLBM`, :class:`BernoulliLBM` (the
-    families, by name in :func:`family_names`), :func:`random_design`,
+    :class:`GaussianLBM`, :class:`PoissonLBM`, :class:`BernoulliLBM`,
+    :class:`CategoricalLBM` (the families, by name in :func:`family_names`), :func:`random_design`,
     :func:`random_model`, :func:`find_symmetry`.
 Inference with the true parameters
     :func:`map_labels` (Algorithm 1, X-only starts), :func:`gibbs_labels`
@@ -41,6 +41,7 @@ from lbm_bench.inference.classifier import MapResult, map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
 from lbm_bench.models import (
     BernoulliLBM,
+    CategoricalLBM,
     GaussianLBM,
     LatentBlockModel,
     ModelDesign,
@@ -64,6 +65,7 @@ from lbm_bench.storage import FormatError, load_table, save_table
 __all__ = [
     "BernoulliLBM",
     "CalibrationResult",
+    "CategoricalLBM",
     "FloorCertificate",
     "FormatError",
     "GaussianLBM",

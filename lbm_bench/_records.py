@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from lbm_bench._validation import check_choice, check_count, check_positive_float, check_probability
+from lbm_bench._validation import check_choice, check_count, check_positive_float, check_probability, describe_value
 
 __all__ = [
     "Record",
@@ -78,7 +78,7 @@ def spread(name: str, value: Any) -> float:
 def flag(name: str, value: Any) -> bool:
     """Check of a boolean (``True``/``False`` only)."""
     if not isinstance(value, bool):
-        raise TypeError(f"{name} must be true or false, got {value!r}")
+        raise TypeError(f"{name} must be true or false, got {describe_value(value)}")
     return value
 
 

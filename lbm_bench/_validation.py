@@ -28,10 +28,21 @@ __all__ = [
     "describe_value",
 ]
 
+def _plain(value: Any) -> Any:
+    """``value`` with numpy scalars as Python numbers (also inside a list or tuple)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if type(value) in (list, tuple):
+        return type(value)(_plain(item) for item in value)
+    return value
+
+
 def describe_value(value: Any) -> str:
+    """How a message shows a value it refuses: plain numbers (``-1.0``, never
+    ``np.float64(-1.0)``), strings quoted, arrays by shape and dtype, long values cut."""
     if isinstance(value, np.ndarray):
         return f"an array of shape {value.shape} and dtype {value.dtype}"
-    text = repr(value)
+    text = repr(_plain(value))
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -54,7 +65,7 @@ def _check_real(name: str, value: Any, accept: Callable[[float], bool], requirem
         raise TypeError(f"{name} must be a real number, got {describe_value(value)}")
     value = float(value)
     if not accept(value):
-        raise ValueError(f"{name} must {requirement}, got {value!r}")
+        raise ValueError(f"{name} must {requirement}, got {describe_value(value)}")
     return value
 
 
@@ -96,10 +107,10 @@ def check_proportions(name: str, values: Any, *, atol: float = 1e-8) -> np.ndarr
     """Return cluster proportions: a 1-D positive vector summing to one."""
     array = check_vector(name, values)
     if np.any(array <= 0):
-        raise ValueError(f"{name} must be positive, got min {array.min()!r}")
+        raise ValueError(f"{name} must be positive, got min {describe_value(array.min())}")
     total = float(array.sum())
     if abs(total - 1.0) > atol:
-        raise ValueError(f"{name} must sum to 1, got sum {total!r}")
+        raise ValueError(f"{name} must sum to 1, got sum {describe_value(total)}")
     return array / total
 
 
@@ -121,9 +132,9 @@ def check_block_array(
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be finite")
     if lower is not None and np.any(array <= lower):
-        raise ValueError(f"{name} must be > {lower}, got min {array.min()!r}")
+        raise ValueError(f"{name} must be > {describe_value(lower)}, got min {describe_value(array.min())}")
     if upper is not None and np.any(array >= upper):
-        raise ValueError(f"{name} must be < {upper}, got max {array.max()!r}")
+        raise ValueError(f"{name} must be < {describe_value(upper)}, got max {describe_value(array.max())}")
     return array
 
 

@@ -62,7 +62,9 @@ def _add_generate(sub) -> None:
     p.add_argument("--risk", required=True, type=float, help="target conditional risk, e.g. 0.1")
     p.add_argument("--seed", type=int, default=None, help="seed (recorded in the file)")
     p.add_argument("-o", "--output", required=True, type=Path, help="output .h5 file")
-    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing output file (without it, an existing file is never replaced, "
+                   "not even one another process writes meanwhile)")
     add_cli_arguments(p, RequestOptions)
     add_cli_arguments(p.add_argument_group("generation settings"), GenerationSettings)
     add_cli_arguments(p.add_argument_group("model options"), ModelOptions)
@@ -102,7 +104,11 @@ def _run_generate(args: argparse.Namespace) -> int:
     with joblib_backend(args.backend, settings.jobs, args.scheduler):
         table = generate_table(request, settings=settings, max_memory=args.max_memory,
                                progress=_show_progress(args), rng=args.seed)
-    save_table(table, args.output)
+    try:
+        save_table(table, args.output, overwrite=args.force)
+    except FileExistsError:
+        raise ValueError(f"output {args.output} was created by another process meanwhile; not replaced "
+                         "(use --force to overwrite)") from None
     if not args.quiet:
         print(table.summary())
         print(f"wrote {args.output} in {time.perf_counter() - start:.1f} s")
@@ -112,29 +118,39 @@ def _run_generate(args: argparse.Namespace) -> int:
 def _add_info(sub) -> None:
     p = _command(sub, _run_info, "print the summary of a table file")
     p.add_argument("table", type=Path)
-    p.add_argument("--json", action="store_true", help="print the file's attributes as JSON")
+    p.add_argument("--json", action="store_true",
+                   help="print the file's attributes as JSON (a value that is not a number is null)")
 
 
 def _run_info(args: argparse.Namespace) -> int:
     from lbm_bench.storage import load_table, read_info
 
     if args.json:
-        print(json.dumps(read_info(args.table), indent=2, sort_keys=True, default=_json_default))
+        print(json.dumps(_json_ready(read_info(args.table)), indent=2, sort_keys=True, allow_nan=False))
     else:
         print(load_table(args.table).summary())
     return 0
 
 
-def _json_default(value):
+def _json_ready(value):
+    """``value`` as strict JSON can hold it: numpy values as Python ones, paths as strings,
+    and NaN and infinities as None (JSON has no NaN: ``json.dumps`` would write ``NaN``,
+    which JSON parsers refuse)."""
+    import math
+
     import numpy as np
 
+    if isinstance(value, dict):
+        return {key: _json_ready(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_json_ready(item) for item in (value.tolist() if isinstance(value, np.ndarray) else value)]
     if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     if isinstance(value, Path):
         return str(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+    return value
 
 
 def _add_evaluate(sub) -> None:
@@ -257,7 +273,8 @@ def _add_show(sub) -> None:
     p.add_argument("--max-cells", type=int, default=1000,
                    help="largest image size per side; bigger tables are block-averaged (default 1000)")
     p.add_argument("--dpi", type=int, default=100)
-    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.add_argument("--force", action="store_true",
+                   help="overwrite an existing output file (without it, an existing file is never replaced)")
 
 
 def _run_show(args: argparse.Namespace) -> int:
@@ -274,7 +291,11 @@ def _run_show(args: argparse.Namespace) -> int:
     if args.labels:
         labels = (_read_labels(args.labels[0], "ROWS"), _read_labels(args.labels[1], "COLS"))
     figure = plot_table(args.table, labels=labels, view=args.view, max_cells=args.max_cells)
-    save_figure(figure, args.output, dpi=args.dpi)
+    try:
+        save_figure(figure, args.output, dpi=args.dpi, overwrite=args.force)
+    except FileExistsError:
+        raise ValueError(f"output {args.output} was created by another process meanwhile; not replaced "
+                         "(use --force to overwrite)") from None
     print(f"wrote {args.output}")
     return 0
 
@@ -284,19 +305,29 @@ def _add_fetch(sub) -> None:
     p.add_argument("url", help="URL or path of the release archive (.tar.gz)")
     p.add_argument("--sha256", default=None, help="expected SHA-256 of the archive (refused if different)")
     p.add_argument("--cache", type=Path, default=None, help="cache folder (default: $LBM_BENCH_CACHE)")
-    p.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the server (default 60)")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="seconds to wait for the server (default 60); the download also fails when the server "
+                   "sends less than --min-rate bytes per second over any such window (a server that trickles)")
+    p.add_argument("--min-rate", type=float, default=1024.0, metavar="BYTES_PER_S",
+                   help="slowest download accepted, in bytes per second over any --timeout seconds "
+                   "(default 1024; 0: no minimum)")
+    p.add_argument("--max-size", default="16G", metavar="SIZE",
+                   help="largest archive to download and release to unpack, e.g. 500M, 64G (default 16G); "
+                   "checked from the archive's listing before anything is written")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the release folder")
 
 
 def _run_fetch(args: argparse.Namespace) -> int:
     """Download a release archive (https://, http://, file:// or a local path), check its SHA-256
     when given, extract it safely, verify it, keep it in the cache (LBM_BENCH_CACHE, default
-    ~/.cache/lbm-bench) and print the release folder. A second fetch uses the cache.
+    ~/.cache/lbm-bench) and print the release folder. A second fetch uses the cache. The archive's
+    listing must be the release's own (SHA256SUMS, manifest.json and its table sizes) and at most
+    --max-size before anything is written; a server slower than --min-rate is given up.
     """
     from lbm_bench.release import fetch_release, load_release
 
     folder = fetch_release(args.url, sha256=args.sha256, cache_dir=args.cache, timeout=args.timeout,
-                           progress=_show_progress(args))
+                           min_rate=args.min_rate, max_size=args.max_size, progress=_show_progress(args))
     if not args.quiet:
         release = load_release(folder)["release"]
         print(f"OK: {release['name']} {release['version']}, {len(load_release(folder)['tables'])} table(s), "
@@ -364,12 +395,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _hide_undeliverable_interrupts() -> None:
+    """A Ctrl-C that arrives while Python runs a finalizer (a weakref callback, a
+    ``__del__``) cannot stop the program there, and Python prints it as "Exception
+    ignored in ..." with a traceback. The command line shows an interrupt as one line,
+    so it hides those; other exceptions raised in finalizers are shown as before."""
+    hook = sys.unraisablehook
+    if getattr(hook, "hides_interrupts", False):
+        return
+
+    def unraisable(info) -> None:
+        if not isinstance(info.exc_value, KeyboardInterrupt):
+            hook(info)
+
+    unraisable.hides_interrupts = True
+    sys.unraisablehook = unraisable
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    _hide_undeliverable_interrupts()
     try:
-        return int(args.run(args) or 0)
+        status = int(args.run(args) or 0)
+        from lbm_bench.protocol.backends import stop_local_workers
+
+        stop_local_workers()  # here, not at exit: a Ctrl-C meanwhile gives one line
+        return status
     except KeyboardInterrupt:
         print("lbm-bench: interrupted", file=sys.stderr)
         return 130

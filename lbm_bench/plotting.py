@@ -3,7 +3,10 @@
 A table is drawn as a heatmap twice: in its drawn order (what an algorithm
 receives) and with its rows and columns grouped by a co-clustering (the Bayes
 labels when the table has them, else its MAP labels, or a user's labels), with
-the block boundaries and the block means. Beside the grouped view, two strips
+the block boundaries and the block means. A table whose entries are unordered
+categories (a family with ``n_levels``: categorical blocks) is drawn in a
+qualitative colour map with a legend of the categories, each image cell showing
+its most frequent category and each block its most frequent category and share. Beside the grouped view, two strips
 show the per-row and per-column posterior uncertainty ``1 - max_k p(z_i = k | X)``
 estimated from the Gibbs label sets stored with the table: dark rows are the
 ones no classifier can be sure of.
@@ -17,12 +20,8 @@ matrices ``R`` and ``C``. A sparse table (scipy.sparse) is never densified: the
 memory is that of its non-zeros plus an image of at most ``max_cells**2`` cells.
 The same code draws dense tables, so small tables get one image cell per entry.
 
-Missing entries
----------------
-A table with missing entries is drawn from its observed entries: an image cell
-is the mean of the observed entries of its bin, and a cell (or a block mean) with
-no observed entry is drawn in a neutral colour outside the colour map (light
-grey; sand for binary tables, whose colour map is grey), named in the colour bar.
+A table with missing entries is drawn from its observed entries; a cell (or block)
+with none is drawn in the family's neutral ``missing_color``, named in the key.
 
 matplotlib (the ``plots`` extra) is imported only when a picture is drawn;
 figures are made without pyplot (no global state, no display needed) and saved
@@ -40,19 +39,18 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from lbm_bench._validation import check_choice
+from lbm_bench._atomic import put_in_place, temporary_path
+from lbm_bench._validation import check_choice, describe_value
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import get_family
 
-__all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means", "reference_labels"]
+__all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means", "level_counts", "reference_labels"]
 
 #: Largest number of image cells per side (rows or columns) of a heatmap.
 MAX_CELLS = 1000
 #: Blocks above which block means are not written on the picture.
 _MAX_ANNOTATED_BLOCKS = 64
 _VIEWS = ("both", "ordered", "drawn")
-#: Names of the families' missing colours, for the colour bar's label.
-_COLOUR_NAMES = {"#bdbdbd": "grey", "#e3c98f": "sand"}
 
 
 def _matplotlib():
@@ -149,12 +147,14 @@ def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     -------
     ndarray of shape (rows.max() + 1, cols.max() + 1)
     """
-    data = TableData.incomplete(data, name="data")
-    left, right = _onehot(rows).T.tocsr(), _onehot(cols).T.tocsr()
-    sums = _group_sums(data, left, right)
+    return _observed_means(TableData.incomplete(data, name="data"), _onehot(rows).T.tocsr(), _onehot(cols).T.tocsr())
+
+
+def _observed_means(data: TableData, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
+    """Means of the observed entries of the groups ``left @ X @ right.T`` (NaN: none observed)."""
     counts = np.asarray(data.observed_counts(left, right), dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
+        return np.where(counts > 0, _group_sums(data, left, right) / np.where(counts > 0, counts, 1), np.nan)
 
 
 def _group_sums(data: Any, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
@@ -165,6 +165,16 @@ def _group_sums(data: Any, left: sp.csr_array, right: sp.csr_array) -> np.ndarra
     return TableData.of(data).group_sums(left, right)
 
 
+def _bin_index(order: np.ndarray, max_cells: int) -> tuple[np.ndarray, int, int]:
+    """The bin of every item (consecutive bins of the order), the number of bins and the
+    items per bin."""
+    n = order.shape[0]
+    factor = max(1, -(-n // max_cells))
+    position = np.empty(n, dtype=np.int64)
+    position[order] = np.arange(n)
+    return position // factor, -(-n // factor), factor
+
+
 def _bins(order: np.ndarray, max_cells: int) -> tuple[sp.csr_array, np.ndarray, int]:
     """Aggregation matrix of the items into consecutive bins of the order.
 
@@ -172,28 +182,70 @@ def _bins(order: np.ndarray, max_cells: int) -> tuple[sp.csr_array, np.ndarray, 
     ``A[b, i] = 1`` when item ``i`` falls in bin ``b``, the bin sizes, and the
     items per bin.
     """
+    bins, n_bins, factor = _bin_index(order, max_cells)
     n = order.shape[0]
-    factor = max(1, -(-n // max_cells))
-    position = np.empty(n, dtype=np.int64)
-    position[order] = np.arange(n)
-    bins = position // factor
-    n_bins = -(-n // factor)
     a = sp.csr_array((np.ones(n), (bins, np.arange(n))), shape=(n_bins, n))
     return a, np.bincount(bins, minlength=n_bins).astype(float), factor
 
 
-def _image(data: Any, row_order: np.ndarray, col_order: np.ndarray, max_cells: int) -> tuple[np.ndarray, int, int]:
-    """Mean entry of each (row bin, column bin) of the reordered table, as a dense image (over
-    the observed entries of a table with missing entries: NaN for a cell with none)."""
-    data = TableData.of(data)
-    r, r_sizes, r_factor = _bins(row_order, max_cells)
-    c, c_sizes, c_factor = _bins(col_order, max_cells)
-    if not data.has_missing:
-        return _group_sums(data, r, c) / np.outer(r_sizes, c_sizes), r_factor, c_factor
-    counts = np.asarray(data.observed_counts(r, c), dtype=float)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        image = np.where(counts > 0, _group_sums(data, r, c) / np.where(counts > 0, counts, 1), np.nan)
-    return image, r_factor, c_factor
+def _image(
+    data: Any, row_order: np.ndarray, col_order: np.ndarray, max_cells: int, levels: int | None = None
+) -> tuple[np.ndarray, int, int]:
+    """Mean entry of each (row bin, column bin) of the reordered table, as a dense image;
+    with ``levels`` (entries are unordered categories), its most frequent category. Over
+    the observed entries of a table with missing entries: NaN for a cell with none."""
+    if levels is not None:
+        row_bins, n_row_bins, r_factor = _bin_index(row_order, max_cells)
+        col_bins, n_col_bins, c_factor = _bin_index(col_order, max_cells)
+        counts = level_counts(data, row_bins, col_bins, (n_row_bins, n_col_bins), levels)
+        image = counts.argmax(axis=2).astype(float)
+        image[counts.sum(axis=2) == 0] = np.nan  # no observed entry in the cell
+        return image, r_factor, c_factor
+    (r, _, r_factor), (c, _, c_factor) = _bins(row_order, max_cells), _bins(col_order, max_cells)
+    return _observed_means(TableData.of(data), r, c), r_factor, c_factor  # the bins' sizes when complete
+
+
+def level_counts(
+    data: Any, rows: np.ndarray, cols: np.ndarray, groups: tuple[int, int], levels: int
+) -> np.ndarray:
+    """How many entries of each category fall in each group of rows and of columns.
+
+    Parameters
+    ----------
+    data : ndarray of shape (n_rows, n_cols)
+        Category codes ``0 .. levels - 1`` (dense).
+    rows : ndarray of shape (n_rows,)
+        Group of every row, in ``[0, groups[0])``.
+    cols : ndarray of shape (n_cols,)
+        Group of every column, in ``[0, groups[1])``.
+    groups : (int, int)
+    levels : int
+
+    Returns
+    -------
+    ndarray of shape (groups[0], groups[1], levels) of int64
+        Counted by bands of rows of at most 4 MiB of indices.
+
+    Examples
+    --------
+    >>> level_counts(np.array([[0, 2], [2, 2]]), np.array([0, 0]), np.array([0, 1]), (1, 2), 3).tolist()
+    [[[1, 0, 1], [0, 0, 2]]]
+    """
+    wrapped = TableData.incomplete(data, name="data")  # NaN or a mask: missing entries are not counted
+    table = np.asarray(wrapped.densify(), dtype=np.int64)
+    observed = getattr(wrapped, "observed", None)
+    a, b = groups
+    counts = np.zeros(a * b * levels, dtype=np.int64)
+    cols = np.asarray(cols, dtype=np.int64) * levels
+    step = max(1, (4 << 20) // (8 * max(table.shape[1], 1)))
+    for start in range(0, table.shape[0], step):
+        band = table[start : start + step]
+        index = (np.asarray(rows[start : start + step], dtype=np.int64)[:, None] * (b * levels) + cols) + band
+        if observed is None:
+            counts += np.bincount(index.ravel(), minlength=counts.size)
+        else:
+            counts += np.bincount(index[observed[start : start + step]], minlength=counts.size)
+    return counts.reshape(a, b, levels)
 
 
 def _binned(values: np.ndarray, order: np.ndarray, max_cells: int) -> np.ndarray:
@@ -236,6 +288,7 @@ def _title(table: Any, order_name: str | None) -> str:
     storage = f", {storage}" if storage else ""
     if data.has_missing:
         storage += f", {data.missing_fraction:.0%} missing ({table.missing_mechanism})"
+    storage += "".join(f", {name} {value}" for name, value in table.model.header_values().items())
     target = f"target {table.target_risk:g}"
     if table.bayes_risk is not None:
         risk = f"floor {_plus_minus(table.bayes_risk.risk, table.bayes_risk.mcse)} ({target})"
@@ -257,15 +310,41 @@ def _color_range(image: np.ndarray, sparse: bool) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _cmap(kind: str, missing: bool = False) -> tuple[Any, str]:
-    """Colour map (with the neutral colour of missing cells when there are some) and
-    block-boundary colour of the family's tables."""
+def _cmap(kind: str, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
+    """Colour map and block-boundary colour of the family's tables: with ``levels``
+    (unordered categories), one colour per category from the family's qualitative map,
+    or from turbo when that map has too few colours; with ``missing``, the map draws
+    missing cells (NaN) in the family's neutral ``missing_color``."""
     family = get_family(kind)
-    if not missing:
+    if levels is None and not missing:
         return family.colormap, family.boundary_color
-    import matplotlib
+    matplotlib, _ = _matplotlib()
+    from matplotlib.colors import ListedColormap
 
-    return matplotlib.colormaps[family.colormap].with_extremes(bad=family.missing_color), family.boundary_color
+    base = matplotlib.colormaps[family.colormap]
+    if levels is None:
+        cmap = base
+    else:
+        colors = getattr(base, "colors", ())
+        if len(colors) >= levels:
+            cmap = ListedColormap(list(colors)[:levels], name=f"{family.colormap}_{levels}")
+        else:
+            cmap = ListedColormap(matplotlib.colormaps["turbo"](np.linspace(0, 1, levels)), name=f"turbo_{levels}")
+    return (cmap.with_extremes(bad=family.missing_color) if missing else cmap), family.boundary_color
+
+
+def _block_texts(data: Any, rows: np.ndarray, cols: np.ndarray, levels: int | None) -> np.ndarray:
+    """The annotation of each block: its mean entry, or its most frequent category and
+    that category's share (``"2: 64%"``), over its observed entries; None for an empty block."""
+    if levels is None:
+        mu = block_means(data, rows, cols)
+        return np.array([[f"{v:.2g}" if np.isfinite(v) else None for v in row] for row in mu], dtype=object)
+    counts = level_counts(data, rows, cols, (int(rows.max()) + 1, int(cols.max()) + 1), levels)
+    total = counts.sum(axis=2)
+    mode = counts.argmax(axis=2)
+    share = np.take_along_axis(counts, mode[:, :, None], axis=2)[:, :, 0] / np.maximum(total, 1)
+    return np.array([[f"{c}: {s:.0%}" if t else None for c, s, t in zip(*rows_, strict=True)]
+                     for rows_ in zip(mode, share, total, strict=True)], dtype=object)
 
 
 def _draw_heatmap(ax, image, extent, vmin, vmax, cmap):
@@ -283,16 +362,16 @@ def _draw_ordered(ax, table, rows, cols, name, image, extent, vmin, vmax, cmap, 
     for x in c_bounds:
         ax.axvline(x, color=line, linewidth=1.2)
     if means:
-        mu = block_means(table.table_data(), rows, cols)
+        texts = _block_texts(table.table_data(), rows, cols, table.model.n_levels)
         row_edges = np.concatenate([[0], np.cumsum(np.bincount(rows))])
         col_edges = np.concatenate([[0], np.cumsum(np.bincount(cols))])
-        if np.isfinite(mu).sum() <= _MAX_ANNOTATED_BLOCKS:
-            for k in range(mu.shape[0]):
-                for l in range(mu.shape[1]):
-                    if not np.isfinite(mu[k, l]):
+        if np.sum(texts != None) <= _MAX_ANNOTATED_BLOCKS:  # noqa: E711 - elementwise on an object array
+            for k in range(texts.shape[0]):
+                for l in range(texts.shape[1]):
+                    if texts[k, l] is None:
                         continue
                     ax.text((col_edges[l] + col_edges[l + 1]) / 2, (row_edges[k] + row_edges[k + 1]) / 2,
-                            f"{mu[k, l]:.2g}", ha="center", va="center", fontsize=7, color="black",
+                            texts[k, l], ha="center", va="center", fontsize=7, color="black",
                             bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.75,
                                   "linewidth": 0})
     ax.set_xlabel(f"columns grouped by {name}")
@@ -379,7 +458,7 @@ def plot_table(
     if ax is not None and view == "both":
         view = "ordered"
     if not isinstance(max_cells, (int, np.integer)) or isinstance(max_cells, bool) or max_cells < 1:
-        raise ValueError(f"max_cells must be a positive integer, got {max_cells!r}")
+        raise ValueError(f"max_cells must be a positive integer, got {describe_value(max_cells)}")
     n, d = table.shape
     if labels is None:
         rows, cols, name = reference_labels(table)
@@ -392,7 +471,8 @@ def plot_table(
     rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
     data = table.table_data()  # with its mask: missing entries are drawn apart
     sparse = data.is_sparse
-    cmap, line = _cmap(table.kind, data.has_missing)
+    levels = table.model.n_levels
+    cmap, line = _cmap(table.kind, levels, data.has_missing)
     if ax is None:
         ncols = 2 if view == "both" else 1
         fig = Figure(figsize=figsize or (6.0 * ncols, 5.2), layout="constrained")
@@ -405,10 +485,13 @@ def plot_table(
     extent = (0, d, n, 0)
     drawn = ordered = None
     if view in ("both", "drawn"):
-        drawn, r_factor, c_factor = _image(data, identity_r, identity_c, max_cells)
+        drawn, r_factor, c_factor = _image(data, identity_r, identity_c, max_cells, levels)
     if view in ("both", "ordered"):
-        ordered, r_factor, c_factor = _image(data, row_order, col_order, max_cells)
-    vmin, vmax = _color_range(ordered if ordered is not None else drawn, sparse)
+        ordered, r_factor, c_factor = _image(data, row_order, col_order, max_cells, levels)
+    if levels is None:
+        vmin, vmax = _color_range(ordered if ordered is not None else drawn, sparse)
+    else:
+        vmin, vmax = -0.5, levels - 0.5
     im = None
     panel = 0
     if drawn is not None:
@@ -424,26 +507,51 @@ def plot_table(
                               row_order=row_order, col_order=col_order)
     for a in axes:
         a.tick_params(labelsize=7)
-    if r_factor > 1 or c_factor > 1:
-        what = "density (mean entry)" if sparse else "mean entry"
-        label = f"{what} of {r_factor}x{c_factor} cells"
+    gap = get_family(table.kind).missing_color_name if data.has_missing else None
+    if levels is not None:
+        _level_key(fig, axes, im, cmap, levels, r_factor, c_factor, gap)
     else:
-        label = "entry"
-    if data.has_missing:
-        colour = _COLOUR_NAMES.get(get_family(table.kind).missing_color, "the neutral colour")
-        label += f" ({colour}: missing" + (", no observed entry in the cell)" if r_factor > 1 or c_factor > 1 else ")")
-    fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
+        if r_factor > 1 or c_factor > 1:
+            what = "density (mean entry)" if sparse else "mean entry"
+            label = f"{what} of {r_factor}x{c_factor} cells"
+        else:
+            label = "entry"
+        if gap is not None:
+            label += f" ({gap}: missing" + (", no observed entry in the cell)" if r_factor > 1 or c_factor > 1 else ")")
+        fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
     if title:
         fig.suptitle(_title(table, name if view == "both" else None), fontsize=10)
     return fig
 
 
-def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100) -> Path:
+#: Categories above which the legend gives way to a colour bar of the codes.
+_MAX_LEGEND_LEVELS = 20
+
+
+def _level_key(fig, axes, im, cmap, levels: int, r_factor: int, c_factor: int, missing: str | None = None) -> None:
+    """A legend of the categories (a colour bar of the codes when there are many), with the
+    colour of ``missing`` entries (a name) when the table has some."""
+    title = "category" if r_factor == 1 and c_factor == 1 else f"most frequent category\nof {r_factor}x{c_factor} cells"
+    if levels > _MAX_LEGEND_LEVELS:
+        label = title.replace("\n", " ") + ("" if missing is None else f" ({missing}: missing)")
+        fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
+        return
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=cmap(c), edgecolor="none", label=str(c)) for c in range(levels)]
+    if missing is not None:
+        handles.append(Patch(facecolor=cmap.get_bad(), edgecolor="none", label=f"missing ({missing})"))
+    axes[-1].legend(handles=handles, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
+                    title_fontsize=7, frameon=False, borderaxespad=0.0)
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100, overwrite: bool = True) -> Path:
     """Save a figure without timestamps or version strings, atomically.
 
     The same figure gives the same bytes (PNG, PDF or SVG) with the same
     matplotlib: the metadata that would record the software version or the date
-    is removed, and the file is written under a temporary name and renamed.
+    is removed, and the file is written under a temporary name and then given
+    its name.
 
     Parameters
     ----------
@@ -451,6 +559,10 @@ def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100) -> Pa
     path : path
         Output file; its suffix chooses the format (``.png``, ``.pdf``, ``.svg``).
     dpi : int, default=100
+    overwrite : bool, default=True
+        Replace an existing file. With False an existing file is never replaced,
+        also one another process creates meanwhile: FileExistsError instead
+        (as :func:`lbm_bench.save_table`).
 
     Returns
     -------
@@ -468,11 +580,16 @@ def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100) -> Pa
         raise ValueError(f"output must end in .png, .pdf or .svg, got {path.name!r}")
     if not path.parent.exists():
         raise ValueError(f"output directory {path.parent} does not exist")
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    if not overwrite and os.path.lexists(path):
+        raise FileExistsError(f"{path} exists (overwrite=True replaces it)")
+    tmp = temporary_path(path)
     try:
         with matplotlib.rc_context({"svg.hashsalt": "lbm-bench", "pdf.compression": 6}):
             fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata)
-        os.replace(tmp, path)
+        try:
+            put_in_place(tmp, path, overwrite=overwrite)
+        except FileExistsError:
+            raise FileExistsError(f"{path} exists (overwrite=True replaces it)") from None
     finally:
         tmp.unlink(missing_ok=True)
     return path

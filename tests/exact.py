@@ -14,7 +14,7 @@ import itertools
 import numpy as np
 from scipy import stats
 
-from lbm_bench import BernoulliLBM, GaussianLBM, PoissonLBM
+from lbm_bench import BernoulliLBM, CategoricalLBM, GaussianLBM, PoissonLBM
 
 
 def entry_log_densities(model, X, observed=None) -> np.ndarray:
@@ -45,6 +45,9 @@ def _complete_log_densities(model, X) -> np.ndarray:
         return stats.poisson.logpmf(X, rates)
     if isinstance(model, BernoulliLBM):
         return stats.bernoulli.logpmf(X, model.probs)
+    if isinstance(model, CategoricalLBM):  # one draw of a multinomial: the category's probability
+        one_hot = np.eye(model.categories)[X[:, :, 0, 0].astype(np.int64)][:, :, None, None, :]
+        return stats.multinomial.logpmf(one_hot, 1, model.probs)
     raise TypeError(type(model))
 
 

@@ -23,6 +23,7 @@ LAYERS = {
     "_version": 0,
     "_memory": 0,
     "_docstrings": 0,
+    "_atomic": 0,
     "algorithms": 5,
     "plotting": 5,
     "release": 5,
@@ -220,7 +221,7 @@ def test_no_module_imports_another_modules_private_names():
 
 #: Modules whose name starts with an underscore but that are the package's shared helpers
 #: (layer 0): importing them is their purpose.
-PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version"}
+PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version", "_atomic"}
 
 
 SCRIPTS = PACKAGE.parent / "scripts"

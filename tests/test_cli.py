@@ -43,6 +43,19 @@ def test_generate_writes_a_table_and_prints_a_summary(table_file, capsys):
     assert info["bayes_risk"] == table.bayes_risk.risk and info["risk"] == table.risk.risk
 
 
+def test_info_json_is_strict_json(table_file, capsys):
+    """JSON has no NaN: a value that is not a number (here the rejection's balance, not
+    measured for this table) is printed as null, which every JSON parser reads."""
+    assert load_table(table_file).rejection.balance is None  # stored as NaN
+    assert main(["info", "--json", str(table_file)]) == 0
+
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    info = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert info["balance"] is None and info["n_rows"] == 30
+
+
 def test_evaluate_text_and_npy(table_file, tmp_path, capsys):
     table = load_table(table_file)
     rows, cols = tmp_path / "rows.txt", tmp_path / "cols.npy"
@@ -146,6 +159,63 @@ def test_generate_refuses_to_overwrite(table_file):
     result = _run("generate", *SMALL, "-o", table_file)
     assert result.returncode == 2 and "exists" in result.stderr
     assert table_file.read_bytes() == before
+
+
+def test_generate_never_replaces_a_file_created_meanwhile(tmp_path, monkeypatch, capsys):
+    """Two ``generate -o same.h5`` at once: the one that finishes second must not replace
+    the first one's table (the file appears after the up-front check)."""
+    import lbm_bench.storage.writer as writer
+
+    out = tmp_path / "same.h5"
+    write = writer._write_image
+
+    def the_other_process_finishes_first(image, temporary):
+        out.write_bytes(b"the other table")
+        write(image, temporary)
+
+    monkeypatch.setattr(writer, "_write_image", the_other_process_finishes_first)
+    assert main(["generate", *SMALL, "-q", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"lbm-bench generate: error: output {out} was created by another process meanwhile; "
+                   "not replaced (use --force to overwrite)\n")
+    assert out.read_bytes() == b"the other table" and [p.name for p in tmp_path.iterdir()] == ["same.h5"]
+    assert main(["generate", *SMALL, "-q", "--force", "-o", str(out)]) == 0  # --force replaces
+    assert load_table(out).seed == 3
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+def test_generate_under_a_file_size_limit_says_so_in_one_line(tmp_path):
+    """``ulimit -f`` below the table's size: one line in words, exit 2, no file left
+    (HDF5 used to print its internals over two lines, then crash at exit)."""
+    import resource
+
+    def limit_file_size():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (10_000, resource.RLIM_INFINITY))
+
+    out = tmp_path / "big.h5"
+    done = subprocess.run([sys.executable, "-m", "lbm_bench.cli", "generate", *SMALL, "-q", "-o", str(out)],
+                          capture_output=True, text=True, cwd=REPO, preexec_fn=limit_file_size, timeout=300)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == (f"lbm-bench generate: error: could not write {out}: file too large "
+                           "(over the file-size limit of this process, see ulimit -f)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupt_inside_a_finalizer_is_not_shown_as_a_traceback(monkeypatch):
+    """Ctrl-C while Python runs a weakref callback cannot stop the program there; Python
+    would print "Exception ignored in ..." and a traceback under "interrupted"."""
+    from types import SimpleNamespace
+
+    from lbm_bench import cli
+
+    shown = []
+    monkeypatch.setattr(sys, "unraisablehook", shown.append)
+    cli._hide_undeliverable_interrupts()
+    cli._hide_undeliverable_interrupts()  # once only, however many times main runs
+    interrupt, other = SimpleNamespace(exc_value=KeyboardInterrupt()), SimpleNamespace(exc_value=ValueError("x"))
+    sys.unraisablehook(interrupt)
+    sys.unraisablehook(other)
+    assert shown == [other]
 
 
 def test_version_and_help(capsys):

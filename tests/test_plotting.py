@@ -20,7 +20,7 @@ from tests.storage.tables import make_table
 
 pytest.importorskip("matplotlib")
 
-KINDS = ["gaussian", "poisson", "bernoulli"]
+KINDS = ["gaussian", "poisson", "bernoulli", "categorical"]
 
 
 @pytest.fixture(scope="module")
@@ -219,6 +219,30 @@ def test_same_table_same_png_bytes(tables, tmp_path):
         save_figure(plot_table(tables["poisson"]), tmp_path / "a.gif")
 
 
+def test_an_existing_figure_is_replaced_only_with_overwrite(tables, tmp_path, monkeypatch):
+    import lbm_bench._atomic as atomic
+
+    path = tmp_path / "a.png"
+    path.write_bytes(b"mine")
+    with pytest.raises(FileExistsError, match="a.png exists"):
+        save_figure(plot_table(tables["poisson"]), path, overwrite=False)
+    assert path.read_bytes() == b"mine"
+    # another process names its file while this one draws: still not replaced
+    path.unlink()
+    link = atomic.os.link
+
+    def theirs_first(source, target):
+        target.write_bytes(b"theirs")
+        link(source, target)
+
+    monkeypatch.setattr(atomic.os, "link", theirs_first)
+    with pytest.raises(FileExistsError, match="a.png exists"):
+        save_figure(plot_table(tables["poisson"]), path, overwrite=False)
+    assert path.read_bytes() == b"theirs" and [p.name for p in tmp_path.iterdir()] == ["a.png"]
+    save_figure(plot_table(tables["poisson"]), path)  # the default replaces
+    assert path.read_bytes().startswith(b"\x89PNG")
+
+
 def test_an_axes_can_be_given(tables):
     from matplotlib.figure import Figure
 
@@ -294,3 +318,38 @@ def test_the_title_leads_with_the_floor_and_a_readable_mcse(tables):
     title = plot_table(with_floor, view="drawn").get_suptitle()
     assert "floor 0.10683 ± 0.00010 (target" in title and "± 0.000 " not in title
     assert "MAP risk" not in title
+
+
+def test_categorical_tables_show_their_categories(tables):
+    """Unordered categories: each cell shows a code (never a mean), in one colour per
+    category, with a legend of the categories and each block's most frequent category."""
+    from lbm_bench.plotting import level_counts, reference_labels
+
+    table = tables["categorical"]
+    K = table.model.categories
+    fig = plot_table(table, view="ordered")
+    image = _images(fig)[0]
+    assert set(np.unique(image)) <= set(range(K))  # codes, not averages
+    rows, cols, _ = reference_labels(table)
+    order_r, order_c = np.argsort(rows, kind="stable"), np.argsort(cols, kind="stable")
+    np.testing.assert_array_equal(image, table.data[np.ix_(order_r, order_c)])
+    legend = fig.axes[0].get_legend()
+    assert legend is not None and [t.get_text() for t in legend.get_texts()] == [str(c) for c in range(K)]
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    counts = level_counts(table.data, rows, cols, (2, 2), K)
+    assert f"{counts[0, 0].argmax()}: " in texts[0] and texts[0].endswith("%")
+    assert "categories 4" in plot_table(table).get_suptitle()
+    # a binned view shows each bin's most frequent category
+    small = plot_table(table, view="drawn", max_cells=10)
+    binned = _images(small)[0]
+    assert binned.shape == (10, 10) and set(np.unique(binned)) <= set(range(K))
+    rows, cols = np.arange(60) // 6, np.arange(40) // 4
+    np.testing.assert_array_equal(binned, level_counts(table.data, rows, cols, (10, 10), K).argmax(axis=2))
+
+
+def test_many_categories_get_distinct_colours():
+    from lbm_bench.plotting import _cmap
+
+    cmap, _ = _cmap("categorical", 30)
+    colours = {tuple(np.round(cmap(c), 6)) for c in range(30)}
+    assert len(colours) == 30

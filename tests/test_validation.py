@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
-from lbm_bench._validation import check_integer_array, check_label_sets, check_labels
+from lbm_bench import GaussianLBM, PoissonLBM
+from lbm_bench._records import flag
+from lbm_bench._validation import (
+    check_block_array,
+    check_choice,
+    check_count,
+    check_integer_array,
+    check_label_sets,
+    check_labels,
+    check_positive_float,
+    check_probability,
+    check_proportions,
+)
+from lbm_bench.algorithms.sparsebm import _binary_csr
+from lbm_bench.models.registry import check_kind
+from lbm_bench.protocol.settings import GenerationSettings
 
 
 def test_check_labels_converts_once_and_names_the_argument():
@@ -49,3 +67,39 @@ def test_check_integer_array():
     assert check_integer_array("t", [[1.0, 2.0], [0.0, 3.0]]).dtype == np.int64
     with pytest.raises(TypeError, match=r"t must hold integers, got dtype <U1"):
         check_integer_array("t", ["a"])
+
+
+#: How numpy 2 shows its scalars: ``np.float64(-1.0)``, ``np.True_``, ``np.str_('x')``.
+NUMPY_REPR = re.compile(r"np\.\w+\(|np\.(True|False)_")
+
+
+#: (call, the plain text its message must hold), each given numpy scalars or arrays.
+PLAIN_MESSAGES = {
+    "block array lower": (lambda: check_block_array("stds", np.array([[1.0, -1.0]]), (1, 2), lower=0.0),
+                          "stds must be > 0.0, got min -1.0"),
+    "block array upper": (lambda: check_block_array("probs", np.array([[0.5, 1.5]]), (1, 2), lower=0.0,
+                                                    upper=1.0), "got max 1.5"),
+    "gaussian stds": (lambda: GaussianLBM([0.5, 0.5], [1.0], [[0.0], [1.0]], [[1.0], [-1.0]]),
+                      "stds must be > 0.0, got min -1.0"),
+    "poisson effects": (lambda: PoissonLBM([1.0], [1.0], [[2.0]], np.array([1.0, -2.0]), np.array([1.0])),
+                        "row_effects must be positive, got min -2.0"),
+    "proportions": (lambda: check_proportions("pi", np.array([0.5, -0.5, 1.0])), "got min -0.5"),
+    "positive float": (lambda: check_positive_float("scale", np.float64(-2.0)), "got -2.0"),
+    "probability": (lambda: check_probability("risk", np.float32(1.5)), "got 1.5"),
+    "count": (lambda: check_count("n", np.float64(2.5)), "got 2.5"),
+    "kind": (lambda: check_kind(np.str_("normal")), "got 'normal'"),
+    "choice": (lambda: check_choice("method", np.str_("em"), ("cem", "vem")), "got 'em'"),
+    "flag setting": (lambda: flag("effects", np.True_), "got True"),
+    "choice setting": (lambda: GenerationSettings(calibration_method=np.str_("newton")), "got 'newton'"),
+    "sparsebm input": (lambda: _binary_csr(sp.csr_array(np.array([[0.0, 2.5], [1.0, 0.0]]))), "the value 2.5"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PLAIN_MESSAGES))
+def test_messages_show_plain_numbers_not_numpy_reprs(case):
+    call, text = PLAIN_MESSAGES[case]
+    with pytest.raises((TypeError, ValueError)) as info:
+        call()
+    message = str(info.value)
+    assert not NUMPY_REPR.search(message), message
+    assert text in message

@@ -15,8 +15,8 @@ Modules
         Latent block model with estimated parameters (Govaert and Nadif):
         :func:`cem` (block classification EM) and :func:`vem` (block
         variational EM) for the blocks of every registered family (Gaussian,
-        Poisson, Bernoulli: :data:`FAMILIES`); :func:`fit_lbm` returns the fitted
-        model and criterion too.
+        Poisson, Bernoulli, categorical: :data:`FAMILIES`); :func:`fit_lbm` returns
+        the fitted model and criterion too.
     :mod:`~lbm_bench.algorithms.kmeans`
         :func:`double_kmeans` (k-means on rows and on columns, separately), the
         naive baseline, and the k-means++ seeding of the CEM and VEM starts.
@@ -29,7 +29,8 @@ Modules
         a release's benchmark practical.
     :mod:`~lbm_bench.algorithms.registry`
         :data:`ALGORITHMS`, :func:`resolve_algorithm`, :func:`algorithm_source`
-        (the file a plugged-in algorithm was loaded from), and the per-family
+        (the file a plugged-in algorithm was loaded from), :func:`fits_family` (how an
+        algorithm meets a table of a family the harness must tell it), and the per-family
         algorithms ``gaussian_cem``, ``poisson_cem``, ``bernoulli_cem``,
         ``gaussian_vem``, ... (one per family and method, in
         :data:`FAMILY_ALGORITHMS`, also attributes of this package).
@@ -56,6 +57,7 @@ from lbm_bench.algorithms.registry import (
     MASKED_INPUT,
     Algorithm,
     algorithm_source,
+    fits_family,
     resolve_algorithm,
 )
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm
@@ -74,6 +76,7 @@ __all__ = [
     "cem",
     "double_kmeans",
     "fit_lbm",
+    "fits_family",
     "infer_kind",
     "resolve_algorithm",
     "sparsebm_lbm",

@@ -12,7 +12,8 @@ channel of the products, so that ``n_l`` becomes the row's observed count
 ``(M @ W)_il`` in the row step and the block sizes of the M-step the blocks'
 observed counts ``Z^T M W`` (a sparse table: ``M @ W = 1 @ W - Missing @ W``, its
 missing set being sparse). The starts' k-means++ seeding sees the table with its
-missing entries imputed by column means (:attr:`BlockProblem.seed_values`).
+missing entries imputed by column means (:meth:`BlockProblem.seed_points`; categorical
+tables: the one-hot codes of the observed entries).
 """
 
 from __future__ import annotations
@@ -50,18 +51,25 @@ class BlockProblem:
 
     def __init__(self, X: np.ndarray | sp.csr_array | TableData, kind: str, method: str = "cem") -> None:
         family = get_family(kind)
-        placeholder = family.placeholder()
         self.kind = kind
         self.family = family
-        self._placeholder = placeholder
-        self._row_base: np.ndarray | None = None
-        self._col_base: np.ndarray | None = None
         data = TableData.of(X)
         self.data = data
         self.sparse = data.is_sparse
+        if self.sparse and not family.can_be_sparse:
+            sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
+            raise ValueError(
+                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
+                f"{kind!r}; densify it (X.toarray()) to fit {kind} blocks"
+            )
+        placeholder = family.placeholder(data.table)
+        self._placeholder = placeholder
+        self._row_base: np.ndarray | None = None
+        self._col_base: np.ndarray | None = None
+        self._seed_points: tuple | None = None
         #: whether the observed mask is a channel of the products (missing entries)
         self.masked = data.has_missing and data.n_missing > 0
-        self.p = family.n_stats
+        self.p = placeholder.n_stats
         if self.sparse:
             self._init_sparse(data, method)
             return
@@ -103,16 +111,11 @@ class BlockProblem:
         missing set, whose products give the observed counts).
 
         Only families whose statistic is the entry itself and whose base measure
-        vanishes at zero (``can_be_sparse``: Bernoulli, Poisson) keep the table sparse:
-        every block sum is then a sparse product and the zeros add nothing to the base
-        measure. The family's table check refuses values its tables cannot hold.
+        vanishes at zero (``can_be_sparse``: Bernoulli, Poisson; the others are refused
+        by the constructor) keep the table sparse: every block sum is then a sparse
+        product and the zeros add nothing to the base measure. The family's table check
+        refuses values its tables cannot hold.
         """
-        if not self.family.can_be_sparse:
-            sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
-            raise ValueError(
-                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
-                f"{self.kind!r}; densify it (X.toarray()) to fit {self.kind} blocks"
-            )
         table = self._placeholder.check_table(data.table)
         self.X = table
         self.offset = 0.0
@@ -151,6 +154,25 @@ class BlockProblem:
             if self.masked and not self.sparse:
                 self._col_base -= self.data.missing_col_counts() * self._zero_base()
         return self._col_base
+
+    def seed_points(self) -> tuple[np.ndarray | sp.csr_array, np.ndarray | sp.csr_array]:
+        """The points k-means++ seeds the starts on: the rows (n_rows, .) and the columns
+        (n_cols, .) of the table (missing entries imputed by column means), or, for a family
+        whose statistics are the indicators of a code (``code_statistics``: categorical
+        blocks), of its one-hot encoding (CSR, one non-zero per observed entry: distances
+        count the differing codes, whatever their values)."""
+        if self._seed_points is None:
+            if self.family.code_statistics:
+                codes = np.asarray(self.X, dtype=np.int64)
+                observed = self.data.observed if self.masked else None
+                observed_t = None if observed is None else observed.T
+                self._seed_points = (_one_hot(codes, observed), _one_hot(codes.T, observed_t))
+            elif self.sparse:
+                columns = sp.csr_array(self.seed_values.T) if self.masked else self.T_t[0]
+                self._seed_points = (self.seed_values, columns)
+            else:
+                self._seed_points = (self.seed_values, self.seed_values.T)
+        return self._seed_points
 
     def restore(self, model: LatentBlockModel) -> LatentBlockModel:
         """The model of the original table from one fitted to the centred table."""
@@ -227,7 +249,8 @@ class BlockProblem:
             stale = stale | (exposure <= MIN_MASS)
         if previous is not None and stale.any():
             for name, old in previous.block_parameters().items():
-                params[name] = np.where(stale, old, params[name])
+                where = stale.reshape(stale.shape + (1,) * (np.ndim(old) - 2))  # (g, m) + block_extents
+                params[name] = np.where(where, old, params[name])
         return self.family(_proportions(row_mass), _proportions(col_mass), **params)
 
     def expected_log_joint(
@@ -240,6 +263,18 @@ class BlockProblem:
         value -= np.sum(model.log_partition * self.exposure(Z, W, totals))
         value += row_mass @ np.log(model.row_proportions) + col_mass @ np.log(model.col_proportions)
         return float(value + self.base_measure)
+
+
+def _one_hot(codes: np.ndarray, observed: np.ndarray | None = None) -> sp.csr_array:
+    """Rows of a table of codes one-hot encoded: (n_rows, n_cols * n_codes), one 1 per
+    (observed) entry."""
+    n, d = codes.shape
+    width = int(codes.max()) + 1
+    columns = np.arange(d) * width + codes
+    if observed is None:
+        return sp.csr_array((np.ones(n * d), columns.ravel(), np.arange(0, n * d + 1, d)), shape=(n, d * width))
+    indptr = np.concatenate([[0], np.cumsum(observed.sum(1))])
+    return sp.csr_array((np.ones(int(indptr[-1])), columns[observed], indptr), shape=(n, d * width))
 
 
 def block_logits(

@@ -1,8 +1,9 @@
 """Block CEM and block VEM for the latent block model with estimated parameters.
 
 :func:`cem` (block classification EM) and :func:`vem` (block variational EM)
-of Govaert and Nadif, for Gaussian, Poisson and Bernoulli blocks (the table
-:data:`FAMILIES`); :func:`fit_lbm` returns the fitted model and criterion too.
+of Govaert and Nadif, for Gaussian, Poisson, Bernoulli and categorical blocks
+(the table :data:`FAMILIES`); :func:`fit_lbm` returns the fitted model and
+criterion too.
 
 Both are written once on the exponential-family interface of
 :mod:`lbm_bench.models.families`: the M-step builds a model object from the
@@ -33,7 +34,6 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
@@ -141,11 +141,8 @@ def _cem_start(
 
     ``tol`` is unused: CEM stops when the labels stop changing.
     """
-    values = prob.seed_values
-    columns = sp.csr_array(values.T) if prob.sparse else values.T
-    if prob.sparse and not prob.masked:
-        columns = prob.T_t[0]
-    z, w = seeded_labels(values, g, rng), seeded_labels(columns, m, rng)
+    rows, columns = prob.seed_points()
+    z, w = seeded_labels(rows, g, rng), seeded_labels(columns, m, rng)
     return _cem_run(prob, z, w, g, m, max_iter)
 
 
@@ -250,8 +247,10 @@ def fit_lbm(
     method : {"cem", "vem"}, default="cem"
         Block classification EM (hard labels, complete-data likelihood) or
         block variational EM (mean-field posteriors, lower bound).
-    kind : {"gaussian", "poisson", "bernoulli"}, optional
-        Family of the blocks; inferred by :func:`infer_kind` when None.
+    kind : {"gaussian", "poisson", "bernoulli", "categorical"}, optional
+        Family of the blocks; inferred by :func:`infer_kind` when None (never
+        categorical: codes look like counts; with ``"categorical"`` the number of
+        categories is one more than the largest code of ``X``).
     n_init : int, optional
         Random starts; the one with the highest criterion is kept. Default 10
         for both methods: a single start reaches the best labelling of an easy
@@ -290,7 +289,8 @@ def fit_lbm(
     block of a single entry is still degenerate: asking for many more
     clusters than the data hold lets singleton clusters inflate the
     Gaussian criterion), Poisson rates at 1e-10, Bernoulli probabilities
-    clipped to [1e-6, 1 - 1e-6].
+    clipped to [1e-6, 1 - 1e-6], category probabilities at least 1e-6
+    (renormalised).
 
     Examples
     --------

@@ -21,6 +21,7 @@ and method, in :data:`FAMILY_ALGORITHMS`; they are registered as
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -43,6 +44,7 @@ __all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attribu
     "MASKED_INPUT",
     "Algorithm",
     "algorithm_source",
+    "fits_family",
     "resolve_algorithm",
 ]
 
@@ -80,6 +82,7 @@ def _family_algorithm(kind: str, method: str) -> Algorithm:
 
     algorithm.__name__ = algorithm.__qualname__ = f"{kind}_{method}"
     setattr(algorithm, MASKED_INPUT, True)
+    algorithm.kind = kind  # the family it fits (see fits_family)
     algorithm.__doc__ = (
         f"{title} with {_fitted_blocks(FAMILIES[kind])}.\n\n"
         f"    :func:`lbm_bench.algorithms.{method}` with ``kind={kind!r}`` and its defaults;\n"
@@ -111,6 +114,29 @@ ALGORITHMS: dict[str, Algorithm] = {
     "sparsebm": sparsebm_lbm,
     **{name.replace("_", "-"): fit for name, fit in FAMILY_ALGORITHMS.items()},
 }
+
+
+def fits_family(algorithm: Algorithm, kind: str) -> str:
+    """How an algorithm meets a table of family ``kind``: ``"kind"`` when it takes a ``kind``
+    keyword (block CEM and VEM, and any algorithm written that way: it is told the
+    family), ``"own"`` when it declares ``kind`` as the one family it fits (attribute
+    ``algorithm.kind``: ``categorical_cem``...), ``"values"`` otherwise (it reads the
+    entries as numbers).
+
+    Examples
+    --------
+    >>> fits_family(cem, "categorical"), fits_family(FAMILY_ALGORITHMS["categorical_cem"], "categorical")
+    ('kind', 'own')
+    >>> fits_family(double_kmeans, "categorical")
+    'values'
+    """
+    if getattr(algorithm, "kind", None) == kind:
+        return "own"
+    try:
+        parameters = inspect.signature(algorithm).parameters
+    except (TypeError, ValueError):  # a callable without a signature (a C function)
+        return "values"
+    return "kind" if "kind" in parameters else "values"
 
 
 def _is_path(module_name: str) -> bool:

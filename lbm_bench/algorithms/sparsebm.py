@@ -46,7 +46,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench._validation import check_count
+from lbm_bench._validation import check_count, describe_value
 from lbm_bench.algorithms.inputs import reject_missing
 from lbm_bench.models.data import TableData
 
@@ -79,7 +79,7 @@ def _binary_csr(X: Any) -> sp.csr_matrix:
     if matrix.nnz and not np.all(matrix.data == 1):
         bad = matrix.data[matrix.data != 1][0]
         raise ValueError(
-            f"sparsebm fits Bernoulli (0/1) tables only, got the value {bad!r}; "
+            f"sparsebm fits Bernoulli (0/1) tables only, got the value {describe_value(bad)}; "
             "use cem or vem for counts and real values"
         )
     return matrix.astype(np.float64)

@@ -32,6 +32,7 @@ import numpy as np
 from scipy import sparse
 
 from lbm_bench.inference.side import Side, onehot_t
+from lbm_bench.models.missing import EntryFamily
 
 try:  # the kernel of ``csr_array @ dense`` (scipy >= 0.14), called directly by index updates
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
@@ -41,6 +42,7 @@ except ImportError:  # pragma: no cover - see csr_times_dense
 __all__ = [
     "DenseSide",
     "DenseStatistics",
+    "EntrywiseScores",
     "INDEX_MAX_FRACTION",
     "INDEX_UPDATE_COST",
     "MIN_FULL_WORK",
@@ -241,19 +243,22 @@ class DenseStatistics:
 
     Parameters
     ----------
-    family : EntryFamily
+    family : EntryFamily or LatentBlockModel
         The observed-data family (:class:`~lbm_bench.models.missing.EntryFamily`): the
-        model's statistics, with the missing entries' channels when the tables have masks.
+        model's statistics, with the missing entries' channels when the tables have masks
+        (a model: complete tables).
     tables : ndarray of shape (B, n_rows, n_cols), or a sequence of B dense tables
-    masks : sequence of B observed masks (bool arrays) or None
-        None: every entry of every table is observed.
     sides : tuple
         The model's parts of the row and column steps (:meth:`Side.set_model` arguments).
+    masks : sequence of B observed masks (bool arrays) or None
+        None: every entry of every table is observed.
     """
 
     exact = False
 
-    def __init__(self, family: Any, tables: Any, masks: Any, sides: tuple[tuple, tuple]) -> None:
+    def __init__(self, family: Any, tables: Any, sides: tuple[tuple, tuple], masks: Any = None) -> None:
+        if not isinstance(family, EntryFamily):
+            family = EntryFamily(family, False)
         if not isinstance(tables, np.ndarray):
             tables = np.stack([np.asarray(t) for t in tables])
         B, n, d = tables.shape
@@ -301,13 +306,8 @@ class DenseStatistics:
         exposure = None
         if sweeper.row_weights is not None:
             exposure = np.outer(sweeper.row_weights, sweeper.col_weights).astype(np.float32)
-        log_pi = sweeper.log_row_prior.astype(np.float32)
-        log_rho = sweeper.log_col_prior.astype(np.float32)
-        row_scores = np.empty((B, n, g))
-        col_scores = np.zeros((B, d, m))
-        chunk = max(1, _MARGINAL_CHUNK_BYTES // (4 * B * d * (g * m + max(g, m))))
-        for start in range(0, n, chunk):
-            rows = slice(start, min(start + chunk, n))
+        scores = EntrywiseScores(sweeper, (B, n, d))
+        for rows in scores.bands():
             stats = self.stats[:, :, rows].astype(np.float32)  # (B, p, r, d)
             # class-major log-densities dens[k, l] of shape (B, r, d), one axpy per statistic
             dens = np.empty((g, m) + stats[:, 0].shape, dtype=np.float32)
@@ -322,15 +322,53 @@ class DenseStatistics:
                         dens[k, l] -= A[k, l] * exposure[rows]
                     if A0 is not None:  # the block mechanism's log(1 - q) of every entry
                         dens[k, l] -= A0[k, l]
-            # integrate the column label out for the rows, the row label out for the columns
-            for k in range(g):
-                scores = _logsumexp_first(dens[k] + log_rho[:, None, None, None])  # (B, r, d)
-                row_scores[:, rows, k] = scores.sum(axis=-1, dtype=np.float64)
-            dens += log_pi[:, None, None, None, None]
-            for l in range(m):
-                scores = _logsumexp_first(np.ascontiguousarray(dens[:, l]))
-                col_scores[:, :, l] += scores.sum(axis=1, dtype=np.float64)
-        return row_scores + log_pi, col_scores + log_rho
+            scores.add_band(rows, dens)
+        return scores.result()
+
+
+class EntrywiseScores:
+    """Class scores of rows and columns with the other labels integrated out entry by entry,
+    accumulated band of rows by band of rows from the entries' log-densities (what a
+    storage's ``entrywise_scores`` computes; see
+    :func:`lbm_bench.inference.classifier.initial_column_labels`).
+
+    Parameters
+    ----------
+    sweeper : Sweeper
+        Its priors and block shape.
+    shape : (B, n_rows, n_cols)
+    """
+
+    def __init__(self, sweeper: Any, shape: tuple[int, int, int]) -> None:
+        B, n, d = shape
+        g, m = sweeper.model.block_shape
+        self.log_pi = sweeper.log_row_prior.astype(np.float32)
+        self.log_rho = sweeper.log_col_prior.astype(np.float32)
+        self.row_scores = np.empty((B, n, g))
+        self.col_scores = np.zeros((B, d, m))
+        self.chunk = max(1, _MARGINAL_CHUNK_BYTES // (4 * B * d * (g * m + max(g, m))))
+        self.n_rows = n
+
+    def bands(self) -> list[slice]:
+        """The bands of rows whose log-densities fit in about 16 MiB of float32."""
+        return [slice(start, min(start + self.chunk, self.n_rows)) for start in range(0, self.n_rows, self.chunk)]
+
+    def add_band(self, rows: slice, dens: np.ndarray) -> None:
+        """Add a band's class-major log-densities ``dens[k, l]`` of shape (g, m, B, r, d),
+        float32 (overwritten): the column label integrated out for the rows, the row
+        label for the columns."""
+        g, m = dens.shape[:2]
+        for k in range(g):
+            scores = _logsumexp_first(dens[k] + self.log_rho[:, None, None, None])  # (B, r, d)
+            self.row_scores[:, rows, k] = scores.sum(axis=-1, dtype=np.float64)
+        dens += self.log_pi[:, None, None, None, None]
+        for l in range(m):
+            scores = _logsumexp_first(np.ascontiguousarray(dens[:, l]))
+            self.col_scores[:, :, l] += scores.sum(axis=1, dtype=np.float64)
+
+    def result(self) -> tuple[np.ndarray, np.ndarray]:
+        """The row scores (B, n_rows, g) and column scores (B, n_cols, m), priors added."""
+        return self.row_scores + self.log_pi, self.col_scores + self.log_rho
 
 
 def _logsumexp_first(values: np.ndarray) -> np.ndarray:

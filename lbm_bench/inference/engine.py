@@ -16,9 +16,12 @@ the categorical sampler then works on contiguous vectors of length ``n_own``.
 **The storage is chosen once.** :class:`Sweeper` wraps its tables in
 :class:`~lbm_bench.models.data.TableData` and builds the statistics of their
 storage: :class:`~lbm_bench.inference.dense_sums.DenseStatistics` (the
-statistics twice, BLAS products) or
+statistics twice, BLAS products),
 :class:`~lbm_bench.inference.sparse_sums.SparseStatistics` (CSR twice, never
-densified). Each offers its two sides (the row and column steps: full block
+densified) or, for a family whose statistics are the indicators of a code
+(``code_statistics``: categorical blocks) on tables above 1 MiB of statistics,
+:class:`~lbm_bench.inference.code_sums.CodeStatistics` (the codes packed twice,
+counted by words). Each offers its two sides (the row and column steps: full block
 sums, index updates, the logits of :class:`~lbm_bench.inference.side.Side`) and
 the entrywise scores of the classifier's starts. Nothing else in the classifier
 or the sampler sees the storage.
@@ -38,7 +41,7 @@ index update (moving the changed positions' statistics between classes). It fall
 back to the full product when so many labels changed that the product is cheaper
 (the side's cost model), and recomputes the sums in full every
 :data:`RECOMPUTE_EVERY` updates so that float sums (Gaussian blocks) cannot drift.
-Integer statistics (Poisson, Bernoulli) are summed exactly in float64 by every
+Integer statistics (Poisson, Bernoulli, categorical) are summed exactly in float64 by every
 route, so the block sums, hence the logits, are identical bit for bit; the logits
 are computed from the block sums by the same code (:meth:`Side.logits`) whichever
 route produced them.
@@ -51,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_choice
+from lbm_bench.inference.code_sums import CodeStatistics, uses_codes
 from lbm_bench.inference.dense_sums import DenseStatistics
 from lbm_bench.inference.side import class_mass, onehot_t, sample_categorical, sample_class_major, smallest_uint
 from lbm_bench.inference.sparse_sums import SparseStatistics
@@ -79,7 +83,7 @@ class Sweeper:
     ----------
     is_sparse : bool
         Whether the tables are held as scipy.sparse (chosen once, here).
-    storage : DenseStatistics or SparseStatistics
+    storage : DenseStatistics, SparseStatistics or CodeStatistics
         The tables' statistics in their storage, with the two sides ``rows`` and ``cols``.
     """
 
@@ -107,14 +111,18 @@ class Sweeper:
         self.count_partition = counts = self.family.count_partition  # (g, m) or None
         self._n_tables = len(data)
         self.n_rows, self.n_cols = data[0].shape
+        if storage is DenseStatistics and not incomplete and uses_codes(model, self.n_rows, self.n_cols):
+            storage = CodeStatistics  # the family's indicators of codes, packed (complete tables)
         self.row_weights = model.row_weights(self.n_rows)
         self.col_weights = model.col_weights(self.n_cols)
         row_part = (self.eta, self.log_partition, self.log_row_prior, self.row_weights, self.col_weights, counts)
         col_part = (self.eta.swapaxes(1, 2), self.log_partition.T, self.log_col_prior,
                     self.col_weights, self.row_weights, None if counts is None else counts.T)
-        if storage is DenseStatistics:
-            self.storage = storage(self.family, data, masks, (row_part, col_part))
-        else:
+        if storage is CodeStatistics:
+            self.storage = storage(model, data, (row_part, col_part))
+        elif storage is DenseStatistics:
+            self.storage = storage(self.family, data, (row_part, col_part), masks)
+        else:  # sparse tables carry their missing sets (TableData)
             self.storage = storage(self.family, data, (row_part, col_part))
         self.is_sparse = storage is SparseStatistics
         self.rows, self.cols = self.storage.rows, self.storage.cols
@@ -145,8 +153,8 @@ class Sweeper:
     @property
     def stats(self) -> np.ndarray:
         """(B, p, n_rows, n_cols) view of the sufficient statistics (dense tables)."""
-        if self.is_sparse:
-            raise TypeError("a sparse Sweeper holds no dense statistics (see its storage's by_rows / by_cols)")
+        if not isinstance(self.storage, DenseStatistics):
+            raise TypeError(f"a {type(self.storage).__name__} storage holds no dense statistics")
         return self.storage.stats
 
     def row_logits(self, w: np.ndarray) -> np.ndarray:

@@ -237,7 +237,7 @@ def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
             )
         if n_chains not in (1, lengths.size):
             raise ValueError(
-                f"n_chains={n_chains!r} contradicts chain_lengths of length {lengths.size}"
+                f"n_chains={describe_value(n_chains)} contradicts chain_lengths of length {lengths.size}"
             )
         return [int(x) for x in lengths]
     if isinstance(n_chains, bool) or not isinstance(n_chains, (int, np.integer)):

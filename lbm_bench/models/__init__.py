@@ -3,7 +3,8 @@
 - :mod:`~lbm_bench.models.base`: the exponential-family interface and the family
   knowledge every family declares (:class:`LatentBlockModel`);
 - :mod:`~lbm_bench.models.gaussian`, :mod:`~lbm_bench.models.poisson`,
-  :mod:`~lbm_bench.models.bernoulli`: the families, one module each;
+  :mod:`~lbm_bench.models.bernoulli`, :mod:`~lbm_bench.models.categorical`: the
+  families, one module each;
 - :mod:`~lbm_bench.models.registry`: the families by name (:func:`get_family`);
 - :mod:`~lbm_bench.models.design`: scale-free designs (protocol step 1);
 - :mod:`~lbm_bench.models.data`: a table's storage, dense or sparse, decided once, with
@@ -14,6 +15,7 @@
 
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.bernoulli import BernoulliLBM
+from lbm_bench.models.categorical import CategoricalLBM
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign, random_design, random_model
 from lbm_bench.models.gaussian import GaussianLBM
@@ -23,6 +25,7 @@ from lbm_bench.models.symmetry import find_symmetry
 
 __all__ = [
     "BernoulliLBM",
+    "CategoricalLBM",
     "GaussianLBM",
     "LatentBlockModel",
     "ModelDesign",

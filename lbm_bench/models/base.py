@@ -109,15 +109,34 @@ class LatentBlockModel:
         Whether its design has block dispersions.
     fit_centred : bool
         Whether the EM baselines fit its tables centred (Gaussian blocks).
-    colormap, boundary_color, missing_color : str
+    colormap, boundary_color, missing_color, missing_color_name : str
         How :func:`~lbm_bench.plot_table` draws its tables (missing entries in a neutral
-        colour outside the colour map).
+        colour outside the colour map, named in its key).
     inference_order : int or None
         When :func:`~lbm_bench.algorithms.infer_kind` asks the family whether it
-        :meth:`describes` a table (lower first); None: never inferred.
-    :meth:`value_problem`, :meth:`check_clusters`, :meth:`check_design_options`,
-    :meth:`resolve_options`, :meth:`draw_pattern`, :meth:`draw_effects`,
-    :meth:`model_at_scale`, :meth:`estimate_blocks`, :meth:`placeholder`
+        :meth:`describes` a table (lower first); None: never inferred (the
+        benchmark harness then passes the table's kind to the algorithms that
+        take a ``kind`` keyword).
+    header_attributes : dict of str to (str, str)
+        Root attributes its files carry beyond the common header, read with the
+        header before any dataset: name to (attribute kind of
+        :mod:`~lbm_bench.storage.format`, description). A model gives their values
+        by :meth:`header_values`; the reader checks them by :meth:`header_problem`
+        and passes them to :meth:`value_problem`.
+    block_extents : tuple of str
+        Extents of its block parameters and design pattern beyond (g, m), as names
+        of header attributes (``"@categories"``): the ``params/`` datasets and
+        ``params/design/pattern`` have shape ``(g, m) + block_extents``.
+    code_statistics : bool
+        Whether its statistics are the indicators of an integer code,
+        ``T_q(x) = [x = q + 1]`` for ``q < n_stats``: the inference engine then keeps
+        the codes and counts them (:mod:`lbm_bench.inference.code_sums`) instead of
+        ``n_stats`` float tables.
+    :meth:`value_problem`, :meth:`header_problem`, :meth:`check_clusters`,
+    :meth:`check_design_options`, :meth:`resolve_options`, :meth:`count_statistics`,
+    :meth:`table_id_tag`, :meth:`draw_pattern`, :meth:`draw_effects`,
+    :meth:`model_at_scale`, :meth:`estimate_blocks`, :meth:`placeholder`;
+    on a model, :meth:`header_values` and :attr:`n_levels`
     """
 
     kind: ClassVar[str] = ""
@@ -134,7 +153,11 @@ class LatentBlockModel:
     colormap: ClassVar[str] = "viridis"
     boundary_color: ClassVar[str] = "white"
     missing_color: ClassVar[str] = "#bdbdbd"
+    missing_color_name: ClassVar[str] = "grey"
     inference_order: ClassVar[int | None] = None
+    header_attributes: ClassVar[dict[str, tuple[str, str]]] = {}
+    block_extents: ClassVar[tuple[str, ...]] = ()
+    code_statistics: ClassVar[bool] = False
     #: Whether :meth:`draw_noise` and :meth:`table_from_noise` give sparse tables
     #: (an instance's choice, for the families that ``can_be_sparse``).
     sparse: bool = False
@@ -150,9 +173,27 @@ class LatentBlockModel:
 
     # -- family knowledge: defaults, overridden by the families ------------------------
     @classmethod
-    def value_problem(cls, values: np.ndarray) -> str | None:
+    def value_problem(cls, values: np.ndarray, **header: Any) -> str | None:
         """What is wrong with a table's (non-empty) stored values for this family, as
-        the end of a sentence (``"holds a negative count (-1)"``), or None."""
+        the end of a sentence (``"holds a negative count (-1)"``), or None; ``header``
+        holds the values of its :attr:`header_attributes`."""
+        return None
+
+    @classmethod
+    def header_problem(cls, header: dict[str, Any]) -> str | None:
+        """What is wrong with the values of its :attr:`header_attributes` read from a file
+        (a sentence), or None."""
+        return None
+
+    def header_values(self) -> dict[str, Any]:
+        """The values of the family's :attr:`header_attributes` for this model (files store them)."""
+        return {}
+
+    @property
+    def n_levels(self) -> int | None:
+        """Number of unordered levels (categories) its entries take, or None when entries
+        are quantities. Pictures show each cell's most frequent level, with a legend,
+        instead of means; algorithms that treat entries as numbers do not apply."""
         return None
 
     @classmethod
@@ -162,8 +203,9 @@ class LatentBlockModel:
         return False
 
     @classmethod
-    def check_clusters(cls, n_row_clusters: int, n_col_clusters: int) -> None:
-        """Refuse cluster numbers the family's designs cannot have (ValueError)."""
+    def check_clusters(cls, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
+        """Refuse cluster numbers the family's designs cannot have (ValueError), with its
+        checked design ``options`` when known."""
 
     @classmethod
     def check_design_options(cls, options: dict[str, Any]) -> dict[str, Any]:
@@ -184,8 +226,24 @@ class LatentBlockModel:
         return dict(options)
 
     @classmethod
-    def draw_pattern(cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator) -> np.ndarray:
-        """The block pattern of a random design, ndarray of shape (g, m)."""
+    def count_statistics(cls, options: dict[str, Any]) -> int:
+        """Number of statistics of the models of a design with these checked design
+        options (the memory guard's): :attr:`n_stats` by default."""
+        return cls.n_stats
+
+    @classmethod
+    def table_id_tag(cls, options: dict[str, Any]) -> str:
+        """What a release's table ids add after the kind for these design options
+        (``""``: nothing; categorical blocks: ``"-k5"``), so that tables differing by
+        an option that changes their nature have different ids."""
+        return ""
+
+    @classmethod
+    def draw_pattern(
+        cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any] | None = None
+    ) -> np.ndarray:
+        """The block pattern of a random design, ndarray of shape ``(g, m) + block_extents``,
+        given the family's checked design ``options``."""
         raise NotImplementedError  # pragma: no cover
 
     @classmethod
@@ -209,8 +267,9 @@ class LatentBlockModel:
         raise NotImplementedError  # pragma: no cover
 
     @classmethod
-    def placeholder(cls) -> LatentBlockModel:
-        """A 1x1 model of the family: its table check, statistics and base measure."""
+    def placeholder(cls, table: Any = None) -> LatentBlockModel:
+        """A 1x1 model of the family (its table check, statistics and base measure) that
+        can hold the values of ``table`` when given (the EM baselines fit it)."""
         raise NotImplementedError  # pragma: no cover
 
     def sparse_level(self) -> float:  # pragma: no cover - overridden by the sparse families

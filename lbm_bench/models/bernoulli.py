@@ -66,6 +66,7 @@ class BernoulliLBM(LatentBlockModel):
     colormap = "Greys"
     boundary_color = "tab:orange"
     missing_color = "#e3c98f"  # sand: grey would read as a block of mixed zeros and ones
+    missing_color_name = "sand"
 
     def __init__(
         self, row_proportions: Any, col_proportions: Any, probs: Any, *, sparse: bool = False
@@ -80,11 +81,11 @@ class BernoulliLBM(LatentBlockModel):
         return dtype_kind in "biu" and low >= 0 and high <= 1
 
     @classmethod
-    def value_problem(cls, values: np.ndarray) -> str | None:
+    def value_problem(cls, values: np.ndarray, **header: Any) -> str | None:
         return f"holds a value other than 0/1 ({int(values.max())})" if values.max() > 1 else None
 
     @classmethod
-    def check_clusters(cls, n_row_clusters: int, n_col_clusters: int) -> None:
+    def check_clusters(cls, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
         g, m = n_row_clusters, n_col_clusters
         if g > 2**m or m > 2**g:
             raise ValueError(
@@ -99,7 +100,9 @@ class BernoulliLBM(LatentBlockModel):
         return out
 
     @classmethod
-    def draw_pattern(cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    def draw_pattern(
+        cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any] | None = None
+    ) -> np.ndarray:
         return binary_pattern(n_row_clusters, n_col_clusters, rng)
 
     @classmethod
@@ -117,7 +120,7 @@ class BernoulliLBM(LatentBlockModel):
         return {"probs": np.clip(totals[0] / exposure, PROB_CLIP, 1.0 - PROB_CLIP)}
 
     @classmethod
-    def placeholder(cls) -> BernoulliLBM:
+    def placeholder(cls, table: Any = None) -> BernoulliLBM:
         return cls([1.0], [1.0], [[0.5]])
 
     # -- exponential-family interface ------------------------------------------------

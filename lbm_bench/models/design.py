@@ -10,7 +10,8 @@ fixed. Larger scales separate the blocks more: the risk decreases with the scale
 How a scale becomes parameters is the family's (its
 :meth:`~lbm_bench.models.base.LatentBlockModel.model_at_scale`, documented in its
 module: :mod:`lbm_bench.models.gaussian`, :mod:`~lbm_bench.models.poisson`,
-:mod:`~lbm_bench.models.bernoulli`); :func:`random_design` draws the shared part
+:mod:`~lbm_bench.models.bernoulli`, :mod:`~lbm_bench.models.categorical`);
+:func:`random_design` draws the shared part
 (pattern from the family, proportions, dispersions) and asks the family for its
 options and effects. How entries go missing (:mod:`lbm_bench.models.missing`) is
 part of the design too, the same for every family: :attr:`ModelDesign.missing`,
@@ -81,9 +82,10 @@ class ModelDesign:
     {{kind_attribute}}
     row_proportions : ndarray of shape (g,)
     col_proportions : ndarray of shape (m,)
-    pattern : ndarray of shape (g, m)
+    pattern : ndarray of shape (g, m), or (g, m) + the family's ``block_extents``
         Real pattern (Gaussian, Poisson), centred with unit mean class
-        separation, or +-1 binary modes (Bernoulli).
+        separation, +-1 binary modes (Bernoulli), or the one-hot dominant
+        categories of shape (g, m, K) (categorical).
     dispersion : ndarray of shape (g, m)
         Block standard deviations at scale 1 (Gaussian; ``dispersion ** scale``
         at other scales), relative deviations from the mode (Bernoulli), ones
@@ -130,7 +132,7 @@ class ModelDesign:
     @property
     def block_shape(self) -> tuple[int, int]:
         """``(g, m)``."""
-        return self.pattern.shape  # type: ignore[return-value]
+        return self.pattern.shape[:2]  # type: ignore[return-value]
 
     def model(self, scale: float) -> LatentBlockModel:
         """The model at a given scale (larger is easier).
@@ -214,7 +216,7 @@ def random_design(
     ----------
     kind : str
         Family of the blocks, a name of :func:`~lbm_bench.models.registry.family_names`
-        (``"gaussian"``, ``"poisson"``, ``"bernoulli"``).
+        (``"gaussian"``, ``"poisson"``, ``"bernoulli"``, ``"categorical"``).
     n_row_clusters, n_col_clusters : int
         Numbers of row and column clusters (at least 2 each).
     equal_proportions : bool, default=False
@@ -251,7 +253,9 @@ def random_design(
           factor 1.8 of one; 1: uneven totals as in document-term tables);
         - ``density`` (Bernoulli, Poisson): the expected fraction of non-zero entries
           at every scale, in (0, 1); the design is sparse and its tables are
-          ``scipy.sparse.csr_array`` (see the family's module).
+          ``scipy.sparse.csr_array`` (see the family's module);
+        - ``categories`` (categorical, required): the number of categories ``K``,
+          2 to 255.
 
     Returns
     -------
@@ -279,11 +283,11 @@ def random_design(
     missing_options = _missing_options(missing, missing_mechanism, missing_spread)
     options = family.check_design_options(_refuse_foreign_options(family, family_options))
     check_missing_together({**missing_options, "density": options.get("density")})
-    family.check_clusters(g, m)
+    family.check_clusters(g, m, options)
     values = {name: options[name] for name in ("base_rate", "density") if name in options}
     values.setdefault("base_rate", _UNUSED_BASE_RATE)
     for _attempt in range(20):
-        pattern = family.draw_pattern(g, m, rng)
+        pattern = family.draw_pattern(g, m, rng, options)
         row_props = _random_proportions(g, equal_proportions, rng)
         col_props = _random_proportions(m, equal_proportions, rng)
         dispersion = _random_dispersion((g, m), equal_dispersions or not family.uses_dispersion, spread_value, rng)

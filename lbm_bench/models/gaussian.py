@@ -64,11 +64,13 @@ class GaussianLBM(LatentBlockModel):
         return True  # reals: any table the families before it do not describe
 
     @classmethod
-    def value_problem(cls, values: np.ndarray) -> str | None:
+    def value_problem(cls, values: np.ndarray, **header: Any) -> str | None:
         return None if np.all(np.isfinite(values)) else "holds non-finite values"
 
     @classmethod
-    def draw_pattern(cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    def draw_pattern(
+        cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any] | None = None
+    ) -> np.ndarray:
         return real_pattern(n_row_clusters, n_col_clusters, rng)
 
     @classmethod
@@ -82,7 +84,7 @@ class GaussianLBM(LatentBlockModel):
         return {"means": mean, "stds": np.sqrt(np.maximum(var, var_floor))}
 
     @classmethod
-    def placeholder(cls) -> GaussianLBM:
+    def placeholder(cls, table: Any = None) -> GaussianLBM:
         return cls([1.0], [1.0], [[0.0]], [[1.0]])
 
     # -- exponential-family interface ------------------------------------------------

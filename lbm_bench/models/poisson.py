@@ -111,7 +111,7 @@ class PoissonLBM(LatentBlockModel):
         return dtype_kind in "biu" and low >= 0
 
     @classmethod
-    def value_problem(cls, values: np.ndarray) -> str | None:
+    def value_problem(cls, values: np.ndarray, **header: Any) -> str | None:
         return f"holds a negative count ({int(values.min())})" if values.min() < 0 else None
 
     @classmethod
@@ -139,7 +139,9 @@ class PoissonLBM(LatentBlockModel):
         return dict(options)
 
     @classmethod
-    def draw_pattern(cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator) -> np.ndarray:
+    def draw_pattern(
+        cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any] | None = None
+    ) -> np.ndarray:
         return real_pattern(n_row_clusters, n_col_clusters, rng)
 
     @classmethod
@@ -170,7 +172,7 @@ class PoissonLBM(LatentBlockModel):
         return {"rates": np.maximum(totals[0] / exposure, RATE_FLOOR)}
 
     @classmethod
-    def placeholder(cls) -> PoissonLBM:
+    def placeholder(cls, table: Any = None) -> PoissonLBM:
         return cls([1.0], [1.0], [[1.0]])
 
     # -- exposures ---------------------------------------------------------------------

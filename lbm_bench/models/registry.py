@@ -15,21 +15,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from lbm_bench._validation import describe_value
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.bernoulli import BernoulliLBM
+from lbm_bench.models.categorical import CategoricalLBM
 from lbm_bench.models.gaussian import GaussianLBM
 from lbm_bench.models.poisson import PoissonLBM
 
 __all__ = ["FAMILY_CLASSES", "check_kind", "family_names", "get_family", "model_from_parameters"]
 
 #: The registered families, in the order they are listed (help, docs, option declarations).
-FAMILY_CLASSES: tuple[type[LatentBlockModel], ...] = (GaussianLBM, PoissonLBM, BernoulliLBM)
+FAMILY_CLASSES: tuple[type[LatentBlockModel], ...] = (GaussianLBM, PoissonLBM, BernoulliLBM, CategoricalLBM)
 
 _BY_NAME: dict[str, type[LatentBlockModel]] = {cls.kind: cls for cls in FAMILY_CLASSES}
 
 
 def family_names() -> tuple[str, ...]:
-    """The names of the registered families, e.g. ``("gaussian", "poisson", "bernoulli")``."""
+    """The names of the registered families, e.g. ``("gaussian", "poisson", "bernoulli", "categorical")``."""
     return tuple(_BY_NAME)
 
 
@@ -44,10 +46,10 @@ def check_kind(kind: Any) -> str:
         When it names no registered family (the message lists them).
     """
     if not isinstance(kind, str):
-        raise TypeError(f"kind must be a string, got {kind!r}")
+        raise TypeError(f"kind must be a string, got {describe_value(kind)}")
     lowered = kind.lower()
     if lowered not in _BY_NAME:
-        raise ValueError(f"kind must be one of {', '.join(_BY_NAME)}; got {kind!r}")
+        raise ValueError(f"kind must be one of {', '.join(_BY_NAME)}; got {describe_value(kind)}")
     return lowered
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from lbm_bench._validation import check_choice, check_count
 
-__all__ = ["BACKENDS", "check_backend", "joblib_backend"]
+__all__ = ["BACKENDS", "check_backend", "joblib_backend", "stop_local_workers"]
 
 #: The backends ``--backend`` accepts.
 BACKENDS = ("loky", "dask")
@@ -75,3 +75,19 @@ def joblib_backend(backend: str = "loky", n_jobs: int = 1, scheduler: str | None
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def stop_local_workers() -> None:
+    """Stop the local worker processes joblib keeps for reuse (loky) and wait for them.
+
+    joblib leaves its workers running after the work, for the next call, and stops
+    them from an exit hook of the interpreter. The command line calls this before it
+    returns instead, where its Ctrl-C handling applies: an interrupt while the
+    workers stop then prints its one line ("interrupted"), not a traceback from the
+    exit hook. Does nothing when no worker was started.
+    """
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True)

@@ -44,10 +44,12 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from lbm_bench._validation import check_choice, check_count
+from lbm_bench.inference.code_sums import words_per_entry
 from lbm_bench.models.registry import get_family
 from lbm_bench.protocol.calibration import NOISE_CACHE_BYTES
 from lbm_bench.protocol.scale_search import AUTO_SPREAD_FRACTION, GAP_MAX_TABLES
@@ -194,6 +196,7 @@ def estimate_generation_memory(
     n_chains: int = 8,
     n_calibration_tables: int = 200,
     jobs: int = 1,
+    options: Mapping[str, Any] | None = None,
     missing: float = 0.0,
     missing_mechanism: str = "random",
 ) -> MemoryEstimate:
@@ -212,6 +215,9 @@ def estimate_generation_memory(
         Tables per dichotomy step.
     jobs : int
         Workers of the calibration (each holds its own tables).
+    options : mapping, optional
+        Design options (the family's own are read: the number of statistics of
+        categorical blocks follows ``categories``).
     missing : float, default=0.0
         Expected fraction of missing entries (0: a complete table).
     missing_mechanism : {"random", "block"}, default="random"
@@ -232,11 +238,14 @@ def estimate_generation_memory(
     n_samples, n_chains = check_count("n_samples", n_samples), check_count("n_chains", n_chains)
     n_tables = check_count("n_calibration_tables", n_calibration_tables)
     n_jobs = check_count("jobs", jobs)
-    entries, p = n * d, family.n_stats
+    own = {name: value for name, value in (options or {}).items() if name in family.option_fields}
+    entries, p = n * d, family.count_statistics(family.check_design_options(own))
     block = missing > 0 and missing_mechanism == "block"
     mask_bytes = 0 if missing == 0 else 8 if block else 1
-    if missing > 0:
-        p += 2 if block else 1  # the missing channels of the engine (models/missing.py)
+    if missing > 0:  # dense statistics with the missing channels (models/missing.py; codes are not packed)
+        p += 2 if block else 1
+    elif family.code_statistics:  # the codes packed, several statistics to a word (inference.code_sums)
+        p = words_per_entry(p)
     label_bytes = _uint_bytes(g) * n + _uint_bytes(m) * d
     parts = {"label sets": 2 * n_samples * label_bytes, "baseline": BASELINE_BYTES}
     if density is None:
@@ -349,7 +358,7 @@ def estimate_request_memory(
         request.kind, *request.shape, *request.clusters,
         density=getattr(request.model_options, "density", None), n_samples=settings.n_samples,
         n_chains=settings.n_chains, n_calibration_tables=1 if calibrated else tables,
-        jobs=settings.jobs if jobs is None else jobs,
+        jobs=settings.jobs if jobs is None else jobs, options=request.design_options(),
         missing=getattr(request.model_options, "missing", 0.0),
         missing_mechanism=getattr(request.model_options, "missing_mechanism", "random"),
     )

@@ -111,8 +111,7 @@ class TableRequest:
                 raise TypeError(f"model_options must be a ModelOptions or a mapping, got {options!r}")
             options = ModelOptions.from_mapping(options)
         put(self, "model_options", options)
-        self.family.check_clusters(g, m)
-        _check_family_options(self.family, options)
+        self.family.check_clusters(g, m, _check_family_options(self.family, options))
 
     @property
     def family(self) -> type[LatentBlockModel]:
@@ -134,6 +133,10 @@ class TableRequest:
         """Whether the table will be sparse (a ``density`` was given)."""
         return getattr(self.model_options, "density", None) is not None
 
+    def family_options(self) -> dict[str, Any]:
+        """The family's own design options, checked, with their defaults (e.g. ``categories``)."""
+        return _check_family_options(self.family, self.model_options)
+
     def design_options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~lbm_bench.random_design` for this table (the options
         that differ from their defaults, resolved for the shape: ``effects=True`` becomes it)."""
@@ -151,8 +154,9 @@ class TableRequest:
                 f"clusters, target risk {self.target_risk:g} (criterion {self.criterion}{extra})")
 
 
-def _check_family_options(family: type[LatentBlockModel], options: Any) -> None:
-    """Refuse an option of another family set to other than its default; check the family's."""
+def _check_family_options(family: type[LatentBlockModel], options: Any) -> dict[str, Any]:
+    """Refuse an option of another family set to other than its default; check the family's
+    and return them (with their defaults)."""
     own = {}
     for name, value in options.design_options().items():
         if name in family.option_fields:
@@ -162,7 +166,7 @@ def _check_family_options(family: type[LatentBlockModel], options: Any) -> None:
         if owners:
             kinds = " and ".join(owners) + (" kinds" if len(owners) > 1 else " kind")
             raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
-    family.check_design_options(family.resolve_options(own, 1, 1))
+    return family.check_design_options(family.resolve_options(own, 1, 1))
 
 
 def request_from_arguments(

@@ -285,8 +285,9 @@ class Table:
         data = TableData.incomplete(self.data, name="data")  # explicit NaN (missing) are not stored entries
         if data.is_sparse:
             stored = f", sparse: {data.n_stored} non-zero entries (density {data.n_stored / (n * d):.4g})"
+        header = "".join(f", {name} {value}" for name, value in self.model.header_values().items())
         lines = [
-            f"{self.kind} table {n}x{d}, {g}x{m} clusters, seed {self.seed}{stored}",
+            f"{self.kind} table {n}x{d}, {g}x{m} clusters{header}, seed {self.seed}{stored}",
             f"target risk {self.target_risk:.4f} (criterion: {self.criterion})",
         ]
         lines += self._missing_lines()

@@ -94,9 +94,26 @@ def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
     return config.config_id, result, time.perf_counter() - start
 
 
+def _without_progress_lock() -> None:
+    """Keep tqdm from creating its inter-process lock in this process (a worker's).
+
+    A worker shows no progress bar, but tqdm creates a named semaphore at its first
+    bar, even a disabled one, and registers it with multiprocessing's resource
+    tracker. Ctrl-C kills the workers before they unregister it, and the tracker then
+    prints "resource_tracker: There appear to be N leaked semaphore objects" after
+    the build's "interrupted". Without it tqdm uses its thread lock, which is all a
+    process that draws no bar needs. In the main process the build's own bar has
+    made the lock already, and it is left alone."""
+    from tqdm.std import TqdmDefaultWriteLock
+
+    if not hasattr(TqdmDefaultWriteLock, "mp_lock"):
+        TqdmDefaultWriteLock.mp_lock = None
+
+
 def _calibrate_and_build(spec: TableSpec, out_dir: str) -> tuple[str, Any, float, dict]:
     """Phase 1: calibrate ``spec``'s configuration, then build ``spec`` (its first pending
     table) with that calibration; return the calibration for the other replicates."""
+    _without_progress_lock()
     with single_blas_thread():
         config_id, calibration, seconds = _calibrate_unpinned(spec)
         outcome = _build_table_unpinned(spec, calibration, out_dir)
@@ -106,6 +123,7 @@ def _calibrate_and_build(spec: TableSpec, out_dir: str) -> tuple[str, Any, float
 
 def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
     """Generate and write one table; never raises (errors are returned)."""
+    _without_progress_lock()
     with single_blas_thread():
         outcome = _build_table_unpinned(spec, calibration, out_dir)
     _return_memory()

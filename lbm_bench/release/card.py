@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench.release._files import atomic_write_text
-from lbm_bench.release.manifest import has_missing_entries, missing_text, risk_texts
+from lbm_bench.release.manifest import has_missing_entries, kind_text, missing_text, risk_texts
 from lbm_bench.release.readme import rebuild_commands
 
 __all__ = [
@@ -123,6 +123,9 @@ if (inherits(f[["data"]], "H5Group")) {{          # a sparse table, stored as CS
                             x = as.numeric(f[["data/values"]]$read()), dims = shape, repr = "R")
 }} else {{
   X <- t(f[["data"]]$read())                     # n_rows x n_cols
+}}
+if ("categories" %in% h5attr_names(f)) {{        # a categorical table: X holds codes 0..K-1
+  categories <- 0:(h5attr(f, "categories") - 1)  # factor(X, levels = categories) for one column
 }}
 truth_rows <- f[["truth/rows"]]$read() + 1L       # labels from 1
 truth_cols <- f[["truth/cols"]]$read() + 1L
@@ -244,7 +247,7 @@ def _table_rows(manifest: dict, thumbnails: set[str]) -> str:
             "<tr>"
             f"<td>{image}</td>"
             f'<td><a href="{_e(t["file"])}"><code>{_e(t["id"])}</code></a></td>'
-            f"<td>{_e(t['kind'])}</td>"
+            f"<td>{_e(kind_text(t))}</td>"
             f"<td class=num>{t['shape'][0]}&times;{t['shape'][1]}</td>"
             f"<td class=num>{t['clusters'][0]}&times;{t['clusters'][1]}</td>"
             + (f"<td>{_e(missing_text(t))}</td>" if missing else "")

@@ -9,7 +9,8 @@ SHA-256, size and encoding format, plus ``manifest.json``, ``tables.csv`` and th
 release's ``spec.toml``), and
 describes one ``cr:RecordSet``, ``tables``: one record per table with its id,
 kind, shape, clusters, target, criterion, floor (the risk of the Bayes labels) and
-MAP risk with their MCSE and R-hat, losses, seed and file (and, in a release
+MAP risk with their MCSE and R-hat, losses, seed and file (and the families' header
+values, such as ``categories``, when the release holds such tables, and, in a release
 with missing entries, each table's missing rate, mechanism and number of missing
 entries: :data:`MISSING_FIELDS`), extracted from the columns of ``tables.csv``
 (a CSV view of the manifest, written next to it, because
@@ -29,7 +30,9 @@ import io
 import json
 from pathlib import Path
 
+from lbm_bench.models.registry import family_names
 from lbm_bench.release._files import atomic_write_text, sha256_file
+from lbm_bench.release.manifest import header_fields
 
 __all__ = [
     "CROISSANT_CONTEXT",
@@ -37,6 +40,7 @@ __all__ = [
     "TABLE_FIELDS",
     "croissant_metadata",
     "croissant_problems",
+    "table_fields",
     "tables_csv_text",
     "write_croissant",
 ]
@@ -86,7 +90,7 @@ CONFORMS_TO = "http://mlcommons.org/croissant/1.0"
 #: (name, Croissant data type, how to get it from a manifest entry, description).
 TABLE_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("id", "sc:Text", "table identifier (kind-shape-clusters-risk-replicate)"),
-    ("kind", "sc:Text", "family of the entries: gaussian, poisson or bernoulli"),
+    ("kind", "sc:Text", "family of the entries: " + ", ".join(family_names())),
     ("n_rows", "sc:Integer", "rows of the table"),
     ("n_cols", "sc:Integer", "columns of the table"),
     ("n_row_clusters", "sc:Integer", "row clusters g of the generating model"),
@@ -136,24 +140,33 @@ _ENCODINGS = {".h5": "application/x-hdf5", ".json": "application/json", ".csv": 
               ".toml": "application/toml"}
 
 
-def table_fields(manifest: dict) -> tuple[tuple[str, str, str], ...]:
-    """The columns of ``tables.csv``: :data:`TABLE_FIELDS`, and :data:`MISSING_FIELDS` when a
-    table of the release has missing entries."""
-    if any("missing_rate" in entry for entry in manifest["tables"]):
-        return TABLE_FIELDS + MISSING_FIELDS
-    return TABLE_FIELDS
-
-
 #: Values of the floor's fields for a table without a floor (format 1.0 files: the MAP criterion).
 _NO_FLOOR = {"criterion": "map", "bayes_risk": float("nan"), "bayes_risk_mcse": float("nan"),
              "bayes_risk_rhat": float("nan")}
 
 
-def _row(entry: dict, fields: tuple) -> dict:
+#: Croissant data types of the attribute kinds of the format.
+_DATA_TYPES = {"int": "sc:Integer", "float": "sc:Float", "str": "sc:Text"}
+
+
+def table_fields(manifest: dict) -> tuple[tuple[str, str, str], ...]:
+    """The fields of ``tables.csv`` and of the ``tables`` record set: :data:`TABLE_FIELDS`, then
+    the header attributes of the families of the release's tables (``categories`` when it
+    holds categorical tables; empty for the tables of other families), then
+    :data:`MISSING_FIELDS` when a table of the release has missing entries."""
+    extra: dict[str, tuple[str, str, str]] = {}
+    for entry in manifest["tables"]:
+        for name, (kind, text) in header_fields(entry["kind"]).items():
+            extra.setdefault(name, (name, _DATA_TYPES[kind], f"{entry['kind']} tables: {text}"))
+    missing = MISSING_FIELDS if any("missing_rate" in entry for entry in manifest["tables"]) else ()
+    return TABLE_FIELDS + tuple(extra[name] for name in sorted(extra)) + missing
+
+
+def _row(entry: dict, fields: tuple[tuple[str, str, str], ...]) -> dict:
     values = {**_NO_FLOOR, **_COMPLETE, **entry}
     values["n_rows"], values["n_cols"] = entry["shape"]
     values["n_row_clusters"], values["n_col_clusters"] = entry["clusters"]
-    return {name: values[name] for name, _, _ in fields}
+    return {name: values.get(name, "") for name, _, _ in fields}
 
 
 def _cell(value) -> str:
@@ -260,7 +273,7 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
         "citeAs": release.get("citation") or DEFAULT_CITATION,
         "creator": _creators(release),
         "keywords": ["co-clustering", "latent block model", "benchmark", "Bayes risk"]
-        + (["missing data"] if len(table_fields(manifest)) > len(TABLE_FIELDS) else []),
+        + (["missing data"] if any("missing_rate" in entry for entry in manifest["tables"]) else []),
         "isAccessibleForFree": True,
     }
     if release.get("url"):

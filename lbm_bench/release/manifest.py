@@ -2,9 +2,10 @@
 
 The manifest holds the release's identity, its spec (parsed; ``spec.toml`` holds the
 file), the versions that built it and one entry per table (target and certified risk,
-seeds, file, size, SHA-256, and for a table with missing entries their rate, mechanism
-and number); it carries no timestamps, so the same spec gives the same bytes with the
-same versions. ``SHA256SUMS`` (coreutils format, sorted by name)
+seeds, file, size, SHA-256, the family's header values such as the ``categories``
+of a categorical table, and for a table with missing entries their rate, mechanism and
+number); it carries no timestamps, so the same spec gives the same bytes with the same
+versions. ``SHA256SUMS`` (coreutils format, sorted by name)
 lists every table, the manifest and the other files a build writes.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lbm_bench.models.registry import get_family
 from lbm_bench.release._files import atomic_write_text, sha256_file
 from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec
 
@@ -20,6 +22,8 @@ __all__ = [
     "RELEASE_FORMAT_VERSION",
     "built_with",
     "has_missing_entries",
+    "header_fields",
+    "kind_text",
     "missing_text",
     "read_manifest",
     "release_format_version",
@@ -102,6 +106,18 @@ def release_format_version(manifest: dict) -> tuple[int, int]:
         return (1, 0)
 
 
+def header_fields(kind: str) -> dict[str, tuple[str, str]]:
+    """The family's header attributes a manifest entry repeats (``categories`` of a
+    categorical table), name to (attribute kind, description)."""
+    return dict(get_family(kind).header_attributes)
+
+
+def kind_text(entry: dict) -> str:
+    """The kind of a manifest entry with its header values, for cards: ``"categorical (categories 5)"``."""
+    extra = ", ".join(f"{name} {entry[name]}" for name in header_fields(entry["kind"]) if name in entry)
+    return f"{entry['kind']} ({extra})" if extra else entry["kind"]
+
+
 def _table_entry(out: Path, spec: TableSpec) -> dict:
     from lbm_bench.storage import read_info
 
@@ -110,6 +126,7 @@ def _table_entry(out: Path, spec: TableSpec) -> dict:
     return {
         "id": spec.id,
         "kind": spec.kind,
+        **{name: info[name] for name in header_fields(spec.kind)},  # e.g. categories
         "shape": list(spec.shape),
         "clusters": list(spec.clusters),
         "target_risk": spec.risk,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lbm_bench.release._files import atomic_write_text
-from lbm_bench.release.manifest import has_missing_entries, missing_text, risk_texts
+from lbm_bench.release.manifest import has_missing_entries, kind_text, missing_text, risk_texts
 
 __all__ = ["DEFAULT_CITATION", "readme_text", "rebuild_commands", "write_readme"]
 
@@ -74,7 +74,7 @@ def readme_text(manifest: dict, *, spec_path: str | None = None) -> str:
     rebuild = rebuild_commands(manifest)
     missing = has_missing_entries(manifest)
     rows = "\n".join(
-        f"| `{t['id']}` | {t['kind']} | {t['shape'][0]}x{t['shape'][1]} | {t['clusters'][0]}x{t['clusters'][1]} "
+        f"| `{t['id']}` | {kind_text(t)} | {t['shape'][0]}x{t['shape'][1]} | {t['clusters'][0]}x{t['clusters'][1]} "
         + (f"| {missing_text(t)} " if missing else "")
         + f"| {t['target_risk']:.3f} | {t.get('criterion', 'map')} | {_risk_cells(t)} "
         f"| {t['row_loss']:.3f} / {t['col_loss']:.3f} "

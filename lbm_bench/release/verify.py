@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from lbm_bench._validation import describe_value
 from lbm_bench.release._files import sha256_file
 from lbm_bench.release.card import THUMBNAILS, card_problems
 from lbm_bench.release.croissant import croissant_problems
@@ -38,8 +39,8 @@ def _same(a: float, b: float) -> bool:
 
 def _estimate_problems(stored: Any, derived: Any, fields: dict[str, str], what: str) -> list[str]:
     return [
-        f"{attr} {getattr(stored, name)!r} differs from {what} re-derived from the label sets "
-        f"({getattr(derived, name)!r})"
+        f"{attr} {describe_value(getattr(stored, name))} differs from {what} re-derived from the label sets "
+        f"({describe_value(getattr(derived, name))})"
         for name, attr in fields.items() if not _same(getattr(stored, name), getattr(derived, name))
     ]
 
@@ -94,7 +95,8 @@ def _floor_manifest_problems(info: dict, entry: dict) -> list[str]:
             problems.append(f"{key} missing from the manifest (the file holds the floor)")
         elif key == "criterion":
             if str(info[key]) != entry[key]:
-                problems.append(f"criterion {info[key]!r} differs from the manifest's {entry[key]!r}")
+                problems.append(f"criterion {describe_value(info[key])} differs from the manifest's "
+                                f"{describe_value(entry[key])}")
         elif not _same(info[key], entry[key]):
             label = "floor (bayes_risk)" if key == "bayes_risk" else key
             problems.append(f"{label} differs from the manifest")
@@ -184,7 +186,8 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
             for key, expected in (("kind", entry["kind"]), ("seed", entry["seed"])):
                 if info.get(key) != expected:
                     problems.append(
-                        f"{entry['file']}: {key} {info.get(key)!r} differs from the manifest's {expected!r}"
+                        f"{entry['file']}: {key} {describe_value(info.get(key))} differs from the manifest's "
+                        f"{describe_value(expected)}"
                     )
             if [int(info["n_rows"]), int(info["n_cols"])] != entry["shape"]:
                 problems.append(f"{entry['file']}: shape differs from the manifest")

@@ -3,7 +3,10 @@
 One task per (algorithm, table): the algorithm ``fit(X, n_row_clusters,
 n_col_clusters, *, rng) -> (rows, cols)`` runs with a seed derived from the
 master seed, the algorithm's name and the table's id (never from worker order),
-and its labels are scored by :func:`lbm_bench.scoring.evaluate`.
+and its labels are scored by :func:`lbm_bench.scoring.evaluate`. A table whose
+family cannot be told from its values (categorical codes) is given with its
+``kind=`` to the algorithms that take one (``cem``, ``vem``); the algorithms that
+read the entries as numbers are refused it, in one line (the row's ``error``).
 
 **Tables with missing entries** are handed to algorithms as float64 arrays with
 NaN at the missing entries (scikit-learn's and pandas' convention; a sparse
@@ -73,12 +76,14 @@ def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: 
     try:
         _, fit = resolve_algorithm(algorithm)
         table = load_table(Path(release_dir) / entry["file"])
+        family = _family_keywords(algorithm, fit, table)
         data = table.data
         wants_masked = getattr(fit, MASKED_INPUT, False)
         if wants_masked and table.missing_mechanism is not None and not TableData.of(data).is_sparse:
             data = table.masked_data()  # the algorithm asked for a masked array (MASKED_INPUT)
         start = time.perf_counter()
-        rows, cols = fit(data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed))
+        rows, cols = fit(data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed),
+                         **family)
         row["seconds"] = time.perf_counter() - start
         report = evaluate(table, rows, cols)
         for key in ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
@@ -93,6 +98,28 @@ def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: 
     tmp.write_text(json.dumps(row, sort_keys=True), encoding="utf-8")
     os.replace(tmp, path)
     return row
+
+
+def _family_keywords(name: str, fit: Any, table: Any) -> dict[str, str]:
+    """What the harness tells an algorithm of the table's family.
+
+    A family that cannot be told from the entries' values (``inference_order`` None:
+    categorical codes look like counts) is passed as ``kind=`` to the algorithms that
+    take it (block CEM and VEM); an algorithm that reads the entries as numbers is
+    refused a table whose entries are unordered levels (``n_levels``), in one line.
+    """
+    from lbm_bench.algorithms import fits_family
+
+    how = fits_family(fit, table.kind)
+    if how == "values" and table.model.n_levels is not None:
+        raise ValueError(
+            f"{name} reads the entries as numbers, but the {table.kind} table holds {table.model.n_levels} "
+            f"unordered categories; use cem, vem, {table.kind}-cem or {table.kind}-vem (or an algorithm "
+            "taking a kind= keyword)"
+        )
+    if how == "kind" and table.model.inference_order is None:
+        return {"kind": table.kind}
+    return {}
 
 
 def run_benchmark(

@@ -45,6 +45,7 @@ __all__ = [
     "version_for",
     "data_dtype",
     "block_parameters",
+    "header_attributes",
     "EFFECTS",
     "DESIGN_ARRAYS",
     "LABEL_GROUPS",
@@ -110,10 +111,14 @@ MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
         "calibration@gap",
         "calibration/gaps",
     ),
+    # 1.2: categorical tables: the number of categories K at the root (a family's
+    # header attribute, docs/format.md "Categorical tables"), with ``data`` as uint8
+    # codes 0..K-1, ``params/probs`` and ``params/design/pattern`` of shape (g, m, K).
+    2: ("@categories",),
     # 1.3: tables with missing entries (docs/format.md, "Missing entries"): the observed
     # mask of a dense table (uint8, 1: observed) or the missing set of a sparse one (CSR
     # positions), the rate, mechanism and count as root attributes, and for the block
-    # mechanism its probabilities, pattern and spread. (1.2: the categorical family.)
+    # mechanism its probabilities, pattern and spread.
     3: (
         "observed",
         "missing@encoding",
@@ -229,6 +234,13 @@ def block_parameters(kind: str) -> tuple[str, ...]:
     return get_family(kind).parameter_names
 
 
+def header_attributes(kind: str) -> dict[str, str]:
+    """Root attributes the files of family ``kind`` carry beyond :data:`ROOT_ATTRIBUTES`
+    (name -> attribute kind; the family's ``header_attributes``): ``{"categories": "int"}``
+    for categorical tables (version 1.2), none otherwise."""
+    return {name: kind_ for name, (kind_, _) in get_family(kind).header_attributes.items()}
+
+
 #: Optional per-row/column parameters (the exposures of a family that ``has_effects``: the
 #: Poisson contingency model), in ``params/`` and ``params/design/``, stored together or not at all.
 EFFECTS = ("row_effects", "col_effects")
@@ -266,8 +278,9 @@ def _labelling(group: str) -> dict[str, DatasetSpec]:
             f"{group}/cols": DatasetSpec(("n_cols",), "u", labels="m")}
 
 
-#: Every dataset of every family's file but the table itself and the family's parameters
-#: (:func:`dataset_spec` adds those): the validator reads each through this table.
+#: Every dataset of every family's file but the table itself, the family's parameters and
+#: the design's pattern (:func:`dataset_spec` adds those): the validator reads each through
+#: this table.
 DATASETS: dict[str, DatasetSpec] = {
     **_labelling("truth"),
     **_labelling("map"),
@@ -278,7 +291,6 @@ DATASETS: dict[str, DatasetSpec] = {
     "params/col_proportions": DatasetSpec(("m",), "f"),
     "params/design/row_proportions": DatasetSpec(("g",), "f"),
     "params/design/col_proportions": DatasetSpec(("m",), "f"),
-    "params/design/pattern": DatasetSpec(("g", "m"), "f"),
     "params/design/dispersion": DatasetSpec(("g", "m"), "f"),
     "calibration/history": DatasetSpec(("calibration@n_steps", None), "f"),
     "calibration/gaps": DatasetSpec((None, 4), "f"),  # 1.1
@@ -302,21 +314,26 @@ def dataset_spec(path: str, kind: str) -> DatasetSpec:
     """What dataset ``path`` must be in a file of family ``kind``.
 
     The fixed datasets of :data:`DATASETS`; the family's block parameters
-    ``params/<name>`` of shape (g, m) (:func:`block_parameters`); the EFFECTS; the
-    table ``data`` (n_rows, n_cols) or ``data/values`` of the family's dtype.
+    ``params/<name>`` (:func:`block_parameters`) and the design's
+    ``params/design/pattern``, of shape (g, m) and the family's ``block_extents``
+    (header attributes: ``(g, m, @categories)`` for categorical blocks); the
+    EFFECTS; the table ``data`` (n_rows, n_cols) or ``data/values`` of the
+    family's dtype.
 
     Examples
     --------
     >>> dataset_spec("params/rates", "poisson").shape, dataset_spec("truth/rows", "poisson").labels
     (('g', 'm'), 'g')
+    >>> dataset_spec("params/probs", "categorical").shape
+    ('g', 'm', '@categories')
     """
     if path in DATASETS:
         return DATASETS[path]
     group, _, name = path.rpartition("/")
     if group in ("params", "params/design") and name in _EFFECT_SHAPES:
         return DatasetSpec(_EFFECT_SHAPES[name], "f")
-    if group == "params" and name in block_parameters(kind):
-        return DatasetSpec(("g", "m"), "f")
+    if (group == "params" and name in block_parameters(kind)) or path == "params/design/pattern":
+        return DatasetSpec(("g", "m") + get_family(kind).block_extents, "f")
     dtype = data_dtype(kind)
     if path == "data":
         return DatasetSpec(("n_rows", "n_cols"), dtype.kind, dtype=dtype)

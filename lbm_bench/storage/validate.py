@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from lbm_bench._validation import describe_value
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.design import ModelDesign
@@ -50,6 +51,7 @@ from lbm_bench.storage.format import (
     SPARSE_DATA,
     block_parameters,
     dataset_spec,
+    header_attributes,
     optional_items,
     parse_version,
 )
@@ -140,7 +142,8 @@ class Reader:
 
     ``sizes`` holds the extents datasets are checked against: the header's
     ``n_rows``, ``n_cols``, ``g``, ``m`` and the attributes read so far
-    (``"calibration@n_steps"``); ``kind`` and ``version`` come from the header.
+    (``"calibration@n_steps"``, ``"@categories"``); ``kind`` and ``version`` come
+    from the header, ``header`` holds the values of the family's header attributes.
     """
 
     source: Any
@@ -148,6 +151,7 @@ class Reader:
     kind: str = ""
     version: tuple[int, int] = (MAJOR, 0)
     sizes: dict[str, int | None] = field(default_factory=dict)
+    header: dict[str, Any] = field(default_factory=dict)
 
     def problem(self, message: str) -> None:
         if message not in self.problems:  # e.g. a missing group is reported once
@@ -274,11 +278,26 @@ def _read_header(reader: Reader) -> None:
             raise Fatal(f"@{name} must be >= 1, got {value}")
         reader.sizes[size] = value
     reader.sizes["n_rows+1"] = reader.sizes["n_rows"] + 1
+    _read_family_header(reader)
+
+
+def _read_family_header(reader: Reader) -> None:
+    """The family's own header attributes (``@categories``), Fatal when one is missing or bad:
+    the table's values and parameters are checked against them."""
+    attributes = header_attributes(reader.kind)
+    for name, kind in attributes.items():
+        if f"@{name}" not in optional_items(reader.version):
+            version = ".".join(map(str, reader.version))
+            raise Fatal(f"{reader.kind} tables need a format version that has @{name}, not {version}")
+        reader.header[name] = reader.attr("", name, kind, fatal=True)
+    problem = get_family(reader.kind).header_problem(reader.header) if attributes else None
+    if problem is not None:
+        raise Fatal(problem)
 
 
 def _values_problem(reader: Reader, values: np.ndarray, where: str) -> bool:
     """Record what is wrong with a table's values for its family; True when something is."""
-    problem = get_family(reader.kind).value_problem(values) if values.size else None
+    problem = get_family(reader.kind).value_problem(values, **reader.header) if values.size else None
     if problem is not None:
         if values.dtype.kind == "f" and np.isnan(values).any():
             problem += " (NaN: a table with missing entries stores 0 there, under its observed mask)"
@@ -515,10 +534,11 @@ def _read_scalars(reader: Reader) -> dict[str, Any] | None:
     if values is None or params is None:
         return None
     if not (math.isfinite(values["scale"]) and values["scale"] > 0):
-        reader.problem(f"attribute @scale must be finite and > 0, got {values['scale']!r}")
+        reader.problem(f"attribute @scale must be finite and > 0, got {describe_value(values['scale'])}")
         return None
     if params["scale"] != values["scale"]:
-        reader.problem(f"attribute params@scale ({params['scale']!r}) differs from @scale ({values['scale']!r})")
+        reader.problem(f"attribute params@scale ({describe_value(params['scale'])}) differs from @scale "
+                       f"({describe_value(values['scale'])})")
         return None
     return values
 

@@ -1,13 +1,22 @@
 """Writing a :class:`~lbm_bench.protocol.table.Table` to an ``lbm-bench-table`` file.
 
-Writing is atomic (temporary file in the same directory, fsync, rename) and
-byte-stable: the same Table always gives the same bytes (no timestamps, chunk
-shapes computed from the array shapes only, fixed compression, fixed creation
-order, fixed library-version bounds, each chunked dataset flushed as soon as
-it is written), for a given build of h5py, HDF5 and zlib. Before anything is
-written, the table's layout is checked by the reader's own checks
-(:func:`lbm_bench.storage.validate.read_table`), so that no file is written
-that would not load back.
+Writing is atomic (temporary file in the same directory, fsync, then the final
+name) and byte-stable: the same Table always gives the same bytes (no
+timestamps, chunk shapes computed from the array shapes only, fixed
+compression, fixed creation order, fixed library-version bounds, each chunked
+dataset flushed as soon as it is written), for a given build of h5py, HDF5 and
+zlib. Before anything is written, the table's layout is checked by the reader's
+own checks (:func:`lbm_bench.storage.validate.read_table`), so that no file is
+written that would not load back.
+
+HDF5 builds the file in memory (its ``core`` driver, without a backing store:
+the same bytes as a file written directly), and Python writes those bytes to
+disk. A full disk or a file-size limit then fails one ``write`` with an
+``errno`` that :func:`save_table` reports in words, instead of failing inside
+HDF5, whose error leaves the library in a state that prints its internals and
+can crash the interpreter at exit. The image costs about the file's size in
+memory, twice while it is copied out: the table's data are about that size,
+far below the peak of generating the table.
 """
 
 from __future__ import annotations
@@ -24,7 +33,8 @@ from typing import Any
 import h5py
 import numpy as np
 
-from lbm_bench._validation import check_choice, check_label_sets, check_labels
+from lbm_bench._atomic import put_in_place, temporary_path, write_error
+from lbm_bench._validation import check_choice, check_label_sets, check_labels, describe_value
 from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.models.data import TableData
 from lbm_bench.protocol.table import Table
@@ -41,6 +51,7 @@ from lbm_bench.storage.format import (
     ROOT_ATTRIBUTES,
     data_dtype,
     dataset_options,
+    header_attributes,
     version_for,
 )
 from lbm_bench.storage.missing import missing_layout
@@ -56,7 +67,7 @@ __all__ = ["save_table"]
 # ---------------------------------------------------------------------------
 def _int64(name: str, value: Any) -> np.int64:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
+        raise TypeError(f"{name} must be an integer, got {describe_value(value)}")
     if not -(2**63) <= int(value) < 2**63:
         raise ValueError(f"{name} must fit in a signed 64-bit integer, got {int(value)}")
     return np.int64(value)
@@ -64,13 +75,13 @@ def _int64(name: str, value: Any) -> np.int64:
 
 def _f64(name: str, value: Any) -> np.float64:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
+        raise TypeError(f"{name} must be a real number, got {describe_value(value)}")
     return np.float64(value)
 
 
 def _string(name: str, value: Any) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, got {value!r}")
+        raise TypeError(f"{name} must be a string, got {describe_value(value)}")
     return value
 
 
@@ -105,7 +116,7 @@ def _json_default(value: Any) -> Any:
         return value.item()
     if isinstance(value, np.ndarray):
         return value.tolist()
-    raise TypeError(f"table.options holds a value JSON cannot store: {value!r}")
+    raise TypeError(f"table.options holds a value JSON cannot store: {describe_value(value)}")
 
 
 def _options_json(options: dict) -> str:
@@ -140,7 +151,9 @@ def _root_attrs(table: Table) -> dict[str, Any]:
         "options_json": _options_json(table.options),
     }
     values.update({attr: getattr(table.risk, name) for name, attr in RISK_ATTRIBUTES.items()})
-    return _attributes(ROOT_ATTRIBUTES, values, "")
+    attrs = _attributes(ROOT_ATTRIBUTES, values, "")
+    attrs.update(_attributes(header_attributes(table.model.kind), table.model.header_values(), ""))  # 1.2
+    return attrs
 
 
 def _label_items(table: Table, layout: Layout) -> None:
@@ -284,14 +297,20 @@ def _item_names(layout: Layout) -> list[str]:
 # ---------------------------------------------------------------------------
 # Writing the layout
 # ---------------------------------------------------------------------------
-def _create_file(path: Path) -> h5py.File:
-    """Create (truncate) an HDF5 file with fixed library-version bounds and no timestamps."""
+#: Growth step of the in-memory file (HDF5's core driver); it changes no byte of the file.
+_MEMORY_BLOCK = 1 << 20
+
+
+def _create_file(name: str) -> h5py.File:
+    """Create an HDF5 file in memory (``name`` only identifies it) with fixed
+    library-version bounds and no timestamps."""
     fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
     fapl.set_libver_bounds(h5py.h5f.LIBVER_EARLIEST, h5py.h5f.LIBVER_V18)
     fapl.set_fclose_degree(h5py.h5f.CLOSE_STRONG)
+    fapl.set_fapl_core(block_size=_MEMORY_BLOCK, backing_store=False)
     fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
     fcpl.set_obj_track_times(False)
-    fid = h5py.h5f.create(os.fsencode(path), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl)
+    fid = h5py.h5f.create(os.fsencode(name), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl)
     return h5py.File(fid)
 
 
@@ -324,17 +343,26 @@ def _groups(layout: Layout) -> list[str]:
     return sorted(paths)
 
 
-def _write_layout(layout: Layout, path: Path) -> None:
-    """Write every item, in a fixed order, to a new file at ``path``."""
-    with _create_file(path) as file:
+def _file_image(layout: Layout, name: str) -> bytes:
+    """The bytes of the file of ``layout``: every item written, in a fixed order, to an
+    HDF5 file in memory (``name`` identifies it there; nothing is written to disk)."""
+    with _create_file(name) as file:
         for group in _groups(layout):
             _create_group(file, group)
-        for name in sorted(layout.datasets):
-            _write_dataset(file, name, layout.datasets[name])
+        for item in sorted(layout.datasets):
+            _write_dataset(file, item, layout.datasets[item])
         for obj in sorted(layout.attrs):
             target = file[obj] if obj else file
-            for name, value in sorted(layout.attrs[obj].items()):
-                _write_attribute(target, name, value)
+            for key, value in sorted(layout.attrs[obj].items()):
+                _write_attribute(target, key, value)
+        file.flush()
+        return file.id.get_file_image()
+
+
+def _write_image(image: bytes, path: Path) -> None:
+    """Write the bytes of a file to the new file ``path``."""
+    with open(path, "xb") as handle:
+        handle.write(image)
 
 
 def _write_attribute(obj: h5py.Group, name: str, value: Any) -> None:
@@ -364,14 +392,18 @@ def _fsync(path: Path, *, directory: bool = False) -> None:
         os.close(fd)
 
 
-def save_table(table: Table, path: str | os.PathLike[str]) -> Path:
+def _exists_error(path: Path) -> FileExistsError:
+    return FileExistsError(f"cannot save table to {path}: the file exists (overwrite=True replaces it)")
+
+
+def save_table(table: Table, path: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
     """Write a table to an HDF5 file, atomically and byte-stably.
 
-    The file is first written to ``.<name>.tmp-<pid>`` in the same directory,
-    flushed to disk, then renamed over ``path``: an interrupted run never
-    leaves a file (partial or not) under the final name, and an existing
-    file there is replaced only by a complete one. Writing the same table
-    twice gives byte-identical files.
+    The file is first written to a hidden temporary file in the same directory
+    (``.<name>.tmp-<pid>-<random>``), flushed to disk, then given the name
+    ``path``: an interrupted or failed run never leaves a file (partial or not)
+    under the final name, and an existing file there is replaced only by a
+    complete one. Writing the same table twice gives byte-identical files.
 
     Parameters
     ----------
@@ -380,6 +412,13 @@ def save_table(table: Table, path: str | os.PathLike[str]) -> Path:
         :func:`~lbm_bench.storage.load_table` before anything is written.
     path : str or os.PathLike
         Destination (conventionally ``*.h5``); its directory must exist.
+    overwrite : bool, default=True
+        Replace an existing file at ``path`` (atomically: a reader sees the old
+        file or the new one). With False an existing file is never replaced,
+        not even one that another process creates while this one writes (the
+        complete file is hard-linked to ``path``, which fails if the name
+        exists): FileExistsError instead. ``lbm-bench generate`` passes False
+        unless ``--force``.
 
     Returns
     -------
@@ -391,8 +430,13 @@ def save_table(table: Table, path: str | os.PathLike[str]) -> Path:
     ValueError
         When the table cannot be stored or would not load back (message
         ``"cannot save table to <path>: <problem>"``).
+    FileExistsError
+        With ``overwrite=False``, when ``path`` exists (before or after the write).
     OSError
-        When the file cannot be written.
+        When the file cannot be written, with a one-line message that says why
+        in words, e.g. ``"could not write big.h5: no space left on the device"``
+        or ``"could not write big.h5: file too large (...)"`` (its ``errno`` is
+        the system's: ``ENOSPC``, ``EFBIG``...).
     """
     path = Path(path)
     try:
@@ -405,11 +449,20 @@ def save_table(table: Table, path: str | os.PathLike[str]) -> Path:
         raise ValueError(f"cannot save table to {path}: {summary(problems)}")
     if not path.parent.is_dir():
         raise FileNotFoundError(f"cannot save table to {path}: no directory {path.parent}")
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    if not overwrite and os.path.lexists(path):  # early, before the work; put_in_place decides
+        raise _exists_error(path)
+    temporary = temporary_path(path)
+    image = _file_image(layout, str(temporary))
     try:
-        _write_layout(layout, temporary)
-        _fsync(temporary)
-        os.replace(temporary, path)
+        try:
+            _write_image(image, temporary)
+            del image
+            _fsync(temporary)
+            put_in_place(temporary, path, overwrite=overwrite)
+        except FileExistsError:
+            raise _exists_error(path) from None
+        except OSError as exc:
+            raise write_error(path, exc) from None
     except BaseException:  # KeyboardInterrupt included: never leave the temporary file
         with contextlib.suppress(OSError):
             temporary.unlink()

@@ -80,10 +80,12 @@ __all__ = ["Config", "CONFIGS", "QUICK_CONFIGS", "run_benchmarks", "measure_thre
 
 @dataclass(frozen=True)
 class Config(TableSpec):
-    """One benchmark table: family, shape, clusters and target risk."""
+    """One benchmark table: family, shape, clusters and target risk (and the family's design
+    options, e.g. ``(("categories", 5),)``)."""
 
     target_risk: float
     n_samples: int = 2000
+    options: tuple[tuple[str, Any], ...] = ()
 
     @property
     def name(self) -> str:
@@ -184,7 +186,7 @@ def find_scale(
     number of probes.
     """
     design = random_design(
-        config.kind, config.g, config.m, equal_dispersions=True, rng=seed
+        config.kind, config.g, config.m, equal_dispersions=True, rng=seed, **dict(config.options)
     )
     rng = np.random.default_rng(seed + 1)
     reference = design.model(1.0)

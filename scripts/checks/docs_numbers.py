@@ -214,6 +214,18 @@ def cli_generate(work: Workdir) -> str:
     return fenced(out)
 
 
+@recipe("cli-categorical", "cheap", masks=(TIME,))
+def cli_categorical(work: Workdir) -> str:
+    """docs/cli.md: a categorical table (issue 24), and two requests refused in one line."""
+    generated = work.run("lbm-bench generate --kind categorical --categories 5 --shape 200x100 --clusters 3x3 "
+                         "--risk 0.1 --seed 7 -o cat.h5")
+    one = work.run("lbm-bench generate --kind categorical --categories 1 --shape 200x100 --clusters 3x3 "
+                   "--risk 0.1 -o cat1.h5", status=2)
+    other = work.run("lbm-bench generate --kind gaussian --categories 5 --shape 200x100 --clusters 3x3 "
+                     "--risk 0.1 -o g.h5", status=2)
+    return fenced(generated, one, other)
+
+
 @recipe("cli-info", "cheap")
 def cli_info(work: Workdir) -> str:
     _generate(work)

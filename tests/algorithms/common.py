@@ -5,8 +5,10 @@ from scipy.optimize import linear_sum_assignment
 
 from lbm_bench.algorithms import ALGORITHMS, FAMILY_ALGORITHMS
 
-KINDS = ("gaussian", "poisson", "bernoulli")
-EASY_SCALES = {"gaussian": 3.0, "poisson": 2.0, "bernoulli": 2.0}
+KINDS = ("gaussian", "poisson", "bernoulli", "categorical")
+EASY_SCALES = {"gaussian": 3.0, "poisson": 2.0, "bernoulli": 2.0, "categorical": 2.0}
+#: The design options a family needs (categorical blocks: their number of categories).
+OPTIONS = {"categorical": {"categories": 4}}
 SKLEARN_NAMES = ("spectral-coclustering", "spectral-biclustering")
 #: Registry names of the per-family algorithms (which fit only tables of their family).
 FAMILY_NAMES = tuple(name.replace("_", "-") for name in FAMILY_ALGORITHMS)

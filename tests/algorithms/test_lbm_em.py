@@ -15,6 +15,7 @@ from lbm_bench.algorithms import (
 from tests.algorithms.common import (
     EASY_SCALES,
     KINDS,
+    OPTIONS,
     matching_error,
 )
 from tests.exact import exact_posterior
@@ -47,13 +48,17 @@ def _closed_form(kind, X, rows, cols, g, m):
         return {"means": means, "stds": stds}
     if kind == "poisson":
         return {"rates": np.maximum(means, 1e-10)}
+    if kind == "categorical":
+        K = int(X.max()) + 1
+        probs = np.maximum([[[np.mean(b == c) for c in range(K)] for b in line] for line in blocks], 1e-6)
+        return {"probs": probs / probs.sum(axis=2, keepdims=True)}
     return {"probs": np.clip(means, 1e-6, 1 - 1e-6)}
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_cem_ends_at_a_fixed_point_of_its_criterion(small_tables, kind):
     X = small_tables[kind]
-    fit = fit_lbm(X, 3, 2, method="cem", rng=0)
+    fit = fit_lbm(X, 3, 2, method="cem", kind=kind, rng=0)
     assert isinstance(fit, LBMFit) and fit.kind == kind and fit.converged
     # the M-step of the final labels gives back the fitted parameters ...
     for name, value in _closed_form(kind, X, fit.rows, fit.cols, 3, 2).items():
@@ -68,9 +73,9 @@ def test_cem_ends_at_a_fixed_point_of_its_criterion(small_tables, kind):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_vem_bound_is_below_the_exact_log_likelihood(kind):
-    model = random_model(kind, 2, 2, scale=EASY_SCALES[kind] / 2, rng=7)
+    model = random_model(kind, 2, 2, scale=EASY_SCALES[kind] / 2, rng=7, **OPTIONS.get(kind, {}))
     X, _, _ = model.sample(7, 6, rng=8)
-    fit = fit_lbm(X, 2, 2, method="vem", rng=0)
+    fit = fit_lbm(X, 2, 2, method="vem", kind=kind, rng=0)
     assert fit.start_criteria.shape == (10,)
     _, _, log_joint = exact_posterior(fit.model, X)
     log_likelihood = logsumexp(log_joint)  # log p(X; theta_hat) by enumeration
@@ -131,3 +136,33 @@ def test_bad_fit_options_raise(kwargs, error, match):
 def test_poisson_kind_rejects_non_integer_tables():
     with pytest.raises(ValueError, match="X must hold integers"):
         cem(np.array([[0.5, 1.0], [2.0, 0.0]]), 1, 1, kind="poisson", rng=0)
+
+
+@pytest.mark.parametrize(
+    "X, error, match",
+    [
+        ([[0, -1], [2, 1]], ValueError, "X must hold category codes 0..254, got a negative code -1"),
+        ([[0, 1.5], [2, 1]], ValueError, "non-integer"),
+        ([[0, 300], [2, 1]], ValueError, "got code 300"),
+        ([[0, np.inf], [2, 1]], ValueError, "finite"),
+    ],
+)
+def test_categorical_fit_refuses_bad_codes_in_one_line(X, error, match):
+    with pytest.raises(error, match=match) as info:
+        fit_lbm(np.array(X), 2, 2, kind="categorical", rng=0)
+    assert "\n" not in str(info.value)
+
+
+def test_categorical_fit_reads_nan_as_a_missing_entry():
+    """NaN is a missing entry (issue 25), of a categorical table too: the observed codes are fitted."""
+    fit = fit_lbm(np.array([[0, np.nan], [2, 1]]), 2, 2, kind="categorical", rng=0)
+    assert fit.model.categories == 3 and sorted(fit.rows.tolist()) == [0, 1]
+
+
+def test_categorical_fit_counts_categories():
+    """K is one more than the largest code; the M-step gives (g, m, K) block frequencies."""
+    model = random_model("categorical", 2, 2, scale=2.0, categories=6, rng=3)
+    X, z, w = model.sample(80, 60, rng=4)
+    fit = fit_lbm(X, 2, 2, kind="categorical", rng=0)
+    assert fit.model.probs.shape == (2, 2, int(X.max()) + 1)
+    assert matching_error(z, fit.rows) == 0 and matching_error(w, fit.cols) == 0

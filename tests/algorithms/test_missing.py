@@ -10,11 +10,11 @@ from lbm_bench.algorithms import ALGORITHMS, double_kmeans, fit_lbm, infer_kind,
 from lbm_bench.algorithms.inputs import imputed_table
 from lbm_bench.metrics import ari
 from lbm_bench.models import TableData
-from tests.algorithms.common import EASY_SCALES, KINDS, builtins
+from tests.algorithms.common import EASY_SCALES, KINDS, OPTIONS, builtins
 
 
 def _incomplete(kind, rate=0.3, shape=(120, 80), seed=1):
-    model = random_model(kind, 3, 2, scale=EASY_SCALES[kind], rng=0)
+    model = random_model(kind, 3, 2, scale=EASY_SCALES[kind], rng=0, **OPTIONS.get(kind, {}))
     X, z, w = model.sample(*shape, rng=seed)
     observed = np.random.default_rng(seed + 1).random(X.shape) >= rate
     return model, X, observed, z, w

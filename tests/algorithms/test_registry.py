@@ -24,9 +24,16 @@ from tests.algorithms.common import (
 
 @pytest.mark.parametrize("name", ["cem", "vem"])
 def test_builtin_lbm_infers_the_family(easy, name):
+    """cem and vem infer the family of a table from its values, except for a family never
+    inferred (categorical codes look like counts): the benchmark harness passes its kind."""
     kind, _, X, z, w = easy
-    assert infer_kind(X) == kind
-    rows, cols = resolve_algorithm(name)[1](X, 3, 3, rng=6)
+    told = {}
+    if FAMILIES[kind].inference_order is None:
+        assert infer_kind(X) == "poisson"
+        told = {"kind": kind}
+    else:
+        assert infer_kind(X) == kind
+    rows, cols = resolve_algorithm(name)[1](X, 3, 3, rng=6, **told)
     assert matching_error(z, rows) <= 0.02
     assert matching_error(w, cols) <= 0.02
 

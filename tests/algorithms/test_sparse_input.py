@@ -84,11 +84,15 @@ def test_sparse_values_are_checked():
     assert fit_lbm(sp.csr_array(np.array([[0, np.nan], [1, 0]])), 1, 1, rng=0).rows.tolist() == [0, 0]
 
 
-#: Registry names that refuse sparse tables (Gaussian blocks, scikit-learn's spectral methods).
-REFUSE_SPARSE = {"gaussian-cem", "gaussian-vem", *SKLEARN_NAMES}
+#: Registry names that refuse sparse tables (Gaussian and categorical blocks, scikit-learn's
+#: spectral methods).
+REFUSE_SPARSE = {"gaussian-cem", "gaussian-vem", "categorical-cem", "categorical-vem", *SKLEARN_NAMES}
 
 
-@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=pytest.mark.sparsebm) if name == "sparsebm" else name
+             for name in sorted(ALGORITHMS)],
+)
 def test_every_algorithm_takes_a_sparse_binary_table_or_refuses_in_one_line(name):
     """Every registered algorithm (a new one included): on a binary scipy.sparse table,
     either the labels it gives the same table dense, or a one-line ValueError about sparse input."""

@@ -10,7 +10,13 @@ from lbm_bench.algorithms.sparsebm import global_numpy_seed, sparsebm_lbm
 from lbm_bench.metrics import ari
 from lbm_bench.models import BernoulliLBM
 
-pytest.importorskip("sparsebm", reason="sparsebm is not installed (pip install 'lbm-bench[sparsebm]')")
+#: Skipped without sparsebm, except in CI (CI=true), where the skip fails the run (tests/conftest.py).
+pytestmark = pytest.mark.sparsebm
+
+
+@pytest.fixture(autouse=True)
+def _sparsebm_installed():
+    pytest.importorskip("sparsebm", reason="sparsebm is not installed (pip install 'lbm-bench[sparsebm]')")
 
 
 def _table(density_high: bool, seed: int = 0):

@@ -19,6 +19,7 @@ import pytest
 
 from lbm_bench import (
     BernoulliLBM,
+    CategoricalLBM,
     GaussianLBM,
     PoissonLBM,
     gibbs_labels,
@@ -30,6 +31,10 @@ TINY_MODELS = {
     "gaussian": GaussianLBM([0.6, 0.4], [0.45, 0.55], [[0.0, 1.0], [0.9, -0.4]], [[1.0, 0.8], [1.2, 0.9]]),
     "poisson": PoissonLBM([0.55, 0.45], [0.5, 0.5], [[1.0, 3.0], [2.5, 0.8]]),
     "bernoulli": BernoulliLBM([0.5, 0.5], [0.6, 0.4], [[0.8, 0.3], [0.25, 0.7]]),
+    "categorical": CategoricalLBM(
+        [0.45, 0.55], [0.5, 0.5],
+        [[[0.6, 0.3, 0.1], [0.2, 0.2, 0.6]], [[0.1, 0.7, 0.2], [0.5, 0.1, 0.4]]],
+    ),
     "poisson-effects": PoissonLBM(
         [0.55, 0.45],
         [0.5, 0.5],
@@ -197,22 +202,25 @@ def test_map_bad_arguments():
         map_labels(model, X * 2)
 
 
-@pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli"])
+@pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli", "categorical"])
 def test_incremental_map_equals_full_recompute(kind, monkeypatch):
     """Algorithm 1 with block sums updated for the changed labels reaches the same
     labels, iteration counts and likelihoods as with full products at every step."""
+    from lbm_bench.inference import code_sums as _codes
     from lbm_bench.inference import dense_sums as _dense
     from lbm_bench.inference import engine as _engine
     from lbm_bench.inference.classifier import alternate, initial_column_labels
     from lbm_bench.models.design import random_model
 
     monkeypatch.setattr(_dense, "MIN_FULL_WORK", 0)  # small tables: force the index route
+    monkeypatch.setattr(_codes, "CODE_MIN_FULL_WORK", 0)
+    monkeypatch.setattr(_codes, "CODE_MIN_TABLE_BYTES", 0)  # categorical: the code storage
     routes = []
     update = _engine.BlockSums.update
     monkeypatch.setattr(
         _engine.BlockSums, "update", lambda self, labels: routes.append(update(self, labels)) or routes[-1]
     )
-    model = random_model(kind, 3, 3, scale=0.7, rng=1)
+    model = random_model(kind, 3, 3, scale=0.7, rng=1, **({"categories": 5} if kind == "categorical" else {}))
     tables = np.stack([model.sample(200, 150, rng=s)[0] for s in range(4)])
     sweeper = _engine.Sweeper(model, tables)
     w0 = initial_column_labels(sweeper, 10, np.random.default_rng(2))

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from lbm_bench.cli import main
-from lbm_bench.protocol.backends import check_backend, joblib_backend
+from lbm_bench.protocol.backends import check_backend, joblib_backend, stop_local_workers
 
 
 def test_check_backend():
@@ -31,6 +31,22 @@ def test_loky_backend_runs_in_worker_processes():
     with joblib_backend("loky", 2):
         pids = Parallel(n_jobs=2)(delayed(_pid)(k) for k in range(4))
     assert os.getpid() not in pids
+
+
+def test_stop_local_workers_stops_them_and_the_next_call_starts_new_ones():
+    from joblib import Parallel, delayed
+    from joblib.externals.loky import reusable_executor
+
+    with joblib_backend("loky", 2):
+        first = set(Parallel(n_jobs=2)(delayed(_pid)(k) for k in range(4)))
+    executor = reusable_executor._executor
+    processes = list(executor._processes.values())
+    assert processes and all(process.is_alive() for process in processes)  # kept for reuse
+    stop_local_workers()
+    assert not any(process.is_alive() for process in processes)
+    stop_local_workers()  # nothing left to stop: no error
+    with joblib_backend("loky", 2):
+        assert not first & set(Parallel(n_jobs=2)(delayed(_pid)(k) for k in range(4)))
 
 
 def _generate(path, *extra):

@@ -173,3 +173,12 @@ def test_missing_entries_are_counted():
     estimate = estimate_request_memory(request)
     assert estimate.total > estimate_request_memory(request.replace(model_options={})).total
     assert "with 0.3 of its entries missing" in estimate.what
+def test_categorical_estimate_follows_the_categories():
+    """Categorical statistics are packed four categories to a word (inference.code_sums):
+    up to 5 categories cost what one statistic does; more, one word per four."""
+    one = estimate_generation_memory("bernoulli", 1000, 1000, 3, 2)
+    five = estimate_generation_memory("categorical", 1000, 1000, 3, 2, options={"categories": 5})
+    forty = estimate_generation_memory("categorical", 1000, 1000, 3, 2, options={"categories": 40})
+    assert five.parts["table"] == one.parts["table"] < forty.parts["table"]
+    with pytest.raises(ValueError, match="categorical tables need categories"):
+        estimate_generation_memory("categorical", 1000, 1000, 3, 2)

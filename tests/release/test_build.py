@@ -67,6 +67,39 @@ def test_resume_after_kill_gives_same_bytes(built, spec_path, tmp_path):
     same_bytes(out, built)
 
 
+_CLI_WITH_CTRL_C = (  # whatever SIGINT disposition the test runner left (a background job ignores it)
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+    "from lbm_bench.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="process groups and SIGINT are POSIX")
+def test_ctrl_c_during_a_parallel_build_prints_one_line_and_resumes(built, spec_path, tmp_path):
+    """Ctrl-C in a terminal sends SIGINT to the build and its workers (one process
+    group). The user sees "lbm-bench: interrupted" and nothing else: before, the
+    workers' progress-bar locks, never unregistered, made multiprocessing's resource
+    tracker warn "There appear to be 2 leaked semaphore objects". The finished tables
+    are kept and the resumed build gives the bytes of an uninterrupted one."""
+    out = tmp_path / "tiny"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _CLI_WITH_CTRL_C, "build", str(spec_path), "--out", str(out), "--jobs", "2", "-q"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline and not list((out / "tables").glob("*.h5")):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert (proc.returncode, stderr) == (130, "lbm-bench: interrupted\n")
+    finished = list((out / "tables").glob("*.h5"))
+    assert 1 <= len(finished) < 5, "the build should have been interrupted part-way"
+    report = build_release(spec_path, out, n_jobs=1)
+    assert report.ok and len(report.skipped) == len(finished)
+    same_bytes(out, built)
+
+
 def test_resume_rebuilds_a_table_and_its_thumbnail_and_draws_missing_ones(built, spec_path, tmp_path, monkeypatch):
     """A resumed build: the table rebuilt (a second replicate, so phase 1 builds it with
     its configuration's calibration) gets a new thumbnail from its worker, whatever

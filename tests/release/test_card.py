@@ -131,6 +131,7 @@ def test_text_is_escaped():
     assert "<script>" not in text and "&lt;script&gt;" in text and "&lt;b&gt;x&lt;/b&gt;" in text
 
 
+@pytest.mark.real_client
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium browser installed (Debian package chromium)")
 def test_card_renders_in_headless_chromium(built, tmp_path):
     pytest.importorskip("matplotlib")
@@ -211,6 +212,7 @@ def test_python_snippet_runs_in_the_release(built, monkeypatch):
     assert names["certified"] == (entry["bayes_risk"] if entry["criterion"] == "bayes" else entry["risk"])
 
 
+@pytest.mark.real_client
 @pytest.mark.parametrize("kind", ["poisson", "bernoulli"])
 def test_r_snippet_reads_table_labels_and_label_sets(built, kind):
     reason = _r_with(["hdf5r"])
@@ -225,6 +227,7 @@ def test_r_snippet_reads_table_labels_and_label_sets(built, kind):
     assert [float(v) for v in got[-2:]] == [float(v) for v in expected[-2:]]  # the floor, the MAP's risk
 
 
+@pytest.mark.real_client
 def test_r_snippet_reads_a_sparse_csr_table(built, tmp_path):
     """A table whose ``data`` is a CSR group (format 1.1, sparse tables) becomes a Matrix in R."""
     reason = _r_with(["hdf5r", "Matrix"])
@@ -271,3 +274,16 @@ def test_verify_checks_the_card_links_and_thumbnails(built, tmp_path):
     text = (copy / "index.html").read_text().replace("</body>", '<img src="https://example.org/x.png"></body>')
     (copy / "index.html").write_text(text)
     assert "index.html: links outside the release (https://example.org/x.png)" in card_problems(copy)
+
+
+def test_r_snippet_reads_a_categorical_table():
+    """A categorical table (format 1.2): the codes and the categories 0..K-1."""
+    reason = _r_with(["hdf5r"])
+    if reason:
+        pytest.skip(reason)
+    from tests.storage.tables import CATEGORICAL_SAMPLE
+
+    got = _run_r(r_snippet(str(CATEGORICAL_SAMPLE)) + '\ncat(dim(X), sum(X), X[1, 1:3], categories, "\\n")\n')
+    expected = _expected(CATEGORICAL_SAMPLE)
+    assert got[:6] == expected[:6]  # dim, sum, X[1, 1:3]
+    assert got[6:] == ["0", "1", "2", "3"]

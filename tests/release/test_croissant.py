@@ -29,6 +29,7 @@ def test_build_writes_croissant_and_tables_csv(built):
         assert sums[name] == _sha256(built / name)
 
 
+@pytest.mark.real_client
 def test_mlcroissant_cli_validates_it(built):
     cli = Path(sys.executable).with_name("mlcroissant")
     if not cli.is_file():

@@ -239,3 +239,195 @@ def test_cli_fetch(archive, served, tmp_path, capsys):
     assert main(["fetch", url, "--sha256", "0" * 64, "--cache", str(tmp_path / "other")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("lbm-bench fetch: error:") and "\n" not in err
+
+
+# ---------------------------------------------------------------------------
+# Decompression bombs: the listing is checked against the release's own
+# SHA256SUMS and manifest.json, and against max_size, before anything is written
+# ---------------------------------------------------------------------------
+def _release_entries(path: Path) -> list[tuple[tarfile.TarInfo, bytes]]:
+    """The (TarInfo, bytes) of every member of a release archive, in order."""
+    with tarfile.open(path) as tar:
+        return [(member, tar.extractfile(member).read()) for member in tar.getmembers()]
+
+
+@pytest.fixture()
+def no_writes(monkeypatch):
+    """The members that the fetch starts writing to disk (none, for a refused listing)."""
+    import lbm_bench.release.fetch as fetch
+
+    written: list[Path] = []
+    copy = fetch._copy_bounded
+
+    def spy(source, target, size, name, url):
+        written.append(target)
+        copy(source, target, size, name, url)
+
+    monkeypatch.setattr(fetch, "_copy_bounded", spy)
+    return written
+
+
+def _with_table_padded(entries, extra: int):
+    """The first table grown by ``extra`` zero bytes (its manifest still gives the old size)."""
+    out, done = [], False
+    for info, data in entries:
+        if info.name.endswith(".h5") and not done:
+            info, data, done = tarfile.TarInfo(info.name), data + bytes(extra), True
+        out.append((info, data))
+    return out
+
+
+def test_a_table_of_another_size_than_the_manifest_s_is_refused_before_writing(archive, served, tmp_path,
+                                                                                 no_writes):
+    path, _ = archive
+    url = _publish(served, _tar(_with_table_padded(_release_entries(path), 100_000)), "tiny.tar.gz")
+    with pytest.raises(FetchError, match=r"tables/\S+\.h5 is \d+ bytes in the archive, but the manifest "
+                                         r"declares \d+") as info:
+        fetch_release(url, cache_dir=tmp_path / "cache")
+    assert "\n" not in str(info.value)
+    assert no_writes == [] and _leftovers(tmp_path / "cache") == []
+
+
+def test_a_file_the_release_does_not_declare_is_refused_before_writing(archive, served, tmp_path, no_writes):
+    path, _ = archive
+    entries = _release_entries(path) + [(tarfile.TarInfo("tiny/zeros.bin"), bytes(200_000))]
+    url = _publish(served, _tar(entries), "tiny.tar.gz")
+    with pytest.raises(FetchError, match=r"zeros\.bin is not a file of the release \(not in its SHA256SUMS"):
+        fetch_release(url, cache_dir=tmp_path / "cache")
+    assert no_writes == [] and _leftovers(tmp_path / "cache") == []
+
+
+def test_a_bomb_without_the_release_files_is_refused_before_writing(served, tmp_path, no_writes):
+    """The issue's bomb, scaled down: a folder holding one big file of zeros (30 MB in a
+    30 kB archive) used to be extracted in full before "SHA256SUMS is missing"."""
+    entries = [(tarfile.TarInfo("evil/zeros.bin"), bytes(30_000_000))]
+    data = _tar(entries)
+    assert len(data) < 100_000
+    url = _publish(served, data, "evil.tar.gz")
+    with pytest.raises(FetchError, match="not a release archive: no SHA256SUMS and no manifest.json"):
+        fetch_release(url, cache_dir=tmp_path / "cache")
+    assert no_writes == [] and _leftovers(tmp_path / "cache") == []
+
+
+def test_a_member_declaring_more_than_max_size_is_refused_from_its_header(served, tmp_path, no_writes):
+    """A header that declares 20 GiB (more than the default max_size, 16 GiB) is refused
+    as soon as it is read, without reading (decompressing) what it claims to hold."""
+    info = tarfile.TarInfo("evil/huge.bin")
+    info.size = 20 * 2**30
+    header = info.tobuf(tarfile.PAX_FORMAT, "utf-8", "surrogateescape")
+    url = _publish(served, gzip.compress(header + bytes(4096), mtime=0), "evil.tar.gz")
+    with pytest.raises(FetchError, match=r"unpacks to more than max_size \(16 GiB; see --max-size\)"):
+        fetch_release(url, cache_dir=tmp_path / "cache")
+    assert no_writes == [] and _leftovers(tmp_path / "cache") == []
+
+
+def test_a_release_over_max_size_is_refused(archive, served, tmp_path, no_writes):
+    path, digest = archive
+    url = _publish(served, path.read_bytes())
+    unpacked = sum(info.size for info, _ in _release_entries(path))
+    with pytest.raises(FetchError, match=r"unpacks to more than max_size \(97.7 KiB; see --max-size\)"):
+        fetch_release(url, cache_dir=tmp_path / "cache", max_size=100_000)
+    assert unpacked > 100_000 and no_writes == [] and _leftovers(tmp_path / "cache") == []
+    with pytest.raises(FetchError, match=r"the archive is larger than max_size \(1000 B"):
+        fetch_release(url, cache_dir=tmp_path / "cache", max_size=1000)  # the download stops too
+    assert _leftovers(tmp_path / "cache") == []
+    folder = fetch_release(url, sha256=digest, cache_dir=tmp_path / "cache", max_size=f"{unpacked}")
+    assert verify_release(folder) == []  # exactly max_size is accepted
+    with pytest.raises(ValueError, match="max_size must be a size like 16G"):
+        fetch_release(url, cache_dir=tmp_path / "other", max_size="lots")
+
+
+def test_the_copy_stops_as_soon_as_a_member_exceeds_its_declared_size(tmp_path):
+    from lbm_bench.release.fetch import _copy_bounded
+
+    target = tmp_path / "t.bin"
+    with pytest.raises(FetchError, match="holds more than the 1000 bytes it declares"):
+        _copy_bounded(io.BytesIO(bytes(5_000_000)), target, 1000, "t.bin", "u")
+    assert target.stat().st_size <= 1000
+    with pytest.raises(FetchError, match="holds 10 bytes, not the 1000 it declares"):
+        _copy_bounded(io.BytesIO(bytes(10)), tmp_path / "u.bin", 1000, "u.bin", "u")
+
+
+def test_cli_fetch_max_size(archive, served, tmp_path, capsys):
+    path, _ = archive
+    url = _publish(served, path.read_bytes())
+    assert main(["fetch", url, "--cache", str(tmp_path / "cache"), "--max-size", "50K"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("lbm-bench fetch: error:") and "max_size (50 KiB; see --max-size)" in err
+    assert main(["fetch", url, "--cache", str(tmp_path / "cache"), "--max-size", "big"]) == 2
+
+
+# ---------------------------------------------------------------------------
+# A server that trickles: the download keeps a minimum rate
+# ---------------------------------------------------------------------------
+@pytest.fixture()
+def trickling_server():
+    """A server on 127.0.0.1 that answers every request one byte every 0.2 s, for at most
+    10 s (status line and headers too when ``trickle_headers``); yields a function of
+    ``trickle_headers`` that returns its URL."""
+    stop = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    threads = []
+
+    def serve(connection: socket.socket, trickle_headers: bool) -> None:
+        with connection:
+            connection.recv(65536)  # the request
+            head = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nContent-Type: application/gzip\r\n\r\n"
+            try:
+                if not trickle_headers:
+                    connection.sendall(head)
+                    head = b""
+                for k in range(len(head) + 1000):
+                    if stop.wait(0.2) or k >= 50:
+                        return
+                    connection.sendall(head[k:k + 1] if k < len(head) else b"\0")
+            except OSError:  # the client gave up
+                return
+
+    def accept(trickle_headers: bool) -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            serve(connection, trickle_headers)
+
+    def start(trickle_headers: bool) -> str:
+        thread = threading.Thread(target=accept, args=(trickle_headers,), daemon=True)
+        thread.start()
+        threads.append(thread)
+        return f"http://127.0.0.1:{listener.getsockname()[1]}/tiny.tar.gz"
+
+    try:
+        yield start
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=5)
+        listener.close()
+
+
+@pytest.mark.parametrize("trickle_headers", [False, True], ids=["body", "headers"])
+def test_a_trickling_server_is_given_up(trickling_server, tmp_path, trickle_headers):
+    """One byte every 0.2 s never waits 1 s for a read, so the per-read timeout alone
+    waited for all of it; the minimum rate (1 KiB/s by default, over any ``timeout``
+    seconds) gives up after about ``timeout``."""
+    import time
+
+    url = trickling_server(trickle_headers)
+    start = time.monotonic()
+    with pytest.raises(FetchError, match=r"cannot download .*: the server sent \d+ bytes in [\d.]+ s, slower "
+                                         r"than the minimum of 1024 bytes/s") as info:
+        fetch_release(url, cache_dir=tmp_path / "cache", timeout=1)
+    assert time.monotonic() - start < 4
+    assert "\n" not in str(info.value) and _leftovers(tmp_path / "cache") == []
+
+
+def test_the_minimum_rate_is_checked(tmp_path):
+    with pytest.raises(ValueError, match="min_rate must be finite and >= 0"):
+        fetch_release("http://127.0.0.1:9/x.tar.gz", cache_dir=tmp_path, min_rate=-1)
+    with pytest.raises(ValueError, match="timeout must be finite and > 0"):
+        fetch_release("http://127.0.0.1:9/x.tar.gz", cache_dir=tmp_path, timeout=0)

@@ -23,6 +23,7 @@ def test_manifest_entries(built):
     # index.html
 
 
+@pytest.mark.real_client
 def test_sha256sums_is_coreutils_format(built):
     if shutil.which("sha256sum") is None:
         pytest.skip("sha256sum not installed")

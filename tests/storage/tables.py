@@ -11,7 +11,10 @@ The committed samples ``tests/data/table_v1.h5`` (version 1.0) and
 printed values into the ``SAMPLE_*`` constants of ``tests/storage/test_reader.py``.
 The sparse sample ``tests/data/table_v1_1_sparse.h5`` (format 1.1) is written by
 :func:`make_sparse_sample` with ``python -m tests.storage.tables sparse`` (its
-values go into ``tests/storage/test_sparse_files.py``).
+values go into ``tests/storage/test_sparse_files.py``), the categorical sample
+``tests/data/table_v1_2_categorical.h5`` (format 1.2) by :func:`make_categorical_sample`
+with ``python -m tests.storage.tables categorical`` (its values go into
+``tests/storage/test_reader.py``).
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "format.md"
 SAMPLE = ROOT / "tests" / "data" / "table_v1.h5"
 SAMPLE_1_1 = ROOT / "tests" / "data" / "table_v1_1.h5"
+CATEGORICAL_SAMPLE = ROOT / "tests" / "data" / "table_v1_2_categorical.h5"
 
 #: (kind, with Poisson effects, with the floor of version 1.1) of every family, by test id.
 FAMILIES = {
@@ -58,7 +62,10 @@ FAMILIES = {
     "bernoulli": ("bernoulli", False, False),
     "gaussian-floor": ("gaussian", False, True),
     "poisson-effects-floor": ("poisson", True, True),
+    "categorical": ("categorical", False, False),
 }
+#: The design options a family needs (categorical blocks: their number of categories).
+OPTIONS = {"categorical": {"categories": 4}}
 #: Sparse tables (``data`` a CSR group, format 1.1), by test id: (kind, with Poisson effects).
 SPARSE_FAMILIES = {
     "bernoulli-sparse": ("bernoulli", False),
@@ -102,7 +109,8 @@ def make_table(
     NaN there (explicit NaN values of a sparse table) and the labels see the rest.
     """
     extra = {} if missing is None else {"missing": missing[0], "missing_mechanism": missing[1]}
-    design = random_design(kind, 2, 2, effects=(n_rows, n_cols) if effects else None, rng=seed, **extra)
+    design = random_design(kind, 2, 2, effects=(n_rows, n_cols) if effects else None, rng=seed,
+                           **OPTIONS.get(kind, {}), **extra)
     model = design.model(scale)
     X, z, w = model.sample(n_rows, n_cols, rng=seed + 1)
     seen = X  # what the labels see: the table, or its observed entries
@@ -181,6 +189,13 @@ def make_sample(path: Path = SAMPLE, *, floor: bool = False) -> Path:
     (with ``floor``: version 1.1, the same table with its floor)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return save_table(make_table("poisson", effects=True, balance=0.25, floor=floor), path)
+
+
+def make_categorical_sample(path: Path = CATEGORICAL_SAMPLE) -> Path:
+    """Write the committed categorical sample (format 1.2): 12x10 codes of K = 4 categories,
+    2x2 clusters, 50 sets, with its floor."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return save_table(make_table("categorical", floor=True, seed=6), path)
 
 
 def make_sparse_sample(path: Path = SPARSE_SAMPLE) -> Path:
@@ -272,23 +287,28 @@ def _cells(line: str) -> list[str]:
 def documented_items() -> dict[str, tuple[str, str, str, str]]:
     """Item -> (type, dtype, shape, present) from the tables of docs/format.md.
 
-    ``data`` is documented twice: the dataset of a dense table (present ``dense``)
-    and the group of a sparse one (present ``sparse``), keyed ``data|sparse``.
+    An item documented twice is keyed ``name|present`` the second time: ``data`` (the
+    dataset of a dense table, present ``dense``, and the group of a sparse one,
+    ``data|sparse``), ``params/probs`` and ``params/design/pattern`` (of shape
+    (g, m, K) for categorical tables, ``params/probs|categorical``).
     """
-    items = {}
+    items: dict[str, tuple[str, str, str, str]] = {}
     for line in DOC.read_text().splitlines():
         if re.match(r"^\| `[^`]+` \| (attribute|dataset|group) \|", line):
             name, type_, dtype, shape, present = _cells(line)[:5]
-            key = name.strip("`") + ("|sparse" if name == "`data`" and present == "sparse" else "")
+            key = name.strip("`")
+            key += f"|{present}" if key in items else ""
             assert key not in items, name
             items[key] = (type_, dtype, shape, present)
     return items
 
 
 def documented_data_dtypes() -> dict[str, np.dtype]:
+    from lbm_bench import family_names
+
     dtypes = {}
     for line in DOC.read_text().splitlines():
-        match = re.match(r"^\| `(gaussian|poisson|bernoulli)` \| (\w+) \|", line)
+        match = re.match(rf"^\| `({'|'.join(family_names())})` \| (\w+) \|", line)
         if match:
             dtypes[match.group(1)] = np.dtype(match.group(2))
     return dtypes
@@ -432,6 +452,27 @@ REJECTIONS = {
     "floor-posterior-dtype": (
         "gaussian-floor", replace_dataset("posterior/cols", lambda x: x.astype(np.float64)), "expected float32"
     ),
+    # 1.2: categorical tables
+    "categorical-no-categories": ("categorical", delete_item("@categories"), "attribute @categories is missing"),
+    "categorical-version": (
+        "categorical", set_attr("/", "format_version", "1.1"),
+        "categorical tables need a format version that has @categories, not 1.1",
+    ),
+    "categorical-one-category": (
+        "categorical", set_attr("/", "categories", 1), "@categories must be between 2 and 255"
+    ),
+    "categorical-code": ("categorical", set_first("data", 4), "dataset data holds code 4, outside 0..3"),
+    "categorical-dtype": ("categorical", replace_dataset("data", lambda x: x.astype(np.int64)), "expected uint8"),
+    "categorical-probs-shape": (
+        "categorical", replace_dataset("params/probs", lambda x: x[:, :, :3]), "params/probs has shape (2, 2, 3)"
+    ),
+    "categorical-fewer-categories": ("categorical", set_attr("/", "categories", 3), "holds code 3, outside 0..2"),
+    "categorical-probs-sum": (
+        "categorical", replace_dataset("params/probs", lambda x: 2 * x), "params: probs must sum to 1"
+    ),
+    "categorical-pattern": (
+        "categorical", replace_dataset("params/design/pattern", lambda x: x[:, :, 0]), "params/design/pattern has shape"
+    ),
 }
 
 
@@ -445,6 +486,15 @@ if __name__ == "__main__":
         print(f"SPARSE_SAMPLE_NNZ = {sample.data.nnz}")
         print(f"SPARSE_SAMPLE_INDPTR = {sample.data.indptr.tolist()}")
         print(f"SPARSE_SAMPLE_RISK = {sample.risk.risk!r}")
+        sys.exit(0)
+    if sys.argv[1:] == ["categorical"]:  # python -m tests.storage.tables categorical
+        written = make_categorical_sample()
+        sample = load_table(written)
+        print(f"wrote {written} ({written.stat().st_size} bytes)")
+        print(f"CATEGORICAL_SAMPLE_DATA_SUM = {int(sample.data.sum())}")
+        print(f"CATEGORICAL_SAMPLE_PROBS_00 = {sample.model.probs[0, 0].tolist()}")
+        print(f"CATEGORICAL_SAMPLE_RISK = {sample.risk.risk!r}")
+        print(f"CATEGORICAL_SAMPLE_BAYES_RISK = {sample.bayes_risk.risk!r}")
         sys.exit(0)
     for floor in (False, True):
         if not floor and SAMPLE.exists():

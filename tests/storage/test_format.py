@@ -20,7 +20,7 @@ import scipy.sparse as sp
 
 import lbm_bench.storage.format as fmt
 from lbm_bench.inference.engine import smallest_uint
-from lbm_bench.models import family_names
+from lbm_bench.models import family_names, get_family
 from lbm_bench.protocol.table import Table
 from lbm_bench.storage import (
     FORMAT_NAME,
@@ -69,6 +69,8 @@ def _calibration_1_1(table: Table) -> bool:
 
 
 def _present(condition: str, table: Table) -> bool:
+    if ", " in condition:  # a list of kinds
+        return any(_present(c, table) for c in condition.split(", "))
     if condition == "always":
         return True
     if condition in ("dense", "sparse"):
@@ -94,13 +96,23 @@ def _present(condition: str, table: Table) -> bool:
 
 def test_doc_tables_parse() -> None:
     items = documented_items()
-    assert len(items) == 101 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
+    assert len(items) == 104 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
     assert documented_data_dtypes() == {k: fmt.data_dtype(k) for k in family_names()}
-    documented_blocks = {
-        name.split("/")[1] for name, (_, _, _, present) in items.items()
-        if name.count("/") == 1 and name.startswith("params/") and present in family_names()
-    }  # fmt: skip
-    assert documented_blocks == {p for kind in family_names() for p in fmt.block_parameters(kind)}
+    for kind in family_names():
+        documented_blocks = {
+            name.split("|")[0].split("/")[1] for name, (_, _, _, present) in items.items()
+            if name.count("/") == 1 and name.startswith("params/") and kind in present.split(", ")
+        }  # fmt: skip
+        assert documented_blocks == set(fmt.block_parameters(kind)), kind
+        for name in fmt.block_parameters(kind):  # the documented shape is the format's
+            shape = next(v[2] for k, v in items.items() if k.split("|")[0] == f"params/{name}" and kind in v[3])
+            named = {"@categories": "K"}  # the notation of docs/format.md for the header sizes
+            extents = ("g", "m") + tuple(named[e] for e in get_family(kind).block_extents)
+            assert shape == "(" + ", ".join(extents) + ")", (kind, name)
+    header = {
+        name[1:] for name, (_, _, _, present) in items.items() if name.startswith("@") and present in family_names()
+    }
+    assert header == {name for kind in family_names() for name in fmt.header_attributes(kind)}
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -127,6 +139,7 @@ def check_documented_layout(table: Table, path: Path) -> None:
         "n_missing": table.table_data().n_missing,
         "n_rows + 1": table.shape[0] + 1,
         "nnz": table.table_data().n_stored if sp.issparse(table.data) else 0,
+        "K": getattr(table.model, "categories", 0),
     }
     expected = {k.split("|")[0]: v for k, v in documented_items().items() if _present(v[3], table)}
     actual = file_items(path)
@@ -162,7 +175,9 @@ def test_attribute_values(name: str, tables: dict[str, Table], files: dict[str, 
         root = {key: v.decode() if isinstance(v, bytes) else v for key, v in f.attrs.items()}
         assert root["format"] == FORMAT_NAME == "lbm-bench-table"
         assert FORMAT_VERSION == "1.3"
-        assert root["format_version"] == ("1.1" if table.bayes_risk is not None else "1.0")  # dense, no floor: 1.0
+        expected = "1.2" if table.kind == "categorical" else "1.1" if table.bayes_risk is not None else "1.0"
+        assert root["format_version"] == expected  # dense, complete, no floor: 1.0; categorical: 1.2
+        assert root.get("categories") == getattr(table.model, "categories", None)
         assert root["lbm_bench_version"] == __import__("lbm_bench").__version__
         assert root["kind"] == table.kind
         assert (root["n_rows"], root["n_cols"]) == table.shape
@@ -206,6 +221,9 @@ def test_design_group_reconstructs_the_model(files: dict[str, Path]) -> None:
             elif table.kind == "poisson":
                 rates = design.attrs["base_rate"] * np.exp(scale * design["pattern"][()])
                 np.testing.assert_allclose(f["params/rates"][()], rates)
+            elif table.kind == "categorical":
+                weights = np.exp(2 * scale * design["dispersion"][()][:, :, None] * design["pattern"][()])
+                np.testing.assert_allclose(f["params/probs"][()], weights / weights.sum(axis=2, keepdims=True))
             else:
                 probs = 0.5 + design["pattern"][()] * np.tanh(scale * design["dispersion"][()]) / 2
                 np.testing.assert_allclose(f["params/probs"][()], probs)
@@ -333,6 +351,7 @@ def test_strings_are_fixed_length_without_global_heap(files: dict[str, Path]) ->
 
 
 
+@pytest.mark.real_client
 @pytest.mark.skipif(shutil.which("h5dump") is None, reason="h5dump (hdf5-tools) not installed")
 def test_h5dump_shows_the_layout(files: dict[str, Path]) -> None:
     path = str(files["gaussian"])
@@ -355,20 +374,25 @@ def test_h5dump_shows_the_layout(files: dict[str, Path]) -> None:
 # The table of versions
 # ---------------------------------------------------------------------------
 def test_version_table() -> None:
-    assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.3", ("1.0", "1.1", "1.3"))
+    assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.3", ("1.0", "1.1", "1.2", "1.3"))
     items = documented_items()
     floor = {name for name, (_, _, _, present) in items.items() if present.startswith("1.1")}
     floor -= {"bayes", "posterior"}  # groups are implied by their datasets
     sparse = {name for name, (_, _, _, present) in items.items() if present == "sparse"} - {"data|sparse"}
     assert sparse == {"data@encoding", "data@shape", "data/indices", "data/indptr", "data/values"}
     missing = {name for name, (_, _, _, present) in items.items() if present.startswith("missing")} - {"missing"}
-    assert set(fmt.MINOR_VERSIONS) == {0, 1, 3} and fmt.MINOR_VERSIONS[0] == ()
+    assert set(fmt.MINOR_VERSIONS) == {0, 1, 2, 3} and fmt.MINOR_VERSIONS[0] == ()
     assert set(fmt.MINOR_VERSIONS[1]) == floor | sparse  # 1.1: the floor and sparse data, as docs/format.md marks them
-    assert set(fmt.MINOR_VERSIONS[3]) == missing  # 1.3: missing entries (1.2: the categorical family)
+    categorical = {name for name, (_, _, _, present) in items.items() if present == "categorical" and "|" not in name}
+    assert set(fmt.MINOR_VERSIONS[2]) == categorical == {"@categories"}  # 1.2: categorical tables
+    assert set(fmt.MINOR_VERSIONS[3]) == missing  # 1.3: missing entries
     assert fmt.optional_items((1, 0)) == frozenset()
-    assert fmt.optional_items((1, 1)) == floor | sparse == fmt.optional_items((1, 2))
-    assert fmt.optional_items((1, 3)) == floor | sparse | missing == fmt.optional_items((1, 7))
+    assert fmt.optional_items((1, 1)) == floor | sparse
+    assert fmt.optional_items((1, 2)) == floor | sparse | categorical
+    assert fmt.optional_items((1, 3)) == floor | sparse | categorical | missing == fmt.optional_items((1, 7))
+    assert fmt.version_for(["data", "gibbs/rows", "@categories"]) == "1.2"
     assert fmt.added_in("observed") == "1.3" and fmt.added_in("data/values") == "1.1"
+    assert fmt.added_in("@categories") == "1.2"
     assert fmt.version_for(["data", "gibbs/rows"]) == "1.0"
     assert fmt.version_for(["data/indptr", "data/indices", "data/values", "gibbs/rows"]) == "1.1"
     assert [fmt.parse_version(v) for v in ("1.0", "1.12", "10.3")] == [(1, 0), (1, 12), (10, 3)]
@@ -397,9 +421,30 @@ def test_new_minor_keeps_the_bytes_of_tables_without_its_items(
     monkeypatch.setattr(fmt, "MINOR_VERSIONS", {0: (), 1: ("bayes/rows", "bayes/cols")})
     monkeypatch.setattr(fmt, "FORMAT_VERSION", "1.1")
     for name, table in tables.items():
-        if table.bayes_risk is not None:
-            continue  # tables with the floor are 1.1 files
+        if table.bayes_risk is not None or table.model.header_values():
+            continue  # tables with the floor are 1.1 files, categorical tables 1.2
         path = save_table(table, tmp_path / f"{name}.h5")
         assert sha256(path) == sha256(files[name]), name
         assert read_info(path)["format_version"] == "1.0"
         assert check_file(files[name]) == []
+
+
+def test_doc_r_snippet_reads_a_categorical_table() -> None:
+    """The R snippet of docs/format.md (hdf5r) on the committed 1.2 sample: K, probs (g, m, K)
+    in the file's order, the first column as a factor of the K categories."""
+    import shutil
+    import subprocess
+
+    from tests.storage.tables import CATEGORICAL_SAMPLE
+
+    rscript = shutil.which("Rscript")
+    if rscript is None or subprocess.run([rscript, "-e", "library(hdf5r)"], capture_output=True).returncode:
+        pytest.skip("R with the hdf5r package is not installed")
+    snippet = re.findall(r"```r\n(.*?)```", DOC.read_text(), flags=re.S)[0]
+    code = f'path <- "{CATEGORICAL_SAMPLE}"\n' + snippet.replace(
+        "f$close_all()", 'cat(K, dim(probs), sprintf("%.15g", probs[1, 2, ]), length(levels(answers)), dim(X), "\\n")')
+    done = subprocess.run([rscript, "-e", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = load_table(CATEGORICAL_SAMPLE)
+    expected = ["4", "2", "2", "4", *(f"{v:.15g}" for v in table.model.probs[0, 1]), "4", "12", "10"]
+    assert done.stdout.split() == expected

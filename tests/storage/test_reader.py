@@ -19,6 +19,7 @@ from lbm_bench.storage import (
     read_info,
 )
 from tests.storage.tables import (
+    CATEGORICAL_SAMPLE,
     REJECTIONS,
     SAMPLE,
     SAMPLE_1_1,
@@ -51,7 +52,7 @@ def test_readers_reject(case: str, files: dict[str, Path], tmp_path: Path) -> No
 
 def test_every_documented_item_is_required(files, sparse_files, missing_files, tmp_path: Path) -> None:
     checked = set()
-    sources = [files[name] for name in ("gaussian", "poisson-effects", "bernoulli", "gaussian-floor")]
+    sources = [files[name] for name in ("gaussian", "poisson-effects", "bernoulli", "gaussian-floor", "categorical")]
     sources += [missing_files[name] for name in ("bernoulli-missing-block", "poisson-effects-sparse-missing-block")]
     for source in sources + [sparse_files["bernoulli-sparse"]]:
         for item in file_items(source):
@@ -229,6 +230,29 @@ def test_committed_1_1_sample_loads_with_its_floor() -> None:
                               n_col_clusters=2)
     assert again.risk == table.bayes_risk and again.rows.tolist() == table.bayes_rows.tolist()
 
+
+def test_committed_1_2_categorical_sample_loads() -> None:
+    """Version 1.2: a categorical table, its codes, K = 4 categories, (g, m, K) parameters."""
+    assert CATEGORICAL_SAMPLE.stat().st_size < 50_000
+    assert check_file(CATEGORICAL_SAMPLE) == []
+    info = read_info(CATEGORICAL_SAMPLE)
+    assert (info["format_version"], info["kind"], info["categories"]) == ("1.2", "categorical", 4)
+    table = load_table(CATEGORICAL_SAMPLE)
+    assert (table.shape, table.model.block_shape, table.model.categories) == ((12, 10), (2, 2), 4)
+    assert table.data.dtype == np.uint8 and int(table.data.sum()) == CATEGORICAL_SAMPLE_DATA_SUM
+    assert table.model.probs[0, 0].tolist() == CATEGORICAL_SAMPLE_PROBS_00
+    assert table.design.pattern.shape == (2, 2, 4)
+    assert table.risk.risk == pytest.approx(CATEGORICAL_SAMPLE_RISK, abs=1e-12)
+    assert table.bayes_risk.risk == pytest.approx(CATEGORICAL_SAMPLE_BAYES_RISK, abs=1e-12)
+    again = table.gibbs.risk(table.map_rows, table.map_cols)
+    assert again.risk == pytest.approx(table.risk.risk, abs=1e-12)
+
+
+#: Values of the committed 1.2 categorical sample (written by make_categorical_sample).
+CATEGORICAL_SAMPLE_DATA_SUM = 185
+CATEGORICAL_SAMPLE_PROBS_00 = [0.1059991428411109, 0.6820025714766671, 0.1059991428411109, 0.1059991428411109]
+CATEGORICAL_SAMPLE_RISK = 0.04516666666666667
+CATEGORICAL_SAMPLE_BAYES_RISK = 0.04516666666666668
 
 #: Values of the committed 1.1 sample (written by make_sample(floor=True)).
 SAMPLE_BAYES_RISK = 0.08149999999999999

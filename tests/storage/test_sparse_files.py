@@ -265,6 +265,7 @@ def _r_with_hdf5r() -> bool:
     return probe.returncode == 0
 
 
+@pytest.mark.real_client
 @pytest.mark.skipif(not _r_with_hdf5r(), reason="Rscript with the hdf5r and Matrix packages not installed")
 def test_doc_r_snippet_reads_dense_and_sparse_files(sparse_files, files, tmp_path: Path) -> None:
     snippet = re.findall(r"```r\n(.*?)```", DOC.read_text(), flags=re.S)
@@ -285,6 +286,7 @@ def test_doc_r_snippet_reads_dense_and_sparse_files(sparse_files, files, tmp_pat
         assert result.stdout.splitlines()[1].split()[1:] == [str(table.shape[0]), str(table.gibbs.n_samples)]
 
 
+@pytest.mark.real_client
 @pytest.mark.skipif(shutil.which("h5dump") is None, reason="h5dump (hdf5-tools) not installed")
 def test_h5dump_shows_the_sparse_group() -> None:
     path = str(SPARSE_SAMPLE)

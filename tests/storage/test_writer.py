@@ -17,6 +17,7 @@ import h5py
 import numpy as np
 import pytest
 
+import lbm_bench._atomic as atomic
 import lbm_bench.storage.format as fmt
 import lbm_bench.storage.writer as writer
 from lbm_bench.protocol.table import Table
@@ -163,13 +164,13 @@ def test_interrupted_overwrite_keeps_the_old_file(tables, tmp_path, monkeypatch)
     assert sha256(path) == before
 
 
-def test_write_uses_a_temporary_file_fsynced_then_renamed(tables, tmp_path, monkeypatch) -> None:
+def _spy_on_the_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path]]:
     events: list[tuple[str, Path]] = []
-    write, fsync, replace = writer._write_layout, writer._fsync, writer.os.replace
+    write, fsync, replace, link = writer._write_image, writer._fsync, atomic.os.replace, atomic.os.link
 
-    def spy_write(layout: Any, path: Path) -> None:
+    def spy_write(image: bytes, path: Path) -> None:
         events.append(("write", path))
-        write(layout, path)
+        write(image, path)
 
     def spy_fsync(path: Path, **kwargs: Any) -> None:
         events.append(("fsync-dir" if kwargs.get("directory") else "fsync", path))
@@ -180,13 +181,156 @@ def test_write_uses_a_temporary_file_fsynced_then_renamed(tables, tmp_path, monk
         assert not Path(target).exists()
         replace(source, target)
 
-    monkeypatch.setattr(writer, "_write_layout", spy_write)
+    def spy_link(source: Path, target: Path) -> None:
+        events.append(("link", source))
+        link(source, target)
+
+    monkeypatch.setattr(writer, "_write_image", spy_write)
     monkeypatch.setattr(writer, "_fsync", spy_fsync)
-    monkeypatch.setattr(writer.os, "replace", spy_replace)
+    monkeypatch.setattr(atomic.os, "replace", spy_replace)
+    monkeypatch.setattr(atomic.os, "link", spy_link)
+    return events
+
+
+def test_write_uses_a_temporary_file_fsynced_then_renamed(tables, tmp_path, monkeypatch) -> None:
+    events = _spy_on_the_write(tmp_path, monkeypatch)
     assert save_table(tables["poisson"], str(tmp_path / "t.h5")) == tmp_path / "t.h5"
-    temporary = tmp_path / f".t.h5.tmp-{os.getpid()}"
+    temporary = events[0][1]
+    assert re.fullmatch(rf"\.t\.h5\.tmp-{os.getpid()}-[0-9a-f]{{8}}", temporary.name)
     assert events == [("write", temporary), ("fsync", temporary), ("replace", temporary), ("fsync-dir", tmp_path)]
     assert [p.name for p in tmp_path.iterdir()] == ["t.h5"]
+    events.clear()
+    assert save_table(tables["poisson"], tmp_path / "u.h5", overwrite=False) == tmp_path / "u.h5"
+    temporary = events[0][1]
+    assert events == [("write", temporary), ("fsync", temporary), ("link", temporary), ("fsync-dir", tmp_path)]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.h5", "u.h5"]
+    assert sha256(tmp_path / "t.h5") == sha256(tmp_path / "u.h5")
+
+
+# ---------------------------------------------------------------------------
+# Never replace an existing file without overwrite, also under concurrency
+# ---------------------------------------------------------------------------
+def test_without_overwrite_an_existing_file_is_kept(tables, tmp_path) -> None:
+    path = save_table(tables["bernoulli"], tmp_path / "t.h5")
+    before = sha256(path)
+    with pytest.raises(FileExistsError, match=r"cannot save table to .*t\.h5: the file exists"):
+        save_table(tables["gaussian"], path, overwrite=False)
+    assert [p.name for p in tmp_path.iterdir()] == ["t.h5"] and sha256(path) == before
+    save_table(tables["gaussian"], path)  # the default replaces, as before
+    assert sha256(path) != before
+
+
+def test_concurrent_writers_without_overwrite_one_wins(tables, tmp_path, monkeypatch) -> None:
+    """Four writers of the same new path, held at a barrier after their complete files are
+    on disk and before they name them: each sees no file when it starts, exactly one
+    gets the name, the others get FileExistsError, and the file is the winner's."""
+    import threading
+
+    names = ["gaussian", "poisson", "bernoulli", "poisson-effects"]
+    (tmp_path / "alone").mkdir()
+    expected = {name: sha256(save_table(tables[name], tmp_path / "alone" / f"{name}.h5")) for name in names}
+    barrier = threading.Barrier(len(names))
+    put_in_place = writer.put_in_place
+
+    def at_the_same_time(*args: Any, **kwargs: Any) -> None:
+        barrier.wait(timeout=30)
+        put_in_place(*args, **kwargs)
+
+    monkeypatch.setattr(writer, "put_in_place", at_the_same_time)
+    (tmp_path / "race").mkdir()
+    path = tmp_path / "race" / "same.h5"
+    outcomes: dict[str, str] = {}
+
+    def write(name: str) -> None:
+        try:
+            save_table(tables[name], path, overwrite=False)
+            outcomes[name] = "written"
+        except FileExistsError:
+            outcomes[name] = "refused"
+
+    threads = [threading.Thread(target=write, args=(name,)) for name in names]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    winners = [name for name, outcome in outcomes.items() if outcome == "written"]
+    assert len(outcomes) == 4 and len(winners) == 1, outcomes
+    assert sha256(path) == expected[winners[0]]
+    assert [p.name for p in path.parent.iterdir()] == ["same.h5"]  # no temporary left
+
+
+def test_without_hard_links_falls_back_to_check_and_rename(tables, tmp_path, monkeypatch) -> None:
+    import errno
+
+    def no_links(source: Path, target: Path) -> None:
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(atomic.os, "link", no_links)
+    path = save_table(tables["gaussian"], tmp_path / "t.h5", overwrite=False)
+    assert load_table(path).kind == "gaussian"
+    with pytest.raises(FileExistsError):
+        atomic.put_in_place(tmp_path / "t.h5", path, overwrite=False)
+    assert [p.name for p in tmp_path.iterdir()] == ["t.h5"]
+
+
+# ---------------------------------------------------------------------------
+# A full disk or a file-size limit: one line that says it, no file left
+# ---------------------------------------------------------------------------
+_WRITE_UNDER_A_FILE_SIZE_LIMIT = (
+    "import resource, signal, sys\n"
+    "from lbm_bench.storage import load_table, save_table\n"
+    "table = load_table(sys.argv[1])\n"
+    "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # as Python does at start: the write fails with EFBIG\n"
+    "resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), resource.RLIM_INFINITY))\n"
+    "try:\n"
+    "    save_table(table, sys.argv[2])\n"
+    "except OSError as exc:\n"
+    "    print(exc.errno, exc, sep='|')\n"
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE is POSIX")
+@pytest.mark.parametrize("limit", [2_000, 20_000])
+def test_a_file_size_limit_is_reported_in_words(files, tmp_path, limit) -> None:
+    """Under ``ulimit -f`` HDF5 itself used to fail mid-file: two lines of its internals on
+    stderr, then a crash at exit. The file is now written by Python: one error in words."""
+    import errno
+
+    source = files["gaussian-floor"]
+    assert source.stat().st_size > limit
+    target = tmp_path / "out" / "big.h5"
+    target.parent.mkdir()
+    args = [sys.executable, "-c", _WRITE_UNDER_A_FILE_SIZE_LIMIT, str(source), str(target), str(limit)]
+    done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr[-2000:]
+    code, message = done.stdout.strip().split("|")
+    assert int(code) == errno.EFBIG
+    assert message == f"could not write {target}: file too large (over the file-size limit of this process, " \
+                      "see ulimit -f)"
+    assert list(target.parent.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("code", "words"),
+    [("ENOSPC", "no space left on the device"), ("EDQUOT", "disk quota exceeded"),
+     ("EACCES", "permission denied")],
+)
+def test_a_full_disk_is_reported_in_words_and_the_old_file_kept(tables, tmp_path, monkeypatch, code, words):
+    import errno
+
+    path = save_table(tables["bernoulli"], tmp_path / "t.h5")
+    before = sha256(path)
+    write = writer._write_image
+
+    def full(image: bytes, target: Path) -> None:
+        write(image[: len(image) // 2], target)  # half the file is on disk when the device fills
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)))
+
+    monkeypatch.setattr(writer, "_write_image", full)
+    with pytest.raises(OSError) as info:
+        save_table(tables["gaussian"], path)
+    assert str(info.value) == f"could not write {path}: {words}" and info.value.errno == getattr(errno, code)
+    assert [p.name for p in tmp_path.iterdir()] == ["t.h5"] and sha256(path) == before
 
 
 def test_save_refuses_tables_that_would_not_load(tables, tmp_path) -> None:

@@ -1,0 +1,88 @@
+"""Atomic file writes: write under a temporary name beside the destination, then give the
+complete file its final name in one step, so that an interrupted or failed write leaves
+nothing (partial or not) under the final name.
+
+:func:`temporary_path` names the temporary file, :func:`put_in_place` names the complete
+file (replacing an existing one only when asked, also against concurrent writers) and
+:func:`write_error` turns the operating system's error into one line that says what
+happened ("could not write big.h5: no space left on the device").
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+from pathlib import Path
+
+__all__ = ["put_in_place", "temporary_path", "write_error"]
+
+#: errno values of ``os.link`` on a file system without hard links (FAT, some network and
+#: FUSE file systems): :func:`put_in_place` then checks and renames instead.
+_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EMLINK, errno.EXDEV}
+
+#: What a failed write means, in words, for the errors a user can act on.
+_REASONS = {
+    errno.EFBIG: "file too large (over the file-size limit of this process, see ulimit -f)",
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+}
+
+
+def temporary_path(path: Path) -> Path:
+    """A fresh hidden name beside ``path``: ``.<name>.tmp-<pid>-<random>``.
+
+    Unique per call, so two threads or processes writing the same ``path`` never
+    share a temporary file; ``.*.tmp*`` finds the leftovers of a killed run.
+    """
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def put_in_place(temporary: Path, path: Path, *, overwrite: bool) -> None:
+    """Give the complete file ``temporary`` the name ``path``.
+
+    With ``overwrite``, ``os.replace``: an existing file is replaced atomically
+    (a reader sees the old file or the new one). Without, the file is hard-linked
+    to ``path``, which fails when ``path`` exists, also when another writer created
+    it a moment before (the check and the naming are one system call); the
+    temporary name is then removed. On a file system without hard links it falls
+    back to a check and a rename, which a concurrent writer can still race.
+
+    Raises
+    ------
+    FileExistsError
+        Without ``overwrite``, when ``path`` exists; ``temporary`` is left for the
+        caller to remove.
+    """
+    if overwrite:
+        os.replace(temporary, path)
+        return
+    try:
+        os.link(temporary, path)
+    except FileExistsError:
+        raise FileExistsError(errno.EEXIST, "File exists", str(path)) from None
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        if os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, "File exists", str(path)) from None
+        os.replace(temporary, path)
+        return
+    temporary.unlink()
+
+
+def write_error(path: Path, exc: OSError) -> OSError:
+    """A one-line error for a failed write of ``path``: ``could not write <path>: <reason>``.
+
+    The reason is in words (``file too large``, ``no space left on the device``,
+    ``permission denied``...), never the temporary file's name or a library's
+    internals; the error keeps the class (``PermissionError``...) and ``errno``
+    of ``exc``.
+    """
+    reason = _REASONS.get(exc.errno)
+    if reason is None:
+        text = exc.strerror or str(exc)
+        reason = text[:1].lower() + text[1:]
+    error = type(exc)(f"could not write {path}: {reason}")
+    error.errno = exc.errno  # no strerror: str(error) stays the message above
+    return error
