@@ -132,6 +132,10 @@ MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
         "params/design/missing_pattern",
         "params/design@missing_spread",
     ),
+    # 1.4: the density of a sparse design (the expected fraction of non-zero entries its
+    # scale keeps), so that a loaded table's ``design.model(scale)`` is its ``model``
+    # (files of 1.1 to 1.3 lose it: their sparse designs read back as dense ones).
+    4: ("params/design@density",),
 }
 #: Version written by the writer: the newest known minor.
 FORMAT_VERSION = f"{MAJOR}.{max(MINOR_VERSIONS)}"

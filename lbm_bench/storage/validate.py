@@ -404,6 +404,12 @@ def _read_design(reader: Reader) -> ModelDesign | None:
     values = reader.attrs("params/design", GROUP_ATTRIBUTES["params/design"])
     if _any_none(effects, values, *arrays.values()):
         return None
+    if "params/design@density" in optional_items(reader.version) and reader.has_attr("params/design", "density"):
+        density = reader.attr("params/design", "density", "float")  # 1.4: a sparse design
+        if density is None or not 0 < density < 1:
+            reader.problem(f"attribute params/design@density must lie in (0, 1), got {density!r}")
+            return None
+        values["density"] = density
     return ModelDesign(kind=reader.kind, **values, **arrays, **effects)
 
 
@@ -566,6 +572,8 @@ def read_table(source: Any, problems: list[str]) -> Table | None:
     scale = parts["scalars"]["scale"] if parts["scalars"] is not None else None
     missing = read_missing(reader, parts["data"], parts["model"], parts["design"], scale)
     parts.update(missing or {})  # NaN at the missing entries, the mechanism on the design and the model
+    if parts["design"] is not None and parts["design"].density is not None and parts["model"] is not None:
+        parts["model"].sparse = True  # the model of a sparse design draws sparse tables, as generated
     parts["calibration"] = _read_calibration(reader, parts["design"])
     parts["risk"] = _read_risk(reader, parts["gibbs"], RISK_ATTRIBUTES)
     floor = _read_floor(reader, parts["gibbs"]) if _has_floor(reader) else {}

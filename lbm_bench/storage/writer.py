@@ -182,6 +182,9 @@ def _param_items(table: Table, layout: Layout) -> None:
     for name, values in model.block_parameters().items():
         layout.datasets[f"params/{name}"] = np.asarray(values, dtype=np.float64)
     layout.attrs["params/design"] = _record("params/design", design)
+    if design.density is not None:  # 1.4: a sparse design
+        layout.attrs["params/design"].update(_attributes({"density": "float"}, {"density": design.density},
+                                                         "params/design"))
     for name in DESIGN_ARRAYS:
         values = getattr(design, name)
         if values is not None:
