@@ -218,6 +218,17 @@ def test_an_interrupt_inside_a_finalizer_is_not_shown_as_a_traceback(monkeypatch
     assert shown == [other]
 
 
+def test_a_reader_that_closes_the_pipe_stops_the_command_quietly(table_file):
+    """``lbm-bench info T | head -1``: when the reader has gone, the command stops with the
+    shell's status for SIGPIPE (141) and no "Broken pipe" error or traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "lbm_bench.cli", "info", str(table_file)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    proc.stdout.close()  # before the interpreter has started: its first write meets a closed pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
+
+
 def test_version_and_help(capsys):
     for args in (["--version"], *([c, "--help"] for c in
                  ("generate", "info", "evaluate", "build", "verify", "benchmark"))):
