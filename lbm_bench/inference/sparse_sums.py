@@ -28,6 +28,7 @@ from scipy import sparse
 from scipy.special import logsumexp
 
 from lbm_bench.inference.side import Side
+from lbm_bench.models.registry import sparse_family_names
 
 __all__ = ["SPARSE_MIN_FULL_WORK", "SPARSE_UPDATE_COST", "SparseSide", "SparseStatistics"]
 
@@ -172,7 +173,8 @@ class SparseStatistics:
     def __init__(self, family: Any, tables: list, sides: tuple[tuple, tuple]) -> None:
         if family.model.n_stats != 1 or not all(t.is_sparse for t in tables):
             raise TypeError(
-                "sparse tables need a one-statistic family (bernoulli, poisson) and every table sparse"
+                f"sparse tables need a one-statistic family ({', '.join(sparse_family_names())})"
+                " and every table sparse"
             )
         self.data = list(tables)
         self.tables = [t.table for t in tables]

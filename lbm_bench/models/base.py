@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -377,6 +378,17 @@ class LatentBlockModel:
     def table_from_noise(self, noise: np.ndarray, z: np.ndarray, w: np.ndarray) -> Any:  # pragma: no cover
         """Turn noise into a table given the labels (deterministic)."""
         raise NotImplementedError
+
+    def nonempty_blocks(self, z: np.ndarray, w: np.ndarray) -> Iterator[tuple[int, int, tuple]]:
+        """Yield ``(k, l, index)`` for each block with rows and columns under the labels
+        ``z`` and ``w``; ``table[index]`` is the block (``np.ix_``), for the families that
+        draw a block at a time."""
+        col_members = [np.flatnonzero(w == l) for l in range(self.n_col_clusters)]
+        for k in range(self.n_row_clusters):
+            rows = np.flatnonzero(z == k)
+            for l, cols in enumerate(col_members):
+                if rows.size and cols.size:
+                    yield k, l, np.ix_(rows, cols)
 
     def block_parameters(self) -> dict[str, np.ndarray]:  # pragma: no cover
         """The family's parameters by name, as stored in files."""
