@@ -14,7 +14,9 @@ The sparse sample ``tests/data/table_v1_1_sparse.h5`` (format 1.1) is written by
 values go into ``tests/storage/test_sparse_files.py``), the categorical sample
 ``tests/data/table_v1_2_categorical.h5`` (format 1.2) by :func:`make_categorical_sample`
 with ``python -m tests.storage.tables categorical`` (its values go into
-``tests/storage/test_reader.py``).
+``tests/storage/test_reader.py``), and the sample with missing entries
+``tests/data/table_v1_3_missing_sparse.h5`` (format 1.3) by :func:`make_missing_sample` with
+``python -m tests.storage.tables missing`` (its values go into ``tests/storage/test_reader.py``).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ DOC = ROOT / "docs" / "format.md"
 SAMPLE = ROOT / "tests" / "data" / "table_v1.h5"
 SAMPLE_1_1 = ROOT / "tests" / "data" / "table_v1_1.h5"
 CATEGORICAL_SAMPLE = ROOT / "tests" / "data" / "table_v1_2_categorical.h5"
+MISSING_SAMPLE = ROOT / "tests" / "data" / "table_v1_3_missing_sparse.h5"
 
 #: (kind, with Poisson effects, with the floor of version 1.1) of every family, by test id.
 FAMILIES = {
@@ -196,6 +199,13 @@ def make_categorical_sample(path: Path = CATEGORICAL_SAMPLE) -> Path:
     2x2 clusters, 50 sets, with its floor."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return save_table(make_table("categorical", floor=True, seed=6), path)
+
+
+def make_missing_sample(path: Path = MISSING_SAMPLE) -> Path:
+    """Write the committed sample with missing entries (format 1.3): Poisson with row and column
+    effects, 12x10 stored as CSR, 10% of the entries missing by block, 2x2 clusters, 50 sets."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return save_table(make_table("poisson", effects=True, sparse=True, missing=(0.1, "block"), seed=7), path)
 
 
 def make_sparse_sample(path: Path = SPARSE_SAMPLE) -> Path:
@@ -495,6 +505,14 @@ if __name__ == "__main__":
         print(f"CATEGORICAL_SAMPLE_PROBS_00 = {sample.model.probs[0, 0].tolist()}")
         print(f"CATEGORICAL_SAMPLE_RISK = {sample.risk.risk!r}")
         print(f"CATEGORICAL_SAMPLE_BAYES_RISK = {sample.bayes_risk.risk!r}")
+        sys.exit(0)
+    if sys.argv[1:] == ["missing"]:  # python -m tests.storage.tables missing
+        written = make_missing_sample()
+        sample = load_table(written)
+        print(f"wrote {written} ({written.stat().st_size} bytes)")
+        print(f"MISSING_SAMPLE_MISSING = {int(np.isnan(sample.data.data).sum())}")
+        print(f"MISSING_SAMPLE_DATA_SUM = {int(np.nansum(sample.data.data))}")
+        print(f"MISSING_SAMPLE_RISK = {sample.risk.risk!r}")
         sys.exit(0)
     for floor in (False, True):
         if not floor and SAMPLE.exists():

@@ -11,6 +11,7 @@ from typing import Any
 import h5py
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from lbm_bench.storage import (
     FormatError,
@@ -21,6 +22,7 @@ from lbm_bench.storage import (
 )
 from tests.storage.tables import (
     CATEGORICAL_SAMPLE,
+    MISSING_SAMPLE,
     REJECTIONS,
     SAMPLE,
     SAMPLE_1_1,
@@ -251,6 +253,28 @@ def test_committed_1_2_categorical_sample_loads() -> None:
     again = table.gibbs.risk(table.map_rows, table.map_cols)
     assert again.risk == pytest.approx(table.risk.risk, abs=1e-12)
 
+
+def test_committed_1_3_missing_sample_loads() -> None:
+    """Version 1.3: a sparse Poisson table with effects and entries missing by block (its missing
+    set as explicit NaN of ``data``, the block mechanism's parameters); read by a 1.4 reader."""
+    assert MISSING_SAMPLE.stat().st_size < 50_000
+    assert check_file(MISSING_SAMPLE) == []
+    info = read_info(MISSING_SAMPLE)
+    assert (info["format_version"], info["kind"], info["missing_mechanism"]) == ("1.3", "poisson", "block")
+    table = load_table(MISSING_SAMPLE)
+    assert sp.issparse(table.data) and table.shape == (12, 10) and table.model.row_effects is not None
+    assert (table.missing_mechanism, table.missing_rate) == ("block", 0.1)
+    assert int(np.isnan(table.data.data).sum()) == MISSING_SAMPLE_MISSING == info["n_missing"]
+    assert int(np.nansum(table.data.data)) == MISSING_SAMPLE_DATA_SUM
+    assert table.risk.risk == pytest.approx(MISSING_SAMPLE_RISK, abs=1e-12)
+    again = table.gibbs.risk(table.map_rows, table.map_cols)
+    assert again.risk == pytest.approx(table.risk.risk, abs=1e-12)
+
+
+#: Values of the committed 1.3 sample with missing entries (written by make_missing_sample).
+MISSING_SAMPLE_MISSING = 10
+MISSING_SAMPLE_DATA_SUM = 252
+MISSING_SAMPLE_RISK = 0.13933333333333334
 
 #: Values of the committed 1.2 categorical sample (written by make_categorical_sample).
 CATEGORICAL_SAMPLE_DATA_SUM = 185
