@@ -83,7 +83,8 @@ AUTO_MIN_FIRST_TABLES = 2
 AUTO_MAX_TABLES = 200
 AUTO_SE_FRACTION = 0.5
 #: What a candidate of the rejection step costs, counted in calibration tables, in the
-#: cost rule (:func:`cost_optimal_tables`; docs/protocol.md gives the measured ratio).
+#: cost rule (:func:`cost_optimal_tables`). A setting, not a fit: docs/performance.md
+#: gives the ratio measured on the paper release (smaller: 16 leans towards more tables).
 CANDIDATE_COST = 16.0
 #: Most tables the cost rule asks for at one scale (the bound of the spread's rule it
 #: replaces; with the default costs and a 0.01 window it asks for at most 11 when the
