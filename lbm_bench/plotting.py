@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -44,7 +44,8 @@ from lbm_bench._validation import check_choice, describe_value
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import get_family
 
-__all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means", "level_counts", "reference_labels"]
+__all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means", "level_counts",
+           "reference_labels", "grouped_image", "GroupedImage"]
 
 #: Largest number of image cells per side (rows or columns) of a heatmap.
 MAX_CELLS = 1000
@@ -522,6 +523,41 @@ def plot_table(
     if title:
         fig.suptitle(_title(table, name if view == "both" else None), fontsize=10)
     return fig
+
+
+class GroupedImage(NamedTuple):
+    """:func:`plot_table`'s grouped view as data (:func:`grouped_image`): the (r, c) block
+    averages (most frequent codes with categories), the colour range, map and block-boundary
+    colour, the boundaries as fractions of the sides, and the rows' (r,) and columns' (c,)
+    posterior uncertainty in [0, 1] of its largest value."""
+
+    image: np.ndarray
+    vmin: float
+    vmax: float
+    cmap: Any
+    line: str
+    row_boundaries: np.ndarray
+    col_boundaries: np.ndarray
+    row_uncertainty: np.ndarray
+    col_uncertainty: np.ndarray
+
+
+def grouped_image(table: Any, max_cells: int = 200) -> GroupedImage:
+    """The table (a Table or a path) grouped by :func:`reference_labels` as at most ``max_cells``
+    cells per side, with its colours, block boundaries and uncertainty (``view="ordered"``)."""
+    matplotlib, _ = _matplotlib()
+    table = _as_table(table)
+    rows, cols = (np.asarray(labels, dtype=np.int64) for labels in reference_labels(table)[:2])
+    row_order, col_order, levels = *(np.argsort(v, kind="stable") for v in (rows, cols)), table.model.n_levels
+    image = _image(table.data, row_order, col_order, max_cells, levels)[0]
+    cmap, line = _cmap(table.kind, levels)
+    cmap = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
+    vmin, vmax = _color_range(image, TableData.of(table.data).is_sparse) if levels is None else (-0.5, levels - 0.5)
+    g, m = max(table.n_row_clusters, 2), max(table.n_col_clusters, 2)
+    row_u, col_u = (_binned(posterior_uncertainty(sets, k), order, max_cells) / (1.0 - 1.0 / max(g, m))
+                    for sets, k, order in ((table.gibbs.rows, g, row_order), (table.gibbs.cols, m, col_order)))
+    return GroupedImage(image, vmin, vmax, cmap, line, _boundaries(rows) / rows.size, _boundaries(cols) / cols.size,
+                        np.clip(row_u, 0.0, 1.0), np.clip(col_u, 0.0, 1.0))
 
 
 #: Categories above which the legend gives way to a colour bar of the codes.

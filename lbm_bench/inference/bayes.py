@@ -61,6 +61,7 @@ __all__ = [
     "bayes_labels",
     "expected_item_loss",
     "floor_certificate",
+    "floor_risk",
     "label_frequencies",
     "risk_from_losses",
 ]
@@ -480,8 +481,7 @@ def expected_item_loss(row_sets: Any, col_sets: Any, z: Any, w: Any) -> float:
 
 def risk_from_losses(row_loss: np.ndarray, col_loss: np.ndarray, chain_lengths: np.ndarray) -> RiskEstimate:
     """A :class:`RiskEstimate` from per-set ``l_row`` and ``l_col`` losses (chain-major)."""
-    row_loss = np.asarray(row_loss, dtype=np.float64)
-    col_loss = np.asarray(col_loss, dtype=np.float64)
+    row_loss, col_loss = np.asarray(row_loss, dtype=np.float64), np.asarray(col_loss, dtype=np.float64)
     losses = row_loss + col_loss - row_loss * col_loss
     mcse, rhat = chain_diagnostics(losses, chain_lengths)
     n_samples = losses.shape[0]
@@ -508,8 +508,7 @@ def _halves(chain_lengths: np.ndarray) -> np.ndarray:
         half = np.zeros(int(lengths[0]), dtype=np.int64)
         half[int(lengths[0]) // 2 :] = 1
         return half
-    chain = np.arange(n_chains)
-    group = (chain // 2) % 2 if n_chains >= 4 else chain % 2
+    group = (np.arange(n_chains) // 2) % 2 if n_chains >= 4 else np.arange(n_chains) % 2
     return np.repeat(group, lengths)
 
 
@@ -554,6 +553,19 @@ def floor_certificate(
     risk, losses, search = _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps)
     z, w = _search(*search)
     return FloorCertificate(rows=z, cols=w, risk=risk, losses=losses)
+
+
+@fill_doc
+def floor_risk(samples: GibbsSamples, *, starts: Sequence[tuple[Any, Any]] | None = None,
+               n_row_clusters: int | None = None, n_col_clusters: int | None = None, n_set_starts: int = 4,
+               max_sweeps: int = 1000) -> RiskEstimate:
+    """``floor_certificate(samples, ...).risk`` without its labels chosen on all sets (the calibration's).
+
+    {{gibbs_samples_example}}
+    >>> floor_risk(samples) == floor_certificate(samples).risk
+    True
+    """
+    return _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps)[0]
 
 
 def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps):

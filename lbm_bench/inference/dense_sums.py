@@ -307,23 +307,55 @@ class DenseStatistics:
         if sweeper.row_weights is not None:
             exposure = np.outer(sweeper.row_weights, sweeper.col_weights).astype(np.float32)
         scores = EntrywiseScores(sweeper, (B, n, d))
+        # a lookup of per-value log-densities: complete integer tables without effects (with missing
+        # entries the statistics hold mask channels that the values alone do not give)
+        complete = all(mask is None for mask in self.masks) and A0 is None
+        values = _distinct_values(self.tables) if exposure is None and complete else None
+        if values is not None:  # the log-densities of the few values, looked up entry by entry
+            stats = model.sufficient_statistics(values[None]).astype(np.float32)[:, None]  # (p, 1, 1, V)
+            scores.set_lookup(values[0], _log_densities(stats, eta, A, None))
         for rows in scores.bands():
+            if values is not None:
+                scores.add_band_lookup(rows, self.tables[:, rows])
+                continue
             stats = self.stats[:, :, rows].astype(np.float32)  # (B, p, r, d)
-            # class-major log-densities dens[k, l] of shape (B, r, d), one axpy per statistic
-            dens = np.empty((g, m) + stats[:, 0].shape, dtype=np.float32)
-            for k in range(g):
-                for l in range(m):
-                    np.multiply(stats[:, 0], eta[0, k, l], out=dens[k, l])
-                    for q in range(1, p):
-                        dens[k, l] += eta[q, k, l] * stats[:, q]
-                    if exposure is None:
-                        dens[k, l] -= A[k, l]
-                    else:
-                        dens[k, l] -= A[k, l] * exposure[rows]
-                    if A0 is not None:  # the block mechanism's log(1 - q) of every entry
-                        dens[k, l] -= A0[k, l]
+            exposed = None if exposure is None else exposure[rows]
+            dens = _log_densities(stats.transpose(1, 0, 2, 3), eta, A, exposed)
+            if A0 is not None:  # the block mechanism's log(1 - q) of every entry
+                dens -= A0[:, :, None, None, None]
             scores.add_band(rows, dens)
         return scores.result()
+
+
+#: Largest range of the values of an integer table whose entrywise log-densities are
+#: computed once per value and looked up (:meth:`EntrywiseScores.set_lookup`).
+LOOKUP_MAX_VALUES = 4096
+
+
+def _distinct_values(tables: np.ndarray) -> np.ndarray | None:
+    """``lo .. hi``, the range of an integer table's values, when it is at most
+    :data:`LOOKUP_MAX_VALUES` wide; None otherwise (or for real tables)."""
+    if not np.issubdtype(tables.dtype, np.integer) or tables.size == 0:
+        return None
+    lo, hi = int(tables.min()), int(tables.max())
+    return np.arange(lo, hi + 1) if hi - lo < LOOKUP_MAX_VALUES else None
+
+
+def _log_densities(stats: np.ndarray, eta: np.ndarray, A: np.ndarray, exposure: np.ndarray | None) -> np.ndarray:
+    """Class-major float32 log-densities ``dens[k, l]`` (without the base measure) of
+    entries whose statistics are ``stats`` (p, ...): one axpy per statistic."""
+    p, g, m = eta.shape
+    dens = np.empty((g, m) + stats.shape[1:], dtype=np.float32)
+    for k in range(g):
+        for l in range(m):
+            np.multiply(stats[0], eta[0, k, l], out=dens[k, l])
+            for q in range(1, p):
+                dens[k, l] += eta[q, k, l] * stats[q]
+            if exposure is None:
+                dens[k, l] -= A[k, l]
+            else:
+                dens[k, l] -= A[k, l] * exposure
+    return dens
 
 
 class EntrywiseScores:
@@ -365,6 +397,26 @@ class EntrywiseScores:
         for l in range(m):
             scores = _logsumexp_first(np.ascontiguousarray(dens[:, l]))
             self.col_scores[:, :, l] += scores.sum(axis=1, dtype=np.float64)
+
+    def set_lookup(self, lowest: int, dens: np.ndarray) -> None:
+        """Per-value log-densities ``dens[k, l]`` of shape (g, m, 1, 1, V) of the values
+        ``lowest .. lowest + V - 1``: the row and column terms of :meth:`add_band` are
+        computed once per value, by the same float32 operations, so that looking them up
+        entry by entry gives the same scores bit for bit."""
+        g, m = dens.shape[:2]
+        self.lowest = lowest
+        self.row_terms = [_logsumexp_first(dens[k] + self.log_rho[:, None, None, None])[0, 0] for k in range(g)]
+        dens += self.log_pi[:, None, None, None, None]
+        self.col_terms = [_logsumexp_first(np.ascontiguousarray(dens[:, l]))[0, 0] for l in range(m)]
+
+    def add_band_lookup(self, rows: slice, values: np.ndarray) -> None:
+        """:meth:`add_band` for a band of an integer table, ``values`` (B, r, d), from the
+        terms of :meth:`set_lookup`."""
+        index = values - self.lowest if self.lowest else values
+        for k, terms in enumerate(self.row_terms):
+            self.row_scores[:, rows, k] = terms[index].sum(axis=-1, dtype=np.float64)
+        for l, terms in enumerate(self.col_terms):
+            self.col_scores[:, :, l] += terms[index].sum(axis=1, dtype=np.float64)
 
     def result(self) -> tuple[np.ndarray, np.ndarray]:
         """The row scores (B, n_rows, g) and column scores (B, n_cols, m), priors added."""

@@ -1,36 +1,41 @@
 """Step 3 of the protocol: calibrate the scale so that a risk is centred on a target.
 
-For a fixed design (proportions, pattern, dispersions), the mean apparent error
-``l_item((z0, w0), h(X))`` of an X-only classifier ``h`` over tables drawn at a
-scale decreases with the scale. Since, given ``X``, the generating labels are
-one exact posterior draw, that mean equals the tables' mean conditional risk
-``E[r_item(h(X) | X)]`` for any ``h`` that uses ``X`` alone: calibrating the
-mean apparent error calibrates the mean risk. ``h`` is the MAP (Algorithm 1).
-With ``criterion="bayes"`` (the default) the risk calibrated is the floor's:
-the MAP's mean minus the mean gap between the MAP's conditional risk and the
-floor, measured by a short Gibbs run on a few of the tables
-(:meth:`CommonRandomNumbers.gaps`; the control variate is explained in
-:mod:`lbm_bench.protocol.scale_search`).
+For a fixed design (proportions, pattern, dispersions), the tables drawn at a
+scale have a mean conditional risk that decreases with the scale; the
+calibration finds the scale at which the mean of the risk the rejection step
+certifies (``criterion``) meets the target. It measures that risk on each of
+its tables:
+
+- ``criterion="map"`` (the paper's protocol): the apparent error
+  ``l_item((z0, w0), h(X))`` of the X-only MAP ``h`` (Algorithm 1). Since, given
+  ``X``, the generating labels are one exact posterior draw, its mean over tables
+  equals their mean conditional risk ``E[r_item(h(X) | X)]`` for any ``h`` that
+  uses ``X`` alone (:meth:`CommonRandomNumbers.apparent_errors`);
+- ``criterion="bayes"`` (the default): the floor, estimated by the certificate's
+  own estimator (the cross-fitted risk of the Bayes labels) on a short Gibbs run
+  of 200 sets whose chains start at the table's generating labels, an exact
+  posterior draw, so no burn-in and no MAP (:func:`short_run_floors`,
+  :mod:`lbm_bench.protocol.short_run`).
 
 **Common random numbers.** The tables share, at every scale, the same
 generating labels, the same underlying noise (standard normals or uniforms,
 turned into entries by :meth:`~lbm_bench.models.base.LatentBlockModel.table_from_noise`),
 the same mask of missing entries (its uniforms: the same mask at every scale when
 entries go missing at random, thresholded by the scale's block probabilities
-when they go missing by block; :class:`~lbm_bench.models.missing.MaskNoise`)
-and the same random starts; the MAP and the gap see the observed entries only.
-The mean error is then a smooth, nearly monotone function of the scale, and the
-error of a table at a scale, once computed, is kept: adding tables at a scale
-costs only the new ones.
+when they go missing by block; :class:`~lbm_bench.models.missing.MaskNoise`),
+the same random starts of the MAP and the same uniforms of the short run; the MAP
+and the short run see the observed entries only. The mean risk is then a smooth,
+nearly monotone function of the scale, and the risk of a table at a scale, once
+computed, is kept: adding tables at a scale costs only the new ones.
 
 **Root finding** (``method="secant"``, default): from a first guess of the
 scale from the design (:func:`lbm_bench.protocol.separation.first_guess`),
-secant steps on ``logit(mean error)`` against ``log(scale)`` with a sequential
-number of tables (``n_tables="auto"``): few while the mean error is clearly off
-target, more once it is within reach. ``method="bisection"`` is the paper's
-dichotomy (start at 1, halve or double, then geometric midpoints) on a fixed
-number of tables, kept as the benchmark's baseline. Both are in
-:mod:`lbm_bench.protocol.scale_search`.
+steps on ``logit(mean risk)`` against ``log(scale)`` over a few tables, which
+are completed, once the mean is within reach, to the number that a cost rule
+weighs against the candidates of the rejection step (``n_tables="auto"``).
+``method="bisection"`` is the paper's dichotomy (start at 1, halve or double,
+then geometric midpoints) on a fixed number of tables, kept as the benchmark's
+baseline. Both are in :mod:`lbm_bench.protocol.scale_search`.
 """
 
 from __future__ import annotations
@@ -42,22 +47,22 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._threads import single_blas_thread
-from lbm_bench._validation import check_choice, check_count, check_positive_float, check_probability
-from lbm_bench.inference.bayes import floor_certificate
+from lbm_bench._validation import check_choice, check_count, check_positive_float
+from lbm_bench.inference.bayes import floor_risk
 from lbm_bench.inference.classifier import alternate, best_of_starts, initial_column_labels
 from lbm_bench.inference.engine import Sweeper
-from lbm_bench.inference.gibbs import gibbs_labels
 from lbm_bench.models.design import ModelDesign, random_design
 from lbm_bench.models.missing import EntryFamily, MaskNoise, mask_table
 from lbm_bench.protocol.request import CRITERIA, TableRequest, request_from_arguments
 from lbm_bench.protocol.scale_search import (
     AUTO_MAX_TABLES,
     AUTO_SE_FRACTION,
-    AUTO_SPREAD_FRACTION,
+    CANDIDATE_COST,
     search_scale,
 )
 from lbm_bench.protocol.separation import check_target
 from lbm_bench.protocol.settings import GenerationSettings
+from lbm_bench.protocol.short_run import short_runs
 from lbm_bench.protocol.table import CalibrationResult
 
 __all__ = [
@@ -67,7 +72,7 @@ __all__ = [
     "calibrate_scale",
     "check_criterion",
     "classifier_labels",
-    "table_gap",
+    "short_run_floors",
     "CommonRandomNumbers",
     "child_seed",
     "CRITERIA",
@@ -84,11 +89,6 @@ NOISE_CACHE_BYTES = 512 * 2**20
 #: (0.7x for 4 tables of 1000x1000), so batches are kept about L2-sized; tables
 #: larger than this run one by one. Measured in docs/performance.md.
 BATCH_BYTES = 2 * 2**20
-#: Short Gibbs run of a table's gap (``criterion="bayes"``): label sets, chains
-#: (all started at the table's X-only MAP), sweeps dropped per chain.
-GAP_SAMPLES = 200
-GAP_CHAINS = 4
-GAP_BURN_IN = 20
 
 
 def child_seed(seed: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
@@ -100,12 +100,11 @@ class CommonRandomNumbers:
     """Labels, noise and classifier starts of up to ``n_tables`` tables, identical at every scale.
 
     Table ``t`` has its own seed, child ``t`` of ``seed``; its children 0, 1, 2,
-    3 and 4 draw its labels, its noise, its MAP's random starts, its short
-    Gibbs run (the gap, ``criterion="bayes"``) and its mask of missing entries
-    (when the design has some). Everything about table ``t`` at
-    a scale is a function of that seed and the scale: its error and its gap do
-    not depend on which other tables are evaluated with it, in which batch or
-    on which worker.
+    3 and 4 draw its labels, its noise, its MAP's random starts, the uniforms of
+    its short Gibbs run (the floor, ``criterion="bayes"``) and its mask of missing
+    entries (when the design has some). Everything about table ``t`` at a scale is
+    a function of that seed and the scale: its error and its floor do not depend
+    on which other tables are evaluated with it, in which batch or on which worker.
 
     Parameters
     ----------
@@ -116,17 +115,17 @@ class CommonRandomNumbers:
     seed : numpy.random.SeedSequence
         Root of the per-table streams.
     batch_bytes : int, optional
-        Memory for the statistics of the tables run through the MAP together
-        (1 runs them one by one: the benchmark's baseline).
+        Memory for the statistics of the tables run through the MAP (and the short
+        runs) together (1 runs them one by one: the benchmark's baseline).
     incremental : bool, default=True
         Update the MAP's block sums for the labels that changed (default) or
         recompute them at every step (the benchmark's baseline).
     criterion : {"map", "bayes"}, default="map"
-        The risk calibrated (:func:`calibrate_scale`): the errors are always the
-        X-only MAP's; with ``"bayes"`` the search also asks for :meth:`gaps`.
+        The risk calibrated (:func:`calibrate_scale`), what :meth:`risks` measures:
+        the MAP's apparent errors (``"map"``) or the short-run floors (``"bayes"``).
     jobs : int, default=1
         Worker processes (joblib) over which the tables of one evaluation are
-        spread; the errors and gaps do not depend on it.
+        spread; the errors and floors do not depend on it.
     """
 
     def __init__(
@@ -202,19 +201,21 @@ class CommonRandomNumbers:
         ``tables`` (default: all) at ``scale``: ndarray (len(tables),). Not cached."""
         return self._statistic("error", scale, n_init, tables)
 
-    def table_gaps(self, scale: float, n_init: int, tables: Sequence[int] | None = None) -> np.ndarray:
-        """Gap :func:`table_gap` of tables ``tables`` (default: all) at ``scale``:
+    def floors(self, scale: float, n_init: int, tables: Sequence[int] | None = None) -> np.ndarray:
+        """Floor :func:`short_run_floors` of tables ``tables`` (default: all) at ``scale``:
         ndarray (len(tables),). Not cached."""
-        return self._statistic("gap", scale, n_init, tables)
+        return self._statistic("floor", scale, n_init, tables)
 
     def errors(self, scale: float, n: int, n_init: int) -> np.ndarray:
         """Errors of the first ``n`` tables at ``scale``, computing only those not seen
         at that scale yet (the errors of a table at a scale never change)."""
         return self._first("error", scale, n, n_init)
 
-    def gaps(self, scale: float, n: int, n_init: int) -> np.ndarray:
-        """Gaps of the first ``n`` tables at ``scale`` (as :meth:`errors`, cached)."""
-        return self._first("gap", scale, n, n_init)
+    def risks(self, scale: float, n: int, n_init: int) -> np.ndarray:
+        """What the search measures on the first ``n`` tables at ``scale`` (cached): the
+        criterion's risk, estimated by the MAP's apparent errors (``"map"``) or the
+        short-run floors (``"bayes"``)."""
+        return self._first("floor" if self.criterion == "bayes" else "error", scale, n, n_init)
 
     def _first(self, statistic: str, scale: float, n: int, n_init: int) -> np.ndarray:
         if not 1 <= n <= self.n_tables:
@@ -324,16 +325,13 @@ def _batch_errors(model, labels, noise, seeds, n_init, incremental, missing=None
     return errors
 
 
-def _batch_gaps(model, labels, noise, seeds, n_init, incremental, missing=None) -> np.ndarray:
-    """Gaps of one batch of tables (:func:`table_gap`): the generating ``labels``
-    only build the tables."""
-    tables = _tables(model, labels, noise, missing)
-    found = classifier_labels(model, tables, seeds, n_init, incremental=incremental)
-    return np.array([table_gap(model, X, rows, cols, rng=np.random.default_rng(child_seed(seed, 3)))
-                     for X, (rows, cols), seed in zip(tables, found, seeds, strict=True)])
+def _batch_floors(model, labels, noise, seeds, n_init, incremental, missing=None) -> np.ndarray:
+    """Short-run floors of one batch of tables (:func:`short_run_floors`): the generating
+    ``labels`` build the tables (with their masks of missing entries) and start their chains."""
+    return short_run_floors(model, _tables(model, labels, noise, missing), labels, seeds)
 
 
-_BATCH_STATISTICS = {"error": _batch_errors, "gap": _batch_gaps}
+_BATCH_STATISTICS = {"error": _batch_errors, "floor": _batch_floors}
 
 
 def classifier_labels(
@@ -371,36 +369,40 @@ def classifier_labels(
     return [(z[b, best[b]], w[b, best[b]]) for b in range(len(seeds))]
 
 
-def table_gap(model: Any, X: Any, rows: np.ndarray, cols: np.ndarray, *, rng=None) -> float:
-    """The gap between the conditional risk of X-only labels and the floor, on one table.
+def short_run_floors(
+    model: Any,
+    tables: Any,
+    labels: Sequence[tuple[np.ndarray, np.ndarray]],
+    seeds: Sequence[np.random.SeedSequence],
+) -> np.ndarray:
+    """The floor of each calibration table, estimated by a short Gibbs run (``criterion="bayes"``).
 
-    A short Gibbs run (``GAP_SAMPLES`` sets in ``GAP_CHAINS`` chains started at
-    ``(rows, cols)``, ``GAP_BURN_IN`` sweeps dropped) estimates both the risk
-    of ``(rows, cols)`` and the cross-fitted floor
-    (:func:`~lbm_bench.inference.bayes.floor_certificate`, its descent also
-    started at ``(rows, cols)``); the gap is their difference. Only ``X``,
-    ``(rows, cols)`` and ``rng`` enter.
+    One short run per table (:func:`~lbm_bench.protocol.short_run.short_runs`:
+    ``SHORT_RUN_SAMPLES`` sets in ``SHORT_RUN_CHAINS`` chains started at the table's
+    generating labels, an exact posterior draw, so no burn-in), and the cross-fitted
+    floor of its sets (:func:`~lbm_bench.inference.bayes.floor_risk`: the certificate's
+    estimator, its descent started from the sets' marginal modes and from sets). The
+    generating labels only start the chains; no MAP is needed.
 
     Parameters
     ----------
     model : LatentBlockModel
-    X : ndarray of shape (n_rows, n_cols) or scipy.sparse, or a TableData with missing entries
-    rows : ndarray of shape (n_rows,)
-    cols : ndarray of shape (n_cols,)
-        X-only labels (the calibration's: the table's MAP).
-    rng : None, int or numpy.random.Generator
+    tables : ndarray of shape (B, n_rows, n_cols), or a list of B tables
+        (arrays, scipy.sparse, or :class:`~lbm_bench.models.data.TableData` with their
+        missing entries)
+    labels : sequence of B (z0, w0)
+        Each table's generating labels.
+    seeds : sequence of B SeedSequence
+        Each table's seed: child 3 draws its run.
 
     Returns
     -------
-    float
-        ``risk(rows, cols) - floor``, about 0 when the labels are the Bayes rule.
+    ndarray of shape (B,)
     """
-    rng = np.random.default_rng(rng)
-    samples = gibbs_labels(model, X, n_samples=GAP_SAMPLES, n_chains=GAP_CHAINS, burn_in=GAP_BURN_IN,
-                           init=[(rows, cols)], rng=rng)
+    rngs = [np.random.default_rng(child_seed(seed, 3)) for seed in seeds]
+    runs = short_runs(Sweeper(model, tables), labels, rngs)
     g, m = model.block_shape
-    floor = floor_certificate(samples, starts=[(rows, cols)], n_row_clusters=g, n_col_clusters=m)
-    return samples.risk(rows, cols).risk - floor.risk.risk
+    return np.array([floor_risk(run, n_row_clusters=g, n_col_clusters=m).risk for run in runs])
 
 
 def _missing_of(item: Any) -> tuple[float, str]:
@@ -420,15 +422,16 @@ def calibrate(
     max_steps: int = 40,
     max_tables: int = AUTO_MAX_TABLES,
     se_fraction: float = AUTO_SE_FRACTION,
-    spread_fraction: float = AUTO_SPREAD_FRACTION,
+    candidate_cost: float = CANDIDATE_COST,
     rng: np.random.Generator | int | None = None,
 ) -> CalibrationResult:
     """:func:`calibrate_scale` of a request, with the calibration settings of ``settings``.
 
     The settings' ``n_calibration_tables``, ``calibration_tolerance``, ``n_init``,
     ``calibration_method`` and ``jobs`` are the ``n_tables``, ``tolerance``, ``n_init``,
-    ``method`` and ``jobs`` of :func:`calibrate_scale`; the request's criterion is the
-    risk calibrated. Other arguments as there.
+    ``method`` and ``jobs`` of :func:`calibrate_scale`, and its ``tolerance`` (the
+    rejection step's) is the ``rejection_tolerance`` there; the request's criterion is
+    the risk calibrated. Other arguments as there.
     """
     rng = np.random.default_rng(rng)
     if not isinstance(request, TableRequest):
@@ -441,7 +444,7 @@ def calibrate(
     auto = n_tables == "auto"
     max_tables = check_count("max_tables", max_tables)
     se_fraction = check_positive_float("se_fraction", se_fraction)
-    spread_fraction = check_probability("spread_fraction", spread_fraction, open_interval=False)
+    candidate_cost = _check_cost(candidate_cost)
     max_steps = check_count("max_steps", max_steps, minimum=2)
     g, m = request.clusters
     if design is None:
@@ -458,7 +461,7 @@ def calibrate(
                               np.random.SeedSequence(rng.integers(2**63)), criterion=request.criterion,
                               jobs=s.jobs)
     return search_scale(crn, target, tolerance, s.n_init, max_steps, callback, s.calibration_method, auto,
-                        se_fraction, spread_fraction)
+                        se_fraction, candidate_cost, s.tolerance)
 
 
 @fill_doc
@@ -478,7 +481,8 @@ def calibrate_scale(
     method: str = "secant",
     max_tables: int = AUTO_MAX_TABLES,
     se_fraction: float = AUTO_SE_FRACTION,
-    spread_fraction: float = AUTO_SPREAD_FRACTION,
+    candidate_cost: float = CANDIDATE_COST,
+    rejection_tolerance: float = 0.01,
     jobs: int = 1,
     design: ModelDesign | None = None,
     callback: Callable[[float, float], Any] | None = None,
@@ -493,33 +497,39 @@ def calibrate_scale(
     target_risk : float
         Target conditional risk, in (0, 1).
     n_tables : int or "auto", default="auto"
-        Tables per evaluated scale. ``"auto"``: sequential, from 10 tables
-        (fewer above 4 million entries per table) while the mean error is
-        clearly off target, up to the number that makes its standard error at
-        most ``se_fraction * tolerance`` or ``spread_fraction`` times the
-        errors' standard deviation, whichever is looser (so at most 16 tables
-        by default; at most ``max_tables``). An integer fixes it (the paper: 200).
+        Tables per evaluated scale. ``"auto"``: the search evaluates 10 tables
+        (fewer above 4 million entries per table); once their mean is within reach
+        of the target, tables are added at that scale up to the number that
+        minimises their cost plus the candidates they save the rejection step
+        (``candidate_cost``), or that makes the standard error of the mean
+        ``se_fraction * tolerance``, whichever is fewer (at most 16, and
+        ``max_tables``), and the search goes on corrected by them. An integer
+        fixes the number (the paper: 200).
     tolerance : float, optional
-        Stop when ``|mean error - target| <= tolerance``. Default:
+        Stop when ``|mean risk - target| <= tolerance`` (with ``"auto"`` tables, or
+        within half the standard error of the mean when that is larger). Default:
         ``min(0.005, target_risk / 10)``.
     n_init : int, default=10
         Random starts of the MAP.
     max_steps : int, default=40
         Maximum number of evaluations (a scale re-evaluated on more tables counts).
     criterion : {"bayes", "map"}, default="bayes"
-        The risk calibrated: the floor (the Bayes rule for ``l_item``), as the
-        MAP's mean apparent error minus the mean gap of :func:`table_gap` on a
-        few of the tables, or the X-only MAP's (the paper). Part of the request
+        The risk calibrated: the floor (the Bayes rule for ``l_item``), measured on
+        each table by a short Gibbs run (:func:`short_run_floors`), or the X-only
+        MAP's, measured by its apparent error (the paper). Part of the request
         when ``kind`` is a :class:`~lbm_bench.TableRequest`.
     method : {"secant", "bisection"}, default="secant"
         Root finding (see the module documentation). ``"bisection"`` is the
         paper's dichotomy, from scale 1, on ``n_tables`` tables (200 when "auto").
-    max_tables, se_fraction, spread_fraction :
-        Bounds of the sequential number of tables (``n_tables="auto"``);
-        ``spread_fraction=0`` aims at ``se_fraction * tolerance`` alone (up to
-        ``max_tables``: the rule before the spread bound, 50 to 200 tables on
-        large tables at high risk). Why the spread bounds the precision worth
+    max_tables, se_fraction, candidate_cost :
+        Bounds of the sequential number of tables (``n_tables="auto"``): the
+        most tables, the tolerance's rule, and what a candidate of the rejection
+        step costs in calibration tables (``math.inf``: the tolerance's rule
+        alone, up to ``max_tables``). Why a cost decides the precision worth
         paying for: :mod:`lbm_bench.protocol.scale_search`.
+    rejection_tolerance : float, default=0.01
+        The rejection step's tolerance that the calibrated tables will meet (the
+        window of the cost rule; ``generate_table``'s ``tolerance``).
     jobs : int, default=1
         Worker processes over which the tables of an evaluation are spread
         (joblib, loky backend). The result does not depend on it.
@@ -538,8 +548,8 @@ def calibrate_scale(
     -------
     CalibrationResult
         With the design in its ``design`` attribute; its ``history`` holds every
-        evaluation of the MAP's errors ``(scale, mean error, error sd, n_tables)``
-        and, with ``criterion="bayes"``, its ``gap_history`` every measure of the gap.
+        evaluation ``(scale, mean risk, risk sd, n_tables)`` of the tables' apparent
+        errors (``"map"``) or short-run floors (``"bayes"``).
 
     Raises
     ------
@@ -566,10 +576,19 @@ def calibrate_scale(
     request, _ = request_from_arguments(kind, sizes, None, model_options, caller="calibrate_scale")
     settings = GenerationSettings(
         n_calibration_tables=n_tables, calibration_tolerance=tolerance, n_init=n_init,
-        calibration_method=method, jobs=jobs,
+        calibration_method=method, jobs=jobs, tolerance=rejection_tolerance,
     )
     return calibrate(request, settings, design=design, callback=callback, max_steps=max_steps,
-                     max_tables=max_tables, se_fraction=se_fraction, spread_fraction=spread_fraction, rng=rng)
+                     max_tables=max_tables, se_fraction=se_fraction, candidate_cost=candidate_cost, rng=rng)
+
+
+def _check_cost(candidate_cost: Any) -> float:
+    """``candidate_cost`` as a float if it is a non-negative number (``inf`` allowed), else ValueError."""
+    if isinstance(candidate_cost, bool) or not isinstance(candidate_cost, (int, float, np.integer, np.floating)):
+        raise TypeError(f"candidate_cost must be a number, got {type(candidate_cost).__name__}")
+    if not candidate_cost >= 0:
+        raise ValueError(f"candidate_cost must be >= 0, got {candidate_cost}")
+    return float(candidate_cost)
 
 
 def _check_n_tables(n_tables: Any) -> bool:

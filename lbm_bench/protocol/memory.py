@@ -52,7 +52,7 @@ from lbm_bench._validation import check_choice, check_count
 from lbm_bench.inference.code_sums import words_per_entry
 from lbm_bench.models.registry import get_family
 from lbm_bench.protocol.calibration import NOISE_CACHE_BYTES
-from lbm_bench.protocol.scale_search import AUTO_SPREAD_FRACTION, GAP_MAX_TABLES
+from lbm_bench.protocol.scale_search import AUTO_MOST_TABLES
 from lbm_bench.protocol.settings import GenerationSettings
 
 __all__ = [
@@ -76,10 +76,9 @@ BASELINE_BYTES = 160 * 2**20
 #: 100000x10000 at 1%, 134 for Poisson with effects 50000x5000 at 2%
 #: (docs/performance.md); with a margin.
 BYTES_PER_NONZERO = 144
-#: Most tables ``n_tables="auto"`` evaluates at one scale: ``1 / AUTO_SPREAD_FRACTION^2``
-#: (16) for the MAP's errors, ``GAP_MAX_TABLES`` (32) for the gaps
-#: (:mod:`lbm_bench.protocol.scale_search`).
-_AUTO_MAX_TABLES = max(round(AUTO_SPREAD_FRACTION**-2), GAP_MAX_TABLES)
+#: Most tables ``n_tables="auto"`` evaluates at one scale (16;
+#: :mod:`lbm_bench.protocol.scale_search`).
+_AUTO_MAX_TABLES = AUTO_MOST_TABLES
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 #: Styles of the messages: Python keyword arguments or command-line options.

@@ -1,58 +1,55 @@
-"""Root finding of the calibration: the scale at which the mean error meets a target.
+"""Root finding of the calibration: the scale at which the tables' mean risk meets a target.
 
 Used by :func:`lbm_bench.protocol.calibration.calibrate_scale` on its
-:class:`~lbm_bench.protocol.calibration.CommonRandomNumbers` (which computes
-errors and gaps; this module decides where and on how many tables).
+:class:`~lbm_bench.protocol.calibration.CommonRandomNumbers`, which measures
+each table's risk at a scale (the X-only MAP's apparent error for
+``criterion="map"``, the short-run floor for ``"bayes"``); this module decides
+where, and on how many tables.
 
 **Secant** (default). From the design's first guess
-(:func:`lbm_bench.protocol.separation.first_guess`), secant steps on
-``logit(mean error)`` against ``log(scale)``; once the target is bracketed,
-regula falsi, and geometric bisection when a step leaves the bracket. With
-``auto`` tables, few tables (:func:`first_tables`) while the mean error is
-clearly off target, more once it is within reach, until the standard error of
-the mean is below ``se_fraction * tolerance`` or a quarter of the tables'
-spread (:data:`AUTO_SPREAD_FRACTION`), whichever is looser.
+(:func:`lbm_bench.protocol.separation.first_guess`), steps on
+``logit(mean risk)`` against ``log(scale)`` with the slope of the least-squares
+line through the evaluations so far (the design's slope until they span
+:data:`SLOPE_SPAN`); once the target is bracketed, regula falsi when a step
+would leave the bracket, and geometric bisection when that fails too.
 
-Why the spread bounds the precision worth paying for: the calibration only
-centres the tables' risks; the rejection step then keeps each table whose own
-risk is within the rejection tolerance. When the risks spread much more than
-that window (standard deviation ``sigma``), a centre off by ``delta`` lowers
-the acceptance rate by the factor ``exp(-delta**2 / (2 sigma**2))``: with the
-mean known to ``sigma / 4``, ``1 / sqrt(1 + 1/16) = 0.97`` on average. A
-calibration table costs as much as a rejected candidate (one table, one MAP),
-so pinning the mean down further with 50 to 200 tables (the tolerance's rule
-where the spread is 0.02 to 0.04: the 1000x1000 tables at 20%) costs more
-candidates than it saves. Where the spread is small (large tables at low
-risk) the tolerance's rule is the looser one and is kept.
+**How many tables** (``auto``). The search evaluates ``k`` tables
+(:func:`first_tables`: 10, fewer for large tables). Once their mean is within
+reach of the target (within the tolerance or two standard errors), the tables
+are added at that scale, at most doubling at a time, up to the number
+:func:`cost_optimal_tables` asks for (or the number that makes the standard
+error ``se_fraction * tolerance``, whichever is fewer). That scale is the
+*anchor*: the search goes on over the ``k`` tables, their mean corrected by
+the difference between all the anchor's tables and them (common random
+numbers: the difference carries over to nearby scales); if the search moves
+more than :data:`ANCHOR_REACH` tolerances from the anchor's mean, it goes on
+over all the anchor's tables instead. It stops when the estimated mean is
+within the tolerance of the target, or within :data:`STOP_SE_FRACTION` of its
+standard error (closer, the search would follow the noise of the tables).
+
+Why a cost rule decides the precision: the calibration only centres the tables'
+risks, and the rejection step keeps each table whose own risk lies within its
+window (the rejection tolerance). With the risks spread as ``N(centre,
+sd^2)`` and the centre measured on ``n`` tables, a candidate is kept with
+probability ``A(n) = erf(window / (sqrt(2) sd sqrt(1 + 1/n)))``, so each kept
+table costs ``1 / A(n)`` candidates; ``n`` minimises ``n + candidate_cost /
+A(n)``, a candidate counted as :data:`CANDIDATE_COST` calibration tables.
+Large tables (a spread comparable to the window) get few tables, small tables
+(many candidates per kept table) more; see docs/protocol.md for the numbers.
 
 **Bisection.** The paper's dichotomy, from scale 1, halving or doubling, then
 geometric midpoints, on a fixed number of tables: the benchmark's baseline.
-
-**The floor as target** (``criterion="bayes"``). The mean error that is
-searched is always the X-only MAP's (cheap); the floor's mean is the MAP's mean
-minus the mean *gap* between the MAP's conditional risk and the floor, both
-estimated from one short Gibbs run per table on a few of the same tables
-(:meth:`~lbm_bench.protocol.calibration.CommonRandomNumbers.gaps`). The gap is
-small and varies little from table to table (a paired difference), so a few
-tables measure it well, while the MAP's mean, whose table-to-table spread is
-large, is measured on many cheap tables: a control variate. The search
-alternates: find the scale where the MAP's mean meets ``target + gap`` (gap 0
-at first), measure the gap there, and stop when ``MAP mean - gap`` is within
-the tolerance of the target, or when (from the second round on) the gap differs
-from the one the goal allowed for by less than two of its standard errors (on small tables whose MAP
-now and then sticks in a poor mode the gap is too spread to be measured to the
-tolerance: measured sd 0.06 to 0.09 on Poisson 50x50 3x3 at 10%), at most
-:data:`MAX_GAP_ROUNDS` rounds. ``mean_error`` then says how far from the target
-the calibrated mean ended; the rejection step judges each table's own floor.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from lbm_bench.protocol.separation import first_guess, guessing_risk
 from lbm_bench.protocol.table import CalibrationResult
@@ -63,19 +60,19 @@ __all__ = [
     "AUTO_FIRST_TABLES",
     "AUTO_MAX_TABLES",
     "AUTO_SE_FRACTION",
-    "AUTO_SPREAD_FRACTION",
-    "GAP_FIRST_TABLES",
-    "GAP_SE_FRACTION",
-    "GAP_MAP_SE_FRACTION",
-    "GAP_MAX_TABLES",
-    "MAX_GAP_ROUNDS",
+    "AUTO_MOST_TABLES",
+    "CANDIDATE_COST",
+    "cost_optimal_tables",
+    "ANCHOR_REACH",
+    "STOP_SE_FRACTION",
+    "SLOPE_SPAN",
+    "SLOPE_FACTOR",
 ]
 
-#: Sequential number of tables (``n_tables="auto"``): tables of the first evaluations,
-#: the most tables, and the standard error of the mean error aimed at, as a fraction
-#: of the calibration tolerance (``AUTO_SE_FRACTION``) or of the tables' spread
-#: (``AUTO_SPREAD_FRACTION``), whichever is looser: so never more than
-#: ``ceil(AUTO_SPREAD_FRACTION ** -2) = 16`` tables (see the module documentation).
+#: Sequential number of tables (``n_tables="auto"``): tables of the search's evaluations
+#: (``k``), the most tables with a fixed number (``"bisection"``: 200, the paper's), and
+#: the standard error aimed at by the tolerance's rule, as a fraction of the calibration
+#: tolerance (``AUTO_SE_FRACTION``; the cost rule's number is taken when it is fewer).
 AUTO_FIRST_TABLES = 10
 #: Large tables start with fewer tables (their apparent error varies little from table
 #: to table): ``AUTO_FIRST_TABLES`` up to this many entries per table in all, then
@@ -85,28 +82,31 @@ AUTO_FIRST_ENTRIES = 4 * 1000 * 1000
 AUTO_MIN_FIRST_TABLES = 2
 AUTO_MAX_TABLES = 200
 AUTO_SE_FRACTION = 0.5
-AUTO_SPREAD_FRACTION = 0.25
+#: What a candidate of the rejection step costs, counted in calibration tables, in the
+#: cost rule (:func:`cost_optimal_tables`). A setting, not a fit: docs/performance.md
+#: gives the ratio measured on the paper release (smaller: 16 leans towards more tables).
+CANDIDATE_COST = 16.0
+#: Most tables the cost rule asks for at one scale (the bound of the spread's rule it
+#: replaces; with the default costs and a 0.01 window it asks for at most 11 when the
+#: risks spread by up to 0.2).
+AUTO_MOST_TABLES = 16
 #: Width of a bracket, in log(scale), below which the search stops at the evaluation
 #: closest to the goal (0.1% of the scale: a few tables whose MAP jumps between modes
 #: can make the mean error step over the tolerance there).
 SCALE_RESOLUTION = 1e-3
-#: Gap between the MAP's risk and the floor (``criterion="bayes"``): tables of its
-#: first measure at a scale (fewer for large tables, as ``first_tables``), its
-#: standard error aimed at, as a fraction of the tolerance (the MAP mean's is
-#: ``AUTO_SE_FRACTION``: together about 0.56 of the tolerance) or of the MAP mean's
-#: own standard error (``GAP_MAP_SE_FRACTION``), whichever is looser (measuring the
-#: gap far more precisely than the mean it corrects buys nothing: with half of it,
-#: the floor's mean is known to 1.12 times the MAP mean's standard error), and the most tables
-#: (on small tables a MAP stuck in a poor local optimum now and then spreads the
-#: gap: sd 0.009 measured on Bernoulli 60x40 at 10%, where 32 tables give a
-#: standard error of 0.0016). The number at most doubles from one measure to the
-#: next: a spread estimated on 4 tables is rough.
-GAP_FIRST_TABLES = 4
-GAP_SE_FRACTION = 0.25
-GAP_MAP_SE_FRACTION = 0.5
-GAP_MAX_TABLES = 32
-#: Most rounds of (search for ``target + gap``, measure the gap).
-MAX_GAP_ROUNDS = 4
+#: How far (in tolerances of the mean risk) the search may move from the anchor
+#: before the mean is measured on ``n`` tables again at the new scale (the anchor's
+#: correction is the difference between two sets of tables at one scale: it carries
+#: over to nearby scales, not to far ones).
+ANCHOR_REACH = 2.0
+#: The fitted slope of logit(mean) in log(scale) is used once the evaluations span this
+#: much of log(scale) (closer scales differ by the tables' noise more than by the slope),
+#: and kept within this factor of the design's slope (:func:`first_guess`).
+SLOPE_SPAN = 0.05
+SLOPE_FACTOR = 3.0
+#: With ``auto`` tables the search also stops when the estimated mean is within this
+#: fraction of its standard error of the target (see ``_Secant.close_enough``).
+STOP_SE_FRACTION = 0.5
 
 
 def first_tables(n_rows: int, n_cols: int, most: int = AUTO_FIRST_TABLES) -> int:
@@ -121,6 +121,29 @@ def first_tables(n_rows: int, n_cols: int, most: int = AUTO_FIRST_TABLES) -> int
     """
     budget = math.ceil(AUTO_FIRST_ENTRIES / (n_rows * n_cols))
     return max(AUTO_MIN_FIRST_TABLES, min(most, budget))
+
+
+def cost_optimal_tables(sd: float, window: float, candidate_cost: float, most: int = AUTO_MOST_TABLES) -> int:
+    """Tables that minimise the calibration's tables plus the candidates they save.
+
+    With the tables' risks spread as ``N(centre, sd^2)`` and the centre measured on
+    ``n`` tables (off by ``N(0, sd^2 / n)``), a candidate lands within ``window`` of
+    the target with probability ``A(n) = erf(window / (sqrt(2) sd sqrt(1 + 1/n)))``
+    and a table takes ``1 / A(n)`` candidates: ``n`` minimises
+    ``n + candidate_cost / A(n)`` over ``1 .. most``.
+
+    Examples
+    --------
+    >>> cost_optimal_tables(0.001, 0.01, 16.0), cost_optimal_tables(0.08, 0.01, 16.0)
+    (1, 9)
+    """
+    if sd <= 0 or not math.isfinite(candidate_cost):
+        return 1 if sd <= 0 else most
+    n = np.arange(1, most + 1)
+    accept = special.erf(window / (math.sqrt(2) * sd * np.sqrt(1 + 1 / n)))
+    with np.errstate(divide="ignore"):
+        cost = n + candidate_cost / accept
+    return int(n[np.argmin(cost)])
 
 
 def _logit(p: float) -> float:
@@ -139,8 +162,8 @@ class _Evaluations:
         for h in self.history:
             if h[0] == scale and h[3] == n:
                 return h[1], h[2]
-        errors = self.crn.errors(scale, n, self.n_init)
-        mean, sd = float(errors.mean()), float(errors.std())
+        risks = self.crn.risks(scale, n, self.n_init)
+        mean, sd = float(risks.mean()), float(risks.std())
         self.history.append((scale, mean, sd, n))
         if self.callback is not None:
             self.callback(scale, mean)
@@ -170,102 +193,155 @@ class _Evaluations:
 
 
 class _Secant:
-    """Secant / regula falsi on ``logit(mean error)`` against ``log(scale)``; keeps its
-    place and slope from one goal to the next."""
+    """Secant / regula falsi on ``logit(mean risk)`` against ``log(scale)`` over the first
+    ``k`` tables, with the anchor's correction to the mean of ``n`` tables (see the
+    module documentation)."""
 
     def __init__(self, crn, evaluations: _Evaluations, tolerance, max_steps, auto, se_fraction,
-                 spread_fraction):
+                 candidate_cost, window):
         self.crn, self.evaluate = crn, evaluations
         self.tolerance, self.max_steps = tolerance, max_steps
-        self.auto, self.se_fraction, self.spread_fraction = auto, se_fraction, spread_fraction
-        self.n = min(first_tables(crn.n_rows, crn.n_cols), crn.n_tables) if auto else crn.n_tables
-        #: risk of guessing: mean errors near it carry no slope information
+        self.auto, self.se_fraction = auto, se_fraction
+        self.candidate_cost, self.window = candidate_cost, window
+        #: tables of the search's evaluations
+        self.k = min(first_tables(crn.n_rows, crn.n_cols), crn.n_tables) if auto else crn.n_tables
+        #: risk of guessing: mean risks near it carry no slope information
         self.ceiling = guessing_risk(crn.design.row_proportions, crn.design.col_proportions)
-        self.x: float | None = None
-        self.slope = 0.0
+        self.anchor: _Anchor | None = None
+        self.slope = -3.0
+        self._sd_k = 0.0  # spread of the k tables at the latest scale
 
-    def tables_needed(self, sd: float) -> int:
-        wanted_se = max(self.se_fraction * self.tolerance, self.spread_fraction * sd)
-        wanted = math.ceil((sd / wanted_se) ** 2) if sd > 0 else 0
-        return int(min(self.crn.n_tables, max(self.n, wanted)))
+    def tables_needed(self, sd: float, n: int) -> int:
+        """Tables for the standard error aimed at, given the spread ``sd`` seen on ``n``
+        tables: at most twice ``n`` at a time (a spread seen on few tables is rough)."""
+        precise = math.ceil((sd / (self.se_fraction * self.tolerance)) ** 2)
+        if math.isfinite(self.candidate_cost):  # else the tolerance's rule alone, up to the tables there are
+            precise = min(precise, cost_optimal_tables(sd, self.window, self.candidate_cost))
+        wanted = precise
+        return int(min(self.crn.n_tables, 2 * n, max(n, wanted)))
 
     def informative(self, mean: float) -> bool:
         return 0.0 < mean < 0.95 * self.ceiling
 
-    def converge(self, goal: float) -> tuple[float, int]:
-        """A scale (and its number of tables) where the mean error is within the
-        tolerance of ``goal``; the closest bracketed one when the steps run out."""
-        if self.x is None:
-            scale, self.slope = first_guess(self.crn.design, self.crn.n_rows, self.crn.n_cols, goal)
-            self.x = math.log(scale)
-        y_goal = _logit(goal)
-        jump = math.log(2.0)  # step when the mean error is 0 or saturated
+    def correction(self) -> float:
+        return 0.0 if self.anchor is None else self.anchor.correction
+
+    def _more_tables(self, x: float, mean_k: float, sd_k: float) -> float:
+        """Measure the mean at ``x`` on as many tables as :meth:`tables_needed` asks (the
+        anchor, when that is more than ``k``); returns the estimate of the mean there."""
+        n, mean, sd = self.k, mean_k, sd_k
+        while (needed := self.tables_needed(sd, n)) > n and len(self.evaluate.history) < self.max_steps:
+            n = needed
+            mean, sd = self.evaluate(math.exp(x), n)
+        if n > self.k:
+            self.anchor = _Anchor(x, n, mean, sd, mean - mean_k)
+        return mean
+
+    def close_enough(self, estimate: float, target: float) -> bool:
+        """Within the tolerance of the target, or (``auto``) within half the standard error
+        of the estimate, when the spread's rule left that larger than the tolerance:
+        closer, the search would follow the noise of the tables, not the mean."""
+        if abs(estimate - target) <= self.tolerance:
+            return True
+        if not self.auto:
+            return False
+        n, sd = (self.anchor.n, self.anchor.sd) if self.anchor is not None else (self.k, self._sd_k)
+        return abs(estimate - target) <= STOP_SE_FRACTION * sd / math.sqrt(n)
+
+    def converge(self, target: float) -> tuple[float, float, float, int]:
+        """``(scale, mean, sd, n)``: a scale whose estimated mean risk (over ``n`` tables, of
+        standard deviation ``sd``) is within the tolerance of ``target``; the closest
+        bracketed one when the steps run out."""
+        scale, self.slope = first_guess(self.crn.design, self.crn.n_rows, self.crn.n_cols, target)
+        self.design_slope = self.slope
+        x = math.log(scale)
+        jump = math.log(2.0)  # step when the mean risk is 0 or saturated
         history = self.evaluate.history
         for _ in range(10 * self.max_steps):  # looked-up evaluations do not count as steps
             if len(history) >= self.max_steps:
                 break
-            x = self.x
-            mean, sd = self.evaluate(math.exp(x), self.n)
-            se = sd / math.sqrt(self.n)
-            if self.auto and abs(mean - goal) <= max(self.tolerance, 2 * se):
-                needed = self.tables_needed(sd)
-                if needed > self.n:  # within reach: re-evaluate on more tables
-                    self.n = needed
-                    continue
-            if abs(mean - goal) <= self.tolerance:
-                return math.exp(x), self.n
-            points = [(math.log(h[0]), h[1]) for h in history if h[3] == self.n]
+            mean_k, self._sd_k = self.evaluate(math.exp(x), self.k)
+            estimate = mean_k + self.correction()
+            if self.anchor is not None and abs(estimate - self.anchor.mean) > ANCHOR_REACH * self.tolerance:
+                self.k, self.anchor = self.anchor.n, None  # far from the anchor: over all its tables
+                continue
+            within_reach = abs(estimate - target) <= max(self.tolerance, 2 * self._sd_k / math.sqrt(self.k))
+            if self.auto and self.anchor is None and within_reach:
+                estimate = self._more_tables(x, mean_k, self._sd_k)
+            if self.close_enough(estimate, target):
+                return self._result(x, mean_k)
+            goal = target - self.correction()  # what the mean of the k tables must meet
+            points = [(math.log(h[0]), h[1]) for h in history if h[3] == self.k]
             low = max((p for p in points if p[1] > goal), default=None)  # too hard
             high = min((p for p in points if p[1] < goal), default=None)  # too easy
             if low is not None and high is not None and high[0] - low[0] < SCALE_RESOLUTION:
                 break
-            if self.informative(mean):
-                self.slope = self._secant_slope(self.slope)
-                x_new = x + (y_goal - _logit(mean)) / self.slope
+            if self.informative(mean_k) and 0 < goal < 1:
+                self.slope = self._fitted_slope(self.slope)
+                x_new = x + (_logit(goal) - _logit(mean_k)) / self.slope
                 jump = math.log(2.0)
             else:
-                x_new = x + (jump if mean > goal else -jump)
+                x_new = x + (jump if mean_k > goal else -jump)
                 jump *= 2
             if low is not None and high is not None:
-                x_new = self._inside(x_new, low, high, y_goal)
+                x_new = self._inside(x_new, low, high, goal)
             else:
                 x_new = max(x - 3.0, min(x + 3.0, x_new))  # at most a factor e^3 per step
-            self.x = x_new
-        points = [h for h in history if h[3] == self.n]
+            x = x_new
+        goal = target - self.correction()
+        points = [h for h in history if h[3] == self.k]
         if not any(h[1] > goal for h in points) or not any(h[1] < goal for h in points):
-            raise self.evaluate.unbracketed(goal, self.max_steps)
+            raise self.evaluate.unbracketed(target, self.max_steps)
         best = min(points, key=lambda h: abs(h[1] - goal))
-        self.x = math.log(best[0])
-        return best[0], self.n
+        return self._result(math.log(best[0]), best[1])
 
-    def _inside(self, x_new: float, low, high, y_goal: float) -> float:
-        """Keep a step inside the bracket: the secant step when well inside, else regula
-        falsi, else the geometric midpoint."""
-        width = high[0] - low[0]
-        if not (self.informative(low[1]) and self.informative(high[1])):
+    def _result(self, x: float, mean_k: float) -> tuple[float, float, float, int]:
+        """The scale, the estimated mean there, the spread and number of its tables."""
+        a = self.anchor
+        if a is not None:
+            return math.exp(x), mean_k + a.correction, a.sd, a.n
+        for h in reversed(self.evaluate.history):  # the most tables evaluated at the scale
+            if h[0] == math.exp(x):
+                return h[0], h[1], h[2], int(h[3])
+        raise AssertionError("the result's scale was evaluated")  # pragma: no cover
+
+    def _inside(self, x_new: float, low, high, goal: float) -> float:
+        """Keep a step inside the bracket: the secant step when inside, else regula falsi,
+        else the geometric midpoint."""
+        if low[0] < x_new < high[0]:
+            return x_new
+        if not (self.informative(low[1]) and self.informative(high[1]) and 0 < goal < 1):
             return 0.5 * (low[0] + high[0])
-        ylo, yhi = _logit(low[1]), _logit(high[1])
-        x_rf = low[0] + (ylo - y_goal) * width / (ylo - yhi)
-        if not low[0] + 0.05 * width < x_new < high[0] - 0.05 * width:
-            x_new = x_rf
-        if not low[0] + 0.05 * width < x_new < high[0] - 0.05 * width:
-            x_new = 0.5 * (low[0] + high[0])
-        return x_new
+        ylo, yhi, yg = _logit(low[1]), _logit(high[1]), _logit(goal)
+        x_rf = low[0] + (ylo - yg) * (high[0] - low[0]) / (ylo - yhi)
+        return x_rf if low[0] < x_rf < high[0] else 0.5 * (low[0] + high[0])
 
-    def _secant_slope(self, previous: float) -> float:
-        """Secant slope of logit(mean) in log(scale) from the two latest informative
-        evaluations at distinct scales (the latest at the current number of tables),
-        else ``previous``."""
-        usable = [h for h in self.evaluate.history if self.informative(h[1])]
-        latest = usable[-1]
-        for h in reversed(usable[:-1]):
-            dx = math.log(latest[0]) - math.log(h[0])
-            if abs(dx) > 1e-9 and h[3] == latest[3]:
-                slope = (_logit(latest[1]) - _logit(h[1])) / dx
-                if slope < -0.05:
-                    return slope
-                break
-        return previous
+    def _fitted_slope(self, previous: float) -> float:
+        """Slope of logit(mean) in log(scale): the least-squares line through the
+        informative evaluations of the ``k`` tables (a secant from two nearby scales
+        follows the tables' noise; a line through all of them, over the range the
+        search has covered, does not), within a factor :data:`SLOPE_FACTOR` of the
+        design's slope; ``previous`` while they span less than :data:`SLOPE_SPAN`."""
+        usable = [(math.log(h[0]), _logit(h[1])) for h in self.evaluate.history
+                  if self.informative(h[1]) and h[3] == self.k]
+        xs = np.array([u[0] for u in usable])
+        ys = np.array([u[1] for u in usable])
+        if xs.size < 2 or np.ptp(xs) < SLOPE_SPAN:
+            return previous
+        slope = float(np.polyfit(xs, ys, 1)[0])
+        return min(max(slope, SLOPE_FACTOR * self.design_slope), self.design_slope / SLOPE_FACTOR)
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    """The mean risk measured on ``n`` tables at ``log(scale) = x``, its standard deviation,
+    and ``correction``: that mean minus the mean of the search's ``k`` tables there."""
+
+    x: float
+    n: int
+    mean: float
+    sd: float
+    correction: float
 
 
 class _Bisection:
@@ -274,17 +350,20 @@ class _Bisection:
     def __init__(self, crn, evaluations: _Evaluations, tolerance, max_steps):
         self.crn, self.evaluate = crn, evaluations
         self.tolerance, self.max_steps = tolerance, max_steps
-        self.n = crn.n_tables
+        self.n = self.k = crn.n_tables
 
-    def converge(self, goal: float) -> tuple[float, int]:
+    def correction(self) -> float:
+        return 0.0
+
+    def converge(self, goal: float) -> tuple[float, float, float, int]:
         low, high = None, None  # low: error above the goal (too hard); high: below
         scale = 1.0
         for _ in range(4 * self.max_steps):
             if len(self.evaluate.history) >= self.max_steps:
                 break
-            mean, _ = self.evaluate(scale, self.n)
+            mean, sd = self.evaluate(scale, self.n)
             if abs(mean - goal) <= self.tolerance:
-                return scale, self.n
+                return scale, mean, sd, self.n
             if mean > goal:
                 low = scale
             else:
@@ -300,35 +379,7 @@ class _Bisection:
         if low is None or high is None:
             raise self.evaluate.unbracketed(goal, self.max_steps)
         best = min(self.evaluate.history, key=lambda h: abs(h[1] - goal))
-        return best[0], self.n
-
-
-class _Gaps:
-    """The mean gap between the MAP's risk and the floor at a scale, on a sequential
-    number of tables (the first ones of the common random numbers)."""
-
-    def __init__(self, crn, n_init: int, tolerance: float) -> None:
-        self.crn, self.n_init, self.tolerance = crn, n_init, tolerance
-        self.first = min(first_tables(crn.n_rows, crn.n_cols, GAP_FIRST_TABLES), crn.n_tables)
-        self.history: list[tuple[float, float, float, int]] = []
-
-    def at(self, scale: float, map_se: float) -> tuple[float, float]:
-        """The mean gap at ``scale`` and its standard error, measured to the looser of
-        ``GAP_SE_FRACTION * tolerance`` and ``GAP_MAP_SE_FRACTION * map_se`` (the
-        standard error of the MAP's mean there)."""
-        k = self.first
-        most = min(GAP_MAX_TABLES, self.crn.n_tables)
-        aimed = max(GAP_SE_FRACTION * self.tolerance, GAP_MAP_SE_FRACTION * map_se)
-        while True:
-            gaps = self.crn.gaps(scale, k, self.n_init)
-            sd = float(gaps.std(ddof=1)) if k > 1 else 0.0
-            wanted = math.ceil((sd / aimed) ** 2)
-            if wanted <= k or k >= most:
-                break
-            k = min(most, wanted, 2 * k)
-        mean = float(gaps.mean())
-        self.history.append((scale, mean, float(gaps.std()), k))
-        return mean, sd / math.sqrt(k)
+        return best[0], best[1], best[2], self.n
 
 
 def search_scale(
@@ -341,15 +392,16 @@ def search_scale(
     method: str,
     auto: bool,
     se_fraction: float,
-    spread_fraction: float = AUTO_SPREAD_FRACTION,
+    candidate_cost: float = CANDIDATE_COST,
+    window: float = 0.01,
 ) -> CalibrationResult:
     """The calibrated scale for ``crn`` (see the module documentation).
 
     Parameters
     ----------
     crn : CommonRandomNumbers
-        Tables, their MAP errors (``crn.errors``) and, when ``crn.criterion`` is
-        ``"bayes"``, their gaps (``crn.gaps``).
+        Tables and their risks (``crn.risks``: the MAP's apparent errors, or the
+        short-run floors when ``crn.criterion`` is ``"bayes"``).
     target, tolerance : float
         Target risk and tolerance on the calibrated mean.
     n_init, max_steps : int
@@ -359,10 +411,12 @@ def search_scale(
     method : {"secant", "bisection"}
     auto : bool
         Sequential number of tables (secant only).
-    se_fraction, spread_fraction : float
-        Standard error aimed at with ``auto``, as a fraction of ``tolerance`` or
-        of the errors' standard deviation, whichever is looser (0 for
-        ``spread_fraction``: the tolerance's rule alone).
+    se_fraction : float
+        Standard error aimed at by the tolerance's rule with ``auto``, as a fraction
+        of ``tolerance``.
+    candidate_cost, window : float
+        The cost rule's price of a candidate, in calibration tables, and the
+        rejection step's tolerance (:func:`cost_optimal_tables`).
 
     Returns
     -------
@@ -370,29 +424,16 @@ def search_scale(
     """
     evaluations = _Evaluations(crn, n_init, callback)
     if method == "secant":
-        search = _Secant(crn, evaluations, tolerance, max_steps, auto, se_fraction, spread_fraction)
+        search = _Secant(crn, evaluations, tolerance, max_steps, auto, se_fraction, candidate_cost, window)
     else:
         search = _Bisection(crn, evaluations, tolerance, max_steps)
-    gaps = _Gaps(crn, n_init, tolerance) if crn.criterion == "bayes" else None
-    goal, gap = target, 0.0
-    for _ in range(MAX_GAP_ROUNDS):
-        scale, n = search.converge(goal)
-        if gaps is None:
-            break
-        mean, sd = evaluations(scale, n)
-        gap, gap_se = gaps.at(scale, sd / math.sqrt(n))
-        if abs(mean - gap - target) <= tolerance or len(evaluations.history) >= max_steps:
-            break
-        if goal != target and abs(gap - (goal - target)) <= 2 * gap_se:
-            break  # the goal already allowed for this gap, within its noise: searching again chases noise
-        goal = target + gap
-    mean, sd = evaluations(scale, n)
+    scale, mean, sd, n = search.converge(target)
     return CalibrationResult(
         scale=float(scale),
-        bracket=tuple(float(b) for b in evaluations.bracket(scale, n, goal)),
+        bracket=tuple(float(b) for b in evaluations.bracket(scale, search.k, target - search.correction())),
         n_steps=len(evaluations.history),
-        mean_error=mean - gap,
-        error_std=sd,
+        mean_error=float(mean),
+        error_std=float(sd),
         target_risk=target,
         tolerance=tolerance,
         n_tables=int(n),
@@ -400,6 +441,4 @@ def search_scale(
         design=crn.design,
         method=method,
         criterion=crn.criterion,
-        gap=gap,
-        gap_history=None if gaps is None else np.array(gaps.history, dtype=np.float64).reshape(-1, 4),
     )

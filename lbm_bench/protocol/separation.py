@@ -17,10 +17,11 @@ With missing entries, a row is informed by its observed entries only: ``n_cols``
 becomes ``(1 - rate) n_cols`` (and the block mechanism's mask, which also
 informs, is left out of the guess).
 
-The prediction ignores that the other side's labels are themselves uncertain,
-so it is optimistic at high risks; it only starts the root finding of
-:mod:`lbm_bench.protocol.calibration`, which corrects it with the tables'
-errors. It needs nothing family-specific: the divergences come from the
+The other side's labels are themselves uncertain: each side's separations are
+attenuated by the other side's predicted error (:data:`ATTENUATION_POWER`), the
+two errors solved as a fixed point. The prediction only starts the root finding
+of :mod:`lbm_bench.protocol.calibration`, which corrects it with the tables'
+risks. It needs nothing family-specific: the divergences come from the
 exponential-family interface (natural parameters, log-partition and the mean
 sufficient statistics, the latter estimated once on a fixed sample of noise).
 """
@@ -30,7 +31,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
 
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
@@ -38,8 +39,29 @@ from lbm_bench.models.missing import unreachable_risk
 
 __all__ = ["block_divergences", "check_target", "predicted_error", "first_guess", "guessing_risk"]
 
-#: Entries per block in the fixed sample that estimates the mean sufficient statistics.
+#: Entries per block and side in the fixed sample that estimates the mean sufficient
+#: statistics: 48 x 48 up to 3 x 3 blocks, then fewer so that the sample stays near
+#: 144 x 144 entries in all (never below 16 x 16: 10 x 10 blocks took 20 ms per
+#: prediction with 48 x 48, most of the first guess of a Poisson 500x500 table).
 _ENTRIES_PER_SIDE = 48
+_SAMPLE_SIDE = 144
+_MIN_ENTRIES_PER_SIDE = 16
+
+#: The other side's errors attenuate a side's separations by ``(1 - e / e_max) **
+#: ATTENUATION_POWER`` (``e_max``: the error of guessing). A uniform confusion of the
+#: other side's labels would give the power 2 (the separations are squared mean
+#: differences); the labels that the MAP gets wrong are the ambiguous ones, which carry
+#: little anyway, and the power that centres the first guess on the calibrated scales
+#: of the 63 configurations of ``repository/paper.toml`` is 1/2
+#: (``scripts/benchmarks/calibration_cost.py repository/paper.toml`` prints the mean
+#: log ratio of the guess to the calibrated scale and its spread: docs/performance.md).
+ATTENUATION_POWER = 0.5
+
+
+def _entries_per_side(design: ModelDesign) -> int:
+    """Entries per block and side of the reference sample (see ``_ENTRIES_PER_SIDE``)."""
+    g, m = design.block_shape
+    return min(_ENTRIES_PER_SIDE, max(_MIN_ENTRIES_PER_SIDE, int(_SAMPLE_SIDE / math.sqrt(g * m))))
 
 
 def guessing_risk(row_proportions: np.ndarray, col_proportions: np.ndarray) -> float:
@@ -57,8 +79,8 @@ def guessing_risk(row_proportions: np.ndarray, col_proportions: np.ndarray) -> f
 
 def _reference_noise(design: ModelDesign) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     g, m = design.block_shape
-    z = np.repeat(np.arange(g), _ENTRIES_PER_SIDE)
-    w = np.repeat(np.arange(m), _ENTRIES_PER_SIDE)
+    z = np.repeat(np.arange(g), _entries_per_side(design))
+    w = np.repeat(np.arange(m), _entries_per_side(design))
     noise = design.without_effects().model(1.0).draw_noise(z.size, w.size, rng=np.random.default_rng(0))
     return noise, z, w
 
@@ -82,7 +104,7 @@ def block_divergences(design: ModelDesign, scale: float, _noise=None) -> np.ndar
     sample = TableData.of(model.table_from_noise(noise, z, w)).densify()  # small: g R x m R entries
     stats = model.sufficient_statistics(sample)  # (p, g R, m R)
     p = stats.shape[0]
-    R = _ENTRIES_PER_SIDE
+    R = _entries_per_side(design)
     mean_t = stats.reshape(p, g, R, m, R).mean(axis=(2, 4))  # (p, g, m)
     eta = model.natural_parameters  # (p, g, m)
     A = model.log_partition  # (g, m)
@@ -93,17 +115,19 @@ def block_divergences(design: ModelDesign, scale: float, _noise=None) -> np.ndar
     return np.maximum(0.5 * (kl + kl.transpose(2, 3, 0, 1)), 0.0)
 
 
-def _side_error(divergence: np.ndarray, proportions: np.ndarray, other: np.ndarray, n_other: int) -> float:
-    """Predicted error of one side's labels: ``divergence`` (k, o, k', o) between the
-    classes of this side, for each class ``o`` of the other side."""
-    k = proportions.size
-    error = 0.0
-    for a in range(k):
-        for b in range(k):
-            if a != b:
-                separation = n_other * float(np.einsum("o,o->", other, divergence[a, :, b, :].diagonal()))
-                error += proportions[a] * 0.5 * special.erfc(math.sqrt(separation / 2) / math.sqrt(2))
-    return min(error, 1.0 - float(np.max(proportions)))
+def _separations(divergence: np.ndarray, other: np.ndarray, n_other: int) -> np.ndarray:
+    """``D[a, b] = n_other sum_o other_o J(ao, bo)`` between the classes of one side, from
+    ``divergence`` (k, o, k, o) and the other side's proportions ``other``."""
+    diagonal = np.einsum("aobo->abo", divergence)
+    return n_other * diagonal @ other
+
+
+def _side_error(separation: np.ndarray, proportions: np.ndarray, attenuation: float = 1.0) -> float:
+    """Predicted error of one side's labels from the separations ``D`` between its
+    classes, each seen through the other side's labels with ``attenuation``."""
+    tail = 0.5 * special.erfc(np.sqrt(np.maximum(attenuation * separation, 0.0) / 2) / math.sqrt(2))
+    np.fill_diagonal(tail, 0.0)
+    return min(float(proportions @ tail.sum(axis=1)), 1.0 - float(np.max(proportions)))
 
 
 def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float, _noise=None) -> float:
@@ -111,8 +135,18 @@ def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float,
     J = block_divergences(design, scale, _noise)
     if design.missing is not None:  # a row sees (1 - rate) n_cols entries on average
         n_rows, n_cols = n_rows * (1.0 - design.missing.rate), n_cols * (1.0 - design.missing.rate)
-    row = _side_error(J, design.row_proportions, design.col_proportions, n_cols)
-    col = _side_error(J.transpose(1, 0, 3, 2), design.col_proportions, design.row_proportions, n_rows)
+    rows = _separations(J, design.col_proportions, n_cols)
+    cols = _separations(J.transpose(1, 0, 3, 2), design.row_proportions, n_rows)
+    row_ceiling = 1.0 - float(np.max(design.row_proportions))
+    col_ceiling = 1.0 - float(np.max(design.col_proportions))
+    row = col = 0.0
+    for _ in range(100):  # the fixed point reached from error-free labels on the other side
+        new_row = _side_error(rows, design.row_proportions, (1.0 - col / col_ceiling) ** ATTENUATION_POWER)
+        new_col = _side_error(cols, design.col_proportions, (1.0 - row / row_ceiling) ** ATTENUATION_POWER)
+        done = abs(new_row - row) < 1e-9 and abs(new_col - col) < 1e-9
+        row, col = new_row, new_col
+        if done:
+            break
     return row + col - row * col
 
 
@@ -123,9 +157,8 @@ def first_guess(
     ``logit(predicted error)`` against ``log(scale)`` there.
 
     Bracketed from scale 1 by factors of 4 within ``[1e-4, 1e3]``, then found by
-    bisection on ``log(scale)``; the slope is a
-    central difference. Returns ``(1.0, -3.0)`` when the prediction does not
-    cross the target in that range.
+    Brent's method on ``log(scale)`` (to 1e-3); the slope is a central difference.
+    Returns ``(1.0, -3.0)`` when the prediction does not cross the target in that range.
 
     Examples
     --------
@@ -140,30 +173,27 @@ def first_guess(
         return predicted_error(design, n_rows, n_cols, math.exp(x), noise) - target_risk
 
     # bracket from scale 1 by factors of 4 (a wide fixed range overflows Poisson rates)
-    low = high = 0.0
     step = math.log(4.0)
     try:
-        if f(0.0) > 0:
-            while f(high) > 0:
+        low = high = 0.0
+        f_low = f_high = f(0.0)
+        if f_low > 0:
+            while f_high > 0:
                 if high > math.log(1e3):
                     return 1.0, -3.0
-                low, high = high, high + step
+                low, f_low = high, f_high
+                high += step
+                f_high = f(high)
         else:
-            while f(low) <= 0:
+            while f_low <= 0:
                 if low < math.log(1e-4):
                     return 1.0, -3.0
-                low, high = low - step, low
+                high, f_high = low, f_low
+                low -= step
+                f_low = f(low)
+        x = optimize.brentq(f, low, high, xtol=1e-3) if f_high < 0 else high
     except (ValueError, OverflowError, FloatingPointError):
         return 1.0, -3.0
-    for _ in range(40):
-        mid = 0.5 * (low + high)
-        if f(mid) > 0:
-            low = mid
-        else:
-            high = mid
-        if high - low < 1e-3:
-            break
-    x = 0.5 * (low + high)
     h = 0.05
     up, down = f(x + h) + target_risk, f(x - h) + target_risk
     if not 0 < up < 1 or not 0 < down < 1:

@@ -92,9 +92,10 @@ class GenerationSettings(Record):
         Also require ``min(l_row, l_col) >= balance * max(l_row, l_col)``.
     n_calibration_tables : int or "auto", default="auto"
         Tables per evaluated scale of the calibration: sequential (``"auto"``: few
-        while far from the target, up to the number that makes the standard error
-        of the mean error half the calibration tolerance or a quarter of the
-        errors' spread, whichever is looser: at most 16), or fixed.
+        while far from the target, then, at one scale, as many as a cost rule weighs
+        against the candidates of the rejection step, or as make the standard error
+        of the mean half the calibration tolerance, whichever is fewer: at most 16),
+        or fixed.
     calibration_method : {"secant", "bisection"}, default="secant"
         Root finding of the calibration (see :func:`~lbm_bench.calibrate_scale`);
         ``"bisection"`` is the paper's dichotomy from scale 1.

@@ -31,19 +31,23 @@ class CalibrationResult:
     n_steps : int
         Number of evaluations (a scale re-evaluated on more tables counts twice).
     mean_error : float
-        Mean apparent error ``l_item((z0, w0), h(X))`` of the X-only MAP at
-        ``scale`` over the tables (an unbiased estimate of its mean conditional
-        risk), minus ``gap`` with ``criterion="bayes"`` (the floor's mean).
+        The calibrated mean risk at ``scale`` over the ``n_tables`` tables: the
+        X-only MAP's mean apparent error ``l_item((z0, w0), h(X))`` (an unbiased
+        estimate of its mean conditional risk; ``criterion="map"``) or the mean
+        short-run floor (``"bayes"``). When the search's last steps used fewer
+        tables, their mean at ``scale`` plus the anchor's correction (both in
+        ``history``; :mod:`lbm_bench.protocol.scale_search`). Files of earlier
+        versions with a ``gap``: the MAP's mean apparent error minus it.
     error_std : float
-        Standard deviation of the MAP's apparent error over the tables.
+        Standard deviation of the risk over the tables.
     target_risk : float
         Target conditional risk.
     tolerance : float
         Stop when the mean error is within this distance of the target.
     n_tables : int
-        Tables of the final evaluation (common random numbers across scales).
+        Tables the calibrated mean is measured on (common random numbers across scales).
     history : ndarray of shape (n_steps, 4)
-        Every evaluation ``(scale, mean error, error std, n_tables)``, in order
+        Every evaluation ``(scale, mean risk, risk std, n_tables)``, in order
         (files of format 1.0 have no fourth column: it is filled with ``n_tables``).
     design : ModelDesign or None
         The design whose scale was calibrated (``model = design.model(scale)``).
@@ -51,15 +55,14 @@ class CalibrationResult:
         ``"secant"`` (root finding with a sequential number of tables) or
         ``"bisection"`` (the paper's dichotomy, the only method before format 1.1).
     criterion : str
-        The risk calibrated: ``"map"`` (the X-only MAP's) or ``"bayes"`` (the
-        floor's: the MAP's mean apparent error minus the mean gap between the
-        MAP's conditional risk and the floor, :mod:`lbm_bench.protocol.scale_search`).
+        The risk calibrated: ``"map"`` (the X-only MAP's) or ``"bayes"`` (the floor).
     gap : float
-        With ``criterion="bayes"``, the mean gap at ``scale`` (``mean_error`` is the
-        MAP's mean minus it); 0.0 otherwise.
+        Files written before the short-run floors, ``criterion="bayes"``: the mean gap
+        between the MAP's conditional risk and the floor at ``scale`` (``mean_error``
+        is the MAP's mean minus it); 0.0 otherwise.
     gap_history : ndarray of shape (n_gap_steps, 4) or None
-        With ``criterion="bayes"``, every measure of the gap ``(scale, mean gap,
-        gap std, n_tables)``, in order; None otherwise.
+        The same files: every measure of the gap ``(scale, mean gap, gap std,
+        n_tables)``, in order; None otherwise.
     """
 
     scale: float
@@ -328,7 +331,8 @@ class Table:
 
     def _calibration_line(self) -> str:
         c = self.calibration
-        text = (f"scale {self.scale:.6g} after {c.n_steps} evaluations (MAP apparent error "
+        measure = "short-run floor" if c.criterion == "bayes" and c.gap_history is None else "MAP apparent error"
+        text = (f"scale {self.scale:.6g} after {c.n_steps} evaluations ({measure} "
                 f"{c.mean_error + c.gap:.4f} +- {c.error_std:.4f} over {c.n_tables} tables")
         if c.gap_history is None:
             return text + ")"

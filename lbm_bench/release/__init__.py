@@ -19,6 +19,7 @@ One concept per module:
 - :mod:`~lbm_bench.release.readme`: the Markdown card ``README.md``;
 - :mod:`~lbm_bench.release.croissant`: the Croissant description ``croissant.json`` (and ``tables.csv``);
 - :mod:`~lbm_bench.release.card`: the HTML card ``index.html`` with thumbnails of the tables;
+- :mod:`~lbm_bench.release.thumbnail`: a table's thumbnail as pixels (no figure);
 - :mod:`~lbm_bench.release.archive`: the deterministic ``DIR.tar.gz``;
 - :mod:`~lbm_bench.release.verify`: checksums, format and manifest agree, risks re-derived from the label sets;
 - :mod:`~lbm_bench.release.load`: the manifest and the tables of a release;

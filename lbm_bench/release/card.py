@@ -4,9 +4,8 @@ A static page, readable offline in any browser: no script, no font or style
 sheet from the network, only relative links to the release's own files. It shows
 the release's description, how to cite it, the table of tables (kind, shape,
 clusters, target, criterion, the floor and the MAP's risk, the certified one in
-bold) with a thumbnail of each table (drawn by
-:func:`lbm_bench.plot_table`, grouped by its labels, with its uncertainty
-strips), links to every file, and how to load a table in Python and in R.
+bold) with a thumbnail of each table (:func:`lbm_bench.release.thumbnail.thumbnail_pixels`:
+grouped by its labels, with its uncertainty strips), links to every file, and how to load a table in Python and in R.
 
 Thumbnails are PNG files under ``thumbnails/`` written without timestamps or
 version strings, so the same release gives the same bytes with the same
@@ -44,9 +43,8 @@ __all__ = [
 
 #: Folder of the thumbnails in a release.
 THUMBNAILS = "thumbnails"
-#: Thumbnail size in inches and resolution.
-_THUMB_SIZE = (3.4, 2.9)
-_THUMB_DPI = 64
+#: Thumbnail size in pixels (height, width): the card shows it 218 pixels wide.
+_THUMB_PIXELS = (186, 218)
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; margin: 2rem auto;
@@ -162,9 +160,10 @@ def draw_thumbnail(table: Any, path: Path) -> Path:
 
     The one drawing of a thumbnail, used by the build's workers (from the table they
     just built, in memory) and by :func:`write_thumbnails` (from the table file): the
-    same table gives the same bytes either way, with the same matplotlib. The picture
-    is :func:`lbm_bench.plot_table`'s grouped view (by the table's labels, with the
-    uncertainty strips), without title, block means or axis titles.
+    same table gives the same bytes either way, with the same matplotlib and Pillow.
+    The picture is :func:`lbm_bench.release.thumbnail.thumbnail_pixels`: the table grouped by
+    its labels with its uncertainty strips, written as pixels (no matplotlib figure,
+    no axes or colour bar), without metadata.
 
     Parameters
     ----------
@@ -177,15 +176,19 @@ def draw_thumbnail(table: Any, path: Path) -> Path:
     -------
     Path
     """
-    from lbm_bench.plotting import plot_table, save_figure
+    from matplotlib.image import imsave
 
-    figure = plot_table(table, view="ordered", title=False, means=False, figsize=_THUMB_SIZE, max_cells=200)
-    for axes in figure.axes:  # a thumbnail: the picture and its colour bar, no axis titles
-        axes.set_xlabel("")
-        axes.set_ylabel("")
-        for child in axes.child_axes:
-            child.set_ylabel("")
-    return save_figure(figure, path, dpi=_THUMB_DPI)
+    from lbm_bench._atomic import put_in_place, temporary_path
+    from lbm_bench.release.thumbnail import thumbnail_pixels
+
+    pixels = thumbnail_pixels(table, *_THUMB_PIXELS)
+    tmp = temporary_path(path)
+    try:
+        imsave(tmp, pixels, format="png", metadata={"Software": None})
+        put_in_place(tmp, path, overwrite=True)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
 
 
 def write_thumbnails(manifest: dict, out: Path, *, redraw: bool = False) -> list[str]:

@@ -104,8 +104,9 @@ def readme_text(manifest: dict, *, spec_path: str | None = None) -> str:
 ## What the tables are
 
 Each table was drawn from a latent block model whose scale was calibrated so that the
-X-only MAP's mean apparent error (with the `bayes` criterion, minus its mean gap to the
-floor) is centred on the target risk (over tables sharing common random numbers), then
+mean risk of the criterion (the X-only MAP's apparent error, or with the `bayes`
+criterion the floor of a short Gibbs run) is centred on the target risk (over tables
+sharing common random numbers), then
 kept by rejection sampling only if its own conditional risk, estimated from Gibbs label
 sets drawn given the table with the true parameters, was within the tolerance of the
 target (after Lomet, Govaert and Grandvalet's protocol). The *criterion* says which risk

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -582,6 +582,8 @@ def read_table(source: Any, problems: list[str]) -> Table | None:
             problems.append("incomplete file")
         return None
     (truth_rows, truth_cols), (map_rows, map_cols) = parts["truth"], parts["map"]
+    if floor.get("criterion") is not None:  # the risk calibrated is the one the table's criterion names
+        parts["calibration"] = replace(parts["calibration"], criterion=floor["criterion"])
     return Table(
         data=parts["data"], model=parts["model"], design=parts["design"], truth_rows=truth_rows,
         truth_cols=truth_cols, map_rows=map_rows, map_cols=map_cols, gibbs=parts["gibbs"],

@@ -8,11 +8,15 @@ Calibrates every configuration of the spec exactly as ``lbm-bench build`` does
 BLAS on one thread, the configurations spread over ``--jobs`` processes), and
 prints per configuration, costliest first: seconds, evaluations, the tables
 computed (a scale's tables counted once, at the most evaluated there), the final
-number of tables, the calibrated mean error and its standard error. The total
-line gives the calibration seconds and the **table entries the MAP went
-through** (tables computed times ``n_rows * n_cols``): unlike seconds, that
+number of tables, the calibrated mean risk and its standard error, and how far
+the design's first guess of the scale was from the calibrated one
+(``log(guess / scale)``, :func:`lbm_bench.protocol.separation.first_guess`). The total
+line gives the calibration seconds (wall and CPU) and the **table entries
+calibrated** (tables computed times ``n_rows * n_cols``): unlike seconds, that
 count does not depend on the machine's load, so two versions of the code can
-be compared on a shared machine. Only APIs that older checkouts have are used.
+be compared on a shared machine; the last line the mean and standard deviation of
+the first guess's log ratio over the configurations. Only APIs that older checkouts
+have are used.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ def _calibrate(config):
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         if hasattr(config, "request"):  # a table request and its settings (since the house's second pass)
             from lbm_bench.protocol.calibration import calibrate
 
@@ -42,7 +46,7 @@ def _calibrate(config):
                 method=s.calibration_method, criterion=s.criterion,
                 rng=config.calibration_seed, **resolve_effects(config.model_options, *config.shape),
             )
-        return config.config_id, config.shape, result, time.perf_counter() - start
+        return config.config_id, config.shape, result, time.perf_counter() - start, time.process_time() - cpu
 
 
 def main() -> None:
@@ -58,20 +62,32 @@ def main() -> None:
     start = time.perf_counter()
     outcomes = Parallel(n_jobs=args.jobs)(delayed(_calibrate)(c) for c in configs.values())
     wall = time.perf_counter() - start
-    seconds = entries = 0.0
-    for config_id, (n, d), result, sec in sorted(outcomes, key=lambda o: -o[3]):
+    from lbm_bench.protocol.separation import first_guess
+
+    seconds = cpu_seconds = entries = 0.0
+    log_ratios = []
+    for config_id, (n, d), result, sec, cpu in sorted(outcomes, key=lambda o: -o[3]):
         per_scale: dict[float, int] = {}
         for scale, _, _, n_tables in result.history:
             per_scale[scale] = max(per_scale.get(scale, 0), int(n_tables))
         computed = sum(per_scale.values())
         seconds += sec
+        cpu_seconds += cpu
         entries += computed * n * d
         se = result.error_std / math.sqrt(result.n_tables)
         off = result.mean_error - result.target_risk
-        print(f"{config_id:32s} {sec:6.2f} s  evaluations {len(result.history):2d}  tables computed {computed:4d}  "
-              f"final n {result.n_tables:3d}  mean {result.mean_error:.4f} ({off:+.4f})  se {se:.4f}")
-    print(f"total: {len(outcomes)} configurations, calibration {seconds:.1f} s over {args.jobs} process(es) "
-          f"(wall {wall:.1f} s), table entries through the MAP {entries / 1e6:.1f} million ({entries:.0f})")
+        guess = math.log(first_guess(result.design, n, d, result.target_risk)[0] / result.scale)
+        log_ratios.append(guess)
+        print(f"{config_id:32s} {sec:6.2f} s (CPU {cpu:6.2f} s)  evaluations {len(result.history):2d}  "
+              f"tables computed {computed:4d}  final n {result.n_tables:3d}  mean {result.mean_error:.4f} "
+              f"({off:+.4f})  se {se:.4f}  guess {guess:+.3f}")
+    print(f"total: {len(outcomes)} configurations, calibration {seconds:.1f} s (CPU {cpu_seconds:.1f} s) over "
+          f"{args.jobs} process(es) (wall {wall:.1f} s), table entries calibrated {entries / 1e6:.1f} million "
+          f"({entries:.0f})")
+    mean = sum(log_ratios) / len(log_ratios)
+    sd = math.sqrt(sum((r - mean) ** 2 for r in log_ratios) / max(len(log_ratios) - 1, 1))
+    print(f"first guess: log(guess / calibrated scale) mean {mean:+.3f}, sd {sd:.3f} over {len(log_ratios)} "
+          "configurations")
 
 
 if __name__ == "__main__":

@@ -385,8 +385,10 @@ def benchmark_mini(work: Workdir) -> str:
         claim(by_shape[("cem", shape)] > by_shape[("vem", shape)],
               f"benchmark.md says CEM is behind VEM on {shape}")
         for far in ("double-kmeans", "spectral-coclustering", "spectral-biclustering"):
-            claim(by_shape[(far, shape)] > 2 * by_shape[("cem", shape)],
-                  f"benchmark.md says {far} is far behind CEM on {shape}")
+            claim(by_shape[(far, shape)] > by_shape[("cem", shape)],
+                  f"benchmark.md says {far} is behind CEM on {shape}")
+            claim(by_shape[(far, shape)] > 5 * by_shape[("vem", shape)],
+                  f"benchmark.md says {far} is far behind VEM on {shape}")
     floor = _means(rows, "bayes_risk", lambda r: r["target_risk"])
     map_risk = _means(rows, "map_risk", lambda r: r["target_risk"])
     claim(all(map_risk[k] >= floor[k] for k in floor), "benchmark.md says the floor lies below the MAP's risk")

@@ -436,3 +436,29 @@ def test_csr_times_dense_matches_scipy():
     _dense.csr_times_dense(indptr, cols[order], values[order], dense, out)
     expected = sparse.csr_array((values[order], cols[order], indptr), shape=(7, 9)) @ dense
     assert out.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize(
+    "kind, rate", [("poisson", 2.0), ("poisson", 40.0), ("bernoulli", None), ("categorical", None)]
+)
+def test_entrywise_scores_looked_up_per_value_same_bits(kind, rate, monkeypatch):
+    """Integer tables: the entrywise starts' log-densities are computed once per value and
+    looked up; the scores are those of the entry-by-entry computation, bit for bit (same
+    float32 operations per value), for several tables at once and for values from a
+    lowest one above 0 (Poisson rates near 40)."""
+    from lbm_bench import random_design
+
+    options = {"categories": 5} if kind == "categorical" else {}
+    if rate is not None:
+        options["base_rate"] = rate
+    model = random_design(kind, 4, 3, rng=7, **options).model(0.4)
+    tables = [model.sample(61, 47, rng=seed)[0] for seed in range(3)]
+    sweeper = Sweeper(model, tables)
+    assert _dense._distinct_values(np.stack(tables)) is not None  # the lookup is taken
+    looked_up = sweeper.entrywise_scores()
+    if rate == 40.0:
+        assert min(int(t.min()) for t in tables) > 0
+    monkeypatch.setattr(_dense, "LOOKUP_MAX_VALUES", 0)  # every entry computed
+    direct = sweeper.entrywise_scores()
+    for a, b in zip(looked_up, direct, strict=True):
+        assert np.array_equal(a, b)

@@ -150,13 +150,12 @@ def test_estimate_bounds_the_measured_peak(tmp_path):
 
 def test_auto_tables_bound_matches_the_calibration():
     """The estimate for n_calibration_tables="auto" counts the most tables the
-    sequential rule evaluates at a scale: its errors' and its gaps' bounds."""
-    import math
-
+    sequential rule evaluates at a scale (the cost rule's bound)."""
     from lbm_bench.protocol import memory
-    from lbm_bench.protocol.scale_search import AUTO_SPREAD_FRACTION, GAP_MAX_TABLES
+    from lbm_bench.protocol.scale_search import AUTO_MOST_TABLES, cost_optimal_tables
 
-    assert memory._AUTO_MAX_TABLES == max(math.ceil(AUTO_SPREAD_FRACTION ** -2), GAP_MAX_TABLES)
+    assert memory._AUTO_MAX_TABLES == AUTO_MOST_TABLES
+    assert cost_optimal_tables(0.5, 0.001, 1e9) == AUTO_MOST_TABLES
 
 
 def test_missing_entries_are_counted():

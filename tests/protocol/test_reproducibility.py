@@ -1,8 +1,10 @@
 """Same arguments and seed, same table: a stored digest of six small tables.
 
-The digests below were computed at commit bcef746, before the house's second pass
-(the family registry, the storage adapter, the request object), by the same
-``table_digest`` on the same requests; a refactor must not move a single bit of the
+The digests below were first computed at commit bcef746, before the house's second
+pass (the family registry, the storage adapter, the request object), by the same
+``table_digest`` on the same requests, and recomputed once since, on purpose: issue 26's
+calibration (short-run floors, the cost rule's number of tables, the first guess's
+attenuation) lands on other scales, so other tables. A refactor must not move a single bit of the
 data, the labels, the Gibbs label sets, the certified risks, the scale or the block
 parameters. (File bytes are not compared here: the stored options record changed
 form, and HDF5 bytes depend on the h5py build; see tests/storage for those.) When a
@@ -20,17 +22,17 @@ from lbm_bench.models import TableData
 #: (kind, n_rows, n_cols, g, m, target, options) -> SHA-256 of the table's content.
 DIGESTS = [
     (("gaussian", 40, 30, 2, 2, 0.1, {"rng": 11}),
-     "6a155f0f82527b232438529d5a9087fc619bbc381a9ede17937da2544143be07"),
+     "6623bb305c0c496ef777b02ee82fc8471fde8f655eb29afda41e9fb050049b3b"),
     (("poisson", 40, 30, 2, 2, 0.1, {"effects": True, "rng": 12}),
-     "17ecaf92b41b9ebc8bd12da57979fefe23ffb2fe9a18093fa38a6e26e871231d"),
+     "ce9c80a37574bb5f59454a88417c52cdc324d96f5ba97c33b51bfd02a46810d0"),
     (("bernoulli", 40, 30, 2, 2, 0.1, {"rng": 13}),
-     "98c12c3bdda223fc4ee78779df8756e5253ed78b29c456b0e20e4ff3ce2ee685"),
+     "c00767f82c839bc4543be198aedb8dbb8c459bea6409c75192dc2b4fe9385f89"),
     (("bernoulli", 200, 150, 2, 3, 0.1, {"density": 0.1, "rng": 14}),
-     "510e1d705166d0bc98dd0f994615100d0ec1731fefc184dcee4521b4a4a16ce8"),
+     "d6f841909eccb57b7e3e15f9e2dbfc8d71f5ffaca00ae86b5d441e2ec24e7531"),
     (("poisson", 200, 150, 3, 2, 0.1, {"density": 0.1, "effects": True, "rng": 15}),
-     "96af43fd9157f9d44be4027ad67f17a439b64322ccce73a5b9f37a0a870ad34a"),
+     "92c5eb246e457ad17317a7297b9febf24ea57dec764b61bc10bb157f1bafc3a2"),
     (("gaussian", 40, 30, 2, 2, 0.15, {"criterion": "map", "rng": 16}),
-     "1dc7b8a3f9b09dec318cdff86f5b38f6210f5535ed0ece78b4ca389c9d078a5c"),
+     "32aa7056963400313430abcafa66db555264db7bd2a083ba75356c9e00571ab1"),
 ]
 
 

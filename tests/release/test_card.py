@@ -65,7 +65,9 @@ def test_thumbnails_are_pictures(built):
 
     for path in sorted((built / "thumbnails").glob("*.png")):
         pixels = imread(path)[..., :3]
-        assert pixels.std() > 0.1 and len(np.unique(pixels.reshape(-1, 3), axis=0)) > 20, path.name
+        # drawn cell by cell (no interpolation): a binary 30x20 table has two data colours,
+        # the boundaries and a few greys of its uncertainty strips
+        assert pixels.std() > 0.1 and len(np.unique(pixels.reshape(-1, 3), axis=0)) > 5, path.name
         assert b"Software" not in path.read_bytes()
 
 

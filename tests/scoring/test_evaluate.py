@@ -176,7 +176,9 @@ def test_the_report_shows_the_chance_level(table):
     report = evaluate(table, table.map_rows, table.map_cols)
     again = evaluate(table, table.bayes_rows, table.bayes_cols)
     assert (report.chance_risk, report.chance_mcse) == (again.chance_risk, again.chance_mcse)
-    assert report.bayes_risk <= report.risk + 1e-12 and report.risk < report.chance_risk < 1
+    # the floor is cross-fitted, the MAP's risk in-sample: paired, within 3 MCSE (as above)
+    assert report.bayes_risk <= report.risk + 3 * report.excess_mcse + 1e-12
+    assert report.risk < report.chance_risk < 1
     assert 0 < report.chance_mcse < 0.02
     rng = np.random.default_rng(123)
     g, m = table.model.row_proportions, table.model.col_proportions

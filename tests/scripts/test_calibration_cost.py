@@ -22,5 +22,8 @@ def test_calibration_cost_counts_the_tables_entries(tmp_path: Path):
         shape = re.search(r"-(\d+)x(\d+)-", line)
         entries += computed * int(shape.group(1)) * int(shape.group(2))
         assert int(re.search(r"final n +(\d+)", line).group(1)) == 20  # the spec fixes 20 tables
-    total = re.search(r"total: 3 configurations, .* table entries through the MAP [\d.]+ million \((\d+)\)", out)
+    total = re.search(r"total: 3 configurations, .* table entries calibrated [\d.]+ million \((\d+)\)", out)
     assert total and int(total.group(1)) == entries > 0
+    ratios = [float(re.search(r"guess ([-+]\d+\.\d+)", line).group(1)) for line in lines]
+    first = re.search(r"first guess: log\(guess / calibrated scale\) mean ([-+]\d+\.\d+), sd (\d+\.\d+) over 3 ", out)
+    assert first and abs(float(first.group(1)) - sum(ratios) / 3) < 2e-3

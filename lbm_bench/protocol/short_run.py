@@ -1,0 +1,127 @@
+"""Short Gibbs runs of the calibration's tables, started at their generating labels.
+
+The calibration (:mod:`lbm_bench.protocol.calibration`) measures, on each of its
+tables at a scale, the risk that the rejection step certifies: the floor
+(``criterion="bayes"``, :func:`~lbm_bench.inference.bayes.floor_risk`) or the
+conditional risk of the table's X-only MAP labels (``"map"``). Both are posterior
+expectations given the table, estimated from label sets drawn from ``p(z, w | X)``.
+
+A calibration table was generated from its labels ``(z0, w0)``: given ``X`` they
+are one exact posterior draw, so a chain of the blockwise Gibbs sampler started
+there is stationary from its first sweep and needs no burn-in (the certifying run
+of :func:`~lbm_bench.generate_table` starts half of its chains there for the same
+reason). :func:`short_runs` runs :data:`SHORT_RUN_CHAINS` such chains per table and
+keeps :data:`SHORT_RUN_SAMPLES` sets in all. The generating labels only start the
+chains: the MAP is computed from ``X`` alone, and the floor's descent starts from
+the sets' marginal modes and from sets, never from ``(z0, w0)``.
+
+Tables too small for the block-sum engine's index updates are run together, one
+sweep of all of them at a time (one table's run costs little more than the Python
+calls of its sweeps); every table draws its uniforms from its own Generator and
+its block sums by its own products, so its sets are those of
+``gibbs_labels(model, X, n_samples=SHORT_RUN_SAMPLES, n_chains=SHORT_RUN_CHAINS,
+burn_in=0, init=[(z0, w0)], rng=its_generator)`` bit for bit, whatever the
+other tables of the batch. Larger tables run one by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
+from lbm_bench.inference.gibbs import GibbsSamples
+from lbm_bench.inference.side import sample_class_major
+
+__all__ = ["SHORT_RUN_CHAINS", "SHORT_RUN_SAMPLES", "short_runs"]
+
+#: Label sets kept per calibration table, over all its chains (as the screening run).
+SHORT_RUN_SAMPLES = 200
+#: Chains per calibration table, all started at the table's generating labels.
+SHORT_RUN_CHAINS = 4
+
+
+def short_runs(
+    sweeper: Sweeper,
+    labels: Sequence[tuple[np.ndarray, np.ndarray]],
+    rngs: Sequence[np.random.Generator],
+    *,
+    n_samples: int = SHORT_RUN_SAMPLES,
+    n_chains: int = SHORT_RUN_CHAINS,
+) -> list[GibbsSamples]:
+    """Label sets of every table of ``sweeper``, from chains started at its generating labels.
+
+    Parameters
+    ----------
+    sweeper : Sweeper
+        The B tables (their model is the sampled one).
+    labels : sequence of B (z0, w0)
+        Generating labels of each table: the chains' start (no burn-in).
+    rngs : sequence of B numpy.random.Generator
+        Each table's stream of uniforms.
+    n_samples, n_chains : int
+        Sets kept per table, over its ``n_chains`` chains (``n_samples / n_chains`` each;
+        ``n_chains`` must divide ``n_samples``).
+
+    Returns
+    -------
+    list of B GibbsSamples
+    """
+    B = sweeper.n_tables
+    if len(labels) != B or len(rngs) != B:
+        raise ValueError(f"labels and rngs must hold {B} entries, got {len(labels)} and {len(rngs)}")
+    if n_samples % n_chains:
+        raise ValueError(f"n_chains ({n_chains}) must divide n_samples ({n_samples})")
+    per_chain = n_samples // n_chains
+    if B == 1 or _always_full(sweeper, n_chains):
+        return _run(sweeper, labels, rngs, per_chain, n_chains, forced_full=B > 1)
+    return [
+        _run(Sweeper.for_table(sweeper.model, table), [pair], [rng], per_chain, n_chains, forced_full=False)[0]
+        for table, pair, rng in zip(sweeper.storage.tables, labels, rngs, strict=True)
+    ]
+
+
+def _always_full(sweeper: Sweeper, n_chains: int) -> bool:
+    """Whether one table alone takes the full product at every half-sweep (both sides),
+    so that running tables together changes no block sum."""
+    return all(side.always_full(side.full_work(1, n_chains)) for side in (sweeper.rows, sweeper.cols))
+
+
+def _run(
+    sweeper: Sweeper,
+    labels: Sequence[tuple[np.ndarray, np.ndarray]],
+    rngs: Sequence[np.random.Generator],
+    per_chain: int,
+    n_chains: int,
+    *,
+    forced_full: bool,
+) -> list[GibbsSamples]:
+    """The sweeps of :func:`~lbm_bench.inference.gibbs.gibbs_labels` (no burn-in, no
+    thinning) on B tables at once, each with its own uniforms."""
+    model = sweeper.model
+    B, n, d = sweeper.n_tables, sweeper.n_rows, sweeper.n_cols
+    row_dtype, col_dtype = smallest_uint(model.n_row_clusters), smallest_uint(model.n_col_clusters)
+    z = np.stack([np.broadcast_to(np.asarray(z0, dtype=row_dtype), (n_chains, n)) for z0, _ in labels])
+    w = np.stack([np.broadcast_to(np.asarray(w0, dtype=col_dtype), (n_chains, d)) for _, w0 in labels])
+    options: dict[str, Any] = {"max_changed": -1} if forced_full else {}
+    row_sums = BlockSums(sweeper, "rows", **options)
+    col_sums = BlockSums(sweeper, "cols", **options)
+    rows = np.empty((B, n_chains, per_chain, n), dtype=row_dtype)
+    cols = np.empty((B, n_chains, per_chain, d), dtype=col_dtype)
+    for kept in range(per_chain):
+        row_sums.update(w)
+        z = sample_class_major(sweeper.rows.logits(row_sums.sums, row_sums.labels),
+                               np.stack([rng.random((n_chains, n)) for rng in rngs]))
+        col_sums.update(z)
+        w = sample_class_major(sweeper.cols.logits(col_sums.sums, col_sums.labels),
+                               np.stack([rng.random((n_chains, d)) for rng in rngs]))
+        rows[:, :, kept] = z
+        cols[:, :, kept] = w
+    lengths = np.full(n_chains, per_chain)
+    return [
+        GibbsSamples(rows=rows[b].reshape(-1, n), cols=cols[b].reshape(-1, d), chain_lengths=lengths,
+                     burn_in=0, thin=1)
+        for b in range(B)
+    ]
