@@ -17,10 +17,11 @@ with ``S = T(X) @ W`` for the one-hot (CEM) or soft (VEM) column assignments
 same on the transposed table. Poisson blocks are fitted without row or column
 effects.
 
-The table is read only by :class:`_Problem`'s constructor (sufficient
-statistics, base measure) and by its two products with assignments,
-``_Problem.row_sums`` (``T_p @ W``) and ``_Problem.col_sums`` (``T_p^T @ Z``);
-every other block sum is computed from these small (items x clusters) arrays.
+The table is prepared once, as an :class:`~lbm_bench.algorithms.em_problem.EMProblem`
+(its statistics, base measure, products with assignments and M-step); :func:`em_run`
+runs one start on it, from given labels or a k-means++ seeded start (the model
+selection, :mod:`lbm_bench.algorithms.selection`, starts runs from the splits and
+merges of other fits).
 """
 
 from __future__ import annotations
@@ -30,27 +31,19 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_choice, check_count, check_positive_float
+from lbm_bench.algorithms.em_problem import VARIANCE_FLOOR, EMProblem, col_totals, row_totals
 from lbm_bench.algorithms.inputs import check_inputs, infer_kind
 from lbm_bench.algorithms.kmeans import fill_empty, onehot, seeded_labels
 from lbm_bench.models.base import LatentBlockModel
-from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import check_kind, family_names, get_family
 
-__all__ = ["FAMILIES", "LBMFit", "VARIANCE_FLOOR", "cem", "fit_lbm", "vem"]
+__all__ = ["EM_METHODS", "FAMILIES", "EMRun", "LBMFit", "VARIANCE_FLOOR", "cem", "em_run", "fit_lbm", "vem"]
 
-#: Gaussian block variances are floored at this fraction of the table variance.
-VARIANCE_FLOOR = 1e-6
-#: A VEM cluster whose posterior mass falls below this is "empty": its block
-#: parameters are kept from the previous M-step and its proportion is floored.
-_MIN_MASS = 1e-8
-#: Floor of estimated proportions (before renormalisation).
-_MIN_PROPORTION = 1e-12
 #: Default numbers of random starts and iterations per method.
 _DEFAULTS = {"cem": {"n_init": 10, "max_iter": 100}, "vem": {"n_init": 10, "max_iter": 500}}
 #: Each VEM start is initialised by at most this many CEM iterations (cemInitStep).
@@ -78,210 +71,28 @@ class _Families(Mapping):
 FAMILIES: Mapping[str, type[LatentBlockModel]] = _Families()
 
 
-def _proportions(mass: np.ndarray) -> np.ndarray:
-    props = np.maximum(mass / mass.sum(), _MIN_PROPORTION)
-    return props / props.sum()
-
-
 def _log_posteriors(logits: np.ndarray) -> np.ndarray:
     """Normalise unnormalised log-probabilities (n, k) along the last axis."""
     return logits - logsumexp(logits, axis=1, keepdims=True)
 
 
-class _Problem:
-    """A validated table, its sufficient statistics and the family's M-step.
-
-    Shapes: ``T`` is (p, n_rows, n_cols); row assignments ``Z`` are (n_rows, g)
-    and column assignments ``W`` are (n_cols, m), one-hot (CEM) or soft (VEM).
-    """
-
-    def __init__(self, X: np.ndarray | sp.csr_array, kind: str, method: str = "cem") -> None:
-        family = get_family(kind)
-        self.kind = kind
-        self.family = family
-        self.sparse = TableData.of(X).is_sparse
-        if self.sparse and not family.can_be_sparse:
-            sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
-            raise ValueError(
-                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
-                f"{kind!r}; densify it (X.toarray()) to fit {kind} blocks"
-            )
-        placeholder = family.placeholder(X)
-        self._placeholder = placeholder
-        self._row_base: np.ndarray | None = None
-        self._col_base: np.ndarray | None = None
-        self._seed_points: tuple | None = None
-        if self.sparse:
-            self._init_sparse(X, method)
-            return
-        self.X = placeholder.check_table(X)
-        # Gaussian tables are fitted centred (block variances E[x^2] - E[x]^2
-        # lose precision far from zero); restore() shifts the means back.
-        self.offset = float(np.mean(self.X)) if family.fit_centred else 0.0
-        self.values = np.asarray(self.X, dtype=np.float64) - self.offset
-        self.T = placeholder.sufficient_statistics(self.values)
-        self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
-        self.base_measure = placeholder.log_base_measure(self.values)
-        table_var = float(np.var(self.X)) if family.fit_centred else 0.0
-        self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
-
-    def _init_sparse(self, X: sp.csr_array, method: str) -> None:
-        """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose.
-
-        Only families whose statistic is the entry itself and whose base measure
-        vanishes at zero (``can_be_sparse``: Bernoulli, Poisson; the others are refused
-        by the constructor) keep the table sparse: every block sum is then a sparse
-        product and the zeros add nothing to the base measure. The family's table check
-        refuses values its tables cannot hold.
-        """
-        table = self._placeholder.check_table(X)
-        self.X = table
-        self.offset = 0.0
-        self.values = sp.csr_array(table, dtype=np.float64)
-        self.values.sum_duplicates()
-        self.T = [self.values]
-        self.T_t = [sp.csr_array(self.values.T)]
-        base = self._placeholder.log_base_measure
-        self.base_measure = float(base(self.values.data[None])) if self.values.nnz else 0.0
-        self.var_floor = 1e-12
-
-    def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
-        """``sum_j log h(x_ij)`` of every row of ``table`` (zeros add nothing when sparse)."""
-        base = self._placeholder.log_base_measure
-        if not self.sparse:
-            return np.array([base(row[None]) for row in table])
-        data, indptr = table.data, table.indptr
-        return np.array([base(data[None, a:b]) if b > a else 0.0 for a, b in zip(indptr[:-1], indptr[1:], strict=True)])
-
-    def row_base(self) -> np.ndarray:
-        """Per-row base measure ``sum_j log h(x_ij)`` (n_rows,), computed on demand."""
-        if self._row_base is None:
-            self._row_base = self._base_by_item(self.values)
-        return self._row_base
-
-    def col_base(self) -> np.ndarray:
-        """Per-column base measure (n_cols,), computed on demand."""
-        if self._col_base is None:
-            self._col_base = self._base_by_item(self.T_t[0] if self.sparse else self.values.T)
-        return self._col_base
-
-    def seed_points(self) -> tuple[np.ndarray | sp.csr_array, np.ndarray | sp.csr_array]:
-        """The points k-means++ seeds the starts on: the rows (n_rows, .) and the columns
-        (n_cols, .) of the table, or, for a family whose statistics are the indicators of
-        a code (``code_statistics``: categorical blocks), of its one-hot encoding (CSR,
-        one non-zero per entry: distances count the differing codes, whatever their values)."""
-        if self._seed_points is None:
-            if self.family.code_statistics:
-                codes = np.asarray(self.X, dtype=np.int64)
-                self._seed_points = (_one_hot(codes), _one_hot(codes.T))
-            else:
-                self._seed_points = (self.values, self.T_t[0] if self.sparse else self.values.T)
-        return self._seed_points
-
-    def restore(self, model: LatentBlockModel) -> LatentBlockModel:
-        """The model of the original table from one fitted to the centred table."""
-        if self.offset == 0.0:
-            return model
-        params = model.block_parameters()
-        means = params["means"] + self.offset
-        return self.family(model.row_proportions, model.col_proportions, means, params["stds"])
-
-    # The table's products with assignments: the only block sums that read the table.
-    def row_sums(self, W: np.ndarray) -> np.ndarray:
-        """Row block sums ``T_p @ W``: (p, n_rows, m)."""
-        return np.stack([t @ W for t in self.T])
-
-    def col_sums(self, Z: np.ndarray) -> np.ndarray:
-        """Column block sums ``T_p^T @ Z``: (p, n_cols, g)."""
-        return np.stack([t @ Z for t in self.T_t])
-
-    def block_totals(self, Z: np.ndarray, W: np.ndarray) -> np.ndarray:
-        """Block sums of the sufficient statistics ``Z^T T_p W``: (p, g, m)."""
-        return _row_totals(Z, self.row_sums(W))
-
-    def row_step(self, model: LatentBlockModel, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Row block sums and unnormalised ``log p(z_i = k | W, x_i)``.
-
-        Returns ``S = T @ W`` of shape (p, n_rows, m) and the logits (n_rows, g);
-        for soft ``W`` the logits are the mean-field update of the row posteriors.
-        """
-        S = self.row_sums(W)
-        eta, log_partition = model.natural_parameters, model.log_partition
-        return S, _logits(S, W.sum(0), eta, log_partition, model.row_proportions)
-
-    def col_step(self, model: LatentBlockModel, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Column block sums ``T^T @ Z`` (p, n_cols, g) and logits (n_cols, m)."""
-        S = self.col_sums(Z)
-        eta, log_partition = model.natural_parameters.swapaxes(1, 2), model.log_partition.T
-        return S, _logits(S, Z.sum(0), eta, log_partition, model.col_proportions)
-
-    def m_step(
-        self,
-        Z: np.ndarray,
-        W: np.ndarray,
-        totals: np.ndarray,
-        previous: LatentBlockModel | None,
-    ) -> LatentBlockModel:
-        """The model maximising the expected complete log-likelihood given Z and W.
-
-        ``totals`` are the block sums ``Z^T T_p W`` (p, g, m). Blocks of a cluster
-        whose mass is below ``_MIN_MASS`` keep the parameters of ``previous``
-        (only VEM clusters empty out: CEM re-seeds them).
-        """
-        row_mass, col_mass = Z.sum(0), W.sum(0)
-        exposure = np.maximum(np.outer(row_mass, col_mass), _MIN_MASS)
-        params = self.family.estimate_blocks(totals, exposure, self.var_floor)
-        stale = (row_mass < _MIN_MASS)[:, None] | (col_mass < _MIN_MASS)[None, :]
-        if previous is not None and stale.any():
-            for name, old in previous.block_parameters().items():
-                where = stale.reshape(stale.shape + (1,) * (np.ndim(old) - 2))  # (g, m) + block_extents
-                params[name] = np.where(where, old, params[name])
-        return self.family(_proportions(row_mass), _proportions(col_mass), **params)
-
-    def expected_log_joint(
-        self, model: LatentBlockModel, Z: np.ndarray, W: np.ndarray, totals: np.ndarray
-    ) -> float:
-        """``E_{Z, W}[log p(X, z, w)]``: the complete log-likelihood for one-hot Z and W."""
-        row_mass, col_mass = Z.sum(0), W.sum(0)
-        value = np.sum(model.natural_parameters * totals)
-        value -= np.sum(model.log_partition * np.outer(row_mass, col_mass))
-        value += row_mass @ np.log(model.row_proportions) + col_mass @ np.log(model.col_proportions)
-        return float(value + self.base_measure)
-
-
-def _one_hot(codes: np.ndarray) -> sp.csr_array:
-    """Rows of a table of codes one-hot encoded: (n_rows, n_cols * n_codes), one 1 per entry."""
-    n, d = codes.shape
-    width = int(codes.max()) + 1
-    columns = (np.arange(d) * width + codes).ravel()
-    return sp.csr_array((np.ones(n * d), columns, np.arange(0, n * d + 1, d)), shape=(n, d * width))
-
-
-def _logits(
-    S: np.ndarray, mass: np.ndarray, eta: np.ndarray, log_partition: np.ndarray, props: np.ndarray
-) -> np.ndarray:
-    """``log props_k + sum_o [eta_ko . S_io - A_ko mass_o]``.
-
-    S is (p, n, o), mass (o,), eta (p, k, o), log_partition (k, o); returns (n, k).
-    """
-    logits = np.log(props) - log_partition @ mass
-    for s, e in zip(S, eta, strict=True):
-        logits = logits + s @ e.T
-    return logits
-
-
-def _row_totals(Z: np.ndarray, S: np.ndarray) -> np.ndarray:
-    """``Z^T S_p`` for row block sums S (p, n, m): (p, g, m)."""
-    return np.stack([Z.T @ s for s in S])
-
-
-def _col_totals(S: np.ndarray, W: np.ndarray) -> np.ndarray:
-    """``S_p^T W`` for column block sums S (p, d, g): (p, g, m)."""
-    return np.stack([s.T @ W for s in S])
-
-
 @dataclass(frozen=True)
-class _Start:
+class EMRun:
+    """One run of block CEM or VEM from one start (:func:`em_run`).
+
+    Attributes
+    ----------
+    rows, cols : ndarray of shape (n_rows,) and (n_cols,)
+        Labels (the MAP of the posteriors for VEM).
+    model : LatentBlockModel
+        The estimated model, of the table as prepared (a Gaussian table centred: see
+        :meth:`~lbm_bench.algorithms.em_problem.EMProblem.restore`).
+    criterion : float
+        Complete-data log-likelihood (CEM) or variational lower bound (VEM).
+    n_iter : int
+    converged : bool
+    """
+
     rows: np.ndarray
     cols: np.ndarray
     model: LatentBlockModel
@@ -307,8 +118,8 @@ def _hard_assign(
 
 
 def _cem_run(
-    prob: _Problem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int
-) -> _Start:
+    prob: EMProblem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int
+) -> EMRun:
     """Alternate (row step, M-step, column step, M-step) from labels until they stop changing.
 
     ``z`` (n_rows,) and ``w`` (n_cols,) are starting labels using all g and m clusters.
@@ -322,28 +133,28 @@ def _cem_run(
         S, logits = prob.row_step(model, W)
         z_new = _hard_assign(logits, model.row_proportions, prob.row_base)
         Z = onehot(z_new, g)
-        model = prob.m_step(Z, W, _row_totals(Z, S), model)
+        model = prob.m_step(Z, W, row_totals(Z, S), model)
         S, logits = prob.col_step(model, Z)
         w_new = _hard_assign(logits, model.col_proportions, prob.col_base)
         W = onehot(w_new, m)
-        totals = _col_totals(S, W)
+        totals = col_totals(S, W)
         model = prob.m_step(Z, W, totals, model)
         converged = np.array_equal(z_new, z) and np.array_equal(w_new, w)
         z, w = z_new, w_new
     criterion = prob.expected_log_joint(model, Z, W, totals)
-    return _Start(z, w, model, criterion, n_iter, converged)
+    return EMRun(z, w, model, criterion, n_iter, converged)
 
 
-
-def _cem_start(
-    prob: _Problem, g: int, m: int, max_iter: int, tol: float, rng: np.random.Generator
-) -> _Start:
-    """One CEM start from k-means++ seeded partitions of the rows and of the columns.
-
-    ``tol`` is unused: CEM stops when the labels stop changing.
-    """
+def _seeded_start(prob: EMProblem, g: int, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """k-means++ seeded partitions of the rows and of the columns (every cluster used)."""
     rows, columns = prob.seed_points()
-    z, w = seeded_labels(rows, g, rng), seeded_labels(columns, m, rng)
+    return seeded_labels(rows, g, rng), seeded_labels(columns, m, rng)
+
+
+def _cem_from(
+    prob: EMProblem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int, tol: float
+) -> EMRun:
+    """CEM from labels (``tol`` is unused: CEM stops when the labels stop changing)."""
     return _cem_run(prob, z, w, g, m, max_iter)
 
 
@@ -352,16 +163,16 @@ def _entropy(posteriors: np.ndarray, log_posteriors: np.ndarray) -> float:
     return float(-np.sum(posteriors * log_posteriors))
 
 
-def _vem_start(
-    prob: _Problem, g: int, m: int, max_iter: int, tol: float, rng: np.random.Generator
-) -> _Start:
-    """One VEM start, initialised by at most ``_VEM_INIT_CEM_ITER`` CEM iterations.
+def _vem_from(
+    prob: EMProblem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int, tol: float
+) -> EMRun:
+    """VEM from labels, initialised by at most ``_VEM_INIT_CEM_ITER`` CEM iterations.
 
     The criterion is the variational lower bound
     ``E_{s, t}[log p(X, z, w)] + H(s) + H(t)``; the run stops when its
     relative change falls below ``tol`` or after ``max_iter`` iterations.
     """
-    init = _cem_start(prob, g, m, _VEM_INIT_CEM_ITER, tol, rng)
+    init = _cem_run(prob, z, w, g, m, _VEM_INIT_CEM_ITER)
     model, W = init.model, onehot(init.cols, m)
     bound, converged, n_iter = -math.inf, False, 0
     while n_iter < max_iter and not converged:
@@ -369,20 +180,62 @@ def _vem_start(
         S, logits = prob.row_step(model, W)
         log_s = _log_posteriors(logits)
         Z = np.exp(log_s)
-        model = prob.m_step(Z, W, _row_totals(Z, S), model)
+        model = prob.m_step(Z, W, row_totals(Z, S), model)
         S, logits = prob.col_step(model, Z)
         log_t = _log_posteriors(logits)
         W = np.exp(log_t)
-        totals = _col_totals(S, W)
+        totals = col_totals(S, W)
         model = prob.m_step(Z, W, totals, model)
         entropy = _entropy(Z, log_s) + _entropy(W, log_t)
         new = prob.expected_log_joint(model, Z, W, totals) + entropy
         converged = abs(new - bound) <= tol * abs(new)
         bound = new
-    return _Start(Z.argmax(1), W.argmax(1), model, bound, n_iter, converged)
+    return EMRun(Z.argmax(1), W.argmax(1), model, bound, n_iter, converged)
 
 
-_STARTS = {"cem": _cem_start, "vem": _vem_start}
+#: The block EM methods, by name: a run from starting labels.
+EM_METHODS = {"cem": _cem_from, "vem": _vem_from}
+
+
+def em_run(
+    problem: EMProblem,
+    n_row_clusters: int,
+    n_col_clusters: int,
+    *,
+    method: str = "cem",
+    labels: tuple[np.ndarray, np.ndarray] | None = None,
+    max_iter: int | None = None,
+    tol: float = 1e-8,
+    rng: np.random.Generator | int | None = None,
+) -> EMRun:
+    """One block CEM or VEM run on a prepared table.
+
+    Parameters
+    ----------
+    problem : EMProblem
+        The table, prepared once (:class:`~lbm_bench.algorithms.em_problem.EMProblem`).
+    n_row_clusters, n_col_clusters : int
+    method : {"cem", "vem"}, default="cem"
+    labels : (rows, cols), optional
+        Starting labels, int arrays of shapes (n_rows,) and (n_cols,) using every one of
+        the ``g`` and ``m`` clusters; when None, a k-means++ seeded start drawn from ``rng``
+        (the starts of :func:`fit_lbm`).
+    max_iter : int, optional
+        The method's default (CEM 100, VEM 500) when None.
+    tol : float, default=1e-8
+        VEM's relative tolerance on the lower bound.
+    rng : None, int or numpy.random.Generator
+        Draws the seeded start (unused with ``labels``).
+
+    Returns
+    -------
+    EMRun
+    """
+    max_iter = _DEFAULTS[method]["max_iter"] if max_iter is None else max_iter
+    if labels is None:
+        labels = _seeded_start(problem, n_row_clusters, n_col_clusters, np.random.default_rng(rng))
+    z, w = labels
+    return EM_METHODS[method](problem, z, w, n_row_clusters, n_col_clusters, max_iter, tol)
 
 
 # -- public LBM fitting ------------------------------------------------------------------
@@ -503,14 +356,14 @@ def fit_lbm(
     """
     rng = np.random.default_rng(rng)
     table, g, m = check_inputs(X, n_row_clusters, n_col_clusters)
-    check_choice("method", method, tuple(_STARTS))
+    check_choice("method", method, tuple(EM_METHODS))
     kind = infer_kind(table) if kind is None else check_kind(kind)
     defaults = _DEFAULTS[method]
     n_init = check_count("n_init", defaults["n_init"] if n_init is None else n_init)
     max_iter = check_count("max_iter", defaults["max_iter"] if max_iter is None else max_iter)
     tol = check_positive_float("tol", tol)
-    prob = _Problem(table, kind, method)
-    starts = [_STARTS[method](prob, g, m, max_iter, tol, rng) for _ in range(n_init)]
+    prob = EMProblem(table, kind, method)
+    starts = [em_run(prob, g, m, method=method, max_iter=max_iter, tol=tol, rng=rng) for _ in range(n_init)]
     criteria = np.array([start.criterion for start in starts])
     best = starts[int(np.argmax(criteria))]
     return LBMFit(

@@ -1,0 +1,229 @@
+"""A table prepared for block EM: its sufficient statistics, its products with assignments, the M-step.
+
+:class:`EMProblem` holds a validated table of one family (dense, or CSR for the families
+that ``can_be_sparse``), its sufficient statistics and base measure, and the family's
+M-step; block CEM and VEM (:mod:`lbm_bench.algorithms.lbm_em`) and the model selection
+(:mod:`lbm_bench.algorithms.selection`) run on it. The table is read only by the
+constructor and by the two products with assignments, :meth:`EMProblem.row_sums`
+(``T_p @ W``) and :meth:`EMProblem.col_sums` (``T_p^T @ Z``); every other block sum is
+computed from these small (items x clusters) arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.data import TableData
+from lbm_bench.models.registry import family_names, get_family
+
+__all__ = ["EMProblem", "MIN_MASS", "VARIANCE_FLOOR", "block_logits", "col_totals", "one_hot_codes",
+           "proportions", "row_totals"]
+
+#: Gaussian block variances are floored at this fraction of the table variance.
+VARIANCE_FLOOR = 1e-6
+#: A VEM cluster whose posterior mass falls below this is "empty": its block
+#: parameters are kept from the previous M-step and its proportion is floored.
+MIN_MASS = 1e-8
+#: Floor of estimated proportions (before renormalisation).
+MIN_PROPORTION = 1e-12
+
+
+def proportions(mass: np.ndarray) -> np.ndarray:
+    """Cluster proportions from their masses (g,), floored at ``MIN_PROPORTION`` and renormalised."""
+    props = np.maximum(mass / mass.sum(), MIN_PROPORTION)
+    return props / props.sum()
+
+
+
+class EMProblem:
+    """A validated table, its sufficient statistics and the family's M-step.
+
+    Shapes: ``T`` is (p, n_rows, n_cols); row assignments ``Z`` are (n_rows, g)
+    and column assignments ``W`` are (n_cols, m), one-hot (CEM) or soft (VEM).
+    """
+
+    def __init__(self, X: np.ndarray | sp.csr_array, kind: str, method: str = "cem") -> None:
+        family = get_family(kind)
+        self.kind = kind
+        self.family = family
+        self.sparse = TableData.of(X).is_sparse
+        if self.sparse and not family.can_be_sparse:
+            sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
+            raise ValueError(
+                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
+                f"{kind!r}; densify it (X.toarray()) to fit {kind} blocks"
+            )
+        placeholder = family.placeholder(X)
+        self._placeholder = placeholder
+        self._row_base: np.ndarray | None = None
+        self._col_base: np.ndarray | None = None
+        self._seed_points: tuple | None = None
+        if self.sparse:
+            self._init_sparse(X, method)
+            return
+        self.X = placeholder.check_table(X)
+        # Gaussian tables are fitted centred (block variances E[x^2] - E[x]^2
+        # lose precision far from zero); restore() shifts the means back.
+        self.offset = float(np.mean(self.X)) if family.fit_centred else 0.0
+        self.values = np.asarray(self.X, dtype=np.float64) - self.offset
+        self.T = placeholder.sufficient_statistics(self.values)
+        self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
+        self.base_measure = placeholder.log_base_measure(self.values)
+        table_var = float(np.var(self.X)) if family.fit_centred else 0.0
+        self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+
+    def _init_sparse(self, X: sp.csr_array, method: str) -> None:
+        """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose.
+
+        Only families whose statistic is the entry itself and whose base measure
+        vanishes at zero (``can_be_sparse``: Bernoulli, Poisson; the others are refused
+        by the constructor) keep the table sparse: every block sum is then a sparse
+        product and the zeros add nothing to the base measure. The family's table check
+        refuses values its tables cannot hold.
+        """
+        table = self._placeholder.check_table(X)
+        self.X = table
+        self.offset = 0.0
+        self.values = sp.csr_array(table, dtype=np.float64)
+        self.values.sum_duplicates()
+        self.T = [self.values]
+        self.T_t = [sp.csr_array(self.values.T)]
+        base = self._placeholder.log_base_measure
+        self.base_measure = float(base(self.values.data[None])) if self.values.nnz else 0.0
+        self.var_floor = 1e-12
+
+    def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
+        """``sum_j log h(x_ij)`` of every row of ``table`` (zeros add nothing when sparse)."""
+        base = self._placeholder.log_base_measure
+        if not self.sparse:
+            return np.array([base(row[None]) for row in table])
+        data, indptr = table.data, table.indptr
+        return np.array([base(data[None, a:b]) if b > a else 0.0 for a, b in zip(indptr[:-1], indptr[1:], strict=True)])
+
+    def row_base(self) -> np.ndarray:
+        """Per-row base measure ``sum_j log h(x_ij)`` (n_rows,), computed on demand."""
+        if self._row_base is None:
+            self._row_base = self._base_by_item(self.values)
+        return self._row_base
+
+    def col_base(self) -> np.ndarray:
+        """Per-column base measure (n_cols,), computed on demand."""
+        if self._col_base is None:
+            self._col_base = self._base_by_item(self.T_t[0] if self.sparse else self.values.T)
+        return self._col_base
+
+    def seed_points(self) -> tuple[np.ndarray | sp.csr_array, np.ndarray | sp.csr_array]:
+        """The points k-means++ seeds the starts on: the rows (n_rows, .) and the columns
+        (n_cols, .) of the table, or, for a family whose statistics are the indicators of
+        a code (``code_statistics``: categorical blocks), of its one-hot encoding (CSR,
+        one non-zero per entry: distances count the differing codes, whatever their values)."""
+        if self._seed_points is None:
+            if self.family.code_statistics:
+                codes = np.asarray(self.X, dtype=np.int64)
+                self._seed_points = (one_hot_codes(codes), one_hot_codes(codes.T))
+            else:
+                self._seed_points = (self.values, self.T_t[0] if self.sparse else self.values.T)
+        return self._seed_points
+
+    def restore(self, model: LatentBlockModel) -> LatentBlockModel:
+        """The model of the original table from one fitted to the centred table."""
+        if self.offset == 0.0:
+            return model
+        params = model.block_parameters()
+        means = params["means"] + self.offset
+        return self.family(model.row_proportions, model.col_proportions, means, params["stds"])
+
+    # The table's products with assignments: the only block sums that read the table.
+    def row_sums(self, W: np.ndarray) -> np.ndarray:
+        """Row block sums ``T_p @ W``: (p, n_rows, m)."""
+        return np.stack([t @ W for t in self.T])
+
+    def col_sums(self, Z: np.ndarray) -> np.ndarray:
+        """Column block sums ``T_p^T @ Z``: (p, n_cols, g)."""
+        return np.stack([t @ Z for t in self.T_t])
+
+    def block_totals(self, Z: np.ndarray, W: np.ndarray) -> np.ndarray:
+        """Block sums of the sufficient statistics ``Z^T T_p W``: (p, g, m)."""
+        return row_totals(Z, self.row_sums(W))
+
+    def row_step(self, model: LatentBlockModel, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Row block sums and unnormalised ``log p(z_i = k | W, x_i)``.
+
+        Returns ``S = T @ W`` of shape (p, n_rows, m) and the logits (n_rows, g);
+        for soft ``W`` the logits are the mean-field update of the row posteriors.
+        """
+        S = self.row_sums(W)
+        eta, log_partition = model.natural_parameters, model.log_partition
+        return S, block_logits(S, W.sum(0), eta, log_partition, model.row_proportions)
+
+    def col_step(self, model: LatentBlockModel, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Column block sums ``T^T @ Z`` (p, n_cols, g) and logits (n_cols, m)."""
+        S = self.col_sums(Z)
+        eta, log_partition = model.natural_parameters.swapaxes(1, 2), model.log_partition.T
+        return S, block_logits(S, Z.sum(0), eta, log_partition, model.col_proportions)
+
+    def m_step(
+        self,
+        Z: np.ndarray,
+        W: np.ndarray,
+        totals: np.ndarray,
+        previous: LatentBlockModel | None,
+    ) -> LatentBlockModel:
+        """The model maximising the expected complete log-likelihood given Z and W.
+
+        ``totals`` are the block sums ``Z^T T_p W`` (p, g, m). Blocks of a cluster
+        whose mass is below ``MIN_MASS`` keep the parameters of ``previous``
+        (only VEM clusters empty out: CEM re-seeds them).
+        """
+        row_mass, col_mass = Z.sum(0), W.sum(0)
+        exposure = np.maximum(np.outer(row_mass, col_mass), MIN_MASS)
+        params = self.family.estimate_blocks(totals, exposure, self.var_floor)
+        stale = (row_mass < MIN_MASS)[:, None] | (col_mass < MIN_MASS)[None, :]
+        if previous is not None and stale.any():
+            for name, old in previous.block_parameters().items():
+                where = stale.reshape(stale.shape + (1,) * (np.ndim(old) - 2))  # (g, m) + block_extents
+                params[name] = np.where(where, old, params[name])
+        return self.family(proportions(row_mass), proportions(col_mass), **params)
+
+    def expected_log_joint(
+        self, model: LatentBlockModel, Z: np.ndarray, W: np.ndarray, totals: np.ndarray
+    ) -> float:
+        """``E_{Z, W}[log p(X, z, w)]``: the complete log-likelihood for one-hot Z and W."""
+        row_mass, col_mass = Z.sum(0), W.sum(0)
+        value = np.sum(model.natural_parameters * totals)
+        value -= np.sum(model.log_partition * np.outer(row_mass, col_mass))
+        value += row_mass @ np.log(model.row_proportions) + col_mass @ np.log(model.col_proportions)
+        return float(value + self.base_measure)
+
+
+def one_hot_codes(codes: np.ndarray) -> sp.csr_array:
+    """Rows of a table of codes one-hot encoded: (n_rows, n_cols * n_codes), one 1 per entry."""
+    n, d = codes.shape
+    width = int(codes.max()) + 1
+    columns = (np.arange(d) * width + codes).ravel()
+    return sp.csr_array((np.ones(n * d), columns, np.arange(0, n * d + 1, d)), shape=(n, d * width))
+
+
+def block_logits(
+    S: np.ndarray, mass: np.ndarray, eta: np.ndarray, log_partition: np.ndarray, props: np.ndarray
+) -> np.ndarray:
+    """``log props_k + sum_o [eta_ko . S_io - A_ko mass_o]``.
+
+    S is (p, n, o), mass (o,), eta (p, k, o), log_partition (k, o); returns (n, k).
+    """
+    logits = np.log(props) - log_partition @ mass
+    for s, e in zip(S, eta, strict=True):
+        logits = logits + s @ e.T
+    return logits
+
+
+def row_totals(Z: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """``Z^T S_p`` for row block sums S (p, n, m): (p, g, m)."""
+    return np.stack([Z.T @ s for s in S])
+
+
+def col_totals(S: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """``S_p^T W`` for column block sums S (p, d, g): (p, g, m)."""
+    return np.stack([s.T @ W for s in S])
