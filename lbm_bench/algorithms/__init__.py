@@ -17,6 +17,10 @@ Modules
         variational EM) for the blocks of every registered family (Gaussian,
         Poisson, Bernoulli, categorical: :data:`FAMILIES`); :func:`fit_lbm` returns
         the fitted model and criterion too.
+    :mod:`~lbm_bench.algorithms.selection`
+        :func:`select_lbm`: the numbers of clusters chosen by ICL (exact or BIC-type,
+        :mod:`~lbm_bench.algorithms.criteria`), by a path of splits and merges or the
+        full grid of block CEM or VEM fits; returns an :class:`LBMSelection`.
     :mod:`~lbm_bench.algorithms.kmeans`
         :func:`double_kmeans` (k-means on rows and on columns, separately), the
         naive baseline, and the k-means++ seeding of the CEM and VEM starts.
@@ -59,6 +63,7 @@ from lbm_bench.algorithms.registry import (
     fits_family,
     resolve_algorithm,
 )
+from lbm_bench.algorithms.selection import LBMSelection, select_lbm
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
@@ -70,6 +75,7 @@ __all__ = [
     "FAMILY_ALGORITHMS",
     "Algorithm",
     "LBMFit",
+    "LBMSelection",
     "algorithm_source",
     "cem",
     "double_kmeans",
@@ -77,6 +83,7 @@ __all__ = [
     "fits_family",
     "infer_kind",
     "resolve_algorithm",
+    "select_lbm",
     "sparsebm_lbm",
     "spectral_biclustering",
     "spectral_coclustering",
