@@ -33,7 +33,9 @@ Modules
         a release's benchmark practical.
     :mod:`~lbm_bench.algorithms.registry`
         :data:`ALGORITHMS`, :func:`resolve_algorithm`, :func:`algorithm_source`
-        (the file a plugged-in algorithm was loaded from), :func:`fits_family` (how an
+        (the file a plugged-in algorithm was loaded from), :data:`SELECTION_ALGORITHMS` and
+        :data:`TRACKS` (the algorithms that choose the numbers of clusters, and the
+        registry of each benchmark track), :func:`fits_family` (how an
         algorithm meets a table of a family the harness must tell it), and the per-family
         algorithms ``gaussian_cem``, ``poisson_cem``, ``bernoulli_cem``,
         ``gaussian_vem``, ... (one per family and method, in
@@ -58,6 +60,8 @@ from lbm_bench.algorithms.lbm_em import FAMILIES, LBMFit, cem, fit_lbm, vem
 from lbm_bench.algorithms.registry import (
     ALGORITHMS,
     FAMILY_ALGORITHMS,
+    SELECTION_ALGORITHMS,
+    TRACKS,
     Algorithm,
     algorithm_source,
     fits_family,
@@ -73,6 +77,8 @@ __all__ = [
     "ALGORITHMS",
     "FAMILIES",
     "FAMILY_ALGORITHMS",
+    "SELECTION_ALGORITHMS",
+    "TRACKS",
     "Algorithm",
     "LBMFit",
     "LBMSelection",

@@ -43,7 +43,7 @@ from lbm_bench.algorithms.kmeans import kmeans, onehot
 from lbm_bench.algorithms.lbm_em import EM_METHODS, EMRun, LBMFit, em_run
 from lbm_bench.models.registry import check_kind
 
-__all__ = ["DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "check_max_clusters", "select_lbm"]
+__all__ = ["DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "cem_icl", "check_max_clusters", "select_lbm", "vem_icl"]
 
 #: The searches of :func:`select_lbm`.
 SEARCHES = ("path", "grid")
@@ -439,3 +439,43 @@ def _selection(search: _Search, kind: str, name: str) -> LBMSelection:
                  method=search.method, kind=kind)
     return LBMSelection(rows=cell.rows, cols=cell.cols, n_row_clusters=key[0], n_col_clusters=key[1], fit=fit,
                         criterion_table=table, criterion=search.criterion.form, search=name, n_runs=search.n_runs)
+
+
+def cem_icl(
+    X: ArrayLike,
+    max_row_clusters: int,
+    max_col_clusters: int,
+    *,
+    kind: str | None = None,
+    rng: np.random.Generator | int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Block CEM with the numbers of clusters chosen by ICL: :func:`select_lbm` with its
+    defaults (the path search, the family's ICL, 10 starts). An algorithm of the
+    unknown-clusters track of ``lbm-bench benchmark`` (``cem-icl``).
+
+    Returns
+    -------
+    rows : ndarray of shape (n_rows,) of int64
+    cols : ndarray of shape (n_cols,) of int64
+    """
+    chosen = select_lbm(X, (max_row_clusters, max_col_clusters), kind=kind, method="cem", rng=rng)
+    return chosen.rows, chosen.cols
+
+
+def vem_icl(
+    X: ArrayLike,
+    max_row_clusters: int,
+    max_col_clusters: int,
+    *,
+    kind: str | None = None,
+    rng: np.random.Generator | int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Block VEM with the numbers of clusters chosen by ICL at its MAP labels (``vem-icl``);
+    see :func:`cem_icl`."""
+    chosen = select_lbm(X, (max_row_clusters, max_col_clusters), kind=kind, method="vem", rng=rng)
+    return chosen.rows, chosen.cols
+
+
+#: The algorithm each is compared with on the unknown-clusters track: itself told the counts.
+cem_icl.given_counts = "cem"
+vem_icl.given_counts = "vem"
