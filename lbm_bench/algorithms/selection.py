@@ -316,7 +316,7 @@ def _descend(search: _Search, explored: set, top: tuple[int, int]) -> None:
     two column clusters, moving to the better of the two cells with one cluster less,
     until the level of the best cell's down-neighbours (sparsebm's merge strategy)."""
     current = top
-    while sum(current) >= sum(search.best()):
+    while current in search.cells and sum(current) >= sum(search.best()):
         g, m = current
         tasks = []
         for side in (0, 1):

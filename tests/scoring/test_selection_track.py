@@ -124,6 +124,16 @@ def test_a_broken_contract_stops_the_run_and_leaves_nothing(release, algorithms,
     assert sorted(p.relative_to(kept) for p in kept.rglob("*")) == before
 
 
+def test_vem_icl_runs_on_the_track(release, tmp_path):
+    rows = run_benchmark(release, ["vem-icl"], tmp_path / "vem", track="unknown-clusters", max_clusters=(4, 4))
+    assert len(rows) == 5 and not any(r["error"] for r in rows)
+    assert {r["given_algorithm"] for r in rows} == {"vem"} and all(r["given_excess_risk"] != "" for r in rows)
+    # on these tiny tables only the two Bernoulli tables have counts the ICL can recover: both found
+    assert sum(r["identifiable"] for r in rows) == 2
+    assert all(r["counts"] == "found" for r in rows if r["identifiable"])
+    assert all(r["miss"] == "criterion" for r in rows if not r["identifiable"])
+
+
 def test_the_known_clusters_track_is_unchanged(release, tmp_path):
     rows = run_benchmark(release, ["double-kmeans"], tmp_path / "known")
     assert list(_rows(tmp_path / "known" / "results.csv")[0]) == RESULT_COLUMNS
