@@ -88,7 +88,13 @@ Parameters
 model : LatentBlockModel
     Model with the true parameters.
 X : array-like of shape (n_rows, n_cols)
-    The table.""",
+    The table. Missing entries may be marked by NaN (a float array), a NumPy
+    masked array, explicit NaN values of a sparse table, or ``observed``.
+observed : array-like of shape (n_rows, n_cols), optional
+    Observed mask (booleans or 0/1; 1: observed). Only the observed entries (and,
+    when the model has ``missing_probs``, the mask) enter the posterior; a row or
+    column with no observed entry has the prior as its label posterior (missing
+    at random).""",
     "kind_attribute": """\
 Attributes
 ----------

@@ -20,6 +20,7 @@ __all__ = [
     "check_integer_array",
     "check_label_sets",
     "check_labels",
+    "check_mask",
     "check_positive_float",
     "check_probability",
     "check_proportions",
@@ -75,8 +76,11 @@ def check_positive_float(name: str, value: Any, *, allow_zero: bool = False) -> 
     return _check_real(name, value, lambda v: bool(np.isfinite(v)) and v > 0, "be finite and > 0")
 
 
-def check_probability(name: str, value: Any, *, open_interval: bool = True) -> float:
-    """Return ``value`` as a float in (0, 1) (or [0, 1] when not ``open_interval``)."""
+def check_probability(name: str, value: Any, *, open_interval: bool = True, allow_zero: bool = False) -> float:
+    """Return ``value`` as a float in (0, 1) (or [0, 1] when not ``open_interval``, or
+    [0, 1) with ``allow_zero``: a rate, such as the fraction of missing entries)."""
+    if allow_zero:
+        return _check_real(name, value, lambda v: 0 <= v < 1, "lie in [0, 1)")
     if open_interval:
         return _check_real(name, value, lambda v: 0 < v < 1, "lie in (0, 1)")
     return _check_real(name, value, lambda v: 0 <= v <= 1, "lie in [0, 1]")
@@ -224,6 +228,30 @@ def check_label_sets(
         raise ValueError(f"{name} must have {length} columns, got shape {array.shape}")
     _check_label_values(name, array, nonnegative=nonnegative, n_clusters=n_clusters)
     return array
+
+
+def check_mask(name: str, values: Any, shape: tuple[int, int]) -> np.ndarray:
+    """Return a boolean mask of ``shape`` from booleans or 0/1 numbers (an observed mask:
+    True where an entry is observed).
+
+    Examples
+    --------
+    >>> check_mask("observed", [[1, 0], [1, 1]], (2, 2)).tolist()
+    [[True, False], [True, True]]
+    """
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be an array of booleans or 0/1, got {describe_value(values)}") from exc
+    if array.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got shape {array.shape}")
+    if array.dtype.kind == "b":
+        return array
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold booleans or 0/1, got dtype {array.dtype}")
+    if array.size and not np.all((array == 0) | (array == 1)):
+        raise ValueError(f"{name} must hold only 0 and 1 (1: observed), got other values")
+    return array.astype(bool)
 
 
 def check_choice(name: str, value: Any, choices: Any) -> Any:

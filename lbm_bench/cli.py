@@ -27,6 +27,9 @@ __all__ = ["main"]
 EXIT_USAGE = 2
 #: Exit status for a run that could not complete (e.g. rejection sampling gave up).
 EXIT_FAILURE = 1
+#: Exit status when the reader of the output closed the pipe (128 + SIGPIPE, as a shell reports
+#: a tool that ``head`` stopped).
+EXIT_BROKEN_PIPE = 141
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -438,6 +441,16 @@ def _hide_undeliverable_interrupts() -> None:
     sys.unraisablehook = unraisable
 
 
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's final flush of what
+    is left in its buffer does not fail again on the closed pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no file descriptor (stdout replaced): nothing to flush
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
     parser = build_parser()
@@ -452,6 +465,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lbm-bench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``lbm-bench info T | head``): stop quietly
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
     except (ValueError, TypeError, OSError, ImportError) as exc:
         if os.environ.get("LBM_BENCH_DEBUG"):
             raise

@@ -20,6 +20,9 @@ matrices ``R`` and ``C``. A sparse table (scipy.sparse) is never densified: the
 memory is that of its non-zeros plus an image of at most ``max_cells**2`` cells.
 The same code draws dense tables, so small tables get one image cell per entry.
 
+A table with missing entries is drawn from its observed entries; a cell (or block)
+with none is drawn in the family's neutral ``missing_color``, named in the key.
+
 matplotlib (the ``plots`` extra) is imported only when a picture is drawn;
 figures are made without pyplot (no global state, no display needed) and saved
 by :func:`save_figure` without timestamps or version strings, so the same table
@@ -130,11 +133,13 @@ def _onehot(labels: np.ndarray) -> sp.csr_array:
 
 
 def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """Mean entry of each block ``(k, l)`` of a co-clustering (``nan`` for empty blocks).
+    """Mean entry of each block ``(k, l)`` of a co-clustering, over its observed entries
+    (``nan`` for empty blocks and blocks with no observed entry).
 
     Parameters
     ----------
     data : ndarray or scipy.sparse array of shape (n_rows, n_cols)
+        NaN (or a mask) at missing entries, as :meth:`~lbm_bench.models.data.TableData.incomplete` reads.
     rows : ndarray of shape (n_rows,)
     cols : ndarray of shape (n_cols,)
 
@@ -142,10 +147,14 @@ def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     -------
     ndarray of shape (rows.max() + 1, cols.max() + 1)
     """
-    sums = _group_sums(data, _onehot(rows).T.tocsr(), _onehot(cols).T.tocsr())
-    counts = np.outer(np.bincount(rows), np.bincount(cols)).astype(float)
+    return _observed_means(TableData.incomplete(data, name="data"), _onehot(rows).T.tocsr(), _onehot(cols).T.tocsr())
+
+
+def _observed_means(data: TableData, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
+    """Means of the observed entries of the groups ``left @ X @ right.T`` (NaN: none observed)."""
+    counts = np.asarray(data.observed_counts(left, right), dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
+        return np.where(counts > 0, _group_sums(data, left, right) / np.where(counts > 0, counts, 1), np.nan)
 
 
 def _group_sums(data: Any, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
@@ -183,15 +192,17 @@ def _image(
     data: Any, row_order: np.ndarray, col_order: np.ndarray, max_cells: int, levels: int | None = None
 ) -> tuple[np.ndarray, int, int]:
     """Mean entry of each (row bin, column bin) of the reordered table, as a dense image;
-    with ``levels`` (entries are unordered categories), its most frequent category."""
+    with ``levels`` (entries are unordered categories), its most frequent category. Over
+    the observed entries of a table with missing entries: NaN for a cell with none."""
     if levels is not None:
         row_bins, n_row_bins, r_factor = _bin_index(row_order, max_cells)
         col_bins, n_col_bins, c_factor = _bin_index(col_order, max_cells)
         counts = level_counts(data, row_bins, col_bins, (n_row_bins, n_col_bins), levels)
-        return counts.argmax(axis=2).astype(float), r_factor, c_factor
-    r, r_sizes, r_factor = _bins(row_order, max_cells)
-    c, c_sizes, c_factor = _bins(col_order, max_cells)
-    return _group_sums(data, r, c) / np.outer(r_sizes, c_sizes), r_factor, c_factor
+        image = counts.argmax(axis=2).astype(float)
+        image[counts.sum(axis=2) == 0] = np.nan  # no observed entry in the cell
+        return image, r_factor, c_factor
+    (r, _, r_factor), (c, _, c_factor) = _bins(row_order, max_cells), _bins(col_order, max_cells)
+    return _observed_means(TableData.of(data), r, c), r_factor, c_factor  # the bins' sizes when complete
 
 
 def level_counts(
@@ -220,7 +231,9 @@ def level_counts(
     >>> level_counts(np.array([[0, 2], [2, 2]]), np.array([0, 0]), np.array([0, 1]), (1, 2), 3).tolist()
     [[[1, 0, 1], [0, 0, 2]]]
     """
-    table = TableData.of(data).densify()
+    wrapped = TableData.incomplete(data, name="data")  # NaN or a mask: missing entries are not counted
+    table = np.asarray(wrapped.densify(), dtype=np.int64)
+    observed = getattr(wrapped, "observed", None)
     a, b = groups
     counts = np.zeros(a * b * levels, dtype=np.int64)
     cols = np.asarray(cols, dtype=np.int64) * levels
@@ -228,7 +241,10 @@ def level_counts(
     for start in range(0, table.shape[0], step):
         band = table[start : start + step]
         index = (np.asarray(rows[start : start + step], dtype=np.int64)[:, None] * (b * levels) + cols) + band
-        counts += np.bincount(index.ravel(), minlength=counts.size)
+        if observed is None:
+            counts += np.bincount(index.ravel(), minlength=counts.size)
+        else:
+            counts += np.bincount(index[observed[start : start + step]], minlength=counts.size)
     return counts.reshape(a, b, levels)
 
 
@@ -267,8 +283,11 @@ def _title(table: Any, order_name: str | None) -> str:
     table without one, format 1.0), as every report leads with."""
     n, d = table.shape
     g, m = table.n_row_clusters, table.n_col_clusters
-    storage = TableData.of(table.data).storage_text()
+    data = TableData.incomplete(table.data, name="data")  # explicit NaN (missing) are not stored entries
+    storage = data.storage_text()
     storage = f", {storage}" if storage else ""
+    if data.has_missing:
+        storage += f", {data.missing_fraction:.0%} missing ({table.missing_mechanism})"
     storage += "".join(f", {name} {value}" for name, value in table.model.header_values().items())
     target = f"target {table.target_risk:g}"
     if table.bayes_risk is not None:
@@ -291,28 +310,32 @@ def _color_range(image: np.ndarray, sparse: bool) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _cmap(kind: str, levels: int | None = None) -> tuple[Any, str]:
+def _cmap(kind: str, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
     """Colour map and block-boundary colour of the family's tables: with ``levels``
     (unordered categories), one colour per category from the family's qualitative map,
-    or from turbo when that map has too few colours."""
+    or from turbo when that map has too few colours; with ``missing``, the map draws
+    missing cells (NaN) in the family's neutral ``missing_color``."""
     family = get_family(kind)
-    if levels is None:
+    if levels is None and not missing:
         return family.colormap, family.boundary_color
     matplotlib, _ = _matplotlib()
     from matplotlib.colors import ListedColormap
 
     base = matplotlib.colormaps[family.colormap]
-    colors = getattr(base, "colors", ())
-    if len(colors) >= levels:
-        return ListedColormap(list(colors)[:levels], name=f"{family.colormap}_{levels}"), family.boundary_color
-    return ListedColormap(matplotlib.colormaps["turbo"](np.linspace(0, 1, levels)), name=f"turbo_{levels}"), (
-        family.boundary_color
-    )
+    if levels is None:
+        cmap = base
+    else:
+        colors = getattr(base, "colors", ())
+        if len(colors) >= levels:
+            cmap = ListedColormap(list(colors)[:levels], name=f"{family.colormap}_{levels}")
+        else:
+            cmap = ListedColormap(matplotlib.colormaps["turbo"](np.linspace(0, 1, levels)), name=f"turbo_{levels}")
+    return (cmap.with_extremes(bad=family.missing_color) if missing else cmap), family.boundary_color
 
 
 def _block_texts(data: Any, rows: np.ndarray, cols: np.ndarray, levels: int | None) -> np.ndarray:
     """The annotation of each block: its mean entry, or its most frequent category and
-    that category's share (``"2: 64%"``); None for an empty block."""
+    that category's share (``"2: 64%"``), over its observed entries; None for an empty block."""
     if levels is None:
         mu = block_means(data, rows, cols)
         return np.array([[f"{v:.2g}" if np.isfinite(v) else None for v in row] for row in mu], dtype=object)
@@ -339,7 +362,7 @@ def _draw_ordered(ax, table, rows, cols, name, image, extent, vmin, vmax, cmap, 
     for x in c_bounds:
         ax.axvline(x, color=line, linewidth=1.2)
     if means:
-        texts = _block_texts(table.data, rows, cols, table.model.n_levels)
+        texts = _block_texts(table.table_data(), rows, cols, table.model.n_levels)
         row_edges = np.concatenate([[0], np.cumsum(np.bincount(rows))])
         col_edges = np.concatenate([[0], np.cumsum(np.bincount(cols))])
         if np.sum(texts != None) <= _MAX_ANNOTATED_BLOCKS:  # noqa: E711 - elementwise on an object array
@@ -446,9 +469,10 @@ def plot_table(
         cols = _check_labels("labels[1] (cols)", labels[1], d)
         name = "the given labels"
     rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
-    sparse = TableData.of(table.data).is_sparse
+    data = table.table_data()  # with its mask: missing entries are drawn apart
+    sparse = data.is_sparse
     levels = table.model.n_levels
-    cmap, line = _cmap(table.kind, levels)
+    cmap, line = _cmap(table.kind, levels, data.has_missing)
     if ax is None:
         ncols = 2 if view == "both" else 1
         fig = Figure(figsize=figsize or (6.0 * ncols, 5.2), layout="constrained")
@@ -461,9 +485,9 @@ def plot_table(
     extent = (0, d, n, 0)
     drawn = ordered = None
     if view in ("both", "drawn"):
-        drawn, r_factor, c_factor = _image(table.data, identity_r, identity_c, max_cells, levels)
+        drawn, r_factor, c_factor = _image(data, identity_r, identity_c, max_cells, levels)
     if view in ("both", "ordered"):
-        ordered, r_factor, c_factor = _image(table.data, row_order, col_order, max_cells, levels)
+        ordered, r_factor, c_factor = _image(data, row_order, col_order, max_cells, levels)
     if levels is None:
         vmin, vmax = _color_range(ordered if ordered is not None else drawn, sparse)
     else:
@@ -483,14 +507,17 @@ def plot_table(
                               row_order=row_order, col_order=col_order)
     for a in axes:
         a.tick_params(labelsize=7)
+    gap = get_family(table.kind).missing_color_name if data.has_missing else None
     if levels is not None:
-        _level_key(fig, axes, im, cmap, levels, r_factor, c_factor)
+        _level_key(fig, axes, im, cmap, levels, r_factor, c_factor, gap)
     else:
         if r_factor > 1 or c_factor > 1:
             what = "density (mean entry)" if sparse else "mean entry"
             label = f"{what} of {r_factor}x{c_factor} cells"
         else:
             label = "entry"
+        if gap is not None:
+            label += f" ({gap}: missing" + (", no observed entry in the cell)" if r_factor > 1 or c_factor > 1 else ")")
         fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
     if title:
         fig.suptitle(_title(table, name if view == "both" else None), fontsize=10)
@@ -501,15 +528,19 @@ def plot_table(
 _MAX_LEGEND_LEVELS = 20
 
 
-def _level_key(fig, axes, im, cmap, levels: int, r_factor: int, c_factor: int) -> None:
-    """A legend of the categories (a colour bar of the codes when there are many)."""
+def _level_key(fig, axes, im, cmap, levels: int, r_factor: int, c_factor: int, missing: str | None = None) -> None:
+    """A legend of the categories (a colour bar of the codes when there are many), with the
+    colour of ``missing`` entries (a name) when the table has some."""
     title = "category" if r_factor == 1 and c_factor == 1 else f"most frequent category\nof {r_factor}x{c_factor} cells"
     if levels > _MAX_LEGEND_LEVELS:
-        fig.colorbar(im, ax=list(axes), shrink=0.8, label=title.replace("\n", " "))
+        label = title.replace("\n", " ") + ("" if missing is None else f" ({missing}: missing)")
+        fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
         return
     from matplotlib.patches import Patch
 
     handles = [Patch(facecolor=cmap(c), edgecolor="none", label=str(c)) for c in range(levels)]
+    if missing is not None:
+        handles.append(Patch(facecolor=cmap.get_bad(), edgecolor="none", label=f"missing ({missing})"))
     axes[-1].legend(handles=handles, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
                     title_fontsize=7, frameon=False, borderaxespad=0.0)
 

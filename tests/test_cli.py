@@ -218,6 +218,17 @@ def test_an_interrupt_inside_a_finalizer_is_not_shown_as_a_traceback(monkeypatch
     assert shown == [other]
 
 
+def test_a_reader_that_closes_the_pipe_stops_the_command_quietly(table_file):
+    """``lbm-bench info T | head -1``: when the reader has gone, the command stops with the
+    shell's status for SIGPIPE (141) and no "Broken pipe" error or traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "lbm_bench.cli", "info", str(table_file)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    proc.stdout.close()  # before the interpreter has started: its first write meets a closed pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""
+
+
 def test_version_and_help(capsys):
     for args in (["--version"], *([c, "--help"] for c in
                  ("generate", "info", "evaluate", "build", "verify", "benchmark"))):
@@ -242,3 +253,54 @@ def test_python_dash_m_runs_the_cli():
 
     result = subprocess.run([sys.executable, "-m", "lbm_bench", "--version"], capture_output=True, text=True)
     assert result.returncode == 0 and lbm_bench.__version__ in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("option, message", [
+    (["--missing", "1"], "--missing must lie in [0, 1), got 1.0"),
+    (["--missing", "-0.1"], "--missing must lie in [0, 1), got -0.1"),
+    (["--missing", "nan"], "--missing must lie in [0, 1), got nan"),
+    (["--missing-mechanism", "block"], "--missing-mechanism is set but --missing is 0"),
+    (["--missing", "0.3", "--missing-mechanism", "mnar"], "--missing-mechanism must be one of"),
+    (["--missing", "0.97"], "cannot be reached with 97% of the entries missing"),
+    (["--missing", "0.2", "--density", "0.1"], "--missing=0.2 is more than --density=0.1"),
+])
+def test_bad_missing_options_are_one_line_exit_2_nothing_written(option, message, tmp_path):
+    out = tmp_path / "t.h5"
+    result = _run("generate", *SMALL, *option, "-o", out)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_missing_entries_through_the_command_line(tmp_path, capsys):
+    out = tmp_path / "m.h5"
+    assert main(["generate", *SMALL, "--missing", "0.3", "--missing-mechanism", "block", "-o", str(out), "-q"]) == 0
+    table = load_table(out)
+    assert table.missing_mechanism == "block" and np.isnan(table.data).any()
+    assert main(["info", str(out)]) == 0
+    assert "missing entries: " in capsys.readouterr().out
+    assert main(["info", "--json", str(out)]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["format_version"] == "1.3" and info["missing_mechanism"] == "block"
+    assert info["missing_fraction"] == info["n_missing"] / (30 * 24)
+
+
+def test_evaluate_refuses_a_complete_table_holding_nan(table_file, tmp_path):
+    import shutil
+
+    import h5py
+
+    bad = tmp_path / "nan.h5"
+    shutil.copyfile(table_file, bad)
+    with h5py.File(bad, "r+") as f:  # a Bernoulli table cannot even hold NaN: write a Gaussian one's
+        data = f["data"][()].astype(np.float64)
+        data[0, 0] = np.nan
+        del f["data"]
+        f.create_dataset("data", data=data)
+        f.attrs["kind"] = "gaussian"
+    rows = tmp_path / "rows.txt"
+    rows.write_text("\n".join("0" for _ in range(30)))
+    result = _run("evaluate", bad, "--rows", rows, "--cols", rows)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "NaN" in result.stderr and "stores 0 there, under its observed mask" in result.stderr

@@ -279,6 +279,33 @@ def test_cli_show(tables, tmp_path, capsys):
     assert err.count("\n") == 0 and "length" in err
 
 
+@pytest.mark.parametrize("kind, colour", [("gaussian", "#bdbdbd"), ("bernoulli", "#e3c98f")])
+def test_missing_entries_are_drawn_in_a_neutral_colour(kind, colour, tmp_path):
+    """Missing entries are NaN cells drawn in the family's neutral colour (outside its map),
+    named in the colour bar; block averages count observed entries only."""
+    from matplotlib.colors import to_rgba
+
+    table = make_table(kind, n_rows=60, n_cols=40, n_samples=60, scale=0.5, missing=(0.3, "random"))
+    fig = plot_table(table)
+    drawn = _images(fig)[0]
+    assert np.array_equal(np.ma.getmaskarray(drawn) | np.isnan(np.ma.getdata(drawn)), np.isnan(table.data))
+    heat = _all_axes(fig)[0].images[0]
+    assert heat.cmap.get_bad() == pytest.approx(to_rgba(colour))
+    labels = [a.get_ylabel() for a in fig.axes]
+    assert any(": missing)" in label for label in labels)
+    assert "30% missing (random)" in fig.get_suptitle()
+    save_figure(fig, tmp_path / "t.png")
+    small = plot_table(table, max_cells=10)  # 6x4 rows and columns per cell: means of observed entries
+    coarse = _images(small)[0]
+    assert coarse.shape == (10, 10) and np.all(np.isfinite(np.ma.getdata(coarse)))
+    means = block_means(table.data, table.map_rows, table.map_cols)
+    observed = ~np.isnan(table.data)
+    k, l = table.map_rows[0], table.map_cols[0]
+    block = np.ix_(table.map_rows == k, table.map_cols == l)
+    assert means[k, l] == pytest.approx(np.nanmean(table.data[block]))
+    assert observed[block].sum() < observed[block].size
+
+
 def test_the_title_leads_with_the_floor_and_a_readable_mcse(tables):
     """The title gives the certified floor (not the MAP's risk) with the MCSE to two
     significant digits: an MCSE of 0.0001 is not printed as "± 0.000" (issue 27, item 4)."""

@@ -60,6 +60,7 @@ from lbm_bench.algorithms.lbm_em import FAMILIES, LBMFit, cem, fit_lbm, vem
 from lbm_bench.algorithms.registry import (
     ALGORITHMS,
     FAMILY_ALGORITHMS,
+    MASKED_INPUT,
     SELECTION_ALGORITHMS,
     TRACKS,
     Algorithm,
@@ -79,6 +80,7 @@ __all__ = [
     "FAMILY_ALGORITHMS",
     "SELECTION_ALGORITHMS",
     "TRACKS",
+    "MASKED_INPUT",
     "Algorithm",
     "LBMFit",
     "LBMSelection",

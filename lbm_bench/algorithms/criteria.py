@@ -37,7 +37,7 @@ import numpy as np
 from scipy import special
 
 from lbm_bench._validation import check_choice
-from lbm_bench.algorithms.em_problem import EMProblem, row_totals
+from lbm_bench.algorithms.em_problem import MIN_MASS, EMProblem, row_totals
 from lbm_bench.algorithms.kmeans import onehot
 from lbm_bench.models.base import LatentBlockModel
 
@@ -104,8 +104,10 @@ class Criterion:
         n, d = problem.X.shape
         self.shape = (int(n), int(d))
         whole = problem.block_totals(np.ones((n, 1)), np.ones((d, 1)))[:, 0, 0]
-        self.prior = self.family.conjugate_prior(whole, float(n) * d) if self.form == "exact-icl" else None
-        self.n_free = len(problem.T)  # free parameters of a block (BIC-type form)
+        self.n_stats = problem.p  # statistics per entry; with missing entries the observed counts follow
+        seen = float(whole[self.n_stats]) if problem.masked else float(n) * d
+        self.prior = self.family.conjugate_prior(whole[: self.n_stats], seen) if self.form == "exact-icl" else None
+        self.n_free = self.n_stats  # free parameters of a block (BIC-type form)
 
     def sums(self, rows: np.ndarray, cols: np.ndarray) -> LabelSums:
         """Block sums of a labelling whose clusters are ``0 .. g-1`` and ``0 .. m-1``, all used."""
@@ -119,20 +121,27 @@ class Criterion:
 
     def of_sums(self, sums: LabelSums) -> float:
         """The criterion from block sums (see :meth:`sums`)."""
-        exposure = np.outer(sums.row_counts, sums.col_counts)
+        totals, exposure = self._blocks(sums)
         if self.form == "exact-icl":
-            blocks = self.family.log_marginal_blocks(sums.totals, exposure, self.prior)
+            blocks = self.family.log_marginal_blocks(totals, exposure, self.prior)
             value = log_dirichlet_labels(sums.row_counts) + log_dirichlet_labels(sums.col_counts) + blocks.sum()
         else:
-            value = self._complete_log_likelihood(sums, exposure) - self._penalty(*exposure.shape)
+            value = self._complete_log_likelihood(sums, totals, exposure) - self._penalty(*exposure.shape)
         return float(value + self.problem.base_measure)
 
-    def _complete_log_likelihood(self, sums: LabelSums, exposure: np.ndarray) -> float:
+    def _blocks(self, sums: LabelSums) -> tuple[np.ndarray, np.ndarray]:
+        """The block sums of the statistics (n_stats, g, m) and the block sizes (g, m): the
+        blocks' observed counts when the table has missing entries (the problem's last channel)."""
+        if self.problem.masked:
+            return sums.totals[: self.n_stats], sums.totals[self.n_stats]
+        return sums.totals, np.outer(sums.row_counts, sums.col_counts)
+
+    def _complete_log_likelihood(self, sums: LabelSums, totals: np.ndarray, exposure: np.ndarray) -> float:
         """``max_theta log p(X, z, w; theta)`` less the base measure: the M-step's estimates."""
         n, d = self.shape
-        params = self.family.estimate_blocks(sums.totals, exposure, self.problem.var_floor)
+        params = self.family.estimate_blocks(totals, np.maximum(exposure, MIN_MASS), self.problem.var_floor)
         model = self.family(sums.row_counts / n, sums.col_counts / d, **params)
-        value = np.sum(model.natural_parameters * sums.totals) - np.sum(model.log_partition * exposure)
+        value = np.sum(model.natural_parameters * totals) - np.sum(model.log_partition * exposure)
         labels = sums.row_counts @ np.log(sums.row_counts / n) + sums.col_counts @ np.log(sums.col_counts / d)
         return float(value + labels)
 

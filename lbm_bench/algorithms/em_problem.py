@@ -1,12 +1,22 @@
 """A table prepared for block EM: its sufficient statistics, its products with assignments, the M-step.
 
-:class:`EMProblem` holds a validated table of one family (dense, or CSR for the families
-that ``can_be_sparse``), its sufficient statistics and base measure, and the family's
-M-step; block CEM and VEM (:mod:`lbm_bench.algorithms.lbm_em`) and the model selection
-(:mod:`lbm_bench.algorithms.selection`) run on it. The table is read only by the
-constructor and by the two products with assignments, :meth:`EMProblem.row_sums`
-(``T_p @ W``) and :meth:`EMProblem.col_sums` (``T_p^T @ Z``); every other block sum is
-computed from these small (items x clusters) arrays.
+:class:`EMProblem` reads the table once (sufficient statistics, base measure;
+Gaussian tables centred; dense, or CSR for the families that ``can_be_sparse``) and
+offers the only block sums that read it, its two products with assignments
+:meth:`EMProblem.row_sums` (``T_p @ W``) and :meth:`EMProblem.col_sums`
+(``T_p^T @ Z``); every other block sum of block CEM and VEM
+(:mod:`lbm_bench.algorithms.lbm_em`) and of the model selection
+(:mod:`lbm_bench.algorithms.selection`) is computed from these small
+(items x clusters) arrays.
+
+**Missing entries** (NaN, a masked array, explicit NaN of a sparse table): the
+statistics are zeroed at missing entries and the observed mask ``M`` is one more
+channel of the products, so that ``n_l`` becomes the row's observed count
+``(M @ W)_il`` in the row step and the block sizes of the M-step the blocks'
+observed counts ``Z^T M W`` (a sparse table: ``M @ W = 1 @ W - Missing @ W``, its
+missing set being sparse). The starts' k-means++ seeding sees the table with its
+missing entries imputed by column means (:meth:`EMProblem.seed_points`; categorical
+tables: the one-hot codes of the observed entries).
 """
 
 from __future__ import annotations
@@ -14,8 +24,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from lbm_bench.algorithms.inputs import imputed_table
 from lbm_bench.models.base import LatentBlockModel
-from lbm_bench.models.data import TableData
+from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
 from lbm_bench.models.registry import family_names, get_family
 
 __all__ = ["EMProblem", "MIN_MASS", "VARIANCE_FLOOR", "block_logits", "col_totals", "one_hot_codes",
@@ -36,7 +47,6 @@ def proportions(mass: np.ndarray) -> np.ndarray:
     return props / props.sum()
 
 
-
 class EMProblem:
     """A validated table, its sufficient statistics and the family's M-step.
 
@@ -44,26 +54,34 @@ class EMProblem:
     and column assignments ``W`` are (n_cols, m), one-hot (CEM) or soft (VEM).
     """
 
-    def __init__(self, X: np.ndarray | sp.csr_array, kind: str, method: str = "cem") -> None:
+    def __init__(self, X: np.ndarray | sp.csr_array | TableData, kind: str, method: str = "cem") -> None:
         family = get_family(kind)
         self.kind = kind
         self.family = family
-        self.sparse = TableData.of(X).is_sparse
+        data = TableData.of(X)
+        self.data = data
+        self.sparse = data.is_sparse
         if self.sparse and not family.can_be_sparse:
             sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
             raise ValueError(
                 f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
                 f"{kind!r}; densify it (X.toarray()) to fit {kind} blocks"
             )
-        placeholder = family.placeholder(X)
+        placeholder = family.placeholder(data.table)
         self._placeholder = placeholder
         self._row_base: np.ndarray | None = None
         self._col_base: np.ndarray | None = None
         self._seed_points: tuple | None = None
+        #: whether the observed mask is a channel of the products (missing entries)
+        self.masked = data.has_missing and data.n_missing > 0
+        self.p = placeholder.n_stats
         if self.sparse:
-            self._init_sparse(X, method)
+            self._init_sparse(data, method)
             return
-        self.X = placeholder.check_table(X)
+        self.X = placeholder.check_table(data.table)
+        if self.masked:
+            self._init_masked(data.observed)
+            return
         # Gaussian tables are fitted centred (block variances E[x^2] - E[x]^2
         # lose precision far from zero); restore() shifts the means back.
         self.offset = float(np.mean(self.X)) if family.fit_centred else 0.0
@@ -73,9 +91,29 @@ class EMProblem:
         self.base_measure = placeholder.log_base_measure(self.values)
         table_var = float(np.var(self.X)) if family.fit_centred else 0.0
         self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+        self.seed_values = self.values
 
-    def _init_sparse(self, X: sp.csr_array, method: str) -> None:
-        """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose.
+    def _init_masked(self, observed: np.ndarray) -> None:
+        """A dense table with missing entries: statistics zeroed there, the mask as channel ``p``."""
+        values = np.asarray(self.X, dtype=np.float64)
+        seen = values[observed]
+        self.offset = float(seen.mean()) if self.family.fit_centred and seen.size else 0.0
+        self.values = np.where(observed, values - self.offset, 0.0)
+        stats = self._placeholder.sufficient_statistics(self.values) * observed
+        self.T = np.concatenate([stats, observed[None].astype(np.float64)])
+        self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
+        self.base_measure = self._placeholder.log_base_measure(self.values) - self.data.n_missing * self._zero_base()
+        table_var = float(np.var(seen)) if self.family.fit_centred and seen.size else 0.0
+        self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+        self.seed_values = imputed_table(DenseTableData(self.values, observed))
+
+    def _zero_base(self) -> float:
+        """``log h(0)`` of one entry (the families' does not depend on the exposure)."""
+        return float(self._placeholder.log_base_measure(np.zeros((1, 1), dtype=self.family.table_dtype)))
+
+    def _init_sparse(self, data: TableData, method: str) -> None:
+        """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose (and its
+        missing set, whose products give the observed counts).
 
         Only families whose statistic is the entry itself and whose base measure
         vanishes at zero (``can_be_sparse``: Bernoulli, Poisson; the others are refused
@@ -83,16 +121,20 @@ class EMProblem:
         product and the zeros add nothing to the base measure. The family's table check
         refuses values its tables cannot hold.
         """
-        table = self._placeholder.check_table(X)
+        table = self._placeholder.check_table(data.table)
         self.X = table
         self.offset = 0.0
         self.values = sp.csr_array(table, dtype=np.float64)
         self.values.sum_duplicates()
         self.T = [self.values]
         self.T_t = [sp.csr_array(self.values.T)]
+        if self.masked:
+            self.missing = data.missing_indicator()
+            self.missing_t = sp.csr_array(self.missing.T)
         base = self._placeholder.log_base_measure
         self.base_measure = float(base(self.values.data[None])) if self.values.nnz else 0.0
         self.var_floor = 1e-12
+        self.seed_values = imputed_table(SparseTableData(self.values, data.missing)) if self.masked else self.values
 
     def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
         """``sum_j log h(x_ij)`` of every row of ``table`` (zeros add nothing when sparse)."""
@@ -103,28 +145,38 @@ class EMProblem:
         return np.array([base(data[None, a:b]) if b > a else 0.0 for a, b in zip(indptr[:-1], indptr[1:], strict=True)])
 
     def row_base(self) -> np.ndarray:
-        """Per-row base measure ``sum_j log h(x_ij)`` (n_rows,), computed on demand."""
+        """Per-row base measure ``sum_j M_ij log h(x_ij)`` (n_rows,), computed on demand."""
         if self._row_base is None:
             self._row_base = self._base_by_item(self.values)
+            if self.masked and not self.sparse:
+                self._row_base -= self.data.missing_row_counts() * self._zero_base()
         return self._row_base
 
     def col_base(self) -> np.ndarray:
         """Per-column base measure (n_cols,), computed on demand."""
         if self._col_base is None:
             self._col_base = self._base_by_item(self.T_t[0] if self.sparse else self.values.T)
+            if self.masked and not self.sparse:
+                self._col_base -= self.data.missing_col_counts() * self._zero_base()
         return self._col_base
 
     def seed_points(self) -> tuple[np.ndarray | sp.csr_array, np.ndarray | sp.csr_array]:
         """The points k-means++ seeds the starts on: the rows (n_rows, .) and the columns
-        (n_cols, .) of the table, or, for a family whose statistics are the indicators of
-        a code (``code_statistics``: categorical blocks), of its one-hot encoding (CSR,
-        one non-zero per entry: distances count the differing codes, whatever their values)."""
+        (n_cols, .) of the table (missing entries imputed by column means), or, for a family
+        whose statistics are the indicators of a code (``code_statistics``: categorical
+        blocks), of its one-hot encoding (CSR, one non-zero per observed entry: distances
+        count the differing codes, whatever their values)."""
         if self._seed_points is None:
             if self.family.code_statistics:
                 codes = np.asarray(self.X, dtype=np.int64)
-                self._seed_points = (one_hot_codes(codes), one_hot_codes(codes.T))
+                observed = self.data.observed if self.masked else None
+                observed_t = None if observed is None else observed.T
+                self._seed_points = (one_hot_codes(codes, observed), one_hot_codes(codes.T, observed_t))
+            elif self.sparse:
+                columns = sp.csr_array(self.seed_values.T) if self.masked else self.T_t[0]
+                self._seed_points = (self.seed_values, columns)
             else:
-                self._seed_points = (self.values, self.T_t[0] if self.sparse else self.values.T)
+                self._seed_points = (self.seed_values, self.seed_values.T)
         return self._seed_points
 
     def restore(self, model: LatentBlockModel) -> LatentBlockModel:
@@ -137,16 +189,30 @@ class EMProblem:
 
     # The table's products with assignments: the only block sums that read the table.
     def row_sums(self, W: np.ndarray) -> np.ndarray:
-        """Row block sums ``T_p @ W``: (p, n_rows, m)."""
-        return np.stack([t @ W for t in self.T])
+        """Row block sums ``T_p @ W``: (p, n_rows, m) (and the observed counts ``M @ W`` last,
+        with missing entries)."""
+        sums = [t @ W for t in self.T]
+        if self.masked and self.sparse:
+            sums.append(W.sum(0)[None, :] - self.missing @ W)
+        return np.stack(sums)
 
     def col_sums(self, Z: np.ndarray) -> np.ndarray:
-        """Column block sums ``T_p^T @ Z``: (p, n_cols, g)."""
-        return np.stack([t @ Z for t in self.T_t])
+        """Column block sums ``T_p^T @ Z``: (p, n_cols, g) (and ``M^T @ Z`` last)."""
+        sums = [t @ Z for t in self.T_t]
+        if self.masked and self.sparse:
+            sums.append(Z.sum(0)[None, :] - self.missing_t @ Z)
+        return np.stack(sums)
 
     def block_totals(self, Z: np.ndarray, W: np.ndarray) -> np.ndarray:
-        """Block sums of the sufficient statistics ``Z^T T_p W``: (p, g, m)."""
+        """Block sums of the sufficient statistics ``Z^T T_p W``: (p, g, m) (and the blocks'
+        observed counts ``Z^T M W`` last, with missing entries)."""
         return row_totals(Z, self.row_sums(W))
+
+    def exposure(self, Z: np.ndarray, W: np.ndarray, totals: np.ndarray) -> np.ndarray:
+        """Block sizes (g, m): the observed counts with missing entries."""
+        if self.masked:
+            return totals[self.p]
+        return np.outer(Z.sum(0), W.sum(0))
 
     def row_step(self, model: LatentBlockModel, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Row block sums and unnormalised ``log p(z_i = k | W, x_i)``.
@@ -156,13 +222,15 @@ class EMProblem:
         """
         S = self.row_sums(W)
         eta, log_partition = model.natural_parameters, model.log_partition
-        return S, block_logits(S, W.sum(0), eta, log_partition, model.row_proportions)
+        mass = S[self.p] if self.masked else W.sum(0)
+        return S, block_logits(S[: self.p], mass, eta, log_partition, model.row_proportions)
 
     def col_step(self, model: LatentBlockModel, Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Column block sums ``T^T @ Z`` (p, n_cols, g) and logits (n_cols, m)."""
         S = self.col_sums(Z)
         eta, log_partition = model.natural_parameters.swapaxes(1, 2), model.log_partition.T
-        return S, block_logits(S, Z.sum(0), eta, log_partition, model.col_proportions)
+        mass = S[self.p] if self.masked else Z.sum(0)
+        return S, block_logits(S[: self.p], mass, eta, log_partition, model.col_proportions)
 
     def m_step(
         self,
@@ -175,12 +243,15 @@ class EMProblem:
 
         ``totals`` are the block sums ``Z^T T_p W`` (p, g, m). Blocks of a cluster
         whose mass is below ``MIN_MASS`` keep the parameters of ``previous``
-        (only VEM clusters empty out: CEM re-seeds them).
+        (only VEM clusters empty out: CEM re-seeds them; with missing entries, also a
+        block with no observed entry).
         """
         row_mass, col_mass = Z.sum(0), W.sum(0)
-        exposure = np.maximum(np.outer(row_mass, col_mass), MIN_MASS)
-        params = self.family.estimate_blocks(totals, exposure, self.var_floor)
+        exposure = np.maximum(self.exposure(Z, W, totals), MIN_MASS)
+        params = self.family.estimate_blocks(totals[: self.p], exposure, self.var_floor)
         stale = (row_mass < MIN_MASS)[:, None] | (col_mass < MIN_MASS)[None, :]
+        if self.masked:
+            stale = stale | (exposure <= MIN_MASS)
         if previous is not None and stale.any():
             for name, old in previous.block_parameters().items():
                 where = stale.reshape(stale.shape + (1,) * (np.ndim(old) - 2))  # (g, m) + block_extents
@@ -190,20 +261,25 @@ class EMProblem:
     def expected_log_joint(
         self, model: LatentBlockModel, Z: np.ndarray, W: np.ndarray, totals: np.ndarray
     ) -> float:
-        """``E_{Z, W}[log p(X, z, w)]``: the complete log-likelihood for one-hot Z and W."""
+        """``E_{Z, W}[log p(X, z, w)]``: the complete log-likelihood for one-hot Z and W
+        (of the observed entries)."""
         row_mass, col_mass = Z.sum(0), W.sum(0)
-        value = np.sum(model.natural_parameters * totals)
-        value -= np.sum(model.log_partition * np.outer(row_mass, col_mass))
+        value = np.sum(model.natural_parameters * totals[: self.p])
+        value -= np.sum(model.log_partition * self.exposure(Z, W, totals))
         value += row_mass @ np.log(model.row_proportions) + col_mass @ np.log(model.col_proportions)
         return float(value + self.base_measure)
 
 
-def one_hot_codes(codes: np.ndarray) -> sp.csr_array:
-    """Rows of a table of codes one-hot encoded: (n_rows, n_cols * n_codes), one 1 per entry."""
+def one_hot_codes(codes: np.ndarray, observed: np.ndarray | None = None) -> sp.csr_array:
+    """Rows of a table of codes one-hot encoded: (n_rows, n_cols * n_codes), one 1 per
+    (observed) entry."""
     n, d = codes.shape
     width = int(codes.max()) + 1
-    columns = (np.arange(d) * width + codes).ravel()
-    return sp.csr_array((np.ones(n * d), columns, np.arange(0, n * d + 1, d)), shape=(n, d * width))
+    columns = np.arange(d) * width + codes
+    if observed is None:
+        return sp.csr_array((np.ones(n * d), columns.ravel(), np.arange(0, n * d + 1, d)), shape=(n, d * width))
+    indptr = np.concatenate([[0], np.cumsum(observed.sum(1))])
+    return sp.csr_array((np.ones(int(indptr[-1])), columns[observed], indptr), shape=(n, d * width))
 
 
 def block_logits(
@@ -211,9 +287,10 @@ def block_logits(
 ) -> np.ndarray:
     """``log props_k + sum_o [eta_ko . S_io - A_ko mass_o]``.
 
-    S is (p, n, o), mass (o,), eta (p, k, o), log_partition (k, o); returns (n, k).
+    S is (p, n, o), mass (o,) or, with missing entries, each item's own (n, o), eta
+    (p, k, o), log_partition (k, o); returns (n, k).
     """
-    logits = np.log(props) - log_partition @ mass
+    logits = np.log(props) - (log_partition @ mass if mass.ndim == 1 else mass @ log_partition.T)
     for s, e in zip(S, eta, strict=True):
         logits = logits + s @ e.T
     return logits

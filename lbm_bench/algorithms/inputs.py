@@ -7,6 +7,17 @@ when its values lie in {0, 1}, Poisson when they are non-negative, Gaussian
 otherwise. Counts stored as floats (e.g. read from a CSV file) are fitted as
 counts only with ``kind="poisson"`` (or :func:`lbm_bench.algorithms.poisson_cem`,
 ``"lbm_bench.algorithms:poisson_cem"``).
+
+**Missing entries.** Tables with missing entries reach the algorithms as float
+arrays with NaN there (scikit-learn's and pandas' convention; what
+:func:`lbm_bench.load_table` returns), as NumPy masked arrays (their dtype kept),
+or as sparse tables with explicit NaN values. :func:`check_incomplete_inputs`
+reads any of them into a :class:`~lbm_bench.models.data.TableData` with its mask;
+:func:`imputed_table` fills the missing entries with their column's mean (the
+baselines that need a complete table say so). :func:`infer_kind` infers the
+family of a NaN table from its observed values, since its dtype had to become
+float: a float table with NaN whose observed values are all integers is taken
+for counts or binaries (pass ``kind`` to decide otherwise).
 """
 
 from __future__ import annotations
@@ -21,7 +32,15 @@ from lbm_bench._validation import check_count
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import FAMILY_CLASSES
 
-__all__ = ["check_inputs", "check_numeric_table", "infer_kind", "reject_sparse"]
+__all__ = [
+    "check_incomplete_inputs",
+    "check_inputs",
+    "check_numeric_table",
+    "imputed_table",
+    "infer_kind",
+    "reject_missing",
+    "reject_sparse",
+]
 
 
 def check_numeric_table(X: Any, name: str = "X") -> np.ndarray | sp.csr_array:
@@ -83,6 +102,47 @@ def check_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) -> tuple[np.n
     return table, g, m
 
 
+def check_incomplete_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) -> tuple[TableData, int, int]:
+    """The table with its missing entries (NaN, a masked array, explicit NaN of a sparse
+    table) as a :class:`~lbm_bench.models.data.TableData` holding 0 there, checked as
+    :func:`check_inputs` checks a complete one."""
+    data = TableData.incomplete(X)
+    table = check_numeric_table(data.table)
+    g, m = _check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
+    return data.with_table(table), g, m
+
+
+def reject_missing(X: Any, algorithm: str) -> None:
+    """Refuse a table with missing entries in one line naming ``algorithm`` (ValueError)."""
+    if TableData.incomplete(X).n_missing:
+        raise ValueError(
+            f"{algorithm} does not fit tables with missing entries (it has no mask); use cem or vem, which "
+            "fit the observed entries, or double-kmeans, which imputes column means"
+        )
+
+
+def imputed_table(data: TableData) -> Any:
+    """The table as float64 with each missing entry replaced by the mean of its column's
+    observed entries (the table's observed mean for a column with none); a sparse table
+    stays sparse (its missing set is sparse). A complete table is returned as float64."""
+    values = data.as_float()
+    if not data.has_missing or data.n_missing == 0:
+        return values.table
+    n, d = data.shape
+    observed = n - data.missing_col_counts()
+    sums = values.col_totals()
+    overall = float(sums.sum() / max(observed.sum(), 1))
+    means = np.where(observed > 0, sums / np.maximum(observed, 1), overall)
+    if data.is_sparse:
+        missing = data.missing_indicator()
+        fill = sp.csr_array((means[missing.indices], missing.indices, missing.indptr), shape=missing.shape)
+        return sp.csr_array(values.table + fill)
+    table = np.array(values.table)
+    where = ~data.observed
+    table[where] = np.broadcast_to(means, table.shape)[where]
+    return table
+
+
 def infer_kind(X: ArrayLike) -> str:
     """Infer the latent block model family of a table from its dtype and values.
 
@@ -100,14 +160,41 @@ def infer_kind(X: ArrayLike) -> str:
     str
         ``"gaussian"``, ``"poisson"`` or ``"bernoulli"``.
 
+    A table with missing entries is inferred from its observed entries: a masked array
+    keeps its dtype; a float table with NaN at its missing entries is read as integers
+    when its observed values are all integers (its dtype had to become float).
+
     Examples
     --------
     >>> infer_kind([[0, 1], [1, 1]]), infer_kind([[0, 3], [2, 1]]), infer_kind([[0.0, 3.0]])
     ('bernoulli', 'poisson', 'gaussian')
+    >>> infer_kind([[0.0, float("nan")], [2.0, 1.0]])
+    'poisson'
     """
-    table = check_numeric_table(X)
+    data = TableData.incomplete(X)
+    table = check_numeric_table(data.table)
     low = high = None
-    if table.dtype.kind != "f":
-        low, high = int(table.min()), int(table.max())
+    dtype_kind = table.dtype.kind
+    if data.n_missing and dtype_kind == "f":
+        values = _observed_values(data)
+        if values.size and np.all(values == np.round(values)):
+            dtype_kind = "i"
+    if dtype_kind != "f":
+        values = _observed_values(data) if data.n_missing else None
+        if values is None:
+            low, high = int(table.min()), int(table.max())
+        else:
+            low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
     families = sorted((f for f in FAMILY_CLASSES if f.inference_order is not None), key=lambda f: f.inference_order)
-    return next(f.kind for f in families if f.describes(table.dtype.kind, low, high))
+    return next(f.kind for f in families if f.describes(dtype_kind, low, high))
+
+
+def _observed_values(data: TableData) -> np.ndarray:
+    """The values of the observed entries (the stored ones of a sparse table, plus a 0 when
+    it has implicit zeros among its observed entries)."""
+    if data.is_sparse:
+        stored = np.asarray(data.table.data)
+        n, d = data.shape
+        zeros = n * d - data.table.nnz - data.n_missing > 0
+        return np.concatenate([stored, [0]]) if zeros else stored
+    return np.asarray(data.table)[data.observed]

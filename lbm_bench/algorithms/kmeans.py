@@ -53,7 +53,7 @@ from numpy.typing import ArrayLike
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count
-from lbm_bench.algorithms.inputs import check_inputs
+from lbm_bench.algorithms.inputs import check_incomplete_inputs, imputed_table
 from lbm_bench.models.data import TableData
 
 __all__ = ["double_kmeans", "fill_empty", "kmeans", "onehot", "seeded_labels"]
@@ -182,6 +182,10 @@ def double_kmeans(
         The table (any numeric values). A sparse table stays sparse: the
         distances come from sparse products, the centers are dense
         (``n_row_clusters x n_cols`` and ``n_col_clusters x n_rows``).
+        **Missing entries** (NaN, a masked array, explicit NaN of a sparse
+        table) are imputed by the mean of their column's observed entries
+        before both k-means (k-means needs a complete table; the imputation is
+        the baseline's, not a model of the missing entries).
     n_row_clusters, n_col_clusters : int
         Numbers of row and column clusters.
     n_init : int, default=10
@@ -200,10 +204,10 @@ def double_kmeans(
     (True, True)
     """
     rng = np.random.default_rng(rng)
-    table, g, m = check_inputs(X, n_row_clusters, n_col_clusters)
+    table, g, m = check_incomplete_inputs(X, n_row_clusters, n_col_clusters)
     n_init = check_count("n_init", n_init)
     max_iter = check_count("max_iter", max_iter)
-    data = TableData.of(table).as_float()
+    data = TableData.of(imputed_table(table)).as_float()
     rows = kmeans(data, g, n_init=n_init, max_iter=max_iter, rng=rng)
     cols = kmeans(data.transposed(), m, n_init=n_init, max_iter=max_iter, rng=rng)
     return rows, cols

@@ -22,6 +22,10 @@ The table is prepared once, as an :class:`~lbm_bench.algorithms.em_problem.EMPro
 runs one start on it, from given labels or a k-means++ seeded start (the model
 selection, :mod:`lbm_bench.algorithms.selection`, starts runs from the splits and
 merges of other fits).
+
+**Missing entries** (NaN, a masked array, explicit NaN of a sparse table): both
+fit the observed entries only, ``n_l`` becoming each row's observed count in class
+``l`` (:mod:`lbm_bench.algorithms.em_problem`).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from scipy.special import logsumexp
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_choice, check_count, check_positive_float
 from lbm_bench.algorithms.em_problem import VARIANCE_FLOOR, EMProblem, col_totals, row_totals
-from lbm_bench.algorithms.inputs import check_inputs, infer_kind
+from lbm_bench.algorithms.inputs import check_incomplete_inputs, infer_kind
 from lbm_bench.algorithms.kmeans import fill_empty, onehot, seeded_labels
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.registry import check_kind, family_names, get_family
@@ -294,7 +298,8 @@ def fit_lbm(
     Parameters
     ----------
     X : array-like of shape (n_rows, n_cols)
-        The table.
+        The table; missing entries as NaN (a float array), a NumPy masked array,
+        or explicit NaN values of a sparse table: only the observed entries are fitted.
     n_row_clusters, n_col_clusters : int
         Numbers of row and column clusters, between 1 and the table's size.
     method : {"cem", "vem"}, default="cem"
@@ -355,9 +360,9 @@ def fit_lbm(
     ('poisson', (40,), (30,), (2, 2))
     """
     rng = np.random.default_rng(rng)
-    table, g, m = check_inputs(X, n_row_clusters, n_col_clusters)
+    table, g, m = check_incomplete_inputs(X, n_row_clusters, n_col_clusters)
     check_choice("method", method, tuple(EM_METHODS))
-    kind = infer_kind(table) if kind is None else check_kind(kind)
+    kind = infer_kind(X) if kind is None else check_kind(kind)
     defaults = _DEFAULTS[method]
     n_init = check_count("n_init", defaults["n_init"] if n_init is None else n_init)
     max_iter = check_count("max_iter", defaults["max_iter"] if max_iter is None else max_iter)

@@ -56,6 +56,7 @@ __all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attribu
     "LBM_METHODS",
     "SELECTION_ALGORITHMS",
     "TRACKS",
+    "MASKED_INPUT",
     "Algorithm",
     "algorithm_source",
     "fits_family",
@@ -64,6 +65,10 @@ __all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attribu
 
 #: The algorithm protocol: ``fit(X, n_row_clusters, n_col_clusters, *, rng) -> (rows, cols)``.
 Algorithm = Callable[..., tuple[np.ndarray, np.ndarray]]
+#: An algorithm with this attribute set to True is handed a table with missing entries as a
+#: NumPy masked array in the table's dtype (``lbm-bench benchmark``), instead of float64 with
+#: NaN; the built-in CEM and VEM ask for it (the dtype then tells the family).
+MASKED_INPUT = "masked_input"
 
 #: The block EM methods, by name, with what their per-family algorithms call them.
 LBM_METHODS: dict[str, tuple[Algorithm, str]] = {
@@ -91,6 +96,7 @@ def _family_algorithm(kind: str, method: str) -> Algorithm:
         return fit(X, n_row_clusters, n_col_clusters, kind=kind, rng=rng)
 
     algorithm.__name__ = algorithm.__qualname__ = f"{kind}_{method}"
+    setattr(algorithm, MASKED_INPUT, True)
     algorithm.kind = kind  # the family it fits (see fits_family)
     algorithm.__doc__ = (
         f"{title} with {_fitted_blocks(FAMILIES[kind])}.\n\n"
@@ -108,6 +114,9 @@ FAMILY_ALGORITHMS: dict[str, Algorithm] = {
 globals().update(FAMILY_ALGORITHMS)  # lbm_bench.algorithms.registry.poisson_cem, ...
 __all__ += sorted(FAMILY_ALGORITHMS)
 
+
+for _fit, _ in LBM_METHODS.values():
+    setattr(_fit, MASKED_INPUT, True)
 
 #: Built-in algorithms by short name; ``"cem"`` and ``"vem"`` infer the family from
 #: the table, ``"gaussian-cem"`` ... ``"bernoulli-vem"`` (one per family and method) force it.

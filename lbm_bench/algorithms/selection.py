@@ -41,6 +41,7 @@ from lbm_bench.algorithms.embedding import embed_rows
 from lbm_bench.algorithms.inputs import check_numeric_table, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 from lbm_bench.algorithms.lbm_em import EM_METHODS, EMRun, LBMFit, em_run
+from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import check_kind
 
 __all__ = ["DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "cem_icl", "check_max_clusters", "select_lbm", "vem_icl"]
@@ -406,13 +407,14 @@ def select_lbm(
     ((3, 2), 'exact-icl', (4, 4))
     """
     rng = np.random.default_rng(rng)
-    table = check_numeric_table(X)
+    data = TableData.incomplete(X)  # missing entries (NaN, masked, explicit NaN of a sparse table) kept aside
+    table = check_numeric_table(data.table)
     bounds = check_max_clusters("max_clusters", max_clusters, table.shape)
     check_choice("method", method, tuple(EM_METHODS))
     check_choice("search", search, SEARCHES)
     n_init, jobs = check_count("n_init", n_init), check_count("jobs", jobs)
-    kind = infer_kind(table) if kind is None else check_kind(kind)
-    crit = Criterion(EMProblem(table, kind, method), criterion)
+    kind = infer_kind(X) if kind is None else check_kind(kind)
+    crit = Criterion(EMProblem(data.with_table(table), kind, method), criterion)
     root = np.random.SeedSequence(int(rng.integers(2**63)))
     with single_blas_thread():
         if jobs == 1:

@@ -51,6 +51,7 @@ import scipy.sparse as sp
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, describe_value
+from lbm_bench.algorithms.inputs import reject_missing
 from lbm_bench.models.data import TableData
 
 __all__ = ["sparsebm_lbm", "sparsebm_selection", "global_numpy_seed", "SPARSEBM_SETTINGS"]
@@ -156,11 +157,13 @@ def sparsebm_lbm(
     ImportError
         When sparsebm is not installed.
     ValueError
-        For a table that is not binary, or cluster numbers larger than the table.
+        For a table that is not binary or has missing entries (sparsebm has no mask),
+        or cluster numbers larger than the table.
     RuntimeError
         When no start of sparsebm converged to a finite likelihood.
     """
     rng = np.random.default_rng(rng)
+    reject_missing(X, "sparsebm")
     LBM = _sparsebm("sparsebm").LBM
     matrix = _binary_csr(X)
     n_rows, n_cols = matrix.shape

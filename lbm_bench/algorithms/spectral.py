@@ -3,6 +3,10 @@
 scikit-learn is an optional extra, imported when a method is called: without
 it, :func:`spectral_coclustering` and :func:`spectral_biclustering` raise an
 ``ImportError`` that says ``pip install 'lbm-bench[sklearn]'``.
+
+Both need a complete table: **missing entries** (NaN or a masked array) are
+imputed by the mean of their column's observed entries first (the baseline's
+choice, not a model of the missing entries).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench.algorithms.inputs import check_inputs, reject_sparse
+from lbm_bench.algorithms.inputs import check_incomplete_inputs, imputed_table, reject_sparse
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 
 __all__ = ["spectral_biclustering", "spectral_coclustering"]
@@ -27,7 +31,8 @@ def _spectral_inputs(
 ) -> tuple[Any, np.ndarray, int, int]:
     """Validated inputs of the spectral methods: (sklearn.cluster, data, g, m)."""
     reject_sparse(X, algorithm, "empty rows and columns get a constant added to every entry, which densifies it")
-    table, g, m = check_inputs(X, n_row_clusters, n_col_clusters)
+    data, g, m = check_incomplete_inputs(X, n_row_clusters, n_col_clusters)
+    table = imputed_table(data) if data.n_missing else data.table
     if min(table.shape) < 2:
         raise ValueError(f"X must have at least 2 rows and 2 columns, got shape {table.shape}")
     return _import_sklearn_cluster(), _nonnegative(table), g, m

@@ -166,6 +166,7 @@ def map_labels(
     model: LatentBlockModel,
     X: Any,
     *,
+    observed: Any = None,
     init: tuple[Any, Any] | None = None,
     n_init: int = 10,
     max_iter: int = 100,
@@ -209,7 +210,7 @@ def map_labels(
     ((30,), (20,), True)
     """
     rng = np.random.default_rng(rng)
-    X = model.check_table(X)
+    X = model.check_data(X, observed)
     n_init = check_count("n_init", n_init, minimum=0)
     max_iter = check_count("max_iter", max_iter)
     if n_init == 0 and init is None:

@@ -18,6 +18,10 @@ one-hots). The cost model below says when the full product is cheaper.
 
 The X-only starts of the MAP score every row and column entry by entry with the
 other labels integrated out (:meth:`DenseStatistics.entrywise_scores`).
+
+A table with missing entries has its statistics zeroed there and one or two more
+channels (:class:`~lbm_bench.models.missing.EntryFamily`): ``p`` counts them all,
+and nothing below depends on what they are.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import numpy as np
 from scipy import sparse
 
 from lbm_bench.inference.side import Side, onehot_t
+from lbm_bench.models.missing import EntryFamily
 
 try:  # the kernel of ``csr_array @ dense`` (scipy >= 0.14), called directly by index updates
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
@@ -75,11 +80,20 @@ _MARGINAL_CHUNK_BYTES = 16 * 2**20
 
 class DenseSide(Side):
     """One conditional step on dense tables: ``stats`` (B, n_other, p, n_own), the
-    other-index-first layout, and the model's part (:meth:`Side.set_model`)."""
+    other-index-first layout, and the model's part (:meth:`Side.set_model`).
 
-    def __init__(self, stats: np.ndarray, *model: np.ndarray | None) -> None:
+    ``per_statistic``: the full products are taken one statistic at a time at every
+    size (tables with missing entries, whose mask channels make the product wider). One
+    product over all statistics crossed OpenBLAS's threshold for two threads on 120x80
+    tables with 3 channels and took 20x longer on a loaded 2-core machine (2.5 ms against
+    0.12 ms; ``scripts/benchmarks/bench_missing.py --quick``); complete tables keep their
+    single product, and so their bytes.
+    """
+
+    def __init__(self, stats: np.ndarray, *model: np.ndarray | None, per_statistic: bool = False) -> None:
         self.stats = stats
         self.n_tables, self.n_other, self.n_stats, self.n_own = stats.shape
+        self.per_statistic = per_statistic
         self.set_model(*model)
 
     def full_work(self, n_tables: int, n_configs: int) -> int:
@@ -100,7 +114,12 @@ class DenseSide(Side):
         onehot = onehot_t(other, o).reshape(B, C * o, self.n_other)
         # 2-D BLAS products per table (numpy's stacked matmul does not call BLAS
         # for a stack and was 4-5x slower on the calibration's many small tables).
-        if n * self.n_other * C * o < 2**20:
+        if self.per_statistic and n * self.n_other * C * o < 2**20:
+            flat = out.reshape(B, C * o, p, n)
+            for b in range(B):
+                for q in range(p):
+                    np.matmul(onehot[b], self.stats[b, :, q, :], out=flat[b, :, q, :])
+        elif n * self.n_other * C * o < 2**20:
             stats = self.stats.reshape(B, self.n_other, p * n)
             flat = out.reshape(B, C * o, p * n)
             for b in range(B):
@@ -224,30 +243,44 @@ class DenseStatistics:
 
     Parameters
     ----------
-    model : LatentBlockModel
+    family : EntryFamily or LatentBlockModel
+        The observed-data family (:class:`~lbm_bench.models.missing.EntryFamily`): the
+        model's statistics, with the missing entries' channels when the tables have masks
+        (a model: complete tables).
     tables : ndarray of shape (B, n_rows, n_cols), or a sequence of B dense tables
     sides : tuple
         The model's parts of the row and column steps (:meth:`Side.set_model` arguments).
+    masks : sequence of B observed masks (bool arrays) or None
+        None: every entry of every table is observed.
     """
 
     exact = False
 
-    def __init__(self, model: Any, tables: Any, sides: tuple[tuple, tuple]) -> None:
+    def __init__(self, family: Any, tables: Any, sides: tuple[tuple, tuple], masks: Any = None) -> None:
+        if not isinstance(family, EntryFamily):
+            family = EntryFamily(family, False)
         if not isinstance(tables, np.ndarray):
             tables = np.stack([np.asarray(t) for t in tables])
         B, n, d = tables.shape
-        p = model.n_stats
+        p = family.n_stats
+        masks = [None] * B if masks is None else list(masks)
         # two layouts of the statistics, filled table by table (no (B, p, n, d) temporary)
         self.by_col = np.empty((B, d, p, n))  # by_col[b, j, q, i] = T_q(X_b)[i, j]
         self.by_row = np.empty((B, n, p, d))  # by_row[b, i, q, j] = T_q(X_b)[i, j]
         for b, table in enumerate(tables):
-            stats = model.sufficient_statistics(table)  # (p, n, d)
+            if family.incomplete:  # the mask channels, written in the row layout directly
+                family.fill_dense(table, masks[b], self.by_row[b])
+                self.by_col[b] = self.by_row[b].transpose(2, 1, 0)
+                continue
+            stats = family.dense_statistics(table, masks[b])  # (p, n, d)
             self.by_row[b] = stats.transpose(1, 0, 2)
             self.by_col[b] = stats.transpose(2, 0, 1)
+            del stats
         self.tables = tables
+        self.masks = masks
         self.shape = (B, n, d)
-        self.rows = DenseSide(self.by_col, *sides[0])
-        self.cols = DenseSide(self.by_row, *sides[1])
+        self.rows = DenseSide(self.by_col, *sides[0], per_statistic=family.incomplete)
+        self.cols = DenseSide(self.by_row, *sides[1], per_statistic=family.incomplete)
 
     @property
     def stats(self) -> np.ndarray:
@@ -269,6 +302,7 @@ class DenseStatistics:
         # float32: these scores only choose starts, and float32 exp is several times faster
         eta = sweeper.eta.astype(np.float32)
         A = sweeper.log_partition.astype(np.float32)
+        A0 = None if sweeper.count_partition is None else sweeper.count_partition.astype(np.float32)
         exposure = None
         if sweeper.row_weights is not None:
             exposure = np.outer(sweeper.row_weights, sweeper.col_weights).astype(np.float32)
@@ -286,6 +320,8 @@ class DenseStatistics:
                         dens[k, l] -= A[k, l]
                     else:
                         dens[k, l] -= A[k, l] * exposure[rows]
+                    if A0 is not None:  # the block mechanism's log(1 - q) of every entry
+                        dens[k, l] -= A0[k, l]
             scores.add_band(rows, dens)
         return scores.result()
 

@@ -26,6 +26,13 @@ sums, index updates, the logits of :class:`~lbm_bench.inference.side.Side`) and
 the entrywise scores of the classifier's starts. Nothing else in the classifier
 or the sampler sees the storage.
 
+**Missing entries** are the tables' too: a :class:`~lbm_bench.models.data.TableData`
+with a mask gives the engine the statistics and natural parameters of the
+observed-data family (:class:`~lbm_bench.models.missing.EntryFamily`: the
+statistics zeroed at missing entries, plus the missing entries' channels), so the
+block sums, index updates and logits below are the same code with one or two more
+channels, and integer sums stay exact.
+
 Incremental block sums (:class:`BlockSums`)
 -------------------------------------------
 Between two Gibbs sweeps only a few labels change. :class:`BlockSums` keeps the
@@ -53,6 +60,7 @@ from lbm_bench.inference.side import class_mass, onehot_t, sample_categorical, s
 from lbm_bench.inference.sparse_sums import SparseStatistics
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.data import TableData
+from lbm_bench.models.missing import EntryFamily
 
 __all__ = ["RECOMPUTE_EVERY", "BlockSums", "Sweeper", "sample_categorical", "smallest_uint"]
 
@@ -82,27 +90,40 @@ class Sweeper:
     def __init__(self, model: LatentBlockModel, tables: Any) -> None:
         self.model = model
         self.g, self.m = model.block_shape
-        self.eta = model.natural_parameters  # (p, g, m)
-        self.log_partition = model.log_partition  # (g, m)
         self.log_row_prior = np.log(model.row_proportions)
         self.log_col_prior = np.log(model.col_proportions)
         self._base_measure: np.ndarray | None = None
+        masks, self.data, incomplete = None, None, False
         if isinstance(tables, np.ndarray) and tables.ndim == 3:  # a stack of dense tables
             data, storage = tables, DenseStatistics
         else:
-            wrapped = [TableData.of(t) for t in tables]
+            self.data = wrapped = [TableData.of(t) for t in tables]
+            incomplete = any(t.has_missing for t in wrapped)
             storage = SparseStatistics if wrapped[0].is_sparse else DenseStatistics  # the one choice
             data = wrapped if storage is SparseStatistics else [t.table for t in wrapped]
+            if incomplete and storage is DenseStatistics:
+                masks = [getattr(t, "observed", None) for t in wrapped]
+        #: The observed-data family: the model's statistics and parameters, with the missing
+        #: entries' channels when the tables have masks (:mod:`lbm_bench.models.missing`).
+        self.family = EntryFamily(model, incomplete)
+        self.eta = self.family.natural_parameters  # (p, g, m)
+        self.log_partition = self.family.log_partition  # (g, m)
+        self.count_partition = counts = self.family.count_partition  # (g, m) or None
         self._n_tables = len(data)
         self.n_rows, self.n_cols = data[0].shape
-        if storage is DenseStatistics and uses_codes(model, self.n_rows, self.n_cols):
-            storage = CodeStatistics  # the family's indicators of codes, packed
+        if storage is DenseStatistics and not incomplete and uses_codes(model, self.n_rows, self.n_cols):
+            storage = CodeStatistics  # the family's indicators of codes, packed (complete tables)
         self.row_weights = model.row_weights(self.n_rows)
         self.col_weights = model.col_weights(self.n_cols)
-        row_part = (self.eta, self.log_partition, self.log_row_prior, self.row_weights, self.col_weights)
+        row_part = (self.eta, self.log_partition, self.log_row_prior, self.row_weights, self.col_weights, counts)
         col_part = (self.eta.swapaxes(1, 2), self.log_partition.T, self.log_col_prior,
-                    self.col_weights, self.row_weights)
-        self.storage = storage(model, data, (row_part, col_part))
+                    self.col_weights, self.row_weights, None if counts is None else counts.T)
+        if storage is CodeStatistics:
+            self.storage = storage(model, data, (row_part, col_part))
+        elif storage is DenseStatistics:
+            self.storage = storage(self.family, data, (row_part, col_part), masks)
+        else:  # sparse tables carry their missing sets (TableData)
+            self.storage = storage(self.family, data, (row_part, col_part))
         self.is_sparse = storage is SparseStatistics
         self.rows, self.cols = self.storage.rows, self.storage.cols
 
@@ -118,9 +139,11 @@ class Sweeper:
 
     @property
     def base_measure(self) -> np.ndarray:
-        """``log h(X_b)`` of every table, shape (B,): the label-free term of the likelihood."""
+        """``log h(X_b)`` of every table (over its observed entries), shape (B,): the
+        label-free term of the likelihood."""
         if self._base_measure is None:
-            self._base_measure = np.array([self.model.log_base_measure(t) for t in self.storage.tables])
+            tables = self.data if self.data is not None else [TableData.of(t) for t in self.storage.tables]
+            self._base_measure = np.array([self.family.log_base_measure(t) for t in tables])
         return self._base_measure
 
     @property
@@ -150,7 +173,7 @@ class Sweeper:
         ``base_measure=False`` leaves out ``log h(X_b)``, the same for every
         configuration of a table (enough to compare configurations)."""
         B, C, n = z.shape
-        m, p = self.m, self.model.n_stats
+        m, p = self.m, self.family.n_stats
         sums = self.rows.full_sums(w).reshape(B, C, m * p, n)  # [b, c, (l, q), i]
         onehot_z = onehot_t(z, self.g).swapaxes(-1, -2)  # (B, C, n, g)
         totals = np.matmul(sums, onehot_z).reshape(B, C, m, p, self.g)  # [b, c, l, q, k]
@@ -159,6 +182,9 @@ class Sweeper:
         exposure = row_mass[..., :, None] * col_mass[..., None, :]
         value = np.einsum("bclpk,pkl->bc", totals, self.eta)
         value -= np.einsum("bckl,kl->bc", exposure, self.log_partition)
+        if self.count_partition is not None:  # the block mechanism's log(1 - q) of every entry
+            counts = class_mass(z, self.g, None)[..., :, None] * class_mass(w, self.m, None)[..., None, :]
+            value -= np.einsum("bckl,kl->bc", counts, self.count_partition)
         value += self.log_row_prior[z].sum(-1) + self.log_col_prior[w].sum(-1)
         return value + self.base_measure[:, None] if base_measure else value
 

@@ -141,7 +141,7 @@ class GibbsSamples:
 
 def _chain_starts(
     model: LatentBlockModel,
-    X: np.ndarray,
+    X: Any,
     init: Any,
     n_chains: int,
     rng: np.random.Generator,
@@ -178,6 +178,7 @@ def gibbs_labels(
     model: LatentBlockModel,
     X: Any,
     *,
+    observed: Any = None,
     n_samples: int = 2000,
     n_chains: int = 8,
     init: Any = "map",
@@ -222,7 +223,7 @@ def gibbs_labels(
     ((200, 40), dtype('uint8'), [50, 50, 50, 50])
     """
     rng = np.random.default_rng(rng)
-    X = model.check_table(X)
+    X = model.check_data(X, observed)
     n_samples = check_count("n_samples", n_samples)
     n_chains = check_count("n_chains", n_chains)
     burn_in = check_count("burn_in", burn_in, minimum=0)

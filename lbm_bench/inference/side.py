@@ -93,12 +93,16 @@ class Side:
         log_prior: np.ndarray,
         own_weights: np.ndarray | None,
         other_weights: np.ndarray | None,
+        count_partition: np.ndarray | None = None,
     ) -> None:
-        """The model's part of the step (dense and sparse): eta (p, k, o), log_partition (k, o)."""
+        """The model's part of the step (dense and sparse): eta (p, k, o), log_partition (k, o),
+        and the block mechanism's ``-log(1 - q)`` (k, o) over class counts, or None
+        (:class:`~lbm_bench.models.missing.EntryFamily`)."""
         p, k, o = eta.shape
         self.n_classes, self.n_other_classes = k, o
         self.eta = np.ascontiguousarray(eta.transpose(1, 2, 0).reshape(k, o * p))  # [k, (o, p)]
         self.log_partition_t = np.ascontiguousarray(log_partition.T)  # (o, k)
+        self.count_partition_t = None if count_partition is None else np.ascontiguousarray(count_partition.T)
         self.log_prior = log_prior[:, None]
         self.own_weights = own_weights
         self.other_weights = other_weights
@@ -107,12 +111,18 @@ class Side:
         """Class-major logits (B, C, k, n_own) from block sums and the other side's labels."""
         B, C, o, p, n = sums.shape
         logits = np.matmul(self.eta, sums.reshape(B * C, o * p, n)).reshape(B, C, self.n_classes, n)
-        penalty = class_mass(other, o, self.other_weights) @ self.log_partition_t  # (B, C, k)
+        mass = class_mass(other, o, self.other_weights)
+        penalty = mass @ self.log_partition_t  # (B, C, k)
+        if self.count_partition_t is not None:  # the block mechanism's -log(1 - q) over class counts
+            counts = mass if self.other_weights is None else class_mass(other, o, None)
+            count_penalty = counts @ self.count_partition_t
         if self.own_weights is None:
+            if self.count_partition_t is not None:
+                penalty += count_penalty
             logits -= penalty[..., None]
         else:
             logits -= self.own_weights * penalty[..., None]
+            if self.count_partition_t is not None:
+                logits -= count_penalty[..., None]
         logits += self.log_prior
         return logits
-
-

@@ -1,7 +1,11 @@
 """Block sums of sparse tables: CSR products and index updates that never densify.
 
 ``scipy.sparse`` tables (Bernoulli and Poisson, one statistic: the entry) are
-held as CSR twice, ``X`` and ``X^T``. The full block sums are the sparse
+held as CSR twice, ``X`` and ``X^T``. A table with missing entries has more
+statistic channels (the entry, and the missing entries' exposures; see
+:class:`~lbm_bench.models.missing.EntryFamily`), all sparse: the ``p`` channels
+of a side are stacked into one CSR of ``p n_own`` rows (and its transpose for
+index updates), so the products and updates below work on them unchanged. The full block sums are the sparse
 products ``X @ onehot(w)`` and ``X^T @ onehot(z)`` (``O(nnz C o)``); an index
 update adds and subtracts the rows of the other-major CSR for the labels that
 moved (``O(nnz of the moved rows)``) and scatters the result into the sums.
@@ -24,6 +28,7 @@ from scipy import sparse
 from scipy.special import logsumexp
 
 from lbm_bench.inference.side import Side
+from lbm_bench.models.registry import sparse_family_names
 
 __all__ = ["SPARSE_MIN_FULL_WORK", "SPARSE_UPDATE_COST", "SparseSide", "SparseStatistics"]
 
@@ -49,20 +54,23 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
 
 
 class SparseSide(Side):
-    """One conditional step on sparse tables (one statistic: the entry); integer sums, exact.
+    """One conditional step on sparse tables; integer sums (of entries and missing
+    indicators: without effects), exact (``exact_sums``).
 
-    ``own[b]`` is table ``b`` as CSR with the own items as rows (n_own, n_other),
-    ``other[b]`` the same table with the other items as rows (n_other, n_own);
-    ``model`` is the model's part, as for the dense step (:meth:`Side.set_model`).
+    ``own[b]`` is table ``b``'s ``n_stats`` statistic channels as one CSR with the own
+    items as rows, channel-major ((n_stats n_own), n_other); ``other[b]`` its transpose
+    (n_other, (n_stats n_own)); ``model`` is the model's part, as for the dense step
+    (:meth:`Side.set_model`).
     """
 
     exact_sums = True
 
-    def __init__(self, own: list, other: list, *model: np.ndarray | None) -> None:
+    def __init__(self, own: list, other: list, n_stats: int, *model: np.ndarray | None) -> None:
         self.own, self.other = own, other
         self.n_tables = len(own)
-        self.n_own, self.n_other = own[0].shape
-        self.n_stats = 1
+        self.n_stats = int(n_stats)
+        rows, self.n_other = own[0].shape
+        self.n_own = rows // self.n_stats
         self.set_model(*model)
         self.nnz = sum(int(t.nnz) for t in own)
         #: the tables' other-major CSR stacked (B n_other, n_own), for index updates
@@ -70,6 +78,10 @@ class SparseSide(Side):
         self.other_row_nnz = np.diff(self.stacked_other.indptr)
         #: binary tables: the gathered entries are counted, without weights
         self.binary = bool(np.all(self.stacked_other.data == 1.0))
+        #: integer statistics are summed exactly by every route (no periodic recomputation);
+        #: the missing entries' exposures with row and column effects are not integers
+        data = self.stacked_other.data
+        self.exact_sums = bool(self.binary or np.all(data == np.round(data)))
 
     def full_work(self, n_tables: int, n_configs: int) -> int:
         return n_configs * self.n_other_classes * self.nnz
@@ -79,10 +91,10 @@ class SparseSide(Side):
 
     def full_sums(self, other: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         B, C, n_other = other.shape
-        o, n = self.n_other_classes, self.n_own
+        o, n, p = self.n_other_classes, self.n_own, self.n_stats
         if out is None:
-            out = np.empty((B, C, o, 1, n))
-        flat = out.reshape(B, C * o, n)
+            out = np.empty((B, C, o, p, n))
+        flat = out.reshape(B, C * o, p * n)
         classes = np.arange(o, dtype=other.dtype)
         onehot = np.empty((n_other, C, o))
         for b in range(B):
@@ -110,7 +122,8 @@ class SparseSide(Side):
         new class, subtracted from the old one), in chunks of about
         :data:`_GATHER_CHUNK` entries: integer sums, exact in float64.
         """
-        B, C, o, _, n = sums.shape
+        B, C, o, p, n = sums.shape
+        n = p * n  # the width of a (chain, class) row of the sums: the channels side by side
         b, c, j = np.nonzero(changed)
         position = b * self.n_other + j
         lengths = self.other_row_nnz[position]
@@ -147,8 +160,9 @@ class SparseStatistics:
 
     Parameters
     ----------
-    model : LatentBlockModel
-        A family that ``can_be_sparse`` (one statistic: the entry).
+    family : EntryFamily
+        The observed-data family of a model that ``can_be_sparse`` (one statistic: the
+        entry), with the missing entries' channels when the tables have masks.
     tables : sequence of B :class:`~lbm_bench.models.data.SparseTableData`
     sides : tuple
         The model's parts of the row and column steps (:meth:`Side.set_model` arguments).
@@ -156,17 +170,29 @@ class SparseStatistics:
 
     exact = True
 
-    def __init__(self, model: Any, tables: list, sides: tuple[tuple, tuple]) -> None:
-        if model.n_stats != 1 or not all(t.is_sparse for t in tables):
+    def __init__(self, family: Any, tables: list, sides: tuple[tuple, tuple]) -> None:
+        if family.model.n_stats != 1 or not all(t.is_sparse for t in tables):
             raise TypeError(
-                "sparse tables need a one-statistic family (bernoulli, poisson) and every table sparse"
+                f"sparse tables need a one-statistic family ({', '.join(sparse_family_names())})"
+                " and every table sparse"
             )
+        self.data = list(tables)
         self.tables = [t.table for t in tables]
-        self.by_rows = [model.sparse_statistics(t.table)[0] for t in tables]  # (n_rows, n_cols)
-        self.by_cols = [t.T.tocsr() for t in self.by_rows]  # (n_cols, n_rows)
+        channels = [family.sparse_statistics(t) for t in tables]  # n_stats CSR (n_rows, n_cols) each
+        p = family.n_stats
+        self.values = [c[0] for c in channels]  # the entries themselves (0 at missing entries)
+        if p == 1:
+            self.by_rows = self.values  # (n_rows, n_cols)
+            self.by_cols = [t.T.tocsr() for t in self.by_rows]  # (n_cols, n_rows)
+            rows_own, rows_other, cols_own, cols_other = self.by_rows, self.by_cols, self.by_cols, self.by_rows
+        else:
+            rows_own = [sparse.vstack(c, format="csr") for c in channels]  # (p n_rows, n_cols)
+            rows_other = [t.T.tocsr() for t in rows_own]
+            cols_own = [sparse.vstack([x.T for x in c], format="csr") for c in channels]  # (p n_cols, n_rows)
+            cols_other = [t.T.tocsr() for t in cols_own]
         self.shape = (len(tables),) + tables[0].shape
-        self.rows = SparseSide(self.by_rows, self.by_cols, *sides[0])
-        self.cols = SparseSide(self.by_cols, self.by_rows, *sides[1])
+        self.rows = SparseSide(rows_own, rows_other, p, *sides[0])
+        self.cols = SparseSide(cols_own, cols_other, p, *sides[1])
 
     def entrywise_scores(self, sweeper: Any) -> tuple[np.ndarray, np.ndarray]:
         """The dense storage's :meth:`~lbm_bench.inference.dense_sums.DenseStatistics.entrywise_scores`
@@ -175,7 +201,9 @@ class SparseStatistics:
         A zero of row ``i`` adds ``log sum_l rho_l exp(-c_ij A_kl)`` to its score for class
         ``k``: the same for every zero without effects; with effects (``c_ij = a_i b_j``),
         the sum over a row's entries uses the column effects summarised by 64 equal-count
-        groups (a start heuristic, like the rest of these scores)."""
+        groups (a start heuristic, like the rest of these scores). Missing entries add
+        nothing (their zero terms are taken out); the block mechanism's mask terms are left
+        out of these start scores (the steps that follow use them)."""
         eta = sweeper.eta[0]  # (g, m)
         A = sweeper.log_partition
         log_pi, log_rho = sweeper.log_row_prior, sweeper.log_col_prior
@@ -183,7 +211,7 @@ class SparseStatistics:
         B, n, d = self.shape
         row_out = np.empty((B, n, A.shape[0]))
         col_out = np.empty((B, d, A.shape[1]))
-        for t, X in enumerate(self.by_rows):
+        for t, X in enumerate(self.values):
             rows = np.repeat(np.arange(n), np.diff(X.indptr))
             cols, x = X.indices, X.data
             row_scores, col_scores = row_out[t], col_out[t]
@@ -196,6 +224,9 @@ class SparseStatistics:
                 col_gain = logsumexp(dens + log_pi[:, None], axis=1) - zero_col  # (U, m)
                 row_scores[:] = d * zero_row
                 col_scores[:] = n * zero_col
+                if self.data[t].has_missing:  # missing entries are no zeros: they add nothing
+                    row_scores -= self.data[t].missing_row_counts()[:, None] * zero_row
+                    col_scores -= self.data[t].missing_col_counts()[:, None] * zero_col
                 for k in range(row_gain.shape[1]):
                     row_scores[:, k] += np.bincount(rows, weights=row_gain[inverse, k], minlength=n)
                 for l in range(col_gain.shape[1]):
@@ -203,6 +234,11 @@ class SparseStatistics:
             else:
                 row_scores[:] = _grouped_zero_terms(a, b, log_rho, A)
                 col_scores[:] = _grouped_zero_terms(b, a, log_pi, A.T)
+                if self.data[t].has_missing:  # the zero terms of the missing entries, taken out
+                    missing = self.data[t].missing_indicator()
+                    m_rows = np.repeat(np.arange(n), np.diff(missing.indptr))
+                    _remove_zero_terms(row_scores, col_scores, m_rows, missing.indices, a, b, A,
+                                       log_pi, log_rho)
                 for start in range(0, x.size, _SPARSE_CHUNK):
                     part = slice(start, start + _SPARSE_CHUNK)
                     r, c, v = rows[part], cols[part], x[part]
@@ -223,6 +259,21 @@ class SparseStatistics:
 _SPARSE_CHUNK = 2**18
 #: Exposure groups summarising the other side's effects in the zeros' terms.
 _ZERO_GROUPS = 64
+
+
+def _remove_zero_terms(row_scores, col_scores, rows, cols, a, b, A, log_pi, log_rho) -> None:
+    """Subtract the zero terms of the entries ``(rows, cols)`` (missing entries) from the scores."""
+    n, d = row_scores.shape[0], col_scores.shape[0]
+    for start in range(0, rows.size, _SPARSE_CHUNK):
+        part = slice(start, start + _SPARSE_CHUNK)
+        r, c = rows[part], cols[part]
+        zero = -(a[r] * b[c])[:, None, None] * A  # (e, g, m)
+        row_terms = logsumexp(zero + log_rho, axis=2)
+        col_terms = logsumexp(zero + log_pi[:, None], axis=1)
+        for k in range(row_terms.shape[1]):
+            row_scores[:, k] -= np.bincount(r, weights=row_terms[:, k], minlength=n)
+        for l in range(col_terms.shape[1]):
+            col_scores[:, l] -= np.bincount(c, weights=col_terms[:, l], minlength=d)
 
 
 def _grouped_zero_terms(own: np.ndarray, other: np.ndarray, log_prior_other, A: np.ndarray) -> np.ndarray:

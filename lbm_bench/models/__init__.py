@@ -7,7 +7,10 @@
   families, one module each;
 - :mod:`~lbm_bench.models.registry`: the families by name (:func:`get_family`);
 - :mod:`~lbm_bench.models.design`: scale-free designs (protocol step 1);
-- :mod:`~lbm_bench.models.data`: a table's storage, dense or sparse, decided once.
+- :mod:`~lbm_bench.models.data`: a table's storage, dense or sparse, decided once, with
+  its mask of missing entries;
+- :mod:`~lbm_bench.models.missing`: how entries go missing (at random, by block) and the
+  observed-data likelihood every family gets.
 """
 
 from lbm_bench.models.base import LatentBlockModel

@@ -16,6 +16,12 @@ so none of them branches on the family:
 
 with ``S = T(X) @ onehot(w)`` and ``B_l = sum_{j: w_j = l} b_j``.
 
+**Missing entries** come for free to every family: a table may carry an observed
+mask (:class:`~lbm_bench.models.data.TableData`), and the likelihood is then the
+observed-data likelihood of :mod:`lbm_bench.models.missing` (the family's terms
+over the observed entries; with :attr:`LatentBlockModel.missing_probs`, the
+block mechanism, also the mask's Bernoulli terms).
+
 **A family is one module** (:mod:`lbm_bench.models.gaussian`, ``poisson``,
 ``bernoulli``) holding one subclass of :class:`LatentBlockModel`, listed in
 :mod:`lbm_bench.models.registry`. Besides the interface above, the subclass
@@ -35,14 +41,17 @@ random numbers for calibration).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 
 from lbm_bench._records import open_probability, optional, setting
-from lbm_bench._validation import check_count, check_labels, check_proportions, check_vector
+from lbm_bench._validation import check_block_array, check_count, check_labels, check_proportions, check_vector
 from lbm_bench.models.data import TableData
+from lbm_bench.models.missing import EntryFamily
 from lbm_bench.models.sparse_noise import SparseNoise
 
 __all__ = ["DENSITY_OPTION", "LatentBlockModel", "positive_vector"]
@@ -101,8 +110,9 @@ class LatentBlockModel:
         Whether its design has block dispersions.
     fit_centred : bool
         Whether the EM baselines fit its tables centred (Gaussian blocks).
-    colormap, boundary_color : str
-        How :func:`~lbm_bench.plot_table` draws its tables.
+    colormap, boundary_color, missing_color, missing_color_name : str
+        How :func:`~lbm_bench.plot_table` draws its tables (missing entries in a neutral
+        colour outside the colour map, named in its key).
     inference_order : int or None
         When :func:`~lbm_bench.algorithms.infer_kind` asks the family whether it
         :meth:`describes` a table (lower first); None: never inferred (the
@@ -152,6 +162,8 @@ class LatentBlockModel:
     fit_centred: ClassVar[bool] = False
     colormap: ClassVar[str] = "viridis"
     boundary_color: ClassVar[str] = "white"
+    missing_color: ClassVar[str] = "#bdbdbd"
+    missing_color_name: ClassVar[str] = "grey"
     inference_order: ClassVar[int | None] = None
     header_attributes: ClassVar[dict[str, tuple[str, str]]] = {}
     block_extents: ClassVar[tuple[str, ...]] = ()
@@ -161,6 +173,11 @@ class LatentBlockModel:
     #: Whether :meth:`draw_noise` and :meth:`table_from_noise` give sparse tables
     #: (an instance's choice, for the families that ``can_be_sparse``).
     sparse: bool = False
+    #: Missing probabilities ``q_kl`` of the blocks when entries go missing by block (not
+    #: at random: the mask's terms enter the likelihood), shape (g, m); None when the
+    #: table is complete or its entries go missing at random (ignorable). Set with
+    #: :meth:`with_missing_probs`.
+    missing_probs: np.ndarray | None = None
 
     def __init__(self, row_proportions: Any, col_proportions: Any) -> None:
         self.row_proportions = check_proportions("row_proportions", row_proportions)
@@ -287,6 +304,36 @@ class LatentBlockModel:
         """Level of :class:`~lbm_bench.models.sparse_noise.SparseNoise` covering this model."""
         raise NotImplementedError
 
+    # -- missing entries (every family) ----------------------------------------------
+    def with_missing_probs(self, probs: Any) -> LatentBlockModel:
+        """A copy of this model whose entries go missing by block with probabilities ``probs``
+        (g, m), in (0, 1); None for a model whose mask is ignorable.
+
+        Examples
+        --------
+        >>> from lbm_bench import BernoulliLBM
+        >>> model = BernoulliLBM([0.5, 0.5], [0.5, 0.5], [[0.9, 0.1], [0.2, 0.7]])
+        >>> model.with_missing_probs([[0.1, 0.5], [0.3, 0.2]]).missing_probs.shape
+        (2, 2)
+        """
+        out = copy.copy(self)
+        if probs is not None:
+            probs = check_block_array("missing_probs", probs, self.block_shape, lower=0.0, upper=1.0)
+        out.missing_probs = probs
+        return out
+
+    def check_data(self, X: Any, observed: Any = None, name: str = "X") -> TableData:
+        """The table checked for this family, with its missing entries.
+
+        ``X`` may mark its missing entries in any of the conventions of
+        :meth:`~lbm_bench.models.data.TableData.incomplete` (NaN, a masked array, explicit
+        NaN of a sparse table) or with ``observed`` (booleans or 0/1 of its shape). Returns
+        a :class:`~lbm_bench.models.data.TableData` whose table is :meth:`check_table`'s,
+        with 0 at the missing entries.
+        """
+        data = TableData.incomplete(X, observed, name=name)
+        return data.with_table(self.check_table(data.table, name))
+
     # -- shape ---------------------------------------------------------------
     @property
     def n_row_clusters(self) -> int:
@@ -358,6 +405,17 @@ class LatentBlockModel:
     def table_from_noise(self, noise: np.ndarray, z: np.ndarray, w: np.ndarray) -> Any:  # pragma: no cover
         """Turn noise into a table given the labels (deterministic)."""
         raise NotImplementedError
+
+    def nonempty_blocks(self, z: np.ndarray, w: np.ndarray) -> Iterator[tuple[int, int, tuple]]:
+        """Yield ``(k, l, index)`` for each block with rows and columns under the labels
+        ``z`` and ``w``; ``table[index]`` is the block (``np.ix_``), for the families that
+        draw a block at a time."""
+        col_members = [np.flatnonzero(w == l) for l in range(self.n_col_clusters)]
+        for k in range(self.n_row_clusters):
+            rows = np.flatnonzero(z == k)
+            for l, cols in enumerate(col_members):
+                if rows.size and cols.size:
+                    yield k, l, np.ix_(rows, cols)
 
     def block_parameters(self) -> dict[str, np.ndarray]:  # pragma: no cover
         """The family's parameters by name, as stored in files."""
@@ -441,36 +499,69 @@ class LatentBlockModel:
         data = TableData.of(X)
         return self.sparse_statistics(data.table) if data.is_sparse else list(self.sufficient_statistics(data.table))
 
-    def block_totals(self, X: Any, z: Any, w: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Sufficient statistics and exposures summed per block.
+    def block_totals(self, X: Any, z: Any, w: Any, observed: Any = None) -> tuple[np.ndarray, np.ndarray]:
+        """Sufficient statistics and exposures summed per block, over the observed entries.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_cols)
+            The table; missing entries as in :meth:`check_data`.
+        z, w : array-like of shape (n_rows,), (n_cols,)
+        observed : array-like of shape (n_rows, n_cols), optional
+            The observed mask (1: observed).
 
         Returns
         -------
         totals : ndarray of shape (n_stats, g, m)
-            ``sum_{i in k, j in l} T(x_ij)``.
+            ``sum_{i in k, j in l} M_ij T(x_ij)``.
         exposure : ndarray of shape (g, m)
-            ``sum_{i in k, j in l} a_i b_j`` (the block sizes without effects).
+            ``sum_{i in k, j in l} M_ij a_i b_j`` (the numbers of observed entries
+            without effects).
         """
-        X = self.check_table(X)
-        z, w = self._check_labels_for(X, z, w)
+        data = self.check_data(X, observed)
+        totals, exposure, _ = self._observed_totals(data, z, w)
+        return totals[: self.n_stats], exposure
+
+    def _observed_totals(self, data: TableData, z: Any, w: Any) -> tuple[np.ndarray, np.ndarray, tuple]:
+        """Block sums of the observed-data family's channels (:class:`~lbm_bench.models.missing.EntryFamily`),
+        the observed exposures, and the family, class masses and class counts."""
+        z, w = self._check_labels_for(data.table, z, w)
+        family = EntryFamily(self, data.has_missing)
         Z = np.eye(self.n_row_clusters)[z]
         W = np.eye(self.n_col_clusters)[w]
-        totals = np.stack([Z.T @ np.asarray(statistic @ W) for statistic in self.statistics(X)])
-        a = self.row_weights(X.shape[0])
-        b = self.col_weights(X.shape[1])
+        if data.is_sparse:
+            stats = family.sparse_statistics(data)
+        else:
+            stats = list(family.dense_statistics(data.table, getattr(data, "observed", None)))
+        totals = np.stack([Z.T @ np.asarray(statistic @ W) for statistic in stats])
+        n, d = data.shape
+        a, b = self.row_weights(n), self.col_weights(d)
         row_mass = Z.sum(0) if a is None else a @ Z
         col_mass = W.sum(0) if b is None else b @ W
-        return totals, np.outer(row_mass, col_mass)
+        mass = np.outer(row_mass, col_mass)
+        # the first mask channel holds the missing entries' exposures
+        exposure = mass - totals[self.n_stats] if family.incomplete else mass
+        counts = np.outer(Z.sum(0), W.sum(0))
+        return totals, exposure, (family, mass, counts)
 
-    def log_likelihood(self, X: Any, z: Any, w: Any) -> float:
-        """Conditional log-likelihood ``log p(X | z, w)``."""
-        X = self.check_table(X)
-        totals, exposure = self.block_totals(X, z, w)
-        value = np.sum(self.natural_parameters * totals) - np.sum(self.log_partition * exposure)
-        return float(value + self.log_base_measure(X))
+    def log_likelihood(self, X: Any, z: Any, w: Any, observed: Any = None) -> float:
+        """Log-likelihood of what is seen given the labels, ``log p(X_obs, M | z, w)`` (the
+        observed-data likelihood of :mod:`lbm_bench.models.missing`; ``log p(X | z, w)`` for a
+        complete table). For the random mechanism the mask's own probability, the same for
+        every labelling, is left out."""
+        data = self.check_data(X, observed)
+        return self._log_likelihood(data, z, w)
 
-    def complete_log_likelihood(self, X: Any, z: Any, w: Any) -> float:
-        """Complete-data log-likelihood ``log p(X, z, w)``.
+    def _log_likelihood(self, data: TableData, z: Any, w: Any) -> float:
+        totals, _, (family, mass, counts) = self._observed_totals(data, z, w)
+        value = np.sum(family.natural_parameters * totals) - np.sum(family.log_partition * mass)
+        if family.count_partition is not None:
+            value -= np.sum(family.count_partition * counts)
+        return float(value + family.log_base_measure(data))
+
+    def complete_log_likelihood(self, X: Any, z: Any, w: Any, observed: Any = None) -> float:
+        """Complete-data log-likelihood ``log p(X, z, w)`` (of the observed entries and the
+        mask for a table with missing entries, see :meth:`log_likelihood`).
 
         Examples
         --------
@@ -480,10 +571,10 @@ class LatentBlockModel:
         >>> round(model.complete_log_likelihood(X, [0, 1], [0, 1]), 4)
         -3.5631
         """
-        X = self.check_table(X)
-        z, w = self._check_labels_for(X, z, w)
+        data = self.check_data(X, observed)
+        z, w = self._check_labels_for(data.table, z, w)
         prior = np.log(self.row_proportions)[z].sum() + np.log(self.col_proportions)[w].sum()
-        return float(prior + self.log_likelihood(X, z, w))
+        return float(prior + self._log_likelihood(data, z, w))
 
     def __repr__(self) -> str:
         g, m = self.block_shape

@@ -73,6 +73,8 @@ class BernoulliLBM(LatentBlockModel):
     boundary_color = "tab:orange"
     default_icl = "exact-icl"
     icl_prior = "Beta(1/2, 1/2) on each block's probability"
+    missing_color = "#e3c98f"  # sand: grey would read as a block of mixed zeros and ones
+    missing_color_name = "sand"
 
     def __init__(
         self, row_proportions: Any, col_proportions: Any, probs: Any, *, sparse: bool = False

@@ -305,13 +305,8 @@ class CategoricalLBM(LatentBlockModel):
         tails = np.cumsum(self.probs[:, :, ::-1], axis=2)[:, :, : self.categories - 1]
         table = np.empty(noise.shape, dtype=np.uint8)
         top = self.categories - 1
-        for k in range(self.n_row_clusters):
-            rows = np.flatnonzero(z == k)
-            for l in range(self.n_col_clusters):
-                cols = np.flatnonzero(w == l)
-                if rows.size and cols.size:
-                    block = np.ix_(rows, cols)
-                    table[block] = top - np.searchsorted(tails[k, l], noise[block], side="right")
+        for k, l, block in self.nonempty_blocks(z, w):
+            table[block] = top - np.searchsorted(tails[k, l], noise[block], side="right")
         return table
 
     def block_parameters(self) -> dict[str, np.ndarray]:

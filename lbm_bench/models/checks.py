@@ -35,9 +35,11 @@ def real_table(X: Any, name: str) -> np.ndarray:
 def refuse_sparse(X: Any, name: str, kind: str) -> None:
     """TypeError for a sparse table given to a family whose tables cannot be sparse."""
     if TableData.of(X).is_sparse:
+        from lbm_bench.models.registry import sparse_family_names  # the registry imports the families
+
         raise TypeError(
-            f"{name} is a scipy.sparse table: sparse tables are supported for the bernoulli and"
-            f" poisson kinds only (densify it with X.toarray() for a {kind} model)"
+            f"{name} is a scipy.sparse table: sparse tables are supported for the"
+            f" {' and '.join(sparse_family_names())} kinds only (densify it with X.toarray() for a {kind} model)"
         )
 
 

@@ -18,6 +18,19 @@ adapter instead of testing the table again. Both offer the same operations:
 The zeros of a sparse table are implicit: an operation that needs them says how
 they count (sums: not at all; families: through their exposures and a base
 measure that vanishes at zero).
+
+**Missing entries** are a property of the table data too. A table may carry a
+mask of its missing entries: a dense table an ``observed`` boolean array (one
+byte per entry), a sparse table the set of its missing entries as a CSR array of
+ones (:attr:`~TableData.missing`: the block sums must stay sparse, so the
+missing entries are held, never the observed ones). Either way the table itself
+holds 0 under the mask, so that sums over the table are sums over its observed
+entries; :meth:`~TableData.missing_indicator`, :meth:`~TableData.observed_counts`
+and the per-row and per-column counts say how many entries are seen.
+:meth:`TableData.incomplete` reads the conventions of the boundary (NaN at the
+missing entries of a float array, a NumPy masked array, an explicit ``observed``
+mask, explicit NaN values of a sparse table); :meth:`~TableData.with_nan` and
+:meth:`~TableData.masked` give the table back in those conventions.
 """
 
 from __future__ import annotations
@@ -34,7 +47,7 @@ _BAND_BYTES = 4 * 2**20
 
 
 class TableData:
-    """A table with its storage (use :meth:`of`)."""
+    """A table with its storage (use :meth:`of`) and, optionally, its missing entries."""
 
     #: Whether the table is held as a ``scipy.sparse`` CSR array.
     is_sparse: ClassVar[bool] = False
@@ -44,7 +57,9 @@ class TableData:
 
     @staticmethod
     def of(X: Any) -> TableData:
-        """The adapter of ``X``: sparse for a ``scipy.sparse`` matrix or array, dense otherwise.
+        """The adapter of ``X``: sparse for a ``scipy.sparse`` matrix or array, dense otherwise
+        (a NumPy masked array: dense, its masked entries missing; NaN values are not read
+        as missing here, see :meth:`incomplete`).
 
         Examples
         --------
@@ -54,7 +69,53 @@ class TableData:
         """
         if isinstance(X, TableData):
             return X
+        if isinstance(X, np.ma.MaskedArray):
+            return _from_masked(X)
         return SparseTableData(X) if sp.issparse(X) else DenseTableData(np.asarray(X))
+
+    @staticmethod
+    def incomplete(X: Any, observed: Any = None, *, name: str = "X") -> TableData:
+        """The adapter of a table that may have missing entries, in any of the boundary's
+        conventions: NaN at the missing entries of a float array (scikit-learn's and
+        pandas' convention), a NumPy masked array, explicit NaN values of a sparse table,
+        or an ``observed`` mask (booleans or 0/1 of the table's shape, 1: observed).
+
+        The table of the result holds 0 at the missing entries (its dtype is kept, a float
+        one for NaN); its mask is None when nothing says an entry is missing.
+
+        Raises
+        ------
+        ValueError
+            For a mask of another shape, or NaN at an entry the mask says is observed.
+
+        Examples
+        --------
+        >>> data = TableData.incomplete([[1.0, float("nan")], [0.5, 2.0]])
+        >>> data.table.tolist(), data.observed.tolist(), data.n_missing
+        ([[1.0, 0.0], [0.5, 2.0]], [[True, False], [True, True]], 1)
+        """
+        from lbm_bench._validation import check_mask
+
+        if isinstance(X, TableData):
+            data = X
+        elif isinstance(X, np.ma.MaskedArray):
+            data = _from_masked(X)
+        elif sp.issparse(X):
+            data = _sparse_from_nan(sp.csr_array(X))
+        else:
+            array = np.asarray(X)
+            data = _dense_from_nan(array) if array.dtype.kind == "f" else DenseTableData(array)
+        if observed is None:
+            return data
+        mask = check_mask("observed", observed, data.shape)
+        if data.is_sparse:
+            return data.with_missing_csr(_union(data.missing, sp.csr_array(~mask, dtype=np.uint8)))
+        if data.observed is not None and np.any(data.observed < mask):
+            raise ValueError(f"{name} holds NaN (or masked values) at entries that observed says are observed")
+        table = data.table
+        if not np.all(mask):
+            table = np.where(mask, table, np.zeros((), dtype=table.dtype)) if np.any(table[~mask]) else table
+        return DenseTableData(table, mask)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -104,6 +165,49 @@ class TableData:
         """How the table is stored, for summaries: empty for a dense table."""
         return ""
 
+    # -- missing entries ---------------------------------------------------------------
+    @property
+    def has_missing(self) -> bool:
+        """Whether the table carries a mask of missing entries (possibly with none missing)."""
+        raise NotImplementedError  # pragma: no cover - defined by the storages
+
+    @property
+    def n_missing(self) -> int:  # pragma: no cover - defined by the storages
+        """Number of missing entries (0 without a mask)."""
+        raise NotImplementedError
+
+    @property
+    def missing_fraction(self) -> float:
+        """Fraction of the entries that are missing."""
+        n, d = self.shape
+        return self.n_missing / (n * d)
+
+    def missing_indicator(self, dtype: Any = np.float64) -> sp.csr_array:  # pragma: no cover
+        """The missing entries as a CSR array of ones (empty without a mask)."""
+        raise NotImplementedError
+
+    def missing_row_counts(self) -> np.ndarray:  # pragma: no cover - defined by the storages
+        """Missing entries of every row, int64 of shape (n_rows,)."""
+        raise NotImplementedError
+
+    def missing_col_counts(self) -> np.ndarray:  # pragma: no cover - defined by the storages
+        """Missing entries of every column, int64 of shape (n_cols,)."""
+        raise NotImplementedError
+
+    def observed_counts(self, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
+        """Observed entries over groups of rows and columns (as :meth:`group_sums`): the
+        block sizes ``left @ 1 @ right.T`` less the missing entries."""
+        sizes = np.outer(np.asarray(left.sum(axis=1)).ravel(), np.asarray(right.sum(axis=1)).ravel())
+        if not self.has_missing or self.n_missing == 0:
+            return sizes
+        missing = left @ (self.missing_indicator() @ right.T)
+        return sizes - (missing.toarray() if hasattr(missing, "toarray") else np.asarray(missing))
+
+    def with_nan(self) -> Any:  # pragma: no cover - defined by the storages
+        """The table with NaN at its missing entries: a float64 array (dense), or a float64 CSR
+        array holding the missing entries as explicit NaN values (sparse)."""
+        raise NotImplementedError
+
     def as_float(self) -> TableData:  # pragma: no cover - defined by the storages
         """The table with float64 values, in the same storage."""
         raise NotImplementedError
@@ -122,9 +226,61 @@ class TableData:
 
 
 class DenseTableData(TableData):
-    """A table held as a dense NumPy array."""
+    """A table held as a dense NumPy array, with its ``observed`` mask (a boolean array of
+    the table's shape, or None: every entry observed)."""
 
     is_sparse = False
+
+    def __init__(self, table: Any, observed: np.ndarray | None = None) -> None:
+        super().__init__(table)
+        self.observed = observed
+
+    @property
+    def has_missing(self) -> bool:
+        return self.observed is not None
+
+    @property
+    def n_missing(self) -> int:
+        return 0 if self.observed is None else int(self.observed.size - np.count_nonzero(self.observed))
+
+    def observed_mask(self) -> np.ndarray:
+        """The observed mask (all True without one), bool of the table's shape."""
+        return np.ones(self.shape, dtype=bool) if self.observed is None else self.observed
+
+    def missing_indicator(self, dtype: Any = np.float64) -> sp.csr_array:
+        if self.observed is None:
+            return sp.csr_array(self.shape, dtype=dtype)
+        return sp.csr_array(~self.observed, dtype=dtype)
+
+    def missing_row_counts(self) -> np.ndarray:
+        if self.observed is None:
+            return np.zeros(self.n_rows, dtype=np.int64)
+        return self.n_cols - np.count_nonzero(self.observed, axis=1).astype(np.int64)
+
+    def missing_col_counts(self) -> np.ndarray:
+        if self.observed is None:
+            return np.zeros(self.n_cols, dtype=np.int64)
+        return self.n_rows - np.count_nonzero(self.observed, axis=0).astype(np.int64)
+
+    def observed_counts(self, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
+        if self.observed is None:
+            return super().observed_counts(left, right)
+        return DenseTableData(self.observed.view(np.uint8)).group_sums(left, right)
+
+    def with_nan(self) -> np.ndarray:
+        values = np.array(self.table, dtype=np.float64)
+        if self.observed is not None:
+            values[~self.observed] = np.nan
+        return values
+
+    def masked(self) -> np.ma.MaskedArray:
+        """The table as a NumPy masked array of its dtype (masked: missing)."""
+        mask = np.zeros(self.shape, dtype=bool) if self.observed is None else ~self.observed
+        return np.ma.MaskedArray(self.table, mask=mask)
+
+    def with_table(self, table: Any) -> DenseTableData:
+        """Another table of the same shape with this one's mask."""
+        return DenseTableData(table, self.observed)
 
     @property
     def n_stored(self) -> int:
@@ -153,10 +309,10 @@ class DenseTableData(TableData):
         return sp.csr_array(self.table, dtype=dtype)
 
     def as_float(self) -> DenseTableData:
-        return DenseTableData(np.asarray(self.table, dtype=np.float64))
+        return DenseTableData(np.asarray(self.table, dtype=np.float64), self.observed)
 
     def transposed(self) -> DenseTableData:
-        return DenseTableData(self.table.T)
+        return DenseTableData(self.table.T, None if self.observed is None else self.observed.T)
 
     def row_squared_norms(self) -> np.ndarray:
         return np.einsum("nd,nd->n", self.table, self.table)
@@ -166,12 +322,63 @@ class DenseTableData(TableData):
 
 
 class SparseTableData(TableData):
-    """A table held as a ``scipy.sparse`` CSR array (converted once from any sparse format)."""
+    """A table held as a ``scipy.sparse`` CSR array (converted once from any sparse format),
+    with its ``missing`` entries as a canonical CSR array of ones (uint8), or None."""
 
     is_sparse = True
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Any, missing: sp.csr_array | None = None) -> None:
         super().__init__(table if isinstance(table, sp.csr_array) else sp.csr_array(table))
+        self.missing = missing
+
+    @property
+    def has_missing(self) -> bool:
+        return self.missing is not None
+
+    @property
+    def n_missing(self) -> int:
+        return 0 if self.missing is None else int(self.missing.nnz)
+
+    def missing_indicator(self, dtype: Any = np.float64) -> sp.csr_array:
+        if self.missing is None:
+            return sp.csr_array(self.shape, dtype=dtype)
+        return sp.csr_array(self.missing, dtype=dtype)
+
+    def missing_row_counts(self) -> np.ndarray:
+        if self.missing is None:
+            return np.zeros(self.n_rows, dtype=np.int64)
+        return np.diff(self.missing.indptr).astype(np.int64)
+
+    def missing_col_counts(self) -> np.ndarray:
+        if self.missing is None:
+            return np.zeros(self.n_cols, dtype=np.int64)
+        return np.bincount(self.missing.indices, minlength=self.n_cols).astype(np.int64)
+
+    def with_nan(self) -> sp.csr_array:
+        values = sp.csr_array(self.table, dtype=np.float64)
+        if self.missing is None or self.missing.nnz == 0:
+            return values
+        nan = sp.csr_array((np.full(self.missing.nnz, np.nan), self.missing.indices, self.missing.indptr),
+                           shape=self.shape)
+        out = sp.csr_array(values + nan)  # disjoint supports: every missing entry becomes an explicit NaN
+        out.sort_indices()
+        return out
+
+    def with_table(self, table: Any) -> SparseTableData:
+        """Another table of the same shape with this one's missing entries."""
+        return SparseTableData(table, self.missing)
+
+    def with_missing_csr(self, missing: sp.csr_array | None) -> SparseTableData:
+        """This table with the missing entries ``missing`` (a CSR array of ones), its stored
+        values there removed."""
+        if missing is None:
+            return SparseTableData(self.table)
+        missing = _canonical_ones(missing)
+        table = self.table
+        if missing.nnz and table.nnz:
+            table = sp.csr_array(table - table.multiply(missing.astype(bool)))
+            table.eliminate_zeros()
+        return SparseTableData(table, missing)
 
     @property
     def n_stored(self) -> int:
@@ -192,10 +399,11 @@ class SparseTableData(TableData):
         return self.table if dtype is None else sp.csr_array(self.table, dtype=dtype)
 
     def as_float(self) -> SparseTableData:
-        return SparseTableData(sp.csr_array(self.table, dtype=np.float64))
+        return SparseTableData(sp.csr_array(self.table, dtype=np.float64), self.missing)
 
     def transposed(self) -> SparseTableData:
-        return SparseTableData(sp.csr_array(self.table.T))
+        missing = None if self.missing is None else _canonical_ones(sp.csr_array(self.missing.T))
+        return SparseTableData(sp.csr_array(self.table.T), missing)
 
     def row_squared_norms(self) -> np.ndarray:
         return np.asarray(self.table.multiply(self.table).sum(axis=1), dtype=np.float64).ravel()
@@ -208,3 +416,48 @@ class SparseTableData(TableData):
         return f"sparse ({self.table.nnz / (n * d):.2%} non-zero)" if self.table.nnz >= 0.01 * n * d else (
             f"sparse ({self.table.nnz / (n * d):.2g} non-zero)"
         )
+
+
+def _canonical_ones(matrix: Any) -> sp.csr_array:
+    """A CSR array of ones (uint8) with the support of ``matrix``'s non-zeros, canonical."""
+    matrix = sp.csr_array(matrix)
+    matrix.sum_duplicates()
+    matrix.eliminate_zeros()
+    ones = sp.csr_array((np.ones(matrix.nnz, dtype=np.uint8), matrix.indices.copy(), matrix.indptr.copy()),
+                        shape=matrix.shape)
+    ones.has_canonical_format = True
+    return ones
+
+
+def _union(a: sp.csr_array | None, b: sp.csr_array) -> sp.csr_array:
+    return b if a is None else sp.csr_array(a.astype(bool) + b.astype(bool))
+
+
+def _from_masked(X: np.ma.MaskedArray) -> DenseTableData:
+    """A masked array's data with 0 under its mask, and its mask as missing entries."""
+    mask = np.ma.getmaskarray(X)
+    data = np.ma.getdata(X)
+    if not mask.any():
+        return DenseTableData(np.asarray(data), np.ones(data.shape, dtype=bool))
+    return DenseTableData(np.where(mask, np.zeros((), dtype=data.dtype), data), ~mask)
+
+
+def _dense_from_nan(array: np.ndarray) -> DenseTableData:
+    """A float array with NaN at its missing entries: 0 there and the mask (None without NaN)."""
+    missing = np.isnan(array)
+    if not missing.any():
+        return DenseTableData(array)
+    return DenseTableData(np.where(missing, 0.0, array), ~missing)
+
+
+def _sparse_from_nan(table: sp.csr_array) -> SparseTableData:
+    """A sparse table whose explicit NaN values are its missing entries (None without NaN)."""
+    if table.dtype.kind != "f" or not np.isnan(table.data).any():
+        return SparseTableData(table)
+    table = table.copy()
+    table.sum_duplicates()
+    nan = np.isnan(table.data)
+    missing = sp.csr_array((nan.astype(np.uint8), table.indices.copy(), table.indptr.copy()), shape=table.shape)
+    table.data[nan] = 0.0
+    table.eliminate_zeros()
+    return SparseTableData(table, _canonical_ones(missing))

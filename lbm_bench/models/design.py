@@ -13,12 +13,15 @@ module: :mod:`lbm_bench.models.gaussian`, :mod:`~lbm_bench.models.poisson`,
 :mod:`~lbm_bench.models.bernoulli`, :mod:`~lbm_bench.models.categorical`);
 :func:`random_design` draws the shared part
 (pattern from the family, proportions, dispersions) and asks the family for its
-options and effects.
+options and effects. How entries go missing (:mod:`lbm_bench.models.missing`) is
+part of the design too, the same for every family: :attr:`ModelDesign.missing`,
+whose block missing probabilities move with the scale like the rest.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -27,10 +30,24 @@ from lbm_bench._docstrings import fill_doc
 from lbm_bench._records import flag, setting, spread
 from lbm_bench._validation import check_count, check_positive_float
 from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.missing import (
+    DEFAULT_SPREAD,
+    MISSING_OPTION_FIELDS,
+    MissingDesign,
+    draw_missing_pattern,
+    expand_missing,
+)
 from lbm_bench.models.registry import FAMILY_CLASSES, get_family
 from lbm_bench.models.symmetry import find_symmetry
 
-__all__ = ["SHARED_OPTION_FIELDS", "ModelDesign", "design_option_fields", "random_design", "random_model"]
+__all__ = [
+    "SHARED_OPTION_FIELDS",
+    "ModelDesign",
+    "check_missing_together",
+    "design_option_fields",
+    "random_design",
+    "random_model",
+]
 
 #: The base rate recorded by the designs of families that have none (files store
 #: ``params/design@base_rate`` for every kind; only Poisson blocks use it).
@@ -41,6 +58,7 @@ SHARED_OPTION_FIELDS = {
     "equal_proportions": setting(False, flag, "--equal-proportions", "equal cluster proportions"),
     "equal_dispersions": setting(False, flag, "--equal-dispersions", "equal dispersions"),
     "dispersion_spread": setting(0.25, spread, "--dispersion-spread", "spread of the dispersions, in [0, 1)"),
+    **MISSING_OPTION_FIELDS,
 }
 
 
@@ -80,6 +98,9 @@ class ModelDesign:
         Expected fraction of non-zero entries (Bernoulli, Poisson): a sparse
         design whose models draw ``scipy.sparse.csr_array`` tables. None: the
         dense designs.
+    missing : MissingDesign or None
+        How the tables' entries go missing (:mod:`lbm_bench.models.missing`); None:
+        complete tables.
     """
 
     kind: str
@@ -91,6 +112,7 @@ class ModelDesign:
     row_effects: np.ndarray | None = field(default=None)
     col_effects: np.ndarray | None = field(default=None)
     density: float | None = None
+    missing: MissingDesign | None = None
 
     @property
     def memo(self) -> dict:
@@ -123,12 +145,20 @@ class ModelDesign:
         (2, 3)
         """
         scale = check_positive_float("scale", scale)
-        return self.family.model_at_scale(self, scale)
+        model = self.family.model_at_scale(self, scale)
+        if self.missing is not None and self.missing.informative:
+            model = model.with_missing_probs(self.missing_probs(scale))
+        return model
+
+    def missing_probs(self, scale: float) -> np.ndarray | None:
+        """Missing probabilities of the blocks at ``scale`` (g, m): the rate everywhere when
+        entries go missing at random, the block mechanism's otherwise; None for complete tables."""
+        if self.missing is None:
+            return None
+        return self.missing.block_probs(self.row_proportions, self.col_proportions, scale)
 
     def without_effects(self) -> ModelDesign:
         """The same design without row and column effects (blocks at unit exposure)."""
-        from dataclasses import replace
-
         return replace(self, row_effects=None, col_effects=None)
 
     def to_dict(self) -> dict[str, Any]:
@@ -174,6 +204,9 @@ def random_design(
     equal_proportions: bool = False,
     equal_dispersions: bool = False,
     dispersion_spread: float = 0.25,
+    missing: float | Mapping[str, Any] = 0.0,
+    missing_mechanism: str = "random",
+    missing_spread: float = DEFAULT_SPREAD,
     rng: np.random.Generator | int | None = None,
     **family_options: Any,
 ) -> ModelDesign:
@@ -195,6 +228,15 @@ def random_design(
     dispersion_spread : float, default=0.25
         Random dispersions are uniform in ``[1 - spread, 1 + spread]``: the
         same order of magnitude across blocks.
+    missing : float or mapping, default=0.0
+        Expected fraction of missing entries, in [0, 1) (0: complete tables), or
+        ``{"rate": r, "mechanism": "block", "spread": s}``.
+    missing_mechanism : {"random", "block"}, default="random"
+        Entries missing completely at random, or by block (not at random); see
+        :mod:`lbm_bench.models.missing`. The block mechanism's pattern is drawn
+        after everything else, so the other parameters do not depend on it.
+    missing_spread : float, default=0.5
+        The block mechanism's spread of missing logits at scale 1.
     rng : None, int or numpy.random.Generator
         Source of randomness.
     **family_options
@@ -238,7 +280,9 @@ def random_design(
     g = check_count("n_row_clusters", n_row_clusters, minimum=2)
     m = check_count("n_col_clusters", n_col_clusters, minimum=2)
     spread_value = SHARED_OPTION_FIELDS["dispersion_spread"].metadata["check"]("dispersion_spread", dispersion_spread)
+    missing_options = _missing_options(missing, missing_mechanism, missing_spread)
     options = family.check_design_options(_refuse_foreign_options(family, family_options))
+    check_missing_together({**missing_options, "density": options.get("density")})
     family.check_clusters(g, m, options)
     values = {name: options[name] for name in ("base_rate", "density") if name in options}
     values.setdefault("base_rate", _UNUSED_BASE_RATE)
@@ -253,8 +297,45 @@ def random_design(
             col_effects=col_effects, **values,
         )
         if find_symmetry(design.model(1.0)) is None:
-            return design
+            return _with_missing(design, missing_options, rng)
     raise ValueError(f"could not draw an asymmetric {family.kind} design with {g}x{m} clusters")
+
+
+def _missing_options(missing: Any, mechanism: Any, spread_value: Any) -> dict[str, Any]:
+    """The checked missing options (a mapping ``missing`` expanded); ValueError naming a bad one."""
+    options = {"missing_mechanism": mechanism, "missing_spread": spread_value}
+    options.update(expand_missing({"missing": missing}))  # a mapping's keys win
+    options = {name: f.metadata["check"](name, options.get(name, f.default))
+               for name, f in MISSING_OPTION_FIELDS.items()}
+    check_missing_together(options)
+    return options
+
+
+def check_missing_together(options: Mapping[str, Any]) -> None:
+    """Refuse a missing mechanism or spread given without a missing rate, and a sparse table
+    (``density``) with more missing entries than non-zero ones (ValueError, one line)."""
+    rate = options.get("missing", 0.0)
+    if rate == 0.0:
+        for name in ("missing_mechanism", "missing_spread"):
+            if options.get(name, MISSING_OPTION_FIELDS[name].default) != MISSING_OPTION_FIELDS[name].default:
+                raise ValueError(f"{name} is set but missing is 0 (a complete table): give missing, the rate")
+    density = options.get("density")
+    if density is not None and rate > density:
+        raise ValueError(
+            f"missing={rate:g} is more than density={density:g}: a sparse table holds the set of its unobserved "
+            "entries sparsely, its block sums costing as much as that set, and more unobserved entries than "
+            "non-zero ones would not be sparse; use missing <= density, or a dense table (no density)"
+        )
+
+
+def _with_missing(design: ModelDesign, options: dict[str, Any], rng: np.random.Generator) -> ModelDesign:
+    """The design with its missing entries (the block pattern drawn last, from ``rng``)."""
+    rate = options["missing"]
+    if rate == 0.0:
+        return design
+    mechanism = options["missing_mechanism"]
+    pattern = draw_missing_pattern(*design.block_shape, rng) if mechanism == "block" else None
+    return replace(design, missing=MissingDesign(rate, mechanism, pattern, options["missing_spread"]))
 
 
 def _refuse_foreign_options(family: type[LatentBlockModel], options: dict[str, Any]) -> dict[str, Any]:

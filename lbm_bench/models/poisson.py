@@ -257,13 +257,8 @@ class PoissonLBM(LatentBlockModel):
             self._cdf_tables = [[poisson_cdf_table(rate) for rate in row] for row in self.rates]
             self._cdf_key = key
         table = np.empty(noise.shape, dtype=np.int64)
-        for k in range(self.n_row_clusters):
-            rows = np.flatnonzero(z == k)
-            for l in range(self.n_col_clusters):
-                cols = np.flatnonzero(w == l)
-                if rows.size and cols.size:
-                    block = np.ix_(rows, cols)
-                    table[block] = poisson_inverse_cdf(noise[block], self.rates[k, l], self._cdf_tables[k][l])
+        for k, l, block in self.nonempty_blocks(z, w):
+            table[block] = poisson_inverse_cdf(noise[block], self.rates[k, l], self._cdf_tables[k][l])
         return table
 
     def block_parameters(self) -> dict[str, np.ndarray]:

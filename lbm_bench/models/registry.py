@@ -22,7 +22,7 @@ from lbm_bench.models.categorical import CategoricalLBM
 from lbm_bench.models.gaussian import GaussianLBM
 from lbm_bench.models.poisson import PoissonLBM
 
-__all__ = ["FAMILY_CLASSES", "check_kind", "family_names", "get_family", "model_from_parameters"]
+__all__ = ["FAMILY_CLASSES", "check_kind", "family_names", "get_family", "model_from_parameters", "sparse_family_names"]
 
 #: The registered families, in the order they are listed (help, docs, option declarations).
 FAMILY_CLASSES: tuple[type[LatentBlockModel], ...] = (GaussianLBM, PoissonLBM, BernoulliLBM, CategoricalLBM)
@@ -33,6 +33,11 @@ _BY_NAME: dict[str, type[LatentBlockModel]] = {cls.kind: cls for cls in FAMILY_C
 def family_names() -> tuple[str, ...]:
     """The names of the registered families, e.g. ``("gaussian", "poisson", "bernoulli", "categorical")``."""
     return tuple(_BY_NAME)
+
+
+def sparse_family_names() -> tuple[str, ...]:
+    """The names of the families whose tables can be ``scipy.sparse`` (``can_be_sparse``)."""
+    return tuple(name for name, family in _BY_NAME.items() if family.can_be_sparse)
 
 
 def check_kind(kind: Any) -> str:

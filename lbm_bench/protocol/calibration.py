@@ -14,10 +14,14 @@ floor, measured by a short Gibbs run on a few of the tables
 
 **Common random numbers.** The tables share, at every scale, the same
 generating labels, the same underlying noise (standard normals or uniforms,
-turned into entries by :meth:`~lbm_bench.models.base.LatentBlockModel.table_from_noise`)
-and the same random starts. The mean error is then a smooth, nearly monotone
-function of the scale, and the error of a table at a scale, once computed, is
-kept: adding tables at a scale costs only the new ones.
+turned into entries by :meth:`~lbm_bench.models.base.LatentBlockModel.table_from_noise`),
+the same mask of missing entries (its uniforms: the same mask at every scale when
+entries go missing at random, thresholded by the scale's block probabilities
+when they go missing by block; :class:`~lbm_bench.models.missing.MaskNoise`)
+and the same random starts; the MAP and the gap see the observed entries only.
+The mean error is then a smooth, nearly monotone function of the scale, and the
+error of a table at a scale, once computed, is kept: adding tables at a scale
+costs only the new ones.
 
 **Root finding** (``method="secant"``, default): from a first guess of the
 scale from the design (:func:`lbm_bench.protocol.separation.first_guess`),
@@ -44,6 +48,7 @@ from lbm_bench.inference.classifier import alternate, best_of_starts, initial_co
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.inference.gibbs import gibbs_labels
 from lbm_bench.models.design import ModelDesign, random_design
+from lbm_bench.models.missing import EntryFamily, MaskNoise, mask_table
 from lbm_bench.protocol.request import CRITERIA, TableRequest, request_from_arguments
 from lbm_bench.protocol.scale_search import (
     AUTO_MAX_TABLES,
@@ -51,7 +56,7 @@ from lbm_bench.protocol.scale_search import (
     AUTO_SPREAD_FRACTION,
     search_scale,
 )
-from lbm_bench.protocol.separation import guessing_risk
+from lbm_bench.protocol.separation import check_target
 from lbm_bench.protocol.settings import GenerationSettings
 from lbm_bench.protocol.table import CalibrationResult
 
@@ -94,9 +99,10 @@ def child_seed(seed: np.random.SeedSequence, index: int) -> np.random.SeedSequen
 class CommonRandomNumbers:
     """Labels, noise and classifier starts of up to ``n_tables`` tables, identical at every scale.
 
-    Table ``t`` has its own seed, child ``t`` of ``seed``; its children 0, 1, 2
-    and 3 draw its labels, its noise, its MAP's random starts and its short
-    Gibbs run (the gap, ``criterion="bayes"``). Everything about table ``t`` at
+    Table ``t`` has its own seed, child ``t`` of ``seed``; its children 0, 1, 2,
+    3 and 4 draw its labels, its noise, its MAP's random starts, its short
+    Gibbs run (the gap, ``criterion="bayes"``) and its mask of missing entries
+    (when the design has some). Everything about table ``t`` at
     a scale is a function of that seed and the scale: its error and its gap do
     not depend on which other tables are evaluated with it, in which batch or
     on which worker.
@@ -143,12 +149,15 @@ class CommonRandomNumbers:
         self.n_rows, self.n_cols, self.n_tables = n_rows, n_cols, n_tables
         self.seed = seed
         self.table_seeds = [child_seed(seed, t) for t in range(n_tables)]
-        reference = design.model(1.0)
         #: Bytes of one table's statistics in the MAP (both layouts), the unit of ``batch_bytes``.
-        self.bytes_per_table = 2 * reference.n_stats * n_rows * n_cols * 8
+        self.bytes_per_table = 2 * _channels(design) * n_rows * n_cols * 8
         self._labels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._noise: dict[int, np.ndarray] = {}
-        self._cache_tables = max(0, NOISE_CACHE_BYTES // (n_rows * n_cols * 8))
+        self._masks: dict[int, MaskNoise] = {}
+        #: noise (and mask) bytes of one table: the float64 noise, plus one byte (the mask,
+        #: missing at random) or eight (its uniforms, missing by block) per entry
+        per_entry = 8 + (0 if design.missing is None else 1 if not design.missing.informative else 8)
+        self._cache_tables = max(0, NOISE_CACHE_BYTES // (n_rows * n_cols * per_entry))
         self._known: dict[tuple[str, float, int], list[float]] = {}
 
     @property
@@ -170,6 +179,17 @@ class CommonRandomNumbers:
         if t < self._cache_tables:
             self._noise[t] = noise
         return noise
+
+    def mask_noise(self, t: int) -> MaskNoise | None:
+        """The mask's randomness of table ``t`` (None for complete tables)."""
+        if self.design.missing is None:
+            return None
+        if t in self._masks:
+            return self._masks[t]
+        mask = _draw_mask_noise(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
+        if t < self._cache_tables:
+            self._masks[t] = mask
+        return mask
 
     def batches(self, tables: Sequence[int] | None = None) -> list[list[int]]:
         """Lists of table indices run through the MAP together."""
@@ -209,10 +229,12 @@ class CommonRandomNumbers:
         if self.jobs > 1 and len(tables) > 1:
             return self._parallel(statistic, scale, n_init, tables)
         model = self.design.model(scale)
+        probs = self.design.missing_probs(scale)
         values = [
             _BATCH_STATISTICS[statistic](
                 model, [self.table_labels(t) for t in batch], [self.noise(t) for t in batch],
                 [self.table_seeds[t] for t in batch], n_init, self.incremental,
+                missing=None if probs is None else ([self.mask_noise(t) for t in batch], probs),
             )
             for batch in self.batches(tables)
         ]
@@ -237,6 +259,11 @@ def check_criterion(criterion: str) -> str:
     return check_choice("criterion", criterion, CRITERIA)
 
 
+def _channels(design: ModelDesign) -> int:
+    """Statistic channels of the design's tables in the engine (the missing ones included)."""
+    return EntryFamily(design.model(1.0), design.missing is not None).n_stats
+
+
 def _draw_labels(design, n_rows, n_cols, table_seed):
     rng = np.random.default_rng(child_seed(table_seed, 0))
     return design.model(1.0).sample_labels(n_rows, n_cols, rng=rng)
@@ -247,30 +274,48 @@ def _draw_noise(design, n_rows, n_cols, table_seed):
     return design.model(1.0).draw_noise(n_rows, n_cols, rng=rng)
 
 
+def _draw_mask_noise(design, n_rows, n_cols, table_seed):
+    rng = np.random.default_rng(child_seed(table_seed, 4))
+    return MaskNoise(n_rows, n_cols, design.missing, design.density is not None, rng=rng)
+
+
 def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch_bytes, seeds):
     """A statistic of the tables of ``seeds`` in a worker process (labels and noise
     re-drawn from the seeds, BLAS on one thread so that workers do not oversubscribe)."""
     with single_blas_thread():
         model = design.model(scale)
-        per_batch = max(1, batch_bytes // (2 * model.n_stats * n_rows * n_cols * 8))
+        per_batch = max(1, batch_bytes // (2 * _channels(design) * n_rows * n_cols * 8))
         out = []
         for s in range(0, len(seeds), per_batch):
             batch = seeds[s:s + per_batch]
             labels = [_draw_labels(design, n_rows, n_cols, seed) for seed in batch]
             noise = [_draw_noise(design, n_rows, n_cols, seed) for seed in batch]
-            out.append(_BATCH_STATISTICS[statistic](model, labels, noise, batch, n_init, incremental))
+            missing = None
+            if design.missing is not None:
+                masks = [_draw_mask_noise(design, n_rows, n_cols, seed) for seed in batch]
+                missing = (masks, design.missing_probs(scale))
+            out.append(_BATCH_STATISTICS[statistic](model, labels, noise, batch, n_init, incremental,
+                                                    missing=missing))
         return np.concatenate(out)
 
 
-def _tables(model, labels, noise) -> list:
+def _tables(model, labels, noise, missing=None) -> list:
+    """The tables of a batch; with ``missing`` (the tables' mask noise and the blocks' missing
+    probabilities), each with its mask (:class:`~lbm_bench.models.data.TableData`)."""
     # a list: sparse tables (scipy.sparse) cannot be stacked; Sweeper stacks dense ones
-    return [model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels, strict=True)]
+    tables = [model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels, strict=True)]
+    if missing is None:
+        return tables
+    masks, probs = missing
+    return [mask_table(X, mask, probs, z, w, copy=False)
+            for X, mask, (z, w) in zip(tables, masks, labels, strict=True)]
 
 
-def _batch_errors(model, labels, noise, seeds, n_init, incremental) -> np.ndarray:
-    """Apparent errors of one batch of tables: the MAP sees the tables only
-    (:func:`classifier_labels`); the generating ``labels`` only score it."""
-    found = classifier_labels(model, _tables(model, labels, noise), seeds, n_init, incremental=incremental)
+def _batch_errors(model, labels, noise, seeds, n_init, incremental, missing=None) -> np.ndarray:
+    """Apparent errors of one batch of tables: the MAP sees the tables only (their observed
+    entries; :func:`classifier_labels`); the generating ``labels`` only score it."""
+    tables = _tables(model, labels, noise, missing)
+    found = classifier_labels(model, tables, seeds, n_init, incremental=incremental)
     errors = np.empty(len(seeds))
     for b, ((z0, w0), (rows, cols)) in enumerate(zip(labels, found, strict=True)):
         row = np.mean(rows != z0)
@@ -279,10 +324,10 @@ def _batch_errors(model, labels, noise, seeds, n_init, incremental) -> np.ndarra
     return errors
 
 
-def _batch_gaps(model, labels, noise, seeds, n_init, incremental) -> np.ndarray:
+def _batch_gaps(model, labels, noise, seeds, n_init, incremental, missing=None) -> np.ndarray:
     """Gaps of one batch of tables (:func:`table_gap`): the generating ``labels``
     only build the tables."""
-    tables = _tables(model, labels, noise)
+    tables = _tables(model, labels, noise, missing)
     found = classifier_labels(model, tables, seeds, n_init, incremental=incremental)
     return np.array([table_gap(model, X, rows, cols, rng=np.random.default_rng(child_seed(seed, 3)))
                      for X, (rows, cols), seed in zip(tables, found, seeds, strict=True)])
@@ -304,7 +349,8 @@ def classifier_labels(
     Parameters
     ----------
     model : LatentBlockModel
-    tables : ndarray of shape (B, n_rows, n_cols), or a list of B tables (dense or scipy.sparse)
+    tables : ndarray of shape (B, n_rows, n_cols), or a list of B tables (dense or scipy.sparse,
+        or :class:`~lbm_bench.models.data.TableData` with their missing entries)
     seeds : sequence of B SeedSequence
         Each table's seed: child 2 draws its MAP's random starts. Nothing else
         (no labels, no other scale) enters.
@@ -338,7 +384,7 @@ def table_gap(model: Any, X: Any, rows: np.ndarray, cols: np.ndarray, *, rng=Non
     Parameters
     ----------
     model : LatentBlockModel
-    X : ndarray of shape (n_rows, n_cols) or scipy.sparse
+    X : ndarray of shape (n_rows, n_cols) or scipy.sparse, or a TableData with missing entries
     rows : ndarray of shape (n_rows,)
     cols : ndarray of shape (n_cols,)
         X-only labels (the calibration's: the table's MAP).
@@ -357,13 +403,12 @@ def table_gap(model: Any, X: Any, rows: np.ndarray, cols: np.ndarray, *, rng=Non
     return samples.risk(rows, cols).risk - floor.risk.risk
 
 
-def _check_target(target_risk: float, design: ModelDesign) -> None:
-    guess = guessing_risk(design.row_proportions, design.col_proportions)
-    if target_risk >= guess:
-        raise ValueError(
-            f"target_risk={target_risk} cannot be reached: guessing without the table already "
-            f"has risk {guess:.4f} for these proportions"
-        )
+def _missing_of(item: Any) -> tuple[float, str]:
+    """(rate, mechanism) of a design or a request's options ((0.0, "random"): complete)."""
+    if isinstance(item, ModelDesign):
+        return (0.0, "random") if item.missing is None else (item.missing.rate, item.missing.mechanism)
+    options = item.model_options
+    return (0.0, "random") if options.missing == 0 else (options.missing, options.missing_mechanism)
 
 
 def calibrate(
@@ -403,7 +448,9 @@ def calibrate(
         design = random_design(request.kind, g, m, rng=rng, **request.design_options())
     elif design.kind != request.kind or design.block_shape != (g, m):
         raise ValueError(f"design is a {design.kind} {design.block_shape} design, not {request.kind} {(g, m)}")
-    _check_target(target, design)
+    elif _missing_of(design) != _missing_of(request):
+        raise ValueError(f"design has missing entries {_missing_of(design)}, the request {_missing_of(request)}")
+    check_target(target, design, request.n_rows, request.n_cols)
     if auto and s.calibration_method == "bisection":
         n_tables, auto = 200, False
     capacity = max_tables if auto else n_tables

@@ -17,6 +17,13 @@ generating labels (an exact posterior draw) and half at the MAP labels, so
 R-hat compares chains from two different starting points. Whatever the
 criterion, the kept table records both risks and the Bayes labels.
 
+**Missing entries.** With ``missing=`` (every family) each candidate's mask is
+drawn with it, from its own stream (child 0 of the candidate's seed; random or
+by block, :mod:`lbm_bench.models.missing`); the MAP, the Gibbs sampler and the
+floor see the observed entries only (and, by block, the mask), so the certified
+risk is the risk given what a user sees. The kept table's ``data`` holds NaN at
+its missing entries (a sparse table: explicit NaN values).
+
 **Sparse tables.** With ``density=`` (Bernoulli and Poisson) the design is
 sparse (:mod:`lbm_bench.models.design`) and the table's ``data`` is a
 ``scipy.sparse.csr_array``; the calibration, the MAP, the Gibbs sampler and
@@ -36,6 +43,8 @@ from lbm_bench._memory import release_free_memory
 from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
+from lbm_bench.models.data import TableData
+from lbm_bench.models.missing import MaskNoise, mask_table
 from lbm_bench.protocol.calibration import calibrate, child_seed
 from lbm_bench.protocol.memory import check_memory, estimate_request_memory
 from lbm_bench.protocol.request import TableRequest, request_from_arguments
@@ -134,13 +143,17 @@ def generate_table(
         :func:`~lbm_bench.random_design`). Unknown names are refused. Among the
         latter: ``density`` (Bernoulli, Poisson: expected fraction of non-zero
         entries; the table is then sparse), ``effects=True`` (Poisson row and
-        column effects for this table's shape) and ``effects_spread``.
+        column effects for this table's shape) and ``effects_spread``; and, for every
+        family, ``missing`` (the fraction of entries missing, or
+        ``{"rate": 0.3, "mechanism": "block"}``), ``missing_mechanism`` and
+        ``missing_spread`` (:mod:`lbm_bench.models.missing`).
 
     Returns
     -------
     Table
         ``data`` is a ``scipy.sparse.csr_array`` when ``density`` is given,
-        an ndarray otherwise.
+        an ndarray otherwise; with missing entries, a float64 table with NaN
+        there (explicit NaN values of a sparse table).
 
     Raises
     ------
@@ -191,6 +204,8 @@ def generate_table(
     timings["gibbs"] = sampler.gibbs_seconds
     timings["floor"] = sampler.floor_seconds
     X, z, w, map_result, samples, estimate, floor = kept
+    if isinstance(X, TableData):  # a table with missing entries: NaN there
+        X = X.with_nan()
     rejection = RejectionRecord(
         attempts=len(sampler.risks), screened_out=sampler.screened_out,
         acceptance_rate=1.0 / len(sampler.risks), tolerance=s.tolerance,
@@ -218,7 +233,9 @@ class _RejectionSampler:
     """Draws and judges candidate tables; keeps the record of the attempts."""
 
     def __init__(self, calibration: CalibrationResult, request: TableRequest, settings: GenerationSettings):
+        self.design = calibration.design
         self.model = calibration.design.model(calibration.scale)
+        self.missing_probs = calibration.design.missing_probs(calibration.scale)
         self.n_rows, self.n_cols = request.shape
         self.target, self.criterion, self.settings = request.target_risk, request.criterion, settings
         self.gibbs_options = settings.gibbs_options()
@@ -261,6 +278,10 @@ class _RejectionSampler:
         rng = np.random.default_rng(seed)
         z, w = self.model.sample_labels(self.n_rows, self.n_cols, rng=rng)
         X = self.model.table_from_noise(self.model.draw_noise(self.n_rows, self.n_cols, rng=rng), z, w)
+        if self.missing_probs is not None:  # the mask, from its own stream: X-only inference sees what is left
+            mask = MaskNoise(self.n_rows, self.n_cols, self.design.missing, self.model.sparse,
+                             rng=np.random.default_rng(child_seed(seed, 0)))
+            X = mask_table(X, mask, self.missing_probs, z, w, copy=False)
         result = map_labels(self.model, X, n_init=s.n_init, rng=rng)
         map_start = (result.rows, result.cols)
         starts = [(z, w), map_start]  # chain starts only: the truth never enters a classifier

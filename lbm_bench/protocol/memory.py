@@ -21,6 +21,12 @@ sparse tables (``nnz = density * N`` expected non-zeros)
     and its transpose with float64 values) is the peak of the large sparse
     runs; and the per-row and per-column block sums of the chains
     (``n_chains (n_rows m + n_cols g) p`` float64);
+missing entries (``missing`` rate ``q``)
+    one or two more statistic channels in ``p`` (the missing entries' exposures;
+    and the mask's indicator by block), the mask (one byte per entry; eight for the
+    block mechanism's uniforms, kept across scales like the noise), and for a sparse
+    table ``BYTES_PER_NONZERO`` bytes per expected missing entry (``q N``: the missing
+    set is held like the non-zeros);
 both
     the Gibbs label sets, ``n_samples (n_rows + n_cols)`` labels in the
     smallest unsigned dtype, twice (the sampler's array, and the floor's
@@ -191,6 +197,8 @@ def estimate_generation_memory(
     n_calibration_tables: int = 200,
     jobs: int = 1,
     options: Mapping[str, Any] | None = None,
+    missing: float = 0.0,
+    missing_mechanism: str = "random",
 ) -> MemoryEstimate:
     """Estimated peak memory of :func:`~lbm_bench.protocol.generate.generate_table`.
 
@@ -210,6 +218,9 @@ def estimate_generation_memory(
     options : mapping, optional
         Design options (the family's own are read: the number of statistics of
         categorical blocks follows ``categories``).
+    missing : float, default=0.0
+        Expected fraction of missing entries (0: a complete table).
+    missing_mechanism : {"random", "block"}, default="random"
 
     Returns
     -------
@@ -229,13 +240,17 @@ def estimate_generation_memory(
     n_jobs = check_count("jobs", jobs)
     own = {name: value for name, value in (options or {}).items() if name in family.option_fields}
     entries, p = n * d, family.count_statistics(family.check_design_options(own))
-    if family.code_statistics:  # the codes packed, several statistics to a word (inference.code_sums)
+    block = missing > 0 and missing_mechanism == "block"
+    mask_bytes = 0 if missing == 0 else 8 if block else 1
+    if missing > 0:  # dense statistics with the missing channels (models/missing.py; codes are not packed)
+        p += 2 if block else 1
+    elif family.code_statistics:  # the codes packed, several statistics to a word (inference.code_sums)
         p = words_per_entry(p)
     label_bytes = _uint_bytes(g) * n + _uint_bytes(m) * d
     parts = {"label sets": 2 * n_samples * label_bytes, "baseline": BASELINE_BYTES}
     if density is None:
-        one_table = entries * (24 + family.table_dtype.itemsize + 6 * p * 8)
-        cache = min(n_tables * entries * 8, NOISE_CACHE_BYTES)
+        one_table = entries * (24 + family.table_dtype.itemsize + 6 * p * 8 + 2 * mask_bytes)
+        cache = min(n_tables * entries * (8 + mask_bytes), NOISE_CACHE_BYTES)
         # The calibration's working set grows with the tables evaluated together (measured:
         # Gaussian 1200x800, 250 bytes per entry with 2 tables, 540 with 8 or 16; Bernoulli
         # 385 with 8), on each worker.
@@ -244,12 +259,14 @@ def estimate_generation_memory(
         parts["calibration"] = cache + n_jobs * per_worker
         what = f"dense {family.kind} {n}x{d} table"
     else:
-        nonzeros = math.ceil(float(density) * entries)
+        nonzeros = math.ceil((float(density) + float(missing)) * entries)
         chains = n_chains * (n * m + d * g) * p * 8 + 4 * (n * g + d * m) * 8
         parts["table"] = BYTES_PER_NONZERO * nonzeros + 2 * (n + d) * 8
         parts["block sums"] = chains
         parts["calibration"] = (n_jobs - 1) * (BYTES_PER_NONZERO * nonzeros + chains)
         what = f"sparse {family.kind} {n}x{d} table at density {float(density):g}"
+    if missing > 0:
+        what += f" with {float(missing):g} of its entries missing"
     return MemoryEstimate(what=what, parts=parts, sparse=density is not None, can_be_sparse=family.can_be_sparse)
 
 
@@ -342,4 +359,6 @@ def estimate_request_memory(
         density=getattr(request.model_options, "density", None), n_samples=settings.n_samples,
         n_chains=settings.n_chains, n_calibration_tables=1 if calibrated else tables,
         jobs=settings.jobs if jobs is None else jobs, options=request.design_options(),
+        missing=getattr(request.model_options, "missing", 0.0),
+        missing_mechanism=getattr(request.model_options, "missing_mechanism", "random"),
     )

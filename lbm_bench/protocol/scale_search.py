@@ -155,6 +155,14 @@ class _Evaluations:
 
     def unbracketed(self, goal: float, max_steps: int) -> ValueError:
         seen = [h[1] for h in self.history]
+        missing = getattr(self.crn.design, "missing", None)
+        if missing is not None and min(seen) > goal:
+            best = min(self.history, key=lambda h: h[1])
+            return ValueError(
+                f"target_risk={goal} is not reached with {missing.rate:.0%} of the entries missing: the best "
+                f"risk reachable seen is {best[1]:.4f} (at scale {best[0]:.4g}, {max_steps} steps); lower the "
+                "missing rate or raise the target, or use larger tables"
+            )
         return ValueError(
             f"could not bracket target_risk={goal} within {max_steps} steps "
             f"(errors seen from {min(seen):.4f} to {max(seen):.4f})"

@@ -13,6 +13,10 @@ equal-variance Gaussian blocks), and a row's error about the sum over the other
 classes. Columns likewise with ``n_rows``. The predicted ``l_item`` combines
 the two (eq. 3).
 
+With missing entries, a row is informed by its observed entries only: ``n_cols``
+becomes ``(1 - rate) n_cols`` (and the block mechanism's mask, which also
+informs, is left out of the guess).
+
 The prediction ignores that the other side's labels are themselves uncertain,
 so it is optimistic at high risks; it only starts the root finding of
 :mod:`lbm_bench.protocol.calibration`, which corrects it with the tables'
@@ -30,8 +34,9 @@ from scipy import special
 
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
+from lbm_bench.models.missing import unreachable_risk
 
-__all__ = ["block_divergences", "predicted_error", "first_guess", "guessing_risk"]
+__all__ = ["block_divergences", "check_target", "predicted_error", "first_guess", "guessing_risk"]
 
 #: Entries per block in the fixed sample that estimates the mean sufficient statistics.
 _ENTRIES_PER_SIDE = 48
@@ -104,6 +109,8 @@ def _side_error(divergence: np.ndarray, proportions: np.ndarray, other: np.ndarr
 def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float, _noise=None) -> float:
     """Predicted ``l_item`` of the MAP at ``scale`` (see the module documentation)."""
     J = block_divergences(design, scale, _noise)
+    if design.missing is not None:  # a row sees (1 - rate) n_cols entries on average
+        n_rows, n_cols = n_rows * (1.0 - design.missing.rate), n_cols * (1.0 - design.missing.rate)
     row = _side_error(J, design.row_proportions, design.col_proportions, n_cols)
     col = _side_error(J.transpose(1, 0, 3, 2), design.col_proportions, design.row_proportions, n_rows)
     return row + col - row * col
@@ -163,3 +170,25 @@ def first_guess(
         return math.exp(x), -3.0
     slope = (special.logit(up) - special.logit(down)) / (2 * h)
     return math.exp(x), float(slope) if slope < -0.1 else -3.0
+
+
+def check_target(target_risk: float, design: ModelDesign, n_rows: int, n_cols: int) -> None:
+    """Refuse a target no scale can reach (ValueError, one line): not below the risk of
+    guessing, or, entries missing at random, below the risk of the rows and columns with no
+    observed entry (:func:`~lbm_bench.models.missing.unreachable_risk`)."""
+    guess = guessing_risk(design.row_proportions, design.col_proportions)
+    if target_risk >= guess:
+        raise ValueError(
+            f"target_risk={target_risk} cannot be reached: guessing without the table already "
+            f"has risk {guess:.4f} for these proportions"
+        )
+    missing = design.missing
+    if missing is not None and not missing.informative:
+        best = unreachable_risk(missing.rate, n_rows, n_cols, design.row_proportions, design.col_proportions)
+        if best >= target_risk:
+            raise ValueError(
+                f"target_risk={target_risk} cannot be reached with {missing.rate:.0%} of the entries missing: "
+                f"rows or columns with no observed entry alone give a risk of at least {best:.4f} at any "
+                "scale (the best risk reachable); lower the missing rate or raise the target, or use "
+                "larger tables"
+            )

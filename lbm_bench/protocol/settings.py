@@ -49,7 +49,8 @@ from lbm_bench._records import (
     setting,
 )
 from lbm_bench._validation import check_count
-from lbm_bench.models.design import design_option_fields
+from lbm_bench.models.design import check_missing_together, design_option_fields
+from lbm_bench.models.missing import expand_missing
 
 __all__ = [
     "GenerationSettings",
@@ -154,12 +155,28 @@ def _option_type(f: dataclasses.Field) -> str:
         return "bool"
     if isinstance(f.default, int):
         return "int"
+    if isinstance(f.default, str):
+        return "str"
     return "float | None" if f.default is None else "float"
 
 
 def _design_options(self: Any) -> dict[str, Any]:
     """Keyword arguments of :func:`~lbm_bench.random_design` that differ from its defaults."""
     return self.to_record(only_changed=True)
+
+
+def _from_mapping(cls: Any, values: Mapping[str, Any], *, where: str = "") -> Any:
+    """:meth:`Record.from_mapping`, a ``missing`` mapping (``{"rate": 0.3, "mechanism":
+    "block"}``) first written as the options ``missing`` and ``missing_mechanism``."""
+    try:
+        values = expand_missing(values)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}" if where else str(exc)) from None
+    return Record.from_mapping.__func__(cls, values, where=where)
+
+
+def _check_options_together(self: Any) -> None:
+    check_missing_together(self.to_record())
 
 
 #: The design options (see :func:`~lbm_bench.random_design`): the shared ones
@@ -174,7 +191,8 @@ ModelOptions = dataclasses.make_dataclass(
     ],
     bases=(Record,),
     frozen=True,
-    namespace={"design_options": _design_options, "__module__": __name__},
+    namespace={"design_options": _design_options, "from_mapping": classmethod(_from_mapping),
+               "_check_together": _check_options_together, "__module__": __name__},
 )
 ModelOptions.__doc__ = """Options of the model design (see :func:`~lbm_bench.random_design`).
 
@@ -194,6 +212,16 @@ effects : bool, default=False
     table's shape.
 effects_spread : float, default=0.3
     Standard deviation of the log effects.
+missing : float, default=0.0
+    Every family: expected fraction of missing entries, in [0, 1) (0: a complete
+    table). ``from_mapping`` (and so :func:`~lbm_bench.generate_table`,
+    :class:`~lbm_bench.TableRequest` and release specs) also takes
+    ``missing={"rate": 0.3, "mechanism": "block"}``.
+missing_mechanism : {"random", "block"}, default="random"
+    Entries missing completely at random, or by block (not at random), see
+    :mod:`lbm_bench.models.missing`.
+missing_spread : float, default=0.5
+    The block mechanism's spread of missing logits at scale 1.
 (and the options of any other registered family, declared in its module)
 """
 

@@ -115,7 +115,10 @@ class Table:
     Attributes
     ----------
     data : ndarray of shape (n_rows, n_cols)
-        float64 (Gaussian), int64 (Poisson) or uint8 (Bernoulli).
+        float64 (Gaussian), int64 (Poisson) or uint8 (Bernoulli); a
+        ``scipy.sparse.csr_array`` for a sparse table. A table with missing
+        entries holds NaN there, as float64 (a sparse one: explicit NaN values);
+        :attr:`observed`, :meth:`masked_data` and :meth:`table_data` give its mask.
     model : LatentBlockModel
         The generating model (true parameters).
     design : ModelDesign
@@ -178,6 +181,49 @@ class Table:
     def kind(self) -> str:
         return self.model.kind
 
+    def table_data(self) -> TableData:
+        """The table in the family's dtype with 0 at its missing entries, and its mask
+        (:class:`~lbm_bench.models.data.TableData`), as the inference functions take it."""
+        data = TableData.incomplete(self.data, name="data")
+        if not data.has_missing:
+            return data
+        table = self.model.check_table(data.table, name="data")
+        dtype = self.model.table_dtype
+        return data.with_table(table.astype(dtype, copy=False) if not data.is_sparse else table)
+
+    @property
+    def missing_mechanism(self) -> str | None:
+        """``"random"`` or ``"block"`` when the table has missing entries, else None."""
+        missing = self.design.missing if self.design is not None else None
+        return None if missing is None else missing.mechanism
+
+    @property
+    def missing_rate(self) -> float:
+        """The requested fraction of missing entries (0.0 for a complete table)."""
+        missing = self.design.missing if self.design is not None else None
+        return 0.0 if missing is None else missing.rate
+
+    @property
+    def observed(self) -> np.ndarray | None:
+        """The observed mask (bool, True: observed) of a dense table with missing entries;
+        None for a complete table (a sparse table's missing set: ``table_data().missing``)."""
+        data = self.table_data()
+        return getattr(data, "observed", None) if data.has_missing else None
+
+    def masked_data(self) -> np.ma.MaskedArray:
+        """The table as a NumPy masked array in the family's dtype (masked: missing; 0 underneath).
+
+        Raises
+        ------
+        ValueError
+            For a sparse table (its missing entries are explicit NaN values of ``data``).
+        """
+        data = self.table_data()
+        if data.is_sparse:
+            raise ValueError("a sparse table has no masked-array form: its missing entries are explicit "
+                             "NaN values of table.data")
+        return data.masked()
+
     @property
     def shape(self) -> tuple[int, int]:
         return self.data.shape  # type: ignore[return-value]
@@ -236,7 +282,7 @@ class Table:
         g, m = self.model.block_shape
         r = self.risk
         stored = ""
-        data = TableData.of(self.data)
+        data = TableData.incomplete(self.data, name="data")  # explicit NaN (missing) are not stored entries
         if data.is_sparse:
             stored = f", sparse: {data.n_stored} non-zero entries (density {data.n_stored / (n * d):.4g})"
         header = "".join(f", {name} {value}" for name, value in self.model.header_values().items())
@@ -244,6 +290,7 @@ class Table:
             f"{self.kind} table {n}x{d}, {g}x{m} clusters{header}, seed {self.seed}{stored}",
             f"target risk {self.target_risk:.4f} (criterion: {self.criterion})",
         ]
+        lines += self._missing_lines()
         if self.bayes_risk is not None:
             b = self.bayes_risk
             lines.append(
@@ -263,6 +310,21 @@ class Table:
                 f"acceptance rate {self.rejection.acceptance_rate:.3f}",
             ]
         )
+
+    def _missing_lines(self) -> list[str]:
+        """One line on the missing entries (none for a complete table)."""
+        data = TableData.incomplete(self.data, name="data")
+        if not data.has_missing and self.missing_mechanism is None:
+            return []
+        n, d = self.shape
+        empty_rows = int(np.count_nonzero(data.missing_row_counts() == d))
+        empty_cols = int(np.count_nonzero(data.missing_col_counts() == n))
+        line = (f"missing entries: {data.n_missing} of {n * d} ({data.missing_fraction:.1%}; mechanism "
+                f"{self.missing_mechanism}, rate {self.missing_rate:g}); the risks are given the observed entries")
+        if empty_rows or empty_cols:
+            line += (f"; {empty_rows} row(s) and {empty_cols} column(s) have no observed entry"
+                     + (": their labels' posterior is the prior" if self.missing_mechanism == "random" else ""))
+        return [line]
 
     def _calibration_line(self) -> str:
         c = self.calibration

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench.release._files import atomic_write_text
-from lbm_bench.release.manifest import kind_text, risk_texts
+from lbm_bench.release.manifest import has_missing_entries, kind_text, missing_text, risk_texts
 from lbm_bench.release.readme import rebuild_commands
 
 __all__ = [
@@ -65,8 +65,20 @@ ul.files li { margin: 0.15rem 0; }
 """
 
 
-def python_snippet(table_file: str, table_id: str) -> str:
-    """Python code that loads one table of the release (run from the release folder)."""
+def python_snippet(table_file: str, table_id: str, missing: bool = False) -> str:
+    """Python code that loads one table of the release (run from the release folder); with
+    ``missing``, also its missing entries."""
+    if missing:
+        return python_snippet(table_file, table_id).replace(
+            "X = table.data                                   # (n_rows, n_cols)\n",
+            "X = table.data                                   # (n_rows, n_cols), NaN at missing entries\n"
+            "observed = table.observed                        # the observed mask (dense tables; None: complete)\n",
+        ).replace(
+            '    X = f["data"][:]\n',
+            '    X = f["data"][:]                              # 0 at missing entries\n'
+            '    if "observed" in f:                           # format 1.3: the observed mask (1: observed)\n'
+            '        X = np.where(f["observed"][:] == 1, X, np.nan)\n',
+        ).replace("import h5py\n", "import h5py\nimport numpy as np\n")
     return f"""import lbm_bench
 table = lbm_bench.load_release_table(".", "{table_id}")
 X = table.data                                   # (n_rows, n_cols)
@@ -83,7 +95,7 @@ with h5py.File("{table_file}", "r") as f:
     gibbs_rows, gibbs_cols = f["gibbs/rows"][:], f["gibbs/cols"][:]"""
 
 
-def r_snippet(table_file: str) -> str:
+def r_snippet(table_file: str, missing: bool = False) -> str:
     """R code (package hdf5r) that loads one table file with its labels and label sets.
 
     HDF5 stores arrays row-major and R column-major, so hdf5r returns every
@@ -91,8 +103,16 @@ def r_snippet(table_file: str) -> str:
     ``X`` of dimension ``n_rows x n_cols`` and label sets of dimension
     ``n_samples x n_rows``. Labels are stored from 0; the snippet adds 1 (R's
     convention). A sparse table (``data`` stored as a CSR group) is read into a
-    ``Matrix`` sparse matrix.
+    ``Matrix`` sparse matrix. With ``missing``, a dense table's missing entries become NA.
     """
+    if missing:
+        return r_snippet(table_file).replace(
+            "  X <- t(f[[\"data\"]]$read())                     # n_rows x n_cols\n",
+            "  X <- t(f[[\"data\"]]$read())                     # n_rows x n_cols\n"
+            "  if (f$exists(\"observed\")) {                   # format 1.3: missing entries (0 in data) become NA\n"
+            "    X[t(f[[\"observed\"]]$read()) == 0] <- NA\n"
+            "  }\n",
+        )
     return f"""library(hdf5r)
 f <- H5File$new("{table_file}", mode = "r")
 # hdf5r reverses the dimensions (HDF5 is row-major, R column-major): transpose back.
@@ -218,6 +238,7 @@ def _risk_cells(entry: dict) -> str:
 
 def _table_rows(manifest: dict, thumbnails: set[str]) -> str:
     rows = []
+    missing = has_missing_entries(manifest)
     for t in manifest["tables"]:
         thumb = f"{THUMBNAILS}/{t['id']}.png"
         image = (f'<a href="{_e(thumb)}"><img class="thumb" src="{_e(thumb)}" alt="table {_e(t["id"])}, '
@@ -229,7 +250,8 @@ def _table_rows(manifest: dict, thumbnails: set[str]) -> str:
             f"<td>{_e(kind_text(t))}</td>"
             f"<td class=num>{t['shape'][0]}&times;{t['shape'][1]}</td>"
             f"<td class=num>{t['clusters'][0]}&times;{t['clusters'][1]}</td>"
-            f"<td class=num>{t['target_risk']:.3f}</td>"
+            + (f"<td>{_e(missing_text(t))}</td>" if missing else "")
+            + f"<td class=num>{t['target_risk']:.3f}</td>"
             f"<td>{_e(t.get('criterion', 'map'))}</td>"
             f"{_risk_cells(t)}"
             f"<td class=num>{t['row_loss']:.3f} / {t['col_loss']:.3f}</td>"
@@ -264,6 +286,17 @@ def card_html(manifest: dict, *, thumbnails: list[str] = (), files: list[str] = 
     rebuild = rebuild_commands(manifest)
     date = f", published {_e(release['date'])}" if release.get("date") else ""
     links = "\n".join(f'<li><a href="{_e(name)}"><code>{_e(name)}</code></a></li>' for name in files)
+    missing = has_missing_entries(manifest)
+    head_cells = ("<th>picture</th><th>id (file)</th><th>kind</th><th>shape</th><th>clusters</th>"
+                  + ("<th>missing</th>" if missing else ""))
+    missing_note = "" if not missing else (
+        '<p class="note">Column <em>missing</em>: the rate, mechanism and number of a table\'s missing entries. '
+        "They are 0 in <code>data</code> and marked by the observed mask <code>observed</code> (uint8, 1: observed; "
+        "a sparse table lists them in the group <code>missing</code>); <code>lbm_bench.load_table</code> returns NaN "
+        "there, and pictures draw them in a neutral colour. The risks are certified given the observed "
+        "entries. Mechanism <code>random</code>: missing completely at random; <code>block</code>: each block "
+        "its own probability (not at random: the mask informs the labels).</p>\n"
+    )
     no_thumbs = "" if thumbnails else (
         '<p class="note">Thumbnails were not drawn: matplotlib was not installed when the release was '
         "built (<code>pip install 'lbm-bench[plots]'</code>).</p>"
@@ -292,7 +325,7 @@ labels, the Gibbs label sets (several plausible ground truths), the parameters a
 <h2>Tables</h2>
 {no_thumbs}
 <table>
-<thead><tr><th>picture</th><th>id (file)</th><th>kind</th><th>shape</th><th>clusters</th><th>target risk</th>
+<thead><tr>{head_cells}<th>target risk</th>
 <th>criterion</th><th>floor &plusmn; MCSE</th><th>MAP risk &plusmn; MCSE</th><th>l_row / l_col (MAP)</th>
 <th>size</th></tr></thead>
 <tbody>
@@ -302,12 +335,12 @@ labels, the Gibbs label sets (several plausible ground truths), the parameters a
 <p class="note">In bold: each table's certified difficulty, the risk its criterion names.
 Pictures: rows and columns grouped by the table's labels, block boundaries in colour; the strips on
 the left and top are the per-row and per-column posterior uncertainty (dark: uncertain).</p>
-
+{missing_note}
 <h2>Load a table in Python</h2>
-<pre><code>{_e(python_snippet(example['file'], example['id']))}</code></pre>
+<pre><code>{_e(python_snippet(example['file'], example['id'], missing))}</code></pre>
 
 <h2>Load a table in R</h2>
-<pre><code>{_e(r_snippet(example['file']))}</code></pre>
+<pre><code>{_e(r_snippet(example['file'], missing))}</code></pre>
 
 <h2>Score, verify, rebuild</h2>
 <p>In the release's folder: score your labels, verify the release, rebuild it from its own

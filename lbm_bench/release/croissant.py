@@ -10,8 +10,10 @@ release's ``spec.toml``), and
 describes one ``cr:RecordSet``, ``tables``: one record per table with its id,
 kind, shape, clusters, target, criterion, floor (the risk of the Bayes labels) and
 MAP risk with their MCSE and R-hat, losses, seed and file (and the families' header
-values, such as ``categories``, when the release holds such tables), extracted from the
-columns of ``tables.csv`` (a CSV view of the manifest, written next to it, because
+values, such as ``categories``, when the release holds such tables, and, in a release
+with missing entries, each table's missing rate, mechanism and number of missing
+entries: :data:`MISSING_FIELDS`), extracted from the columns of ``tables.csv``
+(a CSV view of the manifest, written next to it, because
 Croissant record sets read tabular files). The field descriptions say which risk is
 the certified difficulty: the one named by ``criterion``.
 
@@ -34,6 +36,7 @@ from lbm_bench.release.manifest import header_fields
 
 __all__ = [
     "CROISSANT_CONTEXT",
+    "MISSING_FIELDS",
     "TABLE_FIELDS",
     "croissant_metadata",
     "croissant_problems",
@@ -114,6 +117,25 @@ TABLE_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("sha256", "sc:Text", "SHA-256 of the table's file"),
 )
 
+#: Further columns and fields of a release with missing entries (format 1.3): a release of
+#: complete tables keeps the columns above, byte for byte.
+MISSING_FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("missing_rate", "sc:Float",
+     "fraction of the entries missing by design (0 for a complete table); the certified risks are given "
+     "the observed entries"),
+    ("missing_mechanism", "sc:Text",
+     "how entries went missing: 'random' (completely at random), 'block' (each block its own probability: "
+     "not at random) or 'none'"),
+    ("n_missing", "sc:Integer",
+     "missing entries of the table: 0 in the HDF5 data, marked by the observed mask 'observed' (uint8, 1: "
+     "observed) or, for a sparse table, listed by the group 'missing' (CSR positions)"),
+)
+#: Values of the missing fields for a complete table.
+_COMPLETE = {"missing_rate": 0.0, "missing_mechanism": "none", "n_missing": 0}
+#: What a table file holds besides its data, for its FileObject's description.
+_MASK_TEXT = ("; its missing entries are 0 in data and marked by the observed mask 'observed' (uint8, 1: observed)"
+              " or, sparse, listed by the group 'missing'")
+
 _ENCODINGS = {".h5": "application/x-hdf5", ".json": "application/json", ".csv": "text/csv",
               ".toml": "application/toml"}
 
@@ -130,16 +152,18 @@ _DATA_TYPES = {"int": "sc:Integer", "float": "sc:Float", "str": "sc:Text"}
 def table_fields(manifest: dict) -> tuple[tuple[str, str, str], ...]:
     """The fields of ``tables.csv`` and of the ``tables`` record set: :data:`TABLE_FIELDS`, then
     the header attributes of the families of the release's tables (``categories`` when it
-    holds categorical tables; empty for the tables of other families)."""
+    holds categorical tables; empty for the tables of other families), then
+    :data:`MISSING_FIELDS` when a table of the release has missing entries."""
     extra: dict[str, tuple[str, str, str]] = {}
     for entry in manifest["tables"]:
         for name, (kind, text) in header_fields(entry["kind"]).items():
             extra.setdefault(name, (name, _DATA_TYPES[kind], f"{entry['kind']} tables: {text}"))
-    return TABLE_FIELDS + tuple(extra[name] for name in sorted(extra))
+    missing = MISSING_FIELDS if any("missing_rate" in entry for entry in manifest["tables"]) else ()
+    return TABLE_FIELDS + tuple(extra[name] for name in sorted(extra)) + missing
 
 
 def _row(entry: dict, fields: tuple[tuple[str, str, str], ...]) -> dict:
-    values = {**_NO_FLOOR, **entry}
+    values = {**_NO_FLOOR, **_COMPLETE, **entry}
     values["n_rows"], values["n_cols"] = entry["shape"]
     values["n_row_clusters"], values["n_col_clusters"] = entry["clusters"]
     return {name: values.get(name, "") for name, _, _ in fields}
@@ -152,10 +176,10 @@ def _cell(value) -> str:
 
 
 def tables_csv_text(manifest: dict) -> str:
-    """``tables.csv``: one line per table of the manifest, columns :data:`TABLE_FIELDS`."""
+    """``tables.csv``: one line per table of the manifest, columns :func:`table_fields`."""
+    fields = table_fields(manifest)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    fields = table_fields(manifest)
     writer.writerow([name for name, _, _ in fields])
     for entry in manifest["tables"]:
         writer.writerow([_cell(v) for v in _row(entry, fields).values()])
@@ -221,7 +245,7 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
             "@id": entry["file"],
             "name": entry["file"],
             "description": f"table {entry['id']}: data, generating, MAP, Bayes and Gibbs labels, parameters "
-                           "(lbm-bench-table HDF5 format)",
+                           "(lbm-bench-table HDF5 format)" + (_MASK_TEXT if "missing_rate" in entry else ""),
             "contentUrl": entry["file"],
             "contentSize": f"{entry['size']} B",
             "encodingFormat": _ENCODINGS[".h5"],
@@ -248,7 +272,8 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
         "license": release["license"],
         "citeAs": release.get("citation") or DEFAULT_CITATION,
         "creator": _creators(release),
-        "keywords": ["co-clustering", "latent block model", "benchmark", "Bayes risk"],
+        "keywords": ["co-clustering", "latent block model", "benchmark", "Bayes risk"]
+        + (["missing data"] if any("missing_rate" in entry for entry in manifest["tables"]) else []),
         "isAccessibleForFree": True,
     }
     if release.get("url"):

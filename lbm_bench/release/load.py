@@ -22,13 +22,14 @@ def load_release(out_dir: str | os.PathLike[str]) -> dict:
     return read_manifest(Path(out_dir))
 
 
-def load_release_table(out_dir: str | os.PathLike[str], table_id: str):
-    """Load one table of a release by id (see :func:`lbm_bench.storage.load_table`)."""
+def load_release_table(out_dir: str | os.PathLike[str], table_id: str, *, missing: str = "nan"):
+    """Load one table of a release by id (see :func:`lbm_bench.storage.load_table`, whose
+    ``missing`` says how ``data`` marks missing entries: NaN, or a masked array)."""
     from lbm_bench.storage import load_table
 
     out = Path(out_dir)
     manifest = read_manifest(out)
     for entry in manifest["tables"]:
         if entry["id"] == table_id:
-            return load_table(out / entry["file"])
+            return load_table(out / entry["file"], missing=missing)
     raise ValueError(f"release {out} has no table {table_id!r}")

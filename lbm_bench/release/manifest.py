@@ -2,9 +2,10 @@
 
 The manifest holds the release's identity, its spec (parsed; ``spec.toml`` holds the
 file), the versions that built it and one entry per table (target and certified risk,
-seeds, file, size, SHA-256, and the family's header values such as the ``categories``
-of a categorical table); it carries no timestamps, so the same spec gives the same
-bytes with the same versions. ``SHA256SUMS`` (coreutils format, sorted by name)
+seeds, file, size, SHA-256, the family's header values such as the ``categories``
+of a categorical table, and for a table with missing entries their rate, mechanism and
+number); it carries no timestamps, so the same spec gives the same bytes with the same
+versions. ``SHA256SUMS`` (coreutils format, sorted by name)
 lists every table, the manifest and the other files a build writes.
 """
 
@@ -20,8 +21,10 @@ from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec
 __all__ = [
     "RELEASE_FORMAT_VERSION",
     "built_with",
+    "has_missing_entries",
     "header_fields",
     "kind_text",
+    "missing_text",
     "read_manifest",
     "release_format_version",
     "risk_texts",
@@ -76,6 +79,24 @@ def risk_texts(entry: dict, plus_minus: str, emphasize) -> tuple[str, str]:
     return floor, risk
 
 
+def has_missing_entries(manifest: dict) -> bool:
+    """Whether a table of the release has missing entries (its cards then say how many)."""
+    return any("missing_rate" in entry for entry in manifest.get("tables", []))
+
+
+def missing_text(entry: dict) -> str:
+    """``"30% random (721)"``: a table's missing rate, mechanism and count (``"-"``: complete).
+
+    Examples
+    --------
+    >>> missing_text({"missing_rate": 0.3, "missing_mechanism": "block", "n_missing": 721}), missing_text({})
+    ('30% block (721)', '-')
+    """
+    if "missing_rate" not in entry:
+        return "-"
+    return f"{entry['missing_rate']:.0%} {entry['missing_mechanism']} ({entry['n_missing']})"
+
+
 def release_format_version(manifest: dict) -> tuple[int, int]:
     """The manifest's release layout version as ``(major, minor)`` (``(1, 0)`` when unreadable)."""
     try:
@@ -115,6 +136,7 @@ def _table_entry(out: Path, spec: TableSpec) -> dict:
         "row_loss": float(info["row_loss"]),
         "col_loss": float(info["col_loss"]),
         **_floor_entry(info),
+        **_missing_entry(info),
         "acceptance_rate": float(info["acceptance_rate"]),
         "attempts": int(info["attempts"]),
         "scale": float(info["scale"]),
@@ -135,6 +157,15 @@ def _floor_entry(info: dict) -> dict:
         "bayes_risk_mcse": float(info["bayes_risk_mcse"]),
         "bayes_risk_rhat": float(info["bayes_risk_rhat"]),
     }
+
+
+def _missing_entry(info: dict) -> dict:
+    """How a table's entries went missing (format 1.3); nothing for a complete table, whose
+    entry stays as before."""
+    if "missing_mechanism" not in info:
+        return {}
+    return {"missing_rate": float(info["missing_rate"]), "missing_mechanism": str(info["missing_mechanism"]),
+            "n_missing": int(info["n_missing"])}
 
 
 def write_manifest(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lbm_bench.release._files import atomic_write_text
-from lbm_bench.release.manifest import kind_text, risk_texts
+from lbm_bench.release.manifest import has_missing_entries, kind_text, missing_text, risk_texts
 
 __all__ = ["DEFAULT_CITATION", "readme_text", "rebuild_commands", "write_readme"]
 
@@ -72,12 +72,24 @@ def readme_text(manifest: dict, *, spec_path: str | None = None) -> str:
     kinds = sorted({t["kind"] for t in tables})
     shapes = sorted({tuple(t["shape"]) for t in tables})
     rebuild = rebuild_commands(manifest)
+    missing = has_missing_entries(manifest)
     rows = "\n".join(
         f"| `{t['id']}` | {kind_text(t)} | {t['shape'][0]}x{t['shape'][1]} | {t['clusters'][0]}x{t['clusters'][1]} "
-        f"| {t['target_risk']:.3f} | {t.get('criterion', 'map')} | {_risk_cells(t)} "
+        + (f"| {missing_text(t)} " if missing else "")
+        + f"| {t['target_risk']:.3f} | {t.get('criterion', 'map')} | {_risk_cells(t)} "
         f"| {t['row_loss']:.3f} / {t['col_loss']:.3f} "
         f"| {t['acceptance_rate']:.2f} |"
         for t in tables
+    )
+    head = ("| id | kind | shape | clusters | " + ("missing | " if missing else "")
+            + "target | criterion | floor ± MCSE | MAP risk ± MCSE | l_row / l_col (MAP) | acceptance |")
+    rule = "| --- " * (10 + missing) + "|"
+    missing_note = "" if not missing else (
+        "\nSome tables have **missing entries** (column *missing*: rate, mechanism and count): they are 0 in\n"
+        "`data` and marked by the observed mask `observed` (uint8, 1: observed; a sparse table lists them in\n"
+        "the group `missing`), and `lbm_bench.load_table` returns NaN there. Their risks are certified given the\n"
+        "observed entries: the difficulty of what a user sees. Mechanism `random`: entries missing completely at\n"
+        "random; `block`: each block its own probability, so the mask itself informs the labels.\n"
     )
     example = tables[0]["id"] if tables else "ID"
     license_line = f"License: {release['license']}." + (f" Published {release['date']}." if release.get("date") else "")
@@ -105,13 +117,12 @@ table, its generating labels, its MAP and Bayes labels, the Gibbs label sets (se
 plausible ground truths), the parameters and the calibration record; `docs/format.md`
 of lbm-bench is the normative description of the file format.
 
-| id | kind | shape | clusters | target | criterion | floor ± MCSE | MAP risk ± MCSE | l_row / l_col (MAP) \
-| acceptance |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+{head}
+{rule}
 {rows}
 
 In bold: each table's certified difficulty, the risk its criterion names.
-
+{missing_note}
 ## Load a table
 
 ```python

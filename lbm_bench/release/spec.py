@@ -190,7 +190,7 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
         tag = request.family.table_id_tag(request.family_options())  # e.g. "-k5": categories
-        config_id = f"{request.kind}{tag}-{n}x{d}-{g}x{m}-r{risk:.4f}".rstrip("0")
+        config_id = f"{request.kind}{tag}-{n}x{d}-{g}x{m}-r{risk:.4f}".rstrip("0") + _missing_suffix(options)
         for rep in range(1, replicates + 1):
             table_id = f"{config_id}-{rep:02d}"
             tables.append(
@@ -201,6 +201,16 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
                 )
             )
     return tables
+
+
+def _missing_suffix(options: Any) -> str:
+    """The part of a configuration's id that says how its entries go missing: empty for
+    complete tables (their ids, hence their seeds, are those of earlier releases),
+    ``-m0.3`` missing at random, ``-mb0.3`` missing by block."""
+    if options.missing == 0:
+        return ""
+    tag = "mb" if options.missing_mechanism == "block" else "m"
+    return f"-{tag}{options.missing:g}"
 
 
 def _publication_keys(release: dict) -> dict:

@@ -103,11 +103,34 @@ def _floor_manifest_problems(info: dict, entry: dict) -> list[str]:
     return problems
 
 
+#: Manifest keys of a table with missing entries (format 1.3), the ``read_info`` keys they copy.
+_MISSING_MANIFEST_KEYS = ("missing_rate", "missing_mechanism", "n_missing")
+
+
+def _missing_manifest_problems(info: dict, entry: dict) -> list[str]:
+    """The manifest's missing entries against the file's (the file's mask itself is checked
+    by :func:`~lbm_bench.storage.check_file`: its count, its zeros under the data)."""
+    in_file = "missing_mechanism" in info
+    if not in_file:
+        return ["the manifest records missing entries the file does not have"] if "missing_rate" in entry else []
+    problems = []
+    for key in _MISSING_MANIFEST_KEYS:
+        if key not in entry:
+            problems.append(f"{key} missing from the manifest (the file has missing entries)")
+        elif key == "missing_rate" and not _same(info[key], entry[key]):
+            problems.append("missing_rate differs from the manifest")
+        elif key != "missing_rate" and info[key] != entry[key]:
+            problems.append(f"{key} {info[key]!r} differs from the manifest's {entry[key]!r}")
+    return problems
+
+
 def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     """Re-check every checksum and every file against the format and the manifest.
 
-    Every table must load and agree with its manifest entry (kind, seed, shape, the
-    MAP's risk, and the floor and criterion), and its certified risks must be the
+    Every table must load (its checks include the mask of missing entries: its count,
+    and zeros under it) and agree with its manifest entry (kind, seed, shape, the
+    MAP's risk, the floor and criterion, and the missing entries' rate, mechanism and
+    number), and its certified risks must be the
     ones its own label sets give (:func:`rederived_risk_problems`: the MAP's risk and
     the floor are re-derived from the stored Gibbs sets; this is most of the time
     verification takes). Besides the tables: every file listed in ``SHA256SUMS``
@@ -171,6 +194,7 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
             if abs(float(info["risk"]) - entry["risk"]) > 1e-12:
                 problems.append(f"{entry['file']}: risk differs from the manifest")
             problems += [f"{entry['file']}: {p}" for p in _floor_manifest_problems(info, entry)]
+            problems += [f"{entry['file']}: {p}" for p in _missing_manifest_problems(info, entry)]
             problems += [f"{entry['file']}: {p}" for p in rederived_risk_problems(load_table(path))]
     known = {e["file"] for e in manifest.get("tables", [])}
     for path in sorted((out / "tables").glob("*.h5")):

@@ -6,7 +6,14 @@ master seed, the algorithm's name and the table's id (never from worker order),
 and its labels are scored by :func:`lbm_bench.scoring.evaluate`. A table whose
 family cannot be told from its values (categorical codes) is given with its
 ``kind=`` to the algorithms that take one (``cem``, ``vem``); the algorithms that
-read the entries as numbers are refused it, in one line (the row's ``error``). Each finished task
+read the entries as numbers are refused it, in one line (the row's ``error``).
+
+**Tables with missing entries** are handed to algorithms as float64 arrays with
+NaN at the missing entries (scikit-learn's and pandas' convention; a sparse
+table: explicit NaN values), unless the algorithm asks for a NumPy masked array
+in the table's dtype by having the attribute ``masked_input = True``
+(:data:`lbm_bench.algorithms.MASKED_INPUT`; the built-in CEM and VEM do). The
+results then hold the table's ``missing_rate`` and the summary groups by it. Each finished task
 writes ``OUT/runs/<algorithm>/<table id>.json`` (atomically), so an interrupted
 run resumes where it stopped. At the end, ``OUT/results.csv`` holds one row per
 (algorithm, table), ``OUT/summary.md`` the mean excess risk and CARI per
@@ -33,9 +40,18 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench.scoring.harness import family_keywords, mean_of, plot_excess, run_path, write_csv, write_json
+from lbm_bench.scoring.harness import (
+    algorithm_input,
+    family_keywords,
+    mean_of,
+    plot_excess,
+    run_path,
+    write_csv,
+    write_json,
+)
 
-__all__ = ["RESULT_COLUMNS", "REPORT_FIELDS", "entry_row", "known_row", "run_benchmark", "summarise"]
+__all__ = ["MISSING_COLUMN", "RESULT_COLUMNS", "REPORT_FIELDS", "entry_row", "known_row", "run_benchmark",
+           "summarise"]
 
 #: Columns of results.csv, in order.
 RESULT_COLUMNS = [
@@ -45,6 +61,8 @@ RESULT_COLUMNS = [
     "row_loss", "col_loss", "cari_mean", "cari_std", "ari_rows", "ari_cols",
     "apparent_l_item", "apparent_cari", "seed", "seconds", "error",
 ]
+#: Column of results.csv added when a table of the release has missing entries.
+MISSING_COLUMN = "missing_rate"
 
 
 #: The fields of a :class:`~lbm_bench.scoring.evaluate.Report` a result row holds.
@@ -61,6 +79,7 @@ def entry_row(algorithm: str, entry: dict, seed: int) -> dict[str, Any]:
         "n_row_clusters": entry["clusters"][0], "n_col_clusters": entry["clusters"][1],
         "target_risk": entry["target_risk"], "bayes_risk": entry.get("bayes_risk", entry["risk"]),
         "map_risk": entry["risk"], "seed": seed, "error": "",
+        **({MISSING_COLUMN: entry["missing_rate"]} if "missing_rate" in entry else {}),
     }
 
 
@@ -76,8 +95,9 @@ def known_row(algorithm: str, entry: dict, release_dir: str, seed: int) -> dict:
         _, fit = resolve_algorithm(algorithm)
         table = load_table(Path(release_dir) / entry["file"])
         family = family_keywords(algorithm, fit, table)
+        data = algorithm_input(fit, table)
         start = time.perf_counter()
-        rows, cols = fit(table.data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed),
+        rows, cols = fit(data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed),
                          **family)
         row["seconds"] = time.perf_counter() - start
         report = evaluate(table, rows, cols)
@@ -170,17 +190,29 @@ def run_benchmark(
             rows.append(row)
             bar.update()
     rows.sort(key=lambda r: (r["algorithm"], r["table"]))
-    write_csv(out / "results.csv", rows, RESULT_COLUMNS)
+    columns = _columns(rows)
+    if MISSING_COLUMN in columns:  # a complete table of a release with missing entries: rate 0
+        rows = [{MISSING_COLUMN: 0.0, **r} for r in rows]
+    write_csv(out / "results.csv", rows, columns)
     (out / "summary.md").write_text(summarise(rows), encoding="utf-8")
     plot_excess(out / "excess_risk.png", rows)
     return rows
+
+
+def _columns(rows: list[dict]) -> list[str]:
+    """The columns of results.csv: :data:`RESULT_COLUMNS`, and the missing rate after the shape
+    when a table of the release has missing entries."""
+    if not any(MISSING_COLUMN in r for r in rows):
+        return RESULT_COLUMNS
+    at = RESULT_COLUMNS.index("n_col_clusters") + 1
+    return RESULT_COLUMNS[:at] + [MISSING_COLUMN] + RESULT_COLUMNS[at:]
 
 
 def _group_table(rows: list[dict], key: str, label: str) -> list[str]:
     groups: dict[tuple, list[dict]] = {}
     for r in rows:
         if not r.get("error"):
-            value = f"{r['n_rows']}x{r['n_cols']}" if key == "shape" else r[key]
+            value = f"{r['n_rows']}x{r['n_cols']}" if key == "shape" else r.get(key, 0.0)
             groups.setdefault((r["algorithm"], value), []).append(r)
     lines = [f"| algorithm | {label} | tables | mean excess risk | mean excess over MAP | mean CARI "
              "| mean risk | mean floor | mean MAP risk |",
@@ -205,7 +237,10 @@ def summarise(rows: list[dict]) -> str:
              "for l_item; the MAP labels' risk for format 1.0 tables, which store no floor). "
              "Excess over MAP = the same risk minus the risk of the table's X-only MAP labels (true "
              "parameters; the paper's reference).", ""]
-    for key, label in (("kind", "kind"), ("shape", "shape"), ("target_risk", "target risk")):
+    groups = [("kind", "kind"), ("shape", "shape"), ("target_risk", "target risk")]
+    if any(MISSING_COLUMN in r for r in rows):
+        groups.append((MISSING_COLUMN, "missing rate"))
+    for key, label in groups:
         parts += [f"## By {label}", ""] + _group_table(rows, key, label) + [""]
     if failed:
         parts += ["## Failures", ""] + [f"- {r['algorithm']} on {r['table']}: {r['error']}" for r in failed] + [""]

@@ -18,8 +18,8 @@ import numpy as np
 
 from lbm_bench._atomic import put_in_place, temporary_path
 
-__all__ = ["excess_figure", "family_keywords", "mean_of", "plot_excess", "run_path", "safe_name", "write_csv",
-           "write_json"]
+__all__ = ["algorithm_input", "excess_figure", "family_keywords", "mean_of", "plot_excess", "run_path",
+           "safe_name", "write_csv", "write_json"]
 
 
 def safe_name(name: str) -> str:
@@ -63,6 +63,20 @@ def family_keywords(
     if how == "kind" and table.model.inference_order is None:
         return {"kind": table.kind}
     return {}
+
+
+def algorithm_input(fit: Any, table: Any) -> Any:
+    """The table as an algorithm is given it: ``table.data`` (NaN at missing entries; a sparse
+    table: explicit NaN values), or a NumPy masked array in the table's dtype for an algorithm
+    that asks for one (attribute :data:`lbm_bench.algorithms.MASKED_INPUT`) when the dense
+    table has missing entries."""
+    from lbm_bench.algorithms.registry import MASKED_INPUT
+    from lbm_bench.models.data import TableData
+
+    data = table.data
+    if getattr(fit, MASKED_INPUT, False) and table.missing_mechanism is not None and not TableData.of(data).is_sparse:
+        return table.masked_data()
+    return data
 
 
 def write_csv(path: Path, rows: list[dict], columns: Sequence[str]) -> None:

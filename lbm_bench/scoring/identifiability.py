@@ -117,7 +117,7 @@ def identifiability(table: Table, max_clusters: tuple[int, int], *, name: str | 
     bayes = table.bayes_rows is not None
     rows, cols = (table.bayes_rows, table.bayes_cols) if bayes else (table.map_rows, table.map_cols)
     rows, cols = _compact(rows), _compact(cols)
-    criterion = Criterion(EMProblem(table.data, kind), "icl")
+    criterion = Criterion(EMProblem(table.table_data(), kind), "icl")
     labels_value = criterion(rows, cols)
     others = values.copy()
     others[g - 1, m - 1] = np.nan

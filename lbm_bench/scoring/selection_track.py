@@ -35,7 +35,15 @@ from typing import Any
 import numpy as np
 
 from lbm_bench.scoring.benchmark import REPORT_FIELDS, RESULT_COLUMNS, entry_row, known_row
-from lbm_bench.scoring.harness import family_keywords, mean_of, plot_excess, run_path, write_csv, write_json
+from lbm_bench.scoring.harness import (
+    algorithm_input,
+    family_keywords,
+    mean_of,
+    plot_excess,
+    run_path,
+    write_csv,
+    write_json,
+)
 
 __all__ = ["SELECTION_COLUMNS", "check_track_clusters", "counts_found", "run_selection_track", "summarise_selection"]
 
@@ -117,7 +125,7 @@ def _selection_row(name: str, entry: dict, release_dir: str, seed: int, bounds: 
         table = load_table(Path(release_dir) / entry["file"])
         family = family_keywords(name, fit, table, "cem-icl or vem-icl")
         start = time.perf_counter()
-        rows, cols = fit(table.data, *bounds, rng=np.random.default_rng(seed), **family)
+        rows, cols = fit(algorithm_input(fit, table), *bounds, rng=np.random.default_rng(seed), **family)
         row["seconds"] = time.perf_counter() - start
     except Exception as exc:  # reported in the results, the others go on
         row["error"] = f"{type(exc).__name__}: {exc}"

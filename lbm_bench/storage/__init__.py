@@ -4,14 +4,16 @@ A file holds the table (``data``), its generating labels (``truth/``), the
 X-only MAP labels (``map/``), the Gibbs label sets (``gibbs/``), the true
 parameters and their scale-free design (``params/``, ``params/design/``), the
 records of calibration and rejection sampling (``calibration/``,
-``rejection/``) and, as root attributes, the certificate (risk, MCSE, R-hat...).
+``rejection/``) and, as root attributes, the certificate (risk, MCSE, R-hat...);
+a table with missing entries also its observed mask (``observed``, or the
+``missing`` set of a sparse table; format 1.3).
 
 Modules: :mod:`~lbm_bench.storage.format` (the normative constants: name,
 versions, item names and kinds, dtypes, chunking), :mod:`~lbm_bench.storage.writer`
 (:func:`save_table`: atomic and byte-stable), :mod:`~lbm_bench.storage.reader`
-(:func:`load_table`, :func:`check_file`, :func:`read_info`) and
+(:func:`load_table`, :func:`check_file`, :func:`read_info`),
 :mod:`~lbm_bench.storage.validate` (the checks, shared by the writer and the
-reader).
+reader) and :mod:`~lbm_bench.storage.missing` (the mask's items and their checks).
 
 Examples
 --------

@@ -37,6 +37,9 @@ __all__ = [
     "MAJOR",
     "MINOR_VERSIONS",
     "ACCEPTED_VERSIONS",
+    "MISSING_ATTRIBUTES",
+    "MISSING_DATA",
+    "added_in",
     "parse_version",
     "optional_items",
     "version_for",
@@ -112,6 +115,27 @@ MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
     # header attribute, docs/format.md "Categorical tables"), with ``data`` as uint8
     # codes 0..K-1, ``params/probs`` and ``params/design/pattern`` of shape (g, m, K).
     2: ("@categories",),
+    # 1.3: tables with missing entries (docs/format.md, "Missing entries"): the observed
+    # mask of a dense table (uint8, 1: observed) or the missing set of a sparse one (CSR
+    # positions), the rate, mechanism and count as root attributes, and for the block
+    # mechanism its probabilities, pattern and spread.
+    3: (
+        "observed",
+        "missing@encoding",
+        "missing@shape",
+        "missing/indptr",
+        "missing/indices",
+        "@missing_rate",
+        "@missing_mechanism",
+        "@n_missing",
+        "params/missing_probs",
+        "params/design/missing_pattern",
+        "params/design@missing_spread",
+    ),
+    # 1.4: the density of a sparse design (the expected fraction of non-zero entries its
+    # scale keeps), so that a loaded table's ``design.model(scale)`` is its ``model``
+    # (files of 1.1 to 1.3 lose it: their sparse designs read back as dense ones).
+    4: ("params/design@density",),
 }
 #: Version written by the writer: the newest known minor.
 FORMAT_VERSION = f"{MAJOR}.{max(MINOR_VERSIONS)}"
@@ -119,6 +143,20 @@ FORMAT_VERSION = f"{MAJOR}.{max(MINOR_VERSIONS)}"
 ACCEPTED_VERSIONS = tuple(f"{MAJOR}.{minor}" for minor in sorted(MINOR_VERSIONS))
 
 _VERSION_PATTERN = re.compile(r"^(\d+)\.(\d+)$")
+
+
+def added_in(item: str) -> str:
+    """The version that added ``item`` (named as in :data:`MINOR_VERSIONS`), ``"1.0"`` for
+    the items of the first version: messages name versions through it, so that a version
+    number is written in one place.
+
+    Examples
+    --------
+    >>> added_in("bayes/rows"), added_in("gibbs/rows")
+    ('1.1', '1.0')
+    """
+    minor = next((m for m, items in MINOR_VERSIONS.items() if item in items), 0)
+    return f"{MAJOR}.{minor}"
 
 
 def parse_version(text: str) -> tuple[int, int] | None:
@@ -265,6 +303,12 @@ DATASETS: dict[str, DatasetSpec] = {
     "posterior/cols": DatasetSpec(("n_cols", "m"), "f", dtype=np.dtype(np.float32)),  # 1.1
     "data/indptr": DatasetSpec(("n_rows+1",), "iu"),  # 1.1, sparse tables
     "data/indices": DatasetSpec((None,), "iu"),
+    # 1.3, missing entries: the observed mask of a dense table, the missing set of a sparse one
+    "observed": DatasetSpec(("n_rows", "n_cols"), "u", dtype=np.dtype(np.uint8)),
+    "missing/indptr": DatasetSpec(("n_rows+1",), "iu"),
+    "missing/indices": DatasetSpec(("@n_missing",), "iu"),
+    "params/missing_probs": DatasetSpec(("g", "m"), "f"),
+    "params/design/missing_pattern": DatasetSpec(("g", "m"), "f"),
 }
 #: Shapes of the optional EFFECTS (in ``params/`` and ``params/design/``).
 _EFFECT_SHAPES = {"row_effects": ("n_rows",), "col_effects": ("n_cols",)}
@@ -349,6 +393,10 @@ FLOOR_ATTRIBUTES = {**{attr: "float" for attr in BAYES_RISK_ATTRIBUTES.values()}
 #: Version 1.1: the datasets of the floor: Bayes labels (unsigned, as the other labels) and
 #: posterior marginals (share of the Gibbs sets giving each row/column each class).
 FLOOR_DATASETS = ("bayes/rows", "bayes/cols", "posterior/rows", "posterior/cols")
+#: Version 1.3: the root attributes of a table with missing entries (name -> kind).
+MISSING_ATTRIBUTES = {"missing_rate": "float", "missing_mechanism": "str", "n_missing": "int"}
+#: Version 1.3: the datasets of a sparse table's missing set (CSR positions, no values).
+MISSING_DATA = ("missing/indptr", "missing/indices")
 #: Values of ``@criterion``: which risk the target and the rejection step applied to.
 CRITERIA = ("bayes", "map")
 #: dtype of ``posterior/rows`` (n_rows, n_row_clusters) and ``posterior/cols`` (n_cols, n_col_clusters).
@@ -386,7 +434,7 @@ MAX_STRING_BYTES = 64_000
 #: The datasets of a sparse table's ``data`` group (CSR, version 1.1).
 SPARSE_DATA = ("data/indptr", "data/indices", "data/values")
 #: Datasets stored chunked and compressed; every other dataset is contiguous.
-COMPRESSED = ("data", "gibbs/cols", "gibbs/rows") + SPARSE_DATA
+COMPRESSED = ("data", "gibbs/cols", "gibbs/rows", "observed") + SPARSE_DATA + MISSING_DATA
 #: Compression of the chunked datasets (gzip level, with the shuffle filter).
 GZIP_LEVEL = 4
 #: Upper bound on the bytes of one chunk.

@@ -59,19 +59,25 @@ def _inspect(path: Path) -> tuple[Table | None, list[str]]:
     return table, problems
 
 
-def load_table(path: str | os.PathLike[str]) -> Table:
+def load_table(path: str | os.PathLike[str], *, missing: str = "nan") -> Table:
     """Read a table written by :func:`~lbm_bench.storage.writer.save_table` (any format version 1.x).
 
     Parameters
     ----------
     path : str or os.PathLike
         An lbm-bench table file.
+    missing : {"nan", "masked"}, default="nan"
+        How ``data`` marks the missing entries of a table that has some (format 1.3):
+        NaN in a float64 array (scikit-learn's and pandas' convention; a sparse table:
+        explicit NaN values), or a NumPy masked array in the kind's dtype (dense tables
+        only). A complete table is returned as it is stored either way.
 
     Returns
     -------
     Table
         With ``data`` as float64 (Gaussian), int64 (Poisson) or uint8
-        (Bernoulli), truth and MAP labels as int64, Gibbs label sets in the
+        (Bernoulli) (a table with missing entries: see ``missing``), truth and MAP
+        labels as int64, Gibbs label sets in the
         stored unsigned dtype, the risk estimate rebuilt from the stored
         attributes (``n_samples`` and ``n_chains`` from the Gibbs sets),
         ``calibration.design`` set to the table's design and empty
@@ -85,10 +91,17 @@ def load_table(path: str | os.PathLike[str]) -> Table:
         When the file is not a valid table file; the one-line message starts
         with the path and names the first problem found.
     """
+    from dataclasses import replace
+
+    from lbm_bench._validation import check_choice
+
+    check_choice("missing", missing, ("nan", "masked"))
     path = Path(path)
     table, problems = _inspect(path)
     if problems or table is None:
         raise FormatError(f"{path}: {summary(problems or ['invalid file'])}")
+    if missing == "masked" and table.missing_mechanism is not None:
+        table = replace(table, data=table.masked_data())
     return table
 
 
@@ -148,6 +161,7 @@ def _info_shortcuts(
             out["nnz"] = datasets["data/values"]["shape"][0]
     if "gibbs/rows" in datasets:
         out["n_samples"] = datasets["gibbs/rows"]["shape"][0]
+
     for group, names in _INFO_SHORTCUTS.items():
         attrs = groups.get(group, {})
         out.update({name: attrs[name] for name in names if name in attrs})
@@ -180,6 +194,9 @@ def read_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         - ``path``: the path as given;
         - shortcuts: ``shape`` (of ``data``), ``sparse`` (whether ``data`` is
           a CSR group) and, for a sparse table, ``nnz`` (stored entries),
+          for a table with missing entries (format 1.3) ``missing_fraction``
+          (``@n_missing`` over the entries, besides the root attributes
+          ``missing_rate``, ``missing_mechanism`` and ``n_missing``),
           ``n_samples`` (Gibbs sets),
           ``n_chains``, ``chain_lengths``, ``burn_in``, ``thin`` (``gibbs``),
           ``n_steps``, ``n_tables``, ``bracket`` (``calibration``),
@@ -224,4 +241,6 @@ def read_info(path: str | os.PathLike[str]) -> dict[str, Any]:
     info: dict[str, Any] = {"path": str(path), **_info_shortcuts(groups, datasets)}
     info.update(groups=groups, datasets=datasets)
     info.update(attributes)  # root attributes win (none of version 1.x uses the names above)
+    if isinstance(info.get("n_missing"), int) and "shape" in info:
+        info["missing_fraction"] = info["n_missing"] / max(1, int(info["shape"][0]) * int(info["shape"][1]))
     return info

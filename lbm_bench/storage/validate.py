@@ -55,6 +55,7 @@ from lbm_bench.storage.format import (
     optional_items,
     parse_version,
 )
+from lbm_bench.storage.missing import read_missing
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_from_arrays, csr_problems
 
 __all__ = ["Fatal", "HDF5_ERRORS", "read_table", "read_version", "one_line", "summary"]
@@ -298,6 +299,8 @@ def _values_problem(reader: Reader, values: np.ndarray, where: str) -> bool:
     """Record what is wrong with a table's values for its family; True when something is."""
     problem = get_family(reader.kind).value_problem(values, **reader.header) if values.size else None
     if problem is not None:
+        if values.dtype.kind == "f" and np.isnan(values).any():
+            problem += " (NaN: a table with missing entries stores 0 there, under its observed mask)"
         reader.problem(f"{where} {problem}")
     return problem is not None
 
@@ -401,6 +404,12 @@ def _read_design(reader: Reader) -> ModelDesign | None:
     values = reader.attrs("params/design", GROUP_ATTRIBUTES["params/design"])
     if _any_none(effects, values, *arrays.values()):
         return None
+    if "params/design@density" in optional_items(reader.version) and reader.has_attr("params/design", "density"):
+        density = reader.attr("params/design", "density", "float")  # 1.4: a sparse design
+        if density is None or not 0 < density < 1:
+            reader.problem(f"attribute params/design@density must lie in (0, 1), got {density!r}")
+            return None
+        values["density"] = density
     return ModelDesign(kind=reader.kind, **values, **arrays, **effects)
 
 
@@ -560,10 +569,15 @@ def read_table(source: Any, problems: list[str]) -> Table | None:
         "options": _read_options(reader),
         "scalars": _read_scalars(reader),
     }
+    scale = parts["scalars"]["scale"] if parts["scalars"] is not None else None
+    missing = read_missing(reader, parts["data"], parts["model"], parts["design"], scale)
+    parts.update(missing or {})  # NaN at the missing entries, the mechanism on the design and the model
+    if parts["design"] is not None and parts["design"].density is not None and parts["model"] is not None:
+        parts["model"].sparse = True  # the model of a sparse design draws sparse tables, as generated
     parts["calibration"] = _read_calibration(reader, parts["design"])
     parts["risk"] = _read_risk(reader, parts["gibbs"], RISK_ATTRIBUTES)
     floor = _read_floor(reader, parts["gibbs"]) if _has_floor(reader) else {}
-    if problems or floor is None or _any_none(*parts.values()):
+    if problems or floor is None or missing is None or _any_none(*parts.values()):
         if not problems:  # pragma: no cover - every None above records a problem
             problems.append("incomplete file")
         return None

@@ -46,6 +46,7 @@ from lbm_bench.storage.format import (
     FORMAT_NAME,
     GROUP_ATTRIBUTES,
     MAX_STRING_BYTES,
+    MISSING_ATTRIBUTES,
     RISK_ATTRIBUTES,
     ROOT_ATTRIBUTES,
     data_dtype,
@@ -53,6 +54,7 @@ from lbm_bench.storage.format import (
     header_attributes,
     version_for,
 )
+from lbm_bench.storage.missing import missing_layout
 from lbm_bench.storage.sources import Layout, MemorySource
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_arrays
 from lbm_bench.storage.validate import read_table, summary
@@ -180,6 +182,9 @@ def _param_items(table: Table, layout: Layout) -> None:
     for name, values in model.block_parameters().items():
         layout.datasets[f"params/{name}"] = np.asarray(values, dtype=np.float64)
     layout.attrs["params/design"] = _record("params/design", design)
+    if design.density is not None:  # 1.4: a sparse design
+        layout.attrs["params/design"].update(_attributes({"density": "float"}, {"density": design.density},
+                                                         "params/design"))
     for name in DESIGN_ARRAYS:
         values = getattr(design, name)
         if values is not None:
@@ -245,6 +250,16 @@ def _floor_items(table: Table, layout: Layout) -> None:
     layout.attrs[""].update(_attributes(FLOOR_ATTRIBUTES, values, ""))
 
 
+def _missing_items(table: Table, data: TableData, layout: Layout) -> None:
+    """Version 1.3 items of a table with missing entries (:mod:`lbm_bench.storage.missing`)."""
+    datasets, attrs = missing_layout(table, data)
+    layout.datasets.update(datasets)
+    kinds = {"": MISSING_ATTRIBUTES, "missing": {"encoding": "str", "shape": "ints"},
+             "params/design": {"missing_spread": "float"}}
+    for path, values in attrs.items():
+        layout.attrs.setdefault(path, {}).update(_attributes(kinds[path], values, path))
+
+
 def _layout(table: Table) -> Layout:
     """Every item of the file of ``table`` (raises TypeError/ValueError on unstorable values)."""
     if table.risk.n_samples != table.gibbs.n_samples or table.risk.n_chains != table.gibbs.n_chains:
@@ -258,15 +273,19 @@ def _layout(table: Table) -> Layout:
     layout = Layout()
     layout.attrs[""] = _root_attrs(table)
     model = table.model
-    if TableData.of(table.data).is_sparse:
-        _sparse_data_items(table.data, model.kind, layout)
+    data = TableData.incomplete(table.data, name="data")  # NaN: missing entries (format 1.3)
+    if data.has_missing:
+        data = data.with_table(model.check_table(data.table, name="data"))
+    if data.is_sparse:
+        _sparse_data_items(data.table, model.kind, layout)
     else:
-        data = model.check_table(table.data, name="data")
-        layout.datasets["data"] = np.ascontiguousarray(data, dtype=data_dtype(model.kind))
+        values = data.table if data.has_missing else model.check_table(table.data, name="data")
+        layout.datasets["data"] = np.ascontiguousarray(values, dtype=data_dtype(model.kind))
     _label_items(table, layout)
     _param_items(table, layout)
     _record_items(table, layout)
     _floor_items(table, layout)
+    _missing_items(table, data, layout)
     layout.attrs[""]["format_version"] = version_for(_item_names(layout))
     return layout
 

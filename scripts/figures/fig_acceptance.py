@@ -2,10 +2,10 @@
 table size, at a fixed target risk.
 
 For each square size n x n (3x3 clusters, target conditional risk 10%,
-tolerance 0.01), one calibration is computed (step 3, the X-only MAP's mean
-apparent error centred on 10%) and shared by several calls to
+tolerance 0.01), one calibration is computed (step 3 at the package's default
+criterion: the floor's mean centred on 10%) and shared by several calls to
 :func:`lbm_bench.generate_table` with different seeds. Each call draws
-candidate tables until one has a Gibbs conditional risk within 0.01 of 10%;
+candidate tables until one has a certified floor within 0.01 of 10%;
 ``table.rejection.attempts`` counts the candidates. The acceptance rate of a
 size is the number of tables over the total number of candidates (with the
 binomial standard error), the rejection rate its complement.

@@ -106,6 +106,28 @@ def test_the_exact_icl_is_the_numerical_integral(kind):
     assert crit(ROWS, COLS) == pytest.approx(numeric, abs=1e-7)
 
 
+#: Entries of the tiny tables that go missing (at least one observed entry left in each block).
+MISSING = np.zeros((5, 4), dtype=bool)
+MISSING[[0, 2, 4, 3], [1, 3, 0, 2]] = True
+
+
+@pytest.mark.parametrize("kind", sorted(TABLES))
+def test_with_missing_entries_the_exact_icl_integrates_the_observed_entries(kind):
+    """A table with missing entries (a masked array): the closed form equals the quadrature over
+    each block's observed entries, the priors set from the observed entries, to 1e-6."""
+    from lbm_bench.models.data import TableData
+
+    X = TABLES[kind]
+    crit = Criterion(EMProblem(TableData.incomplete(np.ma.masked_array(X, MISSING)), kind), "exact-icl")
+    seen = X[~MISSING].astype(np.float64)
+    numeric = _dirichlet_two(np.bincount(ROWS)) + _dirichlet_two(np.bincount(COLS))
+    for k in range(2):
+        for l in range(2):
+            block = np.ix_(ROWS == k, COLS == l)
+            numeric += _block_integral(kind, X[block][~MISSING[block]], seen)
+    assert crit(ROWS, COLS) == pytest.approx(numeric, abs=1e-7)
+
+
 def test_the_dirichlet_term_of_three_clusters_is_the_numerical_integral():
     counts = np.array([2, 0, 3])  # an empty cluster's term is zero
     assert log_dirichlet_labels(counts) == pytest.approx(_dirichlet_three(counts), abs=1e-8)

@@ -144,13 +144,19 @@ def test_poisson_kind_rejects_non_integer_tables():
         ([[0, -1], [2, 1]], ValueError, "X must hold category codes 0..254, got a negative code -1"),
         ([[0, 1.5], [2, 1]], ValueError, "non-integer"),
         ([[0, 300], [2, 1]], ValueError, "got code 300"),
-        ([[0, np.nan], [2, 1]], ValueError, "finite"),
+        ([[0, np.inf], [2, 1]], ValueError, "finite"),
     ],
 )
 def test_categorical_fit_refuses_bad_codes_in_one_line(X, error, match):
     with pytest.raises(error, match=match) as info:
         fit_lbm(np.array(X), 2, 2, kind="categorical", rng=0)
     assert "\n" not in str(info.value)
+
+
+def test_categorical_fit_reads_nan_as_a_missing_entry():
+    """NaN is a missing entry (issue 25), of a categorical table too: the observed codes are fitted."""
+    fit = fit_lbm(np.array([[0, np.nan], [2, 1]]), 2, 2, kind="categorical", rng=0)
+    assert fit.model.categories == 3 and sorted(fit.rows.tolist()) == [0, 1]
 
 
 def test_categorical_fit_counts_categories():

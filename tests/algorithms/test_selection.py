@@ -33,6 +33,17 @@ def test_the_counts_of_a_clear_table_are_found(kind, search):
     assert chosen.value == np.nanmax(chosen.criterion_table)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_counts_of_a_clear_table_with_missing_entries_are_found(kind):
+    """20% of the entries missing (a masked array): the criterion and the fits read the observed
+    entries only, and the counts and labels are still found."""
+    X, z, w = _table(kind, shape=(120, 80))
+    hidden = np.random.default_rng(7).random(X.shape) < 0.2
+    chosen = select_lbm(np.ma.masked_array(X, hidden), (5, 4), kind=kind, n_init=4, rng=1)
+    assert (chosen.n_row_clusters, chosen.n_col_clusters) == (3, 2)
+    assert ari(z, chosen.rows) > 0.9 and ari(w, chosen.cols) > 0.9
+
+
 def test_what_a_selection_holds():
     X, z, w = _table("gaussian")
     X = X + 100.0  # the fit is made centred; the model is given back on the table's scale

@@ -79,7 +79,9 @@ def test_sparse_values_are_checked():
     with pytest.raises(ValueError, match="X must hold finite integers"):
         fit_lbm(sp.csr_array(np.array([[0, 2.5], [1, 0]])), 1, 1, kind="poisson", rng=0)
     with pytest.raises(ValueError, match="finite"):
-        fit_lbm(sp.csr_array(np.array([[0, np.nan], [1, 0]])), 1, 1, rng=0)
+        fit_lbm(sp.csr_array(np.array([[0, np.inf], [1, 0]])), 1, 1, rng=0)
+    # explicit NaN values of a sparse table are its missing entries (tests/algorithms/test_missing.py)
+    assert fit_lbm(sp.csr_array(np.array([[0, np.nan], [1, 0]])), 1, 1, rng=0).rows.tolist() == [0, 0]
 
 
 #: Registry names that refuse sparse tables (Gaussian and categorical blocks, scikit-learn's

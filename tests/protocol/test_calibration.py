@@ -228,3 +228,28 @@ def test_calibration_record_round_trip(tmp_path):
         del f["calibration"].attrs["method"]
     with pytest.raises(FormatError, match="calibration@method is missing"):
         load_table(tmp_path / "t.h5")
+
+
+def test_masks_are_common_random_numbers_whatever_the_batches_and_workers():
+    """With missing entries, a table's mask is drawn from its own seed: the errors do not
+    depend on batching or workers, and the masks of a higher rate are nested in a lower one's."""
+    import dataclasses
+
+    from lbm_bench.models.missing import MissingDesign
+
+    base = random_design("gaussian", 2, 2, rng=9)
+    design = dataclasses.replace(base, missing=MissingDesign(0.3))
+    seed = np.random.SeedSequence(10)
+    one = CommonRandomNumbers(design, 30, 20, 5, seed, criterion="bayes")
+    alone = CommonRandomNumbers(design, 30, 20, 5, seed, criterion="bayes", batch_bytes=1)
+    many = CommonRandomNumbers(design, 30, 20, 5, seed, criterion="bayes", jobs=2)
+    errors = one.apparent_errors(0.5, 3)
+    assert np.array_equal(errors, alone.apparent_errors(0.5, 3))
+    assert np.array_equal(errors, many.apparent_errors(0.5, 3))
+    assert np.array_equal(one.table_gaps(0.5, 3, range(2)), many.table_gaps(0.5, 3, range(2)))
+    higher = CommonRandomNumbers(dataclasses.replace(base, missing=MissingDesign(0.6)), 30, 20, 5, seed)
+    probs = np.full((2, 2), 0.3)
+    low = one.mask_noise(0).observed(probs, *one.table_labels(0))
+    high = higher.mask_noise(0).observed(np.full((2, 2), 0.6), *higher.table_labels(0))
+    assert np.all(high <= low) and high.mean() < low.mean()
+    assert np.array_equal(one.table_labels(0)[0], higher.table_labels(0)[0])

@@ -159,6 +159,20 @@ def test_auto_tables_bound_matches_the_calibration():
     assert memory._AUTO_MAX_TABLES == max(math.ceil(AUTO_SPREAD_FRACTION ** -2), GAP_MAX_TABLES)
 
 
+def test_missing_entries_are_counted():
+    """The mask (a byte per entry) and the engine's missing channels raise the estimate; a
+    request's missing options reach it."""
+    from lbm_bench import TableRequest
+    from lbm_bench.protocol.memory import estimate_request_memory
+
+    complete = estimate_generation_memory("gaussian", 1000, 1000, 3, 3).total
+    random_ = estimate_generation_memory("gaussian", 1000, 1000, 3, 3, missing=0.3).total
+    block = estimate_generation_memory("gaussian", 1000, 1000, 3, 3, missing=0.3, missing_mechanism="block").total
+    assert complete < random_ < block < 2 * complete
+    request = TableRequest("gaussian", 1000, 1000, 3, 3, 0.1, model_options={"missing": 0.3})
+    estimate = estimate_request_memory(request)
+    assert estimate.total > estimate_request_memory(request.replace(model_options={})).total
+    assert "with 0.3 of its entries missing" in estimate.what
 def test_categorical_estimate_follows_the_categories():
     """Categorical statistics are packed four categories to a word (inference.code_sums):
     up to 5 categories cost what one statistic does; more, one word per four."""

@@ -33,6 +33,7 @@ FIGURES = {
     ),
     "fig_acceptance": ("fig_acceptance.png", ["gaussian_acceptance", "gaussian_candidate_risk_sd"]),
     "fig_bayes_gap": ("fig_bayes_gap.png", ["mean_gap_level=0.1", "mean_gap", "max_gap"]),
+    "fig_missing": ("fig_missing.png", ["cem_mean_excess_gaussian", "kmeans_mean_excess_gaussian"]),
 }
 _NUMBER = re.compile(r"-?\d+\.\d+")
 

@@ -14,7 +14,9 @@ The sparse sample ``tests/data/table_v1_1_sparse.h5`` (format 1.1) is written by
 values go into ``tests/storage/test_sparse_files.py``), the categorical sample
 ``tests/data/table_v1_2_categorical.h5`` (format 1.2) by :func:`make_categorical_sample`
 with ``python -m tests.storage.tables categorical`` (its values go into
-``tests/storage/test_reader.py``).
+``tests/storage/test_reader.py``), and the sample with missing entries
+``tests/data/table_v1_3_missing_sparse.h5`` (format 1.3) by :func:`make_missing_sample` with
+``python -m tests.storage.tables missing`` (its values go into ``tests/storage/test_reader.py``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from lbm_bench import (
     map_labels,
     random_design,
 )
+from lbm_bench.models.missing import MaskNoise, mask_table
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.storage import (
     load_table,
@@ -52,6 +55,7 @@ DOC = ROOT / "docs" / "format.md"
 SAMPLE = ROOT / "tests" / "data" / "table_v1.h5"
 SAMPLE_1_1 = ROOT / "tests" / "data" / "table_v1_1.h5"
 CATEGORICAL_SAMPLE = ROOT / "tests" / "data" / "table_v1_2_categorical.h5"
+MISSING_SAMPLE = ROOT / "tests" / "data" / "table_v1_3_missing_sparse.h5"
 
 #: (kind, with Poisson effects, with the floor of version 1.1) of every family, by test id.
 FAMILIES = {
@@ -72,6 +76,14 @@ SPARSE_FAMILIES = {
     "gaussian-sparse": ("gaussian", False),
 }
 SPARSE_SAMPLE = ROOT / "tests" / "data" / "table_v1_1_sparse.h5"
+#: Tables with missing entries (format 1.3), by test id: (kind, effects, sparse, missing rate, mechanism).
+MISSING_FAMILIES = {
+    "gaussian-missing": ("gaussian", False, False, 0.3, "random"),
+    "bernoulli-missing-block": ("bernoulli", False, False, 0.3, "block"),
+    "poisson-effects-missing-block": ("poisson", True, False, 0.2, "block"),
+    "bernoulli-sparse-missing": ("bernoulli", False, True, 0.1, "random"),
+    "poisson-effects-sparse-missing-block": ("poisson", True, True, 0.1, "block"),
+}
 
 
 # ---------------------------------------------------------------------------
@@ -89,19 +101,27 @@ def make_table(
     balance: float | None = None,
     sparse: bool = False,
     floor: bool = False,
+    missing: tuple[float, str] | None = None,
 ) -> Table:
     """A small seeded table with plausible hand-made calibration and rejection records
     (with ``floor``: also its Bayes labels and their cross-fitted risk, criterion "bayes").
 
     With ``sparse``, ``data`` is the same table as a ``scipy.sparse.csr_array``
     (Gaussian entries below 0.3 in absolute value set to zero, so that it has zeros).
+    With ``missing=(rate, mechanism)``, entries go missing (format 1.3): ``data`` holds
+    NaN there (explicit NaN values of a sparse table) and the labels see the rest.
     """
+    extra = {} if missing is None else {"missing": missing[0], "missing_mechanism": missing[1]}
     design = random_design(kind, 2, 2, effects=(n_rows, n_cols) if effects else None, rng=seed,
-                           **OPTIONS.get(kind, {}))
+                           **OPTIONS.get(kind, {}), **extra)
     model = design.model(scale)
     X, z, w = model.sample(n_rows, n_cols, rng=seed + 1)
-    mapped = map_labels(model, X, rng=seed + 2)
-    samples = gibbs_labels(model, X, n_samples=n_samples, n_chains=2, burn_in=20, rng=seed + 3)
+    seen = X  # what the labels see: the table, or its observed entries
+    if missing is not None:  # (sparse: bernoulli and poisson only)
+        noise = MaskNoise(n_rows, n_cols, design.missing, sparse, rng=np.random.default_rng(seed + 5))
+        seen = mask_table(sp.csr_array(X) if sparse else X, noise, design.missing_probs(scale), z, w)
+    mapped = map_labels(model, seen, rng=seed + 2)
+    samples = gibbs_labels(model, seen, n_samples=n_samples, n_chains=2, burn_in=20, rng=seed + 3)
     risk = samples.risk(mapped.rows, mapped.cols)
     history = np.array([[0.5, 0.31, 0.06, 20], [1.0, 0.04, 0.02, 20], [scale, 0.11, 0.04, 20]])
     calibration = CalibrationResult(
@@ -126,6 +146,8 @@ def make_table(
     options = {"kind": kind, "gibbs": {"n_samples": n_samples, "n_chains": 2}, "effects": effects}
     if sparse:
         X = sp.csr_array(np.where(np.abs(X) < 0.3, 0.0, X) if kind == "gaussian" else X)
+    if missing is not None:
+        X = seen.with_nan()
     return Table(
         data=X,
         model=model,
@@ -177,6 +199,13 @@ def make_categorical_sample(path: Path = CATEGORICAL_SAMPLE) -> Path:
     2x2 clusters, 50 sets, with its floor."""
     path.parent.mkdir(parents=True, exist_ok=True)
     return save_table(make_table("categorical", floor=True, seed=6), path)
+
+
+def make_missing_sample(path: Path = MISSING_SAMPLE) -> Path:
+    """Write the committed sample with missing entries (format 1.3): Poisson with row and column
+    effects, 12x10 stored as CSR, 10% of the entries missing by block, 2x2 clusters, 50 sets."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return save_table(make_table("poisson", effects=True, sparse=True, missing=(0.1, "block"), seed=7), path)
 
 
 def make_sparse_sample(path: Path = SPARSE_SAMPLE) -> Path:
@@ -233,7 +262,14 @@ def assert_same(a: Any, b: Any, where: str = "table") -> None:
     elif sp.issparse(a):
         assert isinstance(b, sp.csr_array) and isinstance(a, sp.csr_array), where
         assert (a.dtype, a.shape, a.nnz) == (b.dtype, b.shape, b.nnz), where
-        assert (a != b).nnz == 0, where
+        if a.dtype.kind == "f" and np.isnan(a.data).any():  # explicit NaN: missing entries
+            a, b = a.copy(), b.copy()
+            a.sort_indices()
+            b.sort_indices()
+            assert np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices), where
+            assert np.array_equal(a.data, b.data, equal_nan=True), where
+        else:
+            assert (a != b).nnz == 0, where
     elif isinstance(a, np.ndarray):
         assert isinstance(b, np.ndarray), where
         assert (a.dtype, a.shape) == (b.dtype, b.shape), where
@@ -469,6 +505,14 @@ if __name__ == "__main__":
         print(f"CATEGORICAL_SAMPLE_PROBS_00 = {sample.model.probs[0, 0].tolist()}")
         print(f"CATEGORICAL_SAMPLE_RISK = {sample.risk.risk!r}")
         print(f"CATEGORICAL_SAMPLE_BAYES_RISK = {sample.bayes_risk.risk!r}")
+        sys.exit(0)
+    if sys.argv[1:] == ["missing"]:  # python -m tests.storage.tables missing
+        written = make_missing_sample()
+        sample = load_table(written)
+        print(f"wrote {written} ({written.stat().st_size} bytes)")
+        print(f"MISSING_SAMPLE_MISSING = {int(np.isnan(sample.data.data).sum())}")
+        print(f"MISSING_SAMPLE_DATA_SUM = {int(np.nansum(sample.data.data))}")
+        print(f"MISSING_SAMPLE_RISK = {sample.risk.risk!r}")
         sys.exit(0)
     for floor in (False, True):
         if not floor and SAMPLE.exists():

@@ -52,6 +52,7 @@ def _expected_dtype(text: str, table: Table) -> Any:
     g, m = table.model.block_shape
     return {
         "int64": np.dtype(np.int64),
+        "uint8": np.dtype(np.uint8),
         "float64": np.dtype(np.float64),
         "float32": np.dtype(np.float32),
         "uint[g]": smallest_uint(g),
@@ -82,13 +83,22 @@ def _present(condition: str, table: Table) -> bool:
         return _calibration_1_1(table)
     if condition == "1.1 floor calibration":
         return table.calibration.gap_history is not None
+    if condition == "1.4 sparse design":
+        return table.design.density is not None
+    if condition.startswith("missing"):
+        if table.missing_mechanism is None:
+            return False
+        detail = condition.removeprefix("missing").strip()
+        if detail in ("dense", "sparse"):
+            return (detail == "sparse") == sp.issparse(table.data)
+        return detail == "" or (detail == "block" and table.missing_mechanism == "block")
     return condition == table.kind
 
 
 
 def test_doc_tables_parse() -> None:
     items = documented_items()
-    assert len(items) == 92 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
+    assert len(items) == 105 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
     assert documented_data_dtypes() == {k: fmt.data_dtype(k) for k in family_names()}
     for kind in family_names():
         documented_blocks = {
@@ -111,7 +121,12 @@ def test_doc_tables_parse() -> None:
 def test_file_has_exactly_the_documented_layout(
     name: str, tables: dict[str, Table], files: dict[str, Path]
 ) -> None:
-    table = tables[name]
+    check_documented_layout(tables[name], files[name])
+
+
+def check_documented_layout(table: Table, path: Path) -> None:
+    """The file of ``table`` has exactly the documented items for it, of the documented types,
+    dtypes and shapes (the CSR index datasets: any integer type)."""
     sizes = {
         "n_rows": table.shape[0],
         "n_cols": table.shape[1],
@@ -123,12 +138,19 @@ def test_file_has_exactly_the_documented_layout(
         "n_gap_steps": 0 if table.calibration.gap_history is None else len(table.calibration.gap_history),
         "h": 4 if _calibration_1_1(table) else 3,
         "attempts": table.rejection.attempts,
+        "n_missing": table.table_data().n_missing,
+        "n_rows + 1": table.shape[0] + 1,
+        "nnz": table.table_data().n_stored if sp.issparse(table.data) else 0,
         "K": getattr(table.model, "categories", 0),
     }
     expected = {k.split("|")[0]: v for k, v in documented_items().items() if _present(v[3], table)}
-    actual = file_items(files[name])
-    with h5py.File(files[name], "r") as f:
-        strings = {f"@{key}": value.decode() for key, value in f.attrs.items() if isinstance(value, bytes)}
+    actual = file_items(path)
+    with h5py.File(path, "r") as f:
+        strings = {}
+        for group in ("", "data", "missing"):
+            if group == "" or isinstance(f.get(group), h5py.Group):
+                strings.update({f"{group}@{key}": value.decode() for key, value in f[group or "/"].attrs.items()
+                                if isinstance(value, bytes)})
     assert set(actual) == set(expected)
     for item, (type_, dtype, shape, _) in expected.items():
         actual_type, actual_dtype, actual_shape = actual[item]
@@ -140,6 +162,10 @@ def test_file_has_exactly_the_documented_layout(
             info = h5py.check_string_dtype(actual_dtype)
             assert info is not None and info.encoding == "utf-8", item
             assert info.length == len(strings[item].encode("utf-8")), item
+        elif dtype == "int32 or int64":
+            assert actual_dtype in (np.dtype(np.int32), np.dtype(np.int64)), item
+        elif dtype == "by kind" and sp.issparse(table.data):
+            continue  # data/values: the sparse tests check it
         else:
             assert actual_dtype == _expected_dtype(dtype, table), item
 
@@ -150,9 +176,9 @@ def test_attribute_values(name: str, tables: dict[str, Table], files: dict[str, 
     with h5py.File(files[name], "r") as f:
         root = {key: v.decode() if isinstance(v, bytes) else v for key, v in f.attrs.items()}
         assert root["format"] == FORMAT_NAME == "lbm-bench-table"
-        assert FORMAT_VERSION == "1.2"
+        assert FORMAT_VERSION == "1.4"
         expected = "1.2" if table.kind == "categorical" else "1.1" if table.bayes_risk is not None else "1.0"
-        assert root["format_version"] == expected  # dense, no floor: 1.0; categorical: 1.2
+        assert root["format_version"] == expected  # dense, complete, no floor: 1.0; categorical: 1.2
         assert root.get("categories") == getattr(table.model, "categories", None)
         assert root["lbm_bench_version"] == __import__("lbm_bench").__version__
         assert root["kind"] == table.kind
@@ -350,20 +376,28 @@ def test_h5dump_shows_the_layout(files: dict[str, Path]) -> None:
 # The table of versions
 # ---------------------------------------------------------------------------
 def test_version_table() -> None:
-    assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.2", ("1.0", "1.1", "1.2"))
+    assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.4", ("1.0", "1.1", "1.2", "1.3", "1.4"))
     items = documented_items()
     floor = {name for name, (_, _, _, present) in items.items() if present.startswith("1.1")}
     floor -= {"bayes", "posterior"}  # groups are implied by their datasets
     sparse = {name for name, (_, _, _, present) in items.items() if present == "sparse"} - {"data|sparse"}
     assert sparse == {"data@encoding", "data@shape", "data/indices", "data/indptr", "data/values"}
-    assert set(fmt.MINOR_VERSIONS) == {0, 1, 2} and fmt.MINOR_VERSIONS[0] == ()
+    missing = {name for name, (_, _, _, present) in items.items() if present.startswith("missing")} - {"missing"}
+    assert set(fmt.MINOR_VERSIONS) == {0, 1, 2, 3, 4} and fmt.MINOR_VERSIONS[0] == ()
     assert set(fmt.MINOR_VERSIONS[1]) == floor | sparse  # 1.1: the floor and sparse data, as docs/format.md marks them
     categorical = {name for name, (_, _, _, present) in items.items() if present == "categorical" and "|" not in name}
     assert set(fmt.MINOR_VERSIONS[2]) == categorical == {"@categories"}  # 1.2: categorical tables
+    assert set(fmt.MINOR_VERSIONS[3]) == missing  # 1.3: missing entries
+    design = {name for name, (_, _, _, present) in items.items() if present == "1.4 sparse design"}
+    assert set(fmt.MINOR_VERSIONS[4]) == design == {"params/design@density"}  # 1.4: a sparse design's density
     assert fmt.optional_items((1, 0)) == frozenset()
     assert fmt.optional_items((1, 1)) == floor | sparse
-    assert fmt.optional_items((1, 2)) == floor | sparse | categorical == fmt.optional_items((1, 7))
+    assert fmt.optional_items((1, 2)) == floor | sparse | categorical
+    assert fmt.optional_items((1, 3)) == floor | sparse | categorical | missing
+    assert fmt.optional_items((1, 4)) == floor | sparse | categorical | missing | design == fmt.optional_items((1, 7))
     assert fmt.version_for(["data", "gibbs/rows", "@categories"]) == "1.2"
+    assert fmt.added_in("observed") == "1.3" and fmt.added_in("data/values") == "1.1"
+    assert fmt.added_in("@categories") == "1.2"
     assert fmt.version_for(["data", "gibbs/rows"]) == "1.0"
     assert fmt.version_for(["data/indptr", "data/indices", "data/values", "gibbs/rows"]) == "1.1"
     assert [fmt.parse_version(v) for v in ("1.0", "1.12", "10.3")] == [(1, 0), (1, 12), (10, 3)]
