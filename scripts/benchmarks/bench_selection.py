@@ -10,6 +10,10 @@ beat every labelling of the reference search at other counts), those found. With
 ``--gaussian-criteria``, the Gaussian tables also by the BIC-type ICL (``bic-icl``), to
 compare with the exact ICL (the family's ``default_icl``).
 
+Part ``grid``: the full grid of :func:`select_lbm` (every cell of 8x8, 10 k-means++ starts
+each) on the same tables as the part ``recovery``, with the same seeds, beside the path
+search (the default, the track's ``cem-icl`` rows read back from ``--out``): counts found.
+
 Part ``cost``: on every dense table of the release at 300x200 and that risk, the wall time
 of ``select_lbm(X, (8, 8))`` over that of one CEM fit at the true counts
 (``fit_lbm(X, g, m, method="cem", n_init=10)``, what the issue calls a single fit), the two
@@ -55,7 +59,7 @@ from lbm_bench.storage import load_table
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules (scripts/README.md)
 from _benchmarks import add_output_argument, bench_parser, finish  # noqa: E402
 
-PARTS = ("recovery", "cost", "sparse")
+PARTS = ("recovery", "grid", "cost", "sparse")
 COST_HEADER = ("| table | selection s | fit s | ratio | selection EM runs / 10 | counts chosen |\n"
                "| --- | --- | --- | --- | --- | --- |")
 
@@ -115,6 +119,39 @@ def _gaussian_criteria(release: Path, manifest: dict, chosen: set, rows: list[di
           f"BIC-type ICL {sum(bic.values())}/{len(bic)}")
     return [{"part": "gaussian-criteria", "exact_icl": sum(exact.values()), "bic_icl": sum(bic.values()),
              "tables": len(bic)}]
+
+
+def _grid_row(release: Path, entry: dict, seed: int) -> dict:
+    from lbm_bench.release import derive_seed
+
+    table = load_table(release / entry["file"])
+    rng = np.random.default_rng(derive_seed(seed, f"cem-icl:{entry['id']}"))
+    start = time.perf_counter()
+    pick = select_lbm(table.data, (8, 8), kind=entry["kind"], search="grid", rng=rng)
+    return {"table": entry["id"], "kind": entry["kind"], "seconds": time.perf_counter() - start, "runs": pick.n_runs,
+            "found": (pick.n_row_clusters, pick.n_col_clusters) == tuple(entry["clusters"])}
+
+
+def grid(release: Path, out: Path, risk: float, jobs: int, seed: int,
+         min_shape: tuple[int, int] = (200, 100)) -> list[dict]:
+    """The full grid (every cell, 10 starts) against the path search (the track's cem-icl rows,
+    read from ``out``: run the part recovery first) on the same tables: counts found and EM runs."""
+    from joblib import Parallel, delayed
+
+    manifest = load_release(release)
+    entries = [e for e in manifest["tables"] if _selected(e, risk, min_shape)]
+    path_rows = {r["table"]: r for r in run_selection_track(release, ["cem-icl"], out, max_clusters=(8, 8),
+                                                            n_jobs=jobs, seed=seed)}
+    rows = Parallel(n_jobs=jobs)(delayed(_grid_row)(release, entry, seed) for entry in entries)
+    print(f"search of cem-icl up to 8x8, tables at a target risk <= {risk:g} and >= {min_shape[0]}x{min_shape[1]}:")
+    print("| family | tables | found by the path | found by the grid | grid: EM runs per table | grid: median s |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for kind in sorted({r["kind"] for r in rows}):
+        items = [r for r in rows if r["kind"] == kind]
+        path_found = sum(path_rows[r["table"]]["counts"] == "found" for r in items)
+        print(f"| {kind} | {len(items)} | {path_found}/{len(items)} | {sum(r['found'] for r in items)}/{len(items)} "
+              f"| {items[0]['runs']} | {statistics.median(r['seconds'] for r in items):.1f} |")
+    return [{"part": "grid", **r} for r in rows]
 
 
 def cost(release: Path, risk: float, repeats: int, seed: int) -> list[dict]:
@@ -224,11 +261,14 @@ def main(argv: list[str] | None = None) -> None:
         rows += sparse((2000, 500), args.seed, 1)
         finish(args.json, rows)
         return
-    if set(args.parts) & {"recovery", "cost"} and args.release is None:
-        parser.error("the parts recovery and cost need a release")
+    if set(args.parts) & {"recovery", "grid", "cost"} and args.release is None:
+        parser.error("the parts recovery, grid and cost need a release")
     if "recovery" in args.parts:
         print("## recovery")
         rows += recovery(args.release, args.out, args.risk, args.jobs, args.seed, args.gaussian_criteria)
+    if "grid" in args.parts:
+        print("## grid")
+        rows += grid(args.release, args.out, args.risk, args.jobs, args.seed)
     if "cost" in args.parts:
         print("## cost")
         rows += cost(args.release, args.risk, repeats, args.seed)

@@ -1,5 +1,5 @@
-"""scripts/benchmarks/bench_selection.py at a tiny size: the recovery part on a tiny release
-(every table, whatever its risk and shape), the cost and sparse parts of ``--quick`` run as a
+"""scripts/benchmarks/bench_selection.py at a tiny size: the recovery and grid parts on a tiny
+release (every table, whatever its risk and shape), the cost and sparse parts of ``--quick`` run as a
 file, and densifying refused within the sparse part and allowed again after it."""
 
 import scipy.sparse as sp
@@ -19,6 +19,9 @@ def test_recovery_on_a_tiny_release(tmp_path, capsys):
     assert all(r["found_identifiable"] <= r["identifiable"] <= r["tables"] for r in rows)
     assert all(r["found"] + r["criterion"] + r["search"] == r["tables"] for r in rows)
     assert "| family | tables | counts found |" in capsys.readouterr().out
+    grid = bench.grid(tmp_path / "tiny", tmp_path / "runs", 0.2, 1, 0, min_shape=(1, 1))
+    assert len(grid) == 5 and all(r["runs"] == 8 * 8 * 10 for r in grid)
+    assert "| family | tables | found by the path | found by the grid |" in capsys.readouterr().out
 
 
 def test_script_runs_as_a_file():
