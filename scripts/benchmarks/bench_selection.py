@@ -74,15 +74,16 @@ def _selected(entry: dict, risk: float, shape: tuple[int, int]) -> bool:
 
 
 def recovery(release: Path, out: Path, risk: float, jobs: int, seed: int, gaussian_criteria: bool,
-             min_shape: tuple[int, int] = (200, 100)) -> list[dict]:
+             min_shape: tuple[int, int] = (200, 100), max_clusters: tuple[int, int] = (8, 8)) -> list[dict]:
     """The unknown-clusters track's cem-icl rows on the release, aggregated by family."""
     manifest = load_release(release)
     chosen = {e["id"] for e in manifest["tables"] if _selected(e, risk, min_shape)}
     start = time.perf_counter()
-    rows = run_selection_track(release, ["cem-icl"], out, max_clusters=(8, 8), n_jobs=jobs, seed=seed)
+    rows = run_selection_track(release, ["cem-icl"], out, max_clusters=max_clusters, n_jobs=jobs, seed=seed)
     print(f"# track run (or read back from {out}): {time.perf_counter() - start:.1f} s; {_load()}")
     rows = [r for r in rows if r["table"] in chosen and not r["error"]]
-    print(f"cem-icl, up to 8x8, tables at a target risk <= {risk:g} and >= {min_shape[0]}x{min_shape[1]} "
+    print(f"cem-icl, up to {max_clusters[0]}x{max_clusters[1]}, tables at a target risk <= {risk:g} and "
+          f">= {min_shape[0]}x{min_shape[1]} "
           f"({len(rows)} tables):")
     print("| family | tables | counts found | identifiable | found where identifiable | misses: criterion "
           "| misses: search |")
@@ -99,11 +100,12 @@ def recovery(release: Path, out: Path, risk: float, jobs: int, seed: int, gaussi
         out_rows.append({"part": "recovery", "kind": kind, "tables": len(items), "found": found,
                          "identifiable": len(ident), "found_identifiable": found_ident, **misses})
     if gaussian_criteria:
-        out_rows += _gaussian_criteria(release, manifest, chosen, rows, seed)
+        out_rows += _gaussian_criteria(release, manifest, chosen, rows, seed, max_clusters)
     return out_rows
 
 
-def _gaussian_criteria(release: Path, manifest: dict, chosen: set, rows: list[dict], seed: int) -> list[dict]:
+def _gaussian_criteria(release: Path, manifest: dict, chosen: set, rows: list[dict], seed: int,
+                       max_clusters: tuple[int, int]) -> list[dict]:
     """The Gaussian tables again by the BIC-type ICL (the same search and seeds as cem-icl's)."""
     from lbm_bench.release import derive_seed
 
@@ -113,7 +115,7 @@ def _gaussian_criteria(release: Path, manifest: dict, chosen: set, rows: list[di
     for entry in entries:
         table = load_table(release / entry["file"])
         rng = np.random.default_rng(derive_seed(seed, f"cem-icl:{entry['id']}"))
-        pick = select_lbm(table.data, (8, 8), kind="gaussian", criterion="bic-icl", rng=rng)
+        pick = select_lbm(table.data, max_clusters, kind="gaussian", criterion="bic-icl", rng=rng)
         bic[entry["id"]] = (pick.n_row_clusters, pick.n_col_clusters) == tuple(entry["clusters"])
     print(f"gaussian tables, counts found: exact ICL {sum(exact.values())}/{len(exact)}, "
           f"BIC-type ICL {sum(bic.values())}/{len(bic)}")
@@ -121,29 +123,30 @@ def _gaussian_criteria(release: Path, manifest: dict, chosen: set, rows: list[di
              "tables": len(bic)}]
 
 
-def _grid_row(release: Path, entry: dict, seed: int) -> dict:
+def _grid_row(release: Path, entry: dict, seed: int, max_clusters: tuple[int, int]) -> dict:
     from lbm_bench.release import derive_seed
 
     table = load_table(release / entry["file"])
     rng = np.random.default_rng(derive_seed(seed, f"cem-icl:{entry['id']}"))
     start = time.perf_counter()
-    pick = select_lbm(table.data, (8, 8), kind=entry["kind"], search="grid", rng=rng)
+    pick = select_lbm(table.data, max_clusters, kind=entry["kind"], search="grid", rng=rng)
     return {"table": entry["id"], "kind": entry["kind"], "seconds": time.perf_counter() - start, "runs": pick.n_runs,
             "found": (pick.n_row_clusters, pick.n_col_clusters) == tuple(entry["clusters"])}
 
 
 def grid(release: Path, out: Path, risk: float, jobs: int, seed: int,
-         min_shape: tuple[int, int] = (200, 100)) -> list[dict]:
+         min_shape: tuple[int, int] = (200, 100), max_clusters: tuple[int, int] = (8, 8)) -> list[dict]:
     """The full grid (every cell, 10 starts) against the path search (the track's cem-icl rows,
     read from ``out``: run the part recovery first) on the same tables: counts found and EM runs."""
     from joblib import Parallel, delayed
 
     manifest = load_release(release)
     entries = [e for e in manifest["tables"] if _selected(e, risk, min_shape)]
-    path_rows = {r["table"]: r for r in run_selection_track(release, ["cem-icl"], out, max_clusters=(8, 8),
+    path_rows = {r["table"]: r for r in run_selection_track(release, ["cem-icl"], out, max_clusters=max_clusters,
                                                             n_jobs=jobs, seed=seed)}
-    rows = Parallel(n_jobs=jobs)(delayed(_grid_row)(release, entry, seed) for entry in entries)
-    print(f"search of cem-icl up to 8x8, tables at a target risk <= {risk:g} and >= {min_shape[0]}x{min_shape[1]}:")
+    rows = Parallel(n_jobs=jobs)(delayed(_grid_row)(release, entry, seed, max_clusters) for entry in entries)
+    print(f"search of cem-icl up to {max_clusters[0]}x{max_clusters[1]}, tables at a target risk <= {risk:g} "
+          f"and >= {min_shape[0]}x{min_shape[1]}:")
     print("| family | tables | found by the path | found by the grid | grid: EM runs per table | grid: median s |")
     print("| --- | --- | --- | --- | --- | --- |")
     for kind in sorted({r["kind"] for r in rows}):

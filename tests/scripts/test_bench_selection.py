@@ -13,14 +13,16 @@ def test_recovery_on_a_tiny_release(tmp_path, capsys):
     (tmp_path / "tiny.toml").write_text(TINY_SPEC)
     assert build_release(tmp_path / "tiny.toml", tmp_path / "tiny").ok
     bench = load_script("benchmarks", "bench_selection")
-    rows = bench.recovery(tmp_path / "tiny", tmp_path / "runs", 0.2, 1, 0, False, min_shape=(1, 1))
-    assert {r["kind"] for r in rows} == {"bernoulli", "gaussian", "poisson"}
-    assert sum(r["tables"] for r in rows) == 5
-    assert all(r["found_identifiable"] <= r["identifiable"] <= r["tables"] for r in rows)
-    assert all(r["found"] + r["criterion"] + r["search"] == r["tables"] for r in rows)
+    rows = bench.recovery(tmp_path / "tiny", tmp_path / "runs", 0.2, 1, 0, True, min_shape=(1, 1), max_clusters=(4, 4))
+    assert {r["kind"] for r in rows if r["part"] == "recovery"} == {"bernoulli", "gaussian", "poisson"}
+    assert sum(r["tables"] for r in rows if r["part"] == "recovery") == 5
+    assert [r["tables"] for r in rows if r["part"] == "gaussian-criteria"] == [2]
+    counts = [r for r in rows if r["part"] == "recovery"]
+    assert all(r["found_identifiable"] <= r["identifiable"] <= r["tables"] for r in counts)
+    assert all(r["found"] + r["criterion"] + r["search"] == r["tables"] for r in counts)
     assert "| family | tables | counts found |" in capsys.readouterr().out
-    grid = bench.grid(tmp_path / "tiny", tmp_path / "runs", 0.2, 1, 0, min_shape=(1, 1))
-    assert len(grid) == 5 and all(r["runs"] == 8 * 8 * 10 for r in grid)
+    grid = bench.grid(tmp_path / "tiny", tmp_path / "runs", 0.2, 1, 0, min_shape=(1, 1), max_clusters=(4, 4))
+    assert len(grid) == 5 and all(r["runs"] == 4 * 4 * 10 for r in grid)
     assert "| family | tables | found by the path | found by the grid |" in capsys.readouterr().out
 
 
