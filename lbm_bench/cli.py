@@ -44,6 +44,17 @@ def _pair(text: str) -> tuple[int, int]:
     return a, b
 
 
+def _clusters_pair(option: str, text: str) -> tuple[int, int]:
+    """``"8x8"`` as ``(8, 8)``: ValueError in one line (exit 2) for anything but two positive integers."""
+    parts = text.lower().split("x")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise ValueError(f"{option} must be two positive integers as GxM (e.g. 8x8), got {text!r}")
+    g, m = (int(p) for p in parts)
+    if g < 1 or m < 1:
+        raise ValueError(f"{option} must be at least 1x1, got {text!r}")
+    return g, m
+
+
 def _show_progress(args: argparse.Namespace) -> bool:
     return not getattr(args, "quiet", False) and sys.stderr.isatty()
 
@@ -344,9 +355,16 @@ def _add_benchmark(sub) -> None:
     p.add_argument("release", type=Path, help="release directory")
     p.add_argument("--algorithm", action="append", required=True,
                    help="built-in name (cem, vem, double-kmeans, spectral-coclustering, "
-                   "spectral-biclustering, sparsebm, gaussian-cem...), module:function (a module on "
+                   "spectral-biclustering, sparsebm, gaussian-cem...; with --track unknown-clusters: cem-icl, "
+                   "vem-icl, sparsebm-selection), module:function (a module on "
                    "the path, or MODULE.py in the current directory) or path/to/file.py:function; "
                    "repeatable")
+    p.add_argument("--track", default="known-clusters", metavar="TRACK",
+                   help="known-clusters (default: every algorithm is told the table's numbers of clusters) or "
+                   "unknown-clusters (algorithms fit(X, max_row_clusters, max_col_clusters, *, rng) choose them)")
+    p.add_argument("--max-clusters", default=None, metavar="GxM",
+                   help="with --track unknown-clusters: the largest numbers of row and column clusters an algorithm "
+                   "may choose (default 8x8)")
     p.add_argument("--out", required=True, type=Path, help="results directory")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="master seed of the algorithms")
@@ -358,16 +376,24 @@ def _run_benchmark(args: argparse.Namespace) -> int:
     algorithm is a built-in name, module:function (a module on the path, or MODULE.py in the current
     directory) or path/to/file.py:function; the file of each plugged-in algorithm is printed.
     """
-    from lbm_bench.algorithms import algorithm_source, resolve_algorithm
+    from lbm_bench.algorithms import TRACKS, algorithm_source, resolve_algorithm
     from lbm_bench.scoring.benchmark import run_benchmark
 
+    if args.track not in TRACKS:
+        raise ValueError(f"--track must be {' or '.join(TRACKS)}, got {args.track!r}")
+    max_clusters = None
+    if args.max_clusters is not None:
+        if args.track != "unknown-clusters":
+            raise ValueError("--max-clusters goes with --track unknown-clusters (on the known-clusters track every "
+                             "algorithm is told the table's numbers of clusters)")
+        max_clusters = _clusters_pair("--max-clusters", args.max_clusters)
     for name in args.algorithm:
+        key, fit = resolve_algorithm(name, track=args.track)
         if ":" in name and not args.quiet:
-            key, fit = resolve_algorithm(name)
             print(f"algorithm {key}: {getattr(fit, '__name__', 'callable')} from "
                   f"{algorithm_source(fit) or 'an unknown file'}", file=sys.stderr)
     rows = run_benchmark(args.release, args.algorithm, args.out, n_jobs=args.jobs, seed=args.seed,
-                         progress=_show_progress(args))
+                         progress=_show_progress(args), track=args.track, max_clusters=max_clusters)
     failed = [r for r in rows if r.get("error")]
     if not args.quiet:
         print((args.out / "summary.md").read_text(encoding="utf-8"))

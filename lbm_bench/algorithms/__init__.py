@@ -17,6 +17,10 @@ Modules
         variational EM) for the blocks of every registered family (Gaussian,
         Poisson, Bernoulli, categorical: :data:`FAMILIES`); :func:`fit_lbm` returns
         the fitted model and criterion too.
+    :mod:`~lbm_bench.algorithms.selection`
+        :func:`select_lbm`: the numbers of clusters chosen by ICL (exact or BIC-type,
+        :mod:`~lbm_bench.algorithms.criteria`), by a path of splits and merges or the
+        full grid of block CEM or VEM fits; returns an :class:`LBMSelection`.
     :mod:`~lbm_bench.algorithms.kmeans`
         :func:`double_kmeans` (k-means on rows and on columns, separately), the
         naive baseline, and the k-means++ seeding of the CEM and VEM starts.
@@ -29,7 +33,9 @@ Modules
         a release's benchmark practical.
     :mod:`~lbm_bench.algorithms.registry`
         :data:`ALGORITHMS`, :func:`resolve_algorithm`, :func:`algorithm_source`
-        (the file a plugged-in algorithm was loaded from), :func:`fits_family` (how an
+        (the file a plugged-in algorithm was loaded from), :data:`SELECTION_ALGORITHMS` and
+        :data:`TRACKS` (the algorithms that choose the numbers of clusters, and the
+        registry of each benchmark track), :func:`fits_family` (how an
         algorithm meets a table of a family the harness must tell it), and the per-family
         algorithms ``gaussian_cem``, ``poisson_cem``, ``bernoulli_cem``,
         ``gaussian_vem``, ... (one per family and method, in
@@ -55,11 +61,14 @@ from lbm_bench.algorithms.registry import (
     ALGORITHMS,
     FAMILY_ALGORITHMS,
     MASKED_INPUT,
+    SELECTION_ALGORITHMS,
+    TRACKS,
     Algorithm,
     algorithm_source,
     fits_family,
     resolve_algorithm,
 )
+from lbm_bench.algorithms.selection import LBMSelection, select_lbm
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
@@ -69,9 +78,12 @@ __all__ = [
     "ALGORITHMS",
     "FAMILIES",
     "FAMILY_ALGORITHMS",
+    "SELECTION_ALGORITHMS",
+    "TRACKS",
     "MASKED_INPUT",
     "Algorithm",
     "LBMFit",
+    "LBMSelection",
     "algorithm_source",
     "cem",
     "double_kmeans",
@@ -79,6 +91,7 @@ __all__ = [
     "fits_family",
     "infer_kind",
     "resolve_algorithm",
+    "select_lbm",
     "sparsebm_lbm",
     "spectral_biclustering",
     "spectral_coclustering",

@@ -1,10 +1,13 @@
-"""The table as block CEM and VEM see it: its statistics, products with assignments, M-step.
+"""A table prepared for block EM: its sufficient statistics, its products with assignments, the M-step.
 
-:class:`BlockProblem` reads the table once (sufficient statistics, base measure;
-Gaussian tables centred) and offers the only block sums that read it, its two
-products with assignments ``T_p @ W`` and ``T_p^T @ Z``; every other block sum of
-:mod:`lbm_bench.algorithms.lbm_em` is computed from these small (items x clusters)
-arrays.
+:class:`EMProblem` reads the table once (sufficient statistics, base measure;
+Gaussian tables centred; dense, or CSR for the families that ``can_be_sparse``) and
+offers the only block sums that read it, its two products with assignments
+:meth:`EMProblem.row_sums` (``T_p @ W``) and :meth:`EMProblem.col_sums`
+(``T_p^T @ Z``); every other block sum of block CEM and VEM
+(:mod:`lbm_bench.algorithms.lbm_em`) and of the model selection
+(:mod:`lbm_bench.algorithms.selection`) is computed from these small
+(items x clusters) arrays.
 
 **Missing entries** (NaN, a masked array, explicit NaN of a sparse table): the
 statistics are zeroed at missing entries and the observed mask ``M`` is one more
@@ -12,7 +15,7 @@ channel of the products, so that ``n_l`` becomes the row's observed count
 ``(M @ W)_il`` in the row step and the block sizes of the M-step the blocks'
 observed counts ``Z^T M W`` (a sparse table: ``M @ W = 1 @ W - Missing @ W``, its
 missing set being sparse). The starts' k-means++ seeding sees the table with its
-missing entries imputed by column means (:meth:`BlockProblem.seed_points`; categorical
+missing entries imputed by column means (:meth:`EMProblem.seed_points`; categorical
 tables: the one-hot codes of the observed entries).
 """
 
@@ -26,7 +29,8 @@ from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
 from lbm_bench.models.registry import family_names, get_family
 
-__all__ = ["MIN_MASS", "VARIANCE_FLOOR", "BlockProblem", "block_logits", "col_totals", "row_totals"]
+__all__ = ["EMProblem", "MIN_MASS", "VARIANCE_FLOOR", "block_logits", "col_totals", "one_hot_codes",
+           "proportions", "row_totals"]
 
 #: Gaussian block variances are floored at this fraction of the table variance.
 VARIANCE_FLOOR = 1e-6
@@ -34,15 +38,16 @@ VARIANCE_FLOOR = 1e-6
 #: parameters are kept from the previous M-step and its proportion is floored.
 MIN_MASS = 1e-8
 #: Floor of estimated proportions (before renormalisation).
-_MIN_PROPORTION = 1e-12
+MIN_PROPORTION = 1e-12
 
 
-def _proportions(mass: np.ndarray) -> np.ndarray:
-    props = np.maximum(mass / mass.sum(), _MIN_PROPORTION)
+def proportions(mass: np.ndarray) -> np.ndarray:
+    """Cluster proportions from their masses (g,), floored at ``MIN_PROPORTION`` and renormalised."""
+    props = np.maximum(mass / mass.sum(), MIN_PROPORTION)
     return props / props.sum()
 
 
-class BlockProblem:
+class EMProblem:
     """A validated table, its sufficient statistics and the family's M-step.
 
     Shapes: ``T`` is (p, n_rows, n_cols); row assignments ``Z`` are (n_rows, g)
@@ -166,7 +171,7 @@ class BlockProblem:
                 codes = np.asarray(self.X, dtype=np.int64)
                 observed = self.data.observed if self.masked else None
                 observed_t = None if observed is None else observed.T
-                self._seed_points = (_one_hot(codes, observed), _one_hot(codes.T, observed_t))
+                self._seed_points = (one_hot_codes(codes, observed), one_hot_codes(codes.T, observed_t))
             elif self.sparse:
                 columns = sp.csr_array(self.seed_values.T) if self.masked else self.T_t[0]
                 self._seed_points = (self.seed_values, columns)
@@ -251,7 +256,7 @@ class BlockProblem:
             for name, old in previous.block_parameters().items():
                 where = stale.reshape(stale.shape + (1,) * (np.ndim(old) - 2))  # (g, m) + block_extents
                 params[name] = np.where(where, old, params[name])
-        return self.family(_proportions(row_mass), _proportions(col_mass), **params)
+        return self.family(proportions(row_mass), proportions(col_mass), **params)
 
     def expected_log_joint(
         self, model: LatentBlockModel, Z: np.ndarray, W: np.ndarray, totals: np.ndarray
@@ -265,7 +270,7 @@ class BlockProblem:
         return float(value + self.base_measure)
 
 
-def _one_hot(codes: np.ndarray, observed: np.ndarray | None = None) -> sp.csr_array:
+def one_hot_codes(codes: np.ndarray, observed: np.ndarray | None = None) -> sp.csr_array:
     """Rows of a table of codes one-hot encoded: (n_rows, n_cols * n_codes), one 1 per
     (observed) entry."""
     n, d = codes.shape

@@ -17,10 +17,11 @@ with ``S = T(X) @ W`` for the one-hot (CEM) or soft (VEM) column assignments
 same on the transposed table. Poisson blocks are fitted without row or column
 effects.
 
-The table is read only by :class:`~lbm_bench.algorithms.em_problem.BlockProblem`
-(sufficient statistics, base measure, and its two products with assignments,
-``T_p @ W`` and ``T_p^T @ Z``); every other block sum is computed from these small
-(items x clusters) arrays.
+The table is prepared once, as an :class:`~lbm_bench.algorithms.em_problem.EMProblem`
+(its statistics, base measure, products with assignments and M-step); :func:`em_run`
+runs one start on it, from given labels or a k-means++ seeded start (the model
+selection, :mod:`lbm_bench.algorithms.selection`, starts runs from the splits and
+merges of other fits).
 
 **Missing entries** (NaN, a masked array, explicit NaN of a sparse table): both
 fit the observed entries only, ``n_l`` becoming each row's observed count in class
@@ -39,13 +40,13 @@ from scipy.special import logsumexp
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_choice, check_count, check_positive_float
-from lbm_bench.algorithms.em_problem import VARIANCE_FLOOR, BlockProblem, col_totals, row_totals
+from lbm_bench.algorithms.em_problem import VARIANCE_FLOOR, EMProblem, col_totals, row_totals
 from lbm_bench.algorithms.inputs import check_incomplete_inputs, infer_kind
 from lbm_bench.algorithms.kmeans import fill_empty, onehot, seeded_labels
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.registry import check_kind, family_names, get_family
 
-__all__ = ["FAMILIES", "LBMFit", "VARIANCE_FLOOR", "cem", "fit_lbm", "vem"]
+__all__ = ["EM_METHODS", "FAMILIES", "EMRun", "LBMFit", "VARIANCE_FLOOR", "cem", "em_run", "fit_lbm", "vem"]
 
 #: Default numbers of random starts and iterations per method.
 _DEFAULTS = {"cem": {"n_init": 10, "max_iter": 100}, "vem": {"n_init": 10, "max_iter": 500}}
@@ -80,7 +81,22 @@ def _log_posteriors(logits: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class _Start:
+class EMRun:
+    """One run of block CEM or VEM from one start (:func:`em_run`).
+
+    Attributes
+    ----------
+    rows, cols : ndarray of shape (n_rows,) and (n_cols,)
+        Labels (the MAP of the posteriors for VEM).
+    model : LatentBlockModel
+        The estimated model, of the table as prepared (a Gaussian table centred: see
+        :meth:`~lbm_bench.algorithms.em_problem.EMProblem.restore`).
+    criterion : float
+        Complete-data log-likelihood (CEM) or variational lower bound (VEM).
+    n_iter : int
+    converged : bool
+    """
+
     rows: np.ndarray
     cols: np.ndarray
     model: LatentBlockModel
@@ -106,8 +122,8 @@ def _hard_assign(
 
 
 def _cem_run(
-    prob: BlockProblem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int
-) -> _Start:
+    prob: EMProblem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int
+) -> EMRun:
     """Alternate (row step, M-step, column step, M-step) from labels until they stop changing.
 
     ``z`` (n_rows,) and ``w`` (n_cols,) are starting labels using all g and m clusters.
@@ -130,19 +146,19 @@ def _cem_run(
         converged = np.array_equal(z_new, z) and np.array_equal(w_new, w)
         z, w = z_new, w_new
     criterion = prob.expected_log_joint(model, Z, W, totals)
-    return _Start(z, w, model, criterion, n_iter, converged)
+    return EMRun(z, w, model, criterion, n_iter, converged)
 
 
-
-def _cem_start(
-    prob: BlockProblem, g: int, m: int, max_iter: int, tol: float, rng: np.random.Generator
-) -> _Start:
-    """One CEM start from k-means++ seeded partitions of the rows and of the columns.
-
-    ``tol`` is unused: CEM stops when the labels stop changing.
-    """
+def _seeded_start(prob: EMProblem, g: int, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """k-means++ seeded partitions of the rows and of the columns (every cluster used)."""
     rows, columns = prob.seed_points()
-    z, w = seeded_labels(rows, g, rng), seeded_labels(columns, m, rng)
+    return seeded_labels(rows, g, rng), seeded_labels(columns, m, rng)
+
+
+def _cem_from(
+    prob: EMProblem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int, tol: float
+) -> EMRun:
+    """CEM from labels (``tol`` is unused: CEM stops when the labels stop changing)."""
     return _cem_run(prob, z, w, g, m, max_iter)
 
 
@@ -151,16 +167,16 @@ def _entropy(posteriors: np.ndarray, log_posteriors: np.ndarray) -> float:
     return float(-np.sum(posteriors * log_posteriors))
 
 
-def _vem_start(
-    prob: BlockProblem, g: int, m: int, max_iter: int, tol: float, rng: np.random.Generator
-) -> _Start:
-    """One VEM start, initialised by at most ``_VEM_INIT_CEM_ITER`` CEM iterations.
+def _vem_from(
+    prob: EMProblem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int, tol: float
+) -> EMRun:
+    """VEM from labels, initialised by at most ``_VEM_INIT_CEM_ITER`` CEM iterations.
 
     The criterion is the variational lower bound
     ``E_{s, t}[log p(X, z, w)] + H(s) + H(t)``; the run stops when its
     relative change falls below ``tol`` or after ``max_iter`` iterations.
     """
-    init = _cem_start(prob, g, m, _VEM_INIT_CEM_ITER, tol, rng)
+    init = _cem_run(prob, z, w, g, m, _VEM_INIT_CEM_ITER)
     model, W = init.model, onehot(init.cols, m)
     bound, converged, n_iter = -math.inf, False, 0
     while n_iter < max_iter and not converged:
@@ -178,10 +194,52 @@ def _vem_start(
         new = prob.expected_log_joint(model, Z, W, totals) + entropy
         converged = abs(new - bound) <= tol * abs(new)
         bound = new
-    return _Start(Z.argmax(1), W.argmax(1), model, bound, n_iter, converged)
+    return EMRun(Z.argmax(1), W.argmax(1), model, bound, n_iter, converged)
 
 
-_STARTS = {"cem": _cem_start, "vem": _vem_start}
+#: The block EM methods, by name: a run from starting labels.
+EM_METHODS = {"cem": _cem_from, "vem": _vem_from}
+
+
+def em_run(
+    problem: EMProblem,
+    n_row_clusters: int,
+    n_col_clusters: int,
+    *,
+    method: str = "cem",
+    labels: tuple[np.ndarray, np.ndarray] | None = None,
+    max_iter: int | None = None,
+    tol: float = 1e-8,
+    rng: np.random.Generator | int | None = None,
+) -> EMRun:
+    """One block CEM or VEM run on a prepared table.
+
+    Parameters
+    ----------
+    problem : EMProblem
+        The table, prepared once (:class:`~lbm_bench.algorithms.em_problem.EMProblem`).
+    n_row_clusters, n_col_clusters : int
+    method : {"cem", "vem"}, default="cem"
+    labels : (rows, cols), optional
+        Starting labels, int arrays of shapes (n_rows,) and (n_cols,) using every one of
+        the ``g`` and ``m`` clusters; when None, a k-means++ seeded start drawn from ``rng``
+        (the starts of :func:`fit_lbm`).
+    max_iter : int, optional
+        The method's default (CEM 100, VEM 500) when None.
+    tol : float, default=1e-8
+        VEM's relative tolerance on the lower bound.
+    rng : None, int or numpy.random.Generator
+        Draws the seeded start (unused with ``labels``).
+
+    Returns
+    -------
+    EMRun
+    """
+    max_iter = _DEFAULTS[method]["max_iter"] if max_iter is None else max_iter
+    if labels is None:
+        labels = _seeded_start(problem, n_row_clusters, n_col_clusters, np.random.default_rng(rng))
+    z, w = labels
+    return EM_METHODS[method](problem, z, w, n_row_clusters, n_col_clusters, max_iter, tol)
 
 
 # -- public LBM fitting ------------------------------------------------------------------
@@ -303,14 +361,14 @@ def fit_lbm(
     """
     rng = np.random.default_rng(rng)
     table, g, m = check_incomplete_inputs(X, n_row_clusters, n_col_clusters)
-    check_choice("method", method, tuple(_STARTS))
+    check_choice("method", method, tuple(EM_METHODS))
     kind = infer_kind(X) if kind is None else check_kind(kind)
     defaults = _DEFAULTS[method]
     n_init = check_count("n_init", defaults["n_init"] if n_init is None else n_init)
     max_iter = check_count("max_iter", defaults["max_iter"] if max_iter is None else max_iter)
     tol = check_positive_float("tol", tol)
-    prob = BlockProblem(table, kind, method)
-    starts = [_STARTS[method](prob, g, m, max_iter, tol, rng) for _ in range(n_init)]
+    prob = EMProblem(table, kind, method)
+    starts = [em_run(prob, g, m, method=method, max_iter=max_iter, tol=tol, rng=rng) for _ in range(n_init)]
     criteria = np.array([start.criterion for start in starts])
     best = starts[int(np.argmax(criteria))]
     return LBMFit(

@@ -11,6 +11,17 @@ the short names that ``lbm-bench benchmark --algorithm NAME`` accepts, and
 :func:`resolve_algorithm` also accepts ``"module:function"`` (a module on the path,
 or a file of the current directory) and ``"path/to/file.py:function"``.
 
+The algorithms of the **unknown-clusters track** choose the numbers of clusters
+themselves, up to a maximum:
+
+    fit(X, max_row_clusters, max_col_clusters, *, rng) -> (rows, cols)
+
+:data:`SELECTION_ALGORITHMS` registers its built-ins (``cem-icl``, ``vem-icl``,
+``sparsebm-selection``); :data:`TRACKS` maps each track to its registry, and
+:func:`resolve_algorithm` looks a name up in the registry of its ``track``. An algorithm of
+that track may name, as its attribute ``given_counts``, the algorithm of the
+known-clusters track it is to be compared with (``cem_icl.given_counts == "cem"``).
+
 The per-family algorithms (``gaussian_cem``, ..., ``bernoulli_vem``: block CEM
 or VEM with the family forced, their defaults otherwise) are generated from the
 family table :data:`lbm_bench.algorithms.lbm_em.FAMILIES`, one for each family
@@ -32,15 +43,19 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from lbm_bench._validation import check_choice
 from lbm_bench.algorithms.kmeans import double_kmeans
 from lbm_bench.algorithms.lbm_em import FAMILIES, cem, vem
-from lbm_bench.algorithms.sparsebm import sparsebm_lbm
+from lbm_bench.algorithms.selection import cem_icl, vem_icl
+from lbm_bench.algorithms.sparsebm import sparsebm_lbm, sparsebm_selection
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
 __all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attributes made below
     "ALGORITHMS",
     "FAMILY_ALGORITHMS",
     "LBM_METHODS",
+    "SELECTION_ALGORITHMS",
+    "TRACKS",
     "MASKED_INPUT",
     "Algorithm",
     "algorithm_source",
@@ -113,6 +128,23 @@ ALGORITHMS: dict[str, Algorithm] = {
     "spectral-biclustering": spectral_biclustering,
     "sparsebm": sparsebm_lbm,
     **{name.replace("_", "-"): fit for name, fit in FAMILY_ALGORITHMS.items()},
+}
+
+
+#: Built-in algorithms of the unknown-clusters track (they choose the numbers of clusters).
+SELECTION_ALGORITHMS: dict[str, Algorithm] = {
+    "cem-icl": cem_icl,
+    "vem-icl": vem_icl,
+    "sparsebm-selection": sparsebm_selection,
+}
+
+#: The benchmark tracks and the registry of each: on ``known-clusters`` an algorithm is told the
+#: table's numbers of clusters, on ``unknown-clusters`` it chooses them up to a maximum.
+TRACKS: dict[str, dict[str, Algorithm]] = {"known-clusters": ALGORITHMS, "unknown-clusters": SELECTION_ALGORITHMS}
+#: How an algorithm of each track is called.
+_SIGNATURES = {
+    "known-clusters": "fit(X, n_row_clusters, n_col_clusters, *, rng)",
+    "unknown-clusters": "fit(X, max_row_clusters, max_col_clusters, *, rng)",
 }
 
 
@@ -236,13 +268,14 @@ def algorithm_source(algorithm: Algorithm) -> str | None:
     return str(Path(path).resolve()) if path else None
 
 
-def resolve_algorithm(name: str) -> tuple[str, Algorithm]:
+def resolve_algorithm(name: str, *, track: str = "known-clusters") -> tuple[str, Algorithm]:
     """Find an algorithm by registry name or ``"module:function"``.
 
     Parameters
     ----------
     name : str
-        A key of :data:`ALGORITHMS` (case and ``_``/``-`` insensitive);
+        A key of the track's registry (:data:`ALGORITHMS`, or :data:`SELECTION_ALGORITHMS`
+        for the unknown-clusters track; case and ``_``/``-`` insensitive);
         ``"package.module:function"`` (the attribute may be dotted, e.g.
         ``"module:Class.method"``), imported with importlib, or, when the module
         is not importable and ``module.py`` (or the package ``module/``) is in the
@@ -272,15 +305,23 @@ def resolve_algorithm(name: str) -> tuple[str, Algorithm]:
     """
     if not isinstance(name, str):
         raise TypeError(f"algorithm name must be a string, got {type(name).__name__}")
+    check_choice("track", track, tuple(TRACKS))
+    registry = TRACKS[track]
     spec = name.strip()
     if ":" not in spec:
         key = spec.lower().replace("_", "-")
-        if key not in ALGORITHMS:
-            known = ", ".join(ALGORITHMS)
+        if key not in registry:
+            known = ", ".join(registry)
+            other = next((t for t, algorithms in TRACKS.items() if t != track and key in algorithms), None)
+            if other is not None:
+                raise ValueError(
+                    f"{name!r} is an algorithm of the {other} track, called as {_SIGNATURES[other]} (lbm-bench "
+                    f"benchmark --track {other}); the {track} track's built-ins are {known}, or 'module:function'"
+                )
             raise ValueError(
                 f"unknown algorithm {name!r}: expected one of {known}, or 'module:function'"
             )
-        return key, ALGORITHMS[key]
+        return key, registry[key]
     target = _import_attribute(spec)
     if not callable(target):
         raise ValueError(f"algorithm {spec!r} is not callable (got {type(target).__name__})")

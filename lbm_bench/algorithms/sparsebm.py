@@ -38,6 +38,10 @@ of one process at once (``lbm-bench benchmark`` runs tasks in processes).
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
+import sys
+import tempfile
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -50,7 +54,7 @@ from lbm_bench._validation import check_count, describe_value
 from lbm_bench.algorithms.inputs import reject_missing
 from lbm_bench.models.data import TableData
 
-__all__ = ["sparsebm_lbm", "global_numpy_seed", "SPARSEBM_SETTINGS"]
+__all__ = ["sparsebm_lbm", "sparsebm_selection", "global_numpy_seed", "SPARSEBM_SETTINGS"]
 
 #: Settings of ``sparsebm.LBM`` used by :func:`sparsebm_lbm` (see the module docstring).
 SPARSEBM_SETTINGS = {"n_init": 10, "n_init_total_run": 2, "n_iter_early_stop": 10, "max_iter": 500}
@@ -66,6 +70,43 @@ def global_numpy_seed(seed: int) -> Iterator[None]:
         yield
     finally:
         np.random.set_state(state)
+
+
+def _sparsebm(algorithm: str) -> Any:
+    """The sparsebm package (ImportError naming ``algorithm`` and the extra when missing).
+
+    sparsebm's ``__init__`` opens a log file, ``sparsebm.log``, in the current directory and
+    prints its progress on stderr: it is imported from a temporary directory, its file
+    handler closed, so that a benchmark leaves no file behind (see :func:`_quiet`).
+    """
+    if sys.modules.get("sparsebm") is None:
+        previous = os.getcwd()
+        with tempfile.TemporaryDirectory() as folder:
+            os.chdir(folder)
+            try:
+                import sparsebm  # noqa: F401
+            except ImportError as exc:
+                raise ImportError(f"the {algorithm} algorithm needs the sparsebm package: {_HINT}") from exc
+            finally:
+                os.chdir(previous)
+        logger = logging.getLogger("sparsebm")
+        for handler in [h for h in logger.handlers if isinstance(h, logging.FileHandler)]:
+            logger.removeHandler(handler)
+            handler.close()
+    return sys.modules["sparsebm"]
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """sparsebm's log messages below warnings off within the block (its model selection logs
+    every step): the level of its package logger, which its modules' loggers inherit."""
+    logger = logging.getLogger("sparsebm")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _binary_csr(X: Any) -> sp.csr_matrix:
@@ -123,10 +164,7 @@ def sparsebm_lbm(
     """
     rng = np.random.default_rng(rng)
     reject_missing(X, "sparsebm")
-    try:
-        from sparsebm import LBM
-    except ImportError as exc:
-        raise ImportError(f"the sparsebm algorithm needs the sparsebm package: {_HINT}") from exc
+    LBM = _sparsebm("sparsebm").LBM
     matrix = _binary_csr(X)
     n_rows, n_cols = matrix.shape
     g, m = check_count("n_row_clusters", n_row_clusters), check_count("n_col_clusters", n_col_clusters)
@@ -139,12 +177,70 @@ def sparsebm_lbm(
                 "n_iter_early_stop": check_count("n_iter_early_stop", n_iter_early_stop),
                 "max_iter": check_count("max_iter", max_iter)}  # fmt: skip
     model = LBM(g, m, verbosity=0, use_gpu=False, **settings)
-    with global_numpy_seed(int(rng.integers(2**32))), warnings.catch_warnings():
+    with global_numpy_seed(int(rng.integers(2**32))), warnings.catch_warnings(), _quiet():
         warnings.simplefilter("ignore", RuntimeWarning)  # log(0) of empty blocks
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             model.fit(matrix)
     if not model.trained_successfully_:
         raise RuntimeError(f"sparsebm: no start converged on this {n_rows}x{n_cols} table")
+    return _labels(model)
+
+
+def _labels(model: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The MAP labels of a fitted ``sparsebm.LBM``."""
     rows = np.asarray(model.tau_1_).argmax(1).astype(np.int64)
     cols = np.asarray(model.tau_2_).argmax(1).astype(np.int64)
     return rows, cols
+
+
+def sparsebm_selection(
+    X: Any,
+    max_row_clusters: int,
+    max_col_clusters: int,
+    *,
+    rng: np.random.Generator | int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Choose the numbers of clusters of a binary table with sparsebm's ``ModelSelection``.
+
+    sparsebm's own model selection, run as its users run it: ``ModelSelection("LBM")``
+    explores by splits from ``(1, 1)`` and merges, each model fitted by variational EM,
+    and keeps the model of highest BIC-type ICL (on the variational bound). Its bound
+    is on ``g + m``: it is given ``n_clusters_max = max_row_clusters + max_col_clusters``
+    and the best model it explored within ``max_row_clusters x max_col_clusters`` is kept.
+    As for :func:`sparsebm_lbm`, a table denser than 1/2 is fitted through its complement
+    and NumPy's global generator is seeded from ``rng`` and restored afterwards. An
+    algorithm of the unknown-clusters track of ``lbm-bench benchmark``
+    (``sparsebm-selection``).
+
+    Parameters
+    ----------
+    X : array-like or scipy.sparse matrix of shape (n_rows, n_cols)
+        A table of zeros and ones.
+    max_row_clusters, max_col_clusters : int
+        The largest numbers of clusters considered.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    rows : ndarray of shape (n_rows,) of int64
+    cols : ndarray of shape (n_cols,) of int64
+    """
+    rng = np.random.default_rng(rng)
+    ModelSelection = _sparsebm("sparsebm-selection").ModelSelection
+    matrix = _binary_csr(X)
+    G, M = check_count("max_row_clusters", max_row_clusters), check_count("max_col_clusters", max_col_clusters)
+    if 2 * matrix.nnz > matrix.shape[0] * matrix.shape[1]:
+        matrix = sp.csr_matrix(1.0 - matrix.toarray())
+    selection = ModelSelection("LBM", n_clusters_max=G + M, use_gpu=False, plot=False)
+    with global_numpy_seed(int(rng.integers(2**32))), warnings.catch_warnings(), _quiet():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            explored = selection.fit(matrix)
+    models = [model for (g, m), model in explored.items() if g <= G and m <= M]
+    if not models:
+        raise RuntimeError(f"sparsebm-selection: no model within {G}x{M} clusters was fitted")
+    return _labels(max(models, key=lambda model: model.get_ICL()))
+
+
+#: What the unknown-clusters track compares it with: sparsebm told the counts.
+sparsebm_selection.given_counts = "sparsebm"

@@ -133,11 +133,20 @@ class LatentBlockModel:
         ``T_q(x) = [x = q + 1]`` for ``q < n_stats``: the inference engine then keeps
         the codes and counts them (:mod:`lbm_bench.inference.code_sums`) instead of
         ``n_stats`` float tables.
+    default_icl : {"exact-icl", "bic-icl"}
+        What the model selection's criterion ``"icl"``
+        (:func:`~lbm_bench.algorithms.select_lbm`) is for this family: the exact
+        integrated complete likelihood (closed form under the conjugate prior of
+        :meth:`conjugate_prior`, block terms :meth:`log_marginal_blocks`) or its
+        BIC-type approximation (``n_stats`` free parameters per block).
+    icl_prior : str
+        The conjugate prior of the exact ICL, in words (documentation, reports); empty
+        when the family has no closed form (then only the BIC-type ICL applies).
     :meth:`value_problem`, :meth:`header_problem`, :meth:`check_clusters`,
     :meth:`check_design_options`, :meth:`resolve_options`, :meth:`count_statistics`,
     :meth:`table_id_tag`, :meth:`draw_pattern`, :meth:`draw_effects`,
-    :meth:`model_at_scale`, :meth:`estimate_blocks`, :meth:`placeholder`;
-    on a model, :meth:`header_values` and :attr:`n_levels`
+    :meth:`model_at_scale`, :meth:`estimate_blocks`, :meth:`placeholder`,
+    :meth:`conjugate_prior`, :meth:`log_marginal_blocks`; on a model, :meth:`header_values` and :attr:`n_levels`
     """
 
     kind: ClassVar[str] = ""
@@ -159,6 +168,8 @@ class LatentBlockModel:
     header_attributes: ClassVar[dict[str, tuple[str, str]]] = {}
     block_extents: ClassVar[tuple[str, ...]] = ()
     code_statistics: ClassVar[bool] = False
+    default_icl: ClassVar[str] = "bic-icl"
+    icl_prior: ClassVar[str] = ""
     #: Whether :meth:`draw_noise` and :meth:`table_from_noise` give sparse tables
     #: (an instance's choice, for the families that ``can_be_sparse``).
     sparse: bool = False
@@ -272,6 +283,22 @@ class LatentBlockModel:
         """A 1x1 model of the family (its table check, statistics and base measure) that
         can hold the values of ``table`` when given (the EM baselines fit it)."""
         raise NotImplementedError  # pragma: no cover
+
+    @classmethod
+    def conjugate_prior(cls, totals: np.ndarray, size: float) -> dict[str, float]:
+        """Hyperparameters of the conjugate prior of one block's parameters (the exact ICL),
+        given the whole table's sums of the statistics ``totals`` (n_stats,) and its
+        number of entries ``size`` (a prior may be scaled to the table: it must not change
+        with the labels). ``NotImplementedError`` for a family without a closed form."""
+        raise NotImplementedError(f"{cls.kind} blocks have no closed-form ICL; use the BIC-type ICL")
+
+    @classmethod
+    def log_marginal_blocks(cls, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+        """The log integrated likelihood of each block, less its entries' base measure:
+        ``log ∫ exp(eta(theta) . totals_kl - exposure_kl A(theta)) prior(theta) dtheta``,
+        ndarray of shape (g, m), from the block sums ``totals`` (n_stats, g, m) and the
+        block sizes ``exposure`` (g, m) (zero for an empty block, whose term is zero)."""
+        raise NotImplementedError(f"{cls.kind} blocks have no closed-form ICL; use the BIC-type ICL")
 
     def sparse_level(self) -> float:  # pragma: no cover - overridden by the sparse families
         """Level of :class:`~lbm_bench.models.sparse_noise.SparseNoise` covering this model."""

@@ -18,6 +18,10 @@ closed form for the zeros, O(n_rows n_cols) per step) instead of the block sums
 of the non-zeros: the engine would no longer be exact at sparse cost.
 
 **Estimates** (EM baselines): block frequencies of ones, clipped to [1e-6, 1 - 1e-6].
+
+**Exact ICL** (model selection): each block's probability has the Jeffreys prior
+Beta(1/2, 1/2), so a block of ``n`` entries with ``s`` ones integrates to
+``B(s + 1/2, n - s + 1/2) / B(1/2, 1/2)`` (blockcluster's and bikm1's binary ICL).
 """
 
 from __future__ import annotations
@@ -35,12 +39,14 @@ from lbm_bench.models.data import TableData
 from lbm_bench.models.patterns import binary_pattern
 from lbm_bench.models.sparse_noise import candidate_entries, sparse_table_from_entries
 
-__all__ = ["BernoulliLBM", "PROB_CLIP", "PROB_FLOOR"]
+__all__ = ["BernoulliLBM", "ICL_BETA", "PROB_CLIP", "PROB_FLOOR"]
 
 #: Probabilities of a design are kept this far from 0 and 1 when the scale is huge.
 PROB_FLOOR = 1e-9
 #: Estimated block probabilities are clipped to [PROB_CLIP, 1 - PROB_CLIP].
 PROB_CLIP = 1e-6
+#: Both parameters of the Beta prior of a block's probability in the exact ICL (Jeffreys).
+ICL_BETA = 0.5
 
 
 @fill_doc
@@ -65,6 +71,8 @@ class BernoulliLBM(LatentBlockModel):
     option_fields = {"density": DENSITY_OPTION}
     colormap = "Greys"
     boundary_color = "tab:orange"
+    default_icl = "exact-icl"
+    icl_prior = "Beta(1/2, 1/2) on each block's probability"
     missing_color = "#e3c98f"  # sand: grey would read as a block of mixed zeros and ones
     missing_color_name = "sand"
 
@@ -122,6 +130,15 @@ class BernoulliLBM(LatentBlockModel):
     @classmethod
     def placeholder(cls, table: Any = None) -> BernoulliLBM:
         return cls([1.0], [1.0], [[0.5]])
+
+    @classmethod
+    def conjugate_prior(cls, totals: np.ndarray, size: float) -> dict[str, float]:
+        return {"a": ICL_BETA, "b": ICL_BETA}
+
+    @classmethod
+    def log_marginal_blocks(cls, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+        ones, a, b = totals[0], prior["a"], prior["b"]
+        return special.betaln(ones + a, exposure - ones + b) - special.betaln(a, b)
 
     # -- exponential-family interface ------------------------------------------------
     @property

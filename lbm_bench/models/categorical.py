@@ -37,6 +37,11 @@ or column effects.
 **Estimates** (EM baselines): block frequencies of the categories, clipped to at
 least ``1e-6`` and renormalised; ``K`` is one more than the largest code of the
 table fitted.
+
+**Exact ICL** (model selection): each block's probability vector has the Jeffreys prior
+Dirichlet(1/2, ..., 1/2), so a block with category counts ``N_c`` (``n`` entries)
+integrates to ``Gamma(K/2) prod_c Gamma(N_c + 1/2) / (Gamma(1/2)^K Gamma(n + K/2))``
+(blockcluster's categorical ICL).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._records import optional, setting
@@ -53,8 +59,8 @@ from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.checks import refuse_sparse
 from lbm_bench.models.symmetry import find_symmetry
 
-__all__ = ["CATEGORIES_OPTION", "CategoricalLBM", "MAX_CATEGORIES", "PROB_CLIP", "PROB_FLOOR", "check_categories",
-           "dominant_categories"]
+__all__ = ["CATEGORIES_OPTION", "CategoricalLBM", "ICL_DIRICHLET", "MAX_CATEGORIES", "PROB_CLIP", "PROB_FLOOR",
+           "check_categories", "dominant_categories"]
 
 #: Most categories a table can have (codes are stored as uint8).
 MAX_CATEGORIES = 255
@@ -62,6 +68,8 @@ MAX_CATEGORIES = 255
 PROB_FLOOR = 1e-9
 #: Estimated category probabilities are at least this (then renormalised).
 PROB_CLIP = 1e-6
+#: Every parameter of the Dirichlet prior of a block's probabilities in the exact ICL (Jeffreys).
+ICL_DIRICHLET = 0.5
 #: Tolerance on the sum of a block's probabilities.
 _SUM_TOLERANCE = 1e-8
 #: Random code patterns tried by the pattern search.
@@ -141,6 +149,8 @@ class CategoricalLBM(LatentBlockModel):
     option_fields = {"categories": CATEGORIES_OPTION}
     colormap = "tab10"
     boundary_color = "black"
+    default_icl = "exact-icl"
+    icl_prior = "Dirichlet(1/2, ..., 1/2) on each block's probabilities"
 
     def __init__(self, row_proportions: Any, col_proportions: Any, probs: Any) -> None:
         super().__init__(row_proportions, col_proportions)
@@ -232,6 +242,18 @@ class CategoricalLBM(LatentBlockModel):
             codes = cls._codes(table, "X", MAX_CATEGORIES)
             K = max(2, int(codes.max()) + 1)
         return cls([1.0], [1.0], np.full((1, 1, K), 1.0 / K))
+
+    @classmethod
+    def conjugate_prior(cls, totals: np.ndarray, size: float) -> dict[str, float]:
+        return {"concentration": ICL_DIRICHLET}
+
+    @classmethod
+    def log_marginal_blocks(cls, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+        beta, K = prior["concentration"], totals.shape[0] + 1
+        first = exposure - totals.sum(axis=0)  # the reference category's count
+        counts = special.gammaln(first + beta) + special.gammaln(totals + beta).sum(axis=0)
+        return (special.gammaln(K * beta) - K * special.gammaln(beta) + counts
+                - special.gammaln(exposure + K * beta))
 
     # -- exponential-family interface ------------------------------------------------
     @property

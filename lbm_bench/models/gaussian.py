@@ -13,6 +13,18 @@ would make it hard: a 400x400 table could not be calibrated to 20%.)
 
 **Estimates** (EM baselines): block means and variances ``E[x^2] - E[x]^2``,
 floored at ``var_floor``; tables are fitted centred.
+
+**Exact ICL** (model selection): each block's mean and variance have the
+Normal-inverse-gamma prior ``sigma^2 ~ IG(alpha0, beta0)``, ``mu | sigma^2 ~
+N(mu0, sigma^2 / kappa0)``, scaled to the table (``mu0`` its mean, ``beta0`` a fraction
+of its variance, see :data:`ICL_MEAN_WEIGHT`, :data:`ICL_SHAPE`, :data:`ICL_SCALE`), so
+that the criterion does not change with the unit of the values; a block of ``n``
+entries of mean ``xbar`` and sum of squared deviations ``S`` integrates to
+
+    (2 pi)^(-n/2) sqrt(kappa0 / kappa_n) beta0^alpha0 Gamma(alpha_n) / (beta_n^alpha_n Gamma(alpha0))
+
+with ``kappa_n = kappa0 + n``, ``alpha_n = alpha0 + n/2`` and
+``beta_n = beta0 + S/2 + kappa0 n (xbar - mu0)^2 / (2 kappa_n)``.
 """
 
 from __future__ import annotations
@@ -21,6 +33,7 @@ import math
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_block_array
@@ -28,7 +41,15 @@ from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.checks import real_table, refuse_sparse
 from lbm_bench.models.patterns import real_pattern
 
-__all__ = ["GaussianLBM"]
+__all__ = ["GaussianLBM", "ICL_MEAN_WEIGHT", "ICL_SCALE", "ICL_SHAPE"]
+
+#: ``kappa0`` of the exact ICL's Normal-inverse-gamma prior: the prior of a block's mean
+#: weighs as this many entries (one: a unit-information prior).
+ICL_MEAN_WEIGHT = 1.0
+#: ``alpha0`` of the prior of a block's variance.
+ICL_SHAPE = 1.0
+#: ``beta0`` of the prior of a block's variance, as a fraction of the table's variance.
+ICL_SCALE = 1.0
 
 
 @fill_doc
@@ -52,6 +73,8 @@ class GaussianLBM(LatentBlockModel):
     fit_centred = True
     colormap = "RdBu_r"
     boundary_color = "black"
+    default_icl = "exact-icl"
+    icl_prior = "Normal-inverse-gamma: variance IG(1, the table's variance), mean N(the table's mean, variance)"
 
     def __init__(self, row_proportions: Any, col_proportions: Any, means: Any, stds: Any) -> None:
         super().__init__(row_proportions, col_proportions)
@@ -86,6 +109,25 @@ class GaussianLBM(LatentBlockModel):
     @classmethod
     def placeholder(cls, table: Any = None) -> GaussianLBM:
         return cls([1.0], [1.0], [[0.0]], [[1.0]])
+
+    @classmethod
+    def conjugate_prior(cls, totals: np.ndarray, size: float) -> dict[str, float]:
+        mean = float(totals[0]) / size
+        variance = max(float(totals[1]) / size - mean * mean, 1e-12)
+        return {"mean": mean, "kappa": ICL_MEAN_WEIGHT, "alpha": ICL_SHAPE, "beta": ICL_SCALE * variance}
+
+    @classmethod
+    def log_marginal_blocks(cls, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+        n, first, second = exposure, totals[0], totals[1]
+        mu0, kappa0, alpha0, beta0 = prior["mean"], prior["kappa"], prior["alpha"], prior["beta"]
+        filled = n > 0
+        safe = np.where(filled, n, 1.0)
+        squares = np.where(filled, np.maximum(second - first**2 / safe, 0.0), 0.0)  # S
+        shift = np.where(filled, (first - n * mu0) ** 2 / safe, 0.0)  # n (xbar - mu0)^2
+        kappa_n, alpha_n = kappa0 + n, alpha0 + n / 2
+        beta_n = beta0 + squares / 2 + kappa0 * shift / (2 * kappa_n)
+        return (0.5 * np.log(kappa0 / kappa_n) + alpha0 * math.log(beta0) - alpha_n * np.log(beta_n)
+                + special.gammaln(alpha_n) - special.gammaln(alpha0))
 
     # -- exponential-family interface ------------------------------------------------
     @property

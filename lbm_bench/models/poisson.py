@@ -20,6 +20,13 @@ form a zero contributes ``-c_ij A_kl`` (``-rate``), which the exposure term
 already counts, and ``log h(0) = 0``.
 
 **Estimates** (EM baselines, no effects): block rates, floored at ``1e-10``.
+
+**Exact ICL** (model selection, no effects): each block's rate has the prior
+Gamma(shape 1, rate 1 / mean), an exponential distribution whose mean is the table's
+mean count (bikm1's Poisson ICL with the prior scaled to the table, so that the
+criterion does not depend on the unit of the counts' rate); a block of ``n`` entries
+summing to ``s`` integrates to ``b^a Gamma(a + s) / (Gamma(a) (b + n)^(a + s))``
+times its entries' ``1 / x!``.
 """
 
 from __future__ import annotations
@@ -39,12 +46,14 @@ from lbm_bench.models.data import TableData
 from lbm_bench.models.patterns import real_pattern
 from lbm_bench.models.sparse_noise import candidate_entries, poisson_from_survival, sparse_table_from_entries
 
-__all__ = ["EFFECTS_SPREAD", "PoissonLBM", "RATE_FLOOR"]
+__all__ = ["EFFECTS_SPREAD", "ICL_SHAPE", "PoissonLBM", "RATE_FLOOR"]
 
 #: Default standard deviation of the log effects (log-normal, normalised to mean one).
 EFFECTS_SPREAD = 0.3
 #: Estimated block rates are floored at this value.
 RATE_FLOOR = 1e-10
+#: Shape of the Gamma prior of a block's rate in the exact ICL (its mean is the table's mean).
+ICL_SHAPE = 1.0
 #: Poisson effects are summarised by this many equal-count groups (group means) when
 #: solving for the density offset...
 _EFFECT_GROUPS = 256
@@ -78,6 +87,8 @@ class PoissonLBM(LatentBlockModel):
     has_effects = True
     can_be_sparse = True
     uses_dispersion = False
+    default_icl = "exact-icl"
+    icl_prior = "Gamma(shape 1, rate 1/mean) on each block's rate, mean: the table's mean count"
     option_fields = {
         "base_rate": setting(2.0, positive, "--base-rate", "Poisson: geometric mean of the block rates"),
         "density": DENSITY_OPTION,
@@ -174,6 +185,16 @@ class PoissonLBM(LatentBlockModel):
     @classmethod
     def placeholder(cls, table: Any = None) -> PoissonLBM:
         return cls([1.0], [1.0], [[1.0]])
+
+    @classmethod
+    def conjugate_prior(cls, totals: np.ndarray, size: float) -> dict[str, float]:
+        mean = max(float(totals[0]), 1.0) / size  # a table of zeros: as if it held one count
+        return {"shape": ICL_SHAPE, "rate": ICL_SHAPE / mean}
+
+    @classmethod
+    def log_marginal_blocks(cls, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+        a, b, s = prior["shape"], prior["rate"], totals[0]
+        return a * math.log(b) - special.gammaln(a) + special.gammaln(a + s) - (a + s) * np.log(b + exposure)
 
     # -- exposures ---------------------------------------------------------------------
     def fixed_shape(self) -> tuple[int, int] | None:

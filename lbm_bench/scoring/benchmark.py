@@ -23,11 +23,14 @@ floor against that floor. The
 excess risk is over the table's floor (the cross-fitted risk of its Bayes labels
 for ``l_item``; the MAP's risk for format 1.0 tables, column ``reference``); the
 excess over the MAP labels (the paper's reference) is reported too.
+
+That is the **known-clusters** track (the default): every algorithm is told the table's
+numbers of clusters. The **unknown-clusters** track (``track="unknown-clusters"``,
+:mod:`lbm_bench.scoring.selection_track`) runs algorithms that choose them.
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import time
@@ -37,10 +40,18 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench.algorithms.registry import MASKED_INPUT
-from lbm_bench.models.data import TableData
+from lbm_bench.scoring.harness import (
+    algorithm_input,
+    family_keywords,
+    mean_of,
+    plot_excess,
+    run_path,
+    write_csv,
+    write_json,
+)
 
-__all__ = ["run_benchmark", "summarise", "MISSING_COLUMN", "RESULT_COLUMNS"]
+__all__ = ["MISSING_COLUMN", "RESULT_COLUMNS", "REPORT_FIELDS", "entry_row", "known_row", "run_benchmark",
+           "summarise"]
 
 #: Columns of results.csv, in order.
 RESULT_COLUMNS = [
@@ -54,72 +65,53 @@ RESULT_COLUMNS = [
 MISSING_COLUMN = "missing_rate"
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).lstrip(".")  # no hidden folder
+#: The fields of a :class:`~lbm_bench.scoring.evaluate.Report` a result row holds.
+REPORT_FIELDS = ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
+                 "cari_mean", "cari_std", "ari_rows", "ari_cols", "apparent_l_item", "apparent_cari",
+                 "bayes_risk", "map_risk", "reference", "map_excess_risk", "map_excess_mcse", "chance_risk")
 
 
-def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: int) -> dict:
-    """Run one algorithm on one table and write its result file; never raises."""
-    from lbm_bench.algorithms import resolve_algorithm
-    from lbm_bench.scoring.evaluate import evaluate
-    from lbm_bench.storage import load_table
-
-    row: dict[str, Any] = {
+def entry_row(algorithm: str, entry: dict, seed: int) -> dict[str, Any]:
+    """The fields of a result row that the release's manifest entry gives."""
+    return {
         "algorithm": algorithm, "table": entry["id"], "kind": entry["kind"],
         "n_rows": entry["shape"][0], "n_cols": entry["shape"][1],
         "n_row_clusters": entry["clusters"][0], "n_col_clusters": entry["clusters"][1],
         "target_risk": entry["target_risk"], "bayes_risk": entry.get("bayes_risk", entry["risk"]),
         "map_risk": entry["risk"], "seed": seed, "error": "",
+        **({MISSING_COLUMN: entry["missing_rate"]} if "missing_rate" in entry else {}),
     }
-    if "missing_rate" in entry:
-        row[MISSING_COLUMN] = entry["missing_rate"]
+
+
+def known_row(algorithm: str, entry: dict, release_dir: str, seed: int) -> dict:
+    """Run one algorithm, told the table's numbers of clusters, on one table and score it:
+    its result row (an error in the row's ``error``; never raises)."""
+    from lbm_bench.algorithms import resolve_algorithm
+    from lbm_bench.scoring.evaluate import evaluate
+    from lbm_bench.storage import load_table
+
+    row = entry_row(algorithm, entry, seed)
     try:
         _, fit = resolve_algorithm(algorithm)
         table = load_table(Path(release_dir) / entry["file"])
-        family = _family_keywords(algorithm, fit, table)
-        data = table.data
-        wants_masked = getattr(fit, MASKED_INPUT, False)
-        if wants_masked and table.missing_mechanism is not None and not TableData.of(data).is_sparse:
-            data = table.masked_data()  # the algorithm asked for a masked array (MASKED_INPUT)
+        family = family_keywords(algorithm, fit, table)
+        data = algorithm_input(fit, table)
         start = time.perf_counter()
         rows, cols = fit(data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed),
                          **family)
         row["seconds"] = time.perf_counter() - start
         report = evaluate(table, rows, cols)
-        for key in ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
-                    "cari_mean", "cari_std", "ari_rows", "ari_cols", "apparent_l_item", "apparent_cari",
-                    "bayes_risk", "map_risk", "reference", "map_excess_risk", "map_excess_mcse", "chance_risk"):
-            row[key] = getattr(report, key)
+        row.update({key: getattr(report, key) for key in REPORT_FIELDS})
     except Exception as exc:  # reported in the results, the others go on
         row["error"] = f"{type(exc).__name__}: {exc}"
-    path = Path(out_dir) / "runs" / _safe(algorithm) / f"{entry['id']}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(row, sort_keys=True), encoding="utf-8")
-    os.replace(tmp, path)
     return row
 
 
-def _family_keywords(name: str, fit: Any, table: Any) -> dict[str, str]:
-    """What the harness tells an algorithm of the table's family.
-
-    A family that cannot be told from the entries' values (``inference_order`` None:
-    categorical codes look like counts) is passed as ``kind=`` to the algorithms that
-    take it (block CEM and VEM); an algorithm that reads the entries as numbers is
-    refused a table whose entries are unordered levels (``n_levels``), in one line.
-    """
-    from lbm_bench.algorithms import fits_family
-
-    how = fits_family(fit, table.kind)
-    if how == "values" and table.model.n_levels is not None:
-        raise ValueError(
-            f"{name} reads the entries as numbers, but the {table.kind} table holds {table.model.n_levels} "
-            f"unordered categories; use cem, vem, {table.kind}-cem or {table.kind}-vem (or an algorithm "
-            "taking a kind= keyword)"
-        )
-    if how == "kind" and table.model.inference_order is None:
-        return {"kind": table.kind}
-    return {}
+def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: int) -> dict:
+    """Run one algorithm on one table and write its result file; never raises."""
+    row = known_row(algorithm, entry, release_dir, seed)
+    write_json(run_path(out_dir, algorithm, entry["id"]), row)
+    return row
 
 
 def run_benchmark(
@@ -130,6 +122,8 @@ def run_benchmark(
     n_jobs: int = 1,
     seed: int = 0,
     progress: bool = False,
+    track: str = "known-clusters",
+    max_clusters: tuple[int, int] | None = None,
 ) -> list[dict]:
     """Run ``algorithms`` on every table of a release; write results and summary.
 
@@ -148,6 +142,13 @@ def run_benchmark(
         Master seed of the algorithms' seeds.
     progress : bool, default=False
         Show a tqdm bar.
+    track : {"known-clusters", "unknown-clusters"}, default="known-clusters"
+        Whether the algorithms are told the tables' numbers of clusters, or choose them
+        (:func:`lbm_bench.scoring.selection_track.run_selection_track`, whose algorithms
+        are looked up in :data:`lbm_bench.algorithms.SELECTION_ALGORITHMS`).
+    max_clusters : (int, int), optional
+        The unknown-clusters track's largest numbers of clusters (default 8x8); refused on
+        the known-clusters track.
 
     Returns
     -------
@@ -157,9 +158,18 @@ def run_benchmark(
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
-    from lbm_bench.algorithms import resolve_algorithm
+    from lbm_bench._validation import check_choice
+    from lbm_bench.algorithms import TRACKS, resolve_algorithm
     from lbm_bench.release import derive_seed, load_release
 
+    check_choice("track", track, tuple(TRACKS))
+    if track == "unknown-clusters":
+        from lbm_bench.scoring.selection_track import run_selection_track
+
+        return run_selection_track(release_dir, algorithms, out_dir, max_clusters=max_clusters or (8, 8),
+                                   n_jobs=n_jobs, seed=seed, progress=progress)
+    if max_clusters is not None:
+        raise ValueError("max_clusters is an option of the unknown-clusters track (track='unknown-clusters')")
     if not algorithms:
         raise ValueError("at least one algorithm is required")
     names = [resolve_algorithm(a)[0] for a in algorithms]
@@ -169,7 +179,7 @@ def run_benchmark(
     tasks, rows = [], []
     for name in names:
         for entry in manifest["tables"]:
-            done = out / "runs" / _safe(name) / f"{entry['id']}.json"
+            done = run_path(out, name, entry["id"])
             if done.is_file():
                 rows.append(json.loads(done.read_text(encoding="utf-8")))
             else:
@@ -180,9 +190,12 @@ def run_benchmark(
             rows.append(row)
             bar.update()
     rows.sort(key=lambda r: (r["algorithm"], r["table"]))
-    _write_csv(out / "results.csv", rows)
+    columns = _columns(rows)
+    if MISSING_COLUMN in columns:  # a complete table of a release with missing entries: rate 0
+        rows = [{MISSING_COLUMN: 0.0, **r} for r in rows]
+    write_csv(out / "results.csv", rows, columns)
     (out / "summary.md").write_text(summarise(rows), encoding="utf-8")
-    _plot(out / "excess_risk.png", rows)
+    plot_excess(out / "excess_risk.png", rows)
     return rows
 
 
@@ -193,15 +206,6 @@ def _columns(rows: list[dict]) -> list[str]:
         return RESULT_COLUMNS
     at = RESULT_COLUMNS.index("n_col_clusters") + 1
     return RESULT_COLUMNS[:at] + [MISSING_COLUMN] + RESULT_COLUMNS[at:]
-
-
-def _write_csv(path: Path, rows: list[dict]) -> None:
-    columns = _columns(rows)
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: row.get(k, 0.0 if k == MISSING_COLUMN else "") for k in columns})
 
 
 def _group_table(rows: list[dict], key: str, label: str) -> list[str]:
@@ -215,8 +219,7 @@ def _group_table(rows: list[dict], key: str, label: str) -> list[str]:
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (alg, value), items in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
         def mean(key: str, items: list[dict] = items) -> float:
-            values = [float(i[key]) for i in items if i.get(key) not in (None, "")]
-            return float(np.mean(values)) if values else float("nan")
+            return mean_of(items, key)
 
         lines.append(
             f"| {alg} | {value} | {len(items)} | {mean('excess_risk'):+.4f} | {mean('map_excess_risk'):+.4f} "
@@ -242,40 +245,3 @@ def summarise(rows: list[dict]) -> str:
     if failed:
         parts += ["## Failures", ""] + [f"- {r['algorithm']} on {r['table']}: {r['error']}" for r in failed] + [""]
     return "\n".join(parts)
-
-
-def _plot(path: Path, rows: list[dict]) -> bool:
-    """Draw ``excess_risk.png``: each run's excess risk over its table's floor against that
-    floor. Nothing is drawn (and a stale picture is removed) when no run succeeded or
-    matplotlib is missing; returns whether the picture was written."""
-    ok = [r for r in rows if not r.get("error")]
-    if not ok:
-        path.unlink(missing_ok=True)
-        return False
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    fig = _excess_figure(ok)
-    fig.savefig(path, dpi=120, metadata={"Software": None})
-    plt.close(fig)
-    return True
-
-
-def _excess_figure(ok: list[dict]) -> Any:
-    """The figure of ``excess_risk.png`` for the successful runs ``ok`` (at least one)."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for alg in sorted({r["algorithm"] for r in ok}):
-        items = [r for r in ok if r["algorithm"] == alg]
-        ax.scatter([r["bayes_risk"] for r in items], [r["excess_risk"] for r in items], label=alg, s=18)
-    ax.axhline(0.0, color="grey", lw=0.8)
-    ax.set_xlabel("floor of the table (cross-fitted risk of its Bayes labels)")
-    ax.set_ylabel("excess risk over the floor")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig

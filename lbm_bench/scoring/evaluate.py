@@ -152,6 +152,8 @@ class Report:
                 f"conditional risk r_item  {self.risk:.4f} +- {self.risk_mcse:.4f}  "
                 f"(l_row {self.row_loss:.4f}, l_col {self.col_loss:.4f}; {self.n_samples} Gibbs sets)",
                 *([f"note: {self.note}"] if self.note else []),
+                f"numbers of clusters      {self.predicted_clusters[0]}x{self.predicted_clusters[1]}  "
+                f"(the table's: {self.table_clusters[0]}x{self.table_clusters[1]})",
                 f"floor (Bayes, l_item)    {self.bayes_risk:.4f} +- {self.bayes_mcse:.4f}"
                 if self.reference == "bayes" else
                 f"reference (MAP; no floor) {self.bayes_risk:.4f} +- {self.bayes_mcse:.4f}",

@@ -77,7 +77,7 @@ def test_summary_wording_and_plot_axes(release, tmp_path):
     """The summary says what each excess is over, in whole sentences; the plot's axes say
     "floor", which is what they plot (issue 27, item 4)."""
     pytest.importorskip("matplotlib")
-    from lbm_bench.scoring.benchmark import _excess_figure
+    from lbm_bench.scoring.harness import excess_figure as _excess_figure
 
     rows = run_benchmark(release, ["double-kmeans"], tmp_path / "results")
     text = summarise(rows)

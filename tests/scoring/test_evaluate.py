@@ -205,3 +205,33 @@ def test_a_labelling_with_other_numbers_of_clusters_is_flagged(table):
     assert fewer.warning.startswith("your labels have 1 row cluster where the table has 3;")
     both = evaluate(table, np.arange(60) % 4, np.zeros(40, dtype=int))
     assert "4 row clusters where the table has 3 and 1 column cluster where the table has 2" in both.warning
+
+
+def test_split_and_merged_bayes_labels_never_score_below_the_floor(table):
+    """The floor is a lower bound whatever the numbers of clusters (issue 28, item 4): every
+    cluster of the table's Bayes labels split in two (one item off, a half, a random third),
+    every two merged, and a row split with a column merge, score an excess risk over the
+    floor of at least -3 paired MCSE (the tolerance of the tests above); the report states
+    the labelling's counts beside the table's."""
+    rng = np.random.default_rng(0)
+    z, w = table.bayes_rows, table.bayes_cols
+    variants = {0: [], 1: []}
+    for side, labels in ((0, z), (1, w)):
+        k = int(labels.max()) + 1
+        for c in range(k):
+            members = np.flatnonzero(labels == c)
+            for part in (members[:1], members[: members.size // 2], rng.permutation(members)[: members.size // 3]):
+                split = labels.copy()
+                split[part] = k
+                variants[side].append(split)
+        variants[side] += [np.where(labels == b, a, labels) for a in range(k) for b in range(a + 1, k)]
+    labellings = [(rows, w) for rows in variants[0]] + [(z, cols) for cols in variants[1]]
+    labellings.append((variants[0][1], variants[1][-1]))  # a row split and a column merge at once
+    excesses = []
+    for rows, cols in labellings:
+        report = evaluate(table, rows, cols)
+        assert report.excess_risk >= -3 * report.excess_mcse - 0.002, (report.predicted_clusters, report.excess_risk)
+        excesses.append(report.excess_risk)
+        counts = report.predicted_clusters
+        assert f"numbers of clusters      {counts[0]}x{counts[1]}  (the table's: 3x2)" in report.summary()
+    assert max(excesses) > 0.1  # not a vacuous test: merging clusters costs much

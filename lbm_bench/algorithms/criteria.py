@@ -1,0 +1,167 @@
+"""Model-selection criteria of the latent block model: the ICL of a labelling, from its block sums.
+
+The integrated complete likelihood of a labelling ``(z, w)`` with ``g`` row and ``m``
+column clusters is ``log p(X, z, w | g, m)``, the parameters integrated out under a
+prior. Two forms are offered:
+
+``"exact-icl"``
+    The closed form under conjugate priors (Biernacki, Celeux and Govaert's exact ICL,
+    as blockcluster and bikm1 code it for binary, categorical and count blocks):
+    Dirichlet(1/2, ..., 1/2) on the row and on the column proportions,
+
+        log p(z) = log Gamma(g/2) - g log Gamma(1/2) + sum_k log Gamma(n_k + 1/2) - log Gamma(n + g/2),
+
+    and the same for ``w``, plus each block's integrated likelihood under the family's
+    conjugate prior (declared by the family: ``conjugate_prior`` and
+    ``log_marginal_blocks``), plus the label-free base measure of the entries.
+``"bic-icl"``
+    The BIC-type approximation (Biernacki et al., 2000; sparsebm's ``get_ICL``): the
+    complete log-likelihood at the maximum-likelihood parameters given the labels, minus
+    ``(g - 1)/2 log n + (m - 1)/2 log d + g m nu/2 log(n d)`` with ``nu`` the free
+    parameters of a block (``n_stats``: 1 for Bernoulli and Poisson blocks, 2 for
+    Gaussian, ``K - 1`` for categorical).
+
+``"icl"`` is the family's choice (``default_icl``: the exact form where it recovers the
+numbers of clusters at least as well, see docs/benchmark.md). Every form depends on
+the labels only through the cluster sizes and the block sums of the sufficient
+statistics, so it costs one pass over the table (none for a merge of two clusters:
+the block sums add up), sparse tables included.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from lbm_bench._validation import check_choice
+from lbm_bench.algorithms.em_problem import MIN_MASS, EMProblem, row_totals
+from lbm_bench.algorithms.kmeans import onehot
+from lbm_bench.models.base import LatentBlockModel
+
+__all__ = ["CRITERIA", "PROPORTION_PRIOR", "Criterion", "LabelSums", "log_dirichlet_labels", "resolve_criterion"]
+
+#: The criteria :func:`~lbm_bench.algorithms.select_lbm` accepts.
+CRITERIA = ("icl", "exact-icl", "bic-icl")
+#: Every parameter of the Dirichlet prior of the row and of the column proportions (exact ICL).
+PROPORTION_PRIOR = 0.5
+
+
+def resolve_criterion(family: type[LatentBlockModel], criterion: str) -> str:
+    """The form of ``criterion`` for a family: ``"icl"`` becomes the family's
+    ``default_icl``; ``"exact-icl"`` needs a closed form (``icl_prior``)."""
+    check_choice("criterion", criterion, CRITERIA)
+    form = family.default_icl if criterion == "icl" else criterion
+    if form == "exact-icl" and not family.icl_prior:
+        raise ValueError(f"criterion 'exact-icl': {family.kind} blocks have no closed-form ICL; use 'bic-icl'")
+    return form
+
+
+def log_dirichlet_labels(counts: np.ndarray, concentration: float = PROPORTION_PRIOR) -> float:
+    """``log p(labels)`` of a labelling with cluster sizes ``counts`` (k,), the proportions
+    integrated out under Dirichlet(``concentration``, ...)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    k = counts.size
+    return float(special.gammaln(k * concentration) - k * special.gammaln(concentration)
+                 + special.gammaln(counts + concentration).sum() - special.gammaln(counts.sum() + k * concentration))
+
+
+@dataclass(frozen=True)
+class LabelSums:
+    """What every criterion reads of a labelling: the block sums of the sufficient statistics
+    ``totals`` (n_stats, g, m) and the cluster sizes ``row_counts`` (g,) and ``col_counts`` (m,)."""
+
+    totals: np.ndarray
+    row_counts: np.ndarray
+    col_counts: np.ndarray
+
+
+class Criterion:
+    """The criterion of labellings of one prepared table (:class:`EMProblem`).
+
+    Parameters
+    ----------
+    problem : EMProblem
+        The table (a Gaussian table centred: the criterion is shift-invariant, its prior
+        being centred on the table's mean).
+    criterion : {"icl", "exact-icl", "bic-icl"}
+
+    Examples
+    --------
+    >>> from lbm_bench import random_model
+    >>> X, z, w = random_model("bernoulli", 2, 2, scale=3.0, rng=0).sample(40, 30, rng=1)
+    >>> icl = Criterion(EMProblem(X, "bernoulli"), "icl")
+    >>> icl.form, bool(icl(z, w) > icl(z * 0, w * 0))
+    ('exact-icl', True)
+    """
+
+    def __init__(self, problem: EMProblem, criterion: str = "icl") -> None:
+        self.problem = problem
+        self.family = problem.family
+        self.form = resolve_criterion(self.family, criterion)
+        n, d = problem.X.shape
+        self.shape = (int(n), int(d))
+        whole = problem.block_totals(np.ones((n, 1)), np.ones((d, 1)))[:, 0, 0]
+        self.n_stats = problem.p  # statistics per entry; with missing entries the observed counts follow
+        seen = float(whole[self.n_stats]) if problem.masked else float(n) * d
+        self.prior = self.family.conjugate_prior(whole[: self.n_stats], seen) if self.form == "exact-icl" else None
+        self.n_free = self.n_stats  # free parameters of a block (BIC-type form)
+
+    def sums(self, rows: np.ndarray, cols: np.ndarray) -> LabelSums:
+        """Block sums of a labelling whose clusters are ``0 .. g-1`` and ``0 .. m-1``, all used."""
+        g, m = int(rows.max()) + 1, int(cols.max()) + 1
+        Z, W = onehot(rows, g), onehot(cols, m)
+        return LabelSums(row_totals(Z, self.problem.row_sums(W)), Z.sum(0), W.sum(0))
+
+    def __call__(self, rows: np.ndarray, cols: np.ndarray) -> float:
+        """The criterion of ``(rows, cols)`` (labels ``0 .. g-1`` and ``0 .. m-1``, all used)."""
+        return self.of_sums(self.sums(rows, cols))
+
+    def of_sums(self, sums: LabelSums) -> float:
+        """The criterion from block sums (see :meth:`sums`)."""
+        totals, exposure = self._blocks(sums)
+        if self.form == "exact-icl":
+            blocks = self.family.log_marginal_blocks(totals, exposure, self.prior)
+            value = log_dirichlet_labels(sums.row_counts) + log_dirichlet_labels(sums.col_counts) + blocks.sum()
+        else:
+            value = self._complete_log_likelihood(sums, totals, exposure) - self._penalty(*exposure.shape)
+        return float(value + self.problem.base_measure)
+
+    def _blocks(self, sums: LabelSums) -> tuple[np.ndarray, np.ndarray]:
+        """The block sums of the statistics (n_stats, g, m) and the block sizes (g, m): the
+        blocks' observed counts when the table has missing entries (the problem's last channel)."""
+        if self.problem.masked:
+            return sums.totals[: self.n_stats], sums.totals[self.n_stats]
+        return sums.totals, np.outer(sums.row_counts, sums.col_counts)
+
+    def _complete_log_likelihood(self, sums: LabelSums, totals: np.ndarray, exposure: np.ndarray) -> float:
+        """``max_theta log p(X, z, w; theta)`` less the base measure: the M-step's estimates."""
+        n, d = self.shape
+        params = self.family.estimate_blocks(totals, np.maximum(exposure, MIN_MASS), self.problem.var_floor)
+        model = self.family(sums.row_counts / n, sums.col_counts / d, **params)
+        value = np.sum(model.natural_parameters * totals) - np.sum(model.log_partition * exposure)
+        labels = sums.row_counts @ np.log(sums.row_counts / n) + sums.col_counts @ np.log(sums.col_counts / d)
+        return float(value + labels)
+
+    def _penalty(self, g: int, m: int) -> float:
+        n, d = self.shape
+        return (g - 1) / 2 * math.log(n) + (m - 1) / 2 * math.log(d) + g * m * self.n_free / 2 * math.log(n * d)
+
+    def merged(self, sums: LabelSums, side: int, a: int, b: int) -> LabelSums:
+        """The block sums after merging clusters ``a < b`` of the rows (``side`` 0) or the
+        columns (1): cluster ``b`` joins ``a``, the clusters after ``b`` move down by one."""
+        totals = sums.totals.copy()
+        counts = (sums.row_counts if side == 0 else sums.col_counts).copy()
+        axis = 1 + side
+        index = [slice(None)] * 3
+        index[axis] = a
+        other = [slice(None)] * 3
+        other[axis] = b
+        totals[tuple(index)] += totals[tuple(other)]
+        counts[a] += counts[b]
+        totals, counts = np.delete(totals, b, axis=axis), np.delete(counts, b)
+        if side == 0:
+            return LabelSums(totals, counts, sums.col_counts)
+        return LabelSums(totals, sums.row_counts, counts)
