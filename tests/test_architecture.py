@@ -26,6 +26,7 @@ LAYERS = {
     "_atomic": 0,
     "algorithms": 5,
     "plotting": 5,
+    "table_image": 5,
     "release": 5,
     "scoring": 6,
     "cli": 7,

@@ -153,8 +153,7 @@ class CommonRandomNumbers:
         self._labels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._noise: dict[int, np.ndarray] = {}
         self._masks: dict[int, MaskNoise] = {}
-        #: noise (and mask) bytes of one table: the float64 noise, plus one byte (the mask,
-        #: missing at random) or eight (its uniforms, missing by block) per entry
+        #: noise bytes of one table per entry: float64, plus the mask (random) or its uniforms (block)
         per_entry = 8 + (0 if design.missing is None else 1 if not design.missing.informative else 8)
         self._cache_tables = max(0, NOISE_CACHE_BYTES // (n_rows * n_cols * per_entry))
         self._known: dict[tuple[str, float, int], list[float]] = {}

@@ -12,10 +12,11 @@ calibration, Gibbs), the peak RSS, the certified floor, the file's size, and for
 table with missing entries the bytes of its mask per entry in memory (the ``observed``
 boolean array) and on disk (the ``observed`` dataset, compressed), then the ratios
 (missing / complete), with the CPU seconds (less sensitive than wall time to other
-processes on a shared machine). With several ``--seeds``, one pair per seed, and the ratio of the
-summed times: the calibration's sequential number of tables makes a single pair vary
-(one more evaluation on 16 tables is a third more time), while the work per table is
-the same (the engine's one more statistic channel: 1.5x for Gaussian block sums).
+processes on a shared machine) and the calibration's work (its steps and the calibration
+tables summed over them: at criterion ``bayes`` each table's short-run floor). With several
+``--seeds``, one pair per seed, and the ratio of the summed times: the calibration's
+sequential number of tables makes a single pair vary, while the work per table is the
+same (the engine's one more statistic channel: 1.5x for Gaussian block sums).
 ``--quick`` runs a 120x80 table (seconds).
 """
 
@@ -49,8 +50,7 @@ data = table.table_data()
 out = {"seconds": seconds, "cpu": cpu, "calibration": table.timings["calibration"], "gibbs": table.timings["gibbs"],
        "peak_rss": peak, "floor": table.bayes_risk.risk, "attempts": table.rejection.attempts,
        "steps": table.calibration.n_steps, "scale": table.scale, "n_missing": data.n_missing,
-       "table_maps": int(table.calibration.history[:, 3].sum()),
-       "gap_tables": int(table.calibration.gap_history[:, 3].sum()),
+       "tables": int(table.calibration.history[:, 3].sum()),
        "mask_bytes": int(getattr(data, "observed", None).nbytes) if data.n_missing else 0}
 with h5py.File(path, "r") as f:
     out["mask_disk"] = int(f["observed"].id.get_storage_size()) if "observed" in f else 0
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     n, d = shape
     print(f"{args.kind} {n}x{d} {args.clusters[0]}x{args.clusters[1]} at {args.risk:g}: complete against "
           f"{args.missing:.0%} missing ({args.mechanism}), seeds {' '.join(map(str, args.seeds))}")
-    print("| seed | missing | total s | CPU s | calibration s (steps, table-MAPs, gap tables) | Gibbs s | attempts "
+    print("| seed | missing | total s | CPU s | calibration s (steps, tables) | Gibbs s | attempts "
           "| peak RSS MiB "
           "| floor | file MiB | mask B/entry in memory | mask B/entry on disk |")
     print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> None:
                 totals[missing] += r["seconds"]
                 cpus[missing] += r["cpu"]
                 peaks[missing] = max(peaks[missing], r["peak_rss"])
-                work = f"{r['calibration']:.1f} ({r['steps']}, {r['table_maps']}, {r['gap_tables']})"
+                work = f"{r['calibration']:.1f} ({r['steps']}, {r['tables']})"
                 print(f"| {seed} | {missing:.0%} | {r['seconds']:.1f} | {r['cpu']:.1f} | {work} | {r['gibbs']:.1f} "
                       f"| {r['attempts']} | {r['peak_rss'] / 2**20:.0f} | {r['floor']:.4f} | {r['file'] / 2**20:.2f} "
                       f"| {r['mask_bytes'] / (n * d):.2f} | {r['mask_disk'] / (n * d):.3f} |", flush=True)
