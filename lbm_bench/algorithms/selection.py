@@ -41,6 +41,7 @@ from lbm_bench.algorithms.embedding import embed_rows
 from lbm_bench.algorithms.inputs import check_numeric_table, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 from lbm_bench.algorithms.lbm_em import EM_METHODS, EMRun, LBMFit, em_run
+from lbm_bench.metrics.tables import compact_labels
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import check_kind
 
@@ -128,18 +129,12 @@ class _Cell:
 _Task = tuple[int, int, np.ndarray, np.ndarray]
 
 
-def _compact(labels: np.ndarray) -> np.ndarray:
-    """Labels renumbered ``0 .. k-1`` (empty clusters dropped, order kept)."""
-    _, inverse = np.unique(labels, return_inverse=True)
-    return inverse.astype(np.int64)
-
-
 def _run_tasks(criterion: Criterion, method: str, tasks: list[_Task]) -> list:
     """EM runs from the tasks' labels, each with the criterion of its (compacted) labels."""
     out = []
     for g, m, rows, cols in tasks:
         run = em_run(criterion.problem, g, m, method=method, labels=(rows, cols))
-        rows, cols = _compact(run.rows), _compact(run.cols)
+        rows, cols = compact_labels(run.rows), compact_labels(run.cols)
         out.append((criterion(rows, cols), rows, cols, run))
     return out
 

@@ -20,6 +20,7 @@ from numpy.typing import ArrayLike
 from lbm_bench._docstrings import fill_doc
 from lbm_bench.algorithms.inputs import check_incomplete_inputs, imputed_table, reject_sparse
 from lbm_bench.algorithms.kmeans import kmeans, onehot
+from lbm_bench.metrics.tables import compact_labels
 
 __all__ = ["spectral_biclustering", "spectral_coclustering"]
 
@@ -83,9 +84,7 @@ def _merge_clusters(
 
 def _compact_labels(fitted: Any) -> tuple[np.ndarray, np.ndarray]:
     """A fitted scikit-learn co-clustering's row and column labels as 0..k-1, int64."""
-    rows = np.unique(fitted.row_labels_, return_inverse=True)[1].astype(np.int64)
-    cols = np.unique(fitted.column_labels_, return_inverse=True)[1].astype(np.int64)
-    return rows, cols
+    return compact_labels(fitted.row_labels_), compact_labels(fitted.column_labels_)
 
 
 def _block_means(data: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:

@@ -35,6 +35,7 @@ __all__ = [
     "best_matching",
     "block_pair_sums",
     "contingency",
+    "compact_labels",
     "encode_labels",
     "finish",
     "fraction_sum",
@@ -117,6 +118,15 @@ def table_arg(name: str, values: Any) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- #
+
+
+def compact_labels(labels: Any) -> np.ndarray:
+    """Labels renumbered ``0 .. k-1`` in increasing label order (empty clusters dropped), as int64.
+
+    >>> compact_labels(np.array([4, 1, 4, 7])).tolist()
+    [1, 0, 1, 2]
+    """
+    return encode_labels(np.asarray(labels))[0].astype(np.int64, copy=False)
 
 
 def encode_labels(labels: np.ndarray) -> tuple[np.ndarray, int]:

@@ -28,6 +28,7 @@ import numpy as np
 from lbm_bench.algorithms.criteria import Criterion
 from lbm_bench.algorithms.em_problem import EMProblem
 from lbm_bench.algorithms.selection import check_max_clusters, select_lbm
+from lbm_bench.metrics.tables import compact_labels
 from lbm_bench.protocol.table import Table
 
 __all__ = ["REFERENCE_SEARCH", "Identifiability", "identifiability"]
@@ -83,10 +84,6 @@ class Identifiability:
         return asdict(self)
 
 
-def _compact(labels: np.ndarray) -> np.ndarray:
-    return np.unique(np.asarray(labels), return_inverse=True)[1].astype(np.int64)
-
-
 def identifiability(table: Table, max_clusters: tuple[int, int], *, name: str | None = None) -> Identifiability:
     """Whether ``table``'s numbers of clusters are identifiable by the ICL (see the module docstring).
 
@@ -116,7 +113,7 @@ def identifiability(table: Table, max_clusters: tuple[int, int], *, name: str | 
     values = np.fmax(*reference)
     bayes = table.bayes_rows is not None
     rows, cols = (table.bayes_rows, table.bayes_cols) if bayes else (table.map_rows, table.map_cols)
-    rows, cols = _compact(rows), _compact(cols)
+    rows, cols = compact_labels(rows), compact_labels(cols)
     criterion = Criterion(EMProblem(table.table_data(), kind), "icl")
     labels_value = criterion(rows, cols)
     others = values.copy()
