@@ -1,11 +1,42 @@
-"""Shared by the release tests: the tiny spec, and byte-for-byte comparison of two
+"""Shared by the release tests: the tiny spec, committed specs shrunk, and byte-for-byte comparison of two
 release directories that names the differing files and datasets."""
 
 import hashlib
+import json
 import os
+import sys
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 REPO = Path(__file__).resolve().parents[2]
+
+def _toml_value(value) -> str:
+    if isinstance(value, dict):  # an inline table (model_options)
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    return json.dumps(value)
+
+
+def shrunk_spec(spec: Path, path: Path, *, defaults: dict, grid: dict) -> Path:
+    """Write to ``path`` the committed release spec ``spec`` at a tiny size: its
+    ``[defaults]`` updated with ``defaults`` and every ``[[grid]]`` with ``grid`` (the grids'
+    kinds, clusters and model options are kept). Returns ``path``."""
+    source = tomllib.loads(spec.read_text(encoding="utf-8"))
+    source["defaults"].update(defaults)
+    lines = []
+    for name in ("release", "defaults"):
+        lines.append(f"[{name}]")
+        lines += [f"{key} = {_toml_value(value)}" for key, value in source[name].items()]
+    for table in source["grid"]:
+        table.update(grid)
+        lines.append("[[grid]]")
+        lines += [f"{key} = {_toml_value(value)}" for key, value in table.items()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
 
 TINY_SPEC = """
 [release]

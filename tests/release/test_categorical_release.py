@@ -5,12 +5,11 @@ CEM and VEM fit categorical blocks while the algorithms that read numbers are re
 import json
 
 import pytest
-import tomllib
 
 from lbm_bench.release import build_release, load_release_table, read_spec, verify_release
 from lbm_bench.scoring.benchmark import run_benchmark
 from lbm_bench.storage import read_info
-from tests.release.helpers import REPO
+from tests.release.helpers import REPO, shrunk_spec
 
 SPEC = REPO / "repository" / "categorical.toml"
 
@@ -27,24 +26,10 @@ def test_the_committed_spec():
 
 def _tiny(tmp_path):
     """The committed spec, its grids kept (kinds, clusters, categories), at a tiny size."""
-    source = tomllib.loads(SPEC.read_text(encoding="utf-8"))
-    source["defaults"].update(tolerance=0.04, n_samples=120, n_chains=4, burn_in=10, screen_samples=40,
-                              n_calibration_tables=16, n_init=3)
-    for grid in source["grid"]:
-        grid.update(shapes=["36x30"], risks=[0.15])
-    lines = []
-    for name, table in (("release", source["release"]), ("defaults", source["defaults"])):
-        lines.append(f"[{name}]")
-        lines += [f"{key} = {json.dumps(value)}" for key, value in table.items()]
-    for grid in source["grid"]:
-        lines.append("[[grid]]")
-        for key, value in grid.items():
-            text = "{ " + ", ".join(f"{k} = {v}" for k, v in value.items()) + " }" if isinstance(value, dict) \
-                else json.dumps(value)
-            lines.append(f"{key} = {text}")
-    path = tmp_path / "categorical-tiny.toml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return shrunk_spec(SPEC, tmp_path / "categorical-tiny.toml",
+                       defaults={"tolerance": 0.04, "n_samples": 120, "n_chains": 4, "burn_in": 10,
+                                 "screen_samples": 40, "n_calibration_tables": 16, "n_init": 3},
+                       grid={"shapes": ["36x30"], "risks": [0.15]})
 
 
 @pytest.mark.slow

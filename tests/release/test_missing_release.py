@@ -3,18 +3,12 @@ entries missing at one risk, built, verified and benchmarked (issue 25's release
 
 import csv
 import json
-import sys
 
 import pytest
 
 from lbm_bench.release import build_release, load_release_table, read_spec, verify_release
 from lbm_bench.scoring.benchmark import run_benchmark
-from tests.release.helpers import REPO
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from tests.release.helpers import REPO, shrunk_spec
 
 SPEC = REPO / "repository" / "missing.toml"
 #: The committed spec, shrunk: tiny tables and short Gibbs runs (the grids are kept).
@@ -34,21 +28,9 @@ def test_committed_spec_crosses_kinds_and_missing_rates():
 
 
 def _tiny_spec(tmp_path):
-    source = tomllib.loads(SPEC.read_text(encoding="utf-8"))
-    for grid in source["grid"]:
-        grid.update({k: v for k, v in TINY.items() if k in ("shapes", "risks")})
-    source["defaults"].update({k: v for k, v in TINY.items() if k not in ("shapes", "risks")})
-    lines = ["[release]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in source["release"].items()),
-             "[defaults]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in source["defaults"].items())]
-    for grid in source["grid"]:
-        options = grid.pop("model_options", None)
-        text = "[[grid]]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in grid.items())
-        if options:
-            text += "model_options = { " + ", ".join(f"{k} = {json.dumps(v)}" for k, v in options.items()) + " }\n"
-        lines.append(text)
-    path = tmp_path / "missing.toml"
-    path.write_text("\n".join(lines), encoding="utf-8")
-    return path
+    grid = {k: v for k, v in TINY.items() if k in ("shapes", "risks")}
+    defaults = {k: v for k, v in TINY.items() if k not in ("shapes", "risks")}
+    return shrunk_spec(SPEC, tmp_path / "missing.toml", defaults=defaults, grid=grid)
 
 
 @pytest.mark.slow

@@ -6,11 +6,10 @@ release in tests/scoring/test_selection_track.py)."""
 import json
 
 import pytest
-import tomllib
 
 from lbm_bench.release import build_release, read_spec, verify_release
 from lbm_bench.scoring.benchmark import run_benchmark
-from tests.release.helpers import REPO
+from tests.release.helpers import REPO, shrunk_spec
 
 SPEC = REPO / "repository" / "selection.toml"
 GIVEN = {"cem-icl": "cem", "sparsebm-selection": "sparsebm"}
@@ -27,24 +26,10 @@ def test_the_committed_spec():
 
 def _tiny(tmp_path):
     """The committed spec, its grids kept (kinds, clusters, categories), at a tiny size."""
-    source = tomllib.loads(SPEC.read_text(encoding="utf-8"))
-    source["defaults"].update(tolerance=0.04, n_samples=120, n_chains=4, burn_in=10, screen_samples=40,
-                              n_calibration_tables=16, n_init=3)
-    for grid in source["grid"]:
-        grid.update(shapes=["40x36"], risks=[0.1])
-    lines = []
-    for name in ("release", "defaults"):
-        lines.append(f"[{name}]")
-        lines += [f"{key} = {json.dumps(value)}" for key, value in source[name].items()]
-    for grid in source["grid"]:
-        lines.append("[[grid]]")
-        for key, value in grid.items():
-            text = "{ " + ", ".join(f"{k} = {v}" for k, v in value.items()) + " }" if isinstance(value, dict) \
-                else json.dumps(value)
-            lines.append(f"{key} = {text}")
-    path = tmp_path / "selection-tiny.toml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return shrunk_spec(SPEC, tmp_path / "selection-tiny.toml",
+                       defaults={"tolerance": 0.04, "n_samples": 120, "n_chains": 4, "burn_in": 10,
+                                 "screen_samples": 40, "n_calibration_tables": 16, "n_init": 3},
+                       grid={"shapes": ["40x36"], "risks": [0.1]})
 
 
 @pytest.mark.slow
