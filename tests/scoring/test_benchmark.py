@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lbm_bench.release import build_release
 from lbm_bench.scoring.benchmark import run_benchmark, summarise
-from tests.release.helpers import TINY_SPEC
 
 USER_ALGORITHM = """
 import numpy as np
@@ -24,14 +22,6 @@ def broken(X, n_row_clusters, n_col_clusters, *, rng):
     raise RuntimeError("my algorithm failed")
 """
 
-
-@pytest.fixture(scope="module")
-def release(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("bench")
-    (folder / "tiny.toml").write_text(TINY_SPEC)
-    report = build_release(folder / "tiny.toml", folder / "tiny")
-    assert report.ok, report.summary()
-    return folder / "tiny"
 
 
 def _cli(cwd, *args):

@@ -11,11 +11,9 @@ import sys
 
 import pytest
 
-from lbm_bench.release import build_release
 from lbm_bench.scoring import identifiability as identifiability_module
 from lbm_bench.scoring.benchmark import RESULT_COLUMNS, run_benchmark
 from lbm_bench.scoring.selection_track import SELECTION_COLUMNS, run_selection_track
-from tests.release.helpers import TINY_SPEC
 
 ALGORITHMS = """
 import numpy as np
@@ -40,14 +38,6 @@ def many(X, max_row_clusters, max_col_clusters, *, rng):
     return np.arange(X.shape[0]) % (max_row_clusters + 1), np.zeros(X.shape[1], int)
 """
 
-
-@pytest.fixture(scope="module")
-def release(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("selection-track")
-    (folder / "tiny.toml").write_text(TINY_SPEC)
-    report = build_release(folder / "tiny.toml", folder / "tiny")
-    assert report.ok, report.summary()
-    return folder / "tiny"
 
 
 @pytest.fixture()
