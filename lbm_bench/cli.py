@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from lbm_bench._records import add_cli_arguments
-from lbm_bench.models.registry import family_names
+from lbm_bench.models.registry import FAMILIES, family_names
 from lbm_bench.protocol.request import RequestOptions
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
@@ -70,7 +70,8 @@ def _command(sub, run: Callable[[argparse.Namespace], int], summary: str) -> arg
 
 def _add_generate(sub) -> None:
     p = _command(sub, _run_generate, "generate one calibrated table and write it as HDF5")
-    p.add_argument("--kind", required=True, choices=family_names(), help="family of the blocks")
+    kinds = ", ".join(f"{family.kind} ({family.presentation.entries})" for family in FAMILIES)
+    p.add_argument("--kind", required=True, choices=family_names(), help=f"family of the blocks: {kinds}")
     p.add_argument("--shape", required=True, type=_pair, metavar="ROWSxCOLS", help="e.g. 200x100")
     p.add_argument("--clusters", required=True, type=_pair, metavar="GxM", help="e.g. 3x2")
     p.add_argument("--risk", required=True, type=float, help="target conditional risk, e.g. 0.1")

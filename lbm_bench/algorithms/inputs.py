@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 
 from lbm_bench._validation import check_count
 from lbm_bench.models.data import TableData
-from lbm_bench.models.registry import FAMILY_CLASSES
+from lbm_bench.models.registry import FAMILIES
 
 __all__ = [
     "check_incomplete_inputs",
@@ -185,8 +185,9 @@ def infer_kind(X: ArrayLike) -> str:
             low, high = int(table.min()), int(table.max())
         else:
             low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
-    families = sorted((f for f in FAMILY_CLASSES if f.inference_order is not None), key=lambda f: f.inference_order)
-    return next(f.kind for f in families if f.describes(dtype_kind, low, high))
+    candidates = [family for family in FAMILIES if family.estimation.inference_order is not None]
+    ordered = sorted(candidates, key=lambda family: family.estimation.inference_order)
+    return next(family.kind for family in ordered if family.estimation.describes(dtype_kind, low, high))
 
 
 def _observed_values(data: TableData) -> np.ndarray:

@@ -31,8 +31,9 @@ fit the observed entries only, ``n_l`` becoming each row's observed count in cla
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -44,7 +45,9 @@ from lbm_bench.algorithms.em_problem import VARIANCE_FLOOR, EMProblem, col_total
 from lbm_bench.algorithms.inputs import check_incomplete_inputs, infer_kind
 from lbm_bench.algorithms.kmeans import fill_empty, onehot, seeded_labels
 from lbm_bench.models.base import LatentBlockModel
-from lbm_bench.models.registry import check_kind, family_names, get_family
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import FAMILIES as REGISTERED
+from lbm_bench.models.registry import check_kind
 
 __all__ = ["EM_METHODS", "FAMILIES", "EMRun", "LBMFit", "VARIANCE_FLOOR", "cem", "em_run", "fit_lbm", "vem"]
 
@@ -54,25 +57,10 @@ _DEFAULTS = {"cem": {"n_init": 10, "max_iter": 100}, "vem": {"n_init": 10, "max_
 _VEM_INIT_CEM_ITER = 20
 
 
-class _Families(Mapping):
-    """The families :func:`fit_lbm` fits, by kind: every registered family (its class: its
-    table check, statistics, base measure and ``estimate_blocks``, the M-step)."""
-
-    def __getitem__(self, kind: str) -> type[LatentBlockModel]:
-        if kind not in family_names():
-            raise KeyError(kind)
-        return get_family(kind)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(family_names())
-
-    def __len__(self) -> int:
-        return len(family_names())
-
-
-#: The families fitted by :func:`fit_lbm`, by kind (the registry's); the per-family
+#: The families fitted by :func:`fit_lbm`, by kind: every registered family (its model class's
+#: table check, statistics and base measure, its estimation facet's M-step); the per-family
 #: algorithms of :mod:`lbm_bench.algorithms.registry` (``gaussian_cem``, ...) are made from it.
-FAMILIES: Mapping[str, type[LatentBlockModel]] = _Families()
+FAMILIES: Mapping[str, Family] = MappingProxyType({family.kind: family for family in REGISTERED})
 
 
 def _log_posteriors(logits: np.ndarray) -> np.ndarray:

@@ -79,7 +79,8 @@ LBM_METHODS: dict[str, tuple[Algorithm, str]] = {
 
 def _fitted_blocks(family: Any) -> str:
     """What the EM baselines fit of a family, for the docstrings of its algorithms."""
-    return family.block_description + (", without row or column effects" if family.has_effects else "")
+    blocks = family.presentation.block_description
+    return blocks + (", without row or column effects" if family.model.has_effects else "")
 
 
 def _family_algorithm(kind: str, method: str) -> Algorithm:

@@ -7,8 +7,8 @@ column effects, a density). :meth:`ModelDesign.model` turns a scale into a
 model, so the calibrator can move the scale while every other parameter stays
 fixed. Larger scales separate the blocks more: the risk decreases with the scale.
 
-How a scale becomes parameters is the family's (its
-:meth:`~lbm_bench.models.base.LatentBlockModel.model_at_scale`, documented in its
+How a scale becomes parameters is the family's (its designs facet,
+:meth:`~lbm_bench.models.family.Designs.model_at_scale`, documented in its
 module: :mod:`lbm_bench.models.gaussian`, :mod:`~lbm_bench.models.poisson`,
 :mod:`~lbm_bench.models.bernoulli`, :mod:`~lbm_bench.models.categorical`);
 :func:`random_design` draws the shared part
@@ -30,6 +30,7 @@ from lbm_bench._docstrings import fill_doc
 from lbm_bench._records import flag, setting, spread
 from lbm_bench._validation import check_count, check_positive_float
 from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.family import Family
 from lbm_bench.models.missing import (
     DEFAULT_SPREAD,
     MISSING_OPTION_FIELDS,
@@ -37,7 +38,7 @@ from lbm_bench.models.missing import (
     draw_missing_pattern,
     expand_missing,
 )
-from lbm_bench.models.registry import FAMILY_CLASSES, get_family
+from lbm_bench.models.registry import FAMILIES, as_family
 from lbm_bench.models.symmetry import find_symmetry
 
 __all__ = [
@@ -66,8 +67,8 @@ def design_option_fields() -> dict[str, Any]:
     """Every design option: the shared ones, then each registered family's, once each
     (an option shared by families, such as ``density``, is one declaration)."""
     fields = dict(SHARED_OPTION_FIELDS)
-    for family in FAMILY_CLASSES:
-        for name, f in family.option_fields.items():
+    for family in FAMILIES:
+        for name, f in family.options.fields.items():
             if name in fields and fields[name] is not f:
                 raise RuntimeError(f"design option {name!r} is declared twice, differently")  # pragma: no cover
             fields[name] = f
@@ -79,7 +80,10 @@ def design_option_fields() -> dict[str, Any]:
 class ModelDesign:
     """The scale-free part of a latent block model.
 
-    {{kind_attribute}}
+    Attributes
+    ----------
+    family : Family
+        The design's family (a name is turned into it on construction); ``kind`` is its name.
     row_proportions : ndarray of shape (g,)
     col_proportions : ndarray of shape (m,)
     pattern : ndarray of shape (g, m), or (g, m) + the family's ``block_extents``
@@ -103,7 +107,7 @@ class ModelDesign:
         complete tables.
     """
 
-    kind: str
+    family: Family
     row_proportions: np.ndarray
     col_proportions: np.ndarray
     pattern: np.ndarray
@@ -113,6 +117,9 @@ class ModelDesign:
     col_effects: np.ndarray | None = field(default=None)
     density: float | None = None
     missing: MissingDesign | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "family", as_family(self.family))
 
     @property
     def memo(self) -> dict:
@@ -125,9 +132,9 @@ class ModelDesign:
         return cache
 
     @property
-    def family(self) -> type[LatentBlockModel]:
-        """The class of the design's family."""
-        return get_family(self.kind)
+    def kind(self) -> str:
+        """The name of the design's family."""
+        return self.family.kind
 
     @property
     def block_shape(self) -> tuple[int, int]:
@@ -145,7 +152,7 @@ class ModelDesign:
         (2, 3)
         """
         scale = check_positive_float("scale", scale)
-        model = self.family.model_at_scale(self, scale)
+        model = self.family.designs.model_at_scale(self, scale)
         if self.missing is not None and self.missing.informative:
             model = model.with_missing_probs(self.missing_probs(scale))
         return model
@@ -197,7 +204,7 @@ def _random_dispersion(
 
 
 def random_design(
-    kind: str,
+    kind: Family | str,
     n_row_clusters: int,
     n_col_clusters: int,
     *,
@@ -214,8 +221,8 @@ def random_design(
 
     Parameters
     ----------
-    kind : str
-        Family of the blocks, a name of :func:`~lbm_bench.models.registry.family_names`
+    kind : Family or str
+        Family of the blocks, or its name among :func:`~lbm_bench.models.registry.family_names`
         (``"gaussian"``, ``"poisson"``, ``"bernoulli"``, ``"categorical"``).
     n_row_clusters, n_col_clusters : int
         Numbers of row and column clusters (at least 2 each).
@@ -240,7 +247,7 @@ def random_design(
     rng : None, int or numpy.random.Generator
         Source of randomness.
     **family_options
-        The family's own options (its ``option_fields``), refused for another family:
+        The family's own options (``family.options.fields``), refused for another family:
 
         - ``base_rate`` (Poisson, default 2.0): geometric mean of the rates (dense designs;
           a sparse design's rates follow from its density);
@@ -276,24 +283,25 @@ def random_design(
     True
     """
     rng = np.random.default_rng(rng)
-    family = get_family(kind)
+    family = as_family(kind)
     g = check_count("n_row_clusters", n_row_clusters, minimum=2)
     m = check_count("n_col_clusters", n_col_clusters, minimum=2)
     spread_value = SHARED_OPTION_FIELDS["dispersion_spread"].metadata["check"]("dispersion_spread", dispersion_spread)
     missing_options = _missing_options(missing, missing_mechanism, missing_spread)
-    options = family.check_design_options(_refuse_foreign_options(family, family_options))
+    options = family.options.check(_refuse_foreign_options(family, family_options))
     check_missing_together({**missing_options, "density": options.get("density")})
-    family.check_clusters(g, m, options)
+    family.designs.check_clusters(g, m, options)
     values = {name: options[name] for name in ("base_rate", "density") if name in options}
     values.setdefault("base_rate", _UNUSED_BASE_RATE)
+    uses_dispersion = family.designs.uses_dispersion
     for _attempt in range(20):
-        pattern = family.draw_pattern(g, m, rng, options)
+        pattern = family.designs.draw_pattern(g, m, rng, options)
         row_props = _random_proportions(g, equal_proportions, rng)
         col_props = _random_proportions(m, equal_proportions, rng)
-        dispersion = _random_dispersion((g, m), equal_dispersions or not family.uses_dispersion, spread_value, rng)
-        row_effects, col_effects = family.draw_effects(options, rng)
+        dispersion = _random_dispersion((g, m), equal_dispersions or not uses_dispersion, spread_value, rng)
+        row_effects, col_effects = family.designs.draw_effects(options, rng)
         design = ModelDesign(
-            family.kind, row_props, col_props, pattern, dispersion, row_effects=row_effects,
+            family, row_props, col_props, pattern, dispersion, row_effects=row_effects,
             col_effects=col_effects, **values,
         )
         if find_symmetry(design.model(1.0)) is None:
@@ -338,18 +346,18 @@ def _with_missing(design: ModelDesign, options: dict[str, Any], rng: np.random.G
     return replace(design, missing=MissingDesign(rate, mechanism, pattern, options["missing_spread"]))
 
 
-def _refuse_foreign_options(family: type[LatentBlockModel], options: dict[str, Any]) -> dict[str, Any]:
+def _refuse_foreign_options(family: Family, options: dict[str, Any]) -> dict[str, Any]:
     """The options of ``family``; ValueError for an option of another family set to other
     than its default (naming the families it belongs to), TypeError for an unknown one."""
     own = {}
     for name, value in options.items():
-        if name in family.option_fields:
+        if name in family.options.fields:
             own[name] = value
             continue
-        owners = [f.kind for f in FAMILY_CLASSES if name in f.option_fields]
+        owners = [other.kind for other in FAMILIES if name in other.options.fields]
         if not owners:
             raise TypeError(f"random_design() got an unexpected keyword argument {name!r}")
-        default = next(f.option_fields[name].default for f in FAMILY_CLASSES if name in f.option_fields)
+        default = next(other.options.fields[name].default for other in FAMILIES if name in other.options.fields)
         if value is not None and value is not False and value != default:
             kinds = " and ".join(owners) + (" kinds" if len(owners) > 1 else " kind")
             raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
@@ -357,7 +365,7 @@ def _refuse_foreign_options(family: type[LatentBlockModel], options: dict[str, A
 
 
 def random_model(
-    kind: str,
+    kind: Family | str,
     n_row_clusters: int,
     n_col_clusters: int,
     *,

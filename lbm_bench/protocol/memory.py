@@ -50,7 +50,8 @@ from typing import Any
 
 from lbm_bench._validation import check_choice, check_count
 from lbm_bench.inference.code_sums import words_per_entry
-from lbm_bench.models.registry import get_family
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.calibration import NOISE_CACHE_BYTES
 from lbm_bench.protocol.scale_search import AUTO_MOST_TABLES
 from lbm_bench.protocol.settings import GenerationSettings
@@ -184,7 +185,7 @@ class MemoryEstimate:
 
 
 def estimate_generation_memory(
-    kind: str,
+    kind: Family | str,
     n_rows: int,
     n_cols: int,
     n_row_clusters: int,
@@ -203,8 +204,8 @@ def estimate_generation_memory(
 
     Parameters
     ----------
-    kind : str
-        A family name (its stored dtype and number of statistics count).
+    kind : Family or str
+        The family, or its name (its stored dtype and number of statistics count).
     n_rows, n_cols, n_row_clusters, n_col_clusters : int
     density : float, optional
         Expected fraction of non-zero entries of a sparse table; None for a dense one.
@@ -231,24 +232,24 @@ def estimate_generation_memory(
     >>> estimate.total > 500 * 2**30
     True
     """
-    family = get_family(kind)
+    family = as_family(kind)
     n, d = check_count("n_rows", n_rows), check_count("n_cols", n_cols)
     g, m = check_count("n_row_clusters", n_row_clusters), check_count("n_col_clusters", n_col_clusters)
     n_samples, n_chains = check_count("n_samples", n_samples), check_count("n_chains", n_chains)
     n_tables = check_count("n_calibration_tables", n_calibration_tables)
     n_jobs = check_count("jobs", jobs)
-    own = {name: value for name, value in (options or {}).items() if name in family.option_fields}
-    entries, p = n * d, family.count_statistics(family.check_design_options(own))
+    own = {name: value for name, value in (options or {}).items() if name in family.options.fields}
+    entries, p = n * d, family.options.count_statistics(family.options.check(own))
     block = missing > 0 and missing_mechanism == "block"
     mask_bytes = 0 if missing == 0 else 8 if block else 1
     if missing > 0:  # dense statistics with the missing channels (models/missing.py; codes are not packed)
         p += 2 if block else 1
-    elif family.code_statistics:  # the codes packed, several statistics to a word (inference.code_sums)
+    elif family.model.code_statistics:  # the codes packed, several statistics to a word (inference.code_sums)
         p = words_per_entry(p)
     label_bytes = _uint_bytes(g) * n + _uint_bytes(m) * d
     parts = {"label sets": 2 * n_samples * label_bytes, "baseline": BASELINE_BYTES}
     if density is None:
-        one_table = entries * (24 + family.table_dtype.itemsize + 6 * p * 8 + 2 * mask_bytes)
+        one_table = entries * (24 + family.model.table_dtype.itemsize + 6 * p * 8 + 2 * mask_bytes)
         cache = min(n_tables * entries * (8 + mask_bytes), NOISE_CACHE_BYTES)
         # The calibration's working set grows with the tables evaluated together (measured:
         # Gaussian 1200x800, 250 bytes per entry with 2 tables, 540 with 8 or 16; Bernoulli
@@ -266,7 +267,7 @@ def estimate_generation_memory(
         what = f"sparse {family.kind} {n}x{d} table at density {float(density):g}"
     if missing > 0:
         what += f" with {float(missing):g} of its entries missing"
-    return MemoryEstimate(what=what, parts=parts, sparse=density is not None, can_be_sparse=family.can_be_sparse)
+    return MemoryEstimate(what=what, parts=parts, sparse=density is not None, can_be_sparse=family.model.can_be_sparse)
 
 
 def _uint_bytes(n_clusters: int) -> int:
@@ -354,7 +355,7 @@ def estimate_request_memory(
     if not isinstance(tables, int):  # "auto": sequential, at most this many tables
         tables = _AUTO_MAX_TABLES
     return estimate_generation_memory(
-        request.kind, *request.shape, *request.clusters,
+        request.family, *request.shape, *request.clusters,
         density=getattr(request.model_options, "density", None), n_samples=settings.n_samples,
         n_chains=settings.n_chains, n_calibration_tables=1 if calibrated else tables,
         jobs=settings.jobs if jobs is None else jobs, options=request.design_options(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -184,6 +185,11 @@ class Table:
     def kind(self) -> str:
         return self.model.kind
 
+    def header_values(self) -> dict[str, Any]:
+        """The values of the family's header attributes for this table (``{"categories": 5}``
+        for categorical tables; files store them)."""
+        return self.model.family.storage.header_values(self.model)
+
     def table_data(self) -> TableData:
         """The table in the family's dtype with 0 at its missing entries, and its mask
         (:class:`~lbm_bench.models.data.TableData`), as the inference functions take it."""
@@ -255,7 +261,7 @@ class Table:
     def request(self) -> TableRequest:
         """The request the table answers: family and design options, shape, clusters, target, criterion."""
         options = ModelOptions.from_record(self.options.get("model_options", {}))
-        return TableRequest(self.kind, *self.shape, self.n_row_clusters, self.n_col_clusters, self.target_risk,
+        return TableRequest(self.model.family, *self.shape, self.n_row_clusters, self.n_col_clusters, self.target_risk,
                             model_options=options, criterion=self.criterion)
 
     @property
@@ -288,7 +294,7 @@ class Table:
         data = TableData.incomplete(self.data, name="data")  # explicit NaN (missing) are not stored entries
         if data.is_sparse:
             stored = f", sparse: {data.n_stored} non-zero entries (density {data.n_stored / (n * d):.4g})"
-        header = "".join(f", {name} {value}" for name, value in self.model.header_values().items())
+        header = "".join(f", {name} {value}" for name, value in self.header_values().items())
         lines = [
             f"{self.kind} table {n}x{d}, {g}x{m} clusters{header}, seed {self.seed}{stored}",
             f"target risk {self.target_risk:.4f} (criterion: {self.criterion})",

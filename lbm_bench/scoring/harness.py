@@ -60,7 +60,7 @@ def family_keywords(
             f"unordered categories; use {alternatives.format(kind=table.kind)} (or an algorithm taking a kind= "
             "keyword)"
         )
-    if how == "kind" and table.model.inference_order is None:
+    if how == "kind" and table.model.family.estimation.inference_order is None:
         return {"kind": table.kind}
     return {}
 

@@ -33,7 +33,8 @@ from lbm_bench._validation import describe_value
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.design import ModelDesign
-from lbm_bench.models.registry import family_names, get_family, model_from_parameters
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import FAMILIES, family_names, get_family
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
@@ -142,13 +143,14 @@ class Reader:
 
     ``sizes`` holds the extents datasets are checked against: the header's
     ``n_rows``, ``n_cols``, ``g``, ``m`` and the attributes read so far
-    (``"calibration@n_steps"``, ``"@categories"``); ``kind`` and ``version`` come
-    from the header, ``header`` holds the values of the family's header attributes.
+    (``"calibration@n_steps"``, ``"@categories"``); ``family`` (from ``@kind``) and
+    ``version`` come from the header, ``header`` holds the values of the family's header
+    attributes.
     """
 
     source: Any
     problems: list[str]
-    kind: str = ""
+    family: Family | None = None
     version: tuple[int, int] = (MAJOR, 0)
     sizes: dict[str, int | None] = field(default_factory=dict)
     header: dict[str, Any] = field(default_factory=dict)
@@ -203,7 +205,7 @@ class Reader:
 
     def dataset(self, path: str) -> np.ndarray | None:
         """Dataset ``path`` checked against its spec (shape, dtype, labels); None on a problem."""
-        spec = dataset_spec(path, self.kind)
+        spec = dataset_spec(path, self.family)
         shape = tuple(self.sizes.get(e) if isinstance(e, str) else e for e in spec.shape)
         values = self.array(path, shape, spec.kinds, dtype=spec.dtype)
         if values is not None and spec.labels is not None and values.size:
@@ -271,7 +273,7 @@ def _read_header(reader: Reader) -> None:
     kind = reader.attr("", "kind", ROOT_ATTRIBUTES["kind"], fatal=True)
     if kind not in family_names():
         raise Fatal(f"@kind must be one of {', '.join(family_names())}, got {kind!r}")
-    reader.kind = kind
+    reader.family = get_family(kind)  # the file's family, looked up once
     for name, size in (("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_row_clusters", "g"), ("n_col_clusters", "m")):
         value = reader.attr("", name, ROOT_ATTRIBUTES[name], fatal=True)
         if value < 1:
@@ -284,20 +286,20 @@ def _read_header(reader: Reader) -> None:
 def _read_family_header(reader: Reader) -> None:
     """The family's own header attributes (``@categories``), Fatal when one is missing or bad:
     the table's values and parameters are checked against them."""
-    attributes = header_attributes(reader.kind)
+    attributes = header_attributes(reader.family)
     for name, kind in attributes.items():
         if f"@{name}" not in optional_items(reader.version):
             version = ".".join(map(str, reader.version))
-            raise Fatal(f"{reader.kind} tables need a format version that has @{name}, not {version}")
+            raise Fatal(f"{reader.family.kind} tables need a format version that has @{name}, not {version}")
         reader.header[name] = reader.attr("", name, kind, fatal=True)
-    problem = get_family(reader.kind).header_problem(reader.header) if attributes else None
+    problem = reader.family.storage.header_problem(reader.header) if attributes else None
     if problem is not None:
         raise Fatal(problem)
 
 
 def _values_problem(reader: Reader, values: np.ndarray, where: str) -> bool:
     """Record what is wrong with a table's values for its family; True when something is."""
-    problem = get_family(reader.kind).value_problem(values, **reader.header) if values.size else None
+    problem = reader.family.storage.value_problem(values, **reader.header) if values.size else None
     if problem is not None:
         if values.dtype.kind == "f" and np.isnan(values).any():
             problem += " (NaN: a table with missing entries stores 0 there, under its observed mask)"
@@ -372,8 +374,8 @@ def _read_effects(reader: Reader, group: str) -> dict[str, np.ndarray] | None:
     present = [reader.has_dataset(f"{group}/{name}") for name in EFFECTS]
     if not any(present):
         return {}
-    if not get_family(reader.kind).has_effects or not all(present):
-        kinds = " and ".join(k for k in family_names() if get_family(k).has_effects)
+    if not reader.family.model.has_effects or not all(present):
+        kinds = " and ".join(family.kind for family in FAMILIES if family.model.has_effects)
         reader.problem(f"{group}/row_effects and {group}/col_effects must come together, for the {kinds} kind only")
         return None
     arrays = {name: reader.dataset(f"{group}/{name}") for name in EFFECTS}
@@ -382,12 +384,12 @@ def _read_effects(reader: Reader, group: str) -> dict[str, np.ndarray] | None:
 
 def _read_model(reader: Reader) -> LatentBlockModel | None:
     props = [reader.dataset(f"params/{side}_proportions") for side in ("row", "col")]
-    blocks = {name: reader.dataset(f"params/{name}") for name in block_parameters(reader.kind)}
+    blocks = {name: reader.dataset(f"params/{name}") for name in block_parameters(reader.family)}
     effects = _read_effects(reader, "params")
     if _any_none(*props, effects, *blocks.values()):
         return None
     try:
-        model = model_from_parameters(reader.kind, *props, **blocks, **effects)
+        model = reader.family.model(*props, **blocks, **effects)
     except (TypeError, ValueError) as exc:
         reader.problem(f"params: {exc}")
         return None
@@ -410,7 +412,7 @@ def _read_design(reader: Reader) -> ModelDesign | None:
             reader.problem(f"attribute params/design@density must lie in (0, 1), got {density!r}")
             return None
         values["density"] = density
-    return ModelDesign(kind=reader.kind, **values, **arrays, **effects)
+    return ModelDesign(family=reader.family, **values, **arrays, **effects)
 
 
 def _read_calibration(reader: Reader, design: ModelDesign | None) -> CalibrationResult | None:

@@ -28,7 +28,7 @@ def test_builtin_lbm_infers_the_family(easy, name):
     inferred (categorical codes look like counts): the benchmark harness passes its kind."""
     kind, _, X, z, w = easy
     told = {}
-    if FAMILIES[kind].inference_order is None:
+    if FAMILIES[kind].estimation.inference_order is None:
         assert infer_kind(X) == "poisson"
         told = {"kind": kind}
     else:
@@ -102,7 +102,7 @@ def test_per_family_entries_match_the_family_table(small_tables):
         assert fit.__name__ == name and getattr(algorithms, name) is fit
         assert ALGORITHMS[f"{kind}-{method}"] is fit
         assert resolve_algorithm(f"lbm_bench.algorithms:{name}")[1] is fit
-        assert FAMILIES[kind].block_description in fit.__doc__
+        assert FAMILIES[kind].presentation.block_description in fit.__doc__
         X = small_tables[kind]
         got = fit(X, 3, 2, rng=4)
         want = {"cem": cem, "vem": vem}[method](X, 3, 2, kind=kind, rng=4)

@@ -1,0 +1,67 @@
+"""A family is made once, where a user names it, and travels as an object (issue 32, item 1).
+
+The registry's name lookups are counted (``registry._BY_NAME`` replaced by a counting
+dict): a command, a request, a design or a fit looks its family up once, at its
+boundary, and everything after asks the object.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from lbm_bench.algorithms.em_problem import EMProblem
+from lbm_bench.models import registry
+from lbm_bench.models.design import ModelDesign, random_design
+from lbm_bench.models.registry import get_family
+from lbm_bench.protocol.memory import estimate_request_memory
+from lbm_bench.protocol.request import TableRequest
+
+
+class _CountingNames(dict):
+    """The registry's families by name, counting the lookups of a family by its name."""
+
+    lookups = 0
+
+    def __getitem__(self, name):
+        type(self).lookups += 1
+        return super().__getitem__(name)
+
+
+@pytest.fixture
+def lookups(monkeypatch):
+    """A function giving the number of name lookups since the test started."""
+    counting = type("Counting", (_CountingNames,), {"lookups": 0})(registry._BY_NAME)
+    monkeypatch.setattr(registry, "_BY_NAME", counting)
+    return lambda: type(counting).lookups
+
+
+def test_a_request_and_a_design_hold_the_family_object(lookups):
+    poisson = get_family("poisson")
+    before = lookups()
+    request = TableRequest("Poisson", 60, 40, 3, 2, 0.1, model_options={"effects": True})
+    assert lookups() - before == 1  # the name, once
+    assert request.family is poisson and request.kind == "poisson"
+    assert "family" in {f.name for f in dataclasses.fields(TableRequest)}
+    assert "family" in {f.name for f in dataclasses.fields(ModelDesign)}
+    before = lookups()
+    request.family_options(), request.design_options(), request.describe(), request.replace(n_rows=80)
+    estimate_request_memory(request)
+    design = random_design(request.family, *request.clusters, rng=0, **request.design_options())
+    design.model(1.0).sample(60, 40, rng=1)
+    assert design.family is poisson and design.kind == "poisson"
+    assert lookups() == before  # nothing after the boundary looks the name up again
+
+
+@pytest.fixture
+def table():
+    rng = np.random.default_rng(0)
+    X = rng.poisson(3.0, size=(30, 20))
+    X[:15, :10] += 6
+    return X
+
+
+def test_em_takes_the_family(table, lookups):
+    poisson = get_family("poisson")
+    problem = EMProblem(table, poisson)
+    assert problem.family is poisson and lookups() == 1  # get_family's own
