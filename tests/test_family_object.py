@@ -5,7 +5,9 @@ dict): a command, a request, a design or a fit looks its family up once, at its
 boundary, and everything after asks the object.
 """
 
+import ast
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +16,10 @@ from lbm_bench.algorithms.em_problem import EMProblem
 from lbm_bench.models import registry
 from lbm_bench.models.design import ModelDesign, random_design
 from lbm_bench.models.registry import get_family
-from lbm_bench.protocol.memory import estimate_request_memory
+from lbm_bench.protocol.memory import estimate_generation_memory, estimate_request_memory
 from lbm_bench.protocol.request import TableRequest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "lbm_bench"
 
 
 class _CountingNames(dict):
@@ -51,6 +55,27 @@ def test_a_request_and_a_design_hold_the_family_object(lookups):
     design.model(1.0).sample(60, 40, rng=1)
     assert design.family is poisson and design.kind == "poisson"
     assert lookups() == before  # nothing after the boundary looks the name up again
+
+
+def test_one_check_refuses_another_familys_option():
+    """One place says that an option belongs to other families (it was written twice, down to
+    the message), and every way in says it alike."""
+    sources = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.JoinedStr) and any(
+                isinstance(part, ast.Constant) and "is defined for the" in part.value for part in node.values
+            ):
+                sources.append(path.relative_to(PACKAGE).as_posix())
+    assert sources == ["models/design.py"]
+    message = "density is defined for the poisson and bernoulli kinds, got kind='gaussian'"
+    for attempt in (
+        lambda: random_design("gaussian", 2, 2, density=0.1),
+        lambda: TableRequest("gaussian", 20, 20, 2, 2, 0.1, model_options={"density": 0.1}),
+        lambda: estimate_generation_memory("gaussian", 20, 20, 2, 2, options={"density": 0.1}),
+    ):
+        with pytest.raises(ValueError, match=message):
+            attempt()
 
 
 @pytest.fixture

@@ -13,7 +13,9 @@ module: :mod:`lbm_bench.models.gaussian`, :mod:`~lbm_bench.models.poisson`,
 :mod:`~lbm_bench.models.bernoulli`, :mod:`~lbm_bench.models.categorical`);
 :func:`random_design` draws the shared part
 (pattern from the family, proportions, dispersions) and asks the family for its
-options and effects. How entries go missing (:mod:`lbm_bench.models.missing`) is
+options and effects. Which design options a family keeps, refusing another
+family's, is decided once, by :func:`check_family_options` (for designs and
+requests alike). How entries go missing (:mod:`lbm_bench.models.missing`) is
 part of the design too, the same for every family: :attr:`ModelDesign.missing`,
 whose block missing probabilities move with the scale like the rest.
 """
@@ -44,6 +46,7 @@ from lbm_bench.models.symmetry import find_symmetry
 __all__ = [
     "SHARED_OPTION_FIELDS",
     "ModelDesign",
+    "check_family_options",
     "check_missing_together",
     "design_option_fields",
     "random_design",
@@ -288,7 +291,10 @@ def random_design(
     m = check_count("n_col_clusters", n_col_clusters, minimum=2)
     spread_value = SHARED_OPTION_FIELDS["dispersion_spread"].metadata["check"]("dispersion_spread", dispersion_spread)
     missing_options = _missing_options(missing, missing_mechanism, missing_spread)
-    options = family.options.check(_refuse_foreign_options(family, family_options))
+    unknown = sorted(set(family_options) - set(design_option_fields()))
+    if unknown:
+        raise TypeError(f"random_design() got an unexpected keyword argument {unknown[0]!r}")
+    options = check_family_options(family, family_options)
     check_missing_together({**missing_options, "density": options.get("density")})
     family.designs.check_clusters(g, m, options)
     values = {name: options[name] for name in ("base_rate", "density") if name in options}
@@ -307,6 +313,51 @@ def random_design(
         if find_symmetry(design.model(1.0)) is None:
             return _with_missing(design, missing_options, rng)
     raise ValueError(f"could not draw an asymmetric {family.kind} design with {g}x{m} clusters")
+
+
+def check_family_options(
+    family: Family, options: Mapping[str, Any], shape: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    """The family's own design options among ``options``, checked, with their defaults: the
+    one check of a family's options (:func:`random_design`, the request, the memory guard).
+
+    Parameters
+    ----------
+    family : Family
+    options : mapping of str to value
+        Design options: the family's own, and possibly shared ones (ignored here) and other
+        families' (refused unless they hold their default, None or False).
+    shape : (int, int), optional
+        The table's shape, for the options that depend on it (Poisson ``effects=True``
+        becomes the shape: :meth:`~lbm_bench.models.family.Options.resolve`).
+
+    Raises
+    ------
+    ValueError
+        For another family's option set (naming the families it belongs to), or a bad own one.
+
+    Examples
+    --------
+    >>> from lbm_bench.models.registry import get_family
+    >>> check_family_options(get_family("poisson"), {"base_rate": 3.0, "missing": 0.1})["base_rate"]
+    3.0
+    >>> check_family_options(get_family("gaussian"), {"density": 0.1})
+    Traceback (most recent call last):
+    ...
+    ValueError: density is defined for the poisson and bernoulli kinds, got kind='gaussian'
+    """
+    own = {}
+    for name, value in options.items():
+        if name in family.options.fields:
+            own[name] = value
+            continue
+        owners = [other for other in FAMILIES if name in other.options.fields]
+        if owners and value is not None and value is not False and value != owners[0].options.fields[name].default:
+            kinds = " and ".join(other.kind for other in owners) + (" kinds" if len(owners) > 1 else " kind")
+            raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
+    if shape is not None:
+        own = family.options.resolve(own, *shape)
+    return family.options.check(own)
 
 
 def _missing_options(missing: Any, mechanism: Any, spread_value: Any) -> dict[str, Any]:
@@ -344,24 +395,6 @@ def _with_missing(design: ModelDesign, options: dict[str, Any], rng: np.random.G
     mechanism = options["missing_mechanism"]
     pattern = draw_missing_pattern(*design.block_shape, rng) if mechanism == "block" else None
     return replace(design, missing=MissingDesign(rate, mechanism, pattern, options["missing_spread"]))
-
-
-def _refuse_foreign_options(family: Family, options: dict[str, Any]) -> dict[str, Any]:
-    """The options of ``family``; ValueError for an option of another family set to other
-    than its default (naming the families it belongs to), TypeError for an unknown one."""
-    own = {}
-    for name, value in options.items():
-        if name in family.options.fields:
-            own[name] = value
-            continue
-        owners = [other.kind for other in FAMILIES if name in other.options.fields]
-        if not owners:
-            raise TypeError(f"random_design() got an unexpected keyword argument {name!r}")
-        default = next(other.options.fields[name].default for other in FAMILIES if name in other.options.fields)
-        if value is not None and value is not False and value != default:
-            kinds = " and ".join(owners) + (" kinds" if len(owners) > 1 else " kind")
-            raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
-    return own
 
 
 def random_model(

@@ -140,6 +140,9 @@ class Options(_Facet):
         :class:`~lbm_bench.protocol.settings.ModelOptions`, keys of release specs and flags
         of ``lbm-bench generate``. One option may belong to several families (the same
         field object: :data:`DENSITY_OPTION`).
+
+    Which options a request or a design keeps for its family, refusing another
+    family's, is decided once, by :func:`~lbm_bench.models.design.check_family_options`.
     """
 
     fields: ClassVar[dict[str, dataclasses.Field]] = {}

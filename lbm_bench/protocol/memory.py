@@ -50,6 +50,7 @@ from typing import Any
 
 from lbm_bench._validation import check_choice, check_count
 from lbm_bench.inference.code_sums import words_per_entry
+from lbm_bench.models.design import check_family_options
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.calibration import NOISE_CACHE_BYTES
@@ -217,7 +218,7 @@ def estimate_generation_memory(
         Workers of the calibration (each holds its own tables).
     options : mapping, optional
         Design options (the family's own are read: the number of statistics of
-        categorical blocks follows ``categories``).
+        categorical blocks follows ``categories``; another family's are refused).
     missing : float, default=0.0
         Expected fraction of missing entries (0: a complete table).
     missing_mechanism : {"random", "block"}, default="random"
@@ -235,11 +236,21 @@ def estimate_generation_memory(
     family = as_family(kind)
     n, d = check_count("n_rows", n_rows), check_count("n_cols", n_cols)
     g, m = check_count("n_row_clusters", n_row_clusters), check_count("n_col_clusters", n_col_clusters)
-    n_samples, n_chains = check_count("n_samples", n_samples), check_count("n_chains", n_chains)
-    n_tables = check_count("n_calibration_tables", n_calibration_tables)
-    n_jobs = check_count("jobs", jobs)
-    own = {name: value for name, value in (options or {}).items() if name in family.options.fields}
-    entries, p = n * d, family.options.count_statistics(family.options.check(own))
+    own = check_family_options(family, options or {}, (n, d))
+    return _estimate(
+        family, own, n, d, g, m, density=density, n_samples=check_count("n_samples", n_samples),
+        n_chains=check_count("n_chains", n_chains), n_tables=check_count("n_calibration_tables", n_calibration_tables),
+        n_jobs=check_count("jobs", jobs), missing=missing, missing_mechanism=missing_mechanism,
+    )
+
+
+def _estimate(
+    family: Family, options: dict[str, Any], n: int, d: int, g: int, m: int, *, density: float | None,
+    n_samples: int, n_chains: int, n_tables: int, n_jobs: int, missing: float, missing_mechanism: str,
+) -> MemoryEstimate:
+    """The estimate of a checked request: a family with its checked own ``options`` (the
+    module docstring)."""
+    entries, p = n * d, family.options.count_statistics(options)
     block = missing > 0 and missing_mechanism == "block"
     mask_bytes = 0 if missing == 0 else 8 if block else 1
     if missing > 0:  # dense statistics with the missing channels (models/missing.py; codes are not packed)
@@ -342,7 +353,7 @@ def estimate_request_memory(
     Parameters
     ----------
     request : TableRequest
-        Its family, sizes and ``density`` (a sparse table).
+        Its family and family options, sizes, ``density`` (a sparse table) and missing entries.
     settings : GenerationSettings, optional
         The Gibbs run and the calibration (defaults when omitted).
     calibrated : bool, default=False
@@ -354,11 +365,10 @@ def estimate_request_memory(
     tables = settings.n_calibration_tables
     if not isinstance(tables, int):  # "auto": sequential, at most this many tables
         tables = _AUTO_MAX_TABLES
-    return estimate_generation_memory(
-        request.family, *request.shape, *request.clusters,
-        density=getattr(request.model_options, "density", None), n_samples=settings.n_samples,
-        n_chains=settings.n_chains, n_calibration_tables=1 if calibrated else tables,
-        jobs=settings.jobs if jobs is None else jobs, options=request.design_options(),
-        missing=getattr(request.model_options, "missing", 0.0),
-        missing_mechanism=getattr(request.model_options, "missing_mechanism", "random"),
+    options = request.model_options
+    return _estimate(
+        request.family, request.family_options(), *request.shape, *request.clusters,
+        density=getattr(options, "density", None), n_samples=settings.n_samples, n_chains=settings.n_chains,
+        n_tables=1 if calibrated else tables, n_jobs=check_count("jobs", settings.jobs if jobs is None else jobs),
+        missing=getattr(options, "missing", 0.0), missing_mechanism=getattr(options, "missing_mechanism", "random"),
     )

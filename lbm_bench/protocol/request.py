@@ -31,8 +31,9 @@ from typing import Any
 
 from lbm_bench._records import Record, choice, setting
 from lbm_bench._validation import check_count, check_probability
+from lbm_bench.models.design import check_family_options
 from lbm_bench.models.family import Family
-from lbm_bench.models.registry import FAMILIES, as_family
+from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
 __all__ = ["CRITERIA", "RequestOptions", "TableRequest", "request_from_arguments"]
@@ -113,7 +114,7 @@ class TableRequest:
                 raise TypeError(f"model_options must be a ModelOptions or a mapping, got {options!r}")
             options = ModelOptions.from_mapping(options)
         put(self, "model_options", options)
-        self.family.designs.check_clusters(g, m, _check_family_options(self.family, options))
+        self.family.designs.check_clusters(g, m, self.family_options())
 
     @property
     def kind(self) -> str:
@@ -136,8 +137,9 @@ class TableRequest:
         return getattr(self.model_options, "density", None) is not None
 
     def family_options(self) -> dict[str, Any]:
-        """The family's own design options, checked, with their defaults (e.g. ``categories``)."""
-        return _check_family_options(self.family, self.model_options)
+        """The family's own design options, checked, with their defaults, for the table's shape
+        (e.g. ``categories``; ``effects=True`` becomes the shape)."""
+        return check_family_options(self.family, self.model_options.design_options(), self.shape)
 
     def design_options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~lbm_bench.random_design` for this table (the options
@@ -154,21 +156,6 @@ class TableRequest:
         extra = "".join(f", {k}={v}" for k, v in options.items())
         return (f"{self.kind} {self.n_rows}x{self.n_cols} table, {self.n_row_clusters}x{self.n_col_clusters} "
                 f"clusters, target risk {self.target_risk:g} (criterion {self.criterion}{extra})")
-
-
-def _check_family_options(family: Family, options: Any) -> dict[str, Any]:
-    """Refuse an option of another family set to other than its default; check the family's
-    and return them (with their defaults)."""
-    own = {}
-    for name, value in options.design_options().items():
-        if name in family.options.fields:
-            own[name] = value
-            continue
-        owners = [other.kind for other in FAMILIES if name in other.options.fields]
-        if owners:
-            kinds = " and ".join(owners) + (" kinds" if len(owners) > 1 else " kind")
-            raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
-    return family.options.check(family.options.resolve(own, 1, 1))
 
 
 def request_from_arguments(
