@@ -101,7 +101,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     rejection sampling, and write it with its Gibbs label sets.
     """
     from lbm_bench.protocol.generate import generate_table
-    from lbm_bench.protocol.memory import check_memory, estimate_request_memory
+    from lbm_bench.protocol.memory import MemoryLimitError
     from lbm_bench.protocol.request import TableRequest
     from lbm_bench.protocol.workers import check_backend, joblib_backend
     from lbm_bench.storage import save_table
@@ -114,11 +114,13 @@ def _run_generate(args: argparse.Namespace) -> int:
     request = TableRequest(args.kind, *args.shape, *args.clusters, args.risk,
                            model_options=ModelOptions.from_cli(args), **RequestOptions.from_cli(args).to_record())
     check_backend(args.backend, settings.jobs, args.scheduler)
-    check_memory(estimate_request_memory(request, settings), args.max_memory, style="cli")
     start = time.perf_counter()
-    with joblib_backend(args.backend, settings.jobs, args.scheduler):
-        table = generate_table(request, settings=settings, max_memory=args.max_memory,
-                               progress=_show_progress(args), rng=args.seed)
+    try:
+        with joblib_backend(args.backend, settings.jobs, args.scheduler):
+            table = generate_table(request, settings=settings, max_memory=args.max_memory,
+                                   progress=_show_progress(args), rng=args.seed)
+    except MemoryLimitError as exc:  # estimated once, by generate_table: named as the options here
+        raise exc.in_style("cli") from None
     try:
         save_table(table, args.output, overwrite=args.force)
     except FileExistsError:

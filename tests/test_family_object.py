@@ -12,7 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import lbm_bench.protocol.generate as generate_module
+import lbm_bench.protocol.memory as memory_module
 from lbm_bench.algorithms.em_problem import EMProblem
+from lbm_bench.cli import main
 from lbm_bench.models import registry
 from lbm_bench.models.design import ModelDesign, random_design
 from lbm_bench.models.registry import get_family
@@ -55,6 +58,31 @@ def test_a_request_and_a_design_hold_the_family_object(lookups):
     design.model(1.0).sample(60, 40, rng=1)
     assert design.family is poisson and design.kind == "poisson"
     assert lookups() == before  # nothing after the boundary looks the name up again
+
+
+def test_the_command_line_looks_the_family_up_once_and_estimates_memory_once(lookups, monkeypatch, tmp_path):
+    estimates = []
+
+    def counted(*args, **kwargs):
+        estimates.append(args[0])
+        return estimate_request_memory(*args, **kwargs)
+
+    monkeypatch.setattr(memory_module, "estimate_request_memory", counted)
+    monkeypatch.setattr(generate_module, "estimate_request_memory", counted)
+    args = ["generate", "--kind", "bernoulli", "--shape", "30x24", "--clusters", "2x2", "--risk", "0.1",
+            "--tolerance", "0.03", "--samples", "200", "--calibration-tables", "20", "--seed", "3", "-q"]
+    assert main([*args, "-o", str(tmp_path / "t.h5")]) == 0
+    assert len(estimates) == 1 and estimates[0].kind == "bernoulli"  # by generate_table, not before it too
+    # two boundaries: --kind, and the @kind of the file (the writer reads its layout back as any file)
+    assert lookups() == 2
+
+
+def test_a_refused_command_line_request_names_the_options_as_the_command_line_does(capsys):
+    args = ["generate", "--kind", "gaussian", "--shape", "200x100", "--clusters", "3x2", "--risk", "0.1",
+            "--max-memory", "1K", "-o", "x.h5"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "allowed by --max-memory" in err and "--shape" in err and "max_memory=" not in err
 
 
 def test_one_check_refuses_another_familys_option():

@@ -100,7 +100,35 @@ def _names(style: str) -> dict[str, str]:
 
 
 class MemoryLimitError(ValueError):
-    """A request whose estimated peak memory exceeds the memory available (one-line message)."""
+    """A request whose estimated peak memory exceeds the memory available (one-line message).
+
+    Attributes
+    ----------
+    estimate : MemoryEstimate
+    limit : int
+        The bytes allowed.
+    given : bool
+        Whether the limit was given (``max_memory``), else the memory available.
+    style : {"api", "cli"}
+        How the message names the settings (:meth:`in_style` says it the other way).
+    """
+
+    def __init__(self, estimate: MemoryEstimate, limit: int, given: bool, style: str = "api") -> None:
+        self.estimate, self.limit, self.given, self.style = estimate, limit, given, style
+        names = _names(style)
+        source = f"allowed by {names['max']}" if given else "available (MemAvailable)"
+        super().__init__(
+            f"the {estimate.what} needs about {estimate.describe()}, more than the "
+            f"{format_bytes(limit)} {source}; {_advice(estimate, names)}"
+        )
+
+    def in_style(self, style: str) -> MemoryLimitError:
+        """The same refusal naming the settings in ``style`` (the command line restyles the
+        refusal of :func:`~lbm_bench.generate_table` with its own option names)."""
+        return MemoryLimitError(self.estimate, self.limit, self.given, style)
+
+    def __reduce__(self) -> tuple:
+        return (MemoryLimitError, (self.estimate, self.limit, self.given, self.style))
 
 
 def format_bytes(n: float) -> str:
@@ -307,19 +335,11 @@ def check_memory(
     MemoryLimitError
         One line: the estimate by part, the limit and what to change.
     """
-    names = _names(style)
-    if max_memory is None:
-        limit, source = available_memory(), "available (MemAvailable)"
-        if limit is None:
-            return
-    else:
-        limit, source = parse_memory_size(max_memory), f"allowed by {names['max']}"
-    if estimate.total <= limit:
+    _names(style)  # checked before anything else
+    limit = available_memory() if max_memory is None else parse_memory_size(max_memory)
+    if limit is None or estimate.total <= limit:
         return
-    raise MemoryLimitError(
-        f"the {estimate.what} needs about {estimate.describe()}, more than the "
-        f"{format_bytes(limit)} {source}; {_advice(estimate, names)}"
-    )
+    raise MemoryLimitError(estimate, limit, max_memory is not None, style)
 
 
 def _advice(estimate: MemoryEstimate, names: dict[str, str]) -> str:
