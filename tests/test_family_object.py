@@ -14,9 +14,11 @@ import pytest
 
 import lbm_bench.protocol.generate as generate_module
 import lbm_bench.protocol.memory as memory_module
+from lbm_bench.algorithms import fit_lbm, select_lbm
 from lbm_bench.algorithms.em_problem import EMProblem
 from lbm_bench.cli import main
 from lbm_bench.models import registry
+from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign, random_design
 from lbm_bench.models.registry import get_family
 from lbm_bench.protocol.memory import estimate_generation_memory, estimate_request_memory
@@ -114,7 +116,37 @@ def table():
     return X
 
 
+@pytest.mark.parametrize("kind", [None, "poisson"])
+def test_the_block_em_reads_its_table_once(kind, table, lookups, monkeypatch):
+    reads = []
+    original = TableData.incomplete
+
+    def counted(X, *args, **kwargs):
+        if X is table:
+            reads.append(X)
+        return original(X, *args, **kwargs)
+
+    monkeypatch.setattr(TableData, "incomplete", staticmethod(counted))
+    fit = fit_lbm(table, 2, 2, kind=kind, n_init=2, rng=0)
+    assert len(reads) == 1 and lookups() == (kind is not None) and fit.kind == "poisson"
+    reads.clear()
+    chosen = select_lbm(table, (2, 2), kind=kind, n_init=2, rng=0)
+    assert len(reads) == 1 and lookups() == 2 * (kind is not None)
+    assert chosen.fit.kind == "poisson" and chosen.fit.rows.dtype == np.int64
+    assert np.array_equal(chosen.fit.rows, chosen.rows)
+
+
 def test_em_takes_the_family(table, lookups):
     poisson = get_family("poisson")
     problem = EMProblem(table, poisson)
     assert problem.family is poisson and lookups() == 1  # get_family's own
+
+
+def test_a_fit_is_assembled_in_one_place():
+    """``LBMFit`` is made by ``LBMFit.from_run`` only (fit_lbm and select_lbm both made one)."""
+    calls = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "LBMFit":
+                calls.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert not calls

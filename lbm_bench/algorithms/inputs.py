@@ -30,13 +30,16 @@ from numpy.typing import ArrayLike
 
 from lbm_bench._validation import check_count
 from lbm_bench.models.data import TableData
+from lbm_bench.models.family import Family
 from lbm_bench.models.registry import FAMILIES
 
 __all__ = [
+    "check_cluster_counts",
     "check_incomplete_inputs",
     "check_inputs",
     "check_numeric_table",
     "imputed_table",
+    "infer_family",
     "infer_kind",
     "reject_missing",
     "reject_sparse",
@@ -84,9 +87,10 @@ def reject_sparse(X: Any, algorithm: str, reason: str) -> None:
         )
 
 
-def _check_cluster_counts(
+def check_cluster_counts(
     shape: tuple[int, int], n_row_clusters: Any, n_col_clusters: Any
 ) -> tuple[int, int]:
+    """``(g, m)``: positive integers, at most the table's numbers of rows and columns ``shape``."""
     g = check_count("n_row_clusters", n_row_clusters)
     m = check_count("n_col_clusters", n_col_clusters)
     if g > shape[0]:
@@ -98,7 +102,7 @@ def _check_cluster_counts(
 
 def check_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) -> tuple[np.ndarray, int, int]:
     table = check_numeric_table(X)
-    g, m = _check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
+    g, m = check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
     return table, g, m
 
 
@@ -108,7 +112,7 @@ def check_incomplete_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) ->
     :func:`check_inputs` checks a complete one."""
     data = TableData.incomplete(X)
     table = check_numeric_table(data.table)
-    g, m = _check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
+    g, m = check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
     return data.with_table(table), g, m
 
 
@@ -172,7 +176,14 @@ def infer_kind(X: ArrayLike) -> str:
     'poisson'
     """
     data = TableData.incomplete(X)
-    table = check_numeric_table(data.table)
+    return infer_family(data.with_table(check_numeric_table(data.table))).kind
+
+
+def infer_family(data: TableData) -> Family:
+    """The family :func:`infer_kind` infers, of a table read already: a
+    :class:`~lbm_bench.models.data.TableData` whose table :func:`check_numeric_table` checked
+    (the boundary of the EM baselines reads its input once, then asks this)."""
+    table = data.table
     low = high = None
     dtype_kind = table.dtype.kind
     if data.n_missing and dtype_kind == "f":
@@ -187,7 +198,7 @@ def infer_kind(X: ArrayLike) -> str:
             low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
     candidates = [family for family in FAMILIES if family.estimation.inference_order is not None]
     ordered = sorted(candidates, key=lambda family: family.estimation.inference_order)
-    return next(family.kind for family in ordered if family.estimation.describes(dtype_kind, low, high))
+    return next(family for family in ordered if family.estimation.describes(dtype_kind, low, high))
 
 
 def _observed_values(data: TableData) -> np.ndarray:

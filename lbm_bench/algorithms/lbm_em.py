@@ -34,6 +34,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -42,14 +43,16 @@ from scipy.special import logsumexp
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_choice, check_count, check_positive_float
 from lbm_bench.algorithms.em_problem import VARIANCE_FLOOR, EMProblem, col_totals, row_totals
-from lbm_bench.algorithms.inputs import check_incomplete_inputs, infer_kind
+from lbm_bench.algorithms.inputs import check_cluster_counts, check_numeric_table, infer_family
 from lbm_bench.algorithms.kmeans import fill_empty, onehot, seeded_labels
 from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import FAMILIES as REGISTERED
-from lbm_bench.models.registry import check_kind
+from lbm_bench.models.registry import as_family
 
-__all__ = ["EM_METHODS", "FAMILIES", "EMRun", "LBMFit", "VARIANCE_FLOOR", "cem", "em_run", "fit_lbm", "vem"]
+__all__ = ["EM_METHODS", "FAMILIES", "EMRun", "LBMFit", "VARIANCE_FLOOR", "cem", "em_inputs", "em_run", "fit_lbm",
+           "vem"]
 
 #: Default numbers of random starts and iterations per method.
 _DEFAULTS = {"cem": {"n_init": 10, "max_iter": 100}, "vem": {"n_init": 10, "max_iter": 500}}
@@ -268,6 +271,31 @@ class LBMFit:
     method: str
     kind: str
 
+    @classmethod
+    def from_run(
+        cls, problem: EMProblem, run: EMRun, start_criteria: Any, method: str,
+        labels: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> LBMFit:
+        """The fit of a kept run on ``problem``: its model restored to the original table
+        (:meth:`~lbm_bench.algorithms.em_problem.EMProblem.restore`), its labels (or ``labels``,
+        the same partitions renumbered) as int64, and the criteria of the runs it was kept from."""
+        rows, cols = (run.rows, run.cols) if labels is None else labels
+        return cls(rows=np.asarray(rows).astype(np.int64), cols=np.asarray(cols).astype(np.int64),
+                   model=problem.restore(run.model), criterion=run.criterion, n_iter=run.n_iter,
+                   converged=run.converged, start_criteria=np.asarray(start_criteria, dtype=np.float64),
+                   method=method, kind=problem.family.kind)
+
+
+def em_inputs(X: Any, kind: Family | str | None, method: str) -> tuple[TableData, Family]:
+    """What :func:`fit_lbm` and :func:`~lbm_bench.algorithms.select_lbm` read of their input,
+    once: the table with its missing entries (NaN, a masked array, explicit NaN of a sparse
+    table) and its numbers checked, the method checked, and the family, looked up from
+    ``kind`` (a family or its name) or inferred from the table when None."""
+    data = TableData.incomplete(X)
+    data = data.with_table(check_numeric_table(data.table))
+    check_choice("method", method, tuple(EM_METHODS))
+    return data, (infer_family(data) if kind is None else as_family(kind))
+
 
 def fit_lbm(
     X: ArrayLike,
@@ -348,28 +376,16 @@ def fit_lbm(
     ('poisson', (40,), (30,), (2, 2))
     """
     rng = np.random.default_rng(rng)
-    table, g, m = check_incomplete_inputs(X, n_row_clusters, n_col_clusters)
-    check_choice("method", method, tuple(EM_METHODS))
-    kind = infer_kind(X) if kind is None else check_kind(kind)
+    data, family = em_inputs(X, kind, method)
+    g, m = check_cluster_counts(data.shape, n_row_clusters, n_col_clusters)
     defaults = _DEFAULTS[method]
     n_init = check_count("n_init", defaults["n_init"] if n_init is None else n_init)
     max_iter = check_count("max_iter", defaults["max_iter"] if max_iter is None else max_iter)
     tol = check_positive_float("tol", tol)
-    prob = EMProblem(table, kind, method)
+    prob = EMProblem(data, family, method)
     starts = [em_run(prob, g, m, method=method, max_iter=max_iter, tol=tol, rng=rng) for _ in range(n_init)]
     criteria = np.array([start.criterion for start in starts])
-    best = starts[int(np.argmax(criteria))]
-    return LBMFit(
-        rows=best.rows.astype(np.int64),
-        cols=best.cols.astype(np.int64),
-        model=prob.restore(best.model),
-        criterion=best.criterion,
-        n_iter=best.n_iter,
-        converged=best.converged,
-        start_criteria=criteria,
-        method=method,
-        kind=kind,
-    )
+    return LBMFit.from_run(prob, starts[int(np.argmax(criteria))], criteria, method)
 
 
 @fill_doc

@@ -38,12 +38,9 @@ from lbm_bench._validation import check_choice, check_count
 from lbm_bench.algorithms.criteria import Criterion, LabelSums
 from lbm_bench.algorithms.em_problem import EMProblem, col_totals, row_totals
 from lbm_bench.algorithms.embedding import embed_rows
-from lbm_bench.algorithms.inputs import check_numeric_table, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
-from lbm_bench.algorithms.lbm_em import EM_METHODS, EMRun, LBMFit, em_run
+from lbm_bench.algorithms.lbm_em import EMRun, LBMFit, em_inputs, em_run
 from lbm_bench.metrics.contingency_tables import compact_labels
-from lbm_bench.models.data import TableData
-from lbm_bench.models.registry import check_kind
 
 __all__ = ["DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "cem_icl", "check_max_clusters", "select_lbm", "vem_icl"]
 
@@ -402,14 +399,11 @@ def select_lbm(
     ((3, 2), 'exact-icl', (4, 4))
     """
     rng = np.random.default_rng(rng)
-    data = TableData.incomplete(X)  # missing entries (NaN, masked, explicit NaN of a sparse table) kept aside
-    table = check_numeric_table(data.table)
-    bounds = check_max_clusters("max_clusters", max_clusters, table.shape)
-    check_choice("method", method, tuple(EM_METHODS))
+    data, family = em_inputs(X, kind, method)  # missing entries (NaN, masked, explicit NaN of a sparse table)
+    bounds = check_max_clusters("max_clusters", max_clusters, data.shape)
     check_choice("search", search, SEARCHES)
     n_init, jobs = check_count("n_init", n_init), check_count("jobs", jobs)
-    kind = infer_kind(X) if kind is None else check_kind(kind)
-    crit = Criterion(EMProblem(data.with_table(table), kind, method), criterion)
+    crit = Criterion(EMProblem(data, family, method), criterion)
     root = np.random.SeedSequence(int(rng.integers(2**63)))
     with single_blas_thread():
         if jobs == 1:
@@ -421,19 +415,17 @@ def select_lbm(
             with Parallel(n_jobs=jobs) as parallel:
                 state = _Search(crit, method, bounds, jobs, parallel)
                 _SEARCH_FUNCTIONS[search](state, n_init, root)
-    return _selection(state, kind, search)
+    return _selection(state, search)
 
 
-def _selection(search: _Search, kind: str, name: str) -> LBMSelection:
+def _selection(search: _Search, name: str) -> LBMSelection:
     table = np.full(search.bounds, np.nan)
     for (g, m), cell in search.cells.items():
         table[g - 1, m - 1] = cell.value
     key = search.best()
     cell = search.cells[key]
-    problem = search.criterion.problem
-    fit = LBMFit(rows=cell.rows, cols=cell.cols, model=problem.restore(cell.run.model), criterion=cell.run.criterion,
-                 n_iter=cell.run.n_iter, converged=cell.run.converged, start_criteria=np.array(cell.fit_criteria),
-                 method=search.method, kind=kind)
+    fit = LBMFit.from_run(search.criterion.problem, cell.run, cell.fit_criteria, search.method,
+                          labels=(cell.rows, cell.cols))
     return LBMSelection(rows=cell.rows, cols=cell.cols, n_row_clusters=key[0], n_col_clusters=key[1], fit=fit,
                         criterion_table=table, criterion=search.criterion.form, search=name, n_runs=search.n_runs)
 
