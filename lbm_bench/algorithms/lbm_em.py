@@ -303,7 +303,7 @@ def fit_lbm(
     n_col_clusters: int,
     *,
     method: str = "cem",
-    kind: str | None = None,
+    kind: Family | str | None = None,
     n_init: int | None = None,
     max_iter: int | None = None,
     tol: float = 1e-8,
@@ -321,7 +321,7 @@ def fit_lbm(
     method : {"cem", "vem"}, default="cem"
         Block classification EM (hard labels, complete-data likelihood) or
         block variational EM (mean-field posteriors, lower bound).
-    kind : {"gaussian", "poisson", "bernoulli", "categorical"}, optional
+    kind : {"gaussian", "poisson", "bernoulli", "categorical"} or Family, optional
         Family of the blocks; inferred by :func:`infer_kind` when None (never
         categorical: codes look like counts; with ``"categorical"`` the number of
         categories is one more than the largest code of ``X``).

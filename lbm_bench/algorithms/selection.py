@@ -41,6 +41,7 @@ from lbm_bench.algorithms.embedding import embed_rows
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 from lbm_bench.algorithms.lbm_em import EMRun, LBMFit, em_inputs, em_run
 from lbm_bench.metrics.contingency_tables import compact_labels
+from lbm_bench.models.family import Family
 
 __all__ = ["DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "cem_icl", "check_max_clusters", "select_lbm", "vem_icl"]
 
@@ -351,7 +352,7 @@ def select_lbm(
     X: ArrayLike,
     max_clusters: tuple[int, int] = (8, 8),
     *,
-    kind: str | None = None,
+    kind: Family | str | None = None,
     method: str = "cem",
     criterion: str = "icl",
     search: str = DEFAULT_SEARCH,
@@ -368,7 +369,7 @@ def select_lbm(
     max_clusters : (int, int), default=(8, 8)
         The largest numbers of row and column clusters ``(G, M)`` considered, at most
         the table's numbers of rows and columns.
-    kind : {"gaussian", "poisson", "bernoulli", "categorical"}, optional
+    kind : {"gaussian", "poisson", "bernoulli", "categorical"} or Family, optional
         Family of the blocks; inferred from the table when None (see :func:`fit_lbm`).
     method : {"cem", "vem"}, default="cem"
         Block CEM or VEM (the criterion is computed at the MAP labels of VEM).

@@ -57,7 +57,7 @@ __all__ = [
 #: ``params/design@base_rate`` for every kind; only Poisson blocks use it).
 _UNUSED_BASE_RATE = 2.0
 
-#: Design options every family accepts (the families declare their own in ``option_fields``).
+#: Design options every family accepts (the families declare their own in their options facet, ``fields``).
 SHARED_OPTION_FIELDS = {
     "equal_proportions": setting(False, flag, "--equal-proportions", "equal cluster proportions"),
     "equal_dispersions": setting(False, flag, "--equal-dispersions", "equal dispersions"),
