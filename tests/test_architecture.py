@@ -164,7 +164,7 @@ def test_map_and_sampler_branch_on_the_storage_at_most_once(module, allowed):
 FAMILY_NAMES = {"gaussian", "poisson", "bernoulli", "categorical"}
 
 
-def _family_branches(path: Path) -> list[str]:
+def _family_branches(path: Path, names: set[str] = FAMILY_NAMES) -> list[str]:
     """Comparisons with, dict keys of and match cases on a family name (docstrings aside)."""
     hits = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -177,7 +177,7 @@ def _family_branches(path: Path) -> list[str]:
         else:
             continue
         hits += [f"{path.relative_to(PACKAGE)}:{c.lineno}: {c.value}" for c in consts
-                 if isinstance(c, ast.Constant) and c.value in FAMILY_NAMES]
+                 if isinstance(c, ast.Constant) and c.value in names]
     return hits
 
 
@@ -185,6 +185,15 @@ def test_no_code_outside_models_branches_on_a_family_name():
     """A family is one module: everything else asks the registry (issue 23)."""
     hits = [h for m, p in MODULES.items() if _room(m) != "models" for h in _family_branches(p)]
     assert not hits, "family-name branches outside lbm_bench/models/: " + ", ".join(hits)
+
+
+def test_no_code_branches_on_a_track_name():
+    """A track is an object registered by name (lbm_bench.scoring.benchmark.TRACKS): run_benchmark
+    and the command line read it, and no code compares a track's name (issue 32, item 5)."""
+    from lbm_bench.scoring.benchmark import TRACKS
+
+    hits = [h for p in MODULES.values() for h in _family_branches(p, set(TRACKS))]
+    assert not hits, "track-name branches: " + ", ".join(hits)
 
 
 #: Most places in the package that ask whether a table is sparse (scipy's ``issparse``):
