@@ -196,6 +196,18 @@ def test_no_code_branches_on_a_track_name():
     assert not hits, "track-name branches: " + ", ".join(hits)
 
 
+def test_no_module_fills_its_names_through_globals():
+    """Every public name of a module is a statement a reader can find (the per-family algorithms
+    of lbm_bench.algorithms: a module ``__getattr__`` on their table), never ``globals().update``
+    (issue 32, item 6)."""
+    calls = [f"{module}:{node.lineno}" for module, path in MODULES.items()
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call)
+             and isinstance(node.value.func, ast.Name) and node.value.func.id in ("globals", "vars", "locals")
+             and node.attr in ("update", "setdefault", "__setitem__")]
+    assert not calls, f"names filled through globals(): {calls}"
+
+
 #: Most places in the package that ask whether a table is sparse (scipy's ``issparse``):
 #: the storage adapter decides it once (lbm_bench/models/data.py), everything else asks it.
 MAX_ISSPARSE = 8

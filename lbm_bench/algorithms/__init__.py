@@ -66,6 +66,7 @@ from lbm_bench.algorithms.registry import (
     Algorithm,
     Contract,
     algorithm_source,
+    family_algorithm_attribute,
     fits_family,
     resolve_algorithm,
 )
@@ -73,7 +74,16 @@ from lbm_bench.algorithms.selection import LBMSelection, select_lbm
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
-globals().update(FAMILY_ALGORITHMS)  # gaussian_cem, ..., one per registered family and method
+
+def __getattr__(name: str) -> Algorithm:
+    """The per-family algorithms (``gaussian_cem``, ..., one per registered family and method) as
+    attributes of the package, looked up in :data:`FAMILY_ALGORITHMS` (PEP 562), so that a new
+    family's algorithms appear here without a line of their own."""
+    return family_algorithm_attribute(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *FAMILY_ALGORITHMS])
 
 __all__ = [
     "ALGORITHMS",

@@ -53,7 +53,7 @@ from lbm_bench.algorithms.selection import cem_icl, vem_icl
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm, sparsebm_selection
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
-__all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attributes made below
+__all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attributes (__getattr__ below)
     "ALGORITHMS",
     "CHOSEN_COUNTS",
     "CONTRACTS",
@@ -65,6 +65,7 @@ __all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attribu
     "Algorithm",
     "Contract",
     "algorithm_source",
+    "family_algorithm_attribute",
     "fits_family",
     "resolve_algorithm",
 ]
@@ -117,8 +118,26 @@ def _family_algorithm(kind: str, method: str) -> Algorithm:
 FAMILY_ALGORITHMS: dict[str, Algorithm] = {
     f"{kind}_{method}": _family_algorithm(kind, method) for kind in FAMILIES for method in LBM_METHODS
 }
-globals().update(FAMILY_ALGORITHMS)  # lbm_bench.algorithms.registry.poisson_cem, ...
 __all__ += sorted(FAMILY_ALGORITHMS)
+
+
+def __getattr__(name: str) -> Algorithm:
+    """The per-family algorithms as attributes of the module (``registry.poisson_cem``: where
+    pickle finds them by reference), looked up in :data:`FAMILY_ALGORITHMS` (PEP 562)."""
+    return family_algorithm_attribute(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *FAMILY_ALGORITHMS])
+
+
+def family_algorithm_attribute(module: str, name: str) -> Algorithm:
+    """The per-family algorithm ``name`` of :data:`FAMILY_ALGORITHMS`, as an attribute of
+    ``module`` (its module ``__getattr__``): AttributeError as Python words it otherwise."""
+    try:
+        return FAMILY_ALGORITHMS[name]
+    except KeyError:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}") from None
 
 
 for _fit, _ in LBM_METHODS.values():
