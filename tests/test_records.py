@@ -63,7 +63,8 @@ def test_the_checks():
 def test_mappings_and_records():
     knobs = Knobs.from_mapping({"n_items": 4, "workers": 3})
     assert Knobs.names() == ("n_items", "share", "workers", "loud", "size")
-    assert knobs.to_record() == {"loud": False, "n_items": 4, "share": 0.5, "size": "auto"}  # sorted, workers not stored
+    # sorted by name, and workers (how, not what) not stored
+    assert knobs.to_record() == {"loud": False, "n_items": 4, "share": 0.5, "size": "auto"}
     assert knobs.changed() == {"n_items": 4}
     assert Knobs.from_record({**knobs.to_record(), "from_a_newer_version": 1}) == knobs.replace(workers=1)
     assert knobs.replace(share=0.1).share == 0.1 and knobs.share == 0.5

@@ -17,8 +17,8 @@ def _reference(X, r):
 
 
 def _same_up_to_signs(a, b):
-    return np.allclose(np.abs(a), np.abs(b), atol=1e-8) and all(
-        np.allclose(a[:, j], b[:, j], atol=1e-8) or np.allclose(a[:, j], -b[:, j], atol=1e-8) for j in range(a.shape[1]))
+    return all(np.allclose(a[:, j], b[:, j], atol=1e-8) or np.allclose(a[:, j], -b[:, j], atol=1e-8)
+               for j in range(a.shape[1]))
 
 
 def test_the_coordinates_are_the_scaled_singular_vectors_of_the_centred_table():
