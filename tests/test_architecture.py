@@ -381,3 +381,45 @@ def test_the_package_does_not_import_the_scripts():
             offenders.append((module, "sys.path"))
     assert not offenders
     assert not (PACKAGE / "bench").exists()
+
+
+# -- tests mirror modules (docs/architecture.md, "Tests") ------------------------------------------
+
+TESTS = PACKAGE.parent / "tests"
+#: Modules without behaviour of their own, with why (no test file of their own).
+WITHOUT_BEHAVIOUR = {"_version": "a version string"}
+
+
+def _test_file(module: str) -> Path:
+    """``tests/<room>/test_<module>.py`` (a top-level module's in ``tests/``, its underscore dropped)."""
+    *room, name = module.split(".")
+    return TESTS.joinpath(*room, f"test_{name.lstrip('_')}.py")
+
+
+def _tests_module(test: Path, module: str) -> bool:
+    """Whether ``test`` says it tests ``lbm_bench.<module>``: its docstring names it, or it imports
+    the module itself or names from it."""
+    dotted = f"lbm_bench.{module}"
+    parent, _, name = dotted.rpartition(".")
+    tree = ast.parse(test.read_text(encoding="utf-8"))
+    if dotted in " ".join((ast.get_docstring(tree) or "").split()):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == dotted:
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == parent and any(a.name == name for a in node.names):
+            return True
+        if isinstance(node, ast.Import) and any(a.name == dotted for a in node.names):
+            return True
+    return False
+
+
+def test_every_module_with_behaviour_has_its_own_test_file():
+    """The tests of ``lbm_bench/<room>/<module>.py`` are in ``tests/<room>/test_<module>.py``, which
+    says so (its docstring names the module, or it imports it) (issue 32, item 7)."""
+    modules = [m for m in MODULES if not m.endswith(("__init__", "__main__")) and m not in WITHOUT_BEHAVIOUR]
+    missing = [f"{m}: {_test_file(m).relative_to(TESTS.parent)}" for m in modules if not _test_file(m).is_file()]
+    assert not missing, "modules without a test file of their own: " + ", ".join(missing)
+    unrelated = [str(_test_file(m).relative_to(TESTS.parent)) for m in modules if not _tests_module(_test_file(m), m)]
+    assert not unrelated, "test files that do not say which module they test: " + ", ".join(unrelated)
+    assert set(WITHOUT_BEHAVIOUR) <= set(MODULES)
