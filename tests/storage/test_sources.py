@@ -8,29 +8,14 @@ import h5py
 import numpy as np
 import pytest
 
-from lbm_bench.storage.sources import FileSource, Layout, MemorySource, SafeAttributes
+from lbm_bench.storage.sources import FileSource, MemorySource, SafeAttributes
+from tests.storage.tables import layout_of
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "table_v1_1.h5"
 
 
-def _layout_of(path):
-    """Every attribute and dataset of a file, in memory."""
-    layout = Layout()
-    with h5py.File(path, "r") as f:
-        layout.attrs[""] = dict(f.attrs)
-
-        def visit(name, obj):
-            if isinstance(obj, h5py.Group):
-                layout.attrs[name] = dict(obj.attrs)
-            else:
-                layout.datasets[name] = obj[()]
-
-        f.visititems(visit)
-    return layout
-
-
 def test_a_file_and_its_layout_answer_alike():
-    layout = _layout_of(SAMPLE)
+    layout = layout_of(SAMPLE)
     with h5py.File(SAMPLE, "r") as f:
         for source in (FileSource(f), MemorySource(layout)):
             assert source.attrs("")["format"] in ("lbm-bench-table", b"lbm-bench-table")

@@ -4,45 +4,29 @@ a source that is not a table of a supported version is fatal at once."""
 
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
 
 from lbm_bench.storage import load_table
-from lbm_bench.storage.sources import Layout, MemorySource
+from lbm_bench.storage.sources import MemorySource
 from lbm_bench.storage.validate import Fatal, one_line, read_table, read_version, summary
-from tests.storage.tables import assert_same
+from tests.storage.tables import assert_same, layout_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SAMPLES = ["table_v1.h5", "table_v1_1.h5", "table_v1_1_sparse.h5", "table_v1_2_categorical.h5",
            "table_v1_3_missing_sparse.h5"]
 
 
-def _layout_of(path):
-    layout = Layout()
-    with h5py.File(path, "r") as f:
-        layout.attrs[""] = dict(f.attrs)
-
-        def visit(name, obj):
-            if isinstance(obj, h5py.Group):
-                layout.attrs[name] = dict(obj.attrs)
-            else:
-                layout.datasets[name] = obj[()]
-
-        f.visititems(visit)
-    return layout
-
-
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_the_items_in_memory_build_the_files_table(sample):
     problems = []
-    table = read_table(MemorySource(_layout_of(DATA / sample)), problems)
+    table = read_table(MemorySource(layout_of(DATA / sample)), problems)
     assert problems == []
     assert_same(table, load_table(DATA / sample))
 
 
 def test_every_bad_item_is_one_line_naming_it():
-    layout = _layout_of(DATA / "table_v1_1.h5")
+    layout = layout_of(DATA / "table_v1_1.h5")
     layout.datasets["map/rows"] = layout.datasets["map/rows"][:-1]  # a label short
     layout.datasets["gibbs/cols"] = layout.datasets["gibbs/cols"].astype(np.float64)
     del layout.attrs["calibration"]["n_steps"]
@@ -57,7 +41,7 @@ def test_every_bad_item_is_one_line_naming_it():
 
 
 def test_labels_outside_the_clusters_are_refused():
-    layout = _layout_of(DATA / "table_v1_1.h5")
+    layout = layout_of(DATA / "table_v1_1.h5")
     layout.datasets["truth/rows"] = layout.datasets["truth/rows"].copy()
     layout.datasets["truth/rows"][0] = 7
     problems = []
@@ -72,13 +56,13 @@ def test_labels_outside_the_clusters_are_refused():
     ({"format_version": "0.9"}, "format version 0.9 is not supported (this reader reads 1.x)"),
 ])
 def test_a_source_that_is_not_a_table_is_fatal(change, message):
-    layout = _layout_of(DATA / "table_v1_1.h5")
+    layout = layout_of(DATA / "table_v1_1.h5")
     layout.attrs[""].update(change)
     with pytest.raises(Fatal, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
         read_table(MemorySource(layout), [])
 
 
 def test_versions_and_messages():
-    assert read_version(MemorySource(_layout_of(DATA / "table_v1.h5"))) == (1, 0)
-    assert read_version(MemorySource(_layout_of(DATA / "table_v1_3_missing_sparse.h5"))) == (1, 3)
+    assert read_version(MemorySource(layout_of(DATA / "table_v1.h5"))) == (1, 0)
+    assert read_version(MemorySource(layout_of(DATA / "table_v1_3_missing_sparse.h5"))) == (1, 3)
     assert one_line(ValueError("two\n  lines")) == "two lines" and one_line(KeyError()) == "KeyError"
