@@ -61,6 +61,7 @@ import numpy as np
 from scipy import optimize, special
 from scipy import sparse as sp
 
+import lbm_bench._portable as portable
 from lbm_bench._records import choice, setting
 from lbm_bench._validation import check_block_array, check_choice, check_positive_float, check_probability
 from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
@@ -342,7 +343,7 @@ class EntryFamily:
         q = getattr(model, "missing_probs", None)
         self.incomplete = bool(incomplete) or q is not None
         self.weighted = model.row_weights(1) is not None or model.col_weights(1) is not None
-        self.count_partition = None if q is None else -np.log1p(-q)
+        self.count_partition = None if q is None else -portable.log1p(-q)
         channels = [eta]
         self._mask_channels = ()
         if self.incomplete:
