@@ -10,8 +10,14 @@ AVX-512, and with numpy's baseline loops and OpenBLAS's Nehalem kernels
 differed at the AVX2 level.
 """
 
+import hashlib
+import shutil
+
+import h5py
+import numpy as np
 import pytest
 
+from lbm_bench.cli import main
 from lbm_bench.release import build_release, compare_releases
 from tests.cpu_levels import available_levels, run_at_level
 
@@ -75,3 +81,27 @@ def test_rebuilt_at_another_dispatch_level_with_the_same_bytes(varied, tmp_path,
             f"print(json.dumps(main(['build', {str(varied / 'spec.toml')!r}, '--out', {str(out)!r}, '-q'])))")
     assert run_at_level(level, code) == 0
     assert compare_releases(out, varied) == []
+
+
+def test_verify_against_tells_rounding_from_another_table(varied, tmp_path, capsys):
+    """Where the bytes cannot be the same (a C library that rounds differently, docs/releases.md),
+    ``verify --against`` says which tables are the same up to rounding and which are other tables."""
+    copy = tmp_path / "copy"
+    shutil.copytree(varied, copy)
+    rounded, other = "tables/gaussian-30x20-2x2-r0.1-01.h5", "tables/poisson-30x20-2x2-r0.1-01.h5"
+    with h5py.File(copy / rounded, "r+") as f:  # the scale and the block means an ulp away
+        f.attrs["scale"] = np.nextafter(f.attrs["scale"], np.inf)
+        f["params/means"][...] = np.nextafter(f["params/means"][()], np.inf)
+    with h5py.File(copy / other, "r+") as f:  # a label moved
+        f["map/rows"][0] = 1 - f["map/rows"][0]
+    sums = (copy / "SHA256SUMS").read_text().splitlines()
+    sums = [f"{hashlib.sha256((copy / name).read_bytes()).hexdigest()}  {name}" if name in (rounded, other) else line
+            for line in sums for name in [line.partition("  ")[2]]]
+    (copy / "SHA256SUMS").write_text("\n".join(sums) + "\n")
+    differences = compare_releases(copy, varied)
+    assert f"{rounded}: SHA-256 differs from {varied}'s: the same table up to rounding: " in "\n".join(differences)
+    assert f"{other}: SHA-256 differs from {varied}'s: another table: map/rows differ" in differences
+    capsys.readouterr()
+    assert main(["verify", str(copy), "--against", str(varied)]) == 1
+    out = capsys.readouterr().out
+    assert f"DIFFERS {rounded}: SHA-256 differs from {varied}'s: the same table up to rounding" in out
