@@ -108,6 +108,7 @@ class SparseNoise:
         self.n_bands = 0
         self.positions = np.empty(0, dtype=np.int64)
         self.uniforms = np.empty(0, dtype=np.float64)
+        self._bins: list[np.ndarray] | None = None
 
     @property
     def level(self) -> float:
@@ -142,13 +143,16 @@ class SparseNoise:
 
     # -- one band ------------------------------------------------------------------
     def _row_bins(self) -> list[np.ndarray]:
-        n_rows = self.shape[0]
-        if self.row_weights is None:
-            return [np.arange(n_rows)]
-        key = np.floor(portable.log(self.row_weights) / math.log(_BIN_RATIO)).astype(np.int64)
-        order = np.argsort(key, kind="stable")
-        bounds = np.flatnonzero(np.diff(key[order])) + 1
-        return [np.sort(rows) for rows in np.split(order, bounds)]
+        """The rows grouped by exposure (bins of ratio :data:`_BIN_RATIO`), once per noise."""
+        if self._bins is None:
+            if self.row_weights is None:
+                self._bins = [np.arange(self.shape[0])]
+            else:
+                key = np.floor(portable.log(self.row_weights) / math.log(_BIN_RATIO)).astype(np.int64)
+                order = np.argsort(key, kind="stable")
+                bounds = np.flatnonzero(np.diff(key[order])) + 1
+                self._bins = [np.sort(rows) for rows in np.split(order, bounds)]
+        return self._bins
 
     def _band(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(index,)))
@@ -173,12 +177,14 @@ class SparseNoise:
         # candidates already in an earlier band are dropped by the caller (their U is smaller)
         positions = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
         exposure = 1.0
-        if weighted:  # thinned to each entry's own q, every bin at once
+        if weighted:
             rows, cols = np.divmod(positions, n_cols)
             exposure = a[rows] * b[cols]
-            accept = np.concatenate(thinning) < -portable.expm1(-exposure * (high - low))
-            positions, exposure = positions[accept], exposure[accept]
-        t_low, t_high = -portable.expm1(-exposure * np.array([[low], [high]]))
+        # in one call: each entry's own q and its thresholds T(low) and T(high)
+        q, t_low, t_high = -portable.expm1(-exposure * np.array([[high - low], [low], [high]]))
+        if weighted:  # thinned to each entry's own q, every bin at once
+            accept = np.concatenate(thinning) < q
+            positions, t_low, t_high = positions[accept], t_low[accept], t_high[accept]
         uniforms = rng.random(positions.size)
         uniforms *= t_high - t_low
         uniforms += t_low
