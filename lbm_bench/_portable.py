@@ -15,9 +15,10 @@ in every SIMD loop (``+ - * /``, ``rint``, ``ldexp``, comparisons and integer op
 on the float's bits): the same input gives the same output bits on any CPU, at any of
 numpy's dispatch levels and with any C library. ``exp`` and ``log`` follow fdlibm's
 algorithms and coefficients (Sun Microsystems' freely distributable libm, also in
-FreeBSD and musl): error below one ulp. ``log1p`` and ``expm1`` are Goldberg's and
-Kahan's formulations on them, ``tanh`` and ``power`` are built on those: a few ulp. They
-cost ten to thirty times numpy's loops, so they serve where a value is stored or decides
+FreeBSD and musl): error below one ulp. ``expm1`` is fdlibm's near 0 and Kahan's
+formulation on ``exp`` and ``log`` beyond, ``log1p`` Goldberg's on ``log``; ``tanh`` and
+``power`` are built on those: within a few ulp. They cost ten to thirty times numpy's
+loops, so they serve where a value is stored or decides
 a draw of the data (a model's parameters at a scale, the calibration's first guess, the
 draws of sparse tables); the inference engine's inner loops keep numpy's
 (docs/releases.md, "The same bytes on another CPU").
@@ -54,6 +55,14 @@ _P4 = -1.65339022054652515390e-06  # 0xBEBBBD41 C5D26BF1
 _P5 = 4.13813679705723846039e-08  # 0x3E663769 72BEA4D0
 _EXP_OVERFLOW = 7.09782712893383973096e02  # exp(x) is inf above
 _EXP_UNDERFLOW = -7.45133219101941108420e02  # exp(x) is 0 below
+# fdlibm s_expm1.c: the coefficients of its rational approximation; below -56 ln2, -1.
+_Q1 = -3.33333333333331316428e-02  # 0xBFA11111 111110F4
+_Q2 = 1.58730158725481460165e-03  # 0x3F5A01A0 19FE5585
+_Q3 = -7.93650757867487942473e-05  # 0xBF14CE19 9EAADBB7
+_Q4 = 4.00821782732936239552e-06  # 0x3ED0CFCA 86E65239
+_Q5 = -2.01099218183624371326e-07  # 0xBE8AFDB7 6E09C32D
+_EXPM1_MINUS_ONE = -38.816242111356935  # -56 ln2
+_HALF_LN2 = 0.34657359027997264  # ln2 / 2: k = 0 below
 
 # fdlibm e_log.c: coefficients of log(1 + f) = f - f^2 / 2 + s (f^2 / 2 + R(s^2)), s = f / (2 + f).
 _LG1 = 6.666666666666735130e-01  # 0x3FE55555 55555593
@@ -225,12 +234,34 @@ def log1p(x: np.ndarray) -> np.ndarray:
     return np.where(ordinary, out, special)
 
 
+def _expm1_near(x: np.ndarray) -> np.ndarray:
+    """fdlibm's ``expm1`` for ``|x| <= ln2 / 2`` (its case k = 0): ``x - (x e - x^2 / 2)``."""
+    hfx = np.multiply(x, 0.5)
+    hxs = np.multiply(x, hfx)
+    r1 = np.multiply(hxs, _Q5)  # r1 = 1 + hxs (Q1 + hxs (Q2 + hxs (Q3 + hxs (Q4 + hxs Q5))))
+    for coefficient in (_Q4, _Q3, _Q2, _Q1):
+        r1 += coefficient
+        r1 *= hxs
+    r1 += 1.0
+    t = np.multiply(r1, hfx, out=hfx)
+    np.subtract(3.0, t, out=t)  # t = 3 - r1 hfx
+    e = np.subtract(r1, t, out=r1)  # e = hxs ((r1 - t) / (6 - x t))
+    t *= x
+    np.subtract(6.0, t, out=t)
+    e /= t
+    e *= hxs
+    e *= x
+    e -= hxs
+    return np.subtract(x, e, out=e)
+
+
 @_elementwise
 def expm1(x: np.ndarray) -> np.ndarray:
-    """``exp(x) - 1``, accurate for small ``x``, the same bits on every CPU (a few ulp).
+    """``exp(x) - 1``, accurate for small ``x``, the same bits on every CPU (within 2 ulp).
 
-    Kahan's formulation: with ``u = exp(x)`` rounded, ``(u - 1) * (x / log(u))``
-    (``x`` when ``u`` rounds to 1, -1 when ``u - 1`` does).
+    fdlibm's rational approximation for ``|x| <= ln2 / 2`` (error below 1 ulp); beyond,
+    Kahan's formulation on :func:`exp` and :func:`log`: with ``u = exp(x)`` rounded,
+    ``(u - 1) * (x / log(u))``. -1 below ``-56 ln2``.
 
     Parameters
     ----------
@@ -240,14 +271,17 @@ def expm1(x: np.ndarray) -> np.ndarray:
     -------
     ndarray of float64
     """
-    u = exp(x)
-    d = u - 1.0
-    ordinary = (u != 1.0) & (d != -1.0) & (u < np.inf)  # False for NaN
-    if ordinary.all():
-        return d * (x / log(u))
-    out = d * (x / log(np.where(ordinary, u, 2.0)))
-    special = np.where(u == 1.0, x, np.where(d == -1.0, -1.0, np.where(np.isnan(x), np.nan, np.inf)))
-    return np.where(ordinary, out, special)
+    near = np.abs(x) <= _HALF_LN2  # False for NaN
+    if near.all():
+        return _expm1_near(x)
+    out = np.empty_like(x)
+    out[near] = _expm1_near(x[near])
+    far = ~near & (x >= _EXPM1_MINUS_ONE) & (x <= _EXP_OVERFLOW)
+    u = exp(x[far])
+    out[far] = (u - 1.0) * (x[far] / log(u))
+    rest = ~(near | far)
+    out[rest] = np.where(x[rest] > 0.0, np.inf, np.where(x[rest] < 0.0, -1.0, np.nan))  # NaN stays NaN
+    return out
 
 
 def tanh(x: Any) -> np.ndarray:

@@ -180,13 +180,14 @@ class SparseNoise:
         if weighted:
             rows, cols = np.divmod(positions, n_cols)
             exposure = a[rows] * b[cols]
-        # in one call: each entry's own q and its thresholds T(low) and T(high)
-        q, t_low, t_high = -portable.expm1(-exposure * np.array([[high - low], [low], [high]]))
+        # in one call: each entry's own q = P(U < T(high) | U >= T(low)) and T(low); the band's
+        # width is then T(high) - T(low) = q (1 - T(low))
+        q, t_low = -portable.expm1(-exposure * np.array([[high - low], [low]]))
         if weighted:  # thinned to each entry's own q, every bin at once
             accept = np.concatenate(thinning) < q
-            positions, t_low, t_high = positions[accept], t_low[accept], t_high[accept]
+            positions, q, t_low = positions[accept], q[accept], t_low[accept]
         uniforms = rng.random(positions.size)
-        uniforms *= t_high - t_low
+        uniforms *= q - q * t_low
         uniforms += t_low
         return positions, uniforms
 
