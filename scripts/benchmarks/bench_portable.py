@@ -8,14 +8,16 @@ Without an option: each function of ``lbm_bench._portable`` (the elementary func
 with the same bits on every CPU) against numpy's own, on float64 arrays of 6, 4096 and
 10^6 elements: microseconds per call, best of ``--repeats``, and the ratio.
 
-``--dispatch``: numpy's float64 ``exp``, ``log``, ``log1p``, ``expm1``, ``tanh`` and
-``power``, and ``lbm_bench._portable``'s, on fixed arguments (built by exact
-operations), computed in this process and in a subprocess at each lower dispatch level
-this machine can emulate (numpy's AVX2 loops and OpenBLAS's Haswell kernels, numpy's
-baseline loops and OpenBLAS's Nehalem kernels: ``NPY_DISABLE_CPU_FEATURES`` and
-``OPENBLAS_CORETYPE``, as tests/cpu_levels.py sets them): the share of the arguments
-whose result differs from this process's. numpy's differ where this machine's loops and
-the level's differ (on an AVX-512 machine, most of them); ``_portable``'s never.
+``--dispatch``: ``exp``, ``log``, ``log1p``, ``expm1``, ``tanh`` and ``power`` of numpy
+(float64), of ``lbm_bench._portable`` and of the C library (Python's ``math``), on fixed
+arguments (built by exact operations), computed in this process and in a subprocess at
+each lower level this machine can emulate: numpy's AVX2 loops and OpenBLAS's Haswell
+kernels, numpy's baseline loops and OpenBLAS's Nehalem kernels (``NPY_DISABLE_CPU_FEATURES``
+and ``OPENBLAS_CORETYPE``, as tests/cpu_levels.py sets them), and those with glibc's
+versions for CPUs without AVX2 and FMA ("no-fma": ``GLIBC_TUNABLES``, glibc only). It
+prints the share of the arguments whose result differs from this process's: numpy's
+where this machine's loops and the level's differ, the C library's at "no-fma",
+``_portable``'s never.
 
 ``--against REF``: ``generate_table`` on a few tables of every family and storage (dense
 and sparse, with row and column effects, with missing entries), the package at git
@@ -46,6 +48,8 @@ import numpy as np
 LEVELS = {
     "avx2": {"NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR", "OPENBLAS_CORETYPE": "Haswell"},
     "baseline": {"NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR", "OPENBLAS_CORETYPE": "Nehalem"},
+    "no-fma": {"NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR", "OPENBLAS_CORETYPE": "Nehalem",
+               "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX"},
 }
 FUNCTIONS = ("exp", "log", "log1p", "expm1", "tanh", "power")
 
@@ -95,7 +99,7 @@ def timings(sizes: list[int], repeats: int) -> list[dict]:
             args = arguments(name, size)
             row = {"function": name, "size": size}
             for label, module in (("numpy", np), ("portable", portable)):
-                number = max(1, 200_000 // size)
+                number = max(1, min(1000, 200_000 // size))
                 best = min(_timed(module, name, args, number) for _ in range(repeats))
                 row[label] = best * 1e6
             rows.append(row)
@@ -110,7 +114,7 @@ def _timed(module, name: str, args: tuple[np.ndarray, ...], number: int) -> floa
 
 
 _RESULTS = """
-import hashlib, json, sys
+import json, math, sys
 import numpy as np
 import lbm_bench._portable as portable
 sys.path.insert(0, {folder!r})
@@ -118,14 +122,16 @@ from bench_portable import FUNCTIONS, _call, arguments
 out = {{}}
 for name in FUNCTIONS:
     args = arguments(name, {size})
-    out[name] = [_call(np, name, args).tobytes().hex(), _call(portable, name, args).tobytes().hex()]
+    c_library = np.array([getattr(math, "pow" if name == "power" else name)(*v) for v in zip(*args)])
+    out[name] = [_call(np, name, args).tobytes().hex(), _call(portable, name, args).tobytes().hex(),
+                 c_library.tobytes().hex()]
 print(json.dumps(out))
 """
 
 
-def dispatch_differences(size: int) -> dict[str, dict[str, tuple[float, float]]]:
-    """Per level and function: the share of results of numpy's function, then of _portable's,
-    that differ from this process's."""
+def dispatch_differences(size: int) -> dict[str, dict[str, tuple[float, float, float]]]:
+    """Per level and function: the share of results of numpy's function, of _portable's and of
+    the C library's that differ from this process's."""
     folder = str(Path(__file__).resolve().parent)
     code = _RESULTS.format(folder=folder, size=size)
     here = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -135,7 +141,7 @@ def dispatch_differences(size: int) -> dict[str, dict[str, tuple[float, float]]]
         env = {**os.environ, **LEVELS[level]}
         there = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                           check=True, env=env).stdout)
-        out[level] = {name: tuple(_share(here[name][k], there[name][k]) for k in (0, 1)) for name in FUNCTIONS}
+        out[level] = {name: tuple(_share(here[name][k], there[name][k]) for k in (0, 1, 2)) for name in FUNCTIONS}
     return out
 
 
@@ -150,7 +156,7 @@ def _levels() -> list[str]:
     from numpy.lib.introspect import opt_func_info
 
     native = opt_func_info(func_name="^exp$", signature="^float64")["exp"]["dd"]["current"]
-    return ["avx2", "baseline"] if native in ("X86_V3", "X86_V4") else ["baseline"]
+    return ["avx2", "baseline", "no-fma"] if native in ("X86_V3", "X86_V4") else ["baseline", "no-fma"]
 
 
 _GENERATE = r"""
@@ -223,11 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.dispatch:
         size = 20_000 if args.quick else 1_000_000
-        print(f"# share of {size} results that differ from this machine's, numpy's / _portable's")
+        print(f"# share of {size} results that differ from this process's: numpy's / _portable's / math's")
         levels = dispatch_differences(size)
-        print(f"{'function':<9}" + "".join(f"{level:>24}" for level in levels))
+        print(f"{'function':<9}" + "".join(f"{level:>27}" for level in levels))
         for name in FUNCTIONS:
-            cells = "".join(f"{levels[level][name][0]:>14.2%} / {levels[level][name][1]:<7.2%}" for level in levels)
+            cells = "".join("   " + " / ".join(f"{share:6.2%}" for share in levels[level][name]) for level in levels)
             print(f"{name:<9}{cells}")
         return 0
     if args.against:
