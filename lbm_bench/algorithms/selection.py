@@ -41,7 +41,7 @@ from lbm_bench.algorithms.embedding import embed_rows
 from lbm_bench.algorithms.inputs import check_numeric_table, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 from lbm_bench.algorithms.lbm_em import EM_METHODS, EMRun, LBMFit, em_run
-from lbm_bench.metrics.tables import compact_labels
+from lbm_bench.metrics.contingency_tables import compact_labels
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import check_kind
 
