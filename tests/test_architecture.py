@@ -24,6 +24,7 @@ LAYERS = {
     "_memory": 0,
     "_docstrings": 0,
     "_atomic": 0,
+    "_portable": 0,
     "algorithms": 5,
     "plotting": 5,
     "table_image": 5,
@@ -354,7 +355,8 @@ def test_no_module_imports_another_modules_private_names():
 
 #: Modules whose name starts with an underscore but that are the package's shared helpers
 #: (layer 0): importing them is their purpose.
-PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version", "_atomic"}
+PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version", "_atomic",
+                   "_portable"}
 
 
 SCRIPTS = PACKAGE.parent / "scripts"
