@@ -83,13 +83,13 @@ def design_option_fields() -> dict[str, Any]:
 class ModelDesign:
     """The scale-free part of a latent block model.
 
-    Attributes
-    ----------
+    {{kind_attribute}}
     family : Family
-        The design's family (a name is turned into it on construction); ``kind`` is its name.
+        The design's family (given by name or as the object: a name is turned into it on
+        construction); ``kind`` is its name.
     row_proportions : ndarray of shape (g,)
     col_proportions : ndarray of shape (m,)
-    pattern : ndarray of shape (g, m), or (g, m) + the family's ``block_extents``
+    pattern : ndarray of shape (g, m), or (g, m) + the storage codec's ``block_extents``
         Real pattern (Gaussian, Poisson), centred with unit mean class
         separation, +-1 binary modes (Bernoulli), or the one-hot dominant
         categories of shape (g, m, K) (categorical).

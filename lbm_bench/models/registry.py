@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lbm_bench._docstrings import name_families
 from lbm_bench._validation import describe_value
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.bernoulli import BERNOULLI
@@ -37,6 +38,7 @@ __all__ = [
 FAMILIES: tuple[Family, ...] = (GAUSSIAN, POISSON, BERNOULLI, CATEGORICAL)
 
 _BY_NAME: dict[str, Family] = {family.kind: family for family in FAMILIES}
+name_families(tuple(_BY_NAME))  # the shared docstrings list them (lbm_bench._docstrings)
 
 
 def family_names() -> tuple[str, ...]:
