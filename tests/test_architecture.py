@@ -24,6 +24,7 @@ LAYERS = {
     "_memory": 0,
     "_docstrings": 0,
     "_atomic": 0,
+    "_seeds": 0,
     "algorithms": 5,
     "plotting": 5,
     "table_image": 5,
@@ -266,7 +267,7 @@ def test_no_module_imports_another_modules_private_names():
 
 #: Modules whose name starts with an underscore but that are the package's shared helpers
 #: (layer 0): importing them is their purpose.
-PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version", "_atomic"}
+PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version", "_atomic", "_seeds"}
 
 
 SCRIPTS = PACKAGE.parent / "scripts"

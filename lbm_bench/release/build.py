@@ -7,7 +7,7 @@ rebuilds the release), ``DIR/manifest.json``, the release files of
 ``DIR/SHA256SUMS`` listing them all, and on request the archive ``DIR.tar.gz``.
 
 Determinism: every seed derives from the master seed and the identity of what
-it seeds (:func:`lbm_bench.release.seeds.derive_seed`), never from worker
+it seeds (:func:`lbm_bench.release.derive_seed`), never from worker
 order. The replicates of one configuration share one calibrated design (the
 paper's "one distribution, several tables"), whose seed derives from the
 configuration's identity. Files are written byte-stably (see
