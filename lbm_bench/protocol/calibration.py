@@ -166,23 +166,21 @@ class CommonRandomNumbers:
 
     def noise(self, t: int) -> np.ndarray:
         """Noise of table ``t``, ndarray of shape (n_rows, n_cols)."""
-        if t in self._noise:
-            return self._noise[t]
-        noise = _draw_noise(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
-        if t < self._cache_tables:
-            self._noise[t] = noise
-        return noise
+        return self._cached(self._noise, t, _draw_noise)
 
     def mask_noise(self, t: int) -> MaskNoise | None:
         """The mask's randomness of table ``t`` (None for complete tables)."""
-        if self.design.missing is None:
-            return None
-        if t in self._masks:
-            return self._masks[t]
-        mask = _draw_mask_noise(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
+        return None if self.design.missing is None else self._cached(self._masks, t, _draw_mask_noise)
+
+    def _cached(self, cache: dict, t: int, draw: Callable) -> Any:
+        """What ``draw`` draws for table ``t`` from its seed, kept in ``cache`` for the first
+        tables (those whose noise fits in :data:`NOISE_CACHE_BYTES`), re-drawn for the others."""
+        if t in cache:
+            return cache[t]
+        value = draw(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
         if t < self._cache_tables:
-            self._masks[t] = mask
-        return mask
+            cache[t] = value
+        return value
 
     def batches(self, tables: Sequence[int] | None = None) -> list[list[int]]:
         """Lists of table indices run through the MAP together."""
