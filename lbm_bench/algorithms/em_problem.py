@@ -26,6 +26,7 @@ import scipy.sparse as sp
 
 from lbm_bench.algorithms.inputs import imputed_table
 from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.checks import refuse_sparse
 from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family, sparse_family_names
@@ -72,12 +73,9 @@ class EMProblem:
         data = TableData.of(X)
         self.data = data
         self.sparse = data.is_sparse
-        if self.sparse and not family.model.can_be_sparse:
-            sparse_kinds = " or ".join(sparse_family_names())
-            raise ValueError(
-                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
-                f"{kind!r}; densify it (X.toarray()) to fit {kind} blocks"
-            )
+        if not family.model.can_be_sparse:
+            refuse_sparse(data, f"{method} with {kind} blocks", remedy=f"densify it (X.toarray()) to fit {kind} blocks",
+                          reason=f"it fits a sparse table with {' or '.join(sparse_family_names())} blocks only")
         placeholder = family.estimation.placeholder(data.table)
         self._placeholder = placeholder
         self._row_base: np.ndarray | None = None

@@ -193,7 +193,8 @@ class CategoricalLBM(LatentBlockModel):
 
 def category_codes(X: Any, name: str, categories: int) -> np.ndarray:
     """A dense 2-D uint8 array of codes ``0 .. categories - 1``; one-line errors otherwise."""
-    refuse_sparse(X, name, "categorical")
+    refuse_sparse(X, "a categorical model", reason=f"{name} is a scipy.sparse table",
+                  remedy=f"densify it with {name}.toarray()")
     array = np.asarray(X)
     if array.dtype.kind == "b":
         array = array.astype(np.uint8)
