@@ -157,6 +157,9 @@ class Table:
     timings : dict
         Seconds spent per stage (calibration, rejection, gibbs). Not stored in
         files: they would make rebuilt files differ.
+    format_version : str or None
+        The format version (``"1.3"``) of the file the table was read from; None for a
+        table made in memory. Not compared: a table and its file are the same table.
     """
 
     data: np.ndarray
@@ -179,6 +182,7 @@ class Table:
     bayes_risk: RiskEstimate | None = None
     criterion: str = "map"
     timings: dict = field(default_factory=dict, compare=False, repr=False)
+    format_version: str | None = field(default=None, compare=False)
 
     @property
     def kind(self) -> str:
@@ -301,7 +305,7 @@ class Table:
                 f"R-hat {b.rhat:.3f}; row loss {b.row_loss:.4f}, column loss {b.col_loss:.4f}"
             )
         else:
-            lines.append("floor: not stored (format 1.0 file); the MAP's risk is the reference")
+            lines.append(f"floor: not stored ({self.origin}); the MAP's risk is the reference")
         return "\n".join(
             lines + [
                 f"Gibbs risk of the MAP labels "
@@ -313,6 +317,11 @@ class Table:
                 f"acceptance rate {self.rejection.acceptance_rate:.3f}",
             ]
         )
+
+    @property
+    def origin(self) -> str:
+        """Where the table comes from, for messages: ``"format 1.3 file"``, or ``"table in memory"``."""
+        return f"format {self.format_version} file" if self.format_version is not None else "table in memory"
 
     def _missing_lines(self) -> list[str]:
         """One line on the missing entries (none for a complete table)."""

@@ -9,7 +9,9 @@ the **excess risk** is the difference, with a paired Monte Carlo standard error
 (both per-set losses are computed on the same label sets: the floor's are its
 cross-fitted losses, :func:`lbm_bench.floor_certificate`). The risk of the MAP
 labels (the paper's reference) is reported too, with the excess over it. A
-format 1.0 file stores no floor: the report says so and uses the MAP.
+table without a floor (every format 1.0 file, and the tables of later formats made by the
+paper's protocol, criterion ``map``) stores none: the report says so, with the file's
+format version, and uses the MAP.
 
 "Apparent" scores against the generating labels alone are reported too, so
 users can see how noisy a single ground truth is. The scale's other end is the
@@ -224,7 +226,8 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
     else:
         reference, excess_mcse = table.risk, map_excess_mcse
         excess = float(result.risk - map_losses.mean())
-        note = "format 1.0 file: no floor stored; the reference is the MAP labels' risk (an upper bound of the floor)"
+        note = (f"{table.origin}: no floor stored; the reference is the MAP labels' risk "
+                "(an upper bound of the floor)")
     z0, w0 = table.truth_rows, table.truth_cols
     predicted = [int(np.unique(rows).size), int(np.unique(cols).size)]
     chance = chance_risk_of_sets(g.rows, g.cols, table.model.row_proportions, table.model.col_proportions,

@@ -589,4 +589,5 @@ def read_table(source: Any, problems: list[str]) -> Table | None:
         truth_cols=truth_cols, map_rows=map_rows, map_cols=map_cols, gibbs=parts["gibbs"],
         risk=parts["risk"], calibration=parts["calibration"], rejection=parts["rejection"],
         options=parts["options"], **floor, **parts["scalars"],
+        format_version=".".join(map(str, reader.version)),
     )

@@ -54,7 +54,24 @@ def test_format_1_0_table_uses_the_map_reference(table):
     report = evaluate(old, table.map_rows, table.map_cols)
     assert report.reference == "map" and report.bayes_risk == report.map_risk == table.risk.risk
     assert report.excess_risk == pytest.approx(0.0, abs=1e-12) and "no floor" in report.note
-    assert report.summary().splitlines()[2].startswith("note: format 1.0 file")
+    assert report.summary().splitlines()[2].startswith("note: table in memory: no floor stored")
+
+
+@pytest.mark.parametrize("name, version", [("table_v1.h5", "1.0"), ("table_v1_1_sparse.h5", "1.1"),
+                                           ("table_v1_3_missing_sparse.h5", "1.3")])
+def test_a_file_without_floor_is_named_by_its_own_format_version(name, version):
+    """A table without a floor may be of any format version (the paper's protocol, criterion
+    map): info and evaluate name the file's version, not 1.0."""
+    from pathlib import Path
+
+    from lbm_bench import load_table
+
+    path = Path(__file__).resolve().parents[1] / "data" / name
+    table = load_table(path)
+    assert table.format_version == version and table.bayes_risk is None
+    assert f"floor: not stored (format {version} file)" in table.summary()
+    report = evaluate(path, table.map_rows, table.map_cols)
+    assert report.note.startswith(f"format {version} file: no floor stored")
 
 
 def test_relabelled_predictions_score_the_same(table):
