@@ -84,9 +84,12 @@ def _as_table(table: Any):
 
 
 def _check_labels(name: str, labels: Any, length: int) -> np.ndarray:
+    """A user's labels, checked and renumbered ``0..k-1`` in increasing order: the blocks drawn
+    depend on the partition, and their count (not the label values) sizes the arrays."""
     from lbm_bench._validation import check_labels
+    from lbm_bench.metrics.tables import compact_labels
 
-    return check_labels(name, labels, length=length)
+    return compact_labels(check_labels(name, labels, length=length))
 
 
 def reference_labels(table: Any) -> tuple[np.ndarray, np.ndarray, str]:

@@ -90,8 +90,11 @@ class Report:
         Matching error of rows and columns against the generating labels.
     n_samples : int
         Number of Gibbs label sets.
+    row_labels, col_labels : list of int
+        The distinct submitted row and column labels, in increasing order.
     row_map, col_map : list of int
-        The matching: predicted cluster -> reference cluster (-1: unmatched).
+        The matching: the reference cluster of the submitted cluster ``row_labels[i]``
+        (``col_labels[i]``), -1 when unmatched; for labels ``0..k-1``, indexed by the label.
     matching_exact : bool
         Whether the matching is certified optimal.
     table_clusters : list of int
@@ -131,6 +134,8 @@ class Report:
     n_samples: int
     row_map: list
     col_map: list
+    row_labels: list
+    col_labels: list
     matching_exact: bool
     chance_risk: float
     chance_mcse: float
@@ -213,7 +218,7 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
     # table would take 1.6 GB; the matching builds its tables block by block.
     result = conditional_risk_of_sets(g.rows, g.cols, rows, cols, g.chain_lengths.tolist())
     # per-set losses under the chosen matching (-1, unmatched, never equals a label)
-    row_l, col_l = set_item_losses(g.rows, g.cols, result.row_map[rows], result.col_map[cols])
+    row_l, col_l = set_item_losses(g.rows, g.cols, *result.matched_labels(rows, cols))
     mine = row_l + col_l - row_l * col_l
     map_row, map_col = set_item_losses(g.rows, g.cols, table.map_rows, table.map_cols)
     map_losses = map_row + map_col - map_row * map_col
@@ -229,7 +234,7 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
         note = (f"{table.origin}: no floor stored; the reference is the MAP labels' risk "
                 "(an upper bound of the floor)")
     z0, w0 = table.truth_rows, table.truth_cols
-    predicted = [int(np.unique(rows).size), int(np.unique(cols).size)]
+    predicted = [int(result.row_labels.size), int(result.col_labels.size)]
     chance = chance_risk_of_sets(g.rows, g.cols, table.model.row_proportions, table.model.col_proportions,
                           rng=np.random.default_rng(CHANCE_SEED))
     return Report(
@@ -262,6 +267,8 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
         n_samples=int(g.n_samples),
         row_map=[int(v) for v in result.row_map],
         col_map=[int(v) for v in result.col_map],
+        row_labels=[int(v) for v in result.row_labels],
+        col_labels=[int(v) for v in result.col_labels],
         matching_exact=bool(result.exact),
         chance_risk=chance[0],
         chance_mcse=chance[1],

@@ -45,5 +45,5 @@ def test_the_reports_share_the_estimator():
     losses = l_item(samples.rows, samples.cols, z, w, match=False)
     assert estimate.mcse == chain_diagnostics(losses, samples.chain_lengths)[0]
     report = conditional_risk(samples.rows, samples.cols, z, w, chain_lengths=samples.chain_lengths)
-    matched = l_item(samples.rows, samples.cols, report.row_map[z], report.col_map[w], match=False)
+    matched = l_item(samples.rows, samples.cols, *report.matched_labels(z, w), match=False)
     assert report.mcse == pytest.approx(chain_diagnostics(matched, samples.chain_lengths)[0], rel=1e-12)

@@ -74,6 +74,20 @@ def test_a_file_without_floor_is_named_by_its_own_format_version(name, version):
     assert report.note.startswith(f"format {version} file: no floor stored")
 
 
+def test_huge_label_values_score_like_the_labels(table):
+    """Labels times 10**9 (or plus 2**62) are the same partition: the same scores, a matching
+    as long as the number of clusters (labels times 10**5 gave a 200,001-entry row_map)."""
+    base = evaluate(table, table.bayes_rows, table.bayes_cols)
+    for shift in (lambda z: z * 10**9, lambda z: z + 2**62):
+        big = evaluate(table, shift(table.bayes_rows), shift(table.bayes_cols))
+        for key in ("risk", "risk_mcse", "excess_risk", "excess_mcse", "map_excess_risk", "cari_mean", "ari_rows",
+                    "ari_cols", "apparent_l_item", "apparent_cari", "matching_error_rows", "predicted_clusters",
+                    "row_map", "col_map", "warning"):
+            assert getattr(big, key) == getattr(base, key), key
+        assert big.row_labels == [int(shift(np.int64(k))) for k in range(3)] and base.row_labels == [0, 1, 2]
+        assert len(big.to_dict()["row_map"]) == 3
+
+
 def test_relabelled_predictions_score_the_same(table):
     rows = np.array([2, 0, 1])[table.truth_rows] + 5  # any integer labels
     cols = np.array([1, 0])[table.truth_cols]
