@@ -97,19 +97,32 @@ def check_track_clusters(max_clusters: Any, tables: Sequence[dict]) -> tuple[int
 
 
 def _check_labels(name: str, labels: Any, length: int, most: int, side: str, table_id: str) -> np.ndarray:
-    """Labels as the track's contract says (ContractError otherwise), compacted to ``0..k-1``."""
-    array = np.asarray(labels)
-    if array.ndim != 1 or array.shape[0] != length:
-        raise ContractError(f"algorithm {name} returned {side} labels of shape {array.shape} for table {table_id}, "
+    """Labels as the track's contract says (ContractError otherwise), compacted to ``0..k-1``.
+
+    The values get the check every scored label gets (:func:`lbm_bench._validation.check_labels`,
+    as in :func:`~lbm_bench.scoring.evaluate` and the known-clusters track): integers (integral
+    floats accepted), non-negative, finite; a label of -1 or inf is not a cluster.
+    """
+    from lbm_bench._validation import check_labels
+    from lbm_bench.metrics.tables import label_codes
+
+    try:
+        shape = np.shape(labels)
+    except ValueError:  # a ragged sequence
+        shape = ("ragged",)
+    if len(shape) != 1 or shape[0] != length:
+        raise ContractError(f"algorithm {name} returned {side} labels of shape {shape} for table {table_id}, "
                             f"which has {length} {side}s: an algorithm returns one label per {side}")
-    if array.dtype.kind not in "iu" and not (array.dtype.kind == "f" and np.all(array == np.round(array))):
-        raise ContractError(f"algorithm {name} returned {side} labels of dtype {array.dtype} for table {table_id}: "
-                            "labels are integers")
-    found = np.unique(array)
+    try:
+        array = check_labels(f"{side} labels", labels, length=length)
+    except (TypeError, ValueError) as exc:
+        raise ContractError(f"algorithm {name} returned {side} labels for table {table_id} that are not "
+                            f"cluster labels: {exc}") from None
+    codes, found = label_codes(array)
     if found.size > most:
         raise ContractError(f"algorithm {name} returned {found.size} {side} clusters for table {table_id}, "
                             f"more than the {most} allowed (max_clusters)")
-    return np.searchsorted(found, array).astype(np.int64)
+    return codes
 
 
 def _selection_row(name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int]) -> dict:
