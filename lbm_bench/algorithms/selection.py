@@ -26,6 +26,7 @@ every task).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,12 +39,12 @@ from lbm_bench._validation import check_choice, check_count
 from lbm_bench.algorithms.criteria import Criterion, LabelSums
 from lbm_bench.algorithms.em_problem import EMProblem, col_totals, row_totals
 from lbm_bench.algorithms.embedding import embed_rows
-from lbm_bench.algorithms.inputs import check_numeric_table, infer_kind
+from lbm_bench.algorithms.inputs import check_observed_table, few_values, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 from lbm_bench.algorithms.lbm_em import EM_METHODS, EMRun, LBMFit, em_run
 from lbm_bench.metrics.tables import compact_labels
 from lbm_bench.models.data import TableData
-from lbm_bench.models.registry import check_kind
+from lbm_bench.models.registry import check_kind, get_family
 
 __all__ = ["DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "cem_icl", "check_max_clusters", "select_lbm", "vem_icl"]
 
@@ -402,14 +403,14 @@ def select_lbm(
     ((3, 2), 'exact-icl', (4, 4))
     """
     rng = np.random.default_rng(rng)
-    data = TableData.incomplete(X)  # missing entries (NaN, masked, explicit NaN of a sparse table) kept aside
-    table = check_numeric_table(data.table)
-    bounds = check_max_clusters("max_clusters", max_clusters, table.shape)
+    data = check_observed_table(X)  # missing entries (NaN, masked, explicit NaN of a sparse table) kept aside
+    bounds = check_max_clusters("max_clusters", max_clusters, data.shape)
     check_choice("method", method, tuple(EM_METHODS))
     check_choice("search", search, SEARCHES)
     n_init, jobs = check_count("n_init", n_init), check_count("jobs", jobs)
     kind = infer_kind(X) if kind is None else check_kind(kind)
-    crit = Criterion(EMProblem(data.with_table(table), kind, method), criterion)
+    _warn_continuous_on_few_values(data, kind)
+    crit = Criterion(EMProblem(data, kind, method), criterion)
     root = np.random.SeedSequence(int(rng.integers(2**63)))
     with single_blas_thread():
         if jobs == 1:
@@ -422,6 +423,25 @@ def select_lbm(
                 state = _Search(crit, method, bounds, jobs, parallel)
                 _SEARCH_FUNCTIONS[search](state, n_init, root)
     return _selection(state, kind, search)
+
+
+def _warn_continuous_on_few_values(data: TableData, kind: str) -> None:
+    """Warn when blocks of real values (a family stored as floats) are fitted to a table of two
+    values: each split towards purer blocks shrinks their variances without bound, so the
+    criterion keeps rising and the choice runs to ``max_clusters`` with small clusters."""
+    if np.dtype(get_family(kind).table_dtype).kind != "f":
+        return
+    values = few_values(data, 2)
+    if values is None or len(values) < 2:
+        return
+    integral = all(v == round(v) for v in values)
+    better = infer_kind(np.array(values, dtype=np.int64)[None, :]) if integral else None
+    warnings.warn(
+        f"the table holds only the values {values[0]:g} and {values[1]:g}: {kind} blocks fitted to it have "
+        "variances shrinking towards 0 as clusters get purer, so the choice of the numbers of clusters runs to "
+        "max_clusters with small clusters" + (f"; use kind={better!r}" if better and better != kind else ""),
+        UserWarning, stacklevel=3,
+    )
 
 
 def _selection(search: _Search, kind: str, name: str) -> LBMSelection:
