@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from lbm_bench._records import add_cli_arguments
 from lbm_bench.models.registry import family_names
@@ -30,6 +31,8 @@ EXIT_FAILURE = 1
 #: Exit status when the reader of the output closed the pipe (128 + SIGPIPE, as a shell reports
 #: a tool that ``head`` stopped).
 EXIT_BROKEN_PIPE = 141
+#: Exit status after SIGTERM (128 + SIGTERM, as a shell reports a killed tool).
+EXIT_TERMINATED = 143
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -53,6 +56,18 @@ def _clusters_pair(option: str, text: str) -> tuple[int, int]:
     if g < 1 or m < 1:
         raise ValueError(f"{option} must be at least 1x1, got {text!r}")
     return g, m
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors in one line, as every other error of the command line: no usage block
+    (``--help`` shows it), and a hint for a value that starts with ``-``, which argparse takes
+    for an option (``--max-clusters -1x2``)."""
+
+    def error(self, message: str) -> NoReturn:
+        option = message.partition(":")[0].removeprefix("argument ")
+        if message.endswith("expected one argument") and option.startswith("-"):
+            message += f" (a value that starts with '-' is written {option.split('/')[-1]}=VALUE)"
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def _show_progress(args: argparse.Namespace) -> bool:
@@ -368,6 +383,9 @@ def _add_benchmark(sub) -> None:
     p.add_argument("--out", required=True, type=Path, help="results directory")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="master seed of the algorithms")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="the longest a fit may take: each run's algorithm then runs in a process of its own, "
+                   "stopped after SECONDS, and the run is recorded as failed (timed out); default: no limit")
     p.add_argument("-q", "--quiet", action="store_true")
 
 
@@ -392,8 +410,11 @@ def _run_benchmark(args: argparse.Namespace) -> int:
         if ":" in name and not args.quiet:
             print(f"algorithm {key}: {getattr(fit, '__name__', 'callable')} from "
                   f"{algorithm_source(fit) or 'an unknown file'}", file=sys.stderr)
+    if args.timeout is not None and not (args.timeout > 0 and args.timeout < float("inf")):
+        raise ValueError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     rows = run_benchmark(args.release, args.algorithm, args.out, n_jobs=args.jobs, seed=args.seed,
-                         progress=_show_progress(args), track=args.track, max_clusters=max_clusters)
+                         progress=_show_progress(args), track=args.track, max_clusters=max_clusters,
+                         timeout=args.timeout)
     failed = [r for r in rows if r.get("error")]
     if not args.quiet:
         print((args.out / "summary.md").read_text(encoding="utf-8"))
@@ -413,7 +434,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``lbm-bench``."""
     from lbm_bench._version import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lbm-bench",
         description="Co-clustering benchmark tables with a certified conditional Bayes risk.",
     )
@@ -453,15 +474,28 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    from lbm_bench._interrupts import handled
+
     parser = build_parser()
     args = parser.parse_args(argv)
     _hide_undeliverable_interrupts()
+    with handled():  # SIGTERM raises, so a killed command cleans up as for Ctrl-C
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the parsed command; its exit status (errors as one line)."""
+    from lbm_bench._interrupts import Terminated
+
     try:
         status = int(args.run(args) or 0)
         from lbm_bench.protocol.backends import stop_local_workers
 
         stop_local_workers()  # here, not at exit: a Ctrl-C meanwhile gives one line
         return status
+    except Terminated:
+        print("lbm-bench: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("lbm-bench: interrupted", file=sys.stderr)
         return 130

@@ -184,27 +184,14 @@ class ConditionalRisk:
     col_labels: np.ndarray
 
     def matched_labels(self, z_pred: ArrayLike, w_pred: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-        """The reference cluster each item's predicted cluster is matched to (-1: unmatched).
-
-        Parameters
-        ----------
-        z_pred : array-like of shape (n_rows,)
-            Predicted row labels, each one of :attr:`row_labels`.
-        w_pred : array-like of shape (n_cols,)
-            Predicted column labels, each one of :attr:`col_labels`.
-
-        Returns
-        -------
-        rows : ndarray of shape (n_rows,)
-        cols : ndarray of shape (n_cols,)
-            So that ``risk == l_item(gibbs_rows, gibbs_cols, rows, cols, match=False).mean()``.
-        """
+        """The reference cluster matched to each item's predicted cluster (-1: unmatched), for
+        labels among :attr:`row_labels` and :attr:`col_labels` (ValueError otherwise): then
+        ``risk == l_item(gibbs_rows, gibbs_cols, *matched_labels(z_pred, w_pred), match=False).mean()``."""
         return (_matched(self.row_labels, self.row_map, check_labels("z_pred", z_pred), "z_pred"),
                 _matched(self.col_labels, self.col_map, check_labels("w_pred", w_pred), "w_pred"))
 
 
 def _matched(labels: np.ndarray, cluster_map: np.ndarray, pred: np.ndarray, name: str) -> np.ndarray:
-    """``cluster_map`` of each label of ``pred`` (ValueError for a label not in ``labels``)."""
     index = np.minimum(np.searchsorted(labels, pred), labels.size - 1)
     unknown = labels[index] != pred
     if unknown.any():

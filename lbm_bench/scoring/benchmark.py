@@ -33,21 +33,18 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from lbm_bench.scoring.harness import (
-    algorithm_input,
-    family_keywords,
+    Writes,
+    check_timeout,
     mean_of,
     plot_excess,
     run_path,
     write_csv,
-    write_json,
+    write_text,
 )
 
 __all__ = ["MISSING_COLUMN", "RESULT_COLUMNS", "REPORT_FIELDS", "entry_row", "known_row", "run_benchmark",
@@ -83,34 +80,26 @@ def entry_row(algorithm: str, entry: dict, seed: int) -> dict[str, Any]:
     }
 
 
-def known_row(algorithm: str, entry: dict, release_dir: str, seed: int) -> dict:
+def known_row(algorithm: str, entry: dict, release_dir: str, seed: int, timeout: float | None = None) -> dict:
     """Run one algorithm, told the table's numbers of clusters, on one table and score it:
-    its result row (an error in the row's ``error``; never raises)."""
-    from lbm_bench.algorithms import resolve_algorithm
+    its result row (an error in the row's ``error``; never raises, except for an interruption
+    of the process: :func:`~lbm_bench.scoring.algorithm_call.fit_labels`)."""
+    from lbm_bench.scoring.algorithm_call import RunFailed, fit_labels
     from lbm_bench.scoring.evaluate import evaluate
     from lbm_bench.storage import load_table
 
     row = entry_row(algorithm, entry, seed)
+    path = Path(release_dir) / entry["file"]
     try:
-        _, fit = resolve_algorithm(algorithm)
-        table = load_table(Path(release_dir) / entry["file"])
-        family = family_keywords(algorithm, fit, table)
-        data = algorithm_input(fit, table)
-        start = time.perf_counter()
-        rows, cols = fit(data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed),
-                         **family)
-        row["seconds"] = time.perf_counter() - start
+        table = load_table(path)
+        counts = (table.n_row_clusters, table.n_col_clusters)
+        rows, cols, row["seconds"] = fit_labels(algorithm, table, counts, seed, path=path, timeout=timeout)
         report = evaluate(table, rows, cols)
         row.update({key: getattr(report, key) for key in REPORT_FIELDS})
+    except RunFailed as exc:
+        row["error"] = str(exc)
     except Exception as exc:  # reported in the results, the others go on
         row["error"] = f"{type(exc).__name__}: {exc}"
-    return row
-
-
-def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: int) -> dict:
-    """Run one algorithm on one table and write its result file; never raises."""
-    row = known_row(algorithm, entry, release_dir, seed)
-    write_json(run_path(out_dir, algorithm, entry["id"]), row)
     return row
 
 
@@ -124,6 +113,7 @@ def run_benchmark(
     progress: bool = False,
     track: str = "known-clusters",
     max_clusters: tuple[int, int] | None = None,
+    timeout: float | None = None,
 ) -> list[dict]:
     """Run ``algorithms`` on every table of a release; write results and summary.
 
@@ -149,11 +139,23 @@ def run_benchmark(
     max_clusters : (int, int), optional
         The unknown-clusters track's largest numbers of clusters (default 8x8); refused on
         the known-clusters track.
+    timeout : float, optional
+        Seconds each fit may take: each run's algorithm then runs in a child process, stopped
+        when over, and the run fails as timed out
+        (:func:`~lbm_bench.scoring.algorithm_call.fit_labels`). None: no limit, in the worker.
 
     Returns
     -------
     list of dict
         The rows of ``results.csv``.
+
+    Notes
+    -----
+    Whatever an algorithm raises (``SystemExit`` included) fails its run only. Every run
+    file and ``results.csv``, ``summary.md`` and ``excess_risk.png`` are written by this
+    process, atomically; an interrupted run (Ctrl-C, SIGTERM) keeps the run files of the
+    finished runs (the next run resumes there) and removes the folders it created that hold
+    nothing.
     """
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
@@ -163,11 +165,12 @@ def run_benchmark(
     from lbm_bench.release import derive_seed, load_release
 
     check_choice("track", track, tuple(TRACKS))
+    timeout = check_timeout(timeout)
     if track == "unknown-clusters":
         from lbm_bench.scoring.selection_track import run_selection_track
 
         return run_selection_track(release_dir, algorithms, out_dir, max_clusters=max_clusters or (8, 8),
-                                   n_jobs=n_jobs, seed=seed, progress=progress)
+                                   n_jobs=n_jobs, seed=seed, progress=progress, timeout=timeout)
     if max_clusters is not None:
         raise ValueError("max_clusters is an option of the unknown-clusters track (track='unknown-clusters')")
     if not algorithms:
@@ -175,7 +178,8 @@ def run_benchmark(
     names = [resolve_algorithm(a)[0] for a in algorithms]
     manifest = load_release(release_dir)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    writes = Writes()
+    writes.folder(out)
     tasks, rows = [], []
     for name in names:
         for entry in manifest["tables"]:
@@ -184,17 +188,22 @@ def run_benchmark(
                 rows.append(json.loads(done.read_text(encoding="utf-8")))
             else:
                 tasks.append((name, entry, derive_seed(seed, f"{name}:{entry['id']}")))
-    with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
-        jobs = (delayed(_run_one)(n, e, str(release_dir), str(out), s) for n, e, s in tasks)
-        for row in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
-            rows.append(row)
-            bar.update()
+    try:
+        with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
+            jobs = (delayed(known_row)(n, e, str(release_dir), s, timeout) for n, e, s in tasks)
+            for row in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
+                writes.json(run_path(out, row["algorithm"], row["table"]), row)
+                rows.append(row)
+                bar.update()
+    except BaseException:
+        writes.remove_empty_folders()
+        raise
     rows.sort(key=lambda r: (r["algorithm"], r["table"]))
     columns = _columns(rows)
     if MISSING_COLUMN in columns:  # a complete table of a release with missing entries: rate 0
         rows = [{MISSING_COLUMN: 0.0, **r} for r in rows]
     write_csv(out / "results.csv", rows, columns)
-    (out / "summary.md").write_text(summarise(rows), encoding="utf-8")
+    write_text(out / "summary.md", summarise(rows))
     plot_excess(out / "excess_risk.png", rows)
     return rows
 

@@ -18,8 +18,8 @@ import numpy as np
 
 from lbm_bench._atomic import put_in_place, temporary_path
 
-__all__ = ["algorithm_input", "excess_figure", "family_keywords", "mean_of", "plot_excess", "run_path",
-           "safe_name", "write_csv", "write_json"]
+__all__ = ["Writes", "algorithm_input", "check_timeout", "excess_figure", "family_keywords", "mean_of",
+           "plot_excess", "run_path", "safe_name", "write_csv", "write_json", "write_text"]
 
 
 def safe_name(name: str) -> str:
@@ -35,9 +35,65 @@ def run_path(out_dir: str | Path, algorithm: str, table_id: str) -> Path:
 def write_json(path: Path, record: dict) -> None:
     """Write ``record`` as JSON under ``path``, atomically (a temporary name, then the final one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    write_text(path, json.dumps(record, sort_keys=True))
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write UTF-8 ``text`` under ``path`` atomically: an interrupted write leaves no half file."""
     temporary = temporary_path(path)
-    temporary.write_text(json.dumps(record, sort_keys=True), encoding="utf-8")
-    put_in_place(temporary, path, overwrite=True)
+    try:
+        temporary.write_text(text, encoding="utf-8", newline="")
+        put_in_place(temporary, path, overwrite=True)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def check_timeout(timeout: Any) -> float | None:
+    """A per-run time limit in seconds (finite, > 0), or None for none."""
+    from lbm_bench._validation import check_positive_float
+
+    return None if timeout is None else check_positive_float("timeout", timeout)
+
+
+class Writes:
+    """The folders and files a benchmark run creates, to remove when the run stops midway: all
+    of them when an algorithm broke the track's contract (:meth:`undo`), the folders left empty
+    when it was interrupted (:meth:`remove_empty_folders`: the finished runs' files stay, and the
+    next run resumes there)."""
+
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+
+    def folder(self, path: Path) -> None:
+        missing = [p for p in (path, *path.parents) if not p.exists()]
+        path.mkdir(parents=True, exist_ok=True)
+        self.paths += reversed(missing)
+
+    def json(self, path: Path, record: dict) -> None:
+        self.folder(path.parent)
+        existed = path.exists()
+        write_json(path, record)
+        if not existed:
+            self.paths.append(path)
+
+    def undo(self) -> None:
+        for path in reversed(self.paths):
+            if path.is_dir():
+                _remove_if_empty(path)
+            else:
+                path.unlink(missing_ok=True)
+
+    def remove_empty_folders(self) -> None:
+        for path in reversed(self.paths):
+            if path.is_dir():
+                _remove_if_empty(path)
+
+
+def _remove_if_empty(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:  # a folder that holds files (of an earlier run, or of finished runs)
+        pass
 
 
 def family_keywords(
@@ -80,12 +136,15 @@ def algorithm_input(fit: Any, table: Any) -> Any:
 
 
 def write_csv(path: Path, rows: list[dict], columns: Sequence[str]) -> None:
-    """``rows`` as CSV with ``columns`` (a missing value is empty)."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: row.get(k, "") for k in columns})
+    """``rows`` as CSV with ``columns`` (a missing value is empty), written atomically."""
+    import io
+
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: row.get(k, "") for k in columns})
+    write_text(path, buffer.getvalue())
 
 
 def mean_of(items: list[dict], key: str) -> float:
@@ -110,8 +169,13 @@ def plot_excess(path: Path, rows: list[dict]) -> bool:
     except ImportError:
         return False
     fig = excess_figure(ok)
-    fig.savefig(path, dpi=120, metadata={"Software": None})
-    plt.close(fig)
+    temporary = temporary_path(path)
+    try:
+        fig.savefig(temporary, dpi=120, metadata={"Software": None}, format="png")
+        put_in_place(temporary, path, overwrite=True)
+    finally:
+        temporary.unlink(missing_ok=True)
+        plt.close(fig)
     return True
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,13 +35,13 @@ import numpy as np
 
 from lbm_bench.scoring.benchmark import REPORT_FIELDS, RESULT_COLUMNS, entry_row, known_row
 from lbm_bench.scoring.harness import (
-    algorithm_input,
-    family_keywords,
+    Writes,
+    check_timeout,
     mean_of,
     plot_excess,
     run_path,
     write_csv,
-    write_json,
+    write_text,
 )
 
 __all__ = ["SELECTION_COLUMNS", "check_track_clusters", "counts_found", "run_selection_track", "summarise_selection"]
@@ -125,21 +124,23 @@ def _check_labels(name: str, labels: Any, length: int, most: int, side: str, tab
     return codes
 
 
-def _selection_row(name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int]) -> dict:
+def _selection_row(name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int],
+                   timeout: float | None = None) -> dict:
     """Run one algorithm of the track on one table and score it (errors in the row's ``error``;
     a contract violation in ``contract``)."""
-    from lbm_bench.algorithms import resolve_algorithm
+    from lbm_bench.scoring.algorithm_call import RunFailed, fit_labels
     from lbm_bench.scoring.evaluate import evaluate
     from lbm_bench.storage import load_table
 
     row = {**entry_row(name, entry, seed), "max_row_clusters": bounds[0], "max_col_clusters": bounds[1]}
+    path = Path(release_dir) / entry["file"]
     try:
-        _, fit = resolve_algorithm(name, track="unknown-clusters")
-        table = load_table(Path(release_dir) / entry["file"])
-        family = family_keywords(name, fit, table, "cem-icl or vem-icl")
-        start = time.perf_counter()
-        rows, cols = fit(algorithm_input(fit, table), *bounds, rng=np.random.default_rng(seed), **family)
-        row["seconds"] = time.perf_counter() - start
+        table = load_table(path)
+        rows, cols, row["seconds"] = fit_labels(name, table, bounds, seed, track="unknown-clusters", path=path,
+                                                alternatives="cem-icl or vem-icl", timeout=timeout)
+    except RunFailed as exc:
+        row["error"] = str(exc)
+        return row
     except Exception as exc:  # reported in the results, the others go on
         row["error"] = f"{type(exc).__name__}: {exc}"
         return row
@@ -178,40 +179,12 @@ def _cached(path: Path, key: dict | None = None) -> dict | None:
     return record if key is None or record.get("key") == key else None
 
 
-class _Writes:
-    """The files and folders this run creates, to remove when the run is refused midway."""
-
-    def __init__(self) -> None:
-        self.paths: list[Path] = []
-
-    def folder(self, path: Path) -> None:
-        missing = [p for p in (path, *path.parents) if not p.exists()]
-        path.mkdir(parents=True, exist_ok=True)
-        self.paths += reversed(missing)
-
-    def json(self, path: Path, record: dict) -> None:
-        self.folder(path.parent)
-        existed = path.exists()
-        write_json(path, record)
-        if not existed:
-            self.paths.append(path)
-
-    def undo(self) -> None:
-        for path in reversed(self.paths):
-            if path.is_dir():
-                try:
-                    path.rmdir()
-                except OSError:  # a folder that holds files of an earlier run
-                    pass
-            else:
-                path.unlink(missing_ok=True)
-
-
-def _task(kind: str, name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int]) -> tuple:
+def _task(kind: str, name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int],
+          timeout: float | None) -> tuple:
     if kind == "selection":
-        return kind, name, entry["id"], _selection_row(name, entry, release_dir, seed, bounds)
+        return kind, name, entry["id"], _selection_row(name, entry, release_dir, seed, bounds, timeout)
     if kind == "given":
-        return kind, name, entry["id"], known_row(name, entry, release_dir, seed)
+        return kind, name, entry["id"], known_row(name, entry, release_dir, seed, timeout)
     return kind, name, entry["id"], _identifiability_record(entry, release_dir, bounds)
 
 
@@ -224,6 +197,7 @@ def run_selection_track(
     n_jobs: int = 1,
     seed: int = 0,
     progress: bool = False,
+    timeout: float | None = None,
 ) -> list[dict]:
     """Run algorithms that choose the numbers of clusters on every table of a release.
 
@@ -246,6 +220,8 @@ def run_selection_track(
         Master seed of the algorithms' seeds (the same as on the known-clusters track).
     progress : bool, default=False
         Show a tqdm bar.
+    timeout : float, optional
+        Seconds each fit may take (see :func:`~lbm_bench.scoring.benchmark.run_benchmark`).
 
     Returns
     -------
@@ -273,8 +249,9 @@ def run_selection_track(
         resolve_algorithm(given)
     manifest = load_release(release_dir)
     bounds = check_track_clusters(max_clusters, manifest["tables"])
+    timeout = check_timeout(timeout)
     out, release_dir = Path(out_dir), str(release_dir)
-    writes = _Writes()
+    writes = Writes()
     writes.folder(out)
     done: dict[tuple, dict] = {}
     tasks = []
@@ -298,7 +275,7 @@ def run_selection_track(
     tasks = sorted(dict.fromkeys((k, n, e["id"], s) for k, n, e, s in tasks), key=lambda task: order[task[0]])
     entries = {e["id"]: e for e in manifest["tables"]}
     with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
-        jobs = (delayed(_task)(k, n, entries[i], release_dir, s, bounds) for k, n, i, s in tasks)
+        jobs = (delayed(_task)(k, n, entries[i], release_dir, s, bounds, timeout) for k, n, i, s in tasks)
         outputs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
         try:
             for kind, name, table_id, record in outputs:
@@ -315,12 +292,15 @@ def run_selection_track(
                 outputs.close()
             writes.undo()
             raise
+        except BaseException:  # interrupted: the finished runs stay, for the next run to resume
+            writes.remove_empty_folders()
+            raise
     rows = [_with_context(done["selection", name, entry["id"]], done["identifiability", "", entry["id"]],
                           givens[name] and done["given", givens[name], entry["id"]], givens[name])
             for name, _ in resolved for entry in manifest["tables"]]
     rows.sort(key=lambda r: (r["algorithm"], r["table"]))
     write_csv(out / "results.csv", rows, SELECTION_COLUMNS)
-    (out / "summary.md").write_text(summarise_selection(rows), encoding="utf-8")
+    write_text(out / "summary.md", summarise_selection(rows))
     plot_excess(out / "excess_risk.png", rows)
     return rows
 
