@@ -120,9 +120,11 @@ def test_conditional_risk_without_enumeration_is_flagged():
 
 def test_conditional_risk_identical_sets_and_single_set():
     z, w = np.array([0, 0, 1, 2]), np.array([1, 0, 1])
-    result = conditional_risk(np.tile(z, (9, 1)), np.tile(w, (9, 1)), 2 - z, w)
+    result = conditional_risk(np.tile(z, (10, 1)), np.tile(w, (10, 1)), 2 - z, w)
     assert result.risk == 0.0 and result.mcse == 0.0 and result.cari_mean == 1.0
     assert result.cari_sd == 0.0
+    short = conditional_risk(np.tile(z, (9, 1)), np.tile(w, (9, 1)), 2 - z, w)  # a chain of 9: no MCSE
+    assert short.risk == 0.0 and math.isnan(short.mcse)
     single = conditional_risk(z, w, z, w)
     assert single.n_sets == 1 and math.isnan(single.mcse) and math.isnan(single.cari_sd)
 

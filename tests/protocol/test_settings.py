@@ -42,6 +42,39 @@ def test_cross_field_rule():
         GenerationSettings(n_samples=8, n_chains=9)
 
 
+@pytest.mark.parametrize("samples, chains, least", [(8, 8, 200), (40, 8, 200), (199, 2, 200), (250, 30, 300)])
+def test_too_few_label_sets_for_an_honest_mcse_are_refused(samples, chains, least):
+    """Chains of one set certified a floor "+- 0.0000"; fewer than 200 sets (or 10 per chain)
+    are refused, with the minimum."""
+    with pytest.raises(ValueError, match=rf"^n_samples \({samples}\) must be at least {least}: 200 label sets in "
+                                         rf"all and 10 per chain with n_chains={chains}"):
+        GenerationSettings(n_samples=samples, n_chains=chains, screen_samples=0)
+    assert GenerationSettings(n_samples=least, n_chains=chains, screen_samples=0).n_samples == least
+
+
+def test_a_screening_run_too_short_for_an_mcse_is_refused():
+    with pytest.raises(ValueError, match=r"screen_samples \(40\) must be 0 \(no screening\) or at least 80"):
+        GenerationSettings(screen_samples=40)
+    assert GenerationSettings(screen_samples=80).screen_samples == 80
+    assert GenerationSettings(screen_samples=0, n_chains=4).screen_samples == 0
+
+
+def test_the_command_line_refuses_too_few_sets_in_one_line(tmp_path):
+    from lbm_bench.cli import main
+
+    out = tmp_path / "t.h5"
+    for args in (["--samples", "8", "--chains", "8"], ["--samples", "40"], ["--screen-samples", "16"]):
+        code = main(["generate", "--kind", "gaussian", "--shape", "30x20", "--clusters", "2x2", "--risk", "0.1",
+                     "-o", str(out), "-q", *args])
+        assert code == 2 and not out.exists()
+    from lbm_bench.cli import build_parser
+
+    generate = build_parser()._subparsers._group_actions[0].choices["generate"]
+    help_text = " ".join(generate.format_help().split())
+    assert "certifying run: at least 200, and 10 per chain" in help_text
+    assert "Gibbs chains (each keeps at least 10 of the --samples sets)" in help_text
+
+
 def test_mapping_names_the_place_and_unknown_keys():
     with pytest.raises(ValueError, match=r"^grid\[1\]: n_init must be >= 1"):
         GenerationSettings.from_mapping({"n_init": 0}, where="grid[1]")

@@ -46,7 +46,7 @@ seed = 42
 
 [defaults]
 tolerance = 0.03
-n_samples = 120
+n_samples = 200
 n_chains = 4
 burn_in = 10
 screen_samples = 40

@@ -266,3 +266,34 @@ def test_split_and_merged_bayes_labels_never_score_below_the_floor(table):
         counts = report.predicted_clusters
         assert f"numbers of clusters      {counts[0]}x{counts[1]}  (the table's: 3x2)" in report.summary()
     assert max(excesses) > 0.1  # not a vacuous test: merging clusters costs much
+
+
+def _own_bayes_labels_margin(kind, shape, chains, seed):
+    """(risk of the table's own Bayes labels - its floor) / the floor's MCSE, at the fewest legal sets."""
+    from lbm_bench.protocol.settings import MIN_SAMPLES
+
+    table = generate_table(kind, *shape, 2, 2, 0.15, tolerance=0.05, n_samples=MIN_SAMPLES, n_chains=chains,
+                           screen_samples=0, n_calibration_tables=6, n_init=3, rng=seed)
+    report = evaluate(table, table.bayes_rows, table.bayes_cols)
+    mcse = table.bayes_risk.mcse
+    assert np.isfinite(mcse) and mcse > 0 and report.bayes_mcse == mcse
+    return (report.risk - table.bayes_risk.risk) / mcse
+
+
+@pytest.mark.parametrize("chains", [2, 4, 8])
+@pytest.mark.parametrize("kind", ["gaussian", "bernoulli", "poisson"])
+def test_own_bayes_labels_never_score_below_the_floor_beyond_3_mcse(kind, chains):
+    """At the fewest legal label sets (200; 8 sets in 8 chains once certified "+- 0.0000"), the
+    table's own Bayes labels, chosen on all its sets, score at most 3 of the floor's MCSE
+    below its cross-fitted floor (at 100 sets: up to 5)."""
+    for shape, seed in (((30, 20), 8), ((60, 40), 1)):
+        assert _own_bayes_labels_margin(kind, shape, chains, seed) >= -3.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chains", [2, 4, 8])
+@pytest.mark.parametrize("kind", ["gaussian", "bernoulli", "poisson"])
+def test_own_bayes_labels_never_score_below_the_floor_beyond_3_mcse_on_more_tables(kind, chains):
+    margins = [_own_bayes_labels_margin(kind, shape, chains, seed) for shape in ((30, 20), (60, 40))
+               for seed in range(12)]
+    assert min(margins) >= -3.0, margins
