@@ -224,6 +224,9 @@ def _add_build(sub) -> None:
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local cluster)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed table")
     p.add_argument("--archive", action="store_true", help="also write OUT.tar.gz")
+    p.add_argument("--force", action="store_true",
+                   help="replace another release that --out holds (its tables outside this spec and its release "
+                   "files are removed, and the command says what it replaced); without it such a folder is refused")
     p.add_argument("--timings", action="store_true",
                    help="also print, per configuration, the worker seconds per stage and per kept table")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
@@ -242,8 +245,10 @@ def _run_build(args: argparse.Namespace) -> int:
         raise ValueError("--scheduler needs --backend dask")
     report = build_release(
         args.spec, args.out, n_jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
-        fail_fast=args.fail_fast, archive=args.archive, progress=_show_progress(args),
+        fail_fast=args.fail_fast, archive=args.archive, progress=_show_progress(args), force=args.force,
     )
+    if report.replaced:  # even with -q: what --force removed
+        print(report.replaced, file=sys.stderr)
     if not args.quiet or not report.ok:
         print(report.summary(), file=sys.stdout if report.ok else sys.stderr)
     if args.timings:
