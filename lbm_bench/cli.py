@@ -114,10 +114,10 @@ def _run_generate(args: argparse.Namespace) -> int:
     """Calibrate a latent block model to a target conditional risk, draw a table that meets it by
     rejection sampling, and write it with its Gibbs label sets.
     """
-    from lbm_bench.protocol.backends import check_backend, joblib_backend
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.protocol.memory import check_memory, estimate_request_memory
     from lbm_bench.protocol.request import TableRequest
+    from lbm_bench.protocol.workers import check_backend, joblib_backend
     from lbm_bench.storage import save_table
 
     if args.output.exists() and not args.force:
@@ -494,7 +494,7 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         status = int(args.run(args) or 0)
-        from lbm_bench.protocol.backends import stop_local_workers
+        from lbm_bench.protocol.workers import stop_local_workers
 
         stop_local_workers()  # here, not at exit: a Ctrl-C meanwhile gives one line
         return status

@@ -34,7 +34,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -43,16 +43,18 @@ from lbm_bench._validation import check_choice, describe_value
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import get_family
 from lbm_bench.table_image import (
+    as_table,
     binned_image,
     binned_values,
     block_boundaries,
     block_means,
+    color_range,
     level_counts,
     posterior_uncertainty,
+    reference_labels,
 )
 
-__all__ = ["plot_table", "save_figure", "posterior_uncertainty", "block_means", "level_counts",
-           "reference_labels", "grouped_image", "GroupedImage"]
+__all__ = ["plot_table", "save_figure", "family_colormap"]
 
 #: Largest number of image cells per side (rows or columns) of a heatmap.
 MAX_CELLS = 1000
@@ -71,41 +73,13 @@ def _matplotlib():
     return matplotlib, Figure
 
 
-def _as_table(table: Any):
-    from lbm_bench.protocol.table import Table
-
-    if isinstance(table, (str, os.PathLike)):
-        from lbm_bench.storage import load_table
-
-        return load_table(table)
-    if not isinstance(table, Table):
-        raise TypeError(f"table must be a Table or the path of a table file, got {type(table).__name__}")
-    return table
-
-
 def _check_labels(name: str, labels: Any, length: int) -> np.ndarray:
     """A user's labels, checked and renumbered ``0..k-1`` in increasing order: the blocks drawn
     depend on the partition, and their count (not the label values) sizes the arrays."""
     from lbm_bench._validation import check_labels
-    from lbm_bench.metrics.tables import compact_labels
+    from lbm_bench.metrics.contingency_tables import compact_labels
 
     return compact_labels(check_labels(name, labels, length=length))
-
-
-def reference_labels(table: Any) -> tuple[np.ndarray, np.ndarray, str]:
-    """The co-clustering a table is grouped by: its Bayes labels, else its MAP labels.
-
-    Returns
-    -------
-    rows : ndarray of shape (n_rows,)
-    cols : ndarray of shape (n_cols,)
-    name : str
-        ``"Bayes labels"`` or ``"MAP labels"``.
-    """
-    rows, cols = getattr(table, "bayes_rows", None), getattr(table, "bayes_cols", None)
-    if rows is not None and cols is not None:
-        return np.asarray(rows), np.asarray(cols), "Bayes labels"
-    return np.asarray(table.map_rows), np.asarray(table.map_cols), "MAP labels"
 
 
 def _plus_minus(value: float, mcse: float, sep: str = " ± ") -> str:
@@ -147,19 +121,7 @@ def _title(table: Any, order_name: str | None) -> str:
     return head if order_name is None else f"{head}\nright: grouped by {order_name}"
 
 
-def _color_range(image: np.ndarray, sparse: bool) -> tuple[float, float]:
-    finite = image[np.isfinite(image)]
-    if finite.size == 0:
-        return 0.0, 1.0
-    low, high = np.quantile(finite, [0.005, 0.995]) if not sparse else (0.0, float(np.quantile(finite, 0.99)))
-    if not high > low:
-        low, high = float(finite.min()), float(finite.max())
-    if not high > low:
-        high = low + 1.0
-    return float(low), float(high)
-
-
-def _cmap(kind: str, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
+def family_colormap(kind: str, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
     """Colour map and block-boundary colour of the family's tables: with ``levels``
     (unordered categories), one colour per category from the family's qualitative map,
     or from turbo when that map has too few colours; with ``missing``, the map draws
@@ -302,7 +264,7 @@ def plot_table(
     >>> save_figure(fig, "table.png")  # doctest: +SKIP
     """
     _, Figure = _matplotlib()
-    table = _as_table(table)
+    table = as_table(table)
     check_choice("view", view, _VIEWS)
     if ax is not None and view == "both":
         view = "ordered"
@@ -321,7 +283,7 @@ def plot_table(
     data = table.table_data()  # with its mask: missing entries are drawn apart
     sparse = data.is_sparse
     levels = table.model.n_levels
-    cmap, line = _cmap(table.kind, levels, data.has_missing)
+    cmap, line = family_colormap(table.kind, levels, data.has_missing)
     if ax is None:
         ncols = 2 if view == "both" else 1
         fig = Figure(figsize=figsize or (6.0 * ncols, 5.2), layout="constrained")
@@ -338,7 +300,7 @@ def plot_table(
     if view in ("both", "ordered"):
         ordered, r_factor, c_factor = binned_image(data, row_order, col_order, max_cells, levels)
     if levels is None:
-        vmin, vmax = _color_range(ordered if ordered is not None else drawn, sparse)
+        vmin, vmax = color_range(ordered if ordered is not None else drawn, sparse)
     else:
         vmin, vmax = -0.5, levels - 0.5
     im = None
@@ -371,41 +333,6 @@ def plot_table(
     if title:
         fig.suptitle(_title(table, name if view == "both" else None), fontsize=10)
     return fig
-
-
-class GroupedImage(NamedTuple):
-    """:func:`plot_table`'s grouped view as data (:func:`grouped_image`): the (r, c) block
-    averages (most frequent codes with categories), the colour range, map and block-boundary
-    colour, the boundaries as fractions of the sides, and the rows' (r,) and columns' (c,)
-    posterior uncertainty in [0, 1] of its largest value."""
-
-    image: np.ndarray
-    vmin: float
-    vmax: float
-    cmap: Any
-    line: str
-    row_boundaries: np.ndarray
-    col_boundaries: np.ndarray
-    row_uncertainty: np.ndarray
-    col_uncertainty: np.ndarray
-
-
-def grouped_image(table: Any, max_cells: int = 200) -> GroupedImage:
-    """The table (a Table or a path) grouped by :func:`reference_labels` as at most ``max_cells``
-    cells per side, with its colours, block boundaries and uncertainty (``view="ordered"``)."""
-    matplotlib, _ = _matplotlib()
-    table = _as_table(table)
-    rows, cols = (np.asarray(labels, dtype=np.int64) for labels in reference_labels(table)[:2])
-    row_order, col_order, levels = *(np.argsort(v, kind="stable") for v in (rows, cols)), table.model.n_levels
-    image = binned_image(table.data, row_order, col_order, max_cells, levels)[0]
-    cmap, line = _cmap(table.kind, levels)
-    cmap = matplotlib.colormaps[cmap] if isinstance(cmap, str) else cmap
-    vmin, vmax = _color_range(image, TableData.of(table.data).is_sparse) if levels is None else (-0.5, levels - 0.5)
-    g, m = max(table.n_row_clusters, 2), max(table.n_col_clusters, 2)
-    row_u, col_u = (binned_values(posterior_uncertainty(sets, k), order, max_cells) / (1.0 - 1.0 / max(g, m))
-                    for sets, k, order in ((table.gibbs.rows, g, row_order), (table.gibbs.cols, m, col_order)))
-    bounds = (block_boundaries(rows) / rows.size, block_boundaries(cols) / cols.size)
-    return GroupedImage(image, vmin, vmax, cmap, line, *bounds, np.clip(row_u, 0.0, 1.0), np.clip(col_u, 0.0, 1.0))
 
 
 #: Categories above which the legend gives way to a colour bar of the codes.

@@ -2,21 +2,24 @@
 observed entries, the table binned into at most ``max_cells`` cells per side (``R @ X @ C``
 with sparse 0/1 aggregation matrices, so a sparse table is never densified), the most
 frequent category of each cell of a categorical table, and the posterior uncertainty of
-rows and columns from Gibbs label sets. :mod:`lbm_bench.plotting` draws these arrays, and
-the release thumbnails (:mod:`lbm_bench.release.thumbnail`) write them as pixels.
+rows and columns from Gibbs label sets, and the whole grouped view of a table
+(:func:`grouped_image`). :mod:`lbm_bench.plotting` draws these arrays, and the release
+thumbnails (:mod:`lbm_bench.release.thumbnail`) write the grouped view as pixels.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from lbm_bench.models.data import TableData
+from lbm_bench.models.registry import get_family
 
-__all__ = ["binned_image", "binned_values", "block_boundaries", "block_means", "level_counts",
-           "posterior_uncertainty"]
+__all__ = ["GroupedImage", "as_table", "binned_image", "binned_values", "block_boundaries", "block_means",
+           "color_range", "grouped_image", "level_counts", "posterior_uncertainty", "reference_labels"]
 
 
 def posterior_uncertainty(label_sets: np.ndarray, n_classes: int | None = None) -> np.ndarray:
@@ -179,3 +182,95 @@ def block_boundaries(labels: np.ndarray) -> np.ndarray:
     """Positions (in sorted order) between consecutive non-empty classes."""
     counts = np.bincount(labels)
     return np.cumsum(counts[counts > 0])[:-1]
+
+
+def reference_labels(table: Any) -> tuple[np.ndarray, np.ndarray, str]:
+    """The co-clustering a table is grouped by: its Bayes labels, else its MAP labels.
+
+    Returns
+    -------
+    rows : ndarray of shape (n_rows,)
+    cols : ndarray of shape (n_cols,)
+    name : str
+        ``"Bayes labels"`` or ``"MAP labels"``.
+    """
+    rows, cols = getattr(table, "bayes_rows", None), getattr(table, "bayes_cols", None)
+    if rows is not None and cols is not None:
+        return np.asarray(rows), np.asarray(cols), "Bayes labels"
+    return np.asarray(table.map_rows), np.asarray(table.map_cols), "MAP labels"
+
+
+def color_range(image: np.ndarray, sparse: bool) -> tuple[float, float]:
+    """The colour range of an image of a table: its 0.5% and 99.5% quantiles (0 and the 99%
+    quantile for a sparse table), widened when they meet; (0, 1) for an image without a value."""
+    finite = image[np.isfinite(image)]
+    if finite.size == 0:
+        return 0.0, 1.0
+    low, high = np.quantile(finite, [0.005, 0.995]) if not sparse else (0.0, float(np.quantile(finite, 0.99)))
+    if not high > low:
+        low, high = float(finite.min()), float(finite.max())
+    if not high > low:
+        high = low + 1.0
+    return float(low), float(high)
+
+
+class GroupedImage(NamedTuple):
+    """A table's grouped view as data (:func:`grouped_image`): the (r, c) block averages (most
+    frequent codes with categories, ``levels`` of them; None for numbers), the colour range,
+    the block-boundary colour, the boundaries as fractions of the sides, and the rows' (r,)
+    and columns' (c,) posterior uncertainty in [0, 1] of its largest value. The colour map is
+    the family's (:func:`lbm_bench.plotting.family_colormap` of ``kind`` and ``levels``)."""
+
+    image: np.ndarray
+    vmin: float
+    vmax: float
+    kind: str
+    levels: int | None
+    line: str
+    row_boundaries: np.ndarray
+    col_boundaries: np.ndarray
+    row_uncertainty: np.ndarray
+    col_uncertainty: np.ndarray
+
+
+def as_table(table: Any) -> Any:
+    """``table`` itself when it is a :class:`~lbm_bench.protocol.table.Table`, the table of the file
+    at ``table`` when it is a path (:func:`~lbm_bench.storage.load_table`); a TypeError otherwise."""
+    from lbm_bench.protocol.table import Table
+    from lbm_bench.storage import load_table
+
+    if isinstance(table, (str, os.PathLike)):
+        return load_table(table)
+    if not isinstance(table, Table):
+        raise TypeError(f"table must be a Table or the path of a table file, got {type(table).__name__}")
+    return table
+
+
+def grouped_image(table: Any, max_cells: int = 200) -> GroupedImage:
+    """A table grouped by :func:`reference_labels` as at most ``max_cells`` cells per side,
+    with its colour range, block boundaries and uncertainty (:func:`lbm_bench.plot_table`'s
+    ``view="ordered"``).
+
+    Parameters
+    ----------
+    table : Table or path
+        A table with its Gibbs label sets (:class:`~lbm_bench.protocol.table.Table`) or its file.
+    max_cells : int, default=200
+        Largest image size per side.
+
+    Returns
+    -------
+    GroupedImage
+    """
+    table = as_table(table)
+    rows, cols = (np.asarray(labels, dtype=np.int64) for labels in reference_labels(table)[:2])
+    row_order, col_order, levels = *(np.argsort(v, kind="stable") for v in (rows, cols)), table.model.n_levels
+    image = binned_image(table.data, row_order, col_order, max_cells, levels)[0]
+    line = get_family(table.kind).boundary_color
+    vmin, vmax = color_range(image, TableData.of(table.data).is_sparse) if levels is None else (-0.5, levels - 0.5)
+    g, m = max(table.n_row_clusters, 2), max(table.n_col_clusters, 2)
+    row_u, col_u = (binned_values(posterior_uncertainty(sets, k), order, max_cells) / (1.0 - 1.0 / max(g, m))
+                    for sets, k, order in ((table.gibbs.rows, g, row_order), (table.gibbs.cols, m, col_order)))
+    bounds = (block_boundaries(rows) / rows.size, block_boundaries(cols) / cols.size)
+    return GroupedImage(image, vmin, vmax, table.kind, levels, line, *bounds,
+                        np.clip(row_u, 0.0, 1.0), np.clip(col_u, 0.0, 1.0))

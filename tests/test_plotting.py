@@ -81,7 +81,7 @@ def test_bayes_labels_are_preferred_and_user_labels_override(tables):
             self.kind, self.shape = inner.kind, inner.shape
             self.n_row_clusters, self.n_col_clusters = inner.n_row_clusters, inner.n_col_clusters
 
-    from lbm_bench.plotting import reference_labels
+    from lbm_bench.table_image import reference_labels
 
     assert reference_labels(table)[2] == "MAP labels"
     rows, cols, name = reference_labels(WithBayes(table))
@@ -328,7 +328,7 @@ def test_the_title_leads_with_the_floor_and_a_readable_mcse(tables):
 def test_categorical_tables_show_their_categories(tables):
     """Unordered categories: each cell shows a code (never a mean), in one colour per
     category, with a legend of the categories and each block's most frequent category."""
-    from lbm_bench.plotting import level_counts, reference_labels
+    from lbm_bench.table_image import level_counts, reference_labels
 
     table = tables["categorical"]
     K = table.model.categories
@@ -353,8 +353,8 @@ def test_categorical_tables_show_their_categories(tables):
 
 
 def test_many_categories_get_distinct_colours():
-    from lbm_bench.plotting import _cmap
+    from lbm_bench.plotting import family_colormap
 
-    cmap, _ = _cmap("categorical", 30)
+    cmap, _ = family_colormap("categorical", 30)
     colours = {tuple(np.round(cmap(c), 6)) for c in range(30)}
     assert len(colours) == 30

@@ -42,7 +42,7 @@ from lbm_bench.algorithms.embedding import embed_rows
 from lbm_bench.algorithms.inputs import check_observed_table, few_values, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 from lbm_bench.algorithms.lbm_em import EM_METHODS, EMRun, LBMFit, em_run
-from lbm_bench.metrics.tables import compact_labels
+from lbm_bench.metrics.contingency_tables import compact_labels
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import check_kind, get_family
 
@@ -409,8 +409,8 @@ def select_lbm(
     check_choice("search", search, SEARCHES)
     n_init, jobs = check_count("n_init", n_init), check_count("jobs", jobs)
     kind = infer_kind(X) if kind is None else check_kind(kind)
-    _warn_continuous_on_few_values(data, kind)
     crit = Criterion(EMProblem(data, kind, method), criterion)
+    _warn_continuous_on_few_values(data, kind)
     root = np.random.SeedSequence(int(rng.integers(2**63)))
     with single_blas_thread():
         if jobs == 1:

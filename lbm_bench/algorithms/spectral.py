@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 from lbm_bench._docstrings import fill_doc
 from lbm_bench.algorithms.inputs import check_incomplete_inputs, imputed_table, reject_sparse
 from lbm_bench.algorithms.kmeans import kmeans, onehot
-from lbm_bench.metrics.tables import compact_labels
+from lbm_bench.metrics.contingency_tables import compact_labels
 
 __all__ = ["spectral_biclustering", "spectral_coclustering"]
 

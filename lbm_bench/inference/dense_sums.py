@@ -20,7 +20,7 @@ The X-only starts of the MAP score every row and column entry by entry with the
 other labels integrated out (:meth:`DenseStatistics.entrywise_scores`).
 
 A table with missing entries has its statistics zeroed there and one or two more
-channels (:class:`~lbm_bench.models.missing.EntryFamily`): ``p`` counts them all,
+channels (:class:`~lbm_bench.models.observed.EntryFamily`): ``p`` counts them all,
 and nothing below depends on what they are.
 """
 
@@ -32,7 +32,7 @@ import numpy as np
 from scipy import sparse
 
 from lbm_bench.inference.side import Side, onehot_t
-from lbm_bench.models.missing import EntryFamily
+from lbm_bench.models.observed import EntryFamily
 
 try:  # the kernel of ``csr_array @ dense`` (scipy >= 0.14), called directly by index updates
     from scipy.sparse._sparsetools import csr_matvecs as _csr_matvecs
@@ -244,7 +244,7 @@ class DenseStatistics:
     Parameters
     ----------
     family : EntryFamily or LatentBlockModel
-        The observed-data family (:class:`~lbm_bench.models.missing.EntryFamily`): the
+        The observed-data family (:class:`~lbm_bench.models.observed.EntryFamily`): the
         model's statistics, with the missing entries' channels when the tables have masks
         (a model: complete tables).
     tables : ndarray of shape (B, n_rows, n_cols), or a sequence of B dense tables

@@ -28,7 +28,7 @@ or the sampler sees the storage.
 
 **Missing entries** are the tables' too: a :class:`~lbm_bench.models.data.TableData`
 with a mask gives the engine the statistics and natural parameters of the
-observed-data family (:class:`~lbm_bench.models.missing.EntryFamily`: the
+observed-data family (:class:`~lbm_bench.models.observed.EntryFamily`: the
 statistics zeroed at missing entries, plus the missing entries' channels), so the
 block sums, index updates and logits below are the same code with one or two more
 channels, and integer sums stay exact.
@@ -60,7 +60,7 @@ from lbm_bench.inference.side import class_mass, onehot_t, sample_categorical, s
 from lbm_bench.inference.sparse_sums import SparseStatistics
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.data import TableData
-from lbm_bench.models.missing import EntryFamily
+from lbm_bench.models.observed import EntryFamily
 
 __all__ = ["RECOMPUTE_EVERY", "BlockSums", "Sweeper", "sample_categorical", "smallest_uint"]
 

@@ -97,7 +97,7 @@ class Side:
     ) -> None:
         """The model's part of the step (dense and sparse): eta (p, k, o), log_partition (k, o),
         and the block mechanism's ``-log(1 - q)`` (k, o) over class counts, or None
-        (:class:`~lbm_bench.models.missing.EntryFamily`)."""
+        (:class:`~lbm_bench.models.observed.EntryFamily`)."""
         p, k, o = eta.shape
         self.n_classes, self.n_other_classes = k, o
         self.eta = np.ascontiguousarray(eta.transpose(1, 2, 0).reshape(k, o * p))  # [k, (o, p)]

@@ -3,7 +3,7 @@
 ``scipy.sparse`` tables (Bernoulli and Poisson, one statistic: the entry) are
 held as CSR twice, ``X`` and ``X^T``. A table with missing entries has more
 statistic channels (the entry, and the missing entries' exposures; see
-:class:`~lbm_bench.models.missing.EntryFamily`), all sparse: the ``p`` channels
+:class:`~lbm_bench.models.observed.EntryFamily`), all sparse: the ``p`` channels
 of a side are stacked into one CSR of ``p n_own`` rows (and its transpose for
 index updates), so the products and updates below work on them unchanged. The full block sums are the sparse
 products ``X @ onehot(w)`` and ``X^T @ onehot(z)`` (``O(nnz C o)``); an index

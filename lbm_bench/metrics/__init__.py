@@ -30,10 +30,11 @@ Conditional risk (:mod:`lbm_bench.metrics.risk`)
     identity matching.
 
 Pair counts (Rand, ARI, CARI) are exact integers (see
-:mod:`lbm_bench.metrics.tables`), so the final ratio is correctly rounded.
+:mod:`lbm_bench.metrics.contingency_tables`), so the final ratio is correctly rounded.
 """
 
 from lbm_bench.metrics.coclustering import cari, ce, l_col, l_full, l_item, l_row
+from lbm_bench.metrics.contingency_tables import contingency
 from lbm_bench.metrics.partition import (
     adjusted_asymmetric_accuracy,
     ami,
@@ -45,7 +46,6 @@ from lbm_bench.metrics.partition import (
     rand,
 )
 from lbm_bench.metrics.risk import ConditionalRisk, chance_risk, conditional_risk, item_losses
-from lbm_bench.metrics.tables import contingency
 
 __all__ = [
     "ConditionalRisk",

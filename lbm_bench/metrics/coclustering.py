@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench.metrics.tables import (
+from lbm_bench.metrics.contingency_tables import (
     FloatOrArray,
     PairSums,
     ari_from_counts,

@@ -1,6 +1,6 @@
 """Comparison of two partitions: pair-counting, information and set-matching indices.
 
-Every measure is computed from contingency tables (:mod:`lbm_bench.metrics.tables`).
+Every measure is computed from contingency tables (:mod:`lbm_bench.metrics.contingency_tables`).
 The two compared partitions may have different numbers of clusters.
 :func:`rand`, :func:`ari`, :func:`nmi`, :func:`ami`, :func:`matching_error`,
 :func:`normalized_accuracy`, :func:`adjusted_asymmetric_accuracy` and
@@ -22,7 +22,7 @@ from numpy.typing import ArrayLike
 from scipy.special import gammaln
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench.metrics.tables import (
+from lbm_bench.metrics.contingency_tables import (
     FloatOrArray,
     PairSums,
     SparseTable,

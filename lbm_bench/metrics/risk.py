@@ -28,10 +28,9 @@ from lbm_bench._validation import (
     check_proportions,
     describe_value,
 )
-from lbm_bench.metrics import tables as _tables
+from lbm_bench.metrics import contingency_tables as _contingency_tables
 from lbm_bench.metrics.coclustering import cari_counts
-from lbm_bench.metrics.mcmc import chain_diagnostics
-from lbm_bench.metrics.tables import (
+from lbm_bench.metrics.contingency_tables import (
     PairSums,
     ari_from_counts,
     best_matching,
@@ -40,6 +39,7 @@ from lbm_bench.metrics.tables import (
     label_codes,
     same_length,
 )
+from lbm_bench.metrics.mcmc import chain_diagnostics
 
 __all__ = [
     "CHANCE_DRAWS",
@@ -209,7 +209,7 @@ class _TableStack:
         self.ref, self.k_ref, self.pred, self.k_pred = ref, k_ref, pred, k_pred
         self.n_items = int(pred.size)
         self._cache: list[tuple[slice, np.ndarray]] | None = None
-        if ref.shape[0] * k_ref * k_pred <= _tables.CELL_BUDGET:
+        if ref.shape[0] * k_ref * k_pred <= _contingency_tables.CELL_BUDGET:
             self._cache = list(iter_tables(ref, k_ref, pred, k_pred))
 
     def blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
@@ -330,7 +330,7 @@ def _enumerate(
     """
     ref_idx, pred_idx = _maximal_matchings(side.shape[1], side.shape[2])
     other_flat = other.reshape(other.shape[0], -1).astype(np.float64)
-    step = max(1, _tables.CELL_BUDGET // max(1, side.shape[0] * ref_idx.shape[1]))
+    step = max(1, _contingency_tables.CELL_BUDGET // max(1, side.shape[0] * ref_idx.shape[1]))
     best_value, best = -1.0, (ref_idx[0], pred_idx[0])
     best_other = (np.arange(0), np.arange(0))
     for start in range(0, ref_idx.shape[0], step):
@@ -474,7 +474,7 @@ def conditional_risk_of_sets(
     ``rows_ref``/``cols_ref`` are non-negative integer label sets (any integer dtype) of shapes
     (S, n_rows) and (S, n_cols), ``rows_pred``/``cols_pred`` int64 non-negative
     vectors of matching lengths, ``lengths`` the chain lengths (summing to S).
-    The predictions are renumbered first (:func:`~lbm_bench.metrics.tables.label_codes`), so
+    The predictions are renumbered first (:func:`~lbm_bench.metrics.contingency_tables.label_codes`), so
     that the contingency tables are sized by the numbers of clusters, not by the label values.
     """
     n_sets = rows_ref.shape[0]

@@ -9,8 +9,9 @@
 - :mod:`~lbm_bench.models.design`: scale-free designs (protocol step 1);
 - :mod:`~lbm_bench.models.data`: a table's storage, dense or sparse, decided once, with
   its mask of missing entries;
-- :mod:`~lbm_bench.models.missing`: how entries go missing (at random, by block) and the
-  observed-data likelihood every family gets.
+- :mod:`~lbm_bench.models.missing`: how entries go missing (at random, by block);
+- :mod:`~lbm_bench.models.observed`: the observed-data likelihood every family gets, as
+  the engine sums it.
 """
 
 from lbm_bench.models.base import LatentBlockModel

@@ -51,7 +51,7 @@ import numpy as np
 from lbm_bench._records import open_probability, optional, setting
 from lbm_bench._validation import check_block_array, check_count, check_labels, check_proportions, check_vector
 from lbm_bench.models.data import TableData
-from lbm_bench.models.missing import EntryFamily
+from lbm_bench.models.observed import EntryFamily
 from lbm_bench.models.sparse_noise import SparseNoise
 
 __all__ = ["DENSITY_OPTION", "LatentBlockModel", "positive_vector"]
@@ -523,7 +523,7 @@ class LatentBlockModel:
         return totals[: self.n_stats], exposure
 
     def _observed_totals(self, data: TableData, z: Any, w: Any) -> tuple[np.ndarray, np.ndarray, tuple]:
-        """Block sums of the observed-data family's channels (:class:`~lbm_bench.models.missing.EntryFamily`),
+        """Block sums of the observed-data family's channels (:class:`~lbm_bench.models.observed.EntryFamily`),
         the observed exposures, and the family, class masses and class counts."""
         z, w = self._check_labels_for(data.table, z, w)
         family = EntryFamily(self, data.has_missing)

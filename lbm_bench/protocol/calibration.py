@@ -23,10 +23,9 @@ turned into entries by :meth:`~lbm_bench.models.base.LatentBlockModel.table_from
 the same mask of missing entries (its uniforms: the same mask at every scale when
 entries go missing at random, thresholded by the scale's block probabilities
 when they go missing by block; :class:`~lbm_bench.models.missing.MaskNoise`),
-the same random starts of the MAP and the same uniforms of the short run; the MAP
-and the short run see the observed entries only. The mean risk is then a smooth,
-nearly monotone function of the scale, and the risk of a table at a scale, once
-computed, is kept: adding tables at a scale costs only the new ones.
+the same random starts of the MAP and the same uniforms of the short run (both on the
+observed entries only). The mean risk is then a smooth, nearly monotone function of the
+scale; a table's risk at a scale, once computed, is kept: more tables cost only the new ones.
 
 **Root finding** (``method="secant"``, default): from a first guess of the
 scale from the design (:func:`lbm_bench.protocol.separation.first_guess`),
@@ -52,7 +51,8 @@ from lbm_bench.inference.bayes import floor_risk
 from lbm_bench.inference.classifier import alternate, best_of_starts, initial_column_labels
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.models.design import ModelDesign, random_design
-from lbm_bench.models.missing import EntryFamily, MaskNoise, mask_table
+from lbm_bench.models.missing import MaskNoise, mask_table
+from lbm_bench.models.observed import EntryFamily
 from lbm_bench.protocol.request import CRITERIA, TableRequest, request_from_arguments
 from lbm_bench.protocol.scale_search import (
     AUTO_MAX_TABLES,
@@ -247,7 +247,7 @@ class CommonRandomNumbers:
         args = (statistic, self.design, self.n_rows, self.n_cols, scale, n_init, self.incremental,
                 self.batch_bytes)
         # No backend named here: loky by default, or the one the caller configured
-        # (``lbm-bench generate --backend dask``, see lbm_bench.protocol.backends).
+        # (``lbm-bench generate --backend dask``, see lbm_bench.protocol.workers).
         parts = Parallel(n_jobs=self.jobs)(
             delayed(_worker)(*args, [self.table_seeds[t] for t in chunk]) for chunk in chunks
         )

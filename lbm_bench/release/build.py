@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench._threads import single_blas_thread
-from lbm_bench.protocol.backends import joblib_backend
+from lbm_bench.protocol.workers import joblib_backend
 from lbm_bench.release._files import atomic_write_bytes, sha256_file
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.card import THUMBNAILS, can_draw_thumbnails, draw_thumbnail, thumbnail_name, write_card
@@ -339,7 +339,7 @@ class BuildReport:
 
 @contextlib.contextmanager
 def _parallel(backend: str, n_jobs: int, scheduler: str | None) -> Iterator[Any]:
-    """joblib configured for the chosen backend (:func:`~lbm_bench.protocol.backends.joblib_backend`,
+    """joblib configured for the chosen backend (:func:`~lbm_bench.protocol.workers.joblib_backend`,
     the one place that opens a Dask cluster), and a Parallel that yields results as they come."""
     import joblib
 

@@ -26,7 +26,7 @@ excess over the MAP labels (the paper's reference) is reported too.
 
 That is the **known-clusters** track (the default): every algorithm is told the table's
 numbers of clusters. The **unknown-clusters** track (``track="unknown-clusters"``,
-:mod:`lbm_bench.scoring.selection_track`) runs algorithms that choose them.
+:mod:`lbm_bench.scoring.unknown_clusters`) runs algorithms that choose them.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def run_benchmark(
         Show a tqdm bar.
     track : {"known-clusters", "unknown-clusters"}, default="known-clusters"
         Whether the algorithms are told the tables' numbers of clusters, or choose them
-        (:func:`lbm_bench.scoring.selection_track.run_selection_track`, whose algorithms
+        (:func:`lbm_bench.scoring.unknown_clusters.run_selection_track`, whose algorithms
         are looked up in :data:`lbm_bench.algorithms.SELECTION_ALGORITHMS`).
     max_clusters : (int, int), optional
         The unknown-clusters track's largest numbers of clusters (default 8x8); refused on
@@ -167,7 +167,7 @@ def run_benchmark(
     check_choice("track", track, tuple(TRACKS))
     timeout = check_timeout(timeout)
     if track == "unknown-clusters":
-        from lbm_bench.scoring.selection_track import run_selection_track
+        from lbm_bench.scoring.unknown_clusters import run_selection_track
 
         return run_selection_track(release_dir, algorithms, out_dir, max_clusters=max_clusters or (8, 8),
                                    n_jobs=n_jobs, seed=seed, progress=progress, timeout=timeout)

@@ -1,7 +1,7 @@
 """What the benchmark's tracks share: the family an algorithm is told, run files, CSV, means, the plot.
 
 Both tracks of ``lbm-bench benchmark`` (:mod:`lbm_bench.scoring.benchmark`: the numbers of
-clusters given; :mod:`lbm_bench.scoring.selection_track`: chosen by the algorithm) run one
+clusters given; :mod:`lbm_bench.scoring.unknown_clusters`: chosen by the algorithm) run one
 task per (algorithm, table), keep its row in ``OUT/runs/<algorithm>/<table id>.json`` and
 write ``results.csv``, ``summary.md`` and ``excess_risk.png`` with these helpers.
 """

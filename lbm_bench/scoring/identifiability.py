@@ -28,7 +28,7 @@ import numpy as np
 from lbm_bench.algorithms.criteria import Criterion
 from lbm_bench.algorithms.em_problem import EMProblem
 from lbm_bench.algorithms.selection import check_max_clusters, select_lbm
-from lbm_bench.metrics.tables import compact_labels
+from lbm_bench.metrics.contingency_tables import compact_labels
 from lbm_bench.protocol.table import Table
 
 __all__ = ["REFERENCE_SEARCH", "Identifiability", "identifiability"]

@@ -53,7 +53,7 @@ from lbm_bench import random_model
 from lbm_bench.algorithms import fit_lbm, select_lbm
 from lbm_bench.metrics import ari
 from lbm_bench.release import load_release
-from lbm_bench.scoring.selection_track import run_selection_track
+from lbm_bench.scoring.unknown_clusters import run_selection_track
 from lbm_bench.storage import load_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules (scripts/README.md)

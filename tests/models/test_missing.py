@@ -1,14 +1,13 @@
 """Missing entries in the models: the mechanisms' design, masks drawn from noise, the
-observed-data family, and the table-data adapter's conventions."""
+and the table-data adapter's conventions."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from lbm_bench import GaussianLBM, PoissonLBM, random_design
+from lbm_bench import GaussianLBM, random_design
 from lbm_bench.models import TableData
 from lbm_bench.models.missing import (
-    EntryFamily,
     MaskNoise,
     MissingDesign,
     draw_missing_pattern,
@@ -92,23 +91,6 @@ def test_mask_table_zeroes_missing_entries_without_signed_zeros():
     assert not np.signbit(data.table[~data.observed]).any()
     np.testing.assert_array_equal(data.table[data.observed], X[data.observed])
     assert np.array_equal(X, model.sample(50, 40, rng=0)[0])  # copy=True leaves the input alone
-
-
-def test_entry_family_channels():
-    plain = GaussianLBM([0.5, 0.5], [0.5, 0.5], [[0.0, 1.0], [1.0, 0.0]], [[1.0, 1.0], [1.0, 1.0]])
-    assert EntryFamily(plain, False).n_stats == 2 and EntryFamily(plain, True).n_stats == 3
-    block = plain.with_missing_probs([[0.1, 0.4], [0.3, 0.2]])
-    assert EntryFamily(block, True).n_stats == 3  # no effects: the two missing channels are one
-    effects = PoissonLBM([0.5, 0.5], [0.5, 0.5], [[1.0, 2.0], [3.0, 1.0]], [1.0, 2.0, 1.0], [0.5, 1.5])
-    assert EntryFamily(effects, True).n_stats == 2
-    assert EntryFamily(effects.with_missing_probs([[0.1, 0.4], [0.3, 0.2]]), True).n_stats == 3
-    fam = EntryFamily(effects, True)
-    X = np.array([[1, 0], [2, 3], [0, 1]])
-    observed = np.array([[True, False], [True, True], [False, True]])
-    stats = fam.dense_statistics(X * observed, observed)
-    np.testing.assert_array_equal(stats[0], X * observed)
-    np.testing.assert_allclose(stats[1], np.outer([1.0, 2.0, 1.0], [0.5, 1.5]) * ~observed)
-    assert block.missing_probs.shape == (2, 2) and plain.missing_probs is None  # a copy
 
 
 def test_unreachable_risk_bound():

@@ -1,7 +1,7 @@
 """The selection release (repository/selection.toml) built at a tiny size, and the unknown-clusters
 track run on it by cem-icl and sparsebm-selection (sparsebm's own model selection on its Bernoulli
 tables), as docs/benchmark.md runs them at full size (issue 28, item 5; vem-icl runs on a smaller
-release in tests/scoring/test_selection_track.py)."""
+release in tests/scoring/test_unknown_clusters.py)."""
 
 import json
 

@@ -9,8 +9,8 @@ pytest.importorskip("matplotlib")
 from matplotlib.colors import to_rgba  # noqa: E402
 
 from lbm_bench import generate_table  # noqa: E402
-from lbm_bench.plotting import grouped_image  # noqa: E402
 from lbm_bench.release.thumbnail import GAP_PIXELS, STRIP_PIXELS, thumbnail_pixels  # noqa: E402
+from lbm_bench.table_image import grouped_image  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests of lbm_bench.metrics.tables: memory budgets and validation of every metric input."""
+"""Tests of lbm_bench.metrics.contingency_tables: memory budgets and validation of every metric input."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from lbm_bench.metrics import (
     cari,
     conditional_risk,
     contingency,
+    contingency_tables,
     l_item,
     l_row,
     nmi,
     partition,
     rand,
-    tables,
 )
 from tests.metrics.helpers import (
     gibbs_like,
@@ -39,9 +39,9 @@ def test_small_memory_budget_gives_the_same_results(monkeypatch):
         )
 
     expected = compute()
-    monkeypatch.setattr(tables, "CELL_BUDGET", 8)
+    monkeypatch.setattr(contingency_tables, "CELL_BUDGET", 8)
     monkeypatch.setattr(partition, "_EMI_BUDGET", 5)
-    monkeypatch.setattr(tables, "INT64_SQUARE_LIMIT", 1)  # Python-int sums of squares
+    monkeypatch.setattr(contingency_tables, "INT64_SQUARE_LIMIT", 1)  # Python-int sums of squares
     got = compute()
     for want, have in zip(expected[:-1], got[:-1], strict=True):
         np.testing.assert_allclose(have, want, rtol=0, atol=1e-14)

@@ -103,7 +103,7 @@ def _check_labels(name: str, labels: Any, length: int, most: int, side: str, tab
     floats accepted), non-negative, finite; a label of -1 or inf is not a cluster.
     """
     from lbm_bench._validation import check_labels
-    from lbm_bench.metrics.tables import label_codes
+    from lbm_bench.metrics.contingency_tables import label_codes
 
     try:
         shape = np.shape(labels)

@@ -1,4 +1,4 @@
-"""joblib backends (lbm_bench.protocol.backends) and generate --jobs/--backend: same bytes for any workers."""
+"""joblib backends (lbm_bench.protocol.workers) and generate --jobs/--backend: same bytes for any workers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import pytest
 
 from lbm_bench.cli import main
-from lbm_bench.protocol.backends import check_backend, joblib_backend, stop_local_workers
+from lbm_bench.protocol.workers import check_backend, joblib_backend, stop_local_workers
 
 
 def test_check_backend():

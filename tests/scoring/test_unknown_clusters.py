@@ -1,4 +1,4 @@
-"""The unknown-clusters track of the benchmark (lbm_bench.scoring.selection_track) and its
+"""The unknown-clusters track of the benchmark (lbm_bench.scoring.unknown_clusters) and its
 command line: counts found and their kinds, the identifiability cached with the results,
 the same method told the counts, the known-clusters track unchanged, and bad input in one
 line with nothing written (issue 28, items 2, 3 and 6)."""
@@ -14,7 +14,7 @@ import pytest
 
 from lbm_bench.scoring import identifiability as identifiability_module
 from lbm_bench.scoring.benchmark import RESULT_COLUMNS, run_benchmark
-from lbm_bench.scoring.selection_track import SELECTION_COLUMNS, run_selection_track
+from lbm_bench.scoring.unknown_clusters import SELECTION_COLUMNS, run_selection_track
 
 ALGORITHMS = """
 import numpy as np
