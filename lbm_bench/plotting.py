@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._atomic import put_in_place, temporary_path
-from lbm_bench._validation import check_choice, describe_value
+from lbm_bench._validation import check_choice, describe_percent, describe_value
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import get_family
 from lbm_bench.table_image import (
@@ -110,7 +110,7 @@ def _title(table: Any, order_name: str | None) -> str:
     storage = data.storage_text()
     storage = f", {storage}" if storage else ""
     if data.has_missing:
-        storage += f", {data.missing_fraction:.0%} missing ({table.missing_mechanism})"
+        storage += f", {describe_percent(data.missing_fraction, 0)} missing ({table.missing_mechanism})"
     storage += "".join(f", {name} {value}" for name, value in table.model.header_values().items())
     target = f"target {table.target_risk:g}"
     if table.bayes_risk is not None:

@@ -210,7 +210,12 @@ def _from_mapping(cls: Any, values: Mapping[str, Any], *, where: str = "") -> An
         values = expand_missing(values)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}" if where else str(exc)) from None
-    return Record.from_mapping.__func__(cls, values, where=where)
+    record = Record.from_mapping.__func__(cls, values, where=where)
+    try:  # an option given explicitly at its default value may still do nothing (missing_mechanism without a rate)
+        check_missing_together(record.to_record(), given=values)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}" if where else str(exc)) from None
+    return record
 
 
 def _check_options_together(self: Any) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lbm_bench._validation import describe_percent
 from lbm_bench.inference.bayes import label_frequencies
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
@@ -331,7 +332,7 @@ class Table:
         n, d = self.shape
         empty_rows = int(np.count_nonzero(data.missing_row_counts() == d))
         empty_cols = int(np.count_nonzero(data.missing_col_counts() == n))
-        line = (f"missing entries: {data.n_missing} of {n * d} ({data.missing_fraction:.1%}; mechanism "
+        line = (f"missing entries: {data.n_missing} of {n * d} ({describe_percent(data.missing_fraction)}; mechanism "
                 f"{self.missing_mechanism}, rate {self.missing_rate:g}); the risks are given the observed entries")
         if empty_rows or empty_cols:
             line += (f"; {empty_rows} row(s) and {empty_cols} column(s) have no observed entry"

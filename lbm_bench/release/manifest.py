@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lbm_bench._validation import describe_percent
 from lbm_bench.models.registry import get_family
 from lbm_bench.release._files import atomic_write_text, sha256_file
 from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec
@@ -94,7 +95,7 @@ def missing_text(entry: dict) -> str:
     """
     if "missing_rate" not in entry:
         return "-"
-    return f"{entry['missing_rate']:.0%} {entry['missing_mechanism']} ({entry['n_missing']})"
+    return f"{describe_percent(entry['missing_rate'], 0)} {entry['missing_mechanism']} ({entry['n_missing']})"
 
 
 def release_format_version(manifest: dict) -> tuple[int, int]:

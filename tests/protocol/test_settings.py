@@ -107,3 +107,36 @@ def test_record_round_trip():
     s = GenerationSettings(n_samples=500, balance=0.5)
     assert GenerationSettings.from_mapping(s.to_record()) == s
     assert s.to_record(only_changed=True) == {"balance": 0.5, "n_samples": 500}
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"missing": 0.2, "missing_spread": 0.3}, "missing_spread is set but missing_mechanism is 'random', which has no "
+                                                "spread"),
+    ({"missing": 0.2, "missing_mechanism": "random", "missing_spread": 0.5}, "missing_spread is set but "
+                                                                             "missing_mechanism is 'random'"),
+    ({"missing": 0.0, "missing_mechanism": "random"}, "missing_mechanism is set but missing is 0"),
+    ({"missing_spread": 0.5}, "missing_spread is set but missing is 0"),
+    ({"missing": {"rate": 0.2, "mechanism": "random"}, "missing_spread": 0.4}, "missing_spread is set but"),
+])
+def test_missing_options_that_do_nothing_are_refused_like_their_block_twins(options, message):
+    """The spread is the block mechanism's; a mechanism or spread without a rate does nothing: each
+    refused, also when given at its default value (--missing 0 --missing-mechanism random)."""
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        ModelOptions.from_mapping(options)
+    ModelOptions.from_mapping({"missing": 0.2, "missing_mechanism": "block", "missing_spread": 0.3})
+    ModelOptions.from_mapping({"missing": 0.2, "missing_mechanism": "random"})
+
+
+def test_missing_options_that_do_nothing_are_one_line_on_the_command_line(capsys, tmp_path):
+    from lbm_bench.cli import main
+
+    base = ["generate", "--kind", "gaussian", "--shape", "60x40", "--clusters", "3x2", "--risk", "0.1", "-q",
+            "-o", str(tmp_path / "t.h5")]
+    for extra, words in ((["--missing", "0.2", "--missing-spread", "0.3"], "--missing-spread is set but "
+                          "--missing-mechanism is 'random'"),
+                         (["--missing", "0", "--missing-mechanism", "random"], "--missing-mechanism is set but "
+                          "--missing is 0")):
+        assert main(base + extra) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "t.h5").exists()
