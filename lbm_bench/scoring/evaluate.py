@@ -103,6 +103,9 @@ class Report:
         The numbers of distinct row and column labels submitted.
     warning : str
         One line when ``predicted_clusters`` differs from ``table_clusters``, else empty.
+    missing : str
+        One line when the table has missing entries (how many, the mechanism, and that every
+        risk is the conditional risk given the observed entries), else empty.
     """
 
     table: str
@@ -142,6 +145,7 @@ class Report:
     table_clusters: list
     predicted_clusters: list
     warning: str
+    missing: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -159,6 +163,7 @@ class Report:
                 f"conditional risk r_item  {self.risk:.4f} +- {self.risk_mcse:.4f}  "
                 f"(l_row {self.row_loss:.4f}, l_col {self.col_loss:.4f}; {self.n_samples} Gibbs sets)",
                 *([f"note: {self.note}"] if self.note else []),
+                *([f"missing entries: {self.missing}"] if self.missing else []),
                 f"numbers of clusters      {self.predicted_clusters[0]}x{self.predicted_clusters[1]}  "
                 f"(the table's: {self.table_clusters[0]}x{self.table_clusters[1]})",
                 f"floor (Bayes, l_item)    {self.bayes_risk:.4f} +- {self.bayes_mcse:.4f}"
@@ -275,7 +280,22 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
         table_clusters=[int(table.n_row_clusters), int(table.n_col_clusters)],
         predicted_clusters=predicted,
         warning=_cluster_warning(predicted, [int(table.n_row_clusters), int(table.n_col_clusters)]),
+        missing=_missing_note(table),
     )
+
+
+def _missing_note(table: Table) -> str:
+    """One line on the table's missing entries (empty for a complete table)."""
+    from lbm_bench._validation import describe_percent
+    from lbm_bench.models.data import TableData
+
+    data = TableData.incomplete(table.data, name="data")
+    if not data.n_missing:
+        return ""
+    n, d = table.shape
+    return (f"{data.n_missing} of {n * d} ({describe_percent(data.missing_fraction)}; mechanism "
+            f"{table.missing_mechanism}): the Gibbs sets, the floor and every risk here are given the observed "
+            "entries; your labels are scored on every row and column")
 
 
 def _cluster_warning(predicted: list[int], table: list[int]) -> str:

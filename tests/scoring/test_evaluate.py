@@ -297,3 +297,17 @@ def test_own_bayes_labels_never_score_below_the_floor_beyond_3_mcse_on_more_tabl
     margins = [_own_bayes_labels_margin(kind, shape, chains, seed) for shape in ((30, 20), (60, 40))
                for seed in range(12)]
     assert min(margins) >= -3.0, margins
+
+
+def test_the_report_says_when_the_table_has_missing_entries(table):
+    from pathlib import Path
+
+    from lbm_bench import load_table
+
+    path = Path(__file__).resolve().parents[1] / "data" / "table_v1_3_missing_sparse.h5"
+    incomplete = load_table(path)
+    report = evaluate(incomplete, incomplete.map_rows, incomplete.map_cols)
+    assert report.missing == ("10 of 120 (8.3%; mechanism block): the Gibbs sets, the floor and every risk here are "
+                              "given the observed entries; your labels are scored on every row and column")
+    assert f"missing entries: {report.missing}" in report.summary().splitlines()
+    assert evaluate(table, table.map_rows, table.map_cols).missing == ""  # a complete table: nothing said
