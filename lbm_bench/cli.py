@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from lbm_bench._atomic import check_writable_file, check_writable_folder, describe_os_error
 from lbm_bench._records import add_cli_arguments
 from lbm_bench.models.registry import family_names
 from lbm_bench.protocol.request import RequestOptions
@@ -120,10 +121,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     from lbm_bench.protocol.workers import check_backend, joblib_backend
     from lbm_bench.storage import save_table
 
-    if args.output.exists() and not args.force:
-        raise ValueError(f"output {args.output} exists (use --force to overwrite)")
-    if not args.output.parent.exists():
-        raise ValueError(f"output directory {args.output.parent} does not exist")
+    check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
     settings = GenerationSettings.from_cli(args)
     request = TableRequest(args.kind, *args.shape, *args.clusters, args.risk,
                            model_options=ModelOptions.from_cli(args), **RequestOptions.from_cli(args).to_record())
@@ -243,6 +241,9 @@ def _run_build(args: argparse.Namespace) -> int:
         raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     if args.scheduler and args.backend != "dask":
         raise ValueError("--scheduler needs --backend dask")
+    check_writable_folder(args.out, what="--out")
+    if args.archive:
+        check_writable_file(args.out.with_name(args.out.name + ".tar.gz"), overwrite=True, what="--archive")
     report = build_release(
         args.spec, args.out, n_jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
         fail_fast=args.fail_fast, archive=args.archive, progress=_show_progress(args), force=args.force,
@@ -319,8 +320,7 @@ def _run_show(args: argparse.Namespace) -> int:
     """
     from lbm_bench.plotting import plot_table, save_figure
 
-    if args.output.exists() and not args.force:
-        raise ValueError(f"output {args.output} exists (use --force to overwrite)")
+    check_writable_file(args.output, overwrite=args.force)
     labels = None
     if args.labels:
         labels = (_read_labels(args.labels[0], "ROWS"), _read_labels(args.labels[1], "COLS"))
@@ -360,6 +360,8 @@ def _run_fetch(args: argparse.Namespace) -> int:
     """
     from lbm_bench.release import fetch_release, load_release
 
+    if args.cache is not None:
+        check_writable_folder(args.cache, what="--cache")
     folder = fetch_release(args.url, sha256=args.sha256, cache_dir=args.cache, timeout=args.timeout,
                            min_rate=args.min_rate, max_size=args.max_size, progress=_show_progress(args))
     if not args.quiet:
@@ -404,6 +406,7 @@ def _run_benchmark(args: argparse.Namespace) -> int:
 
     if args.track not in TRACKS:
         raise ValueError(f"--track must be {' or '.join(TRACKS)}, got {args.track!r}")
+    check_writable_folder(args.out, what="--out")
     max_clusters = None
     if args.max_clusters is not None:
         if args.track != "unknown-clusters":
@@ -510,7 +513,8 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, TypeError, OSError, ImportError) as exc:
         if os.environ.get("LBM_BENCH_DEBUG"):
             raise
-        print(f"lbm-bench {args.command}: error: {exc}", file=sys.stderr)
+        text = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+        print(f"lbm-bench {args.command}: error: {' '.join(text.split())}", file=sys.stderr)
         return EXIT_USAGE
     except RuntimeError as exc:
         print(f"lbm-bench {args.command}: error: {exc}", file=sys.stderr)
