@@ -75,9 +75,9 @@ def put_in_place(temporary: Path, path: Path, *, overwrite: bool) -> None:
 def describe_os_error(exc: OSError) -> str:
     """An operating system's error in words, with the file it names: ``afile/x: not a directory``
     (never ``[Errno 20] Not a directory: 'afile/x'``)."""
-    reason = _REASONS.get(exc.errno) or exc.strerror
-    if not reason:
+    if not exc.strerror:  # a message of its own (write_error's "could not write ..."), not the system's
         return str(exc)
+    reason = _REASONS.get(exc.errno) or exc.strerror
     reason = reason[:1].lower() + reason[1:]
     return f"{exc.filename}: {reason}" if exc.filename is not None else reason
 
