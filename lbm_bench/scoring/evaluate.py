@@ -397,8 +397,9 @@ def read_labels(
 def _read_npy_labels(path: Path, name: str) -> np.ndarray:
     try:
         values = np.load(path, allow_pickle=False)
-    except ValueError as exc:
-        raise ValueError(f"{name} file {path} is not a readable .npy array: {exc}") from None
+    except Exception as exc:  # numpy's reader of a damaged file raises what its parsers raise (SyntaxError, EOFError)
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"{name} file {path} is not a readable .npy array: {text[:200]}") from None
     values = np.asarray(values)
     if values.ndim != 1:
         raise ValueError(f"{name} file {path} must hold a 1-D vector, got shape {values.shape}")
@@ -430,6 +431,8 @@ def _read_text_labels(path: Path, name: str) -> tuple[np.ndarray, str | None]:
         value = _integer_value(line.strip('"').strip("'").strip())
         if value is None:
             raise ValueError(f"{name} file {path}: line {number} is not an integer label: {line!r}")
+        if not -(2**63) <= value < 2**63:
+            raise ValueError(f"{name} file {path}: line {number} holds a label beyond 64-bit integers: {line[:40]!r}")
         values.append(value)
     return np.array(values, dtype=np.int64), header
 
