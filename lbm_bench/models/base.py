@@ -272,10 +272,13 @@ class LatentBlockModel:
         raise NotImplementedError  # pragma: no cover
 
     @classmethod
-    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
         """Floored maximum-likelihood block parameters (keyword arguments of the class)
         from the block sums ``totals`` (n_stats, g, m) of ``T(x)`` and the block sizes
-        ``exposure`` (g, m); ``var_floor`` bounds variances below (Gaussian blocks)."""
+        ``exposure`` (g, m); ``var_floor`` bounds variances below, and ``prior_var`` (the
+        table's variance) is one pseudo-entry every block variance is shrunk towards (Gaussian
+        blocks: a block of one or two observed entries is not fitted exactly)."""
         raise NotImplementedError  # pragma: no cover
 
     @classmethod

@@ -124,7 +124,8 @@ class BernoulliLBM(LatentBlockModel):
         return cls(design.row_proportions, design.col_proportions, probs)
 
     @classmethod
-    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
         return {"probs": np.clip(totals[0] / exposure, PROB_CLIP, 1.0 - PROB_CLIP)}
 
     @classmethod

@@ -229,7 +229,8 @@ class CategoricalLBM(LatentBlockModel):
         return cls(design.row_proportions, design.col_proportions, probs)
 
     @classmethod
-    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
         others = np.moveaxis(totals, 0, -1) / exposure[:, :, None]  # (g, m, K - 1)
         probs = np.concatenate([1.0 - others.sum(axis=2, keepdims=True), others], axis=2)
         probs = np.maximum(probs, PROB_CLIP)

@@ -179,7 +179,8 @@ class PoissonLBM(LatentBlockModel):
         )
 
     @classmethod
-    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
         return {"rates": np.maximum(totals[0] / exposure, RATE_FLOOR)}
 
     @classmethod
