@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._interrupts import watching
+from lbm_bench.algorithms.registry import CONTRACTS, GIVEN_COUNTS, Contract
 
-__all__ = ["RunFailed", "failure_text", "fit_labels"]
+__all__ = ["RunFailed", "algorithm_input", "failure_text", "family_keywords", "fit_labels"]
 
 #: Seconds a stopped child has to end after SIGTERM before it is killed.
 _STOP_GRACE = 2.0
@@ -50,13 +51,51 @@ def failure_text(exc: BaseException) -> str:
     return text if isinstance(exc, Exception) else f"{text} (raised by the algorithm)"
 
 
-def _prepare(name: str, track: str, table: Any, alternatives: str) -> tuple[Any, Any, dict]:
+def family_keywords(name: str, fit: Any, table: Any, contract: Contract) -> dict[str, str]:
+    """What the harness tells an algorithm of the table's family.
+
+    A family that cannot be told from the entries' values (``inference_order`` None:
+    categorical codes look like counts) is passed as ``kind=`` to the algorithms that
+    take it (block CEM and VEM, and their selections); an algorithm that reads the
+    entries as numbers is refused a table whose entries are unordered levels
+    (``n_levels``), in one line suggesting the built-ins of its track (``contract``) that
+    can read it.
+    """
+    from lbm_bench.algorithms import fits_family
+
+    how = fits_family(fit, table.kind)
+    if how == "values" and table.model.n_levels is not None:
+        readers = contract.readers_of(table.kind)
+        alternatives = ", ".join(readers[:-1]) + " or " + readers[-1] if len(readers) > 1 else "".join(readers)
+        raise ValueError(
+            f"{name} reads the entries as numbers, but the {table.kind} table holds {table.model.n_levels} "
+            f"unordered categories; use {alternatives} (or an algorithm taking a kind= keyword)"
+        )
+    if how == "kind" and table.model.inference_order is None:
+        return {"kind": table.kind}
+    return {}
+
+
+def algorithm_input(fit: Any, table: Any) -> Any:
+    """The table as an algorithm is given it: ``table.data`` (NaN at missing entries; a sparse
+    table: explicit NaN values), or a NumPy masked array in the table's dtype for an algorithm
+    that asks for one (attribute :data:`lbm_bench.algorithms.MASKED_INPUT`) when the dense
+    table has missing entries."""
+    from lbm_bench.algorithms.registry import MASKED_INPUT
+    from lbm_bench.models.data import TableData
+
+    data = table.data
+    if getattr(fit, MASKED_INPUT, False) and table.missing_mechanism is not None and not TableData.of(data).is_sparse:
+        return table.masked_data()
+    return data
+
+
+def _prepare(name: str, track: str, table: Any) -> tuple[Any, Any, dict]:
     """The algorithm, the table as it is given it, and the family keywords (a refusal: ValueError)."""
     from lbm_bench.algorithms import resolve_algorithm
-    from lbm_bench.scoring.harness import algorithm_input, family_keywords
 
     _, fit = resolve_algorithm(name, track=track)
-    family = family_keywords(name, fit, table, alternatives)
+    family = family_keywords(name, fit, table, CONTRACTS[track])
     return fit, algorithm_input(fit, table), family
 
 
@@ -80,12 +119,16 @@ def fit_labels(
     counts: Sequence[int],
     seed: int,
     *,
-    track: str = "known-clusters",
+    track: str = GIVEN_COUNTS.track,
     path: str | os.PathLike[str] | None = None,
-    alternatives: str = "cem, vem, {kind}-cem or {kind}-vem",
     timeout: float | None = None,
 ) -> tuple[Any, Any, float]:
-    """Fit the algorithm ``name`` of ``track`` to ``table``: its labels and the seconds of the fit.
+    """Fit the algorithm ``name`` of ``track`` to ``table``: its labels, as it returned them, and the
+    seconds of the fit. Every track calls its algorithms here.
+
+    ``counts`` are the numbers of clusters (known-clusters track) or their maxima
+    (unknown-clusters); the algorithm gets the table as :func:`algorithm_input` says, the
+    family keywords of :func:`family_keywords` and a Generator seeded by ``seed``.
 
     Parameters
     ----------
@@ -94,40 +137,35 @@ def fit_labels(
     table : Table
         The table, loaded.
     counts : (int, int)
-        The numbers of clusters (known-clusters track) or their maxima (unknown-clusters).
     seed : int
-        Seed of the algorithm's Generator.
     track : str
         Where ``name`` is looked up.
     path : path, optional
         The table's file, which the child process loads (needed with ``timeout``).
-    alternatives : str
-        What to suggest when the algorithm cannot read the table's entries
-        (:func:`~lbm_bench.scoring.harness.family_keywords`).
     timeout : float, optional
         Seconds the fit may take, in a child process (None: in this process, no limit).
 
     Returns
     -------
     rows, cols : array-like
-        As the algorithm returned them.
     seconds : float
 
     Raises
     ------
     RunFailed
-        For anything the algorithm raised, a table it cannot read, a timeout, or a child
-        process that ended without labels.
+        For anything the algorithm raised (``SystemExit`` included), a table it cannot read,
+        a timeout, or a child process that ended without labels; an interruption of this
+        process (Ctrl-C, SIGTERM) is raised as it is.
     """
     if timeout is None:
         try:
-            fit, data, family = _prepare(name, track, table, alternatives)
+            fit, data, family = _prepare(name, track, table)
         except Exception as exc:  # a refused table: the run's failure, as any other
             raise RunFailed(failure_text(exc)) from None
         return _fit_here(fit, data, counts, seed, family)
     if path is None:
         raise ValueError("fit_labels needs the table's path to fit in a child process (timeout)")
-    return _fit_in_child(name, track, str(path), [int(c) for c in counts], int(seed), alternatives, float(timeout))
+    return _fit_in_child(name, track, str(path), [int(c) for c in counts], int(seed), float(timeout))
 
 
 # --------------------------------------------------------------------------- #
@@ -180,7 +218,7 @@ def _child_main(fd: int) -> None:
             from lbm_bench.storage import load_table
 
             table = load_table(request["path"])
-            fit, data, family = _prepare(request["name"], request["track"], table, request["alternatives"])
+            fit, data, family = _prepare(request["name"], request["track"], table)
             out.write(b"S")
             rows, cols, seconds = _fit_here(fit, data, request["counts"], request["seed"], family)
             message = b"L" + _labels_bytes(rows, cols, seconds)
@@ -191,13 +229,13 @@ def _child_main(fd: int) -> None:
         out.write(message)
 
 
-def _fit_in_child(name: str, track: str, path: str, counts: list[int], seed: int, alternatives: str,
+def _fit_in_child(name: str, track: str, path: str, counts: list[int], seed: int,
                   timeout: float) -> tuple[Any, Any, float]:
     import json
     import subprocess
 
     request = json.dumps({"name": name, "track": track, "path": os.path.abspath(path), "counts": counts,
-                          "seed": seed, "alternatives": alternatives, "sys_path": list(sys.path)})
+                          "seed": seed, "sys_path": list(sys.path)})
     read_end, write_end = os.pipe()
     try:
         child = subprocess.Popen([sys.executable, "-m", "lbm_bench.scoring.algorithm_call", str(write_end)],
