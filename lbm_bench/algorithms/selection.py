@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from lbm_bench._seeds import draw_seed
 from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count
 from lbm_bench.algorithms.criteria import Criterion, LabelSums
@@ -411,7 +412,7 @@ def select_lbm(
     kind = infer_kind(X) if kind is None else check_kind(kind)
     crit = Criterion(EMProblem(data, kind, method), criterion)
     _warn_continuous_on_few_values(data, kind)
-    root = np.random.SeedSequence(int(rng.integers(2**63)))
+    root = np.random.SeedSequence(draw_seed(rng))
     with single_blas_thread():
         if jobs == 1:
             state = _Search(crit, method, bounds, jobs, None)

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+import lbm_bench._portable as portable
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_block_array
 from lbm_bench.models.base import LatentBlockModel
@@ -101,7 +102,8 @@ class GaussianLBM(LatentBlockModel):
 
     @classmethod
     def model_at_scale(cls, design: Any, scale: float) -> GaussianLBM:
-        return cls(design.row_proportions, design.col_proportions, scale * design.pattern, design.dispersion**scale)
+        return cls(design.row_proportions, design.col_proportions, scale * design.pattern,
+                   portable.power(design.dispersion, scale))
 
     @classmethod
     def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
@@ -143,7 +145,7 @@ class GaussianLBM(LatentBlockModel):
 
     @property
     def log_partition(self) -> np.ndarray:
-        return 0.5 * self.means**2 / self.stds**2 + np.log(self.stds)
+        return 0.5 * self.means**2 / self.stds**2 + portable.log(self.stds)
 
     def sufficient_statistics(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
@@ -153,7 +155,8 @@ class GaussianLBM(LatentBlockModel):
         return -0.5 * math.log(2 * math.pi) * X.size
 
     def check_table(self, X: Any, name: str = "X") -> np.ndarray:
-        refuse_sparse(X, name, self.kind)
+        refuse_sparse(X, f"a {self.kind} model", reason=f"{name} is a scipy.sparse table",
+                      remedy=f"densify it with {name}.toarray()")
         return real_table(X, name)
 
     def draw_noise(self, n_rows: int, n_cols: int, *, rng: np.random.Generator) -> np.ndarray:

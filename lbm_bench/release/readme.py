@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lbm_bench.release._files import atomic_write_text
+from lbm_bench._atomic import atomic_write_text
 from lbm_bench.release.manifest import has_missing_entries, kind_text, missing_text, risk_texts
 
 __all__ = ["DEFAULT_CITATION", "readme_text", "rebuild_commands", "write_readme"]
@@ -158,9 +158,10 @@ In this folder:
 
 `spec.toml` is the spec this release was built from, byte for byte. The rebuilt files
 are byte-identical with lbm-bench {manifest['lbm_bench_version']} and the versions of
-`built_with` in `manifest.json` (Python, numpy, scipy, h5py and HDF5, matplotlib);
-`verify --against` checks the rebuilt release and compares its `SHA256SUMS` with this
-one's, naming any file that differs.
+`built_with` in `manifest.json` (Python, numpy, scipy, h5py and HDF5, matplotlib), on any
+x86-64 CPU with AVX2 (lbm-bench's docs/releases.md); `verify --against` checks the rebuilt
+release and compares its `SHA256SUMS` with this one's, naming any file that differs and
+whether a table that differs is the same table up to rounding.
 
 ## Cite
 

@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench._atomic import put_in_place, temporary_path
+from lbm_bench._atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from lbm_bench._records import Record
 from lbm_bench.algorithms.registry import Contract
 from lbm_bench.scoring.algorithm_call import RunFailed, algorithm_input, family_keywords, fit_labels
 
 __all__ = ["MISSING_COLUMN", "REPORT_FIELDS", "RESULT_COLUMNS", "RunFailed", "Track", "Writes", "algorithm_input",
            "check_timeout", "entry_row", "excess_figure", "family_keywords", "fit_labels", "mean_of", "plot_excess",
-           "report_values", "run_path", "safe_name", "write_csv", "write_json", "write_text"]
+           "report_values", "run_path", "safe_name", "write_csv", "write_json"]
 
 #: Columns of a known-clusters results.csv, in order; the unknown-clusters track's add theirs.
 RESULT_COLUMNS = [
@@ -134,17 +134,7 @@ def run_path(out_dir: str | Path, algorithm: str, table_id: str) -> Path:
 def write_json(path: Path, record: dict) -> None:
     """Write ``record`` as JSON under ``path``, atomically (a temporary name, then the final one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_text(path, json.dumps(record, sort_keys=True))
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write UTF-8 ``text`` under ``path`` atomically: an interrupted write leaves no half file."""
-    temporary = temporary_path(path)
-    try:
-        temporary.write_text(text, encoding="utf-8", newline="")
-        put_in_place(temporary, path, overwrite=True)
-    finally:
-        temporary.unlink(missing_ok=True)
+    atomic_write_text(path, json.dumps(record, sort_keys=True))
 
 
 def check_timeout(timeout: Any) -> float | None:
@@ -204,7 +194,7 @@ def write_csv(path: Path, rows: list[dict], columns: Sequence[str]) -> None:
     writer.writeheader()
     for row in rows:
         writer.writerow({k: row.get(k, "") for k in columns})
-    write_text(path, buffer.getvalue())
+    atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))  # the csv module's line ends, as they are
 
 
 def mean_of(items: list[dict], key: str) -> float:
@@ -229,12 +219,10 @@ def plot_excess(path: Path, rows: list[dict]) -> bool:
     except ImportError:
         return False
     fig = excess_figure(ok)
-    temporary = temporary_path(path)
     try:
-        fig.savefig(temporary, dpi=120, metadata={"Software": None}, format="png")
-        put_in_place(temporary, path, overwrite=True)
+        with atomic_path(path) as temporary:
+            fig.savefig(temporary, dpi=120, metadata={"Software": None}, format="png")
     finally:
-        temporary.unlink(missing_ok=True)
         plt.close(fig)
     return True
 

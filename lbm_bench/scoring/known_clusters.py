@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lbm_bench._atomic import atomic_write_text
 from lbm_bench._records import Record
 from lbm_bench.algorithms.registry import GIVEN_COUNTS
 from lbm_bench.scoring.harness import (
@@ -54,7 +55,6 @@ from lbm_bench.scoring.harness import (
     report_values,
     run_path,
     write_csv,
-    write_text,
 )
 
 __all__ = ["KNOWN_CLUSTERS", "KnownClustersOptions", "known_clusters_columns", "known_row", "run_known_clusters",
@@ -167,7 +167,7 @@ def run_known_clusters(
     if MISSING_COLUMN in columns:  # a complete table of a release with missing entries: rate 0
         rows = [{MISSING_COLUMN: 0.0, **r} for r in rows]
     write_csv(out / "results.csv", rows, columns)
-    write_text(out / "summary.md", summarise_known_clusters(rows))
+    atomic_write_text(out / "summary.md", summarise_known_clusters(rows))
     plot_excess(out / "excess_risk.png", rows)
     return rows
 

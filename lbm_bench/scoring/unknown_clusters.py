@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._atomic import atomic_write_text
 from lbm_bench._records import Record, setting
 from lbm_bench.algorithms.registry import CHOSEN_COUNTS
 from lbm_bench.algorithms.selection import check_max_clusters
@@ -54,7 +55,6 @@ from lbm_bench.scoring.harness import (
     report_values,
     run_path,
     write_csv,
-    write_text,
 )
 from lbm_bench.scoring.known_clusters import known_row
 
@@ -312,7 +312,7 @@ def run_unknown_clusters(
             for name, _ in resolved for entry in manifest["tables"]]
     rows.sort(key=lambda r: (r["algorithm"], r["table"]))
     write_csv(out / "results.csv", rows, UNKNOWN_CLUSTERS_COLUMNS)
-    write_text(out / "summary.md", summarise_unknown_clusters(rows))
+    atomic_write_text(out / "summary.md", summarise_unknown_clusters(rows))
     plot_excess(out / "excess_risk.png", rows)
     return rows
 
