@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._atomic import atomic_path
-from lbm_bench._validation import check_choice, describe_value
+from lbm_bench._validation import check_choice, describe_percent, describe_value
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
@@ -75,9 +75,12 @@ def _matplotlib():
 
 
 def _check_labels(name: str, labels: Any, length: int) -> np.ndarray:
+    """A user's labels, checked and renumbered ``0..k-1`` in increasing order: the blocks drawn
+    depend on the partition, and their count (not the label values) sizes the arrays."""
     from lbm_bench._validation import check_labels
+    from lbm_bench.metrics.contingency_tables import compact_labels
 
-    return check_labels(name, labels, length=length)
+    return compact_labels(check_labels(name, labels, length=length))
 
 
 def _plus_minus(value: float, mcse: float, sep: str = " ± ") -> str:
@@ -108,7 +111,7 @@ def _title(table: Any, order_name: str | None) -> str:
     storage = data.storage_text()
     storage = f", {storage}" if storage else ""
     if data.has_missing:
-        storage += f", {data.missing_fraction:.0%} missing ({table.missing_mechanism})"
+        storage += f", {describe_percent(data.missing_fraction, 0)} missing ({table.missing_mechanism})"
     storage += "".join(f", {name} {value}" for name, value in table.header_values().items())
     target = f"target {table.target_risk:g}"
     if table.bayes_risk is not None:

@@ -100,6 +100,7 @@ class EMProblem:
         self.base_measure = placeholder.log_base_measure(self.values)
         table_var = float(np.var(self.X)) if family.estimation.fit_centred else 0.0
         self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+        self.prior_var = table_var  # the pseudo-entry of every block variance (estimate_blocks)
         self.seed_values = self.values
 
     def _init_masked(self, observed: np.ndarray) -> None:
@@ -114,6 +115,7 @@ class EMProblem:
         self.base_measure = self._placeholder.log_base_measure(self.values) - self.data.n_missing * self._zero_base()
         table_var = float(np.var(seen)) if self.family.estimation.fit_centred and seen.size else 0.0
         self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+        self.prior_var = table_var
         self.seed_values = imputed_table(DenseTableData(self.values, observed))
 
     def _zero_base(self) -> float:
@@ -142,7 +144,7 @@ class EMProblem:
             self.missing_t = sp.csr_array(self.missing.T)
         base = self._placeholder.log_base_measure
         self.base_measure = float(base(self.values.data[None])) if self.values.nnz else 0.0
-        self.var_floor = 1e-12
+        self.var_floor, self.prior_var = 1e-12, 0.0
         self.seed_values = imputed_table(SparseTableData(self.values, data.missing)) if self.masked else self.values
 
     def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
@@ -257,7 +259,7 @@ class EMProblem:
         """
         row_mass, col_mass = Z.sum(0), W.sum(0)
         exposure = np.maximum(self.exposure(Z, W, totals), MIN_MASS)
-        params = self.family.estimation.estimate_blocks(totals[: self.p], exposure, self.var_floor)
+        params = self.family.estimation.estimate_blocks(totals[: self.p], exposure, self.var_floor, self.prior_var)
         stale = (row_mass < MIN_MASS)[:, None] | (col_mass < MIN_MASS)[None, :]
         if self.masked:
             stale = stale | (exposure <= MIN_MASS)

@@ -37,6 +37,8 @@ __all__ = [
     "check_cluster_counts",
     "check_incomplete_inputs",
     "check_inputs",
+    "check_observed_table",
+    "few_values",
     "check_numeric_table",
     "imputed_table",
     "infer_family",
@@ -100,10 +102,21 @@ def check_incomplete_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) ->
     """The table with its missing entries (NaN, a masked array, explicit NaN of a sparse
     table) as a :class:`~lbm_bench.models.data.TableData` holding 0 there, checked as
     :func:`check_inputs` checks a complete one."""
-    data = TableData.incomplete(X)
-    table = check_numeric_table(data.table)
-    g, m = check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
-    return data.with_table(table), g, m
+    data = check_observed_table(X)
+    g, m = check_cluster_counts(data.shape, n_row_clusters, n_col_clusters)
+    return data, g, m
+
+
+def check_observed_table(X: Any, name: str = "X") -> TableData:
+    """The table with its missing entries kept aside (:meth:`TableData.incomplete`), its values
+    checked (:func:`check_numeric_table`), and at least one entry observed: a table whose every
+    entry is missing holds nothing to cluster (ValueError)."""
+    data = TableData.incomplete(X, name=name)
+    table = check_numeric_table(data.table, name)
+    if data.n_missing and data.n_missing >= table.shape[0] * table.shape[1]:
+        raise ValueError(f"{name} has no observed entry (all {data.n_missing} entries are missing): "
+                         "there is nothing to cluster")
+    return data.with_table(table)
 
 
 def reject_missing(X: Any, algorithm: str) -> None:
@@ -189,6 +202,17 @@ def infer_family(data: TableData) -> Family:
     candidates = [family for family in FAMILIES if family.estimation.inference_order is not None]
     ordered = sorted(candidates, key=lambda family: family.estimation.inference_order)
     return next(family for family in ordered if family.estimation.describes(dtype_kind, low, high))
+
+
+def few_values(data: TableData, most: int = 2) -> list[float] | None:
+    """The distinct values of the observed entries, sorted, when there are at most ``most``
+    of them (a 0/1 table: ``[0.0, 1.0]``); None otherwise. Stops at the first ``most + 1``."""
+    values = _observed_values(data).ravel()
+    found: list[float] = []
+    while values.size and len(found) <= most:
+        found.append(float(values[0]))
+        values = values[values != values[0]]
+    return sorted(found) if len(found) <= most else None
 
 
 def _observed_values(data: TableData) -> np.ndarray:

@@ -43,7 +43,7 @@ from scipy.special import logsumexp
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_choice, check_count, check_positive_float
 from lbm_bench.algorithms.em_problem import VARIANCE_FLOOR, EMProblem, col_totals, row_totals
-from lbm_bench.algorithms.inputs import check_cluster_counts, check_numeric_table, infer_family
+from lbm_bench.algorithms.inputs import check_cluster_counts, check_observed_table, infer_family
 from lbm_bench.algorithms.kmeans import fill_empty, onehot, seeded_labels
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.data import TableData
@@ -112,29 +112,45 @@ def _hard_assign(
     )
 
 
+def _with_equal_proportions(model: LatentBlockModel) -> LatentBlockModel:
+    """``model`` with equal row and column proportions (its block parameters unchanged)."""
+    g, m = model.block_shape
+    return type(model)(np.full(g, 1.0 / g), np.full(m, 1.0 / m), **model.block_parameters())
+
+
 def _cem_run(
     prob: EMProblem, z: np.ndarray, w: np.ndarray, g: int, m: int, max_iter: int
 ) -> EMRun:
     """Alternate (row step, M-step, column step, M-step) from labels until they stop changing.
 
-    ``z`` (n_rows,) and ``w`` (n_cols,) are starting labels using all g and m clusters.
+    ``z`` (n_rows,) and ``w`` (n_cols,) are starting labels using all g and m clusters. The
+    classification steps use equal proportions until the labels first stop changing, then the
+    estimated ones until they stop again: the proportions of a start (k-means++ seeds, a split)
+    are an artefact of how it was drawn, and on a table whose rows carry little evidence each
+    (few columns, many missing entries) ``log(pi_k / pi_l)`` of an unbalanced start outweighs
+    every row's evidence, so the small cluster empties at the first step and the single item it
+    is re-seeded with becomes a cluster of its own, fitted exactly (60x8 tables with 55% of
+    their entries missing: rows [59, 1] on 3 of 4 seeds).
     """
     Z, W = onehot(z, g), onehot(w, m)
     totals = prob.block_totals(Z, W)
     model = prob.m_step(Z, W, totals, None)
-    converged, n_iter = False, 0
+    converged, n_iter, settling = False, 0, True
     while n_iter < max_iter and not converged:
         n_iter += 1
-        S, logits = prob.row_step(model, W)
-        z_new = _hard_assign(logits, model.row_proportions, prob.row_base)
+        step = _with_equal_proportions(model) if settling else model
+        S, logits = prob.row_step(step, W)
+        z_new = _hard_assign(logits, step.row_proportions, prob.row_base)
         Z = onehot(z_new, g)
         model = prob.m_step(Z, W, row_totals(Z, S), model)
-        S, logits = prob.col_step(model, Z)
-        w_new = _hard_assign(logits, model.col_proportions, prob.col_base)
+        step = _with_equal_proportions(model) if settling else model
+        S, logits = prob.col_step(step, Z)
+        w_new = _hard_assign(logits, step.col_proportions, prob.col_base)
         W = onehot(w_new, m)
         totals = col_totals(S, W)
         model = prob.m_step(Z, W, totals, model)
-        converged = np.array_equal(z_new, z) and np.array_equal(w_new, w)
+        stable = np.array_equal(z_new, z) and np.array_equal(w_new, w)
+        converged, settling = stable and not settling, settling and not stable
         z, w = z_new, w_new
     criterion = prob.expected_log_joint(model, Z, W, totals)
     return EMRun(z, w, model, criterion, n_iter, converged)
@@ -291,8 +307,7 @@ def em_inputs(X: Any, kind: Family | str | None, method: str) -> tuple[TableData
     once: the table with its missing entries (NaN, a masked array, explicit NaN of a sparse
     table) and its numbers checked, the method checked, and the family, looked up from
     ``kind`` (a family or its name) or inferred from the table when None."""
-    data = TableData.incomplete(X)
-    data = data.with_table(check_numeric_table(data.table))
+    data = check_observed_table(X)  # a table whose every entry is missing is refused
     check_choice("method", method, tuple(EM_METHODS))
     return data, (infer_family(data) if kind is None else as_family(kind))
 
@@ -353,9 +368,13 @@ def fit_lbm(
     iterations, Govaert and Nadif's ``cemInitStep``, then VEM from the CEM
     parameters). The start with the highest criterion is kept.
 
-    An empty CEM cluster is re-seeded with the worst-fitting row (column) of
-    a cluster of two or more, "worst" meaning the lowest log-density under
-    its own cluster. An empty VEM cluster (posterior mass < 1e-8) keeps its
+    CEM classifies with equal proportions until its labels first stop
+    changing, then with the estimated proportions until they stop again (the
+    proportions of a start are an artefact of its seeding: used at once, on a
+    table whose rows carry little evidence each, they emptied the smaller
+    cluster at the first step). An empty CEM cluster is re-seeded with the
+    worst-fitting row (column) of a cluster of two or more, "worst" meaning
+    the lowest log-density under its own cluster. An empty VEM cluster (posterior mass < 1e-8) keeps its
     previous block parameters and a proportion of about 1e-12, so VEM may
     return fewer clusters than requested.
 

@@ -26,6 +26,7 @@ every task).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,9 +40,11 @@ from lbm_bench._validation import check_choice, check_count
 from lbm_bench.algorithms.criteria import Criterion, LabelSums
 from lbm_bench.algorithms.em_problem import EMProblem, col_totals, row_totals
 from lbm_bench.algorithms.embedding import embed_rows
+from lbm_bench.algorithms.inputs import few_values, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 from lbm_bench.algorithms.lbm_em import EMRun, LBMFit, em_inputs, em_run
 from lbm_bench.metrics.contingency_tables import compact_labels
+from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
 
 __all__ = ["DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "cem_icl", "check_max_clusters", "select_lbm", "vem_icl"]
@@ -406,6 +409,7 @@ def select_lbm(
     check_choice("search", search, SEARCHES)
     n_init, jobs = check_count("n_init", n_init), check_count("jobs", jobs)
     crit = Criterion(EMProblem(data, family, method), criterion)
+    _warn_continuous_on_few_values(data, family)
     root = np.random.SeedSequence(draw_seed(rng))
     with single_blas_thread():
         if jobs == 1:
@@ -418,6 +422,25 @@ def select_lbm(
                 state = _Search(crit, method, bounds, jobs, parallel)
                 _SEARCH_FUNCTIONS[search](state, n_init, root)
     return _selection(state, search)
+
+
+def _warn_continuous_on_few_values(data: TableData, family: Family) -> None:
+    """Warn when blocks of real values (a family stored as floats) are fitted to a table of two
+    values: each split towards purer blocks shrinks their variances without bound, so the
+    criterion keeps rising and the choice runs to ``max_clusters`` with small clusters."""
+    if np.dtype(family.model.table_dtype).kind != "f":
+        return
+    values = few_values(data, 2)
+    if values is None or len(values) < 2:
+        return
+    integral = all(v == round(v) for v in values)
+    better = infer_kind(np.array(values, dtype=np.int64)[None, :]) if integral else None
+    warnings.warn(
+        f"the table holds only the values {values[0]:g} and {values[1]:g}: {family.kind} blocks fitted to it have "
+        "variances shrinking towards 0 as clusters get purer, so the choice of the numbers of clusters runs to "
+        "max_clusters with small clusters" + (f"; use kind={better!r}" if better and better != family.kind else ""),
+        UserWarning, stacklevel=3,
+    )
 
 
 def _selection(search: _Search, name: str) -> LBMSelection:

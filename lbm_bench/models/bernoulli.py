@@ -168,7 +168,8 @@ class BernoulliEstimation(Estimation):
     def describes(self, dtype_kind: str, low: float | None, high: float | None) -> bool:
         return dtype_kind in "biu" and low >= 0 and high <= 1
 
-    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
         return {"probs": np.clip(totals[0] / exposure, PROB_CLIP, 1.0 - PROB_CLIP)}
 
     def placeholder(self, table: Any = None) -> BernoulliLBM:

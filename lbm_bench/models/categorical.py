@@ -296,7 +296,8 @@ class CategoricalEstimation(Estimation):
     default_icl = "exact-icl"
     icl_prior = "Dirichlet(1/2, ..., 1/2) on each block's probabilities"
 
-    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
         others = np.moveaxis(totals, 0, -1) / exposure[:, :, None]  # (g, m, K - 1)
         probs = np.concatenate([1.0 - others.sum(axis=2, keepdims=True), others], axis=2)
         probs = np.maximum(probs, PROB_CLIP)

@@ -22,7 +22,7 @@ whose block missing probabilities move with the scale like the rest.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -370,14 +370,27 @@ def _missing_options(missing: Any, mechanism: Any, spread_value: Any) -> dict[st
     return options
 
 
-def check_missing_together(options: Mapping[str, Any]) -> None:
-    """Refuse a missing mechanism or spread given without a missing rate, and a sparse table
-    (``density``) with more missing entries than non-zero ones (ValueError, one line)."""
+def check_missing_together(options: Mapping[str, Any], given: Iterable[str] = ()) -> None:
+    """Refuse a missing mechanism or spread that does nothing: given without a missing rate, or
+    a spread with the random mechanism (entries missing completely at random have none); and a
+    sparse table (``density``) with more missing entries than non-zero ones (ValueError, one line).
+
+    ``given`` names the options set explicitly (a flag, a spec key, a keyword), so that one set
+    to its default value is refused too (``--missing 0 --missing-mechanism random``).
+    """
+    given = set(given)
+    defaults = {name: f.default for name, f in MISSING_OPTION_FIELDS.items()}
     rate = options.get("missing", 0.0)
     if rate == 0.0:
         for name in ("missing_mechanism", "missing_spread"):
-            if options.get(name, MISSING_OPTION_FIELDS[name].default) != MISSING_OPTION_FIELDS[name].default:
+            if name in given or options.get(name, defaults[name]) != defaults[name]:
                 raise ValueError(f"{name} is set but missing is 0 (a complete table): give missing, the rate")
+    elif options.get("missing_mechanism", defaults["missing_mechanism"]) != "block" and (
+            "missing_spread" in given or options.get("missing_spread", defaults["missing_spread"])
+            != defaults["missing_spread"]):
+        raise ValueError("missing_spread is set but missing_mechanism is 'random', which has no spread (the spread "
+                         "of the blocks' rates is the block mechanism's): give missing_mechanism block, or drop "
+                         "missing_spread")
     density = options.get("density")
     if density is not None and rate > density:
         raise ValueError(

@@ -233,10 +233,13 @@ class Estimation(_Facet):
         extreme values (None for a float table) looks like one of the family's."""
         return False
 
-    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
         """The M-step: floored maximum-likelihood block parameters (keyword arguments of the
         model class) from the block sums ``totals`` (n_stats, g, m) of ``T(x)`` and the block
-        sizes ``exposure`` (g, m); ``var_floor`` bounds variances below (Gaussian blocks)."""
+        sizes ``exposure`` (g, m); ``var_floor`` bounds variances below, and ``prior_var`` (the
+        table's variance) is one pseudo-entry every block variance is shrunk towards (Gaussian
+        blocks: a block of one or two observed entries is not fitted exactly)."""
         raise NotImplementedError  # pragma: no cover
 
     def placeholder(self, table: Any = None) -> LatentBlockModel:

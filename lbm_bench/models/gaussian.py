@@ -11,8 +11,11 @@ risk is that of guessing whatever the table size. (With fixed unequal variances,
 the variances alone would identify the classes of a large table, and no scale
 would make it hard: a 400x400 table could not be calibrated to 20%.)
 
-**Estimates** (EM baselines): block means and variances ``E[x^2] - E[x]^2``,
-floored at ``var_floor``; tables are fitted centred.
+**Estimates** (EM baselines): block means, and variances ``(sum (x - mean)^2 + v) / (n + 1)``:
+the block's own, shrunk by one pseudo-entry at the table's variance ``v`` (``prior_var``), so
+that a block of one or two observed entries is not fitted exactly (a singleton cluster of
+a table with many missing entries had blocks of one entry each, at the variance floor, and
+outscored every real partition), then floored at ``var_floor``; tables are fitted centred.
 
 **Exact ICL** (model selection): each block's mean and variance have the
 Normal-inverse-gamma prior ``sigma^2 ~ IG(alpha0, beta0)``, ``mu | sigma^2 ~
@@ -142,10 +145,13 @@ class GaussianEstimation(Estimation):
     def describes(self, dtype_kind: str, low: float | None, high: float | None) -> bool:
         return True  # reals: any table the families before it do not describe
 
-    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
         mean = totals[0] / exposure
-        var = totals[1] / exposure - mean**2
-        return {"means": mean, "stds": np.sqrt(np.maximum(var, var_floor))}
+        if prior_var <= 0:
+            return {"means": mean, "stds": np.sqrt(np.maximum(totals[1] / exposure - mean**2, var_floor))}
+        squares = np.maximum(totals[1] - exposure * mean**2, 0.0)  # sum of squared deviations
+        return {"means": mean, "stds": np.sqrt(np.maximum((squares + prior_var) / (exposure + 1.0), var_floor))}
 
     def placeholder(self, table: Any = None) -> GaussianLBM:
         return GaussianLBM([1.0], [1.0], [[0.0]], [[1.0]])

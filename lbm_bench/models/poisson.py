@@ -261,7 +261,8 @@ class PoissonEstimation(Estimation):
     def describes(self, dtype_kind: str, low: float | None, high: float | None) -> bool:
         return dtype_kind in "biu" and low >= 0
 
-    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
+    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
         return {"rates": np.maximum(totals[0] / exposure, RATE_FLOOR)}
 
     def placeholder(self, table: Any = None) -> PoissonLBM:

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._validation import describe_percent
 from lbm_bench.inference.bayes import label_frequencies
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
@@ -158,6 +159,9 @@ class Table:
     timings : dict
         Seconds spent per stage (calibration, rejection, gibbs). Not stored in
         files: they would make rebuilt files differ.
+    format_version : str or None
+        The format version (``"1.3"``) of the file the table was read from; None for a
+        table made in memory. Not compared: a table and its file are the same table.
     """
 
     data: np.ndarray
@@ -180,6 +184,7 @@ class Table:
     bayes_risk: RiskEstimate | None = None
     criterion: str = "map"
     timings: dict = field(default_factory=dict, compare=False, repr=False)
+    format_version: str | None = field(default=None, compare=False)
 
     @property
     def kind(self) -> str:
@@ -307,7 +312,7 @@ class Table:
                 f"R-hat {b.rhat:.3f}; row loss {b.row_loss:.4f}, column loss {b.col_loss:.4f}"
             )
         else:
-            lines.append("floor: not stored (format 1.0 file); the MAP's risk is the reference")
+            lines.append(f"floor: not stored ({self.origin}); the MAP's risk is the reference")
         return "\n".join(
             lines + [
                 f"Gibbs risk of the MAP labels "
@@ -320,6 +325,11 @@ class Table:
             ]
         )
 
+    @property
+    def origin(self) -> str:
+        """Where the table comes from, for messages: ``"format 1.3 file"``, or ``"table in memory"``."""
+        return f"format {self.format_version} file" if self.format_version is not None else "table in memory"
+
     def _missing_lines(self) -> list[str]:
         """One line on the missing entries (none for a complete table)."""
         data = TableData.incomplete(self.data, name="data")
@@ -328,7 +338,7 @@ class Table:
         n, d = self.shape
         empty_rows = int(np.count_nonzero(data.missing_row_counts() == d))
         empty_cols = int(np.count_nonzero(data.missing_col_counts() == n))
-        line = (f"missing entries: {data.n_missing} of {n * d} ({data.missing_fraction:.1%}; mechanism "
+        line = (f"missing entries: {data.n_missing} of {n * d} ({describe_percent(data.missing_fraction)}; mechanism "
                 f"{self.missing_mechanism}, rate {self.missing_rate:g}); the risks are given the observed entries")
         if empty_rows or empty_cols:
             line += (f"; {empty_rows} row(s) and {empty_cols} column(s) have no observed entry"

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from lbm_bench._atomic import atomic_write_text
+from lbm_bench._validation import describe_percent
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
 from lbm_bench.release._files import sha256_file
@@ -96,7 +97,7 @@ def missing_text(entry: dict) -> str:
     """
     if "missing_rate" not in entry:
         return "-"
-    return f"{entry['missing_rate']:.0%} {entry['missing_mechanism']} ({entry['n_missing']})"
+    return f"{describe_percent(entry['missing_rate'], 0)} {entry['missing_mechanism']} ({entry['n_missing']})"
 
 
 def release_format_version(manifest: dict) -> tuple[int, int]:

@@ -133,8 +133,8 @@ def _any_none(*values: Any) -> bool:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A value read from a file, as messages show it (``5.5``, never ``np.float64(5.5)``)."""
+    return describe_value(value)
 
 
 @dataclass
@@ -255,11 +255,11 @@ def _check_format(reader: Reader) -> tuple[int, int]:
     """The file's version; Fatal unless the root says ``lbm-bench-table`` of major MAJOR."""
     name = reader.attr("", "format", ROOT_ATTRIBUTES["format"], fatal=True)
     if name != FORMAT_NAME:
-        raise Fatal(f"not an {FORMAT_NAME} file (@format is {name!r})")
+        raise Fatal(f"not an {FORMAT_NAME} file (@format is {describe_value(name)})")
     text = reader.attr("", "format_version", ROOT_ATTRIBUTES["format_version"], fatal=True)
     version = parse_version(text)
     if version is None:
-        raise Fatal(f"@format_version must look like MAJOR.MINOR, got {text!r}")
+        raise Fatal(f"@format_version must look like MAJOR.MINOR, got {describe_value(text)}")
     if version[0] > MAJOR:
         raise Fatal(f"format version {text} is newer than this reader (supports {MAJOR}.x); upgrade lbm-bench")
     if version[0] < MAJOR:
@@ -272,7 +272,7 @@ def _read_header(reader: Reader) -> None:
     reader.version = _check_format(reader)
     kind = reader.attr("", "kind", ROOT_ATTRIBUTES["kind"], fatal=True)
     if kind not in family_names():
-        raise Fatal(f"@kind must be one of {', '.join(family_names())}, got {kind!r}")
+        raise Fatal(f"@kind must be one of {', '.join(family_names())}, got {describe_value(kind)}")
     reader.family = get_family(kind)  # the file's family, looked up once
     for name, size in (("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_row_clusters", "g"), ("n_col_clusters", "m")):
         value = reader.attr("", name, ROOT_ATTRIBUTES[name], fatal=True)
@@ -325,7 +325,7 @@ def _read_data(reader: Reader) -> np.ndarray | sp.csr_array | None:
     indptr, indices, values = (reader.dataset(path) for path in SPARSE_DATA)
     count = len(reader.problems)
     if encoding is not None and encoding != CSR_ENCODING:
-        reader.problem(f"attribute data@encoding must be {CSR_ENCODING!r}, got {encoding!r}")
+        reader.problem(f"attribute data@encoding must be {CSR_ENCODING!r}, got {describe_value(encoding)}")
     if shape is not None and tuple(shape.tolist()) != (n_rows, n_cols):
         reader.problem(f"attribute data@shape {tuple(shape.tolist())} differs from (@n_rows, @n_cols) "
                        f"= ({n_rows}, {n_cols})")
@@ -409,7 +409,7 @@ def _read_design(reader: Reader) -> ModelDesign | None:
     if "params/design@density" in optional_items(reader.version) and reader.has_attr("params/design", "density"):
         density = reader.attr("params/design", "density", "float")  # 1.4: a sparse design
         if density is None or not 0 < density < 1:
-            reader.problem(f"attribute params/design@density must lie in (0, 1), got {density!r}")
+            reader.problem(f"attribute params/design@density must lie in (0, 1), got {describe_value(density)}")
             return None
         values["density"] = density
     return ModelDesign(family=reader.family, **values, **arrays, **effects)
@@ -426,7 +426,8 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
     if stored:
         method = reader.attr("calibration", "method", "str")
         if method not in ("secant", "bisection"):
-            reader.problem(f"attribute calibration@method must be 'secant' or 'bisection', got {method!r}")
+            reader.problem("attribute calibration@method must be 'secant' or 'bisection', "
+                           f"got {describe_value(method)}")
             return None
     if (history.shape[1] == 4) != stored:
         reader.problem("attribute calibration@method is missing" if not stored else
@@ -505,7 +506,7 @@ def _read_floor(reader: Reader, gibbs: GibbsSamples | None) -> dict[str, Any] | 
     risk = _read_risk(reader, gibbs, BAYES_RISK_ATTRIBUTES)
     criterion = reader.attr("", "criterion", FLOOR_ATTRIBUTES["criterion"])
     if criterion is not None and criterion not in CRITERIA:
-        reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}")
+        reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {describe_value(criterion)}")
         criterion = None
     marginals = [reader.dataset(f"posterior/{side}") for side in ("rows", "cols")]
     if gibbs is not None:
@@ -591,4 +592,5 @@ def read_table(source: Any, problems: list[str]) -> Table | None:
         truth_cols=truth_cols, map_rows=map_rows, map_cols=map_cols, gibbs=parts["gibbs"],
         risk=parts["risk"], calibration=parts["calibration"], rejection=parts["rejection"],
         options=parts["options"], **floor, **parts["scalars"],
+        format_version=".".join(map(str, reader.version)),
     )
