@@ -19,43 +19,91 @@ the caller's choice, and decides which runs give the same labels:
 
 - a :class:`numpy.random.Generator`: one stream for every table and chain, one call per
   half-sweep (:func:`~lbm_bench.inference.gibbs.gibbs_labels`);
-- :class:`TableStreams`: one Generator per table, each drawing its ``(C, n_own)``
-  uniforms in turn, so that a table's label sets do not depend on the other tables of
-  its batch (the short runs). With one table it draws what its Generator alone draws.
+- :class:`ChainStreams`: one Generator per chain of every table, each drawing its
+  ``n_own`` uniforms in turn, so that a chain's label sets depend on its start and its
+  stream alone, never on the other chains or tables of its batch (every run of the
+  package: :func:`~lbm_bench.inference.gibbs.gibbs_labels` and the calibration's
+  short runs). Each chain's stream is a child of one seed (:func:`chain_seeds`).
 
-A source with one stream per chain (chains run as independent tasks, in any grouping
-over processes) is one more class with this ``random(shape)`` method.
+Chains as tasks
+---------------
+With one stream per chain, the chains of a table can run in any grouping: all in one
+batched loop, or in groups spread over worker processes (:func:`run_chain_tasks`, on
+the joblib backend the caller configured: loky processes or a Dask cluster). For
+integer statistics (Bernoulli, Poisson, categorical tables, with or without missing
+entries, dense or sparse) every route of the block sums is exact, so a chain draws the
+same labels in any group. Float statistics (Gaussian tables) may round differently in
+a batch, so their grouping is fixed by the table alone (one chain per task, whatever
+the number of workers). Either way the same seed gives the same label sets whatever
+``jobs`` and the backend.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from lbm_bench._seeds import child_seed, draw_seed
+from lbm_bench._threads import single_blas_thread
 from lbm_bench.inference.engine import BlockSums, Sweeper, Uniforms, smallest_uint
+from lbm_bench.models.base import LatentBlockModel
 
-__all__ = ["ChainRun", "TableStreams", "run_chains"]
+__all__ = ["CHAIN_TASK_ENTRIES", "ChainRun", "ChainStreams", "chain_groups", "chain_seeds", "run_chain_tasks",
+           "run_chains"]
+
+#: Entries (rows times columns) from which a table's chains may be spread over workers;
+#: smaller tables run all their chains in one batched loop, whatever ``jobs``.
+CHAIN_TASK_ENTRIES = 2**22
 
 
-class TableStreams:
-    """Uniforms from one Generator per table: ``random((B, C, n))`` stacks each table's
-    ``rng.random((C, n))``, table after table.
+class ChainStreams:
+    """Uniforms from one Generator per chain: ``random((B, C, n))`` fills chain ``c`` of
+    table ``b`` with ``rngs[b][c].random(n)``, table after table, chain after chain.
 
     Parameters
     ----------
-    rngs : sequence of B numpy.random.Generator
+    rngs : sequence of B sequences of C numpy.random.Generator
     """
 
-    def __init__(self, rngs: Sequence[np.random.Generator]) -> None:
-        self.rngs = list(rngs)
+    def __init__(self, rngs: Sequence[Sequence[np.random.Generator]]) -> None:
+        self.rngs = [list(table) for table in rngs]
 
     def random(self, shape: tuple[int, ...]) -> np.ndarray:
-        if shape[0] != len(self.rngs):
-            raise ValueError(f"uniforms for {shape[0]} tables asked of {len(self.rngs)} streams")
-        return np.stack([rng.random(shape[1:]) for rng in self.rngs])
+        B, C = shape[:2]
+        if B != len(self.rngs) or any(len(table) != C for table in self.rngs):
+            held = [len(table) for table in self.rngs]
+            raise ValueError(f"uniforms for {B} tables of {C} chains asked of streams for {held} chains")
+        out = np.empty(shape)
+        for b, table in enumerate(self.rngs):
+            for c, rng in enumerate(table):
+                out[b, c] = rng.random(shape[2:])
+        return out
+
+
+def chain_seeds(rng: np.random.Generator, n_chains: int) -> list[np.random.SeedSequence]:
+    """The seeds of ``n_chains`` chains: children 0 to ``n_chains - 1`` of a root drawn from
+    ``rng`` (one ``integers`` call, :func:`~lbm_bench._seeds.draw_seed`)."""
+    root = np.random.SeedSequence(draw_seed(rng))
+    return [child_seed(root, c) for c in range(n_chains)]
+
+
+def chain_groups(n_chains: int, jobs: int, *, entries: int, exact: bool) -> list[range]:
+    """How the chains of one table are grouped into tasks.
+
+    One group (today's batched loop) below :data:`CHAIN_TASK_ENTRIES` entries, or for
+    exact sums with one job; else ``min(jobs, n_chains)`` contiguous groups for exact sums
+    (any grouping draws the same labels), and one chain per group for float sums (a
+    grouping fixed by the table, not by ``jobs``).
+    """
+    if entries < CHAIN_TASK_ENTRIES or (exact and jobs == 1):
+        return [range(n_chains)]
+    n_groups = min(jobs, n_chains) if exact else n_chains
+    bounds = np.linspace(0, n_chains, n_groups + 1).round().astype(int)
+    return [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 @dataclass(frozen=True)
@@ -100,7 +148,7 @@ def run_chains(
         given them: a start's row labels would be drawn over at once, so none are asked.
     per_chain : int
         Label sets kept per chain.
-    uniforms : numpy.random.Generator or TableStreams
+    uniforms : numpy.random.Generator or ChainStreams
         The source of uniforms (see the module documentation): anything with a
         ``random(shape)`` method returning uniforms on [0, 1) of that shape.
     burn_in : int, default=0
@@ -133,3 +181,77 @@ def run_chains(
             rows[:, :, kept - 1] = z
             cols[:, :, kept - 1] = w
     return ChainRun(rows=rows, cols=cols, row_sums=row_sums, col_sums=col_sums)
+
+
+def run_chain_tasks(
+    model: LatentBlockModel,
+    table: Any,
+    w: np.ndarray,
+    per_chain: int,
+    seeds: Sequence[np.random.SeedSequence],
+    *,
+    jobs: int = 1,
+    burn_in: int = 0,
+    thin: int = 1,
+    **block_sums_options: Any,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run the ``C`` chains of one table as tasks (:func:`chain_groups`), chain ``c`` drawing
+    from ``seeds[c]``; the label sets do not depend on ``jobs`` or on the joblib backend.
+
+    Parameters
+    ----------
+    model : LatentBlockModel
+    table : ndarray, scipy.sparse or TableData
+        The table, checked for the model (with its missing entries).
+    w : ndarray of shape (C, n_cols)
+        Every chain's starting column labels.
+    per_chain : int
+        Label sets kept per chain.
+    seeds : sequence of C SeedSequence
+        Each chain's stream (:func:`chain_seeds`).
+    jobs : int, default=1
+        Workers of the joblib backend configured by the caller (loky by default). With
+        more than one group, the table crosses to each worker once (joblib memory-maps
+        its large arrays) and each task runs on one BLAS thread.
+    burn_in, thin, **block_sums_options
+        As :func:`run_chains`.
+
+    Returns
+    -------
+    rows : ndarray of shape (C, per_chain, n_rows)
+    cols : ndarray of shape (C, per_chain, n_cols)
+    """
+    n_chains = w.shape[0]
+    if len(seeds) != n_chains:
+        raise ValueError(f"seeds must hold {n_chains} entries, got {len(seeds)}")
+    n, d = table.shape
+    integer = np.dtype(model.table_dtype).kind in "biu"
+    groups = chain_groups(n_chains, jobs, entries=n * d, exact=integer)
+    args = (per_chain, burn_in, thin, block_sums_options, len(groups) > 1)
+    n_tasks = min(jobs, len(groups))
+    bounds = np.linspace(0, len(groups), n_tasks + 1).round().astype(int)
+    tasks = [[(w[list(g)], [seeds[c] for c in g]) for g in groups[a:b]]
+             for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    if n_tasks == 1:
+        parts = [_chain_task(model, table, tasks[0], *args)]
+    else:
+        from joblib import Parallel, delayed
+
+        # No backend named: loky by default, or the one the caller configured (lbm_bench.protocol.workers).
+        parts = Parallel(n_jobs=n_tasks)(delayed(_chain_task)(model, table, task, *args) for task in tasks)
+    rows = [r for part in parts for r, _ in part]
+    cols = [c for part in parts for _, c in part]
+    return np.concatenate(rows), np.concatenate(cols)
+
+
+def _chain_task(model, table, groups, per_chain, burn_in, thin, options, pinned):
+    """Groups of chains of one table, one after the other on one Sweeper (built once per
+    task), each group one batched loop with one stream per chain."""
+    out = []
+    with single_blas_thread() if pinned else contextlib.nullcontext():
+        sweeper = Sweeper.for_table(model, table)
+        for w, seeds in groups:
+            streams = ChainStreams([[np.random.default_rng(seed) for seed in seeds]])
+            run = run_chains(sweeper, w[None], per_chain, streams, burn_in=burn_in, thin=thin, **options)
+            out.append((run.rows[0], run.cols[0]))
+    return out

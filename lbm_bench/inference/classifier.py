@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._docstrings import fill_doc
+from lbm_bench._seeds import child_seed, draw_seed
 from lbm_bench._validation import check_choice, check_count, check_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.models.base import LatentBlockModel
@@ -82,7 +83,10 @@ def initial_column_labels(
     ``rng`` is one Generator per table (a sequence of length B), or one
     Generator for all tables. With one Generator per table, the starts of a
     table do not depend on which other tables are in the batch, so a batched
-    run gives the same starts as tables run one by one.
+    run gives the same starts as tables run one by one. Each table's Generator
+    gives one seed (one ``integers`` call); random start ``k`` draws its labels
+    from child ``k`` of that seed, so a start's labels depend on its index alone
+    (the starts could run as tasks in any grouping).
     """
     model = sweeper.model
     B, n, d = sweeper.n_tables, sweeper.n_rows, sweeper.n_cols
@@ -95,8 +99,11 @@ def initial_column_labels(
     z = np.empty((B, n_init, n), dtype=np.int64)
     w = np.empty((B, n_init, d), dtype=np.int64)
     for b, table_rng in enumerate(rngs):
-        z[b] = table_rng.choice(model.n_row_clusters, size=(n_init, n), p=model.row_proportions)
-        w[b] = table_rng.choice(model.n_col_clusters, size=(n_init, d), p=model.col_proportions)
+        root = np.random.SeedSequence(draw_seed(table_rng))
+        for k in range(n_init):  # each random start from its own stream (child k): starts are tasks
+            start_rng = np.random.default_rng(child_seed(root, k))
+            z[b, k] = start_rng.choice(model.n_row_clusters, size=n, p=model.row_proportions)
+            w[b, k] = start_rng.choice(model.n_col_clusters, size=d, p=model.col_proportions)
     from_rows = np.concatenate([z_marginal, z[:, 1::2]], axis=1)
     w_from_rows = _argmax_classes(sweeper.cols.logits(sweeper.cols.full_sums(from_rows), from_rows))
     w[:, 1::2] = w_from_rows[:, 1:]

@@ -4,8 +4,11 @@ Given the column labels, the row labels are independent categorical variables
 ``p(z_i | w, x_i)``; given the row labels, so are the column labels. A sweep
 draws all row labels, then all column labels. Many chains run at once: their
 block sums come out of one matrix product per sufficient statistic. The sweeps are the
-package's one sweep loop, :func:`lbm_bench.inference.chains.run_chains`, with every
-chain's uniforms from the one Generator ``rng``.
+package's one sweep loop, :func:`lbm_bench.inference.chains.run_chains`; every chain
+draws its uniforms from its own stream, a child of one seed drawn from ``rng``
+(:func:`~lbm_bench.inference.chains.chain_seeds`), so the chains of a large table can
+run as tasks over ``jobs`` workers with the same label sets
+(:func:`~lbm_bench.inference.chains.run_chain_tasks`).
 
 Chain starts (``init``)
 -----------------------
@@ -50,9 +53,8 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_choice, check_count, check_labels
-from lbm_bench.inference.chains import run_chains
+from lbm_bench.inference.chains import chain_seeds, run_chain_tasks
 from lbm_bench.inference.classifier import map_labels
-from lbm_bench.inference.engine import Sweeper
 from lbm_bench.metrics.mcmc import chain_diagnostics
 from lbm_bench.metrics.risk import set_item_losses
 from lbm_bench.models.base import LatentBlockModel
@@ -188,6 +190,7 @@ def gibbs_labels(
     burn_in: int = 50,
     thin: int = 1,
     method: str = "incremental",
+    jobs: int = 1,
     rng: np.random.Generator | int | None = None,
 ) -> GibbsSamples:
     """Draw label sets from ``p(z, w | X)`` with the blockwise Gibbs sampler.
@@ -209,8 +212,14 @@ def gibbs_labels(
         labels that changed, or recomputed by a full product (the baseline).
         Same draws for the same ``rng`` (bit for bit for Poisson and
         Bernoulli tables, up to float rounding of the sums for Gaussian ones).
+    jobs : int, default=1
+        Workers over which the chains of a large table run as tasks (the joblib
+        backend configured by the caller: loky processes by default, or a Dask
+        cluster, :func:`~lbm_bench.protocol.workers.joblib_backend`). The label sets
+        do not depend on it (:mod:`lbm_bench.inference.chains`).
     rng : None, int or numpy.random.Generator
-        Source of randomness.
+        Source of randomness: the MAP start's, then one seed whose children are the
+        chains' streams.
 
     Returns
     -------
@@ -234,13 +243,15 @@ def gibbs_labels(
     if n_chains > n_samples:
         raise ValueError(f"n_chains must be <= n_samples ({n_samples}), got {n_chains}")
     check_choice("method", method, ("incremental", "full"))
+    jobs = check_count("jobs", jobs)
     _, w = _chain_starts(model, X, init, n_chains, rng)
+    seeds = chain_seeds(rng, n_chains)
     per_chain = -(-n_samples // n_chains)
     lengths = np.full(n_chains, n_samples // n_chains)
     lengths[: n_samples % n_chains] += 1
-    run = run_chains(Sweeper.for_table(model, X), w, per_chain, rng, burn_in=burn_in, thin=thin,
-                     incremental=method == "incremental")
-    rows, cols = run.rows.reshape(-1, X.shape[0]), run.cols.reshape(-1, X.shape[1])
+    rows, cols = run_chain_tasks(model, X, w[0], per_chain, seeds, jobs=jobs, burn_in=burn_in, thin=thin,
+                                 incremental=method == "incremental")
+    rows, cols = rows.reshape(-1, X.shape[0]), cols.reshape(-1, X.shape[1])
     if n_samples != n_chains * per_chain:  # drop the unused last set of the short chains
         keep = np.concatenate(
             [np.arange(c * per_chain, c * per_chain + n) for c, n in enumerate(lengths)]

@@ -114,8 +114,9 @@ class GenerationSettings(Record):
         Root finding of the calibration (see :func:`~lbm_bench.calibrate_scale`);
         ``"bisection"`` is the paper's dichotomy from scale 1.
     jobs : int, default=1
-        Worker processes over which the calibration spreads its tables. The table
-        does not depend on it, and it is not stored.
+        Worker processes over which the calibration spreads its tables and the Gibbs
+        runs of a large table their chains. The table does not depend on it, and it
+        is not stored.
     calibration_tolerance : float or None
         Tolerance of the calibration (see :func:`~lbm_bench.calibrate_scale`).
     n_init : int, default=10
@@ -152,7 +153,8 @@ class GenerationSettings(Record):
         "root finding of the calibration ('bisection': the paper's dichotomy, slower)",
     )
     jobs: int = setting(
-        1, count(1), "--jobs", "worker processes for the calibration's tables (same table for any number)",
+        1, count(1), "--jobs",
+        "worker processes for the calibration's tables and a large table's Gibbs chains (same table for any number)",
         stored=False,
     )
     calibration_tolerance: float | None = setting(
@@ -184,7 +186,8 @@ class GenerationSettings(Record):
 
     def gibbs_options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~lbm_bench.gibbs_labels` for the certifying run."""
-        return dict(n_chains=self.n_chains, burn_in=self.burn_in, thin=self.thin, method=self.gibbs_method)
+        return dict(n_chains=self.n_chains, burn_in=self.burn_in, thin=self.thin, method=self.gibbs_method,
+                    jobs=self.jobs)
 
 
 def _option_type(f: dataclasses.Field) -> str:

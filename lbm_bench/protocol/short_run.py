@@ -18,9 +18,10 @@ the sets' marginal modes and from sets, never from ``(z0, w0)``.
 The sweeps are the sampler's one loop (:func:`~lbm_bench.inference.chains.run_chains`).
 Tables too small for the block-sum engine's index updates are run together, one
 sweep of all of them at a time (one table's run costs little more than the Python
-calls of its sweeps); every table draws its uniforms from its own Generator
-(:class:`~lbm_bench.inference.chains.TableStreams`) and its block sums by its own
-products, so its sets are those of
+calls of its sweeps); every chain of every table draws its uniforms from its own
+stream (:class:`~lbm_bench.inference.chains.ChainStreams`, the children of one seed
+drawn from the table's Generator) and its block sums by its own products, so a
+table's sets are those of
 ``gibbs_labels(model, X, n_samples=SHORT_RUN_SAMPLES, n_chains=SHORT_RUN_CHAINS,
 burn_in=0, init=[(z0, w0)], rng=its_generator)`` bit for bit, whatever the
 other tables of the batch. Larger tables run one by one.
@@ -32,7 +33,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lbm_bench.inference.chains import TableStreams, run_chains
+from lbm_bench.inference.chains import ChainStreams, chain_seeds, run_chains
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.inference.gibbs import GibbsSamples
 
@@ -61,7 +62,7 @@ def short_runs(
     labels : sequence of B (z0, w0)
         Generating labels of each table: the chains' start (no burn-in).
     rngs : sequence of B numpy.random.Generator
-        Each table's stream of uniforms.
+        Each table's Generator: one seed drawn from it roots its chains' streams.
     n_samples, n_chains : int
         Sets kept per table, over its ``n_chains`` chains (``n_samples / n_chains`` each;
         ``n_chains`` must divide ``n_samples``).
@@ -103,7 +104,8 @@ def _run(
     thinning) on B tables at once, each with its own uniforms."""
     n, d = sweeper.n_rows, sweeper.n_cols
     w = np.stack([np.broadcast_to(np.asarray(w0), (n_chains, d)) for _, w0 in labels])
-    run = run_chains(sweeper, w, per_chain, TableStreams(rngs), **({"max_changed": -1} if forced_full else {}))
+    streams = ChainStreams([[np.random.default_rng(seed) for seed in chain_seeds(rng, n_chains)] for rng in rngs])
+    run = run_chains(sweeper, w, per_chain, streams, **({"max_changed": -1} if forced_full else {}))
     lengths = np.full(n_chains, per_chain)
     return [
         GibbsSamples(rows=rows.reshape(-1, n), cols=cols.reshape(-1, d), chain_lengths=lengths, burn_in=0, thin=1)

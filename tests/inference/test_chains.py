@@ -1,5 +1,6 @@
 """The one sweep loop (lbm_bench.inference.chains): its sources of uniforms, burn-in and
-thinning, and that every Gibbs run of the package goes through it."""
+thinning, chains as tasks in any grouping, and that every Gibbs run of the package goes
+through it."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from lbm_bench import gibbs_labels, random_model
-from lbm_bench.inference.chains import TableStreams, run_chains
+from lbm_bench.inference import chains
+from lbm_bench.inference.chains import ChainStreams, chain_groups, chain_seeds, run_chain_tasks, run_chains
 from lbm_bench.inference.engine import Sweeper
+from lbm_bench.protocol.workers import joblib_backend
 
 PACKAGE = Path(__file__).resolve().parents[2] / "lbm_bench"
 
@@ -27,31 +31,101 @@ def _starts(labels, n_chains):
     return np.stack([np.repeat(np.asarray(w)[None], n_chains, axis=0) for _, w in labels])
 
 
-def test_a_table_stream_of_one_table_draws_what_its_generator_draws(tables):
-    model, Xs, labels = tables
-    w = _starts(labels[:1], 4)
-    alone = run_chains(Sweeper(model, Xs[:1]), w, 10, np.random.default_rng(3))
-    streams = run_chains(Sweeper(model, Xs[:1]), w, 10, TableStreams([np.random.default_rng(3)]))
-    assert alone.rows.tobytes() == streams.rows.tobytes() and alone.cols.tobytes() == streams.cols.tobytes()
+def _streams(seeds_by_table, n_chains):
+    return ChainStreams([[np.random.default_rng(s) for s in chain_seeds(np.random.default_rng(t), n_chains)]
+                         for t in seeds_by_table])
 
 
-def test_with_table_streams_a_table_runs_as_alone_whatever_its_batch(tables):
+def test_with_chain_streams_a_chain_runs_as_alone_whatever_its_batch(tables):
     model, Xs, labels = tables
     w = _starts(labels, 4)
-    batch = run_chains(Sweeper(model, Xs), w, 10, TableStreams([np.random.default_rng(s) for s in (5, 6, 7)]),
-                       max_changed=-1)
+    batch = run_chains(Sweeper(model, Xs), w, 10, _streams((5, 6, 7), 4), max_changed=-1)
     for t, seed in enumerate((5, 6, 7)):
-        alone = run_chains(Sweeper(model, Xs[t:t + 1]), w[t:t + 1], 10, np.random.default_rng(seed), max_changed=-1)
-        np.testing.assert_array_equal(batch.rows[t], alone.rows[0])
-        np.testing.assert_array_equal(batch.cols[t], alone.cols[0])
+        seeds = chain_seeds(np.random.default_rng(seed), 4)
+        for c in range(4):
+            alone = run_chains(Sweeper(model, Xs[t:t + 1]), w[t:t + 1, c:c + 1], 10,
+                               ChainStreams([[np.random.default_rng(seeds[c])]]), max_changed=-1)
+            np.testing.assert_array_equal(batch.rows[t, c], alone.rows[0, 0])
+            np.testing.assert_array_equal(batch.cols[t, c], alone.cols[0, 0])
     # one Generator for the batch draws other uniforms: the tables' sets are not those
     shared = run_chains(Sweeper(model, Xs), w, 10, np.random.default_rng(5), max_changed=-1)
     assert not np.array_equal(shared.rows[1], batch.rows[1])
 
 
-def test_table_streams_refuse_a_batch_of_another_size():
-    with pytest.raises(ValueError, match="uniforms for 3 tables asked of 2 streams"):
-        TableStreams([np.random.default_rng(0), np.random.default_rng(1)]).random((3, 4, 5))
+def test_chain_streams_refuse_a_batch_of_another_size():
+    with pytest.raises(ValueError, match="uniforms for 3 tables of 4 chains asked of streams for"):
+        _streams((0, 1), 4).random((3, 4, 5))
+    with pytest.raises(ValueError, match=r"streams for \[2, 2\] chains"):
+        _streams((0, 1), 2).random((2, 4, 5))
+
+
+def test_chain_groups_follow_the_table_not_only_the_jobs(monkeypatch):
+    small, large = chains.CHAIN_TASK_ENTRIES - 1, chains.CHAIN_TASK_ENTRIES
+    assert chain_groups(8, 4, entries=small, exact=True) == [range(8)]
+    assert chain_groups(8, 4, entries=small, exact=False) == [range(8)]
+    assert chain_groups(8, 1, entries=large, exact=True) == [range(8)]
+    assert chain_groups(8, 3, entries=large, exact=True) == [range(0, 3), range(3, 5), range(5, 8)]
+    assert chain_groups(3, 8, entries=large, exact=True) == [range(0, 1), range(1, 2), range(2, 3)]
+    # float sums: one chain per group whatever the jobs (rounding in a batch never decides a label)
+    assert chain_groups(4, 1, entries=large, exact=False) == chain_groups(4, 2, entries=large, exact=False) \
+        == [range(c, c + 1) for c in range(4)]
+
+
+def _incomplete(X, rng):
+    X = X.astype(float)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    return X
+
+
+CASES = {
+    "bernoulli dense": ("bernoulli", False, False),
+    "bernoulli dense missing": ("bernoulli", False, True),
+    "poisson sparse": ("poisson", True, False),
+    "bernoulli sparse missing": ("bernoulli", True, True),
+    "gaussian dense": ("gaussian", False, False),
+    "gaussian dense missing": ("gaussian", False, True),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_same_label_sets_whatever_jobs_and_backend(case, monkeypatch):
+    """The chains of a table as tasks: in one process, over 2 loky workers and over a local
+    Dask cluster of 2 workers, the same bytes (the table counts as large here)."""
+    kind, sparse, missing = CASES[case]
+    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    model = random_model(kind, 2, 3, scale=1.0, rng=1)
+    X, z, w = model.sample(50, 40, rng=2)
+    rng = np.random.default_rng(3)
+    if sparse:
+        X = sp.csr_array(X * (rng.random(X.shape) < 0.3))
+    if missing:
+        X = _incomplete(X.toarray() if sparse else X, rng)
+        X = sp.csr_array(np.where(X == 0, 0, X)) if sparse else X  # NaN kept as explicit entries
+    options = dict(n_samples=60, n_chains=4, burn_in=3, init=[(z, w)], rng=4)
+    one = gibbs_labels(model, X, jobs=1, **options)
+    assert one.rows.shape == (60, 50)
+    with joblib_backend("loky", 2):
+        loky = gibbs_labels(model, X, jobs=2, **options)
+    assert one.rows.tobytes() == loky.rows.tobytes() and one.cols.tobytes() == loky.cols.tobytes()
+    if case == "poisson sparse":
+        pytest.importorskip("dask.distributed")
+        with joblib_backend("dask", 2):
+            dask = gibbs_labels(model, X, jobs=2, **options)
+        assert one.rows.tobytes() == dask.rows.tobytes() and one.cols.tobytes() == dask.cols.tobytes()
+
+
+def test_a_chain_draws_the_same_labels_in_any_group_for_integer_statistics(tables, monkeypatch):
+    model, Xs, labels = tables
+    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    w = _starts(labels[:1], 5)[0]
+    seeds = chain_seeds(np.random.default_rng(11), 5)
+    one = run_chain_tasks(model, Xs[0], w, 6, seeds, jobs=1, burn_in=2)
+    split = run_chain_tasks(model, Xs[0], w, 6, seeds, jobs=3, burn_in=2)  # groups of 2, 1 and 2 chains
+    assert one[0].shape == (5, 6, 40)
+    np.testing.assert_array_equal(one[0], split[0])
+    np.testing.assert_array_equal(one[1], split[1])
+    with pytest.raises(ValueError, match="seeds must hold 5 entries, got 4"):
+        run_chain_tasks(model, Xs[0], w, 6, seeds[:4])
 
 
 def test_burn_in_and_thinning_keep_the_sweeps_they_say(tables):
@@ -69,7 +143,9 @@ def test_burn_in_and_thinning_keep_the_sweeps_they_say(tables):
 def test_gibbs_labels_is_the_loop_from_its_starts(tables):
     model, Xs, labels = tables
     samples = gibbs_labels(model, Xs[0], n_samples=40, n_chains=4, init=[labels[0]], burn_in=2, rng=9)
-    run = run_chains(Sweeper.for_table(model, Xs[0]), _starts(labels[:1], 4), 10, np.random.default_rng(9), burn_in=2)
+    rng = np.random.default_rng(9)
+    run = run_chains(Sweeper.for_table(model, Xs[0]), _starts(labels[:1], 4), 10,
+                     ChainStreams([[np.random.default_rng(s) for s in chain_seeds(rng, 4)]]), burn_in=2)
     np.testing.assert_array_equal(samples.rows, run.rows.reshape(-1, 40))
     np.testing.assert_array_equal(samples.cols, run.cols.reshape(-1, 30))
 
@@ -88,7 +164,7 @@ def _callers(*names: str) -> list[str]:
 def test_the_sweep_loop_is_written_once():
     """Label draws of the sampler (Sweeper.sample_rows and sample_cols, on the engine's one
     inverse-CDF draw) are called by the one loop only: the Gibbs sampler and the short runs
-    of the calibration both call run_chains."""
+    of the calibration both call run_chains (the sampler through its chain tasks)."""
     assert _callers("sample_rows", "sample_cols") == ["inference/chains.py", "inference/chains.py"]
     # and its module's sample_categorical (the MAP's random starts)
     assert set(_callers("sample_class_major")) == {"inference/engine.py", "inference/side.py"}
@@ -96,4 +172,5 @@ def test_the_sweep_loop_is_written_once():
         str(path.relative_to(PACKAGE)) for path in PACKAGE.rglob("*.py")
         if "run_chains(" in path.read_text(encoding="utf-8") and path.name != "chains.py"
     )
-    assert users == ["inference/gibbs.py", "protocol/short_run.py"]
+    assert users == ["protocol/short_run.py"]
+    assert "run_chain_tasks(" in (PACKAGE / "inference" / "gibbs.py").read_text(encoding="utf-8")

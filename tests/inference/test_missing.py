@@ -15,6 +15,7 @@ import scipy.sparse as sp
 from lbm_bench import gibbs_labels, map_labels
 from lbm_bench.inference.classifier import alternate, initial_column_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper
+from lbm_bench.metrics.risk import set_item_losses
 from lbm_bench.models import TableData
 from tests.exact import exact_posterior, posterior_summaries
 from tests.inference.test_inference import TINY_MODELS
@@ -59,7 +60,9 @@ def test_map_reaches_exact_maximum(tiny_incomplete):
 
 def test_gibbs_kernel_leaves_exact_posterior_invariant(tiny_incomplete):
     """20,000 chains started at exact posterior draws of the observed-data posterior,
-    3 sweeps: still exact draws (marginals within 0.02, risk within 0.005)."""
+    3 sweeps: still exact draws (marginals within 0.02, risk within 4 standard errors of
+    the mean of 20,000 independent sets: about 0.012; chain seeds 8 to 13 of the bernoulli
+    table give deviations of -1.1 to 2.2 standard errors)."""
     model, X, observed, _, _ = tiny_incomplete
     Z, W, log_joint = exact_posterior(model, X, observed)
     post = np.exp(log_joint - log_joint.max()).ravel()
@@ -75,7 +78,10 @@ def test_gibbs_kernel_leaves_exact_posterior_invariant(tiny_incomplete):
     cols = np.stack([(samples.cols == l).mean(0) for l in range(m)], axis=1)
     np.testing.assert_allclose(rows, exact["row_marginals"], atol=0.02)
     np.testing.assert_allclose(cols, exact["col_marginals"], atol=0.02)
-    assert samples.risk(result.rows, result.cols).risk == pytest.approx(exact["risk"], abs=0.005)
+    row_loss, col_loss = set_item_losses(samples.rows, samples.cols, result.rows, result.cols)
+    losses = row_loss + col_loss - row_loss * col_loss  # one set per chain: independent draws
+    assert samples.risk(result.rows, result.cols).risk == pytest.approx(
+        exact["risk"], abs=4 * losses.std() / np.sqrt(losses.size))
 
 
 def test_a_row_with_no_observed_entry_has_the_prior_as_posterior():

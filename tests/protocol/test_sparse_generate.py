@@ -17,7 +17,8 @@ def test_generate_table_with_density_is_sparse_and_on_target(kind, options):
     assert isinstance(table.data, sparse.csr_array)
     assert table.shape == (300, 200)
     assert table.model.sparse and table.design.density == 0.05
-    assert abs(table.risk.risk - 0.1) <= 0.03
+    assert table.criterion == "bayes" and abs(table.bayes_risk.risk - 0.1) <= 0.03  # the certified floor
+    assert table.bayes_risk.risk <= table.risk.risk + 3 * table.bayes_risk.mcse  # the MAP's risk is above it
     assert table.data.nnz / (300 * 200) == pytest.approx(0.05, rel=0.25)
     assert table.options["model_options"]["density"] == 0.05
     if "effects" in options:
