@@ -14,8 +14,10 @@ classes of the other side, and logits are computed class-major, (B, C, k, n_own)
 the categorical sampler then works on contiguous vectors of length ``n_own``.
 
 **The storage is chosen once.** :class:`Sweeper` wraps its tables in
-:class:`~lbm_bench.models.data.TableData` and builds the statistics of their
-storage: :class:`~lbm_bench.inference.dense_sums.DenseStatistics` (the
+:class:`~lbm_bench.models.data.TableData`, describes them once
+(:class:`~lbm_bench.inference.kernels.TableLayout`) and builds the statistics of the
+first registered kernel that accepts them (:mod:`lbm_bench.inference.kernels`, one
+door for every storage's kernels): :class:`~lbm_bench.inference.dense_sums.DenseStatistics` (the
 statistics twice, BLAS products),
 :class:`~lbm_bench.inference.sparse_sums.SparseStatistics` (CSR twice, never
 densified) or, for a family whose statistics are the indicators of a code
@@ -54,10 +56,9 @@ from typing import Any, Protocol
 import numpy as np
 
 from lbm_bench._validation import check_choice
-from lbm_bench.inference.code_sums import CodeStatistics, uses_codes
 from lbm_bench.inference.dense_sums import DenseStatistics
+from lbm_bench.inference.kernels import TableLayout, choose_kernel
 from lbm_bench.inference.side import class_mass, onehot_t, sample_categorical, sample_class_major, smallest_uint
-from lbm_bench.inference.sparse_sums import SparseStatistics
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.data import TableData
 from lbm_bench.models.observed import EntryFamily
@@ -94,7 +95,9 @@ class Sweeper:
     ----------
     is_sparse : bool
         Whether the tables are held as scipy.sparse (chosen once, here).
-    storage : DenseStatistics, SparseStatistics or CodeStatistics
+    kernel : StorageKernel
+        The storage's kernel, chosen once by the tables (:func:`~lbm_bench.inference.kernels.choose_kernel`).
+    storage : DenseStatistics, SparseStatistics, CodeStatistics or a registered kernel's
         The tables' statistics in their storage, with the two sides ``rows`` and ``cols``.
     """
 
@@ -104,38 +107,30 @@ class Sweeper:
         self.log_row_prior = np.log(model.row_proportions)
         self.log_col_prior = np.log(model.col_proportions)
         self._base_measure: np.ndarray | None = None
-        masks, self.data, incomplete = None, None, False
-        if isinstance(tables, np.ndarray) and tables.ndim == 3:  # a stack of dense tables
-            data, storage = tables, DenseStatistics
+        self.data = None
+        if isinstance(tables, np.ndarray) and tables.ndim == 3:  # a stack of complete dense tables
+            layout = TableLayout(tables, False, False, *tables.shape[1:])
         else:
             self.data = wrapped = [TableData.of(t) for t in tables]
-            incomplete = any(t.has_missing for t in wrapped)
-            storage = SparseStatistics if wrapped[0].is_sparse else DenseStatistics  # the one choice
-            data = wrapped if storage is SparseStatistics else [t.table for t in wrapped]
-            if incomplete and storage is DenseStatistics:
-                masks = [getattr(t, "observed", None) for t in wrapped]
+            layout = TableLayout(wrapped, wrapped[0].is_sparse, any(t.has_missing for t in wrapped),
+                                 *wrapped[0].shape)
         #: The observed-data family: the model's statistics and parameters, with the missing
         #: entries' channels when the tables have masks (:mod:`lbm_bench.models.missing`).
-        self.family = EntryFamily(model, incomplete)
+        self.family = EntryFamily(model, layout.incomplete)
         self.eta = self.family.natural_parameters  # (p, g, m)
         self.log_partition = self.family.log_partition  # (g, m)
         self.count_partition = counts = self.family.count_partition  # (g, m) or None
-        self._n_tables = len(data)
-        self.n_rows, self.n_cols = data[0].shape
-        if storage is DenseStatistics and not incomplete and uses_codes(model, self.n_rows, self.n_cols):
-            storage = CodeStatistics  # the family's indicators of codes, packed (complete tables)
+        self._n_tables = len(layout.tables)
+        self.n_rows, self.n_cols = layout.n_rows, layout.n_cols
+        #: The storage's kernel, chosen once (:mod:`lbm_bench.inference.kernels`).
+        self.kernel = choose_kernel(model, layout)
         self.row_weights = model.row_weights(self.n_rows)
         self.col_weights = model.col_weights(self.n_cols)
         row_part = (self.eta, self.log_partition, self.log_row_prior, self.row_weights, self.col_weights, counts)
         col_part = (self.eta.swapaxes(1, 2), self.log_partition.T, self.log_col_prior,
                     self.col_weights, self.row_weights, None if counts is None else counts.T)
-        if storage is CodeStatistics:
-            self.storage = storage(model, data, (row_part, col_part))
-        elif storage is DenseStatistics:
-            self.storage = storage(self.family, data, (row_part, col_part), masks)
-        else:  # sparse tables carry their missing sets (TableData)
-            self.storage = storage(self.family, data, (row_part, col_part))
-        self.is_sparse = storage is SparseStatistics
+        self.storage = self.kernel.build(self.family, layout, (row_part, col_part))
+        self.is_sparse = layout.is_sparse
         self.rows, self.cols = self.storage.rows, self.storage.cols
 
     @classmethod
