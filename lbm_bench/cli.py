@@ -93,7 +93,8 @@ def _add_generate(sub) -> None:
                            help="refuse the request when its estimated peak memory exceeds SIZE "
                            "(e.g. 8G, 512M; default: the available memory, MemAvailable)")
     resources.add_argument("--backend", choices=["loky", "dask"], default="loky",
-                           help="where the --jobs workers of the calibration run: local processes "
+                           help="where the --jobs workers of the calibration and of a large table's chains run: "
+                           "local processes "
                            "(loky, default) or a Dask cluster, as for releases")
     resources.add_argument("--scheduler", default=None, metavar="ADDR",
                            help="Dask scheduler address, e.g. tcp://host:8786 (default with --backend dask: "
@@ -108,7 +109,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.protocol.memory import MemoryLimitError
     from lbm_bench.protocol.request import TableRequest
-    from lbm_bench.protocol.workers import check_backend, joblib_backend
+    from lbm_bench.protocol.workers import check_backend
     from lbm_bench.storage import save_table
 
     check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
@@ -118,9 +119,8 @@ def _run_generate(args: argparse.Namespace) -> int:
     check_backend(args.backend, settings.jobs, args.scheduler)
     start = time.perf_counter()
     try:
-        with joblib_backend(args.backend, settings.jobs, args.scheduler):
-            table = generate_table(request, settings=settings, max_memory=args.max_memory,
-                                   progress=_show_progress(args), rng=args.seed)
+        table = generate_table(request, settings=settings, max_memory=args.max_memory, backend=args.backend,
+                               scheduler=args.scheduler, progress=_show_progress(args), rng=args.seed)
     except MemoryLimitError as exc:  # estimated once, by generate_table: named as the options here
         raise exc.in_style("cli") from None
     try:

@@ -51,6 +51,7 @@ from lbm_bench.protocol.memory import check_memory, estimate_request_memory
 from lbm_bench.protocol.request import TableRequest, request_from_arguments
 from lbm_bench.protocol.settings import GenerationSettings
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
+from lbm_bench.protocol.workers import check_backend, joblib_backend
 
 __all__ = ["RejectionError", "generate_table", "stored_options"]
 
@@ -90,6 +91,9 @@ def generate_table(
     settings: GenerationSettings | None = None,
     calibration: CalibrationResult | None = None,
     max_memory: int | str | None = None,
+    jobs: int | None = None,
+    backend: str | None = None,
+    scheduler: str | None = None,
     progress: bool = False,
     rng: np.random.Generator | int | None = None,
     **options: Any,
@@ -117,6 +121,19 @@ def generate_table(
         estimated peak memory exceeds this many bytes (or a size such as
         ``"8G"``); default: the memory available (``MemAvailable``). See
         :mod:`lbm_bench.protocol.memory`.
+    jobs : int, optional
+        Worker processes over which the calibration spreads its tables and the Gibbs
+        runs of a large table (:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES`
+        entries or more) their chains; the settings' ``jobs`` when omitted. The table
+        does not depend on it (same bytes for any number of workers and either backend).
+        The memory guard counts the workers' copies.
+    backend : {"loky", "dask"}, optional
+        Where the workers run (:func:`~lbm_bench.protocol.workers.joblib_backend`): local
+        processes, or a Dask cluster (``scheduler``, or a local cluster of ``jobs``
+        workers). Default: the joblib backend the caller configured (loky unless told
+        otherwise).
+    scheduler : str, optional
+        Address of a running Dask scheduler (``backend="dask"`` only).
     progress : bool, default=False
         Show tqdm progress bars.
     rng : None or int
@@ -157,9 +174,22 @@ def generate_table(
     """
     seed = resolve_seed(rng)
     sizes = (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk)
+    if jobs is not None:
+        options = {**options, "jobs": jobs}
     request, settings = request_from_arguments(kind, sizes, settings, options, caller="generate_table")
+    if backend is not None or scheduler is not None:
+        check_backend("loky" if backend is None else backend, settings.jobs, scheduler)
     estimate = estimate_request_memory(request, settings, calibrated=calibration is not None)
     check_memory(estimate, max_memory)
+    if backend is None:
+        return _generate(request, settings, calibration, progress, seed)
+    with joblib_backend(backend, settings.jobs, scheduler):
+        return _generate(request, settings, calibration, progress, seed)
+
+
+def _generate(request: TableRequest, settings: GenerationSettings, calibration: CalibrationResult | None,
+              progress: bool, seed: int) -> Table:
+    """The calibration and the rejection step of a checked request (:func:`generate_table`)."""
     root = np.random.SeedSequence(seed)
     timings = {"calibration": 0.0, "rejection": 0.0, "gibbs": 0.0, "floor": 0.0}
     start = time.perf_counter()

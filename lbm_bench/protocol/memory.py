@@ -27,6 +27,15 @@ missing entries (``missing`` rate ``q``)
     block mechanism's uniforms, kept across scales like the noise), and for a sparse
     table ``BYTES_PER_NONZERO`` bytes per expected missing entry (``q N``: the missing
     set is held like the non-zeros);
+chains as tasks (``jobs`` above 1, a table of at least
+:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries)
+    each of the ``min(jobs, n_chains) - 1`` workers beyond the main process builds its
+    own statistics of the memory-mapped table (dense: both layouts, ``2 p N`` float64;
+    sparse: ``BYTES_PER_NONZERO`` bytes per non-zero and its chains' block sums). The
+    calibration's workers, which never run at the same time, hold at least as much
+    (dense: their working set per worker; sparse: the same copy per worker beyond the
+    first), so the part ``"calibration"`` counts the workers' copies of both, and a
+    refusal where it weighs a quarter of the estimate advises fewer workers;
 both
     the Gibbs label sets, ``n_samples (n_rows + n_cols)`` labels in the
     smallest unsigned dtype, twice (the sampler's array, and the floor's
@@ -243,7 +252,8 @@ def estimate_generation_memory(
     n_calibration_tables : int
         Tables per dichotomy step.
     jobs : int
-        Workers of the calibration (each holds its own tables).
+        Workers of the calibration (each holds its own tables) and of a large table's
+        chains (each holds its own statistics of the table).
     options : mapping, optional
         Design options (the family's own are read: the number of statistics of
         categorical blocks follows ``categories``; another family's are refused).
@@ -353,7 +363,7 @@ def _advice(estimate: MemoryEstimate, names: dict[str, str]) -> str:
         options.append(f"a lower {names['density']}")
     options.append(f"a smaller {names['shape']}")
     if parts.get("calibration", 0) >= total / 4:
-        options.append(f"fewer workers ({names['jobs']})")
+        options.append(f"fewer workers ({names['jobs']}: each holds its own copy)")
     if total / 10 <= parts.get("label sets", 0) < total / 2:
         options.append(f"fewer Gibbs label sets ({names['samples']})")
     if parts.get("baseline", 0) >= total / 2:
@@ -379,7 +389,7 @@ def estimate_request_memory(
     calibrated : bool, default=False
         A calibration is reused: no calibration tables are drawn.
     jobs : int, optional
-        Workers of the calibration; default: ``settings.jobs``.
+        Workers of the calibration and of a large table's chains; default: ``settings.jobs``.
     """
     settings = GenerationSettings() if settings is None else settings
     tables = settings.n_calibration_tables

@@ -189,3 +189,27 @@ def test_calibration_batches_are_cache_sized():
     assert [len(b) for b in small.batches()][:2] == [26, 26]  # 2 MiB / (2 layouts x 2 stats x 2500 x 8 B)
     large = CommonRandomNumbers(random_design("bernoulli", 2, 2, rng=0), 400, 400, 3, np.random.SeedSequence(0))
     assert [len(b) for b in large.batches()] == [1, 1, 1]
+
+
+def test_generate_table_spreads_a_large_tables_chains_with_the_same_bytes(monkeypatch):
+    """jobs= and backend=: the calibration's tables and the chains (the table counts as large
+    here) over 2 loky workers give the table of one process, bit for bit."""
+    from lbm_bench.inference import chains
+
+    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    request = dict(tolerance=0.05, n_samples=200, screen_samples=0, n_calibration_tables=4, rng=5)
+    one = generate_table("bernoulli", 40, 30, 2, 2, 0.15, density=0.3, **request)
+    two = generate_table("bernoulli", 40, 30, 2, 2, 0.15, density=0.3, jobs=2, backend="loky", **request)
+    assert (one.data != two.data).nnz == 0 and one.scale == two.scale
+    assert one.gibbs.rows.tobytes() == two.gibbs.rows.tobytes()
+    assert one.gibbs.cols.tobytes() == two.gibbs.cols.tobytes() and one.risk == two.risk
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"jobs": 0}, "jobs"),
+    ({"backend": "spark"}, "backend"),
+    ({"scheduler": "tcp://127.0.0.1:1"}, "a scheduler address needs the dask backend"),
+])
+def test_generate_table_checks_its_workers_at_the_boundary(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        generate_table("bernoulli", 40, 30, 2, 2, 0.15, rng=5, **arguments)
