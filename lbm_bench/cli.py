@@ -113,8 +113,12 @@ def _run_generate(args: argparse.Namespace) -> int:
 
     check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
     settings = GenerationSettings.from_cli(args)
-    request = TableRequest(args.kind, *args.shape, *args.clusters, args.risk,
-                           model_options=ModelOptions.from_cli(args), **RequestOptions.from_cli(args).to_record())
+    model_options, request_options = ModelOptions.from_cli(args), RequestOptions.from_cli(args).to_record()
+    try:
+        request = TableRequest(args.kind, *args.shape, *args.clusters, args.risk, model_options=model_options,
+                               **request_options)
+    except (TypeError, ValueError) as exc:  # name the arguments as the command line spells them
+        raise type(exc)(_in_request_flags(str(exc))) from None
     check_backend(args.backend, settings.jobs, args.scheduler)
     start = time.perf_counter()
     try:
@@ -123,6 +127,8 @@ def _run_generate(args: argparse.Namespace) -> int:
                                    progress=_show_progress(args), rng=args.seed)
     except MemoryLimitError as exc:  # estimated once, by generate_table: named as the options here
         raise exc.in_style("cli") from None
+    except (TypeError, ValueError) as exc:  # a request that cannot be met, named as the command line spells it
+        raise type(exc)(_in_request_flags(str(exc))) from None
     try:
         save_table(table, args.output, overwrite=args.force)
     except FileExistsError:
@@ -512,20 +518,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args)
 
 
+#: The arguments of a table request as ``lbm-bench generate`` spells them.
+REQUEST_FLAGS = {"target_risk": "--risk", "n_rows": "--shape", "n_cols": "--shape",
+                 "n_row_clusters": "--clusters", "n_col_clusters": "--clusters"}
+
+
+def _in_request_flags(message: str) -> str:
+    """``message`` of a refused table request with its arguments named by their flags
+    (``target_risk must lie in (0, 1)`` becomes ``--risk must lie in (0, 1)``, ``target_risk=0.95
+    cannot be reached`` ``--risk 0.95 cannot be reached``)."""
+    import re
+
+    for name, flag in REQUEST_FLAGS.items():
+        message = re.sub(rf"(?<![\w-]){name}[= ]", f"{flag} ", message)  # a name, not a formula's n_rows*n_cols
+    return message
+
+
+def _stop_workers_quietly() -> None:
+    """Kill the local workers of a stopped command before it prints its one line (a second
+    signal meanwhile changes nothing: the command is stopping already)."""
+    from lbm_bench.protocol.workers import stop_local_workers
+
+    try:
+        stop_local_workers(kill=True)
+    except BaseException:  # noqa: BLE001 - stopping: whatever happens, the one line follows
+        pass
+
+
 def _run(args: argparse.Namespace) -> int:
     """Run the parsed command; its exit status (errors as one line)."""
     from lbm_bench._interrupts import Terminated
+    from lbm_bench.protocol.workers import stop_local_workers
 
     try:
         status = int(args.run(args) or 0)
-        from lbm_bench.protocol.workers import stop_local_workers
-
         stop_local_workers()  # here, not at exit: a Ctrl-C meanwhile gives one line
         return status
     except Terminated:
+        _stop_workers_quietly()
         print("lbm-bench: terminated", file=sys.stderr)
         return EXIT_TERMINATED
     except KeyboardInterrupt:
+        _stop_workers_quietly()
         print("lbm-bench: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (``lbm-bench info T | head``): stop quietly

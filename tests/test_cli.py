@@ -96,6 +96,8 @@ def test_evaluate_a_format_1_0_file_says_it_has_no_floor(tmp_path, capsys):
          "expected two integers"),
         (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.95", "-o", "x.h5"],
          "cannot be reached"),
+        (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "5.5", "-o", "x.h5"],
+         "error: --risk must lie in (0, 1), got 5.5"),  # the request's arguments named as flags (issue 35)
         (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",
           "--samples", "0", "-o", "x.h5"], "--samples must be >= 1"),
         (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",

@@ -1,0 +1,36 @@
+"""scripts/checks/hostile_probes.py: the probes of issue 35 each give one line and exit 2, or a
+correct result, and leave nothing behind (the quick groups here; every group when slow tests run)."""
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.scripts.helpers import SCRIPTS
+
+SCRIPT = SCRIPTS / "checks" / "hostile_probes.py"
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=1800)
+
+
+def test_the_quick_probes_hold():
+    done = _run("--only", "info,messages,outputs")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "0 probe(s) failed" and len(lines) >= 11
+    assert all(line.startswith("ok ") for line in lines[:-1])
+
+
+def test_an_unknown_group_is_refused():
+    done = _run("--only", "nothing")
+    assert done.returncode == 2 and "--only: no group nothing" in done.stderr
+
+
+@pytest.mark.slow
+def test_every_probe_holds():
+    """"hostile_probes" in full: evaluate, small runs, builds, plug-ins and degenerate selections too."""
+    done = _run()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "0 probe(s) failed"
