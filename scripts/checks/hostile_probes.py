@@ -111,9 +111,20 @@ def evaluate_probes(base: Path) -> None:
         report(f"evaluate labels {label}", code, out, err, expect=0,
                check=(f"same risk as the labels themselves, {seconds:.2f} s" if ok else "FAIL: another risk")
                + (f", row_map of {len(json.loads(out).get('row_map') or [])} entries" if code == 0 else ""))
-    ratio = times["x10^9"] / times["x1"]
-    check = f"labels x10^9 take {ratio:.2f}x the time of the labels themselves"
-    report("evaluate x10^9 time", 0, check, "", expect=0, check=check if ratio < 1.5 else f"FAIL: {check}")
+    from lbm_bench import evaluate
+
+    def best(rows: np.ndarray, cols: np.ndarray) -> float:  # in this process: no interpreter start-up
+        seconds = []
+        for _ in range(5):
+            start = time.perf_counter()
+            evaluate(t, rows, cols)
+            seconds.append(time.perf_counter() - start)
+        return min(seconds)
+
+    plain = best(t.map_rows, t.map_cols)
+    huge = best(t.map_rows.astype(np.int64) * 10**9, t.map_cols.astype(np.int64) * 10**9)
+    check = f"evaluate of labels x10^9 takes {huge / plain:.2f}x the time of the labels themselves ({huge:.3f} s)"
+    report("evaluate x10^9 time", 0, check, "", expect=0, check=check if huge / plain < 1.5 else f"FAIL: {check}")
 
 
 def python_probe(name: str, code_text: str, base: Path) -> None:
@@ -291,8 +302,9 @@ def build_probes(base: Path, repo: Path) -> None:
     report("two builds into one folder at once", 0 if ok else 1, "", refused[0] if refused else "", expect=0,
            check=None if ok else f"FAIL: exits {codes}, verify {verify[0]}")
     probe_in = work
+    other = "b.toml" if results[0][0] == 0 else "a.toml"  # the seed of the build that lost the race
     for name, spec in (("build a smaller spec into a release", "small.toml"),
-                       ("build another seed into a release", "b.toml")):
+                       ("build another seed into a release", other)):
         code, out, err, _ = run(CLI + ["build", spec, "--out", "rel", "-q"], probe_in)
         verify = run(CLI + ["verify", "rel"], probe_in)
         report(name, code, out, err, expect=2, check=None if verify[0] == 0 else "FAIL: verify fails after")

@@ -1,10 +1,9 @@
 """scripts/checks/hostile_probes.py: the probes of issue 35 each give one line and exit 2, or a
-correct result, and leave nothing behind (the quick groups here; every group when slow tests run)."""
+correct result, and leave nothing behind (the quick groups here: the whole run, about three
+minutes, is the closing measurement of issue 35, and it times evaluate, which no test does)."""
 
 import subprocess
 import sys
-
-import pytest
 
 from tests.scripts.helpers import SCRIPTS
 
@@ -26,11 +25,3 @@ def test_the_quick_probes_hold():
 def test_an_unknown_group_is_refused():
     done = _run("--only", "nothing")
     assert done.returncode == 2 and "--only: no group nothing" in done.stderr
-
-
-@pytest.mark.slow
-def test_every_probe_holds():
-    """"hostile_probes" in full: evaluate, small runs, builds, plug-ins and degenerate selections too."""
-    done = _run()
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "0 probe(s) failed"
