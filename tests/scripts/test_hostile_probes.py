@@ -7,7 +7,8 @@ import sys
 
 from tests.scripts.helpers import SCRIPTS
 
-SCRIPT = SCRIPTS / "checks" / "hostile_probes.py"
+NAME = "hostile_probes"
+SCRIPT = SCRIPTS / "checks" / f"{NAME}.py"
 
 
 def _run(*args):
