@@ -15,6 +15,9 @@ The protocol
     clusters, target risk, criterion) and :class:`GenerationSettings` (how),
     :func:`calibrate_scale` (step 3), :func:`generate_table` (step 4),
     :class:`Table`, :func:`save_table`, :func:`load_table`.
+A user's own table
+    :func:`read_user_table` (``.npy``, ``.npz``, ``.mtx``, CSV/TSV, ``.h5ad``, table
+    files) into a :class:`UserTable`, with :func:`check_user_values` for a family.
 Scoring
     :func:`evaluate`, :mod:`lbm_bench.metrics` (ARI, CARI, l_item, conditional risk...).
 Pictures
@@ -61,6 +64,7 @@ from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.release import build_release, fetch_release, load_release, load_release_table, verify_release
 from lbm_bench.scoring.evaluate import Report, evaluate
 from lbm_bench.storage import FormatError, load_table, save_table
+from lbm_bench.storage.user_data import UserTable, UserTableError, check_user_values, read_user_table
 
 __all__ = [
     "BernoulliLBM",
@@ -82,9 +86,12 @@ __all__ = [
     "RiskEstimate",
     "Table",
     "TableRequest",
+    "UserTable",
+    "UserTableError",
     "bayes_labels",
     "build_release",
     "calibrate_scale",
+    "check_user_values",
     "evaluate",
     "family_names",
     "fetch_release",
@@ -101,6 +108,7 @@ __all__ = [
     "plot_table",
     "random_design",
     "random_model",
+    "read_user_table",
     "save_table",
     "verify_release",
     "__version__",
