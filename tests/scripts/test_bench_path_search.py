@@ -1,0 +1,25 @@
+"""scripts/benchmarks/bench_path_search.py at a tiny size: ``--quick`` (two drawn tables, bounds 4x4) as a
+file, old (``--against HEAD``) and new side by side, and the release form on a tiny release."""
+
+import json
+
+from lbm_bench.release import build_release
+from tests.release.helpers import TINY_SPEC
+from tests.scripts.helpers import run_script
+
+
+def test_quick_side_by_side(tmp_path):
+    out = run_script("benchmarks", "bench_path_search", "--quick", "--against", "HEAD",
+                     "--json", str(tmp_path / "rows.json")).stdout
+    assert "| gaussian-60x40-3x2 |" in out and "old (HEAD): criterion at least the grid's on" in out
+    assert "new: criterion at least the grid's on" in out and "median cost" in out
+    rows = json.loads((tmp_path / "rows.json").read_text())
+    assert {r["version"] for r in rows} == {"old (HEAD)", "new"} and len(rows) == 4
+    assert all(r["runs"] > 0 and r["ratio"] > 0 for r in rows)
+
+
+def test_on_a_release(tmp_path):
+    (tmp_path / "tiny.toml").write_text(TINY_SPEC)
+    assert build_release(tmp_path / "tiny.toml", tmp_path / "tiny").ok
+    out = run_script("benchmarks", "bench_path_search", str(tmp_path / "tiny"), "--repeats", "1").stdout
+    assert "new: criterion at least the grid's on" in out and out.count("\n| ") >= 5
