@@ -4,8 +4,9 @@ Public API
 ----------
 Models
     :class:`GaussianLBM`, :class:`PoissonLBM`, :class:`BernoulliLBM`,
-    :class:`CategoricalLBM` (the families, by name in :func:`family_names`), :func:`random_design`,
-    :func:`random_model`, :func:`find_symmetry`.
+    :class:`CategoricalLBM` (the families, by name in :func:`family_names` and
+    :func:`get_family`), :func:`random_design`, :func:`random_model`, :func:`find_symmetry`;
+    :class:`TableData` (a table's storage, dense or CSR, and its missing entries).
 Inference with the true parameters
     :func:`map_labels` (Algorithm 1, X-only starts), :func:`gibbs_labels`
     (blockwise Gibbs sampler), :func:`bayes_labels` and :func:`floor_certificate`
@@ -19,7 +20,11 @@ A user's own table
     :func:`read_user_table` (``.npy``, ``.npz``, ``.mtx``, CSV/TSV, ``.h5ad``, table
     files) into a :class:`UserTable`, with :func:`check_user_values` for a family.
 Scoring
-    :func:`evaluate`, :mod:`lbm_bench.metrics` (ARI, CARI, l_item, conditional risk...).
+    :func:`evaluate`, :mod:`lbm_bench.metrics` (ARI, CARI, l_item, conditional risk...);
+    :func:`run_benchmark` (co-clustering algorithms over a release, on one of the benchmark's tracks).
+Algorithms
+    :func:`select_lbm` (the numbers of clusters chosen by ICL) and its :class:`LBMSelection`;
+    the baselines are in :mod:`lbm_bench.algorithms`.
 Pictures
     :func:`plot_table` (matplotlib, the ``plots`` extra).
 Releases
@@ -39,6 +44,7 @@ True
 
 from lbm_bench import metrics
 from lbm_bench._version import __version__
+from lbm_bench.algorithms import LBMSelection, select_lbm
 from lbm_bench.inference.bayes import FloorCertificate, bayes_labels, floor_certificate
 from lbm_bench.inference.classifier import MapResult, map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
@@ -49,8 +55,10 @@ from lbm_bench.models import (
     LatentBlockModel,
     ModelDesign,
     PoissonLBM,
+    TableData,
     family_names,
     find_symmetry,
+    get_family,
     model_from_parameters,
     random_design,
     random_model,
@@ -62,6 +70,7 @@ from lbm_bench.protocol.request import TableRequest
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.release import build_release, fetch_release, load_release, load_release_table, verify_release
+from lbm_bench.scoring.benchmark import run_benchmark
 from lbm_bench.scoring.evaluate import Report, evaluate
 from lbm_bench.storage import FormatError, load_table, save_table
 from lbm_bench.storage.user_data import UserTable, UserTableError, check_user_values, read_user_table
@@ -75,6 +84,7 @@ __all__ = [
     "GaussianLBM",
     "GenerationSettings",
     "GibbsSamples",
+    "LBMSelection",
     "LatentBlockModel",
     "MapResult",
     "ModelDesign",
@@ -85,6 +95,7 @@ __all__ = [
     "Report",
     "RiskEstimate",
     "Table",
+    "TableData",
     "TableRequest",
     "UserTable",
     "UserTableError",
@@ -98,6 +109,7 @@ __all__ = [
     "find_symmetry",
     "floor_certificate",
     "generate_table",
+    "get_family",
     "gibbs_labels",
     "load_release",
     "load_release_table",
@@ -109,7 +121,9 @@ __all__ = [
     "random_design",
     "random_model",
     "read_user_table",
+    "run_benchmark",
     "save_table",
+    "select_lbm",
     "verify_release",
     "__version__",
 ]

@@ -3,16 +3,43 @@
 A function or class decorated with ``@fill_doc`` has each line ``{{name}}`` of
 its docstring replaced by the block ``name`` below, indented like that line, so
 that the rendered numpydoc (``help()``, the API pages) shows the full text.
+
+A block may list the registered families: ``{families}`` becomes the numpydoc
+choice set of their names and ``{families_or}`` the names in words ("gaussian",
+..., or "categorical"), as the family registry (:mod:`lbm_bench.models.registry`)
+gives them to :func:`name_families` when it is imported: the blocks never list
+fewer families than there are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-__all__ = ["fill_doc"]
+__all__ = ["fill_doc", "name_families"]
 
 F = TypeVar("F", bound=Callable[..., object])
+
+#: The registered families, in registry order (set by :func:`name_families`).
+_FAMILIES: list[str] = []
+
+
+def name_families(names: Sequence[str]) -> None:
+    """Set the families that the blocks list (the family registry calls it once, on import)."""
+    _FAMILIES[:] = list(names)
+
+
+def _with_families(block: str) -> str:
+    """``block`` with its ``{families}`` and ``{families_or}`` replaced by the registered names."""
+    if "{families" not in block:
+        return block
+    if not _FAMILIES:
+        raise RuntimeError("a shared docstring lists the families before the family registry named them "
+                           "(import lbm_bench.models.registry first)")
+    quoted = [f'"{name}"' for name in _FAMILIES]
+    spelled = [f"``{q}``" for q in quoted]
+    in_words = ", ".join(spelled[:-1]) + " or " + spelled[-1] if len(spelled) > 1 else spelled[0]
+    return block.replace("{families}", "{" + ", ".join(quoted) + "}").replace("{families_or}", in_words)
 
 
 
@@ -77,7 +104,7 @@ row_proportions : array-like of shape (g,)
 col_proportions : array-like of shape (m,)
     Column cluster proportions.""",
     "table_request": """\
-kind : {"gaussian", "poisson", "bernoulli"}
+kind : {families}
 n_rows, n_cols : int
     Table shape.
 n_row_clusters, n_col_clusters : int
@@ -99,7 +126,7 @@ observed : array-like of shape (n_rows, n_cols), optional
 Attributes
 ----------
 kind : str
-    ``"gaussian"``, ``"poisson"`` or ``"bernoulli"``.""",
+    {families_or}.""",
     # Label sets to feed the Bayes rule and the floor certificate.
     "gibbs_samples_example": """\
 Examples
@@ -137,7 +164,7 @@ def _fill(text: str) -> str:
         stripped = line.strip()
         if stripped.startswith("{{") and stripped.endswith("}}"):
             indent = line[: len(line) - len(line.lstrip())]
-            block = _fill(_BLOCKS[stripped[2:-2]])  # blocks may name other blocks
+            block = _fill(_with_families(_BLOCKS[stripped[2:-2]]))  # blocks may name other blocks
             lines += [indent + part if part else "" for part in block.split("\n")]
         else:
             lines.append(line)

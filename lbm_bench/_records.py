@@ -101,7 +101,8 @@ def setting(default: Any, check: Callable[[str, Any], Any], flag: str, help: str
     """A dataclass field carrying its check, its command-line flag and its help.
 
     Extra metadata: ``stored=False`` (how, not what: left out of :meth:`Record.to_record`),
-    ``parse`` (the command-line parser of the value).
+    ``parse`` (the command-line parser of the value), ``metavar`` and ``show`` (how the help
+    names the value and writes the default, e.g. ``GxM`` and ``8x8``).
     """
     return dataclasses.field(default=default, metadata={"check": check, "flag": flag, "help": help, **extra})
 

@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from lbm_bench._records import add_cli_arguments
 from lbm_bench.models.registry import family_names
@@ -42,17 +43,6 @@ def _pair(text: str) -> tuple[int, int]:
     if a < 1 or b < 1:
         raise argparse.ArgumentTypeError(f"expected positive integers as AxB, got {text!r}")
     return a, b
-
-
-def _clusters_pair(option: str, text: str) -> tuple[int, int]:
-    """``"8x8"`` as ``(8, 8)``: ValueError in one line (exit 2) for anything but two positive integers."""
-    parts = text.lower().split("x")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
-        raise ValueError(f"{option} must be two positive integers as GxM (e.g. 8x8), got {text!r}")
-    g, m = (int(p) for p in parts)
-    if g < 1 or m < 1:
-        raise ValueError(f"{option} must be at least 1x1, got {text!r}")
-    return g, m
 
 
 def _show_progress(args: argparse.Namespace) -> bool:
@@ -350,25 +340,59 @@ def _run_fetch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _track_option_fields() -> dict[str, tuple[Any, list[str]]]:
+    """The options the tracks declare, by name: the field and the tracks that take it."""
+    import dataclasses
+
+    from lbm_bench.scoring.benchmark import TRACKS
+
+    fields: dict[str, tuple[Any, list[str]]] = {}
+    for track in TRACKS.values():
+        for field in dataclasses.fields(track.options):
+            fields.setdefault(field.name, (field, []))[1].append(track.name)
+    return fields
+
+
 def _add_benchmark(sub) -> None:
+    from lbm_bench.scoring.benchmark import DEFAULT_TRACK, TRACKS
+
     p = _command(sub, _run_benchmark, "run co-clustering algorithms over a release and summarise their scores")
     p.add_argument("release", type=Path, help="release directory")
+    builtins = "; ".join(f"{t.name}: {', '.join(t.contract.builtins)}" for t in TRACKS.values())
     p.add_argument("--algorithm", action="append", required=True,
-                   help="built-in name (cem, vem, double-kmeans, spectral-coclustering, "
-                   "spectral-biclustering, sparsebm, gaussian-cem...; with --track unknown-clusters: cem-icl, "
-                   "vem-icl, sparsebm-selection), module:function (a module on "
+                   help=f"built-in name of the track ({builtins}), module:function (a module on "
                    "the path, or MODULE.py in the current directory) or path/to/file.py:function; "
                    "repeatable")
-    p.add_argument("--track", default="known-clusters", metavar="TRACK",
-                   help="known-clusters (default: every algorithm is told the table's numbers of clusters) or "
-                   "unknown-clusters (algorithms fit(X, max_row_clusters, max_col_clusters, *, rng) choose them)")
-    p.add_argument("--max-clusters", default=None, metavar="GxM",
-                   help="with --track unknown-clusters: the largest numbers of row and column clusters an algorithm "
-                   "may choose (default 8x8)")
+    tracks = " or ".join(f"{t.name} ({'default: ' if t.name == DEFAULT_TRACK else ''}{t.description})"
+                         for t in TRACKS.values())
+    p.add_argument("--track", default=DEFAULT_TRACK, metavar="TRACK", help=tracks)
+    for name, (field, owners) in _track_option_fields().items():
+        show = field.metadata.get("show", str)
+        p.add_argument(field.metadata["flag"], dest=name, default=None, metavar=field.metadata.get("metavar"),
+                       help=f"with --track {' or '.join(owners)}: {field.metadata['help']} "
+                       f"(default {show(field.default)})")
     p.add_argument("--out", required=True, type=Path, help="results directory")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="master seed of the algorithms")
     p.add_argument("-q", "--quiet", action="store_true")
+
+
+def _track_options(args: argparse.Namespace, track: Any) -> dict[str, Any]:
+    """The track options given on the command line, parsed; one of another track is refused."""
+    options = {}
+    for name, (field, owners) in _track_option_fields().items():
+        text = getattr(args, name)
+        if text is None:
+            continue
+        flag = field.metadata["flag"]
+        if track.name not in owners:
+            raise ValueError(f"{flag} goes with --track {' or '.join(owners)} (on the {track.name} track "
+                             f"{track.description})")
+        try:
+            options[name] = field.metadata["parse"](text)
+        except ValueError as exc:
+            raise ValueError(f"{flag} {exc}") from None
+    return options
 
 
 def _run_benchmark(args: argparse.Namespace) -> int:
@@ -376,24 +400,20 @@ def _run_benchmark(args: argparse.Namespace) -> int:
     algorithm is a built-in name, module:function (a module on the path, or MODULE.py in the current
     directory) or path/to/file.py:function; the file of each plugged-in algorithm is printed.
     """
-    from lbm_bench.algorithms import TRACKS, algorithm_source, resolve_algorithm
-    from lbm_bench.scoring.benchmark import run_benchmark
+    from lbm_bench.algorithms import algorithm_source, resolve_algorithm
+    from lbm_bench.scoring.benchmark import TRACKS, run_benchmark
 
     if args.track not in TRACKS:
         raise ValueError(f"--track must be {' or '.join(TRACKS)}, got {args.track!r}")
-    max_clusters = None
-    if args.max_clusters is not None:
-        if args.track != "unknown-clusters":
-            raise ValueError("--max-clusters goes with --track unknown-clusters (on the known-clusters track every "
-                             "algorithm is told the table's numbers of clusters)")
-        max_clusters = _clusters_pair("--max-clusters", args.max_clusters)
+    track = TRACKS[args.track]
+    options = _track_options(args, track)
     for name in args.algorithm:
-        key, fit = resolve_algorithm(name, track=args.track)
+        key, fit = resolve_algorithm(name, track=track.name)
         if ":" in name and not args.quiet:
             print(f"algorithm {key}: {getattr(fit, '__name__', 'callable')} from "
                   f"{algorithm_source(fit) or 'an unknown file'}", file=sys.stderr)
     rows = run_benchmark(args.release, args.algorithm, args.out, n_jobs=args.jobs, seed=args.seed,
-                         progress=_show_progress(args), track=args.track, max_clusters=max_clusters)
+                         progress=_show_progress(args), track=track.name, **options)
     failed = [r for r in rows if r.get("error")]
     if not args.quiet:
         print((args.out / "summary.md").read_text(encoding="utf-8"))

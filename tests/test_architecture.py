@@ -24,6 +24,7 @@ LAYERS = {
     "_memory": 0,
     "_docstrings": 0,
     "_atomic": 0,
+    "_portable": 0,
     "algorithms": 5,
     "plotting": 5,
     "table_image": 5,
@@ -164,7 +165,7 @@ def test_map_and_sampler_branch_on_the_storage_at_most_once(module, allowed):
 FAMILY_NAMES = {"gaussian", "poisson", "bernoulli", "categorical"}
 
 
-def _family_branches(path: Path) -> list[str]:
+def _family_branches(path: Path, names: set[str] = FAMILY_NAMES) -> list[str]:
     """Comparisons with, dict keys of and match cases on a family name (docstrings aside)."""
     hits = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -177,7 +178,7 @@ def _family_branches(path: Path) -> list[str]:
         else:
             continue
         hits += [f"{path.relative_to(PACKAGE)}:{c.lineno}: {c.value}" for c in consts
-                 if isinstance(c, ast.Constant) and c.value in FAMILY_NAMES]
+                 if isinstance(c, ast.Constant) and c.value in names]
     return hits
 
 
@@ -187,19 +188,151 @@ def test_no_code_outside_models_branches_on_a_family_name():
     assert not hits, "family-name branches outside lbm_bench/models/: " + ", ".join(hits)
 
 
+def test_no_code_branches_on_a_track_name():
+    """A track is an object registered by name (lbm_bench.scoring.benchmark.TRACKS): run_benchmark
+    and the command line read it, and no code compares a track's name (issue 32, item 5)."""
+    from lbm_bench.scoring.benchmark import TRACKS
+
+    hits = [h for p in MODULES.values() for h in _family_branches(p, set(TRACKS))]
+    assert not hits, "track-name branches: " + ", ".join(hits)
+
+
+def test_no_module_fills_its_names_through_globals():
+    """Every public name of a module is a statement a reader can find (the per-family algorithms
+    of lbm_bench.algorithms: a module ``__getattr__`` on their table), never ``globals().update``
+    (issue 32, item 6)."""
+    calls = [f"{module}:{node.lineno}" for module, path in MODULES.items()
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Call)
+             and isinstance(node.value.func, ast.Name) and node.value.func.id in ("globals", "vars", "locals")
+             and node.attr in ("update", "setdefault", "__setitem__")]
+    assert not calls, f"names filled through globals(): {calls}"
+
+
 #: Most places in the package that ask whether a table is sparse (scipy's ``issparse``):
 #: the storage adapter decides it once (lbm_bench/models/data.py), everything else asks it.
 MAX_ISSPARSE = 8
 
 
+def _scipy_issparse_calls(path: Path) -> list[int]:
+    """The lines of ``path`` that call scipy's ``issparse`` (``sp.issparse(X)``, ``scipy.sparse.issparse``,
+    or the name imported from ``scipy.sparse``); another object's ``issparse`` (a tar member's) is not it."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules, functions = {"scipy.sparse"}, set()  # what names scipy.sparse, and its issparse, in this module
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(a.asname or a.name for a in node.names if a.name == "scipy.sparse" and a.asname)
+        elif isinstance(node, ast.ImportFrom) and node.module == "scipy":
+            modules.update(a.asname or a.name for a in node.names if a.name == "sparse")
+        elif isinstance(node, ast.ImportFrom) and node.module == "scipy.sparse":
+            functions.update(a.asname or a.name for a in node.names if a.name == "issparse")
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in functions:
+            lines.append(node.lineno)
+        elif isinstance(func, ast.Attribute) and func.attr == "issparse" and ast.unparse(func.value) in modules:
+            lines.append(node.lineno)
+    return lines
+
+
+def _issparse_calls() -> list[str]:
+    return [f"{module}:{line}" for module, path in MODULES.items() for line in _scipy_issparse_calls(path)]
+
+
 def test_the_storage_is_tested_in_few_places():
-    calls = []
-    for module, path in MODULES.items():
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
-            if name in ("issparse", "is_sparse_table") and not isinstance(getattr(node, "ctx", None), ast.Store):
-                calls.append(f"{module}:{node.lineno}")
+    calls = _issparse_calls()
     assert len(calls) <= MAX_ISSPARSE, f"issparse in {len(calls)} places: {calls}"
+    assert {call.split(":")[0] for call in calls} <= {"models.data"}, calls  # the storage adapter asks
+
+
+def test_issparse_counts_scipys_only(tmp_path):
+    source = tmp_path / "example.py"
+    source.write_text("import scipy.sparse as sp\nfrom scipy import sparse\n"
+                      "from scipy.sparse import issparse as is_sp\nimport scipy\n"
+                      "sp.issparse(a); sparse.issparse(b); is_sp(c); scipy.sparse.issparse(d)\n"
+                      "member.issparse(); tarinfo.issparse()\n")
+    assert _scipy_issparse_calls(source) == [5, 5, 5, 5]
+
+
+# -- docs/architecture.md: each count and rule it states is the one these tests check --------------
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+
+
+def _stated(pattern: str) -> tuple[str, ...]:
+    """The groups of ``pattern`` in docs/architecture.md (its text joined on one line)."""
+    import re
+
+    text = " ".join(ARCHITECTURE.read_text(encoding="utf-8").split())
+    found = re.search(pattern, text)
+    assert found, f"docs/architecture.md no longer says {pattern!r}"
+    return found.groups()
+
+
+def test_the_counts_the_architecture_states_are_the_tests():
+    (lines,) = _stated(r"no module exceeds (\d+) lines")
+    assert int(lines) == MAX_LINES
+    most, today = _stated(r"`issparse` is asked in at most (\d+) places \(today: (\d+)")
+    assert int(most) == MAX_ISSPARSE
+    assert int(today) == len(_issparse_calls()), _issparse_calls()
+
+
+def _layers_table() -> list[tuple[int, str, str]]:
+    """(layer, room, what lives there) of every row of the layers table."""
+    rows = []
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].isdigit():
+            rows.append((int(cells[0]), cells[1].strip("`"), cells[2]))
+    return rows
+
+
+def test_the_layers_table_lists_every_module_and_no_other():
+    """Each room of the table has the layer the import test uses; every module of the package is
+    named (a top-level module as a room, a room's module as `module.py` in its row); every module
+    named exists."""
+    import re
+
+    rows = _layers_table()
+    rooms = {room.removesuffix("/").removesuffix(".py"): layer for layer, room, _ in rows}
+    assert rooms == {room: layer for room, layer in LAYERS.items() if room not in ("__init__", "__main__")}
+    problems = []
+    for _, room, what in rows:
+        if not room.endswith("/"):
+            if not (PACKAGE / room).is_file():
+                problems.append(f"{room}: no such module")
+            continue
+        modules = {p.name for p in (PACKAGE / room).glob("*.py")} - {"__init__.py", "__main__.py"}
+        named = set(re.findall(r"`(\w+\.py)`", what))
+        problems += [f"{room}{name}: not in the table" for name in sorted(modules - named)]
+        problems += [f"{room}{name}: in the table, no such module" for name in sorted(named - modules)]
+    assert not problems, problems
+
+
+def _imports_from(path: Path) -> set[tuple[str, str]]:
+    """(module, name) of every ``from lbm_bench.<module> import <name>`` of ``path``."""
+    return {(node.module.removeprefix("lbm_bench."), alias.name)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("lbm_bench.")
+            for alias in node.names}
+
+
+def test_thumbnails_and_pictures_share_the_grouped_image_of_table_image():
+    """docs/architecture.md: the grouped view lives in table_image.py, which plotting.py draws and the
+    release thumbnails write as pixels; the thumbnails take nothing from plotting but colour maps."""
+    grouped = {"grouped_image", "reference_labels", "color_range"}
+    defined = {name: module for module, path in MODULES.items()
+               for node in ast.parse(path.read_text(encoding="utf-8")).body
+               if isinstance(node, ast.FunctionDef) and (name := node.name) in grouped}
+    assert defined == dict.fromkeys(grouped, "table_image")
+    assert ("table_image", "grouped_image") in _imports_from(MODULES["release.thumbnail"])
+    assert {("table_image", "reference_labels"), ("table_image", "color_range")} <= _imports_from(MODULES["plotting"])
+    from_plotting = {name for module, path in MODULES.items() if module.startswith("release.")
+                     for source, name in _imports_from(path) if source == "plotting"}
+    assert all(name.endswith("colormap") for name in from_plotting), from_plotting
 
 
 def test_no_module_imports_another_modules_private_names():
@@ -222,7 +355,8 @@ def test_no_module_imports_another_modules_private_names():
 
 #: Modules whose name starts with an underscore but that are the package's shared helpers
 #: (layer 0): importing them is their purpose.
-PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version", "_atomic"}
+PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version", "_atomic",
+                   "_portable"}
 
 
 SCRIPTS = PACKAGE.parent / "scripts"
@@ -249,3 +383,45 @@ def test_the_package_does_not_import_the_scripts():
             offenders.append((module, "sys.path"))
     assert not offenders
     assert not (PACKAGE / "bench").exists()
+
+
+# -- tests mirror modules (docs/architecture.md, "Tests") ------------------------------------------
+
+TESTS = PACKAGE.parent / "tests"
+#: Modules without behaviour of their own, with why (no test file of their own).
+WITHOUT_BEHAVIOUR = {"_version": "a version string"}
+
+
+def _test_file(module: str) -> Path:
+    """``tests/<room>/test_<module>.py`` (a top-level module's in ``tests/``, its underscore dropped)."""
+    *room, name = module.split(".")
+    return TESTS.joinpath(*room, f"test_{name.lstrip('_')}.py")
+
+
+def _tests_module(test: Path, module: str) -> bool:
+    """Whether ``test`` says it tests ``lbm_bench.<module>``: its docstring names it, or it imports
+    the module itself or names from it."""
+    dotted = f"lbm_bench.{module}"
+    parent, _, name = dotted.rpartition(".")
+    tree = ast.parse(test.read_text(encoding="utf-8"))
+    if dotted in " ".join((ast.get_docstring(tree) or "").split()):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == dotted:
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == parent and any(a.name == name for a in node.names):
+            return True
+        if isinstance(node, ast.Import) and any(a.name == dotted for a in node.names):
+            return True
+    return False
+
+
+def test_every_module_with_behaviour_has_its_own_test_file():
+    """The tests of ``lbm_bench/<room>/<module>.py`` are in ``tests/<room>/test_<module>.py``, which
+    says so (its docstring names the module, or it imports it) (issue 32, item 7)."""
+    modules = [m for m in MODULES if not m.endswith(("__init__", "__main__")) and m not in WITHOUT_BEHAVIOUR]
+    missing = [f"{m}: {_test_file(m).relative_to(TESTS.parent)}" for m in modules if not _test_file(m).is_file()]
+    assert not missing, "modules without a test file of their own: " + ", ".join(missing)
+    unrelated = [str(_test_file(m).relative_to(TESTS.parent)) for m in modules if not _tests_module(_test_file(m), m)]
+    assert not unrelated, "test files that do not say which module they test: " + ", ".join(unrelated)
+    assert set(WITHOUT_BEHAVIOUR) <= set(MODULES)

@@ -163,3 +163,81 @@ def test_sparsebm_settings_in_the_docs_are_the_wrapper_s():
     module = " ".join(sparsebm.__doc__.split())
     for name, value in settings.items():
         assert f"``{name}={value}``" in module, name
+
+
+#: Every page of the documentation, the README included.
+ALL_PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+#: ``lbm_bench.<name>`` written as a placeholder, not a name (``help(lbm_bench.X)``).
+PLACEHOLDERS = {"lbm_bench.X"}
+_QUALIFIED = re.compile(r"\blbm_bench(?:\.[A-Za-z_]\w*)+")
+
+
+def _resolve(dotted: str) -> object:
+    """The object ``dotted`` names: its longest importable module prefix, then attributes."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            target = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            target = getattr(target, name)  # AttributeError: the docs name nothing
+        return target
+    raise ImportError(dotted)
+
+
+def _is_module(dotted: str) -> bool:
+    return importlib.util.find_spec(dotted) is not None
+
+
+def _python_block_names(text: str) -> set[str]:
+    """The ``lbm_bench`` names the ```python blocks of a page use: ``lbm_bench.a.b`` attribute
+    chains and ``from lbm_bench.a import b`` (doctest prompts stripped)."""
+    import ast
+
+    names = set()
+    for _, body in _python_blocks(text):
+        if ">>>" in body:
+            body = "\n".join(line[4:] for line in body.splitlines() if line.startswith((">>> ", "... ")))
+        for node in ast.walk(ast.parse(body)):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "lbm_bench":
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names if a.name.split(".")[0] == "lbm_bench")
+            elif isinstance(node, ast.Attribute):
+                chain = []
+                while isinstance(node, ast.Attribute):
+                    chain.append(node.attr)
+                    node = node.value
+                if isinstance(node, ast.Name) and node.id == "lbm_bench":
+                    names.add(".".join(["lbm_bench", *reversed(chain)]))
+    return names
+
+
+@pytest.mark.parametrize("page", ALL_PAGES, ids=lambda path: path.name)
+def test_every_name_the_docs_use_exists_and_the_top_level_ones_are_public(page):
+    """``lbm_bench.<name>`` in the text and the Python blocks of README.md and docs/*.md names
+    something that exists; a top-level one (``lbm_bench.select_lbm``) is a subpackage or in
+    ``lbm_bench.__all__``: the curated API lists what the docs use (issue 32, item 6)."""
+    text = page.read_text(encoding="utf-8")
+    used = (set(_QUALIFIED.findall(text)) | _python_block_names(text)) - PLACEHOLDERS
+    missing, private = [], []
+    for dotted in sorted(used):
+        try:
+            _resolve(dotted)
+        except (ImportError, AttributeError):
+            missing.append(dotted)
+        top = ".".join(dotted.split(".")[:2])
+        if top.count(".") and top.split(".")[1] not in lbm_bench.__all__ and not _is_module(top) \
+                and not top.endswith("__"):
+            private.append(top)
+    assert not missing, f"{page.name} names what does not exist: {missing}"
+    assert not private, f"{page.name} uses names not in lbm_bench.__all__: {sorted(set(private))}"
+
+
+def test_the_api_page_lists_no_name_the_package_does_not_export():
+    """The summary table of docs/api.md and ``lbm_bench.__all__`` hold the same names."""
+    text = (DOCS / "api.md").read_text(encoding="utf-8")
+    table = text[text.index("| name | what |"):text.index("\n## ")]
+    listed = set(re.findall(r"`([A-Za-z_]\w*)`", "\n".join(row.split("|")[1] for row in table.splitlines()[2:])))
+    assert listed == set(lbm_bench.__all__)

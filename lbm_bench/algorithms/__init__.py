@@ -33,9 +33,9 @@ Modules
         a release's benchmark practical.
     :mod:`~lbm_bench.algorithms.registry`
         :data:`ALGORITHMS`, :func:`resolve_algorithm`, :func:`algorithm_source`
-        (the file a plugged-in algorithm was loaded from), :data:`SELECTION_ALGORITHMS` and
-        :data:`TRACKS` (the algorithms that choose the numbers of clusters, and the
-        registry of each benchmark track), :func:`fits_family` (how an
+        (the file a plugged-in algorithm was loaded from), :data:`SELECTION_ALGORITHMS` (the
+        algorithms that choose the numbers of clusters), :data:`CONTRACTS` (how the algorithms
+        of each benchmark track are called, and its built-ins), :func:`fits_family` (how an
         algorithm meets a table of a family the harness must tell it), and the per-family
         algorithms ``gaussian_cem``, ``poisson_cem``, ``bernoulli_cem``,
         ``gaussian_vem``, ... (one per family and method, in
@@ -59,12 +59,14 @@ from lbm_bench.algorithms.kmeans import double_kmeans
 from lbm_bench.algorithms.lbm_em import FAMILIES, LBMFit, cem, fit_lbm, vem
 from lbm_bench.algorithms.registry import (
     ALGORITHMS,
+    CONTRACTS,
     FAMILY_ALGORITHMS,
     MASKED_INPUT,
     SELECTION_ALGORITHMS,
-    TRACKS,
     Algorithm,
+    Contract,
     algorithm_source,
+    family_algorithm_attribute,
     fits_family,
     resolve_algorithm,
 )
@@ -72,16 +74,26 @@ from lbm_bench.algorithms.selection import LBMSelection, select_lbm
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
-globals().update(FAMILY_ALGORITHMS)  # gaussian_cem, ..., one per registered family and method
+
+def __getattr__(name: str) -> Algorithm:
+    """The per-family algorithms (``gaussian_cem``, ..., one per registered family and method) as
+    attributes of the package, looked up in :data:`FAMILY_ALGORITHMS` (PEP 562), so that a new
+    family's algorithms appear here without a line of their own."""
+    return family_algorithm_attribute(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *FAMILY_ALGORITHMS])
 
 __all__ = [
     "ALGORITHMS",
     "FAMILIES",
     "FAMILY_ALGORITHMS",
     "SELECTION_ALGORITHMS",
-    "TRACKS",
+    "CONTRACTS",
     "MASKED_INPUT",
     "Algorithm",
+    "Contract",
     "LBMFit",
     "LBMSelection",
     "algorithm_source",

@@ -17,8 +17,10 @@ themselves, up to a maximum:
     fit(X, max_row_clusters, max_col_clusters, *, rng) -> (rows, cols)
 
 :data:`SELECTION_ALGORITHMS` registers its built-ins (``cem-icl``, ``vem-icl``,
-``sparsebm-selection``); :data:`TRACKS` maps each track to its registry, and
-:func:`resolve_algorithm` looks a name up in the registry of its ``track``. An algorithm of
+``sparsebm-selection``). Each track's :class:`Contract` (in :data:`CONTRACTS`) says how its
+algorithms are called and holds its built-ins, and :func:`resolve_algorithm` looks a name up
+in the built-ins of its ``track`` (the track itself, what it runs and writes, is
+:mod:`lbm_bench.scoring.benchmark`'s). An algorithm of
 that track may name, as its attribute ``given_counts``, the algorithm of the
 known-clusters track it is to be compared with (``cem_icl.given_counts == "cem"``).
 
@@ -35,7 +37,8 @@ import importlib
 import inspect
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -50,15 +53,19 @@ from lbm_bench.algorithms.selection import cem_icl, vem_icl
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm, sparsebm_selection
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
 
-__all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attributes made below
+__all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attributes (__getattr__ below)
     "ALGORITHMS",
+    "CHOSEN_COUNTS",
+    "CONTRACTS",
     "FAMILY_ALGORITHMS",
+    "GIVEN_COUNTS",
     "LBM_METHODS",
     "SELECTION_ALGORITHMS",
-    "TRACKS",
     "MASKED_INPUT",
     "Algorithm",
+    "Contract",
     "algorithm_source",
+    "family_algorithm_attribute",
     "fits_family",
     "resolve_algorithm",
 ]
@@ -111,8 +118,26 @@ def _family_algorithm(kind: str, method: str) -> Algorithm:
 FAMILY_ALGORITHMS: dict[str, Algorithm] = {
     f"{kind}_{method}": _family_algorithm(kind, method) for kind in FAMILIES for method in LBM_METHODS
 }
-globals().update(FAMILY_ALGORITHMS)  # lbm_bench.algorithms.registry.poisson_cem, ...
 __all__ += sorted(FAMILY_ALGORITHMS)
+
+
+def __getattr__(name: str) -> Algorithm:
+    """The per-family algorithms as attributes of the module (``registry.poisson_cem``: where
+    pickle finds them by reference), looked up in :data:`FAMILY_ALGORITHMS` (PEP 562)."""
+    return family_algorithm_attribute(__name__, name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *FAMILY_ALGORITHMS])
+
+
+def family_algorithm_attribute(module: str, name: str) -> Algorithm:
+    """The per-family algorithm ``name`` of :data:`FAMILY_ALGORITHMS`, as an attribute of
+    ``module`` (its module ``__getattr__``): AttributeError as Python words it otherwise."""
+    try:
+        return FAMILY_ALGORITHMS[name]
+    except KeyError:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}") from None
 
 
 for _fit, _ in LBM_METHODS.values():
@@ -138,14 +163,43 @@ SELECTION_ALGORITHMS: dict[str, Algorithm] = {
     "sparsebm-selection": sparsebm_selection,
 }
 
-#: The benchmark tracks and the registry of each: on ``known-clusters`` an algorithm is told the
-#: table's numbers of clusters, on ``unknown-clusters`` it chooses them up to a maximum.
-TRACKS: dict[str, dict[str, Algorithm]] = {"known-clusters": ALGORITHMS, "unknown-clusters": SELECTION_ALGORITHMS}
-#: How an algorithm of each track is called.
-_SIGNATURES = {
-    "known-clusters": "fit(X, n_row_clusters, n_col_clusters, *, rng)",
-    "unknown-clusters": "fit(X, max_row_clusters, max_col_clusters, *, rng)",
-}
+@dataclass(frozen=True)
+class Contract:
+    """How the algorithms of one benchmark track are called, and the track's built-ins by name.
+
+    Attributes
+    ----------
+    track : str
+        The track's name (``lbm-bench benchmark --track``).
+    signature : str
+        How its algorithms are called, e.g. ``"fit(X, n_row_clusters, n_col_clusters, *, rng)"``.
+    builtins : mapping of str to callable
+        Its built-in algorithms by registry name.
+    """
+
+    track: str
+    signature: str
+    builtins: Mapping[str, Algorithm]
+
+    def readers_of(self, kind: str) -> list[str]:
+        """The built-ins that can be given a table of family ``kind`` whose values do not tell
+        the family (they take a ``kind=`` keyword, or fit that family only: :func:`fits_family`).
+
+        Examples
+        --------
+        >>> CHOSEN_COUNTS.readers_of("categorical")
+        ['cem-icl', 'vem-icl']
+        """
+        return [name for name, fit in self.builtins.items() if fits_family(fit, kind) != "values"]
+
+
+#: The known-clusters track's contract: an algorithm is told the table's numbers of clusters.
+GIVEN_COUNTS = Contract("known-clusters", "fit(X, n_row_clusters, n_col_clusters, *, rng)", ALGORITHMS)
+#: The unknown-clusters track's contract: an algorithm chooses them, up to a maximum.
+CHOSEN_COUNTS = Contract("unknown-clusters", "fit(X, max_row_clusters, max_col_clusters, *, rng)",
+                         SELECTION_ALGORITHMS)
+#: The contracts of the benchmark tracks, by track name.
+CONTRACTS: dict[str, Contract] = {contract.track: contract for contract in (GIVEN_COUNTS, CHOSEN_COUNTS)}
 
 
 def fits_family(algorithm: Algorithm, kind: str) -> str:
@@ -268,7 +322,7 @@ def algorithm_source(algorithm: Algorithm) -> str | None:
     return str(Path(path).resolve()) if path else None
 
 
-def resolve_algorithm(name: str, *, track: str = "known-clusters") -> tuple[str, Algorithm]:
+def resolve_algorithm(name: str, *, track: str = GIVEN_COUNTS.track) -> tuple[str, Algorithm]:
     """Find an algorithm by registry name or ``"module:function"``.
 
     Parameters
@@ -281,6 +335,9 @@ def resolve_algorithm(name: str, *, track: str = "known-clusters") -> tuple[str,
         is not importable and ``module.py`` (or the package ``module/``) is in the
         current directory, from there; or ``"path/to/file.py:function"``, a Python
         file imported by its path (relative to the current directory).
+    track : str, default="known-clusters"
+        The track whose built-ins ``name`` is looked up in (a key of :data:`CONTRACTS`); a
+        built-in of another track is refused saying which track it belongs to.
 
     Returns
     -------
@@ -288,6 +345,7 @@ def resolve_algorithm(name: str, *, track: str = "known-clusters") -> tuple[str,
         The registry key, or ``name`` itself for ``"module:function"`` and
         ``"file.py:function"`` (:func:`algorithm_source` tells which file was loaded).
     algorithm : callable
+        Called as the track's contract says (``signature``), e.g.
         ``fit(X, n_row_clusters, n_col_clusters, *, rng) -> (rows, cols)``.
 
     Raises
@@ -305,18 +363,18 @@ def resolve_algorithm(name: str, *, track: str = "known-clusters") -> tuple[str,
     """
     if not isinstance(name, str):
         raise TypeError(f"algorithm name must be a string, got {type(name).__name__}")
-    check_choice("track", track, tuple(TRACKS))
-    registry = TRACKS[track]
+    check_choice("track", track, tuple(CONTRACTS))
+    registry = CONTRACTS[track].builtins
     spec = name.strip()
     if ":" not in spec:
         key = spec.lower().replace("_", "-")
         if key not in registry:
             known = ", ".join(registry)
-            other = next((t for t, algorithms in TRACKS.items() if t != track and key in algorithms), None)
+            other = next((c for c in CONTRACTS.values() if c.track != track and key in c.builtins), None)
             if other is not None:
                 raise ValueError(
-                    f"{name!r} is an algorithm of the {other} track, called as {_SIGNATURES[other]} (lbm-bench "
-                    f"benchmark --track {other}); the {track} track's built-ins are {known}, or 'module:function'"
+                    f"{name!r} is an algorithm of the {other.track} track, called as {other.signature} (lbm-bench "
+                    f"benchmark --track {other.track}); the {track} track's built-ins are {known}, or 'module:function'"
                 )
             raise ValueError(
                 f"unknown algorithm {name!r}: expected one of {known}, or 'module:function'"

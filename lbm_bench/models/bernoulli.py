@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
+import lbm_bench._portable as portable
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_block_array
 from lbm_bench.models.base import DENSITY_OPTION, LatentBlockModel
@@ -119,7 +120,7 @@ class BernoulliLBM(LatentBlockModel):
             logits = _density_offset(design, scale) + scale * design.dispersion * design.pattern
             probs = np.clip(special.expit(logits), PROB_FLOOR, 1 - PROB_FLOOR)
             return cls(design.row_proportions, design.col_proportions, probs, sparse=True)
-        probs = 0.5 + 0.5 * design.pattern * np.tanh(scale * design.dispersion)
+        probs = 0.5 + 0.5 * design.pattern * portable.tanh(scale * design.dispersion)
         probs = np.clip(probs, PROB_FLOOR, 1 - PROB_FLOOR)
         return cls(design.row_proportions, design.col_proportions, probs)
 
@@ -147,7 +148,7 @@ class BernoulliLBM(LatentBlockModel):
 
     @property
     def log_partition(self) -> np.ndarray:
-        return -np.log1p(-self.probs)
+        return -portable.log1p(-self.probs)
 
     def sufficient_statistics(self, X: np.ndarray) -> np.ndarray:
         return np.asarray(X, dtype=np.float64)[None]
@@ -159,7 +160,7 @@ class BernoulliLBM(LatentBlockModel):
         return 0.0
 
     def sparse_level(self) -> float:
-        return float(-np.log1p(-self.probs.max()))
+        return float(-portable.log1p(-self.probs.max()))
 
     def check_table(self, X: Any, name: str = "X") -> Any:
         return integer_table(X, name, np.uint8, max_value=1)

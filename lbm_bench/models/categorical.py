@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+import lbm_bench._portable as portable
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._records import optional, setting
 from lbm_bench._validation import describe_value
@@ -221,7 +222,7 @@ class CategoricalLBM(LatentBlockModel):
     def model_at_scale(cls, design: Any, scale: float) -> CategoricalLBM:
         logits = 2.0 * scale * design.dispersion[:, :, None] * design.pattern
         logits -= logits.max(axis=2, keepdims=True)
-        probs = np.exp(logits)
+        probs = portable.exp(logits)
         probs /= probs.sum(axis=2, keepdims=True)
         if probs.min() < PROB_FLOOR:
             probs = np.maximum(probs, PROB_FLOOR)
@@ -258,12 +259,12 @@ class CategoricalLBM(LatentBlockModel):
     # -- exponential-family interface ------------------------------------------------
     @property
     def natural_parameters(self) -> np.ndarray:
-        log_probs = np.log(self.probs)
+        log_probs = portable.log(self.probs)
         return np.moveaxis(log_probs[:, :, 1:] - log_probs[:, :, :1], 2, 0)
 
     @property
     def log_partition(self) -> np.ndarray:
-        return -np.log(self.probs[:, :, 0])
+        return -portable.log(self.probs[:, :, 0])
 
     def sufficient_statistics(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X)

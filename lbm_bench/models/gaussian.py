@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+import lbm_bench._portable as portable
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_block_array
 from lbm_bench.models.base import LatentBlockModel
@@ -98,7 +99,8 @@ class GaussianLBM(LatentBlockModel):
 
     @classmethod
     def model_at_scale(cls, design: Any, scale: float) -> GaussianLBM:
-        return cls(design.row_proportions, design.col_proportions, scale * design.pattern, design.dispersion**scale)
+        return cls(design.row_proportions, design.col_proportions, scale * design.pattern,
+                   portable.power(design.dispersion, scale))
 
     @classmethod
     def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
@@ -137,7 +139,7 @@ class GaussianLBM(LatentBlockModel):
 
     @property
     def log_partition(self) -> np.ndarray:
-        return 0.5 * self.means**2 / self.stds**2 + np.log(self.stds)
+        return 0.5 * self.means**2 / self.stds**2 + portable.log(self.stds)
 
     def sufficient_statistics(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)

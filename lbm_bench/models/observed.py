@@ -37,6 +37,7 @@ import numpy as np
 from scipy import sparse as sp
 from scipy import special
 
+import lbm_bench._portable as portable
 from lbm_bench.models.data import TableData
 
 __all__ = ["EntryFamily"]
@@ -73,7 +74,7 @@ class EntryFamily:
         q = getattr(model, "missing_probs", None)
         self.incomplete = bool(incomplete) or q is not None
         self.weighted = model.row_weights(1) is not None or model.col_weights(1) is not None
-        self.count_partition = None if q is None else -np.log1p(-q)
+        self.count_partition = None if q is None else -portable.log1p(-q)
         channels = [eta]
         self._mask_channels = ()
         if self.incomplete:

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special, stats
 
+import lbm_bench._portable as portable
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._records import flag, non_negative, positive, setting
 from lbm_bench._validation import check_block_array, check_count
@@ -170,9 +171,9 @@ class PoissonLBM(LatentBlockModel):
     def model_at_scale(cls, design: Any, scale: float) -> PoissonLBM:
         sparse = design.density is not None
         if sparse:
-            rates = np.exp(_density_offset(design, scale) + scale * design.pattern)
+            rates = portable.exp(_density_offset(design, scale) + scale * design.pattern)
         else:
-            rates = design.base_rate * np.exp(scale * design.pattern)
+            rates = design.base_rate * portable.exp(scale * design.pattern)
         return cls(
             design.row_proportions, design.col_proportions, rates, design.row_effects, design.col_effects,
             sparse=sparse,
@@ -211,7 +212,7 @@ class PoissonLBM(LatentBlockModel):
     # -- exponential-family interface ------------------------------------------------
     @property
     def natural_parameters(self) -> np.ndarray:
-        return np.log(self.rates)[None]
+        return portable.log(self.rates)[None]
 
     @property
     def log_partition(self) -> np.ndarray:
@@ -304,11 +305,11 @@ def _density_offset(design: Any, scale: float) -> float:
         cache["exposures"] = _exposure_groups(design.row_effects, design.col_effects)
     exposure, weight = cache["exposures"]
     centre = math.log(-math.log1p(-design.density))
-    reach = float(np.abs(spread).max()) + float(np.log(exposure.max() / exposure.min())) + 1.0
+    reach = float(np.abs(spread).max()) + math.log(exposure.max() / exposure.min()) + 1.0
 
     def excess(c: float) -> float:
-        rates = np.exp(c + spread)[:, :, None] * exposure
-        nonzero = np.sum(-np.expm1(-rates) * weight, axis=2)
+        rates = portable.exp(c + spread)[:, :, None] * exposure
+        nonzero = np.sum(-portable.expm1(-rates) * weight, axis=2)
         return float(np.sum(mass * nonzero)) - design.density
 
     offset = optimize.brentq(excess, centre - reach, centre + reach, xtol=1e-13, rtol=1e-15)
@@ -336,5 +337,5 @@ def _exposure_groups(row_effects, col_effects) -> tuple[np.ndarray, np.ndarray]:
     products, weights = products[order], weights[order]
     parts = np.array_split(np.arange(products.size), min(_PRODUCT_GROUPS, products.size))
     totals = np.array([weights[p].sum() for p in parts])
-    means = np.array([np.dot(products[p], weights[p]) for p in parts]) / totals
+    means = np.array([(products[p] * weights[p]).sum() for p in parts]) / totals
     return means, totals

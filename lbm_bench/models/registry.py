@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lbm_bench._docstrings import name_families
 from lbm_bench._validation import describe_value
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.bernoulli import BernoulliLBM
@@ -28,6 +29,7 @@ __all__ = ["FAMILY_CLASSES", "check_kind", "family_names", "get_family", "model_
 FAMILY_CLASSES: tuple[type[LatentBlockModel], ...] = (GaussianLBM, PoissonLBM, BernoulliLBM, CategoricalLBM)
 
 _BY_NAME: dict[str, type[LatentBlockModel]] = {cls.kind: cls for cls in FAMILY_CLASSES}
+name_families(tuple(_BY_NAME))  # the shared docstrings list them (lbm_bench._docstrings)
 
 
 def family_names() -> tuple[str, ...]:

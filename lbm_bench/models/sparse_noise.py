@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse as sp
 
+import lbm_bench._portable as portable
+
 __all__ = [
     "MAX_LEVEL",
     "SparseNoise",
@@ -106,6 +108,7 @@ class SparseNoise:
         self.n_bands = 0
         self.positions = np.empty(0, dtype=np.int64)
         self.uniforms = np.empty(0, dtype=np.float64)
+        self._bins: list[np.ndarray] | None = None
 
     @property
     def level(self) -> float:
@@ -140,13 +143,16 @@ class SparseNoise:
 
     # -- one band ------------------------------------------------------------------
     def _row_bins(self) -> list[np.ndarray]:
-        n_rows = self.shape[0]
-        if self.row_weights is None:
-            return [np.arange(n_rows)]
-        key = np.floor(np.log(self.row_weights) / math.log(_BIN_RATIO)).astype(np.int64)
-        order = np.argsort(key, kind="stable")
-        bounds = np.flatnonzero(np.diff(key[order])) + 1
-        return [np.sort(rows) for rows in np.split(order, bounds)]
+        """The rows grouped by exposure (bins of ratio :data:`_BIN_RATIO`), once per noise."""
+        if self._bins is None:
+            if self.row_weights is None:
+                self._bins = [np.arange(self.shape[0])]
+            else:
+                key = np.floor(portable.log(self.row_weights) / math.log(_BIN_RATIO)).astype(np.int64)
+                order = np.argsort(key, kind="stable")
+                bounds = np.flatnonzero(np.diff(key[order])) + 1
+                self._bins = [np.sort(rows) for rows in np.split(order, bounds)]
+        return self._bins
 
     def _band(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(index,)))
@@ -156,31 +162,32 @@ class SparseNoise:
         b = np.ones(n_cols) if self.col_weights is None else self.col_weights
         a = np.ones(n_rows) if self.row_weights is None else self.row_weights
         b_max = float(b.max())
-        found = []
+        weighted = self.row_weights is not None or self.col_weights is not None
+        found, thinning = [], []
         for rows in self._row_bins():
             q_bin = -math.expm1(-float(a[rows].max()) * b_max * (high - low))
             if q_bin <= 0.0:
                 continue
             virtual = _skip_sample(rows.size * n_cols, q_bin, rng)
-            if self.row_weights is None and self.col_weights is None:
+            if not weighted:
                 found.append(virtual)  # one bin of all rows: virtual indices are positions
                 continue
-            r, c = rows[virtual // n_cols], virtual % n_cols
-            q = -np.expm1(-a[r] * b[c] * (high - low))
-            accept = rng.random(virtual.size) * q_bin < q
-            r, c = r[accept], c[accept]
-            found.append(r * np.int64(n_cols) + c)
+            found.append(rows[virtual // n_cols] * np.int64(n_cols) + virtual % n_cols)
+            thinning.append(rng.random(virtual.size) * q_bin)
         # candidates already in an earlier band are dropped by the caller (their U is smaller)
         positions = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
-        if self.row_weights is None and self.col_weights is None:
-            exposure = 1.0
-        else:
+        exposure = 1.0
+        if weighted:
             rows, cols = np.divmod(positions, n_cols)
             exposure = a[rows] * b[cols]
-        t_low = -np.expm1(-exposure * low)
-        t_high = -np.expm1(-exposure * high)
+        # in one call: each entry's own q = P(U < T(high) | U >= T(low)) and T(low); the band's
+        # width is then T(high) - T(low) = q (1 - T(low))
+        q, t_low = -portable.expm1(-exposure * np.array([[high - low], [low]]))
+        if weighted:  # thinned to each entry's own q, every bin at once
+            accept = np.concatenate(thinning) < q
+            positions, q, t_low = positions[accept], q[accept], t_low[accept]
         uniforms = rng.random(positions.size)
-        uniforms *= t_high - t_low
+        uniforms *= q - q * t_low
         uniforms += t_low
         return positions, uniforms
 
@@ -213,19 +220,18 @@ def poisson_from_survival(uniforms: np.ndarray, rates: np.ndarray) -> np.ndarray
     uniforms = np.asarray(uniforms, dtype=np.float64)
     rates = np.broadcast_to(np.asarray(rates, dtype=np.float64), uniforms.shape)
     counts = np.zeros(uniforms.shape, dtype=np.int64)
-    log_rate = np.log(rates)
-    survival = -np.expm1(-rates)  # P(X > 0)
+    survival = -portable.expm1(-rates)  # P(X > 0)
     active = np.flatnonzero(uniforms < survival)
-    survival = survival[active]
+    survival, lam = survival[active], rates[active]
+    log_rate = portable.log(lam)
     k = 0
     while active.size:
         counts[active] += 1  # x > k
         k += 1
-        lam = rates[active]
-        pmf = np.exp(-lam + k * log_rate[active] - math.lgamma(k + 1))  # P(X = k)
+        pmf = portable.exp(-lam + k * log_rate - math.lgamma(k + 1))  # P(X = k)
         survival = survival - pmf  # P(X > k)
         keep = uniforms[active] < survival
-        active, survival = active[keep], survival[keep]
+        active, survival, lam, log_rate = active[keep], survival[keep], lam[keep], log_rate[keep]
     return counts
 
 

@@ -48,8 +48,9 @@ def find_symmetry(
     params = np.concatenate([model.natural_parameters, model.log_partition[None]])
     scale = max(1.0, float(np.abs(params).max()))
     params = np.round(params / (scale * rtol)).astype(np.int64) if rtol > 0 else params
-    row_props = np.round(model.row_proportions / rtol).astype(np.int64)
-    col_props = np.round(model.col_proportions / rtol).astype(np.int64)
+    row_props, col_props = model.row_proportions, model.col_proportions
+    if rtol > 0:  # rtol=0: exact comparisons
+        row_props, col_props = (np.round(props / rtol).astype(np.int64) for props in (row_props, col_props))
     g, m = model.block_shape
     signature = [
         (row_props[k], tuple(sorted(map(tuple, params[:, k, :].T.tolist())))) for k in range(g)

@@ -328,7 +328,8 @@ class _Secant:
         ys = np.array([u[1] for u in usable])
         if xs.size < 2 or np.ptp(xs) < SLOPE_SPAN:
             return previous
-        slope = float(np.polyfit(xs, ys, 1)[0])
+        dx = xs - xs.mean()  # least squares in closed form: np.polyfit's LAPACK rounds by the CPU
+        slope = float((dx * (ys - ys.mean())).sum() / (dx * dx).sum())
         return min(max(slope, SLOPE_FACTOR * self.design_slope), self.design_slope / SLOPE_FACTOR)
 
 

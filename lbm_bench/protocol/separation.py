@@ -108,9 +108,10 @@ def block_divergences(design: ModelDesign, scale: float, _noise=None) -> np.ndar
     mean_t = stats.reshape(p, g, R, m, R).mean(axis=(2, 4))  # (p, g, m)
     eta = model.natural_parameters  # (p, g, m)
     A = model.log_partition  # (g, m)
-    # cross[a, b] = eta_b . E_a[T]
-    cross = np.einsum("pkl,pab->klab", mean_t, eta)
-    own = np.einsum("pkl,pkl->kl", mean_t, eta)
+    # cross[a, b] = eta_b . E_a[T], summed over the statistics in order by elementwise
+    # products: einsum's and BLAS's sums round by the CPU's vector width (issue 35)
+    cross = (mean_t[:, :, :, None, None] * eta[:, None, None]).sum(axis=0)
+    own = (mean_t * eta).sum(axis=0)
     kl = own[:, :, None, None] - cross - A[:, :, None, None] + A[None, None]
     return np.maximum(0.5 * (kl + kl.transpose(2, 3, 0, 1)), 0.0)
 
@@ -118,8 +119,8 @@ def block_divergences(design: ModelDesign, scale: float, _noise=None) -> np.ndar
 def _separations(divergence: np.ndarray, other: np.ndarray, n_other: int) -> np.ndarray:
     """``D[a, b] = n_other sum_o other_o J(ao, bo)`` between the classes of one side, from
     ``divergence`` (k, o, k, o) and the other side's proportions ``other``."""
-    diagonal = np.einsum("aobo->abo", divergence)
-    return n_other * diagonal @ other
+    diagonal = np.einsum("aobo->abo", divergence)  # a view: no sum
+    return (n_other * diagonal * other).sum(axis=-1)
 
 
 def _side_error(separation: np.ndarray, proportions: np.ndarray, attenuation: float = 1.0) -> float:
@@ -127,7 +128,7 @@ def _side_error(separation: np.ndarray, proportions: np.ndarray, attenuation: fl
     classes, each seen through the other side's labels with ``attenuation``."""
     tail = 0.5 * special.erfc(np.sqrt(np.maximum(attenuation * separation, 0.0) / 2) / math.sqrt(2))
     np.fill_diagonal(tail, 0.0)
-    return min(float(proportions @ tail.sum(axis=1)), 1.0 - float(np.max(proportions)))
+    return min(float((proportions * tail.sum(axis=1)).sum()), 1.0 - float(np.max(proportions)))
 
 
 def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float, _noise=None) -> float:

@@ -349,7 +349,7 @@ the left and top are the per-row and per-column posterior uncertainty (dark: unc
 <p>In the release's folder: score your labels, verify the release, rebuild it from its own
 <code>spec.toml</code> (the spec it was built from, byte for byte) and
 compare the rebuilt files with these (byte-identical with lbm-bench {_e(manifest['lbm_bench_version'])} and
-the versions of <code>built_with</code> in <code>manifest.json</code>).</p>
+the versions of <code>built_with</code> in <code>manifest.json</code>, on any x86-64 CPU with AVX2).</p>
 <pre><code>lbm-bench evaluate {_e(example['file'])} --rows rows.txt --cols cols.txt
 {_e(rebuild)}</code></pre>
 

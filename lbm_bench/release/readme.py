@@ -158,9 +158,10 @@ In this folder:
 
 `spec.toml` is the spec this release was built from, byte for byte. The rebuilt files
 are byte-identical with lbm-bench {manifest['lbm_bench_version']} and the versions of
-`built_with` in `manifest.json` (Python, numpy, scipy, h5py and HDF5, matplotlib);
-`verify --against` checks the rebuilt release and compares its `SHA256SUMS` with this
-one's, naming any file that differs.
+`built_with` in `manifest.json` (Python, numpy, scipy, h5py and HDF5, matplotlib), on any
+x86-64 CPU with AVX2 (lbm-bench's docs/releases.md); `verify --against` checks the rebuilt
+release and compares its `SHA256SUMS` with this one's, naming any file that differs and
+whether a table that differs is the same table up to rounding.
 
 ## Cite
 

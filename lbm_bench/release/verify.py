@@ -251,6 +251,20 @@ def _checksums(folder: Path) -> dict[str, str]:
     return sums
 
 
+def _table_difference(new: Path, old: Path) -> str:
+    """For two table files whose bytes differ, ": the same table up to rounding (...)" or
+    ": another table: ... differ" (:func:`~lbm_bench.storage.compare.compare_table_files`);
+    empty for other files, or when either cannot be read."""
+    if new.suffix != ".h5" or not (new.is_file() and old.is_file()):
+        return ""
+    from lbm_bench.storage.compare import compare_table_files
+
+    try:
+        return f": {compare_table_files(new, old).describe()}"
+    except (OSError, ValueError, TypeError):
+        return ""
+
+
 def compare_releases(new_dir: str | os.PathLike[str], old_dir: str | os.PathLike[str]) -> list[str]:
     """Compare two releases file by file through their ``SHA256SUMS`` (e.g. a rebuild
     from a release's ``spec.toml`` against the release).
@@ -259,9 +273,13 @@ def compare_releases(new_dir: str | os.PathLike[str], old_dir: str | os.PathLike
     -------
     list of str
         One line per file listed by only one of them or with another SHA-256 (empty when
-        both list the same files with the same digests); when some differ, a last line
-        gives the versions of ``built_with`` (and lbm-bench's) that differ between the
-        two manifests, the usual cause.
+        both list the same files with the same digests); a table file whose bytes differ
+        is compared item by item and said to be "the same table up to rounding" (every
+        integer value identical, every float within
+        :data:`~lbm_bench.storage.compare.ROUNDING`, relative: what a CPU whose C library
+        rounds differently gives, docs/releases.md) or "another table" (naming what
+        differs); when some differ, a last line gives the versions of ``built_with`` (and
+        lbm-bench's) that differ between the two manifests, the usual cause.
 
     Raises
     ------
@@ -272,7 +290,8 @@ def compare_releases(new_dir: str | os.PathLike[str], old_dir: str | os.PathLike
     a, b = _checksums(new), _checksums(old)
     problems = [f"{name}: only in {new}" for name in sorted(set(a) - set(b))]
     problems += [f"{name}: only in {old}" for name in sorted(set(b) - set(a))]
-    problems += [f"{name}: SHA-256 differs from {old}'s" for name in sorted(set(a) & set(b)) if a[name] != b[name]]
+    problems += [f"{name}: SHA-256 differs from {old}'s{_table_difference(new / name, old / name)}"
+                 for name in sorted(set(a) & set(b)) if a[name] != b[name]]
     if problems:
         versions = []
         try:

@@ -1,7 +1,8 @@
 """Scoring co-clusterings against a table's Gibbs label sets, one table (:func:`evaluate`)
-or a whole release (:func:`run_benchmark`)."""
+or a whole release on one of the benchmark's tracks (:func:`run_benchmark`, :data:`TRACKS`)."""
 
-from lbm_bench.scoring.benchmark import run_benchmark
+from lbm_bench.scoring.benchmark import TRACKS, get_track, run_benchmark, track_names
 from lbm_bench.scoring.evaluate import Report, evaluate
+from lbm_bench.scoring.harness import Track
 
-__all__ = ["Report", "evaluate", "run_benchmark"]
+__all__ = ["TRACKS", "Report", "Track", "evaluate", "get_track", "run_benchmark", "track_names"]

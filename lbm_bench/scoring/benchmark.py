@@ -1,117 +1,67 @@
-"""Run co-clustering algorithms over every table of a release and summarise the scores.
+"""The benchmark's tracks, by name, and :func:`run_benchmark`: co-clustering algorithms over a release.
 
-One task per (algorithm, table): the algorithm ``fit(X, n_row_clusters,
-n_col_clusters, *, rng) -> (rows, cols)`` runs with a seed derived from the
-master seed, the algorithm's name and the table's id (never from worker order),
-and its labels are scored by :func:`lbm_bench.scoring.evaluate`. A table whose
-family cannot be told from its values (categorical codes) is given with its
-``kind=`` to the algorithms that take one (``cem``, ``vem``); the algorithms that
-read the entries as numbers are refused it, in one line (the row's ``error``).
+A **track** says how its algorithms are called and what the run writes: a
+:class:`~lbm_bench.scoring.harness.Track`, declared in its own module and listed in
+:data:`TRACKS`, the one list the package reads (``run_benchmark``, ``lbm-bench benchmark
+--track`` and its options); nothing else names a track.
 
-**Tables with missing entries** are handed to algorithms as float64 arrays with
-NaN at the missing entries (scikit-learn's and pandas' convention; a sparse
-table: explicit NaN values), unless the algorithm asks for a NumPy masked array
-in the table's dtype by having the attribute ``masked_input = True``
-(:data:`lbm_bench.algorithms.MASKED_INPUT`; the built-in CEM and VEM do). The
-results then hold the table's ``missing_rate`` and the summary groups by it. Each finished task
-writes ``OUT/runs/<algorithm>/<table id>.json`` (atomically), so an interrupted
-run resumes where it stopped. At the end, ``OUT/results.csv`` holds one row per
-(algorithm, table), ``OUT/summary.md`` the mean excess risk and CARI per
-algorithm by kind, shape and risk level, and, when matplotlib is installed and a
-run succeeded, ``OUT/excess_risk.png`` plots each run's excess risk over its table's
-floor against that floor. The
-excess risk is over the table's floor (the cross-fitted risk of its Bayes labels
-for ``l_item``; the MAP's risk for format 1.0 tables, column ``reference``); the
-excess over the MAP labels (the paper's reference) is reported too.
+``known-clusters`` (the default, :mod:`lbm_bench.scoring.known_clusters`)
+    Every algorithm is told the table's numbers of clusters:
+    ``fit(X, n_row_clusters, n_col_clusters, *, rng) -> (rows, cols)``.
+``unknown-clusters`` (:mod:`lbm_bench.scoring.unknown_clusters`)
+    Algorithms choose them, up to ``max_clusters``:
+    ``fit(X, max_row_clusters, max_col_clusters, *, rng) -> (rows, cols)``.
 
-That is the **known-clusters** track (the default): every algorithm is told the table's
-numbers of clusters. The **unknown-clusters** track (``track="unknown-clusters"``,
-:mod:`lbm_bench.scoring.unknown_clusters`) runs algorithms that choose them.
+Every track runs one task per (algorithm, table), seeded by the master seed, the
+algorithm's name and the table's id, scores the labels with
+:func:`lbm_bench.scoring.evaluate`, keeps each run's row in
+``OUT/runs/<algorithm>/<table id>.json`` (a second run resumes there) and writes
+``OUT/results.csv``, ``OUT/summary.md`` and ``OUT/excess_risk.png``.
+
+**Adding a track** is writing its module under ``lbm_bench/scoring/`` (its runner, summary and
+options record, and its :class:`~lbm_bench.scoring.harness.Track`; its algorithms' contract and
+built-ins in :data:`lbm_bench.algorithms.CONTRACTS`) and adding it to :data:`TRACKS` below.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-import numpy as np
+from lbm_bench.scoring.harness import Track
+from lbm_bench.scoring.known_clusters import KNOWN_CLUSTERS
+from lbm_bench.scoring.unknown_clusters import UNKNOWN_CLUSTERS
 
-from lbm_bench.scoring.harness import (
-    algorithm_input,
-    family_keywords,
-    mean_of,
-    plot_excess,
-    run_path,
-    write_csv,
-    write_json,
-)
+__all__ = ["DEFAULT_TRACK", "TRACKS", "get_track", "run_benchmark", "track_names"]
 
-__all__ = ["MISSING_COLUMN", "RESULT_COLUMNS", "REPORT_FIELDS", "entry_row", "known_row", "run_benchmark",
-           "summarise"]
-
-#: Columns of results.csv, in order.
-RESULT_COLUMNS = [
-    "algorithm", "table", "kind", "n_rows", "n_cols", "n_row_clusters", "n_col_clusters",
-    "target_risk", "bayes_risk", "map_risk", "reference", "risk", "risk_mcse", "excess_risk", "excess_mcse",
-    "map_excess_risk", "map_excess_mcse", "chance_risk",
-    "row_loss", "col_loss", "cari_mean", "cari_std", "ari_rows", "ari_cols",
-    "apparent_l_item", "apparent_cari", "seed", "seconds", "error",
-]
-#: Column of results.csv added when a table of the release has missing entries.
-MISSING_COLUMN = "missing_rate"
+#: The tracks of the benchmark, by name, in the order they are listed (help, docs).
+TRACKS: dict[str, Track] = {track.name: track for track in (KNOWN_CLUSTERS, UNKNOWN_CLUSTERS)}
+#: The track of ``run_benchmark`` and ``lbm-bench benchmark`` when none is named.
+DEFAULT_TRACK = KNOWN_CLUSTERS.name
 
 
-#: The fields of a :class:`~lbm_bench.scoring.evaluate.Report` a result row holds.
-REPORT_FIELDS = ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
-                 "cari_mean", "cari_std", "ari_rows", "ari_cols", "apparent_l_item", "apparent_cari",
-                 "bayes_risk", "map_risk", "reference", "map_excess_risk", "map_excess_mcse", "chance_risk")
+def track_names() -> tuple[str, ...]:
+    """The names of the tracks, e.g. ``("known-clusters", "unknown-clusters")``."""
+    return tuple(TRACKS)
 
 
-def entry_row(algorithm: str, entry: dict, seed: int) -> dict[str, Any]:
-    """The fields of a result row that the release's manifest entry gives."""
-    return {
-        "algorithm": algorithm, "table": entry["id"], "kind": entry["kind"],
-        "n_rows": entry["shape"][0], "n_cols": entry["shape"][1],
-        "n_row_clusters": entry["clusters"][0], "n_col_clusters": entry["clusters"][1],
-        "target_risk": entry["target_risk"], "bayes_risk": entry.get("bayes_risk", entry["risk"]),
-        "map_risk": entry["risk"], "seed": seed, "error": "",
-        **({MISSING_COLUMN: entry["missing_rate"]} if "missing_rate" in entry else {}),
-    }
+def get_track(name: Any) -> Track:
+    """The track called ``name``.
 
+    Raises
+    ------
+    ValueError
+        When no track has that name (the message lists them).
 
-def known_row(algorithm: str, entry: dict, release_dir: str, seed: int) -> dict:
-    """Run one algorithm, told the table's numbers of clusters, on one table and score it:
-    its result row (an error in the row's ``error``; never raises)."""
-    from lbm_bench.algorithms import resolve_algorithm
-    from lbm_bench.scoring.evaluate import evaluate
-    from lbm_bench.storage import load_table
+    Examples
+    --------
+    >>> get_track("unknown-clusters").signature
+    'fit(X, max_row_clusters, max_col_clusters, *, rng)'
+    """
+    from lbm_bench._validation import check_choice
 
-    row = entry_row(algorithm, entry, seed)
-    try:
-        _, fit = resolve_algorithm(algorithm)
-        table = load_table(Path(release_dir) / entry["file"])
-        family = family_keywords(algorithm, fit, table)
-        data = algorithm_input(fit, table)
-        start = time.perf_counter()
-        rows, cols = fit(data, table.n_row_clusters, table.n_col_clusters, rng=np.random.default_rng(seed),
-                         **family)
-        row["seconds"] = time.perf_counter() - start
-        report = evaluate(table, rows, cols)
-        row.update({key: getattr(report, key) for key in REPORT_FIELDS})
-    except Exception as exc:  # reported in the results, the others go on
-        row["error"] = f"{type(exc).__name__}: {exc}"
-    return row
-
-
-def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: int) -> dict:
-    """Run one algorithm on one table and write its result file; never raises."""
-    row = known_row(algorithm, entry, release_dir, seed)
-    write_json(run_path(out_dir, algorithm, entry["id"]), row)
-    return row
+    return TRACKS[check_choice("track", name, track_names())]
 
 
 def run_benchmark(
@@ -122,18 +72,20 @@ def run_benchmark(
     n_jobs: int = 1,
     seed: int = 0,
     progress: bool = False,
-    track: str = "known-clusters",
-    max_clusters: tuple[int, int] | None = None,
+    track: str = DEFAULT_TRACK,
+    **options: Any,
 ) -> list[dict]:
-    """Run ``algorithms`` on every table of a release; write results and summary.
+    """Run ``algorithms`` on every table of a release on one track; write results and summary.
 
     Parameters
     ----------
     release_dir : path
         A built release (with ``manifest.json``).
     algorithms : sequence of str
-        Built-in names (see :data:`lbm_bench.algorithms.ALGORITHMS`) or
-        ``"module:function"``.
+        Names of the track's built-ins (its ``contract.builtins``:
+        :data:`lbm_bench.algorithms.ALGORITHMS` on the known-clusters track,
+        :data:`lbm_bench.algorithms.SELECTION_ALGORITHMS` on the unknown-clusters track) or
+        ``"module:function"``, called as the track's ``signature`` says.
     out_dir : path
         Where results go (created if needed).
     n_jobs : int, default=1
@@ -144,104 +96,21 @@ def run_benchmark(
         Show a tqdm bar.
     track : {"known-clusters", "unknown-clusters"}, default="known-clusters"
         Whether the algorithms are told the tables' numbers of clusters, or choose them
-        (:func:`lbm_bench.scoring.unknown_clusters.run_selection_track`, whose algorithms
-        are looked up in :data:`lbm_bench.algorithms.SELECTION_ALGORITHMS`).
-    max_clusters : (int, int), optional
-        The unknown-clusters track's largest numbers of clusters (default 8x8); refused on
-        the known-clusters track.
+        (:data:`TRACKS`).
+    **options
+        The track's own options (its ``options`` record; None: the default): on the
+        unknown-clusters track ``max_clusters=(G, M)``, the largest numbers of clusters
+        (default 8x8). An option of another track is refused.
 
     Returns
     -------
     list of dict
-        The rows of ``results.csv``.
+        The rows of ``results.csv`` (the track's ``columns``).
     """
-    from joblib import Parallel, delayed
-    from tqdm.auto import tqdm
-
-    from lbm_bench._validation import check_choice
-    from lbm_bench.algorithms import TRACKS, resolve_algorithm
-    from lbm_bench.release import derive_seed, load_release
-
-    check_choice("track", track, tuple(TRACKS))
-    if track == "unknown-clusters":
-        from lbm_bench.scoring.unknown_clusters import run_selection_track
-
-        return run_selection_track(release_dir, algorithms, out_dir, max_clusters=max_clusters or (8, 8),
-                                   n_jobs=n_jobs, seed=seed, progress=progress)
-    if max_clusters is not None:
-        raise ValueError("max_clusters is an option of the unknown-clusters track (track='unknown-clusters')")
-    if not algorithms:
-        raise ValueError("at least one algorithm is required")
-    names = [resolve_algorithm(a)[0] for a in algorithms]
-    manifest = load_release(release_dir)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    tasks, rows = [], []
-    for name in names:
-        for entry in manifest["tables"]:
-            done = run_path(out, name, entry["id"])
-            if done.is_file():
-                rows.append(json.loads(done.read_text(encoding="utf-8")))
-            else:
-                tasks.append((name, entry, derive_seed(seed, f"{name}:{entry['id']}")))
-    with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
-        jobs = (delayed(_run_one)(n, e, str(release_dir), str(out), s) for n, e, s in tasks)
-        for row in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
-            rows.append(row)
-            bar.update()
-    rows.sort(key=lambda r: (r["algorithm"], r["table"]))
-    columns = _columns(rows)
-    if MISSING_COLUMN in columns:  # a complete table of a release with missing entries: rate 0
-        rows = [{MISSING_COLUMN: 0.0, **r} for r in rows]
-    write_csv(out / "results.csv", rows, columns)
-    (out / "summary.md").write_text(summarise(rows), encoding="utf-8")
-    plot_excess(out / "excess_risk.png", rows)
-    return rows
-
-
-def _columns(rows: list[dict]) -> list[str]:
-    """The columns of results.csv: :data:`RESULT_COLUMNS`, and the missing rate after the shape
-    when a table of the release has missing entries."""
-    if not any(MISSING_COLUMN in r for r in rows):
-        return RESULT_COLUMNS
-    at = RESULT_COLUMNS.index("n_col_clusters") + 1
-    return RESULT_COLUMNS[:at] + [MISSING_COLUMN] + RESULT_COLUMNS[at:]
-
-
-def _group_table(rows: list[dict], key: str, label: str) -> list[str]:
-    groups: dict[tuple, list[dict]] = {}
-    for r in rows:
-        if not r.get("error"):
-            value = f"{r['n_rows']}x{r['n_cols']}" if key == "shape" else r.get(key, 0.0)
-            groups.setdefault((r["algorithm"], value), []).append(r)
-    lines = [f"| algorithm | {label} | tables | mean excess risk | mean excess over MAP | mean CARI "
-             "| mean risk | mean floor | mean MAP risk |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for (alg, value), items in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
-        def mean(key: str, items: list[dict] = items) -> float:
-            return mean_of(items, key)
-
-        lines.append(
-            f"| {alg} | {value} | {len(items)} | {mean('excess_risk'):+.4f} | {mean('map_excess_risk'):+.4f} "
-            f"| {mean('cari_mean'):.4f} | {mean('risk'):.4f} | {mean('bayes_risk'):.4f} | {mean('map_risk'):.4f} |"
-        )
-    return lines
-
-
-def summarise(rows: list[dict]) -> str:
-    """Markdown summary: mean excess risk and CARI per algorithm by kind, shape, risk level."""
-    failed = [r for r in rows if r.get("error")]
-    parts = ["# Benchmark summary", "",
-             f"{len(rows)} runs, {len(failed)} failed. Excess risk = conditional risk of the "
-             "algorithm's labels minus the table's floor (the cross-fitted risk of its Bayes labels "
-             "for l_item; the MAP labels' risk for format 1.0 tables, which store no floor). "
-             "Excess over MAP = the same risk minus the risk of the table's X-only MAP labels (true "
-             "parameters; the paper's reference).", ""]
-    groups = [("kind", "kind"), ("shape", "shape"), ("target_risk", "target risk")]
-    if any(MISSING_COLUMN in r for r in rows):
-        groups.append((MISSING_COLUMN, "missing rate"))
-    for key, label in groups:
-        parts += [f"## By {label}", ""] + _group_table(rows, key, label) + [""]
-    if failed:
-        parts += ["## Failures", ""] + [f"- {r['algorithm']} on {r['table']}: {r['error']}" for r in failed] + [""]
-    return "\n".join(parts)
+    chosen = get_track(track)
+    for key, value in options.items():
+        owner = next((t.name for t in TRACKS.values() if key in t.options.names()), None)
+        if value is not None and owner is not None and owner != chosen.name:
+            raise ValueError(f"{key} is an option of the {owner} track (track={owner!r})")
+    values = chosen.option_values(options)
+    return chosen.run(release_dir, algorithms, out_dir, n_jobs=n_jobs, seed=seed, progress=progress, **values)

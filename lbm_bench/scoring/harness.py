@@ -1,25 +1,141 @@
-"""What the benchmark's tracks share: the family an algorithm is told, run files, CSV, means, the plot.
+"""What the benchmark's tracks share: the track record, the row schema, the per-run call, run files,
+CSV, means and the plot.
 
-Both tracks of ``lbm-bench benchmark`` (:mod:`lbm_bench.scoring.benchmark`: the numbers of
-clusters given; :mod:`lbm_bench.scoring.unknown_clusters`: chosen by the algorithm) run one
-task per (algorithm, table), keep its row in ``OUT/runs/<algorithm>/<table id>.json`` and
-write ``results.csv``, ``summary.md`` and ``excess_risk.png`` with these helpers.
+A **track** of ``lbm-bench benchmark`` is a :class:`Track`: how its algorithms are called (its
+:class:`~lbm_bench.algorithms.registry.Contract`), its runner, its results' columns and summary, and
+the options it takes. Each track is declared in its own module (:mod:`lbm_bench.scoring.known_clusters`:
+the numbers of clusters given; :mod:`lbm_bench.scoring.unknown_clusters`: chosen by the algorithm)
+and listed in :data:`lbm_bench.scoring.benchmark.TRACKS`, which ``run_benchmark`` and the command
+line read. Every track runs one task per (algorithm, table): the algorithm is fitted by
+:func:`fit_labels` (the one place a run calls an algorithm), its row starts with :func:`entry_row`
+and holds the :data:`REPORT_FIELDS` of its score; the row is kept in
+``OUT/runs/<algorithm>/<table id>.json``, and ``results.csv``, ``summary.md`` and
+``excess_risk.png`` are written with these helpers.
 """
 
 from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from lbm_bench._atomic import put_in_place, temporary_path
+from lbm_bench._records import Record
+from lbm_bench.algorithms.registry import CONTRACTS, GIVEN_COUNTS, Contract
 
-__all__ = ["algorithm_input", "excess_figure", "family_keywords", "mean_of", "plot_excess", "run_path",
-           "safe_name", "write_csv", "write_json"]
+__all__ = ["MISSING_COLUMN", "REPORT_FIELDS", "RESULT_COLUMNS", "Track", "algorithm_input", "entry_row",
+           "excess_figure", "family_keywords", "fit_labels", "mean_of", "plot_excess", "report_values",
+           "run_path", "safe_name", "write_csv", "write_json"]
+
+#: Columns of a known-clusters results.csv, in order; the unknown-clusters track's add theirs.
+RESULT_COLUMNS = [
+    "algorithm", "table", "kind", "n_rows", "n_cols", "n_row_clusters", "n_col_clusters",
+    "target_risk", "bayes_risk", "map_risk", "reference", "risk", "risk_mcse", "excess_risk", "excess_mcse",
+    "map_excess_risk", "map_excess_mcse", "chance_risk",
+    "row_loss", "col_loss", "cari_mean", "cari_std", "ari_rows", "ari_cols",
+    "apparent_l_item", "apparent_cari", "seed", "seconds", "error",
+]
+#: Column of results.csv added when a table of the release has missing entries.
+MISSING_COLUMN = "missing_rate"
+#: The fields of a :class:`~lbm_bench.scoring.evaluate.Report` a result row holds.
+REPORT_FIELDS = ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
+                 "cari_mean", "cari_std", "ari_rows", "ari_cols", "apparent_l_item", "apparent_cari",
+                 "bayes_risk", "map_risk", "reference", "map_excess_risk", "map_excess_mcse", "chance_risk")
+
+
+@dataclass(frozen=True)
+class Track:
+    """A track of the benchmark, registered by name in :data:`lbm_bench.scoring.benchmark.TRACKS`.
+
+    Attributes
+    ----------
+    contract : Contract
+        How the track's algorithms are called, and its built-ins
+        (:data:`lbm_bench.algorithms.CONTRACTS`); the track's name is its contract's.
+    description : str
+        What its algorithms are told, in a few words (``lbm-bench benchmark --help``).
+    run : callable
+        ``run(release_dir, algorithms, out_dir, *, n_jobs, seed, progress, **options) -> rows``:
+        runs the algorithms on every table of a release and writes ``results.csv``,
+        ``summary.md`` and ``excess_risk.png`` under ``out_dir``.
+    columns : callable
+        ``columns(rows) -> list of str``: the columns of its ``results.csv`` for these rows.
+    summarise : callable
+        ``summarise(rows) -> str``: the Markdown of its ``summary.md``.
+    options : type of Record
+        Its own options (``max_clusters``...): each field carries its default, its check, its
+        command-line flag and its help (``metavar``, and ``parse``: the flag's text to a value,
+        ValueError in words after the flag); ``run`` takes them as keywords.
+    """
+
+    contract: Contract
+    description: str
+    run: Callable[..., list[dict]]
+    columns: Callable[[list[dict]], list[str]]
+    summarise: Callable[[list[dict]], str]
+    options: type[Record]
+
+    @property
+    def name(self) -> str:
+        """The track's name, e.g. ``"known-clusters"``."""
+        return self.contract.track
+
+    @property
+    def signature(self) -> str:
+        """How its algorithms are called."""
+        return self.contract.signature
+
+    def option_values(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """``options`` checked by the track's options record, with the defaults of those not
+        given (a value of None: not given), as :attr:`run` takes them."""
+        given = {key: value for key, value in options.items() if value is not None}
+        unknown = sorted(set(given) - set(self.options.names()))
+        if unknown:
+            allowed = ", ".join(self.options.names()) or "none"
+            raise ValueError(f"the {self.name} track has no option {', '.join(unknown)} (its options: {allowed})")
+        return self.options.from_mapping(given).to_record()
+
+
+def entry_row(algorithm: str, entry: dict, seed: int) -> dict[str, Any]:
+    """The fields of a result row that the release's manifest entry gives."""
+    return {
+        "algorithm": algorithm, "table": entry["id"], "kind": entry["kind"],
+        "n_rows": entry["shape"][0], "n_cols": entry["shape"][1],
+        "n_row_clusters": entry["clusters"][0], "n_col_clusters": entry["clusters"][1],
+        "target_risk": entry["target_risk"], "bayes_risk": entry.get("bayes_risk", entry["risk"]),
+        "map_risk": entry["risk"], "seed": seed, "error": "",
+        **({MISSING_COLUMN: entry["missing_rate"]} if "missing_rate" in entry else {}),
+    }
+
+
+def report_values(report: Any) -> dict[str, Any]:
+    """The :data:`REPORT_FIELDS` of a :class:`~lbm_bench.scoring.evaluate.Report`, for a result row."""
+    return {key: getattr(report, key) for key in REPORT_FIELDS}
+
+
+def fit_labels(name: str, table: Any, counts: Sequence[int], seed: int, *,
+               track: str = GIVEN_COUNTS.track) -> tuple[Any, Any, float]:
+    """Fit the algorithm ``name`` of ``track`` to ``table``: its labels, as it returned them, and the
+    seconds of the fit. Every track calls its algorithms here.
+
+    ``counts`` are the numbers of clusters (known-clusters track) or their maxima
+    (unknown-clusters); the algorithm gets the table as :func:`algorithm_input` says, the
+    family keywords of :func:`family_keywords` and a Generator seeded by ``seed``.
+    """
+    from lbm_bench.algorithms import resolve_algorithm
+
+    _, fit = resolve_algorithm(name, track=track)
+    family = family_keywords(name, fit, table, CONTRACTS[track])
+    data = algorithm_input(fit, table)
+    start = time.perf_counter()
+    rows, cols = fit(data, *counts, rng=np.random.default_rng(seed), **family)
+    return rows, cols, time.perf_counter() - start
 
 
 def safe_name(name: str) -> str:
@@ -40,25 +156,25 @@ def write_json(path: Path, record: dict) -> None:
     put_in_place(temporary, path, overwrite=True)
 
 
-def family_keywords(
-    name: str, fit: Any, table: Any, alternatives: str = "cem, vem, {kind}-cem or {kind}-vem"
-) -> dict[str, str]:
+def family_keywords(name: str, fit: Any, table: Any, contract: Contract) -> dict[str, str]:
     """What the harness tells an algorithm of the table's family.
 
     A family that cannot be told from the entries' values (``inference_order`` None:
     categorical codes look like counts) is passed as ``kind=`` to the algorithms that
     take it (block CEM and VEM, and their selections); an algorithm that reads the
     entries as numbers is refused a table whose entries are unordered levels
-    (``n_levels``), in one line suggesting ``alternatives`` (``{kind}``: the table's kind).
+    (``n_levels``), in one line suggesting the built-ins of its track (``contract``) that
+    can read it.
     """
     from lbm_bench.algorithms import fits_family
 
     how = fits_family(fit, table.kind)
     if how == "values" and table.model.n_levels is not None:
+        readers = contract.readers_of(table.kind)
+        alternatives = ", ".join(readers[:-1]) + " or " + readers[-1] if len(readers) > 1 else "".join(readers)
         raise ValueError(
             f"{name} reads the entries as numbers, but the {table.kind} table holds {table.model.n_levels} "
-            f"unordered categories; use {alternatives.format(kind=table.kind)} (or an algorithm taking a kind= "
-            "keyword)"
+            f"unordered categories; use {alternatives} (or an algorithm taking a kind= keyword)"
         )
     if how == "kind" and table.model.inference_order is None:
         return {"kind": table.kind}

@@ -20,37 +20,48 @@ known-clusters track (same seeds, same run files).
 An algorithm that breaks the track's contract (labels of the wrong length, or more
 clusters than ``max_clusters``) stops the run: one line, and nothing this run wrote is
 left behind (the run files are written by the main process only).
+
+The track is :data:`UNKNOWN_CLUSTERS`, registered in :data:`lbm_bench.scoring.benchmark.TRACKS`;
+its one option, ``max_clusters`` (``--max-clusters GxM``), is declared by
+:class:`UnknownClustersOptions`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from lbm_bench.scoring.benchmark import REPORT_FIELDS, RESULT_COLUMNS, entry_row, known_row
+from lbm_bench._records import Record, setting
+from lbm_bench.algorithms.registry import CHOSEN_COUNTS
+from lbm_bench.algorithms.selection import check_max_clusters
 from lbm_bench.scoring.harness import (
-    algorithm_input,
-    family_keywords,
+    RESULT_COLUMNS,
+    Track,
+    entry_row,
+    fit_labels,
     mean_of,
     plot_excess,
+    report_values,
     run_path,
     write_csv,
     write_json,
 )
+from lbm_bench.scoring.known_clusters import known_row
 
-__all__ = ["SELECTION_COLUMNS", "check_track_clusters", "counts_found", "run_selection_track", "summarise_selection"]
+__all__ = ["UNKNOWN_CLUSTERS", "UNKNOWN_CLUSTERS_COLUMNS", "UnknownClustersOptions", "check_track_clusters",
+           "counts_found", "parse_clusters", "run_unknown_clusters", "summarise_unknown_clusters"]
 
 #: Columns of the unknown-clusters track's results.csv: the known-clusters track's (the table's
 #: counts are ``n_row_clusters``, ``n_col_clusters``), the counts searched and found, the
 #: table's identifiability and the kind of miss, and the same method told the counts.
-SELECTION_COLUMNS = [
+UNKNOWN_CLUSTERS_COLUMNS = [
     *RESULT_COLUMNS[:7], "max_row_clusters", "max_col_clusters", "found_row_clusters", "found_col_clusters",
     "counts", "identifiable", "miss", *RESULT_COLUMNS[7:-3],
     "given_algorithm", "given_excess_risk", "given_cari_mean", "given_error", *RESULT_COLUMNS[-3:],
@@ -83,8 +94,6 @@ def counts_found(found: Sequence[int], true: Sequence[int]) -> str:
 def check_track_clusters(max_clusters: Any, tables: Sequence[dict]) -> tuple[int, int]:
     """``(G, M)``, checked against every table of the release: at most its numbers of rows and
     columns, at least its numbers of clusters (a search could never find them otherwise)."""
-    from lbm_bench.algorithms.selection import check_max_clusters
-
     G, M = check_max_clusters("max_clusters", max_clusters)
     for entry in tables:
         (n, d), (g, m) = entry["shape"], entry["clusters"]
@@ -115,18 +124,13 @@ def _check_labels(name: str, labels: Any, length: int, most: int, side: str, tab
 def _selection_row(name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int]) -> dict:
     """Run one algorithm of the track on one table and score it (errors in the row's ``error``;
     a contract violation in ``contract``)."""
-    from lbm_bench.algorithms import resolve_algorithm
     from lbm_bench.scoring.evaluate import evaluate
     from lbm_bench.storage import load_table
 
     row = {**entry_row(name, entry, seed), "max_row_clusters": bounds[0], "max_col_clusters": bounds[1]}
     try:
-        _, fit = resolve_algorithm(name, track="unknown-clusters")
         table = load_table(Path(release_dir) / entry["file"])
-        family = family_keywords(name, fit, table, "cem-icl or vem-icl")
-        start = time.perf_counter()
-        rows, cols = fit(algorithm_input(fit, table), *bounds, rng=np.random.default_rng(seed), **family)
-        row["seconds"] = time.perf_counter() - start
+        rows, cols, row["seconds"] = fit_labels(name, table, bounds, seed, track=CHOSEN_COUNTS.track)
     except Exception as exc:  # reported in the results, the others go on
         row["error"] = f"{type(exc).__name__}: {exc}"
         return row
@@ -136,7 +140,7 @@ def _selection_row(name: str, entry: dict, release_dir: str, seed: int, bounds: 
     except ContractError as exc:
         return {**row, "contract": str(exc)}
     report = evaluate(table, rows, cols)
-    row.update({key: getattr(report, key) for key in REPORT_FIELDS})
+    row.update(report_values(report))
     found = report.predicted_clusters
     row.update(found_row_clusters=found[0], found_col_clusters=found[1],
                counts=counts_found(found, entry["clusters"]))
@@ -202,7 +206,7 @@ def _task(kind: str, name: str, entry: dict, release_dir: str, seed: int, bounds
     return kind, name, entry["id"], _identifiability_record(entry, release_dir, bounds)
 
 
-def run_selection_track(
+def run_unknown_clusters(
     release_dir: str | os.PathLike[str],
     algorithms: Sequence[str],
     out_dir: str | os.PathLike[str],
@@ -237,7 +241,7 @@ def run_selection_track(
     Returns
     -------
     list of dict
-        The rows of ``results.csv`` (:data:`SELECTION_COLUMNS`).
+        The rows of ``results.csv`` (:data:`UNKNOWN_CLUSTERS_COLUMNS`).
 
     Raises
     ------
@@ -254,7 +258,7 @@ def run_selection_track(
 
     if not algorithms:
         raise ValueError("at least one algorithm is required")
-    resolved = [resolve_algorithm(a, track="unknown-clusters") for a in algorithms]
+    resolved = [resolve_algorithm(a, track=CHOSEN_COUNTS.track) for a in algorithms]
     givens = {name: getattr(fit, "given_counts", None) for name, fit in resolved}
     for given in {g for g in givens.values() if g}:
         resolve_algorithm(given)
@@ -306,8 +310,8 @@ def run_selection_track(
                           givens[name] and done["given", givens[name], entry["id"]], givens[name])
             for name, _ in resolved for entry in manifest["tables"]]
     rows.sort(key=lambda r: (r["algorithm"], r["table"]))
-    write_csv(out / "results.csv", rows, SELECTION_COLUMNS)
-    (out / "summary.md").write_text(summarise_selection(rows), encoding="utf-8")
+    write_csv(out / "results.csv", rows, UNKNOWN_CLUSTERS_COLUMNS)
+    (out / "summary.md").write_text(summarise_unknown_clusters(rows), encoding="utf-8")
     plot_excess(out / "excess_risk.png", rows)
     return rows
 
@@ -327,7 +331,7 @@ def _with_context(row: dict, identifiable: dict, given: dict | None, given_name:
     return row
 
 
-def summarise_selection(rows: list[dict]) -> str:
+def summarise_unknown_clusters(rows: list[dict]) -> str:
     """Markdown summary of the unknown-clusters track, by algorithm, kind and risk level."""
     failed = [r for r in rows if r.get("error")]
     bounds = {(r["max_row_clusters"], r["max_col_clusters"]) for r in rows}
@@ -371,3 +375,37 @@ def summarise_selection(rows: list[dict]) -> str:
     if failed:
         parts += ["## Failures", ""] + [f"- {r['algorithm']} on {r['table']}: {r['error']}" for r in failed] + [""]
     return "\n".join(parts)
+
+
+def parse_clusters(text: str) -> tuple[int, int]:
+    """``"8x8"`` as ``(8, 8)``; ValueError in words (after the flag) for anything but two positive
+    integers written ``GxM``."""
+    parts = text.lower().split("x")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise ValueError(f"must be two positive integers as GxM (e.g. 8x8), got {text!r}")
+    g, m = (int(p) for p in parts)
+    if g < 1 or m < 1:
+        raise ValueError(f"must be at least 1x1, got {text!r}")
+    return g, m
+
+
+@dataclass(frozen=True)
+class UnknownClustersOptions(Record):
+    """The unknown-clusters track's options."""
+
+    max_clusters: tuple[int, int] = setting(
+        (8, 8), check_max_clusters, "--max-clusters",
+        "the largest numbers of row and column clusters an algorithm may choose", metavar="GxM",
+        parse=parse_clusters, show=lambda value: f"{value[0]}x{value[1]}",
+    )
+
+
+#: The unknown-clusters track.
+UNKNOWN_CLUSTERS = Track(
+    contract=CHOSEN_COUNTS,
+    description="every algorithm chooses the numbers of clusters, up to a maximum",
+    run=run_unknown_clusters,
+    columns=lambda rows: list(UNKNOWN_CLUSTERS_COLUMNS),
+    summarise=summarise_unknown_clusters,
+    options=UnknownClustersOptions,
+)

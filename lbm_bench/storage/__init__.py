@@ -13,7 +13,9 @@ versions, item names and kinds, dtypes, chunking), :mod:`~lbm_bench.storage.writ
 (:func:`save_table`: atomic and byte-stable), :mod:`~lbm_bench.storage.reader`
 (:func:`load_table`, :func:`check_file`, :func:`read_info`),
 :mod:`~lbm_bench.storage.validate` (the checks, shared by the writer and the
-reader) and :mod:`~lbm_bench.storage.missing` (the mask's items and their checks).
+reader), :mod:`~lbm_bench.storage.missing` (the mask's items and their checks) and
+:mod:`~lbm_bench.storage.compare` (two files item by item: the same table up to
+rounding, or another table).
 
 A user's own table (``.npy``, ``.npz``, ``.mtx``, CSV/TSV, ``.h5ad`` or a table file) is
 read by :mod:`~lbm_bench.storage.user_data` (:func:`read_user_table`), on the readers of

@@ -53,7 +53,7 @@ from lbm_bench import random_model
 from lbm_bench.algorithms import fit_lbm, select_lbm
 from lbm_bench.metrics import ari
 from lbm_bench.release import load_release
-from lbm_bench.scoring.unknown_clusters import run_selection_track
+from lbm_bench.scoring.unknown_clusters import run_unknown_clusters
 from lbm_bench.storage import load_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules (scripts/README.md)
@@ -79,7 +79,7 @@ def recovery(release: Path, out: Path, risk: float, jobs: int, seed: int, gaussi
     manifest = load_release(release)
     chosen = {e["id"] for e in manifest["tables"] if _selected(e, risk, min_shape)}
     start = time.perf_counter()
-    rows = run_selection_track(release, ["cem-icl"], out, max_clusters=max_clusters, n_jobs=jobs, seed=seed)
+    rows = run_unknown_clusters(release, ["cem-icl"], out, max_clusters=max_clusters, n_jobs=jobs, seed=seed)
     print(f"# track run (or read back from {out}): {time.perf_counter() - start:.1f} s; {_load()}")
     rows = [r for r in rows if r["table"] in chosen and not r["error"]]
     print(f"cem-icl, up to {max_clusters[0]}x{max_clusters[1]}, tables at a target risk <= {risk:g} and "
@@ -142,7 +142,7 @@ def grid(release: Path, out: Path, risk: float, jobs: int, seed: int,
 
     manifest = load_release(release)
     entries = [e for e in manifest["tables"] if _selected(e, risk, min_shape)]
-    path_rows = {r["table"]: r for r in run_selection_track(release, ["cem-icl"], out, max_clusters=max_clusters,
+    path_rows = {r["table"]: r for r in run_unknown_clusters(release, ["cem-icl"], out, max_clusters=max_clusters,
                                                             n_jobs=jobs, seed=seed)}
     rows = Parallel(n_jobs=jobs)(delayed(_grid_row)(release, entry, seed, max_clusters) for entry in entries)
     print(f"search of cem-icl up to {max_clusters[0]}x{max_clusters[1]}, tables at a target risk <= {risk:g} "

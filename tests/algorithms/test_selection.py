@@ -1,4 +1,4 @@
-"""The model selection (lbm_bench.algorithms.select_lbm): counts recovered on clear tables of
+"""The model selection (lbm_bench.algorithms.selection: select_lbm): counts recovered on clear tables of
 every family, by the path and the grid; the same result whatever ``jobs``; sparse tables
 never densified; what the selection returns; bad input."""
 

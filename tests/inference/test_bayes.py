@@ -8,7 +8,7 @@ agreement counts between labelings). The exact minimiser is the Bayes rule.
 
 Label sets are exact i.i.d. posterior draws (from the enumeration), so these tests
 check the optimiser and the cross-fitted estimate, not the mixing of the sampler
-(tests/test_inference.py checks the sampler). Tolerances: the exact risk of the
+(tests/inference/test_inference.py checks the sampler). Tolerances: the exact risk of the
 chosen labels within 1e-3 of the exact minimum (20,000 draws: on these very
 ambiguous tables, risks 0.12 to 0.65, the two best labellings can differ by 0.005
 only, and 4,000 draws may prefer the second); the cross-fitted risk within

@@ -17,32 +17,9 @@ these tests run a few long chains (40,000 sweeps in all) that cross many times.
 import numpy as np
 import pytest
 
-from lbm_bench import (
-    BernoulliLBM,
-    CategoricalLBM,
-    GaussianLBM,
-    PoissonLBM,
-    gibbs_labels,
-    map_labels,
-)
+from lbm_bench import gibbs_labels, map_labels
 from tests.exact import exact_posterior, posterior_summaries
-
-TINY_MODELS = {
-    "gaussian": GaussianLBM([0.6, 0.4], [0.45, 0.55], [[0.0, 1.0], [0.9, -0.4]], [[1.0, 0.8], [1.2, 0.9]]),
-    "poisson": PoissonLBM([0.55, 0.45], [0.5, 0.5], [[1.0, 3.0], [2.5, 0.8]]),
-    "bernoulli": BernoulliLBM([0.5, 0.5], [0.6, 0.4], [[0.8, 0.3], [0.25, 0.7]]),
-    "categorical": CategoricalLBM(
-        [0.45, 0.55], [0.5, 0.5],
-        [[[0.6, 0.3, 0.1], [0.2, 0.2, 0.6]], [[0.1, 0.7, 0.2], [0.5, 0.1, 0.4]]],
-    ),
-    "poisson-effects": PoissonLBM(
-        [0.55, 0.45],
-        [0.5, 0.5],
-        [[1.0, 3.0], [2.5, 0.8]],
-        row_effects=[0.8, 1.2, 1.0, 0.9, 1.1, 1.0],
-        col_effects=[1.3, 0.7, 1.0, 1.0, 0.9],
-    ),
-}
+from tests.inference.tiny import TINY_MODELS
 
 
 @pytest.fixture(params=sorted(TINY_MODELS))
@@ -127,26 +104,6 @@ def test_short_chains_from_dispersed_starts_flag_poor_mixing():
     assert samples.risk(result.rows, result.cols).rhat > 1.1
 
 
-def test_gibbs_reproducible_and_dtypes():
-    model = TINY_MODELS["bernoulli"]
-    X, z, w = model.sample(30, 20, rng=3)
-    a = gibbs_labels(model, X, n_samples=100, n_chains=4, rng=5)
-    b = gibbs_labels(model, X, n_samples=100, n_chains=4, rng=5)
-    assert a.rows.dtype == np.uint8 and a.cols.dtype == np.uint8
-    assert a.rows.tobytes() == b.rows.tobytes() and a.cols.tobytes() == b.cols.tobytes()
-    c = gibbs_labels(model, X, n_samples=100, n_chains=4, rng=6)
-    assert c.rows.tobytes() != a.rows.tobytes()
-
-
-def test_gibbs_uneven_chains_and_thinning():
-    model = TINY_MODELS["gaussian"]
-    X, z, w = model.sample(12, 9, rng=3)
-    samples = gibbs_labels(model, X, n_samples=10, n_chains=3, thin=2, burn_in=0, init=(z, w), rng=0)
-    assert samples.chain_lengths.tolist() == [4, 3, 3]
-    assert samples.rows.shape == (10, 12)
-    assert samples.cols.shape == (10, 9)
-
-
 def test_gibbs_chain_started_at_truth_is_stationary():
     """A chain started at the generating labels is an exact posterior draw: with no
     burn-in its risk agrees with a long burned-in run."""
@@ -157,107 +114,3 @@ def test_gibbs_chain_started_at_truth_is_stationary():
     samples = gibbs_labels(model, X, n_samples=30_000, n_chains=2, init=(z, w), burn_in=0, rng=3)
     estimate = samples.risk(result.rows, result.cols)
     assert abs(estimate.risk - exact["risk"]) <= max(0.02, 4 * estimate.mcse)
-
-
-def test_map_reproducible_and_x_only():
-    model = TINY_MODELS["gaussian"]
-    X, z, w = model.sample(40, 30, rng=8)
-    a = map_labels(model, X, rng=1)
-    b = map_labels(model, X, rng=1)
-    assert np.array_equal(a.rows, b.rows) and np.array_equal(a.cols, b.cols)
-    assert a.n_starts == 12  # 10 random + 2 entrywise-marginal starts
-    with_truth = map_labels(model, X, init=(z, w), rng=1)
-    assert with_truth.n_starts == 13
-    only_truth = map_labels(model, X, init=(z, w), n_init=0)
-    assert only_truth.n_starts == 1 and only_truth.converged
-
-
-@pytest.mark.parametrize(
-    "kwargs, match",
-    [
-        ({"n_samples": 0}, "n_samples"),
-        ({"n_chains": 0}, "n_chains"),
-        ({"n_samples": 3, "n_chains": 4}, "n_chains"),
-        ({"burn_in": -1}, "burn_in"),
-        ({"thin": 0}, "thin"),
-        ({"init": "bogus"}, "init"),
-        ({"init": (np.zeros(5, int), np.zeros(5, int))}, r"init\[0\]\[0\]"),
-    ],
-)
-def test_gibbs_bad_arguments(kwargs, match):
-    model = TINY_MODELS["gaussian"]
-    X, _, _ = model.sample(6, 5, rng=0)
-    with pytest.raises((ValueError, TypeError), match=match):
-        gibbs_labels(model, X, **kwargs)
-
-
-def test_map_bad_arguments():
-    model = TINY_MODELS["bernoulli"]
-    X, z, w = model.sample(6, 5, rng=0)
-    with pytest.raises(ValueError, match="n_init"):
-        map_labels(model, X, n_init=0)
-    with pytest.raises(ValueError, match=r"init\[1\]"):
-        map_labels(model, X, init=(z, np.full(5, 7)))
-    with pytest.raises(ValueError, match="X must hold 0/1"):
-        map_labels(model, X * 2)
-
-
-@pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli", "categorical"])
-def test_incremental_map_equals_full_recompute(kind, monkeypatch):
-    """Algorithm 1 with block sums updated for the changed labels reaches the same
-    labels, iteration counts and likelihoods as with full products at every step."""
-    from lbm_bench.inference import code_sums as _codes
-    from lbm_bench.inference import dense_sums as _dense
-    from lbm_bench.inference import engine as _engine
-    from lbm_bench.inference.classifier import alternate, initial_column_labels
-    from lbm_bench.models.design import random_model
-
-    monkeypatch.setattr(_dense, "MIN_FULL_WORK", 0)  # small tables: force the index route
-    monkeypatch.setattr(_codes, "CODE_MIN_FULL_WORK", 0)
-    monkeypatch.setattr(_codes, "CODE_MIN_TABLE_BYTES", 0)  # categorical: the code storage
-    routes = []
-    update = _engine.BlockSums.update
-    monkeypatch.setattr(
-        _engine.BlockSums, "update", lambda self, labels: routes.append(update(self, labels)) or routes[-1]
-    )
-    model = random_model(kind, 3, 3, scale=0.7, rng=1, **({"categories": 5} if kind == "categorical" else {}))
-    tables = np.stack([model.sample(200, 150, rng=s)[0] for s in range(4)])
-    sweeper = _engine.Sweeper(model, tables)
-    w0 = initial_column_labels(sweeper, 10, np.random.default_rng(2))
-    full = alternate(sweeper, w0, incremental=False)
-    assert set(routes) == {"full"}
-    routes.clear()
-    fast = alternate(sweeper, w0)
-    for a, b in zip(full, fast, strict=True):
-        assert np.array_equal(a, b)
-    assert routes.count("index") >= 2, routes  # the index updates were exercised
-
-
-def test_map_starts_one_stream_per_table():
-    """Starts drawn with one Generator per table do not depend on the other tables."""
-    from lbm_bench.inference.classifier import initial_column_labels
-    from lbm_bench.inference.engine import Sweeper
-
-    model = TINY_MODELS["bernoulli"]
-    tables = np.stack([model.sample(20, 15, rng=s)[0] for s in range(3)])
-    together = initial_column_labels(
-        Sweeper(model, tables), 4, [np.random.default_rng(s) for s in range(3)]
-    )
-    for b in range(3):
-        alone = initial_column_labels(Sweeper(model, tables[b : b + 1]), 4, np.random.default_rng(b))
-        assert np.array_equal(together[b], alone[0])
-    with pytest.raises(ValueError, match="3 Generators"):
-        initial_column_labels(Sweeper(model, tables), 4, [np.random.default_rng(0)])
-    # the entrywise scores are the sums of log-mixtures they claim to be
-    from scipy.special import logsumexp
-
-    X = tables[0]
-    rows, cols = Sweeper(model, X[None]).entrywise_scores()
-    # log-densities up to the base measure (the same for every class): eta . T(x) - A
-    stats, eta, A = model.sufficient_statistics(X), model.natural_parameters, model.log_partition
-    dens = np.einsum("pij,pkl->klij", stats, eta) - A[:, :, None, None]  # (g, m, n, d)
-    log_pi, log_rho = np.log(model.row_proportions), np.log(model.col_proportions)
-    expected_rows = logsumexp(dens + log_rho[None, :, None, None], axis=1).sum(-1).T + log_pi
-    expected_cols = logsumexp(dens + log_pi[:, None, None, None], axis=0).sum(-2).T + log_rho
-    np.testing.assert_allclose(rows[0], expected_rows, rtol=1e-5)
-    np.testing.assert_allclose(cols[0], expected_cols, rtol=1e-5)

@@ -1,12 +1,10 @@
-"""Missing entries in the models: the mechanisms' design, masks drawn from noise, the
-and the table-data adapter's conventions."""
+"""Missing entries in the models (lbm_bench.models.missing): the mechanisms' design and masks drawn
+from noise (the table-data adapter's conventions: tests/models/test_data.py)."""
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from lbm_bench import GaussianLBM, random_design
-from lbm_bench.models import TableData
 from lbm_bench.models.missing import (
     MaskNoise,
     MissingDesign,
@@ -96,29 +94,3 @@ def test_mask_table_zeroes_missing_entries_without_signed_zeros():
 def test_unreachable_risk_bound():
     assert unreachable_risk(0.5, 100, 10, [0.5, 0.5], [0.6, 0.4]) == pytest.approx(0.5**10 * 0.5)
     assert unreachable_risk(0.9, 5, 40, [0.5, 0.5], [0.7, 0.3]) == pytest.approx(0.9**5 * 0.3)
-
-
-def test_table_data_conventions_and_conversions():
-    X = np.array([[1.0, np.nan, 3.0], [np.nan, 5.0, 6.0]])
-    data = TableData.incomplete(X)
-    assert data.n_missing == 2 and data.missing_fraction == pytest.approx(1 / 3)
-    np.testing.assert_array_equal(data.with_nan(), X)
-    np.testing.assert_array_equal(data.missing_row_counts(), [1, 1])
-    np.testing.assert_array_equal(data.missing_col_counts(), [1, 1, 0])
-    flipped = data.transposed()
-    np.testing.assert_array_equal(flipped.observed, data.observed.T)
-    left = sp.csr_array(np.ones((1, 2)))
-    right = sp.csr_array(np.eye(3))
-    np.testing.assert_array_equal(data.observed_counts(left, right), [[1, 1, 2]])
-    masked = data.masked()
-    assert masked.mask.tolist() == [[False, True, False], [True, False, False]]
-    assert TableData.of(masked).n_missing == 2  # a masked array is read by the plain adapter too
-    sparse = TableData.incomplete(sp.csr_array(X))
-    assert sparse.is_sparse and sparse.n_missing == 2 and sparse.table.nnz == 4
-    np.testing.assert_array_equal(sparse.with_nan().toarray(), X)
-    np.testing.assert_array_equal(sparse.observed_counts(left, right), [[1, 1, 2]])
-    np.testing.assert_array_equal(sparse.transposed().missing.toarray(), np.isnan(X).T)
-    complete = TableData.incomplete(np.ones((2, 2)))
-    assert not complete.has_missing and complete.n_missing == 0
-    explicit = TableData.incomplete(np.arange(4).reshape(2, 2), [[1, 0], [1, 1]])
-    assert explicit.table.tolist() == [[0, 0], [2, 3]] and explicit.n_missing == 1

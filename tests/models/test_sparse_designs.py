@@ -1,12 +1,12 @@
-"""Sparse designs (density, effects), sparse noise and sparse tables of the models layer."""
+"""Sparse designs (density, effects) and sparse tables of the models layer (the noise they are drawn
+from: tests/models/test_sparse_noise.py)."""
 
 import numpy as np
 import pytest
-from scipy import sparse, stats
+from scipy import sparse
 
 from lbm_bench.models import BernoulliLBM, GaussianLBM, PoissonLBM
 from lbm_bench.models.design import random_design
-from lbm_bench.models.sparse_noise import SparseNoise, poisson_from_survival
 
 
 def _expected_density(model, n_rows=None, n_cols=None):
@@ -64,54 +64,6 @@ def test_effects_spread_controls_the_effects():
     wide = random_design("poisson", 2, 2, effects=(2000, 50), effects_spread=1.0, rng=0)
     assert np.std(np.log(narrow.row_effects)) == pytest.approx(0.1, rel=0.1)
     assert np.std(np.log(wide.row_effects)) == pytest.approx(1.0, rel=0.1)
-
-
-# -- sparse noise -------------------------------------------------------------------------
-def test_noise_does_not_depend_on_the_order_of_levels():
-    weights = np.exp(np.random.default_rng(0).normal(0, 0.5, 300)), np.exp(np.random.default_rng(1).normal(0, 0.5, 200))
-    for row_w, col_w in [(None, None), weights]:
-        first = SparseNoise(300, 200, row_w, col_w, rng=np.random.default_rng(7))
-        first.entries(0.01)
-        first.entries(0.3)
-        second = SparseNoise(300, 200, row_w, col_w, rng=np.random.default_rng(7))
-        second.entries(0.3)
-        assert np.array_equal(first.positions, second.positions)
-        assert np.array_equal(first.uniforms, second.uniforms)
-        assert np.all(np.diff(first.positions) > 0)
-
-
-@pytest.mark.parametrize("effects", [False, True])
-def test_noise_keeps_exactly_the_small_uniforms(effects):
-    """Kept entries: every uniform below T_ij(level) is kept, each entry independently with
-    probability T_ij(level), and kept uniforms are uniform below their threshold."""
-    n, d, level = 400, 300, 0.05
-    rng = np.random.default_rng(3)
-    a = np.exp(rng.normal(0, 0.5, n)) if effects else None
-    b = np.exp(rng.normal(0, 0.5, d)) if effects else None
-    noise = SparseNoise(n, d, a, b, rng=rng)
-    positions, uniforms = noise.entries(level)
-    rows, cols = np.divmod(positions, d)
-    exposure = np.ones(positions.size) if a is None else a[rows] * b[cols]
-    threshold = -np.expm1(-exposure * level)
-    below = uniforms < threshold
-    all_thresholds = -np.expm1(-(np.ones((n, d)) if a is None else np.outer(a, b)) * level)
-    expected = all_thresholds.sum()
-    assert abs(below.sum() - expected) < 4 * np.sqrt(expected)
-    # uniforms below their threshold, rescaled, are uniform (Kolmogorov-Smirnov, alpha = 1e-3)
-    assert stats.kstest(uniforms[below] / threshold[below], "uniform").pvalue > 1e-3
-
-
-def test_poisson_from_survival_is_poisson():
-    rng = np.random.default_rng(4)
-    for rate in (0.01, 0.7, 5.0, 60.0):
-        u = rng.random(200_000)
-        counts = poisson_from_survival(u, np.full(u.size, rate))
-        assert np.array_equal(counts > 0, u < -np.expm1(-rate))
-        values, observed = np.unique(counts, return_counts=True)
-        probs = stats.poisson.pmf(values, rate)
-        big = probs * u.size > 20
-        chi2 = np.sum((observed[big] - probs[big] * u.size) ** 2 / (probs[big] * u.size))
-        assert stats.chi2.sf(chi2, max(1, big.sum() - 1)) > 1e-4
 
 
 # -- sparse tables ------------------------------------------------------------------------
@@ -175,10 +127,3 @@ def test_check_table_on_sparse_input():
     gaussian = GaussianLBM([0.5, 0.5], [0.5, 0.5], [[0, 1], [1, 0]], [[1, 1], [1, 1]])
     with pytest.raises(TypeError, match="sparse"):
         gaussian.check_table(sparse.csr_array(np.eye(3)))
-
-
-def test_sparse_noise_refuses_levels_it_cannot_hold():
-    model = PoissonLBM([0.5, 0.5], [0.5, 0.5], [[1.0, 5000.0], [3.0, 4.0]], sparse=True)
-    noise = model.draw_noise(10, 10, rng=np.random.default_rng(0))
-    with pytest.raises(ValueError, match="dense table"):
-        model.table_from_noise(noise, np.zeros(10, dtype=np.int64), np.ones(10, dtype=np.int64))

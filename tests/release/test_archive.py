@@ -1,4 +1,4 @@
-"""The archive of a release (build --archive)."""
+"""The archive of a release (lbm_bench.release.archive, build --archive)."""
 
 import tarfile
 import time

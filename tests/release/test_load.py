@@ -1,4 +1,4 @@
-"""Loading a release: the manifest and a table by id."""
+"""Loading a release (lbm_bench.release.load): the manifest and a table by id."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The manifest (one entry per table, certified risks) and SHA256SUMS."""
+"""The manifest (lbm_bench.release.manifest: one entry per table, certified risks) and SHA256SUMS."""
 
 import shutil
 import subprocess

@@ -1,4 +1,4 @@
-"""Seed derivation: the seeds of a release are pinned (a change would change every
+"""Seed derivation (lbm_bench.release.seeds): the seeds of a release are pinned (a change would change every
 release's bytes) and depend on the identity only."""
 
 from lbm_bench.release import derive_seed, read_spec

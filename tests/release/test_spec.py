@@ -1,4 +1,4 @@
-"""Release specs: the committed specs, grid expansion, identity-derived seeds, and
+"""Release specs (lbm_bench.release.spec): the committed specs, grid expansion, identity-derived seeds, and
 errors that name the offending key."""
 
 import pytest

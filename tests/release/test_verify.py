@@ -1,4 +1,4 @@
-"""Verification of a release: corrupted, missing and mismatched files are reported."""
+"""Verification of a release (lbm_bench.release.verify): corrupted, missing and mismatched files are reported."""
 
 import json
 import shutil

@@ -1,82 +1,115 @@
-"""The benchmark harness (lbm_bench.scoring.benchmark) and ``lbm-bench benchmark``: plugged-in
-algorithms from the current directory or a path, the summary's wording, the plot's axes,
-and a run whose every fit fails."""
+"""The registry of the benchmark's tracks (lbm_bench.scoring.benchmark): every track is an object the
+package reads, run_benchmark dispatches on it, and the command line takes its choices and options
+from it (issue 32, item 5)."""
 
 import csv
-import os
-import subprocess
-import sys
+import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from lbm_bench.scoring.benchmark import run_benchmark, summarise
-
-USER_ALGORITHM = """
-import numpy as np
-
-def fit(X, n_row_clusters, n_col_clusters, *, rng):
-    return np.arange(X.shape[0]) % n_row_clusters, np.arange(X.shape[1]) % n_col_clusters
-
-def broken(X, n_row_clusters, n_col_clusters, *, rng):
-    raise RuntimeError("my algorithm failed")
-"""
+from lbm_bench import cli
+from lbm_bench._records import Record, count, setting
+from lbm_bench.algorithms import registry as algorithm_registry
+from lbm_bench.scoring import benchmark
+from lbm_bench.scoring.harness import Track
 
 
-
-def _cli(cwd, *args):
-    """Run the ``lbm-bench`` entry point as a user would: unlike ``python -m``, it does not
-    put the current directory on sys.path."""
-    script = Path(sys.executable).with_name("lbm-bench")
-    if not script.is_file():
-        pytest.skip(f"no lbm-bench entry point next to {sys.executable}")
-    return subprocess.run([str(script), *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
-
-
-@pytest.mark.parametrize("spec", ["myalgo:fit", "./myalgo.py:fit"])
-def test_an_algorithm_of_the_current_directory_runs_and_says_its_file(release, tmp_path, spec):
-    """``--algorithm myalgo:fit`` for ./myalgo.py needs no PYTHONPATH, and so does its path;
-    the command says which file it loaded (issue 27, item 3)."""
-    (tmp_path / "myalgo.py").write_text(USER_ALGORITHM)
-    done = _cli(tmp_path, "benchmark", release, "--algorithm", spec, "--out", "results")
-    assert done.returncode == 0, done.stderr
-    assert done.stderr.strip() == f"algorithm {spec}: fit from {(tmp_path / 'myalgo.py').resolve()}"
-    assert "5 rows, 0 failed" in done.stdout
-    with open(tmp_path / "results" / "results.csv", newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    assert len(rows) == 5 and {r["algorithm"] for r in rows} == {spec} and not any(r["error"] for r in rows)
-    assert all(not p.name.startswith(".") for p in (tmp_path / "results" / "runs").iterdir())
+def test_every_track_has_its_algorithms_contract():
+    assert benchmark.track_names() == tuple(algorithm_registry.CONTRACTS) == ("known-clusters", "unknown-clusters")
+    for name, track in benchmark.TRACKS.items():
+        assert track.name == name and track.contract is algorithm_registry.CONTRACTS[name]
+        assert track.signature.startswith("fit(X, ") and track.signature.endswith(", *, rng)")
+        assert issubclass(track.options, Record)
+    assert benchmark.DEFAULT_TRACK == "known-clusters"
+    assert benchmark.get_track("unknown-clusters").options.names() == ("max_clusters",)
+    assert benchmark.get_track("known-clusters").options.names() == ()
+    with pytest.raises(ValueError, match="track must be one of 'known-clusters', 'unknown-clusters', got 'unknown-c"):
+        benchmark.get_track("unknown-cluster")
 
 
-def test_every_run_failed_prints_one_line_and_no_matplotlib_warning(release, tmp_path):
-    """With -q and every run failed: one line on stderr saying so (no legend warning from
-    matplotlib), exit status 1, and no picture (issue 27, item 4)."""
-    pytest.importorskip("matplotlib")
-    (tmp_path / "myalgo.py").write_text(USER_ALGORITHM)
-    done = _cli(tmp_path, "benchmark", release, "--algorithm", "./myalgo.py:broken", "--out", "results", "-q")
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.strip().splitlines() == [
-        f"5 of 5 run(s) failed (column error of {'results/results.csv'}); first: ./myalgo.py:broken on "
-        "bernoulli-30x20-2x2-r0.1-01: RuntimeError: my algorithm failed"
-    ]
-    assert not (tmp_path / "results" / "excess_risk.png").exists()
+def test_options_are_the_tracks(release, tmp_path):
+    """An option is checked by the track that declares it, defaults filled in; another track's is
+    refused saying whose it is, before anything is written."""
+    unknown = benchmark.get_track("unknown-clusters")
+    assert unknown.option_values({}) == {"max_clusters": (8, 8)}
+    assert unknown.option_values({"max_clusters": [3, 4]}) == {"max_clusters": (3, 4)}
+    assert unknown.option_values({"max_clusters": None}) == {"max_clusters": (8, 8)}
+    with pytest.raises(ValueError, match=r"max_clusters\[0\]"):
+        unknown.option_values({"max_clusters": (0, 4)})
+    with pytest.raises(ValueError, match="the unknown-clusters track has no option colour"):
+        unknown.option_values({"colour": 1})
+    with pytest.raises(ValueError, match="unknown option|has no option colour"):
+        benchmark.run_benchmark(release, ["cem"], tmp_path / "x", colour=1)
+    with pytest.raises(ValueError, match=r"max_clusters is an option of the unknown-clusters track"):
+        benchmark.run_benchmark(release, ["cem"], tmp_path / "x", max_clusters=(3, 3))
+    assert not (tmp_path / "x").exists()
 
 
-def test_summary_wording_and_plot_axes(release, tmp_path):
-    """The summary says what each excess is over, in whole sentences; the plot's axes say
-    "floor", which is what they plot (issue 27, item 4)."""
-    pytest.importorskip("matplotlib")
-    from lbm_bench.scoring.harness import excess_figure as _excess_figure
+# -- a track of the test's own: the registry is what run_benchmark and the CLI read ----------------
 
-    rows = run_benchmark(release, ["double-kmeans"], tmp_path / "results")
-    text = summarise(rows)
-    assert "Excess over MAP = the same risk minus the risk of the table's X-only MAP labels" in text
-    assert "= minus" not in text
-    assert (tmp_path / "results" / "excess_risk.png").is_file()
-    (ax,) = _excess_figure([r for r in rows if not r["error"]]).axes
-    assert ax.get_xlabel() == "floor of the table (cross-fitted risk of its Bayes labels)"
-    assert ax.get_ylabel() == "excess risk over the floor"
-    assert "MAP" not in ax.get_xlabel() + ax.get_ylabel()
-    xs = sorted(float(x) for x in ax.collections[0].get_offsets()[:, 0])
-    assert xs == sorted(r["bayes_risk"] for r in rows)
+
+def _toy_fit(X, n_levels, *, rng):
+    return np.zeros(X.shape[0], int), np.zeros(X.shape[1], int)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ToyOptions(Record):
+    levels: int = setting(2, count(1), "--levels", "how many levels the toy asks for", metavar="N", parse=int)
+
+
+def _toy_run(release_dir, algorithms, out_dir, *, n_jobs, seed, progress, levels):
+    rows = [{"algorithm": name, "levels": levels, "seed": seed, "error": ""} for name in algorithms]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.md").write_text(f"toy: {len(rows)} runs at {levels} levels\n", encoding="utf-8")
+    with open(out / "results.csv", "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["algorithm", "levels"], extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return rows
+
+
+@pytest.fixture()
+def toy_track(monkeypatch):
+    contract = algorithm_registry.Contract("toy-levels", "fit(X, n_levels, *, rng)", {"toy": _toy_fit})
+    track = Track(contract=contract, description="the toy is told a number of levels", run=_toy_run,
+                  columns=lambda rows: ["algorithm", "levels"], summarise=lambda rows: "toy", options=_ToyOptions)
+    monkeypatch.setitem(algorithm_registry.CONTRACTS, contract.track, contract)
+    monkeypatch.setitem(benchmark.TRACKS, track.name, track)
+    return track
+
+
+def test_run_benchmark_dispatches_on_the_registry(toy_track, tmp_path):
+    rows = benchmark.run_benchmark(tmp_path / "release", ["toy"], tmp_path / "out", track="toy-levels", levels=3,
+                                   seed=4)
+    assert rows == [{"algorithm": "toy", "levels": 3, "seed": 4, "error": ""}]
+    assert benchmark.run_benchmark(tmp_path / "release", ["toy"], tmp_path / "out", track="toy-levels")[0][
+        "levels"] == 2
+    with pytest.raises(ValueError, match="levels is an option of the toy-levels track"):
+        benchmark.run_benchmark(tmp_path / "release", ["cem"], tmp_path / "out", levels=3)
+
+
+def test_the_command_line_reads_the_registry(toy_track, tmp_path, capsys, monkeypatch):
+    """A registered track is a --track choice, its options are flags (help and default from the
+    option's field), parsed and refused on another track without a line of the CLI naming them."""
+    monkeypatch.setenv("COLUMNS", "1000")  # argparse's help on one line per option
+    text = cli.build_parser().parse_args(["benchmark", "r", "--algorithm", "a", "--out", "o"])
+    assert text.track == "known-clusters" and text.levels is None and text.max_clusters is None
+    usage = " ".join(cli.build_parser()._subparsers._group_actions[0].choices["benchmark"].format_help().split())
+    assert "toy-levels (the toy is told a number of levels)" in usage
+    assert "--levels N with --track toy-levels: how many levels the toy asks for (default 2)" in usage
+    assert "toy-levels: toy" in usage  # its built-ins
+    status = cli.main(["benchmark", str(tmp_path), "--track", "toy-levels", "--algorithm", "toy", "--levels", "5",
+                       "--out", str(tmp_path / "out")])
+    assert status == 0 and "toy: 1 runs at 5 levels" in capsys.readouterr().out
+    assert cli.main(["benchmark", str(tmp_path), "--algorithm", "cem", "--levels", "5", "--out",
+                     str(tmp_path / "known")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "lbm-bench benchmark: error: --levels goes with --track toy-levels (on the known-clusters track every "
+        "algorithm is told the table's numbers of clusters)")
+    assert cli.main(["benchmark", str(tmp_path), "--track", "toy-levels", "--algorithm", "toy", "--levels", "x",
+                     "--out", str(tmp_path / "out")]) == 2
+    assert "--levels invalid literal for int()" in capsys.readouterr().err
+    assert not (tmp_path / "known").exists()

@@ -12,8 +12,9 @@ import sys
 import pytest
 
 from lbm_bench.scoring import identifiability as identifiability_module
-from lbm_bench.scoring.benchmark import RESULT_COLUMNS, run_benchmark
-from lbm_bench.scoring.unknown_clusters import SELECTION_COLUMNS, run_selection_track
+from lbm_bench.scoring.benchmark import run_benchmark
+from lbm_bench.scoring.harness import RESULT_COLUMNS
+from lbm_bench.scoring.unknown_clusters import UNKNOWN_CLUSTERS_COLUMNS, run_unknown_clusters
 
 ALGORITHMS = """
 import numpy as np
@@ -54,11 +55,11 @@ def _rows(path):
 
 def test_the_track_scores_counts_and_caches_identifiability(release, algorithms, tmp_path, monkeypatch):
     out = tmp_path / "results"
-    rows = run_selection_track(release, ["cem-icl", "trackalgos:two", "trackalgos:one"], out,
+    rows = run_unknown_clusters(release, ["cem-icl", "trackalgos:two", "trackalgos:one"], out,
                                max_clusters=(4, 4))
     assert len(rows) == 15 and not any(r["error"] for r in rows)
     written = _rows(out / "results.csv")
-    assert list(written[0]) == SELECTION_COLUMNS
+    assert list(written[0]) == UNKNOWN_CLUSTERS_COLUMNS
     by = {(r["algorithm"], r["table"]): r for r in written}
     for r in written:
         true = (int(r["n_row_clusters"]), int(r["n_col_clusters"]))
@@ -90,10 +91,10 @@ def test_the_track_scores_counts_and_caches_identifiability(release, algorithms,
         raise AssertionError("the identifiability was computed again")
 
     monkeypatch.setattr(identifiability_module, "identifiability", refuse)
-    again = run_selection_track(release, ["cem-icl", "trackalgos:two", "trackalgos:one"], out, max_clusters=(4, 4))
+    again = run_unknown_clusters(release, ["cem-icl", "trackalgos:two", "trackalgos:one"], out, max_clusters=(4, 4))
     assert again == rows  # every run and every identifiability read back
     with pytest.raises(AssertionError, match="computed again"):  # other bounds: another question
-        run_selection_track(release, ["trackalgos:two"], out, max_clusters=(3, 3))
+        run_unknown_clusters(release, ["trackalgos:two"], out, max_clusters=(3, 3))
 
 
 @pytest.mark.parametrize("name, message", [
@@ -104,13 +105,13 @@ def test_the_track_scores_counts_and_caches_identifiability(release, algorithms,
 def test_a_broken_contract_stops_the_run_and_leaves_nothing(release, algorithms, tmp_path, name, message):
     out = tmp_path / "new"
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        run_selection_track(release, [name], out, max_clusters=(4, 4))
+        run_unknown_clusters(release, [name], out, max_clusters=(4, 4))
     assert not out.exists()
     kept = tmp_path / "kept"  # a results folder of an earlier run keeps its files, and only them
-    run_selection_track(release, ["trackalgos:two"], kept, max_clusters=(4, 4))
+    run_unknown_clusters(release, ["trackalgos:two"], kept, max_clusters=(4, 4))
     before = sorted(p.relative_to(kept) for p in kept.rglob("*"))
     with pytest.raises(ValueError, match="an algorithm returns one label per row|more than the 4 allowed"):
-        run_selection_track(release, ["trackalgos:two", name], kept, max_clusters=(4, 4))
+        run_unknown_clusters(release, ["trackalgos:two", name], kept, max_clusters=(4, 4))
     assert sorted(p.relative_to(kept) for p in kept.rglob("*")) == before
 
 

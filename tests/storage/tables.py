@@ -49,6 +49,7 @@ from lbm_bench.storage import (
     load_table,
     save_table,
 )
+from lbm_bench.storage.sources import Layout
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "format.md"
@@ -232,6 +233,22 @@ def wide_table() -> Table:
     rejection = RejectionRecord(1, 0, 1.0, 0.1, np.array([risk.risk]), None)
     return Table(X, model, design, 2.0, z, w, z, w, gibbs, risk, 0.2, 2**62, calibration, rejection, {})
 
+
+
+def layout_of(path: Path) -> Layout:
+    """Every attribute and dataset of a table file, in memory (what the writer's checks read)."""
+    layout = Layout()
+    with h5py.File(path, "r") as f:
+        layout.attrs[""] = dict(f.attrs)
+
+        def visit(name: str, obj: Any) -> None:
+            if isinstance(obj, h5py.Group):
+                layout.attrs[name] = dict(obj.attrs)
+            else:
+                layout.datasets[name] = obj[()]
+
+        f.visititems(visit)
+    return layout
 
 
 def copy_of(path: Path, tmp_path: Path, name: str = "copy.h5") -> Path:

@@ -1,4 +1,5 @@
-"""AnnData files: X read with h5py after the on-disk specification, checked against anndata itself.
+"""AnnData files (lbm_bench.storage.anndata_files): X read with h5py after the on-disk
+specification, checked against anndata itself.
 
 anndata (in the test extra) writes the files of the first tests and reads back the files
 these tests write by hand with h5py from the specification (dense X, csr_matrix and

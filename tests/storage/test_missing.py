@@ -1,4 +1,5 @@
-"""Files of tables with missing entries (format 1.3): layout, round trips, the mask's size, rejections."""
+"""Missing entries in files (lbm_bench.storage.missing, format 1.3): what a table with missing entries
+adds (missing_layout), its layout, round trips, the mask's size, and the reader's rejections."""
 
 from __future__ import annotations
 
@@ -199,3 +200,29 @@ def test_r_snippets_read_missing_entries_as_na(missing_files, tmp_path) -> None:
         _, n_na, *dims, total = line.split()
         assert int(n_na) == int(np.isnan(table.data).sum()) and [int(d) for d in dims] == list(table.shape)
         assert float(total) == pytest.approx(float(np.nansum(table.data)))
+
+
+def test_the_layout_a_table_with_missing_entries_adds(missing_tables) -> None:
+    """Plain arrays and attributes, no HDF5: the mask of a dense table, the CSR positions of a sparse
+    one's missing entries, the block mechanism's items; nothing for a complete table."""
+    from lbm_bench.storage.missing import BLOCK_ITEMS, missing_layout
+    from tests.storage.tables import make_table
+
+    dense = missing_tables["bernoulli-missing-block"]
+    datasets, attrs = missing_layout(dense, dense.table_data())
+    data = dense.table_data()
+    assert np.array_equal(datasets["observed"], data.observed_mask().astype(np.uint8))
+    assert attrs[""] == {"missing_rate": 0.3, "missing_mechanism": "block", "n_missing": data.n_missing}
+    assert {"params/missing_probs", "params/design/missing_pattern"} <= set(datasets)
+    assert attrs["params/design"] == {"missing_spread": dense.design.missing.spread}
+    assert set(BLOCK_ITEMS) == {"params/missing_probs", "params/design/missing_pattern",
+                                "params/design@missing_spread"}
+    sparse = missing_tables["bernoulli-sparse-missing"]
+    datasets, attrs = missing_layout(sparse, sparse.table_data())
+    positions = sp.csr_array((np.ones(datasets["missing/indices"].size), datasets["missing/indices"],
+                              datasets["missing/indptr"]), shape=sparse.shape)
+    assert np.array_equal(positions.toarray() == 1, np.isnan(sparse.data.toarray()))
+    assert "observed" not in datasets and "params/missing_probs" not in datasets  # the random mechanism
+    assert attrs["missing"]["encoding"] == "csr" and attrs["missing"]["shape"].tolist() == list(sparse.shape)
+    complete = make_table("gaussian")
+    assert missing_layout(complete, complete.table_data()) == ({}, {})

@@ -1,4 +1,4 @@
-"""The sparse storage strategy of the engine against the dense one, on the same tables."""
+"""The sparse storage of the engine (lbm_bench.inference.sparse_sums) against the dense one, on the same tables."""
 
 import numpy as np
 import pytest

@@ -1,0 +1,84 @@
+"""The first guess of the scale from the design alone (lbm_bench.protocol.separation): the blocks'
+symmetrised divergences against their closed forms, the predicted error and how it moves with the
+scale, the table's size and missing entries, the scale that meets a target, and the targets no scale
+can reach."""
+
+import numpy as np
+import pytest
+
+from lbm_bench import random_design
+from lbm_bench.protocol.separation import (
+    block_divergences,
+    check_target,
+    first_guess,
+    guessing_risk,
+    predicted_error,
+)
+
+
+def _kl_bernoulli(a, b):
+    return a * np.log(a / b) + (1 - a) * np.log((1 - a) / (1 - b))
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli"])
+def test_divergences_are_the_closed_forms(kind):
+    """From the exponential-family form on a fixed sample: within 3% of the largest divergence
+    of the closed form (equal-variance Gaussian delta^2 / 2 sigma^2, Poisson and Bernoulli KL)."""
+    design = random_design(kind, 3, 2, equal_dispersions=True, rng=0)
+    model = design.without_effects().model(1.5)
+    J = block_divergences(design, 1.5)
+    assert J.shape == (3, 2, 3, 2)
+    if kind == "gaussian":
+        a, b = model.means[:, :, None, None], model.means[None, None]
+        exact = (a - b) ** 2 / (2 * model.stds[:, :, None, None] ** 2)
+    elif kind == "poisson":
+        a, b = model.rates[:, :, None, None], model.rates[None, None]
+        exact = 0.5 * ((a * np.log(a / b) - a + b) + (b * np.log(b / a) - b + a))
+    else:
+        a, b = model.probs[:, :, None, None], model.probs[None, None]
+        exact = 0.5 * (_kl_bernoulli(a, b) + _kl_bernoulli(b, a))
+    assert np.max(np.abs(J - exact)) <= 0.03 * exact.max()
+    assert np.array_equal(J, J.transpose(2, 3, 0, 1)) and np.all(J >= 0)
+    assert np.all(np.einsum("klkl->kl", J) == 0)  # a block against itself
+    assert np.array_equal(J, block_divergences(design, 1.5))  # a fixed sample: the same numbers
+
+
+def test_the_predicted_error_falls_with_the_scale_and_the_size():
+    design = random_design("gaussian", 3, 2, equal_dispersions=True, rng=0)
+    errors = [predicted_error(design, 100, 80, scale) for scale in (0.3, 0.6, 1.2)]
+    assert errors[0] > errors[1] > errors[2] >= 0
+    assert errors[0] <= guessing_risk(design.row_proportions, design.col_proportions)
+    assert predicted_error(design, 50, 40, 0.6) > errors[1]  # fewer entries per row and column
+
+
+def test_missing_entries_count_as_fewer_entries():
+    """A row sees (1 - rate) of its entries: half of a 100x80 table informs as a 50x40 one."""
+    complete = random_design("gaussian", 3, 2, equal_dispersions=True, rng=0)
+    halved = random_design("gaussian", 3, 2, equal_dispersions=True, missing=0.5, rng=0)
+    assert np.array_equal(halved.pattern, complete.pattern)
+    assert predicted_error(halved, 100, 80, 0.6) == pytest.approx(predicted_error(complete, 50, 40, 0.6), rel=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli"])
+def test_the_first_guess_meets_the_target_and_slopes_down(kind):
+    design = random_design(kind, 3, 3, rng=1)
+    scale, slope = first_guess(design, 150, 120, 0.08)
+    assert predicted_error(design, 150, 120, scale) == pytest.approx(0.08, abs=2e-3)
+    assert slope < -0.1
+    smaller, _ = first_guess(design, 150, 120, 0.2)
+    assert smaller < scale  # an easier target needs less separation
+
+
+def test_guessing_risk():
+    assert guessing_risk(np.array([0.5, 0.5]), np.array([0.25, 0.75])) == pytest.approx(0.625)
+    assert guessing_risk(np.array([1.0]), np.array([1.0])) == 0.0
+
+
+def test_unreachable_targets_are_refused_in_words():
+    design = random_design("bernoulli", 2, 2, equal_proportions=True, rng=0)
+    check_target(0.1, design, 100, 80)  # reachable: no error
+    with pytest.raises(ValueError, match="guessing without the table already has risk 0.7500"):
+        check_target(0.8, design, 100, 80)
+    sparse_rows = random_design("bernoulli", 2, 2, equal_proportions=True, missing=0.9, rng=0)
+    with pytest.raises(ValueError, match="with 90% of the entries missing: rows or columns with no observed entry"):
+        check_target(0.1, sparse_rows, 100, 5)  # 0.9^5 of the rows see nothing

@@ -1,0 +1,68 @@
+"""The checks of a table's items (lbm_bench.storage.validate): the items of a file, held in memory,
+build the same Table as the file; each bad item is one line naming it, all of them are reported, and
+a source that is not a table of a supported version is fatal at once."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lbm_bench.storage import load_table
+from lbm_bench.storage.sources import MemorySource
+from lbm_bench.storage.validate import Fatal, one_line, read_table, read_version, summary
+from tests.storage.tables import assert_same, layout_of
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SAMPLES = ["table_v1.h5", "table_v1_1.h5", "table_v1_1_sparse.h5", "table_v1_2_categorical.h5",
+           "table_v1_3_missing_sparse.h5"]
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_the_items_in_memory_build_the_files_table(sample):
+    problems = []
+    table = read_table(MemorySource(layout_of(DATA / sample)), problems)
+    assert problems == []
+    assert_same(table, load_table(DATA / sample))
+
+
+def test_every_bad_item_is_one_line_naming_it():
+    layout = layout_of(DATA / "table_v1_1.h5")
+    layout.datasets["map/rows"] = layout.datasets["map/rows"][:-1]  # a label short
+    layout.datasets["gibbs/cols"] = layout.datasets["gibbs/cols"].astype(np.float64)
+    del layout.attrs["calibration"]["n_steps"]
+    problems = []
+    assert read_table(MemorySource(layout), problems) is None
+    assert any(p.startswith("dataset map/rows has shape (11,), expected (12,)") for p in problems), problems
+    assert any(p.startswith("dataset gibbs/cols has dtype float64, expected") for p in problems), problems
+    assert "attribute calibration@n_steps is missing" in problems
+    assert all("\n" not in p for p in problems)
+    assert summary(problems).startswith(problems[0]) and f"(and {len(problems) - 1} more problems)" in summary(problems)
+    assert summary(problems[:1]) == problems[0]
+
+
+def test_labels_outside_the_clusters_are_refused():
+    layout = layout_of(DATA / "table_v1_1.h5")
+    layout.datasets["truth/rows"] = layout.datasets["truth/rows"].copy()
+    layout.datasets["truth/rows"][0] = 7
+    problems = []
+    assert read_table(MemorySource(layout), problems) is None
+    assert "dataset truth/rows holds label 7, outside [0, 2)" in problems
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"format": "hdf5-thing"}, "not an lbm-bench-table file (@format is 'hdf5-thing')"),
+    ({"format_version": "one"}, "@format_version must look like MAJOR.MINOR, got 'one'"),
+    ({"format_version": "2.0"}, "format version 2.0 is newer than this reader (supports 1.x); upgrade lbm-bench"),
+    ({"format_version": "0.9"}, "format version 0.9 is not supported (this reader reads 1.x)"),
+])
+def test_a_source_that_is_not_a_table_is_fatal(change, message):
+    layout = layout_of(DATA / "table_v1_1.h5")
+    layout.attrs[""].update(change)
+    with pytest.raises(Fatal, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
+        read_table(MemorySource(layout), [])
+
+
+def test_versions_and_messages():
+    assert read_version(MemorySource(layout_of(DATA / "table_v1.h5"))) == (1, 0)
+    assert read_version(MemorySource(layout_of(DATA / "table_v1_3_missing_sparse.h5"))) == (1, 3)
+    assert one_line(ValueError("two\n  lines")) == "two lines" and one_line(KeyError()) == "KeyError"
