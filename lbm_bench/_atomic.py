@@ -1,21 +1,33 @@
 """Atomic file writes: write under a temporary name beside the destination, then give the
 complete file its final name in one step, so that an interrupted or failed write leaves
-nothing (partial or not) under the final name.
+nothing (partial or not) under the final name. The package's one writer of files: every
+file it writes (tables, release files, pictures, benchmark results) goes through here.
 
-:func:`temporary_path` names the temporary file, :func:`put_in_place` names the complete
-file (replacing an existing one only when asked, also against concurrent writers) and
-:func:`write_error` turns the operating system's error into one line that says what
-happened ("could not write big.h5: no space left on the device").
+:func:`atomic_path` is the whole write: a temporary name to write under, the final name
+given on success, the temporary name removed in every case; :func:`atomic_write_text`
+and :func:`atomic_write_bytes` write a string or bytes with it. Its pieces:
+:func:`temporary_path` names the temporary file (unique per call: pid and random bits),
+:func:`put_in_place` names the complete file (replacing an existing one only when asked,
+also against concurrent writers) and :func:`write_error` turns the operating system's
+error into one line that says what happened ("could not write big.h5: no space left on
+the device").
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["put_in_place", "temporary_path", "write_error"]
+__all__ = ["TEMPORARY_GLOB", "atomic_path", "atomic_write_bytes", "atomic_write_text", "put_in_place",
+           "temporary_path", "write_error"]
+
+#: What the temporary names of :func:`temporary_path` look like, as a glob: the leftovers of
+#: a killed run (``lbm-bench build`` removes them from a release folder before it builds).
+TEMPORARY_GLOB = ".*.tmp-*"
 
 #: errno values of ``os.link`` on a file system without hard links (FAT, some network and
 #: FUSE file systems): :func:`put_in_place` then checks and renames instead.
@@ -36,6 +48,47 @@ def temporary_path(path: Path) -> Path:
     share a temporary file; ``.*.tmp*`` finds the leftovers of a killed run.
     """
     return path.with_name(f".{path.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path, *, overwrite: bool = True) -> Iterator[Path]:
+    """A temporary name beside ``path`` to write the file under; on a clean exit the
+    complete file gets the name ``path`` (:func:`put_in_place`), and in every case,
+    errors and interrupts included, the temporary name is gone afterwards.
+
+    Raises
+    ------
+    FileExistsError
+        Without ``overwrite``, when ``path`` exists (nothing is left behind).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> with atomic_path(folder / "a.txt") as temporary:
+    ...     _ = temporary.write_text("complete")
+    >>> sorted(p.name for p in folder.iterdir()), (folder / "a.txt").read_text()
+    (['a.txt'], 'complete')
+    """
+    temporary = temporary_path(path)
+    try:
+        yield temporary
+        put_in_place(temporary, path, overwrite=overwrite)
+    finally:
+        with contextlib.suppress(OSError):  # never hide the error that brought us here
+            temporary.unlink(missing_ok=True)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically (:func:`atomic_path`), replacing a file there."""
+    with atomic_path(path) as temporary:
+        temporary.write_text(text, encoding="utf-8")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` as it is (no newline translation) to ``path`` atomically, replacing a file there."""
+    with atomic_path(path) as temporary:
+        temporary.write_bytes(data)
 
 
 def put_in_place(temporary: Path, path: Path, *, overwrite: bool) -> None:

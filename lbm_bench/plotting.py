@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench._atomic import put_in_place, temporary_path
+from lbm_bench._atomic import atomic_path
 from lbm_bench._validation import check_choice, describe_value
 from lbm_bench.models.data import TableData
 from lbm_bench.models.registry import get_family
@@ -390,14 +390,10 @@ def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100, overw
         raise ValueError(f"output directory {path.parent} does not exist")
     if not overwrite and os.path.lexists(path):
         raise FileExistsError(f"{path} exists (overwrite=True replaces it)")
-    tmp = temporary_path(path)
     try:
-        with matplotlib.rc_context({"svg.hashsalt": "lbm-bench", "pdf.compression": 6}):
-            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=metadata)
-        try:
-            put_in_place(tmp, path, overwrite=overwrite)
-        except FileExistsError:
-            raise FileExistsError(f"{path} exists (overwrite=True replaces it)") from None
-    finally:
-        tmp.unlink(missing_ok=True)
+        with atomic_path(path, overwrite=overwrite) as temporary:
+            with matplotlib.rc_context({"svg.hashsalt": "lbm-bench", "pdf.compression": 6}):
+                fig.savefig(temporary, format=fmt, dpi=dpi, metadata=metadata)
+    except FileExistsError:
+        raise FileExistsError(f"{path} exists (overwrite=True replaces it)") from None
     return path

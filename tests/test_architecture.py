@@ -24,6 +24,7 @@ LAYERS = {
     "_memory": 0,
     "_docstrings": 0,
     "_atomic": 0,
+    "_seeds": 0,
     "_portable": 0,
     "algorithms": 5,
     "plotting": 5,
@@ -51,16 +52,16 @@ def _room(module: str) -> str:
     return module.split(".")[0]
 
 
-def _imports(path: Path, *, top_level_only: bool) -> set[str]:
-    """The lbm_bench modules that ``path`` imports (dotted, without the package prefix).
+def _imports(path: Path) -> set[str]:
+    """The lbm_bench modules that ``path`` imports (dotted, without the package prefix), by
+    every import statement of the file: top-level or inside functions, classes and blocks.
 
     ``from lbm_bench.pkg import name`` counts as an import of ``pkg.name`` when that is a
     submodule, else of the package ``pkg`` itself (its ``__init__``).
     """
     tree = ast.parse(path.read_text())
-    nodes = tree.body if top_level_only else list(ast.walk(tree))
     found = set()
-    for node in nodes:
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level:
             raise AssertionError(f"{path}: relative import; the package uses absolute imports")
         if isinstance(node, ast.ImportFrom) and node.module and (
@@ -91,38 +92,65 @@ def test_every_room_has_a_layer():
 def test_no_upward_imports(module):
     layer = LAYERS[_room(module)]
     upward = sorted(
-        target for target in _imports(MODULES[module], top_level_only=False)
+        target for target in _imports(MODULES[module])
         if _room(target) in LAYERS and LAYERS[_room(target)] > layer
     )
     assert not upward, f"{module} (layer {layer}) imports from a higher layer: {upward}"
 
 
-def test_no_import_cycles():
-    graph = {m: set() for m in MODULES}
+def _import_graph() -> dict[str, set[str]]:
+    """Every module's imports of package modules: every import statement, at the top of the
+    module and inside functions, classes and ``if`` blocks alike (a function-level import is
+    still a dependency; it only hides it from a top-level reading)."""
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
     for module, path in MODULES.items():
-        for target in _imports(path, top_level_only=True):
+        for target in _imports(path):
             for name in (target, target + ".__init__"):
                 if name in graph and name != module:
                     graph[module].add(name)
                     break
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (a list of modules, the first repeated last), or None."""
     state: dict[str, int] = {}
     stack: list[str] = []
 
-    def visit(node: str) -> None:
+    def visit(node: str) -> list[str] | None:
         state[node] = 1
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycle = stack[stack.index(nxt):] + [nxt]
-                raise AssertionError("import cycle: " + " -> ".join(cycle))
-            if nxt not in state:
-                visit(nxt)
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
         stack.pop()
         state[node] = 2
+        return None
 
     for node in sorted(graph):
-        if node not in state and not node.endswith("__init__"):
-            visit(node)
+        if node not in state and not node.endswith("__init__") and (found := visit(node)):
+            return found
+    return None
+
+
+def test_no_import_cycles():
+    cycle = _cycle(_import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_test_reads_imports_inside_functions(tmp_path):
+    """A cycle closed by an import inside a function is found (the models.checks ->
+    models.registry -> families -> models.checks cycle of issue 32 was one)."""
+    top = tmp_path / "top.py"
+    top.write_text("from lbm_bench.models import checks\n")
+    inner = tmp_path / "inner.py"
+    inner.write_text("def f():\n    from lbm_bench.models.registry import get_family\n")
+    assert "models.checks" in _imports(top) and "models.registry" in _imports(inner)
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}
+    assert _cycle(graph) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) is None
 
 
 def test_modules_are_small():
@@ -356,7 +384,7 @@ def test_no_module_imports_another_modules_private_names():
 #: Modules whose name starts with an underscore but that are the package's shared helpers
 #: (layer 0): importing them is their purpose.
 PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version", "_atomic",
-                   "_portable"}
+                   "_portable", "_seeds"}
 
 
 SCRIPTS = PACKAGE.parent / "scripts"

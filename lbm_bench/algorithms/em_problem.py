@@ -26,8 +26,9 @@ import scipy.sparse as sp
 
 from lbm_bench.algorithms.inputs import imputed_table
 from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.checks import refuse_sparse
 from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
-from lbm_bench.models.registry import family_names, get_family
+from lbm_bench.models.registry import get_family, sparse_family_names
 
 __all__ = ["EMProblem", "MIN_MASS", "VARIANCE_FLOOR", "block_logits", "col_totals", "one_hot_codes",
            "proportions", "row_totals"]
@@ -61,12 +62,9 @@ class EMProblem:
         data = TableData.of(X)
         self.data = data
         self.sparse = data.is_sparse
-        if self.sparse and not family.can_be_sparse:
-            sparse_kinds = " or ".join(k for k in family_names() if get_family(k).can_be_sparse)
-            raise ValueError(
-                f"{method} fits a sparse table with {sparse_kinds} blocks only, got kind "
-                f"{kind!r}; densify it (X.toarray()) to fit {kind} blocks"
-            )
+        if not family.can_be_sparse:
+            refuse_sparse(data, f"{method} with {kind} blocks", remedy=f"densify it (X.toarray()) to fit {kind} blocks",
+                          reason=f"it fits a sparse table with {' or '.join(sparse_family_names())} blocks only")
         placeholder = family.placeholder(data.table)
         self._placeholder = placeholder
         self._row_base: np.ndarray | None = None

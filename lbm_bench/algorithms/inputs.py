@@ -39,7 +39,6 @@ __all__ = [
     "imputed_table",
     "infer_kind",
     "reject_missing",
-    "reject_sparse",
 ]
 
 
@@ -73,15 +72,6 @@ def _check_sparse_table(X: Any, name: str) -> sp.csr_array:
     if table.dtype.kind == "f" and not np.all(np.isfinite(table.data)):
         raise ValueError(f"{name} must be finite, got NaN or infinite values")
     return table
-
-
-def reject_sparse(X: Any, algorithm: str, reason: str) -> None:
-    """Refuse a scipy.sparse table in one line naming ``algorithm`` (ValueError)."""
-    if TableData.of(X).is_sparse:
-        raise ValueError(
-            f"{algorithm} does not accept sparse tables ({reason}); use cem, vem, double-kmeans "
-            "or sparsebm, or densify a small table with X.toarray()"
-        )
 
 
 def _check_cluster_counts(

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from lbm_bench._seeds import draw_seed
 from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count
 from lbm_bench.algorithms.criteria import Criterion, LabelSums
@@ -484,7 +485,7 @@ def select_lbm(
     n_init, jobs = check_count("n_init", n_init), check_count("jobs", jobs)
     kind = infer_kind(X) if kind is None else check_kind(kind)
     crit = Criterion(EMProblem(data.with_table(table), kind, method), criterion)
-    root = np.random.SeedSequence(int(rng.integers(2**63)))
+    root = np.random.SeedSequence(draw_seed(rng))
     with single_blas_thread():
         if jobs == 1:
             state = _Search(crit, method, bounds, jobs, None)

@@ -18,9 +18,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench.algorithms.inputs import check_incomplete_inputs, imputed_table, reject_sparse
+from lbm_bench.algorithms.inputs import check_incomplete_inputs, imputed_table
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 from lbm_bench.metrics.contingency_tables import compact_labels
+from lbm_bench.models.checks import refuse_sparse
 
 __all__ = ["spectral_biclustering", "spectral_coclustering"]
 
@@ -31,7 +32,8 @@ def _spectral_inputs(
     X: Any, n_row_clusters: Any, n_col_clusters: Any, algorithm: str
 ) -> tuple[Any, np.ndarray, int, int]:
     """Validated inputs of the spectral methods: (sklearn.cluster, data, g, m)."""
-    reject_sparse(X, algorithm, "empty rows and columns get a constant added to every entry, which densifies it")
+    refuse_sparse(X, algorithm, reason="empty rows and columns get a constant added to every entry, which densifies it",
+                  remedy="use cem, vem, double-kmeans or sparsebm, or densify a small table with X.toarray()")
     data, g, m = check_incomplete_inputs(X, n_row_clusters, n_col_clusters)
     table = imputed_table(data) if data.n_missing else data.table
     if min(table.shape) < 2:

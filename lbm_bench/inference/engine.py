@@ -49,7 +49,7 @@ route produced them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -62,10 +62,21 @@ from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.data import TableData
 from lbm_bench.models.observed import EntryFamily
 
-__all__ = ["RECOMPUTE_EVERY", "BlockSums", "Sweeper", "sample_categorical", "smallest_uint"]
+__all__ = ["RECOMPUTE_EVERY", "BlockSums", "Sweeper", "Uniforms", "sample_categorical", "smallest_uint"]
 
 #: Incremental block sums are recomputed in full after this many updates (one per sweep).
 RECOMPUTE_EVERY = 50
+
+
+class Uniforms(Protocol):
+    """A source of uniforms on [0, 1) for the label draws: a numpy Generator is one (one
+    stream for all tables and chains); :class:`~lbm_bench.inference.chains.TableStreams`
+    another (one stream per table)."""
+
+    def random(self, shape: tuple[int, ...]) -> np.ndarray:
+        """Uniforms on [0, 1) of ``shape`` (B, C, n_own)."""
+        ...
+
 
 class Sweeper:
     """Precomputed statistics of ``B`` tables for conditional label steps.
@@ -188,15 +199,16 @@ class Sweeper:
         value += self.log_row_prior[z].sum(-1) + self.log_col_prior[w].sum(-1)
         return value + self.base_measure[:, None] if base_measure else value
 
-    def sample_rows(self, sums: BlockSums, rng: np.random.Generator) -> np.ndarray:
-        """Draw z (B, C, n_rows), smallest unsigned dtype, given the row-step block sums."""
+    def sample_rows(self, sums: BlockSums, uniforms: Uniforms) -> np.ndarray:
+        """Draw z (B, C, n_rows), smallest unsigned dtype, given the row-step block sums,
+        from ``uniforms.random((B, C, n_rows))`` (a Generator, or another source)."""
         logits = self.rows.logits(sums.sums, sums.labels)
-        return sample_class_major(logits, rng.random(logits.shape[:2] + logits.shape[3:]))
+        return sample_class_major(logits, uniforms.random(logits.shape[:2] + logits.shape[3:]))
 
-    def sample_cols(self, sums: BlockSums, rng: np.random.Generator) -> np.ndarray:
+    def sample_cols(self, sums: BlockSums, uniforms: Uniforms) -> np.ndarray:
         """Draw w (B, C, n_cols), smallest unsigned dtype, given the column-step block sums."""
         logits = self.cols.logits(sums.sums, sums.labels)
-        return sample_class_major(logits, rng.random(logits.shape[:2] + logits.shape[3:]))
+        return sample_class_major(logits, uniforms.random(logits.shape[:2] + logits.shape[3:]))
 
 
 class BlockSums:

@@ -3,7 +3,9 @@
 Given the column labels, the row labels are independent categorical variables
 ``p(z_i | w, x_i)``; given the row labels, so are the column labels. A sweep
 draws all row labels, then all column labels. Many chains run at once: their
-block sums come out of one matrix product per sufficient statistic.
+block sums come out of one matrix product per sufficient statistic. The sweeps are the
+package's one sweep loop, :func:`lbm_bench.inference.chains.run_chains`, with every
+chain's uniforms from the one Generator ``rng``.
 
 Chain starts (``init``)
 -----------------------
@@ -48,8 +50,9 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_choice, check_count, check_labels
+from lbm_bench.inference.chains import run_chains
 from lbm_bench.inference.classifier import map_labels
-from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
+from lbm_bench.inference.engine import Sweeper
 from lbm_bench.metrics.mcmc import chain_diagnostics
 from lbm_bench.metrics.risk import set_item_losses
 from lbm_bench.models.base import LatentBlockModel
@@ -231,14 +234,13 @@ def gibbs_labels(
     if n_chains > n_samples:
         raise ValueError(f"n_chains must be <= n_samples ({n_samples}), got {n_chains}")
     check_choice("method", method, ("incremental", "full"))
-    z, w = _chain_starts(model, X, init, n_chains, rng)
+    _, w = _chain_starts(model, X, init, n_chains, rng)
     per_chain = -(-n_samples // n_chains)
     lengths = np.full(n_chains, n_samples // n_chains)
     lengths[: n_samples % n_chains] += 1
-    rows, cols = _run_chains(
-        Sweeper.for_table(model, X), z, w, burn_in, per_chain, thin, rng, method=method
-    )[:2]
-    rows, cols = rows.reshape(-1, X.shape[0]), cols.reshape(-1, X.shape[1])
+    run = run_chains(Sweeper.for_table(model, X), w, per_chain, rng, burn_in=burn_in, thin=thin,
+                     incremental=method == "incremental")
+    rows, cols = run.rows.reshape(-1, X.shape[0]), run.cols.reshape(-1, X.shape[1])
     if n_samples != n_chains * per_chain:  # drop the unused last set of the short chains
         keep = np.concatenate(
             [np.arange(c * per_chain, c * per_chain + n) for c, n in enumerate(lengths)]
@@ -246,42 +248,3 @@ def gibbs_labels(
         rows, cols = rows[keep], cols[keep]
     return GibbsSamples(rows=rows, cols=cols, chain_lengths=lengths, burn_in=burn_in, thin=thin)
 
-
-def _run_chains(
-    sweeper: Sweeper,
-    z: np.ndarray,
-    w: np.ndarray,
-    burn_in: int,
-    per_chain: int,
-    thin: int,
-    rng: np.random.Generator,
-    *,
-    method: str = "incremental",
-    **block_sums_options: Any,
-) -> tuple[np.ndarray, np.ndarray, BlockSums, BlockSums]:
-    """Run the chains of one table from labels ``z`` (1, C, n), ``w`` (1, C, d).
-
-    Returns the kept sets, rows (C, per_chain, n) and cols (C, per_chain, d)
-    in the smallest unsigned dtypes, and the two :class:`BlockSums` (their
-    counters tell which update routes were taken).
-    """
-    model = sweeper.model
-    row_dtype = smallest_uint(model.n_row_clusters)
-    col_dtype = smallest_uint(model.n_col_clusters)
-    n_chains = z.shape[1]
-    incremental = method == "incremental"
-    row_sums = BlockSums(sweeper, "rows", incremental=incremental, **block_sums_options)
-    col_sums = BlockSums(sweeper, "cols", incremental=incremental, **block_sums_options)
-    rows = np.empty((n_chains, per_chain, sweeper.n_rows), dtype=row_dtype)
-    cols = np.empty((n_chains, per_chain, sweeper.n_cols), dtype=col_dtype)
-    w = w.astype(col_dtype)
-    for sweep in range(burn_in + per_chain * thin):
-        row_sums.update(w)
-        z = sweeper.sample_rows(row_sums, rng)
-        col_sums.update(z)
-        w = sweeper.sample_cols(col_sums, rng)
-        kept, offset = divmod(sweep - burn_in + 1, thin)
-        if sweep >= burn_in and offset == 0:
-            rows[:, kept - 1] = z[0]
-            cols[:, kept - 1] = w[0]
-    return rows, cols, row_sums, col_sums

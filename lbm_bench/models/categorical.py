@@ -282,7 +282,8 @@ class CategoricalLBM(LatentBlockModel):
     @classmethod
     def _codes(cls, X: Any, name: str, categories: int) -> np.ndarray:
         """A dense 2-D uint8 array of codes ``0 .. categories - 1``; one-line errors otherwise."""
-        refuse_sparse(X, name, cls.kind)
+        refuse_sparse(X, f"a {cls.kind} model", reason=f"{name} is a scipy.sparse table",
+                      remedy=f"densify it with {name}.toarray()")
         array = np.asarray(X)
         if array.dtype.kind == "b":
             array = array.astype(np.uint8)

@@ -149,7 +149,8 @@ class GaussianLBM(LatentBlockModel):
         return -0.5 * math.log(2 * math.pi) * X.size
 
     def check_table(self, X: Any, name: str = "X") -> np.ndarray:
-        refuse_sparse(X, name, self.kind)
+        refuse_sparse(X, f"a {self.kind} model", reason=f"{name} is a scipy.sparse table",
+                      remedy=f"densify it with {name}.toarray()")
         return real_table(X, name)
 
     def draw_noise(self, n_rows: int, n_cols: int, *, rng: np.random.Generator) -> np.ndarray:

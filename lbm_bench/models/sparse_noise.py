@@ -36,6 +36,7 @@ import numpy as np
 from scipy import sparse as sp
 
 import lbm_bench._portable as portable
+from lbm_bench._seeds import child_seed, draw_seed
 
 __all__ = [
     "MAX_LEVEL",
@@ -104,7 +105,7 @@ class SparseNoise:
         self.shape = (int(n_rows), int(n_cols))
         self.row_weights = None if row_weights is None else np.asarray(row_weights, dtype=np.float64)
         self.col_weights = None if col_weights is None else np.asarray(col_weights, dtype=np.float64)
-        self.seed = int(rng.integers(2**63))
+        self.seed = draw_seed(rng)
         self.n_bands = 0
         self.positions = np.empty(0, dtype=np.int64)
         self.uniforms = np.empty(0, dtype=np.float64)
@@ -155,7 +156,7 @@ class SparseNoise:
         return self._bins
 
     def _band(self, index: int) -> tuple[np.ndarray, np.ndarray]:
-        rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(index,)))
+        rng = np.random.default_rng(child_seed(self.seed, index))
         low = 0.0 if index == 0 else ladder_level(index - 1)
         high = ladder_level(index)
         n_rows, n_cols = self.shape

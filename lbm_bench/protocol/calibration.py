@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._docstrings import fill_doc
+from lbm_bench._seeds import child_seed, draw_seed
 from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_positive_float
 from lbm_bench.inference.bayes import floor_risk
@@ -74,7 +75,6 @@ __all__ = [
     "classifier_labels",
     "short_run_floors",
     "CommonRandomNumbers",
-    "child_seed",
     "CRITERIA",
     "METHODS",
 ]
@@ -89,11 +89,6 @@ NOISE_CACHE_BYTES = 512 * 2**20
 #: (0.7x for 4 tables of 1000x1000), so batches are kept about L2-sized; tables
 #: larger than this run one by one. Measured in docs/performance.md.
 BATCH_BYTES = 2 * 2**20
-
-
-def child_seed(seed: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
-    """The ``index``-th child of ``seed``, without the state that ``spawn`` keeps."""
-    return np.random.SeedSequence(seed.entropy, spawn_key=tuple(seed.spawn_key) + (index,))
 
 
 class CommonRandomNumbers:
@@ -171,23 +166,21 @@ class CommonRandomNumbers:
 
     def noise(self, t: int) -> np.ndarray:
         """Noise of table ``t``, ndarray of shape (n_rows, n_cols)."""
-        if t in self._noise:
-            return self._noise[t]
-        noise = _draw_noise(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
-        if t < self._cache_tables:
-            self._noise[t] = noise
-        return noise
+        return self._cached(self._noise, t, _draw_noise)
 
     def mask_noise(self, t: int) -> MaskNoise | None:
         """The mask's randomness of table ``t`` (None for complete tables)."""
-        if self.design.missing is None:
-            return None
-        if t in self._masks:
-            return self._masks[t]
-        mask = _draw_mask_noise(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
+        return None if self.design.missing is None else self._cached(self._masks, t, _draw_mask_noise)
+
+    def _cached(self, cache: dict, t: int, draw: Callable) -> Any:
+        """What ``draw`` draws for table ``t`` from its seed, kept in ``cache`` for the first
+        tables (those whose noise fits in :data:`NOISE_CACHE_BYTES`), re-drawn for the others."""
+        if t in cache:
+            return cache[t]
+        value = draw(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
         if t < self._cache_tables:
-            self._masks[t] = mask
-        return mask
+            cache[t] = value
+        return value
 
     def batches(self, tables: Sequence[int] | None = None) -> list[list[int]]:
         """Lists of table indices run through the MAP together."""
@@ -457,7 +450,7 @@ def calibrate(
         n_tables, auto = 200, False
     capacity = max_tables if auto else n_tables
     crn = CommonRandomNumbers(design, request.n_rows, request.n_cols, capacity,
-                              np.random.SeedSequence(rng.integers(2**63)), criterion=request.criterion,
+                              np.random.SeedSequence(draw_seed(rng)), criterion=request.criterion,
                               jobs=s.jobs)
     return search_scale(crn, target, tolerance, s.n_init, max_steps, callback, s.calibration_method, auto,
                         se_fraction, candidate_cost, s.tolerance)

@@ -40,18 +40,19 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._memory import release_free_memory
+from lbm_bench._seeds import child_seed, resolve_seed
 from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
 from lbm_bench.models.data import TableData
 from lbm_bench.models.missing import MaskNoise, mask_table
-from lbm_bench.protocol.calibration import calibrate, child_seed
+from lbm_bench.protocol.calibration import calibrate
 from lbm_bench.protocol.memory import check_memory, estimate_request_memory
 from lbm_bench.protocol.request import TableRequest, request_from_arguments
 from lbm_bench.protocol.settings import GenerationSettings
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 
-__all__ = ["RejectionError", "generate_table", "resolve_seed", "stored_options"]
+__all__ = ["RejectionError", "generate_table", "stored_options"]
 
 
 #: Entries from which every Gibbs run of the rejection step is followed by a full
@@ -62,20 +63,6 @@ _COLLECT_ENTRIES = 10**7
 
 class RejectionError(RuntimeError):
     """No candidate table met the target within the allowed number of attempts."""
-
-
-def resolve_seed(rng: np.random.Generator | int | None) -> int:
-    """An integer seed that reproduces the run: ``rng`` itself when it is an int,
-    else one drawn from ``rng`` (or from fresh OS entropy when None)."""
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        if rng < 0:
-            raise ValueError(f"rng must be a non-negative seed, got {rng}")
-        return int(rng)
-    if rng is None:
-        return int(np.random.SeedSequence().generate_state(2, np.uint32).view(np.uint64)[0] >> 1)
-    if isinstance(rng, np.random.Generator):
-        return int(rng.integers(2**63))
-    raise TypeError(f"rng must be None, an int or a numpy Generator, got {type(rng).__name__}")
 
 
 def _balanced(estimate: RiskEstimate, balance: float | None) -> bool:

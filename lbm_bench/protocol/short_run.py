@@ -15,10 +15,12 @@ keeps :data:`SHORT_RUN_SAMPLES` sets in all. The generating labels only start th
 chains: the MAP is computed from ``X`` alone, and the floor's descent starts from
 the sets' marginal modes and from sets, never from ``(z0, w0)``.
 
+The sweeps are the sampler's one loop (:func:`~lbm_bench.inference.chains.run_chains`).
 Tables too small for the block-sum engine's index updates are run together, one
 sweep of all of them at a time (one table's run costs little more than the Python
-calls of its sweeps); every table draws its uniforms from its own Generator and
-its block sums by its own products, so its sets are those of
+calls of its sweeps); every table draws its uniforms from its own Generator
+(:class:`~lbm_bench.inference.chains.TableStreams`) and its block sums by its own
+products, so its sets are those of
 ``gibbs_labels(model, X, n_samples=SHORT_RUN_SAMPLES, n_chains=SHORT_RUN_CHAINS,
 burn_in=0, init=[(z0, w0)], rng=its_generator)`` bit for bit, whatever the
 other tables of the batch. Larger tables run one by one.
@@ -27,13 +29,12 @@ other tables of the batch. Larger tables run one by one.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from lbm_bench.inference.engine import BlockSums, Sweeper, smallest_uint
+from lbm_bench.inference.chains import TableStreams, run_chains
+from lbm_bench.inference.engine import Sweeper
 from lbm_bench.inference.gibbs import GibbsSamples
-from lbm_bench.inference.side import sample_class_major
 
 __all__ = ["SHORT_RUN_CHAINS", "SHORT_RUN_SAMPLES", "short_runs"]
 
@@ -100,28 +101,11 @@ def _run(
 ) -> list[GibbsSamples]:
     """The sweeps of :func:`~lbm_bench.inference.gibbs.gibbs_labels` (no burn-in, no
     thinning) on B tables at once, each with its own uniforms."""
-    model = sweeper.model
-    B, n, d = sweeper.n_tables, sweeper.n_rows, sweeper.n_cols
-    row_dtype, col_dtype = smallest_uint(model.n_row_clusters), smallest_uint(model.n_col_clusters)
-    z = np.stack([np.broadcast_to(np.asarray(z0, dtype=row_dtype), (n_chains, n)) for z0, _ in labels])
-    w = np.stack([np.broadcast_to(np.asarray(w0, dtype=col_dtype), (n_chains, d)) for _, w0 in labels])
-    options: dict[str, Any] = {"max_changed": -1} if forced_full else {}
-    row_sums = BlockSums(sweeper, "rows", **options)
-    col_sums = BlockSums(sweeper, "cols", **options)
-    rows = np.empty((B, n_chains, per_chain, n), dtype=row_dtype)
-    cols = np.empty((B, n_chains, per_chain, d), dtype=col_dtype)
-    for kept in range(per_chain):
-        row_sums.update(w)
-        z = sample_class_major(sweeper.rows.logits(row_sums.sums, row_sums.labels),
-                               np.stack([rng.random((n_chains, n)) for rng in rngs]))
-        col_sums.update(z)
-        w = sample_class_major(sweeper.cols.logits(col_sums.sums, col_sums.labels),
-                               np.stack([rng.random((n_chains, d)) for rng in rngs]))
-        rows[:, :, kept] = z
-        cols[:, :, kept] = w
+    n, d = sweeper.n_rows, sweeper.n_cols
+    w = np.stack([np.broadcast_to(np.asarray(w0), (n_chains, d)) for _, w0 in labels])
+    run = run_chains(sweeper, w, per_chain, TableStreams(rngs), **({"max_changed": -1} if forced_full else {}))
     lengths = np.full(n_chains, per_chain)
     return [
-        GibbsSamples(rows=rows[b].reshape(-1, n), cols=cols[b].reshape(-1, d), chain_lengths=lengths,
-                     burn_in=0, thin=1)
-        for b in range(B)
+        GibbsSamples(rows=rows.reshape(-1, n), cols=cols.reshape(-1, d), chain_lengths=lengths, burn_in=0, thin=1)
+        for rows, cols in zip(run.rows, run.cols, strict=True)
     ]

@@ -13,7 +13,8 @@ release and :func:`compare_releases` compares two (a rebuild and the original),
 One concept per module:
 
 - :mod:`~lbm_bench.release.spec`: read and validate a spec, expand its grids;
-- :mod:`~lbm_bench.release.seeds`: seeds derived from the master seed and an identity;
+- :func:`derive_seed`: every seed of a release, from the master seed and an identity (the seed
+  policy of :mod:`lbm_bench._seeds`, re-exported here);
 - :mod:`~lbm_bench.release.build`: the build (parallel, resumable) and its report;
 - :mod:`~lbm_bench.release.manifest`: ``manifest.json`` and ``SHA256SUMS``;
 - :mod:`~lbm_bench.release.readme`: the Markdown card ``README.md``;
@@ -26,11 +27,11 @@ One concept per module:
 - :mod:`~lbm_bench.release.fetch`: download, check, extract and cache a published release.
 """
 
+from lbm_bench._seeds import derive_seed
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.build import BuildReport, build_release
 from lbm_bench.release.fetch import FetchError, fetch_release
 from lbm_bench.release.load import load_release, load_release_table
-from lbm_bench.release.seeds import derive_seed
 from lbm_bench.release.spec import ReleaseSpec, TableSpec, parse_spec, read_spec, spec_toml
 from lbm_bench.release.verify import compare_releases, verify_release
 

@@ -1,12 +1,12 @@
-"""File helpers of the release package: SHA-256 of a file, atomic text writes."""
+"""File helpers of the release package: the SHA-256 of a file (manifest, SHA256SUMS,
+Croissant, verify). Files are written by :mod:`lbm_bench._atomic`."""
 
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "sha256_file"]
+__all__ = ["sha256_file"]
 
 
 def sha256_file(path: Path) -> str:
@@ -16,25 +16,3 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write UTF-8 text under a temporary name and rename it to ``path``, so an
-    interrupted write leaves no half file under the final name."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write bytes as they are (no newline translation) under a temporary name and rename
-    them to ``path``."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)

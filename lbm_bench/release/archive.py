@@ -7,6 +7,8 @@ import os
 import tarfile
 from pathlib import Path
 
+from lbm_bench._atomic import atomic_path
+
 __all__ = ["write_archive"]
 
 
@@ -27,12 +29,8 @@ def write_archive(out_dir: str | os.PathLike[str]) -> Path:
             info.mode = 0o644
             with open(path, "rb") as handle:
                 tar.addfile(info, handle)
-    tmp = target.with_name(f".{target.name}.tmp-{os.getpid()}")
-    try:
-        with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
-            gz.write(buffer.getvalue())
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(target) as temporary, open(temporary, "wb") as raw, \
+            gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as gz:
+        gz.write(buffer.getvalue())
     return target
 

@@ -7,7 +7,7 @@ rebuilds the release), ``DIR/manifest.json``, the release files of
 ``DIR/SHA256SUMS`` listing them all, and on request the archive ``DIR.tar.gz``.
 
 Determinism: every seed derives from the master seed and the identity of what
-it seeds (:func:`lbm_bench.release.seeds.derive_seed`), never from worker
+it seeds (:func:`lbm_bench.release.derive_seed`), never from worker
 order. The replicates of one configuration share one calibrated design (the
 paper's "one distribution, several tables"), whose seed derives from the
 configuration's identity. Files are written byte-stably (see
@@ -41,9 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lbm_bench._atomic import TEMPORARY_GLOB, atomic_write_bytes
 from lbm_bench._threads import single_blas_thread
 from lbm_bench.protocol.workers import joblib_backend
-from lbm_bench.release._files import atomic_write_bytes, sha256_file
+from lbm_bench.release._files import sha256_file
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.card import THUMBNAILS, can_draw_thumbnails, draw_thumbnail, thumbnail_name, write_card
 from lbm_bench.release.croissant import write_croissant
@@ -198,7 +199,7 @@ def _table_is_complete(out_dir: Path, spec: TableSpec) -> bool:
 def _remove_stale_temporaries(*folders: Path) -> int:
     count = 0
     for folder in folders:
-        for path in folder.glob(".*.tmp*"):
+        for path in folder.glob(TEMPORARY_GLOB):
             path.unlink(missing_ok=True)
             count += 1
     return count

@@ -23,7 +23,7 @@ import html.parser
 from pathlib import Path
 from typing import Any
 
-from lbm_bench.release._files import atomic_write_text
+from lbm_bench._atomic import atomic_path, atomic_write_text
 from lbm_bench.release.manifest import has_missing_entries, kind_text, missing_text, risk_texts
 from lbm_bench.release.readme import rebuild_commands
 
@@ -178,16 +178,11 @@ def draw_thumbnail(table: Any, path: Path) -> Path:
     """
     from matplotlib.image import imsave
 
-    from lbm_bench._atomic import put_in_place, temporary_path
     from lbm_bench.release.thumbnail import thumbnail_pixels
 
     pixels = thumbnail_pixels(table, *_THUMB_PIXELS)
-    tmp = temporary_path(path)
-    try:
-        imsave(tmp, pixels, format="png", metadata={"Software": None})
-        put_in_place(tmp, path, overwrite=True)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(path) as temporary:
+        imsave(temporary, pixels, format="png", metadata={"Software": None})
     return path
 
 

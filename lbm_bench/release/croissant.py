@@ -30,8 +30,9 @@ import io
 import json
 from pathlib import Path
 
+from lbm_bench._atomic import atomic_write_text
 from lbm_bench.models.registry import family_names
-from lbm_bench.release._files import atomic_write_text, sha256_file
+from lbm_bench.release._files import sha256_file
 from lbm_bench.release.manifest import header_fields
 
 __all__ = [

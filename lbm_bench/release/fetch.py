@@ -201,7 +201,10 @@ def _guarded_connection(http_class, guard: _RateGuard):
     return connect
 
 
-class _GuardedHTTPHandler(urllib.request.HTTPHandler):
+class _Guarded:
+    """A urllib handler whose connections' responses are read under ``guard`` (mixed in
+    before the handler class, HTTP or HTTPS)."""
+
     def __init__(self, guard: _RateGuard) -> None:
         super().__init__()
         self.guard = guard
@@ -210,13 +213,12 @@ class _GuardedHTTPHandler(urllib.request.HTTPHandler):
         return super().do_open(_guarded_connection(http_class, self.guard), req, **kwargs)
 
 
-class _GuardedHTTPSHandler(urllib.request.HTTPSHandler):
-    def __init__(self, guard: _RateGuard) -> None:
-        super().__init__()
-        self.guard = guard
+class _GuardedHTTPHandler(_Guarded, urllib.request.HTTPHandler):
+    pass
 
-    def do_open(self, http_class, req, **kwargs):
-        return super().do_open(_guarded_connection(http_class, self.guard), req, **kwargs)
+
+class _GuardedHTTPSHandler(_Guarded, urllib.request.HTTPSHandler):
+    pass
 
 
 def _download(url: str, target: Path, *, timeout: float, min_rate: float, max_size: int,

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from lbm_bench._atomic import atomic_write_text
 from lbm_bench.models.registry import get_family
-from lbm_bench.release._files import atomic_write_text, sha256_file
+from lbm_bench.release._files import sha256_file
 from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec
 
 __all__ = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lbm_bench.release._files import atomic_write_text
+from lbm_bench._atomic import atomic_write_text
 from lbm_bench.release.manifest import has_missing_entries, kind_text, missing_text, risk_texts
 
 __all__ = ["DEFAULT_CITATION", "readme_text", "rebuild_commands", "write_readme"]

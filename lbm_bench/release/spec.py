@@ -4,7 +4,7 @@ A spec describes grids of tables (kinds, shapes, cluster numbers, target risks,
 replicates) and the generation settings; :func:`read_spec` and :func:`parse_spec`
 turn it into a :class:`ReleaseSpec` holding one :class:`TableSpec` per table,
 each with its seeds derived from the master seed and its identity
-(:func:`lbm_bench.release.seeds.derive_seed`). The committed specs are
+(:func:`lbm_bench.release.derive_seed`, the seed policy of :mod:`lbm_bench._seeds`). The committed specs are
 ``repository/mini.toml`` and ``repository/paper.toml``; ``docs/releases.md``
 describes the keys.
 """
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from lbm_bench._seeds import derive_seed
 from lbm_bench.protocol.request import RequestOptions, TableRequest
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
-from lbm_bench.release.seeds import derive_seed
 
 __all__ = [
     "MODEL_OPTIONS",

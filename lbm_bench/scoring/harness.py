@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench._atomic import put_in_place, temporary_path
+from lbm_bench._atomic import atomic_write_text
 from lbm_bench._records import Record
 from lbm_bench.algorithms.registry import CONTRACTS, GIVEN_COUNTS, Contract
 
@@ -151,9 +151,7 @@ def run_path(out_dir: str | Path, algorithm: str, table_id: str) -> Path:
 def write_json(path: Path, record: dict) -> None:
     """Write ``record`` as JSON under ``path``, atomically (a temporary name, then the final one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = temporary_path(path)
-    temporary.write_text(json.dumps(record, sort_keys=True), encoding="utf-8")
-    put_in_place(temporary, path, overwrite=True)
+    atomic_write_text(path, json.dumps(record, sort_keys=True))
 
 
 def family_keywords(name: str, fit: Any, table: Any, contract: Contract) -> dict[str, str]:

@@ -21,7 +21,6 @@ far below the peak of generating the table.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import numbers
@@ -33,7 +32,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from lbm_bench._atomic import put_in_place, temporary_path, write_error
+from lbm_bench._atomic import atomic_path, write_error
 from lbm_bench._validation import check_choice, check_label_sets, check_labels, describe_value
 from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.models.data import TableData
@@ -454,21 +453,15 @@ def save_table(table: Table, path: str | os.PathLike[str], *, overwrite: bool = 
         raise FileNotFoundError(f"cannot save table to {path}: no directory {path.parent}")
     if not overwrite and os.path.lexists(path):  # early, before the work; put_in_place decides
         raise _exists_error(path)
-    temporary = temporary_path(path)
-    image = _file_image(layout, str(temporary))
     try:
-        try:
+        with atomic_path(path, overwrite=overwrite) as temporary:  # KeyboardInterrupt included: nothing left
+            image = _file_image(layout, str(temporary))
             _write_image(image, temporary)
             del image
             _fsync(temporary)
-            put_in_place(temporary, path, overwrite=overwrite)
-        except FileExistsError:
-            raise _exists_error(path) from None
-        except OSError as exc:
-            raise write_error(path, exc) from None
-    except BaseException:  # KeyboardInterrupt included: never leave the temporary file
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+    except FileExistsError:
+        raise _exists_error(path) from None
+    except OSError as exc:
+        raise write_error(path, exc) from None
     _fsync(path.parent, directory=True)
     return path

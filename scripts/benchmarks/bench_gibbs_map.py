@@ -66,8 +66,8 @@ from lbm_bench import gibbs_labels, map_labels, random_design
 # The internals this benchmark measures (the block-sum engine's kernels and the sampler's
 # chain loop): the one place it reaches past the public API.
 from lbm_bench.inference import dense_sums as _dense
+from lbm_bench.inference.chains import run_chains
 from lbm_bench.inference.engine import BlockSums, Sweeper
-from lbm_bench.inference.gibbs import _run_chains
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules (scripts/README.md)
 
@@ -228,12 +228,10 @@ def _route_counts(model, X, init, n_samples: int, seed: int) -> dict[str, int]:
     """Update routes of the incremental method on this table (rows + cols)."""
     sweeper = Sweeper(model, X[None])
     n_chains = 8
-    z = np.stack([init[0]] * n_chains)[None]
     w = np.stack([init[1]] * n_chains)[None]
     per_chain = -(-n_samples // n_chains)
-    _, _, row_sums, col_sums = _run_chains(
-        sweeper, z, w, 50, per_chain, 1, np.random.default_rng(seed)
-    )
+    run = run_chains(sweeper, w, per_chain, np.random.default_rng(seed), burn_in=50)
+    row_sums, col_sums = run.row_sums, run.col_sums
     return {
         "index_updates": row_sums.n_index + col_sums.n_index,
         "full_updates": row_sums.n_full + col_sums.n_full,

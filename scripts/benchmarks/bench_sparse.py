@@ -43,8 +43,8 @@ from lbm_bench import gibbs_labels, map_labels, random_design
 
 # The internals this benchmark measures or needs (the engine's sweeps, the sampler's chain
 # loop, the scale's first guess): the one place it reaches past the public API.
+from lbm_bench.inference.chains import run_chains
 from lbm_bench.inference.engine import Sweeper
-from lbm_bench.inference.gibbs import _run_chains
 from lbm_bench.protocol.separation import first_guess
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules (scripts/README.md)
@@ -135,15 +135,16 @@ def _engine_row(config: SparseConfig, seed: int, repeats: int) -> dict[str, Any]
 def _sweep_seconds(config: SparseConfig, seed: int, sweeps: int, repeats: int) -> dict[str, Any]:
     model, X, z, w = _table(config, seed)
     sweeper = Sweeper.for_table(model, X)
-    z0, w0 = np.repeat(z[None, None], 8, axis=1), np.repeat(w[None, None], 8, axis=1)
-    _run_chains(sweeper, z0, w0, 0, 5, 1, np.random.default_rng(seed))  # warm-up
+    w0 = np.repeat(w[None, None], 8, axis=1)
+    run_chains(sweeper, w0, 5, np.random.default_rng(seed))  # warm-up
 
     def run():  # the same sweeps at every repeat (same start, same stream)
-        return _run_chains(sweeper, z0, w0, 5, sweeps, 1, np.random.default_rng(seed))
+        return run_chains(sweeper, w0, sweeps, np.random.default_rng(seed), burn_in=5)
 
-    seconds, (rows, _, _, _) = best_time(run, repeats)
+    seconds, chains = best_time(run, repeats)
+    rows = chains.rows[0]
     moved = float(np.mean(rows[:, 1:] != rows[:, :-1]))  # fraction of row labels moved per sweep
-    peak = peak_mib(lambda: _run_chains(Sweeper.for_table(model, X), z0, w0, 0, 3, 1, np.random.default_rng(seed)))
+    peak = peak_mib(lambda: run_chains(Sweeper.for_table(model, X), w0, 3, np.random.default_rng(seed)))
     return {"config": config.label(), "nnz": int(X.nnz), "n_items": config.n_rows + config.n_cols,
             "blocks": config.g * config.m, "sweep_s": seconds / (sweeps + 5), "moved": moved, "peak_mib": peak}
 

@@ -24,6 +24,7 @@ from lbm_bench import gibbs_labels, random_model
 from lbm_bench.inference import dense_sums as _dense
 from lbm_bench.inference import engine as _engine
 from lbm_bench.inference import gibbs as gibbs_module
+from lbm_bench.inference.chains import run_chains
 from lbm_bench.inference.engine import BlockSums, Sweeper, sample_categorical
 from lbm_bench.inference.side import onehot_t
 from lbm_bench.models import BernoulliLBM, GaussianLBM, PoissonLBM
@@ -45,11 +46,9 @@ def _model(kind, g, m, scale, seed):
 def _run_routes(model, X, *, n_chains, per_chain, seed, **options):
     """Counters of the incremental run equivalent to gibbs_labels(init='random')."""
     rng = np.random.default_rng(seed)
-    z, w = gibbs_module._chain_starts(model, model.check_table(X), "random", n_chains, rng)
-    _, _, rows, cols = gibbs_module._run_chains(
-        Sweeper(model, model.check_table(X)[None]), z, w, 10, per_chain, 1, rng, **options
-    )
-    return rows, cols
+    _, w = gibbs_module._chain_starts(model, model.check_table(X), "random", n_chains, rng)
+    run = run_chains(Sweeper(model, model.check_table(X)[None]), w, per_chain, rng, burn_in=10, **options)
+    return run.row_sums, run.col_sums
 
 
 # (kind, n_rows, n_cols, g, m, scale): small scales give high risk, so many labels
@@ -145,17 +144,15 @@ def test_dense_kernel_bit_for_bit(kind, index_on_small_tables):
     X, _, _ = model.sample(70, 50, rng=1)
     X = model.check_table(X)
     rng = np.random.default_rng(1)
-    z, w = gibbs_module._chain_starts(model, X, "random", 6, rng)
+    _, w = gibbs_module._chain_starts(model, X, "random", 6, rng)
     state = rng.bit_generator.state
     runs = []
-    for options in ({"method": "full"}, {"kernel": "dense"}, {"kernel": "sparse"}):
+    for options in ({"incremental": False}, {"kernel": "dense"}, {"kernel": "sparse"}):
         rng.bit_generator.state = state
-        rows, cols, row_sums, _ = gibbs_module._run_chains(
-            Sweeper(model, X[None]), z, w, 5, 60, 1, rng, **options
-        )
-        runs.append((rows.tobytes(), cols.tobytes()))
+        run = run_chains(Sweeper(model, X[None]), w, 60, rng, burn_in=5, **options)
+        runs.append((run.rows.tobytes(), run.cols.tobytes()))
         if "kernel" in options:
-            assert row_sums.n_index > 0
+            assert run.row_sums.n_index > 0
     assert runs[0] == runs[1] == runs[2]
 
 

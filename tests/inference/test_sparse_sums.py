@@ -5,9 +5,10 @@ import pytest
 from scipy import sparse
 
 from lbm_bench.inference import sparse_sums
+from lbm_bench.inference.chains import run_chains
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.engine import BlockSums, Sweeper
-from lbm_bench.inference.gibbs import _run_chains, gibbs_labels
+from lbm_bench.inference.gibbs import gibbs_labels
 from lbm_bench.models.design import random_design
 
 
@@ -102,11 +103,8 @@ def test_sparse_map_equals_dense_map_on_the_same_table():
 
 def test_sparse_chains_take_index_updates():
     model, X, z, w = _sparse_model_and_table("poisson", 2000, 800, 0.02, 1.5, 61)
-    rows, cols, row_sums, col_sums = _run_chains(
-        Sweeper.for_table(model, X), z[None, None].repeat(4, 1), w[None, None].repeat(4, 1),
-        5, 20, 1, np.random.default_rng(0),
-    )
-    assert row_sums.n_index + col_sums.n_index > 20
+    run = run_chains(Sweeper.for_table(model, X), w[None, None].repeat(4, 1), 20, np.random.default_rng(0), burn_in=5)
+    assert run.row_sums.n_index + run.col_sums.n_index > 20
 
 
 def test_sweeper_refuses_mixed_or_gaussian_sparse_tables():

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from lbm_bench import calibrate_scale, floor_certificate, gibbs_labels, random_design
+from lbm_bench._seeds import child_seed
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.protocol.calibration import (
     CommonRandomNumbers,
@@ -264,7 +265,7 @@ def test_short_run_floor_uses_the_generating_labels_as_chain_starts_only(monkeyp
     value = short_run_floors(model, X[None], [(z0, w0)], [seed])[0]
     assert seen["labels"][0][0] is z0 and seen["labels"][0][1] is w0
     assert set(seen["floor options"]) == {"n_row_clusters", "n_col_clusters"}  # no starts
-    run = real_runs(Sweeper(model, X[None]), [(z0, w0)], [np.random.default_rng(calibration.child_seed(seed, 3))])[0]
+    run = real_runs(Sweeper(model, X[None]), [(z0, w0)], [np.random.default_rng(child_seed(seed, 3))])[0]
     assert value == real_floor(run, n_row_clusters=2, n_col_clusters=2).risk
 
 

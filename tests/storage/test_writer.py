@@ -230,13 +230,13 @@ def test_concurrent_writers_without_overwrite_one_wins(tables, tmp_path, monkeyp
     (tmp_path / "alone").mkdir()
     expected = {name: sha256(save_table(tables[name], tmp_path / "alone" / f"{name}.h5")) for name in names}
     barrier = threading.Barrier(len(names))
-    put_in_place = writer.put_in_place
+    put_in_place = atomic.put_in_place
 
     def at_the_same_time(*args: Any, **kwargs: Any) -> None:
         barrier.wait(timeout=30)
         put_in_place(*args, **kwargs)
 
-    monkeypatch.setattr(writer, "put_in_place", at_the_same_time)
+    monkeypatch.setattr(atomic, "put_in_place", at_the_same_time)
     (tmp_path / "race").mkdir()
     path = tmp_path / "race" / "same.h5"
     outcomes: dict[str, str] = {}
