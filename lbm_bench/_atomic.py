@@ -22,8 +22,8 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["TEMPORARY_GLOB", "atomic_path", "atomic_write_bytes", "atomic_write_text", "put_in_place",
-           "temporary_path", "write_error"]
+__all__ = ["TEMPORARY_GLOB", "atomic_path", "atomic_write_bytes", "atomic_write_text", "check_writable_file",
+           "check_writable_folder", "describe_os_error", "put_in_place", "temporary_path", "write_error"]
 
 #: What the temporary names of :func:`temporary_path` look like, as a glob: the leftovers of
 #: a killed run (``lbm-bench build`` removes them from a release folder before it builds).
@@ -122,6 +122,71 @@ def put_in_place(temporary: Path, path: Path, *, overwrite: bool) -> None:
         os.replace(temporary, path)
         return
     temporary.unlink()
+
+
+def describe_os_error(exc: OSError) -> str:
+    """An operating system's error in words, with the file it names: ``afile/x: not a directory``
+    (never ``[Errno 20] Not a directory: 'afile/x'``)."""
+    if not exc.strerror:  # a message of its own (write_error's "could not write ..."), not the system's
+        return str(exc)
+    reason = _REASONS.get(exc.errno) or exc.strerror
+    reason = reason[:1].lower() + reason[1:]
+    return f"{exc.filename}: {reason}" if exc.filename is not None else reason
+
+
+def _probe(folder: Path, path: Path, what: str) -> None:
+    """Create and remove a temporary file in ``folder``: ValueError naming ``path`` when the file
+    system refuses (read-only, permissions, a full disk), before any work is done."""
+    probe = folder / f".{path.name or 'lbm-bench'}.probe-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        descriptor = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise ValueError(f"{what} {path} cannot be written: {describe_os_error(exc).split(': ')[-1]}") from None
+    os.close(descriptor)
+    probe.unlink(missing_ok=True)
+
+
+def _existing_ancestor(path: Path) -> Path:
+    for ancestor in path.parents:
+        if ancestor.exists():
+            return ancestor
+    return Path(".")  # pragma: no cover - the root exists
+
+
+def check_writable_file(path: Path, *, overwrite: bool, what: str = "output") -> None:
+    """Refuse, before the work, a file output that could not be written at the end (ValueError,
+    one line): a directory, an existing file without ``overwrite``, a parent folder that is
+    missing or a file, or a folder where no file can be created (read-only file system, permissions)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{what} {path} is a directory")
+    if path.exists() and not overwrite:
+        raise ValueError(f"{what} {path} exists (use --force to overwrite)")
+    parent = path.parent
+    if not parent.exists():
+        ancestor = _existing_ancestor(path)
+        if not ancestor.is_dir():
+            raise ValueError(f"{what} {path}: {ancestor} is a file, not a folder")
+        raise ValueError(f"{what} directory {parent} does not exist")
+    if not parent.is_dir():
+        raise ValueError(f"{what} {path}: {parent} is a file, not a folder")
+    _probe(parent, path, what)
+
+
+def check_writable_folder(path: Path, *, what: str = "output folder") -> None:
+    """Refuse, before the work, a folder output that could not be written (ValueError, one
+    line): a file in its place or in place of a parent, or a folder (its own, or the nearest
+    existing parent it would be created in) where no file can be created."""
+    path = Path(path)
+    if path.exists():
+        if not path.is_dir():
+            raise ValueError(f"{what} {path} is a file, not a folder")
+        _probe(path, path, what)
+        return
+    ancestor = _existing_ancestor(path)
+    if not ancestor.is_dir():
+        raise ValueError(f"{what} {path}: {ancestor} is a file, not a folder")
+    _probe(ancestor, path, what)
 
 
 def write_error(path: Path, exc: OSError) -> OSError:

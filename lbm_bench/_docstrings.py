@@ -104,7 +104,8 @@ row_proportions : array-like of shape (g,)
 col_proportions : array-like of shape (m,)
     Column cluster proportions.""",
     "table_request": """\
-kind : {families}
+kind : {families} or Family
+    The family of the blocks, by name or as the object.
 n_rows, n_cols : int
     Table shape.
 n_row_clusters, n_col_clusters : int

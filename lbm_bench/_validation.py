@@ -25,6 +25,7 @@ __all__ = [
     "check_probability",
     "check_proportions",
     "check_vector",
+    "describe_percent",
     "describe_value",
 ]
 
@@ -44,6 +45,20 @@ def describe_value(value: Any) -> str:
         return f"an array of shape {value.shape} and dtype {value.dtype}"
     text = repr(_plain(value))
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe_percent(fraction: float, decimals: int = 1) -> str:
+    """A fraction as a percentage with ``decimals`` decimals, or more when a fraction strictly
+    between 0 and 1 would round to 0% or 100% (99.96% of the entries missing is not all of them).
+
+    >>> describe_percent(0.3), describe_percent(0.9996), describe_percent(0.99, 0), describe_percent(1.0)
+    ('30.0%', '99.96%', '99%', '100.0%')
+    """
+    text = f"{fraction:.{decimals}%}"
+    while 0 < fraction < 1 and decimals < 8 and float(text[:-1]) in (0.0, 100.0):
+        decimals += 1
+        text = f"{fraction:.{decimals}%}"
+    return text
 
 
 def check_count(name: str, value: Any, *, minimum: int = 1) -> int:

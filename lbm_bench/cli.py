@@ -15,10 +15,11 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from lbm_bench._atomic import check_writable_file, check_writable_folder, describe_os_error
 from lbm_bench._records import add_cli_arguments
-from lbm_bench.models.registry import family_names
+from lbm_bench.models.registry import FAMILIES, family_names
 from lbm_bench.protocol.request import RequestOptions
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
@@ -31,6 +32,8 @@ EXIT_FAILURE = 1
 #: Exit status when the reader of the output closed the pipe (128 + SIGPIPE, as a shell reports
 #: a tool that ``head`` stopped).
 EXIT_BROKEN_PIPE = 141
+#: Exit status after SIGTERM (128 + SIGTERM, as a shell reports a killed tool).
+EXIT_TERMINATED = 143
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -43,6 +46,18 @@ def _pair(text: str) -> tuple[int, int]:
     if a < 1 or b < 1:
         raise argparse.ArgumentTypeError(f"expected positive integers as AxB, got {text!r}")
     return a, b
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors in one line, as every other error of the command line: no usage block
+    (``--help`` shows it), and a hint for a value that starts with ``-``, which argparse takes
+    for an option (``--max-clusters -1x2``)."""
+
+    def error(self, message: str) -> NoReturn:
+        option = message.partition(":")[0].removeprefix("argument ")
+        if message.endswith("expected one argument") and option.startswith("-"):
+            message += f" (a value that starts with '-' is written {option.split('/')[-1]}=VALUE)"
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
 def _show_progress(args: argparse.Namespace) -> bool:
@@ -60,7 +75,8 @@ def _command(sub, run: Callable[[argparse.Namespace], int], summary: str) -> arg
 
 def _add_generate(sub) -> None:
     p = _command(sub, _run_generate, "generate one calibrated table and write it as HDF5")
-    p.add_argument("--kind", required=True, choices=family_names(), help="family of the blocks")
+    kinds = ", ".join(f"{family.kind} ({family.presentation.entries})" for family in FAMILIES)
+    p.add_argument("--kind", required=True, choices=family_names(), help=f"family of the blocks: {kinds}")
     p.add_argument("--shape", required=True, type=_pair, metavar="ROWSxCOLS", help="e.g. 200x100")
     p.add_argument("--clusters", required=True, type=_pair, metavar="GxM", help="e.g. 3x2")
     p.add_argument("--risk", required=True, type=float, help="target conditional risk, e.g. 0.1")
@@ -90,24 +106,23 @@ def _run_generate(args: argparse.Namespace) -> int:
     rejection sampling, and write it with its Gibbs label sets.
     """
     from lbm_bench.protocol.generate import generate_table
-    from lbm_bench.protocol.memory import check_memory, estimate_request_memory
+    from lbm_bench.protocol.memory import MemoryLimitError
     from lbm_bench.protocol.request import TableRequest
     from lbm_bench.protocol.workers import check_backend, joblib_backend
     from lbm_bench.storage import save_table
 
-    if args.output.exists() and not args.force:
-        raise ValueError(f"output {args.output} exists (use --force to overwrite)")
-    if not args.output.parent.exists():
-        raise ValueError(f"output directory {args.output.parent} does not exist")
+    check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
     settings = GenerationSettings.from_cli(args)
     request = TableRequest(args.kind, *args.shape, *args.clusters, args.risk,
                            model_options=ModelOptions.from_cli(args), **RequestOptions.from_cli(args).to_record())
     check_backend(args.backend, settings.jobs, args.scheduler)
-    check_memory(estimate_request_memory(request, settings), args.max_memory, style="cli")
     start = time.perf_counter()
-    with joblib_backend(args.backend, settings.jobs, args.scheduler):
-        table = generate_table(request, settings=settings, max_memory=args.max_memory,
-                               progress=_show_progress(args), rng=args.seed)
+    try:
+        with joblib_backend(args.backend, settings.jobs, args.scheduler):
+            table = generate_table(request, settings=settings, max_memory=args.max_memory,
+                                   progress=_show_progress(args), rng=args.seed)
+    except MemoryLimitError as exc:  # estimated once, by generate_table: named as the options here
+        raise exc.in_style("cli") from None
     try:
         save_table(table, args.output, overwrite=args.force)
     except FileExistsError:
@@ -199,6 +214,9 @@ def _add_build(sub) -> None:
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local cluster)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed table")
     p.add_argument("--archive", action="store_true", help="also write OUT.tar.gz")
+    p.add_argument("--force", action="store_true",
+                   help="replace another release that --out holds (its tables outside this spec and its release "
+                   "files are removed, and the command says what it replaced); without it such a folder is refused")
     p.add_argument("--timings", action="store_true",
                    help="also print, per configuration, the worker seconds per stage and per kept table")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
@@ -215,10 +233,15 @@ def _run_build(args: argparse.Namespace) -> int:
         raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     if args.scheduler and args.backend != "dask":
         raise ValueError("--scheduler needs --backend dask")
+    check_writable_folder(args.out, what="--out")
+    if args.archive:
+        check_writable_file(args.out.with_name(args.out.name + ".tar.gz"), overwrite=True, what="--archive")
     report = build_release(
         args.spec, args.out, n_jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
-        fail_fast=args.fail_fast, archive=args.archive, progress=_show_progress(args),
+        fail_fast=args.fail_fast, archive=args.archive, progress=_show_progress(args), force=args.force,
     )
+    if report.replaced:  # even with -q: what --force removed
+        print(report.replaced, file=sys.stderr)
     if not args.quiet or not report.ok:
         print(report.summary(), file=sys.stdout if report.ok else sys.stderr)
     if args.timings:
@@ -289,8 +312,7 @@ def _run_show(args: argparse.Namespace) -> int:
     """
     from lbm_bench.plotting import plot_table, save_figure
 
-    if args.output.exists() and not args.force:
-        raise ValueError(f"output {args.output} exists (use --force to overwrite)")
+    check_writable_file(args.output, overwrite=args.force)
     labels = None
     if args.labels:
         labels = (_read_labels(args.labels[0], "ROWS"), _read_labels(args.labels[1], "COLS"))
@@ -330,6 +352,8 @@ def _run_fetch(args: argparse.Namespace) -> int:
     """
     from lbm_bench.release import fetch_release, load_release
 
+    if args.cache is not None:
+        check_writable_folder(args.cache, what="--cache")
     folder = fetch_release(args.url, sha256=args.sha256, cache_dir=args.cache, timeout=args.timeout,
                            min_rate=args.min_rate, max_size=args.max_size, progress=_show_progress(args))
     if not args.quiet:
@@ -374,6 +398,9 @@ def _add_benchmark(sub) -> None:
     p.add_argument("--out", required=True, type=Path, help="results directory")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=0, help="master seed of the algorithms")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="the longest a fit may take: each run's algorithm then runs in a process of its own, "
+                   "stopped after SECONDS, and the run is recorded as failed (timed out); default: no limit")
     p.add_argument("-q", "--quiet", action="store_true")
 
 
@@ -406,14 +433,17 @@ def _run_benchmark(args: argparse.Namespace) -> int:
     if args.track not in TRACKS:
         raise ValueError(f"--track must be {' or '.join(TRACKS)}, got {args.track!r}")
     track = TRACKS[args.track]
+    check_writable_folder(args.out, what="--out")
     options = _track_options(args, track)
     for name in args.algorithm:
         key, fit = resolve_algorithm(name, track=track.name)
         if ":" in name and not args.quiet:
             print(f"algorithm {key}: {getattr(fit, '__name__', 'callable')} from "
                   f"{algorithm_source(fit) or 'an unknown file'}", file=sys.stderr)
+    if args.timeout is not None and not (args.timeout > 0 and args.timeout < float("inf")):
+        raise ValueError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     rows = run_benchmark(args.release, args.algorithm, args.out, n_jobs=args.jobs, seed=args.seed,
-                         progress=_show_progress(args), track=track.name, **options)
+                         progress=_show_progress(args), track=track.name, timeout=args.timeout, **options)
     failed = [r for r in rows if r.get("error")]
     if not args.quiet:
         print((args.out / "summary.md").read_text(encoding="utf-8"))
@@ -433,7 +463,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``lbm-bench``."""
     from lbm_bench._version import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lbm-bench",
         description="Co-clustering benchmark tables with a certified conditional Bayes risk.",
     )
@@ -473,15 +503,28 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
+    from lbm_bench._interrupts import handled
+
     parser = build_parser()
     args = parser.parse_args(argv)
     _hide_undeliverable_interrupts()
+    with handled():  # SIGTERM raises, so a killed command cleans up as for Ctrl-C
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Run the parsed command; its exit status (errors as one line)."""
+    from lbm_bench._interrupts import Terminated
+
     try:
         status = int(args.run(args) or 0)
         from lbm_bench.protocol.workers import stop_local_workers
 
         stop_local_workers()  # here, not at exit: a Ctrl-C meanwhile gives one line
         return status
+    except Terminated:
+        print("lbm-bench: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("lbm-bench: interrupted", file=sys.stderr)
         return 130
@@ -491,7 +534,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError, OSError, ImportError) as exc:
         if os.environ.get("LBM_BENCH_DEBUG"):
             raise
-        print(f"lbm-bench {args.command}: error: {exc}", file=sys.stderr)
+        text = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+        print(f"lbm-bench {args.command}: error: {' '.join(text.split())}", file=sys.stderr)
         return EXIT_USAGE
     except RuntimeError as exc:
         print(f"lbm-bench {args.command}: error: {exc}", file=sys.stderr)

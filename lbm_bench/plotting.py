@@ -39,9 +39,10 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._atomic import atomic_path
-from lbm_bench._validation import check_choice, describe_value
+from lbm_bench._validation import check_choice, describe_percent, describe_value
 from lbm_bench.models.data import TableData
-from lbm_bench.models.registry import get_family
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import as_family
 from lbm_bench.table_image import (
     as_table,
     binned_image,
@@ -74,9 +75,12 @@ def _matplotlib():
 
 
 def _check_labels(name: str, labels: Any, length: int) -> np.ndarray:
+    """A user's labels, checked and renumbered ``0..k-1`` in increasing order: the blocks drawn
+    depend on the partition, and their count (not the label values) sizes the arrays."""
     from lbm_bench._validation import check_labels
+    from lbm_bench.metrics.contingency_tables import compact_labels
 
-    return check_labels(name, labels, length=length)
+    return compact_labels(check_labels(name, labels, length=length))
 
 
 def _plus_minus(value: float, mcse: float, sep: str = " ± ") -> str:
@@ -107,8 +111,8 @@ def _title(table: Any, order_name: str | None) -> str:
     storage = data.storage_text()
     storage = f", {storage}" if storage else ""
     if data.has_missing:
-        storage += f", {data.missing_fraction:.0%} missing ({table.missing_mechanism})"
-    storage += "".join(f", {name} {value}" for name, value in table.model.header_values().items())
+        storage += f", {describe_percent(data.missing_fraction, 0)} missing ({table.missing_mechanism})"
+    storage += "".join(f", {name} {value}" for name, value in table.header_values().items())
     target = f"target {table.target_risk:g}"
     if table.bayes_risk is not None:
         risk = f"floor {_plus_minus(table.bayes_risk.risk, table.bayes_risk.mcse)} ({target})"
@@ -118,27 +122,28 @@ def _title(table: Any, order_name: str | None) -> str:
     return head if order_name is None else f"{head}\nright: grouped by {order_name}"
 
 
-def family_colormap(kind: str, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
-    """Colour map and block-boundary colour of the family's tables: with ``levels``
-    (unordered categories), one colour per category from the family's qualitative map,
-    or from turbo when that map has too few colours; with ``missing``, the map draws
-    missing cells (NaN) in the family's neutral ``missing_color``."""
-    family = get_family(kind)
+def family_colormap(kind: Family | str, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
+    """Colour map and block-boundary colour of the tables of family ``kind`` (a family or its
+    name; its presentation facet): with ``levels`` (unordered categories), one colour per
+    category from the family's qualitative map, or from turbo when that map has too few
+    colours; with ``missing``, the map draws missing cells (NaN) in the family's neutral
+    ``missing_color``."""
+    shown = as_family(kind).presentation
     if levels is None and not missing:
-        return family.colormap, family.boundary_color
+        return shown.colormap, shown.boundary_color
     matplotlib, _ = _matplotlib()
     from matplotlib.colors import ListedColormap
 
-    base = matplotlib.colormaps[family.colormap]
+    base = matplotlib.colormaps[shown.colormap]
     if levels is None:
         cmap = base
     else:
         colors = getattr(base, "colors", ())
         if len(colors) >= levels:
-            cmap = ListedColormap(list(colors)[:levels], name=f"{family.colormap}_{levels}")
+            cmap = ListedColormap(list(colors)[:levels], name=f"{shown.colormap}_{levels}")
         else:
             cmap = ListedColormap(matplotlib.colormaps["turbo"](np.linspace(0, 1, levels)), name=f"turbo_{levels}")
-    return (cmap.with_extremes(bad=family.missing_color) if missing else cmap), family.boundary_color
+    return (cmap.with_extremes(bad=shown.missing_color) if missing else cmap), shown.boundary_color
 
 
 def _block_texts(data: Any, rows: np.ndarray, cols: np.ndarray, levels: int | None) -> np.ndarray:
@@ -280,7 +285,7 @@ def plot_table(
     data = table.table_data()  # with its mask: missing entries are drawn apart
     sparse = data.is_sparse
     levels = table.model.n_levels
-    cmap, line = family_colormap(table.kind, levels, data.has_missing)
+    cmap, line = family_colormap(table.model.family, levels, data.has_missing)
     if ax is None:
         ncols = 2 if view == "both" else 1
         fig = Figure(figsize=figsize or (6.0 * ncols, 5.2), layout="constrained")
@@ -315,7 +320,7 @@ def plot_table(
                               row_order=row_order, col_order=col_order)
     for a in axes:
         a.tick_params(labelsize=7)
-    gap = get_family(table.kind).missing_color_name if data.has_missing else None
+    gap = table.model.family.presentation.missing_color_name if data.has_missing else None
     if levels is not None:
         _level_key(fig, axes, im, cmap, levels, r_factor, c_factor, gap)
     else:

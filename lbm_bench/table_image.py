@@ -16,7 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from lbm_bench.models.data import TableData
-from lbm_bench.models.registry import get_family
+from lbm_bench.models.family import Family
 
 __all__ = ["GroupedImage", "as_table", "binned_image", "binned_values", "block_boundaries", "block_means",
            "color_range", "grouped_image", "level_counts", "posterior_uncertainty", "reference_labels"]
@@ -219,18 +219,23 @@ class GroupedImage(NamedTuple):
     frequent codes with categories, ``levels`` of them; None for numbers), the colour range,
     the block-boundary colour, the boundaries as fractions of the sides, and the rows' (r,)
     and columns' (c,) posterior uncertainty in [0, 1] of its largest value. The colour map is
-    the family's (:func:`lbm_bench.plotting.family_colormap` of ``kind`` and ``levels``)."""
+    the family's (:func:`lbm_bench.plotting.family_colormap` of ``family`` and ``levels``)."""
 
     image: np.ndarray
     vmin: float
     vmax: float
-    kind: str
+    family: Family
     levels: int | None
     line: str
     row_boundaries: np.ndarray
     col_boundaries: np.ndarray
     row_uncertainty: np.ndarray
     col_uncertainty: np.ndarray
+
+    @property
+    def kind(self) -> str:
+        """The name of the table's family."""
+        return self.family.kind
 
 
 def as_table(table: Any) -> Any:
@@ -266,11 +271,12 @@ def grouped_image(table: Any, max_cells: int = 200) -> GroupedImage:
     rows, cols = (np.asarray(labels, dtype=np.int64) for labels in reference_labels(table)[:2])
     row_order, col_order, levels = *(np.argsort(v, kind="stable") for v in (rows, cols)), table.model.n_levels
     image = binned_image(table.data, row_order, col_order, max_cells, levels)[0]
-    line = get_family(table.kind).boundary_color
+    family = table.model.family
+    line = family.presentation.boundary_color
     vmin, vmax = color_range(image, TableData.of(table.data).is_sparse) if levels is None else (-0.5, levels - 0.5)
     g, m = max(table.n_row_clusters, 2), max(table.n_col_clusters, 2)
     row_u, col_u = (binned_values(posterior_uncertainty(sets, k), order, max_cells) / (1.0 - 1.0 / max(g, m))
                     for sets, k, order in ((table.gibbs.rows, g, row_order), (table.gibbs.cols, m, col_order)))
     bounds = (block_boundaries(rows) / rows.size, block_boundaries(cols) / cols.size)
-    return GroupedImage(image, vmin, vmax, table.kind, levels, line, *bounds,
+    return GroupedImage(image, vmin, vmax, family, levels, line, *bounds,
                         np.clip(row_u, 0.0, 1.0), np.clip(col_u, 0.0, 1.0))

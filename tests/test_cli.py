@@ -1,6 +1,7 @@
 """The command line: round trips and one-line errors with a non-zero exit."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -143,7 +144,7 @@ def test_generate_sparse_poisson_with_effects_and_their_spread(tmp_path, capsys)
 
     path = tmp_path / "p.h5"
     assert main(["generate", "--kind", "poisson", "--shape", "240x160", "--clusters", "2x2", "--risk", "0.1",
-                 "--tolerance", "0.04", "--samples", "100", "--calibration-tables", "5", "--seed", "4",
+                 "--tolerance", "0.04", "--samples", "200", "--calibration-tables", "5", "--seed", "4",
                  "--density", "0.05", "--effects", "--effects-spread", "0.6", "-q", "-o", str(path)]) == 0
     table = load_table(path)
     assert isinstance(table.data, sparse.csr_array) and table.data.nnz / (240 * 160) == pytest.approx(0.05, rel=0.3)
@@ -304,3 +305,50 @@ def test_evaluate_refuses_a_complete_table_holding_nan(table_file, tmp_path):
     result = _run("evaluate", bad, "--rows", rows, "--cols", rows)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "NaN" in result.stderr and "stores 0 there, under its observed mask" in result.stderr
+
+
+_WRITERS = {
+    "generate": lambda out, force: ["generate", "--kind", "gaussian", "--shape", "3000x2000", "--clusters", "3x2",
+                                    "--risk", "0.1", "-q", "-o", str(out)] + (["--force"] if force else []),
+    "show": lambda out, force: ["show", str(REPO / "tests" / "data" / "table_v1.h5"), "-o", str(out)]
+                               + (["--force"] if force else []),
+    "build": lambda out, force: ["build", str(REPO / "repository" / "mini.toml"), "--out", str(out), "-q"],
+    "benchmark": lambda out, force: ["benchmark", str(REPO / "tests" / "data"), "--algorithm", "cem", "--out",
+                                     str(out), "-q"],
+    "fetch": lambda out, force: ["fetch", "https://example.invalid/r.tar.gz", "--cache", str(out), "-q"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(_WRITERS))
+def test_an_unwritable_output_is_refused_before_the_work(command, tmp_path, capsys, monkeypatch):
+    """A parent that is a file, a directory where a file goes (even with --force), a folder where
+    no file can be created (a read-only file system): one line, exit 2, at once (generate's
+    3000x2000 table would take minutes), nothing written, no [Errno N]."""
+    import errno
+    import time
+
+    from lbm_bench import _atomic
+
+    (tmp_path / "afile").write_text("a file")
+    (tmp_path / "adir").mkdir()
+    files = command in ("generate", "show")
+    cases = [(tmp_path / "afile" / "out", "afile is a file, not a folder")]
+    cases.append((tmp_path / "adir", "is a directory") if files else (tmp_path / "afile", "is a file, not a folder"))
+    for out, words in cases:
+        start = time.perf_counter()
+        assert main(_WRITERS[command](out, True)) == 2
+        err = capsys.readouterr().err
+        assert words in err and len(err.strip().splitlines()) == 1 and "Errno" not in err
+        assert time.perf_counter() - start < 20
+    real_open = os.open
+
+    def read_only(path, flags, *args):
+        if ".probe-" in str(path):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(_atomic.os, "open", read_only)
+    assert main(_WRITERS[command](tmp_path / "ro" / "out" if not files else tmp_path / "out.h5", False)) == 2
+    err = capsys.readouterr().err
+    assert err.strip().endswith("cannot be written: read-only file system") and "Errno" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["adir", "afile"]

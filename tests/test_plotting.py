@@ -96,6 +96,11 @@ def test_bayes_labels_are_preferred_and_user_labels_override(tables):
     assert len(fig.axes[0].lines) == 3
     with pytest.raises(ValueError, match="labels"):
         plot_table(table, labels=(flipped_rows[:-1], flipped_cols))
+    # label values never size the picture's arrays: labels times 10**9 are the same groups
+    huge = plot_table(table, labels=(flipped_rows * 10**9, flipped_cols * 10**9 + 2**62), view="ordered",
+                      uncertainty=False, means=True)
+    np.testing.assert_allclose(np.asarray(huge.axes[0].images[0].get_array()), image)
+    assert len(huge.axes[0].lines) == 3
 
 
 def test_posterior_uncertainty_and_block_means():

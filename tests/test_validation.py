@@ -103,3 +103,13 @@ def test_messages_show_plain_numbers_not_numpy_reprs(case):
     message = str(info.value)
     assert not NUMPY_REPR.search(message), message
     assert text in message
+
+
+@pytest.mark.parametrize("fraction, decimals, text", [
+    (0.3, 1, "30.0%"), (0.9996, 1, "99.96%"), (0.99996, 0, "99.996%"), (1.0, 1, "100.0%"), (0.0, 0, "0%"),
+    (0.00004, 1, "0.004%"), (0.999, 0, "99.9%"),
+])
+def test_a_share_strictly_between_0_and_1_never_prints_as_0_or_100_percent(fraction, decimals, text):
+    from lbm_bench._validation import describe_percent
+
+    assert describe_percent(fraction, decimals) == text

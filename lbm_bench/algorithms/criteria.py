@@ -12,7 +12,7 @@ prior. Two forms are offered:
         log p(z) = log Gamma(g/2) - g log Gamma(1/2) + sum_k log Gamma(n_k + 1/2) - log Gamma(n + g/2),
 
     and the same for ``w``, plus each block's integrated likelihood under the family's
-    conjugate prior (declared by the family: ``conjugate_prior`` and
+    conjugate prior (declared by the family's estimation facet: ``conjugate_prior`` and
     ``log_marginal_blocks``), plus the label-free base measure of the entries.
 ``"bic-icl"``
     The BIC-type approximation (Biernacki et al., 2000; sparsebm's ``get_ICL``): the
@@ -39,7 +39,7 @@ from scipy import special
 from lbm_bench._validation import check_choice
 from lbm_bench.algorithms.em_problem import MIN_MASS, EMProblem, row_totals
 from lbm_bench.algorithms.kmeans import onehot
-from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.family import Family
 
 __all__ = ["CRITERIA", "PROPORTION_PRIOR", "Criterion", "LabelSums", "log_dirichlet_labels", "resolve_criterion"]
 
@@ -49,12 +49,12 @@ CRITERIA = ("icl", "exact-icl", "bic-icl")
 PROPORTION_PRIOR = 0.5
 
 
-def resolve_criterion(family: type[LatentBlockModel], criterion: str) -> str:
-    """The form of ``criterion`` for a family: ``"icl"`` becomes the family's
+def resolve_criterion(family: Family, criterion: str) -> str:
+    """The form of ``criterion`` for a family: ``"icl"`` becomes its estimation facet's
     ``default_icl``; ``"exact-icl"`` needs a closed form (``icl_prior``)."""
     check_choice("criterion", criterion, CRITERIA)
-    form = family.default_icl if criterion == "icl" else criterion
-    if form == "exact-icl" and not family.icl_prior:
+    form = family.estimation.default_icl if criterion == "icl" else criterion
+    if form == "exact-icl" and not family.estimation.icl_prior:
         raise ValueError(f"criterion 'exact-icl': {family.kind} blocks have no closed-form ICL; use 'bic-icl'")
     return form
 
@@ -100,13 +100,14 @@ class Criterion:
     def __init__(self, problem: EMProblem, criterion: str = "icl") -> None:
         self.problem = problem
         self.family = problem.family
+        self.estimation = self.family.estimation
         self.form = resolve_criterion(self.family, criterion)
         n, d = problem.X.shape
         self.shape = (int(n), int(d))
         whole = problem.block_totals(np.ones((n, 1)), np.ones((d, 1)))[:, 0, 0]
         self.n_stats = problem.p  # statistics per entry; with missing entries the observed counts follow
         seen = float(whole[self.n_stats]) if problem.masked else float(n) * d
-        self.prior = self.family.conjugate_prior(whole[: self.n_stats], seen) if self.form == "exact-icl" else None
+        self.prior = self.estimation.conjugate_prior(whole[: self.n_stats], seen) if self.form == "exact-icl" else None
         self.n_free = self.n_stats  # free parameters of a block (BIC-type form)
 
     def sums(self, rows: np.ndarray, cols: np.ndarray) -> LabelSums:
@@ -123,7 +124,7 @@ class Criterion:
         """The criterion from block sums (see :meth:`sums`)."""
         totals, exposure = self._blocks(sums)
         if self.form == "exact-icl":
-            blocks = self.family.log_marginal_blocks(totals, exposure, self.prior)
+            blocks = self.estimation.log_marginal_blocks(totals, exposure, self.prior)
             value = log_dirichlet_labels(sums.row_counts) + log_dirichlet_labels(sums.col_counts) + blocks.sum()
         else:
             value = self._complete_log_likelihood(sums, totals, exposure) - self._penalty(*exposure.shape)
@@ -139,8 +140,8 @@ class Criterion:
     def _complete_log_likelihood(self, sums: LabelSums, totals: np.ndarray, exposure: np.ndarray) -> float:
         """``max_theta log p(X, z, w; theta)`` less the base measure: the M-step's estimates."""
         n, d = self.shape
-        params = self.family.estimate_blocks(totals, np.maximum(exposure, MIN_MASS), self.problem.var_floor)
-        model = self.family(sums.row_counts / n, sums.col_counts / d, **params)
+        params = self.estimation.estimate_blocks(totals, np.maximum(exposure, MIN_MASS), self.problem.var_floor)
+        model = self.family.model(sums.row_counts / n, sums.col_counts / d, **params)
         value = np.sum(model.natural_parameters * totals) - np.sum(model.log_partition * exposure)
         labels = sums.row_counts @ np.log(sums.row_counts / n) + sums.col_counts @ np.log(sums.col_counts / d)
         return float(value + labels)

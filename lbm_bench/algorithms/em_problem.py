@@ -28,7 +28,8 @@ from lbm_bench.algorithms.inputs import imputed_table
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.checks import refuse_sparse
 from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
-from lbm_bench.models.registry import get_family, sparse_family_names
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import as_family, sparse_family_names
 
 __all__ = ["EMProblem", "MIN_MASS", "VARIANCE_FLOOR", "block_logits", "col_totals", "one_hot_codes",
            "proportions", "row_totals"]
@@ -53,19 +54,29 @@ class EMProblem:
 
     Shapes: ``T`` is (p, n_rows, n_cols); row assignments ``Z`` are (n_rows, g)
     and column assignments ``W`` are (n_cols, m), one-hot (CEM) or soft (VEM).
+
+    Parameters
+    ----------
+    X : ndarray, scipy.sparse array or TableData
+        The table (a :class:`~lbm_bench.models.data.TableData` carries its missing entries).
+    family : Family or str
+        The family fitted (a name is looked up: a boundary).
+    method : str, default="cem"
+        The method, for messages.
     """
 
-    def __init__(self, X: np.ndarray | sp.csr_array | TableData, kind: str, method: str = "cem") -> None:
-        family = get_family(kind)
+    def __init__(self, X: np.ndarray | sp.csr_array | TableData, family: Family | str, method: str = "cem") -> None:
+        family = as_family(family)
+        kind = family.kind
         self.kind = kind
         self.family = family
         data = TableData.of(X)
         self.data = data
         self.sparse = data.is_sparse
-        if not family.can_be_sparse:
+        if not family.model.can_be_sparse:
             refuse_sparse(data, f"{method} with {kind} blocks", remedy=f"densify it (X.toarray()) to fit {kind} blocks",
                           reason=f"it fits a sparse table with {' or '.join(sparse_family_names())} blocks only")
-        placeholder = family.placeholder(data.table)
+        placeholder = family.estimation.placeholder(data.table)
         self._placeholder = placeholder
         self._row_base: np.ndarray | None = None
         self._col_base: np.ndarray | None = None
@@ -82,32 +93,34 @@ class EMProblem:
             return
         # Gaussian tables are fitted centred (block variances E[x^2] - E[x]^2
         # lose precision far from zero); restore() shifts the means back.
-        self.offset = float(np.mean(self.X)) if family.fit_centred else 0.0
+        self.offset = float(np.mean(self.X)) if family.estimation.fit_centred else 0.0
         self.values = np.asarray(self.X, dtype=np.float64) - self.offset
         self.T = placeholder.sufficient_statistics(self.values)
         self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
         self.base_measure = placeholder.log_base_measure(self.values)
-        table_var = float(np.var(self.X)) if family.fit_centred else 0.0
+        table_var = float(np.var(self.X)) if family.estimation.fit_centred else 0.0
         self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+        self.prior_var = table_var  # the pseudo-entry of every block variance (estimate_blocks)
         self.seed_values = self.values
 
     def _init_masked(self, observed: np.ndarray) -> None:
         """A dense table with missing entries: statistics zeroed there, the mask as channel ``p``."""
         values = np.asarray(self.X, dtype=np.float64)
         seen = values[observed]
-        self.offset = float(seen.mean()) if self.family.fit_centred and seen.size else 0.0
+        self.offset = float(seen.mean()) if self.family.estimation.fit_centred and seen.size else 0.0
         self.values = np.where(observed, values - self.offset, 0.0)
         stats = self._placeholder.sufficient_statistics(self.values) * observed
         self.T = np.concatenate([stats, observed[None].astype(np.float64)])
         self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
         self.base_measure = self._placeholder.log_base_measure(self.values) - self.data.n_missing * self._zero_base()
-        table_var = float(np.var(seen)) if self.family.fit_centred and seen.size else 0.0
+        table_var = float(np.var(seen)) if self.family.estimation.fit_centred and seen.size else 0.0
         self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
+        self.prior_var = table_var
         self.seed_values = imputed_table(DenseTableData(self.values, observed))
 
     def _zero_base(self) -> float:
         """``log h(0)`` of one entry (the families' does not depend on the exposure)."""
-        return float(self._placeholder.log_base_measure(np.zeros((1, 1), dtype=self.family.table_dtype)))
+        return float(self._placeholder.log_base_measure(np.zeros((1, 1), dtype=self.family.model.table_dtype)))
 
     def _init_sparse(self, data: TableData, method: str) -> None:
         """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose (and its
@@ -131,7 +144,7 @@ class EMProblem:
             self.missing_t = sp.csr_array(self.missing.T)
         base = self._placeholder.log_base_measure
         self.base_measure = float(base(self.values.data[None])) if self.values.nnz else 0.0
-        self.var_floor = 1e-12
+        self.var_floor, self.prior_var = 1e-12, 0.0
         self.seed_values = imputed_table(SparseTableData(self.values, data.missing)) if self.masked else self.values
 
     def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
@@ -165,7 +178,7 @@ class EMProblem:
         blocks), of its one-hot encoding (CSR, one non-zero per observed entry: distances
         count the differing codes, whatever their values)."""
         if self._seed_points is None:
-            if self.family.code_statistics:
+            if self.family.model.code_statistics:
                 codes = np.asarray(self.X, dtype=np.int64)
                 observed = self.data.observed if self.masked else None
                 observed_t = None if observed is None else observed.T
@@ -183,7 +196,7 @@ class EMProblem:
             return model
         params = model.block_parameters()
         means = params["means"] + self.offset
-        return self.family(model.row_proportions, model.col_proportions, means, params["stds"])
+        return self.family.model(model.row_proportions, model.col_proportions, means, params["stds"])
 
     # The table's products with assignments: the only block sums that read the table.
     def row_sums(self, W: np.ndarray) -> np.ndarray:
@@ -246,7 +259,7 @@ class EMProblem:
         """
         row_mass, col_mass = Z.sum(0), W.sum(0)
         exposure = np.maximum(self.exposure(Z, W, totals), MIN_MASS)
-        params = self.family.estimate_blocks(totals[: self.p], exposure, self.var_floor)
+        params = self.family.estimation.estimate_blocks(totals[: self.p], exposure, self.var_floor, self.prior_var)
         stale = (row_mass < MIN_MASS)[:, None] | (col_mass < MIN_MASS)[None, :]
         if self.masked:
             stale = stale | (exposure <= MIN_MASS)
@@ -254,7 +267,7 @@ class EMProblem:
             for name, old in previous.block_parameters().items():
                 where = stale.reshape(stale.shape + (1,) * (np.ndim(old) - 2))  # (g, m) + block_extents
                 params[name] = np.where(where, old, params[name])
-        return self.family(proportions(row_mass), proportions(col_mass), **params)
+        return self.family.model(proportions(row_mass), proportions(col_mass), **params)
 
     def expected_log_joint(
         self, model: LatentBlockModel, Z: np.ndarray, W: np.ndarray, totals: np.ndarray

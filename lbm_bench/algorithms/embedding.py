@@ -46,6 +46,8 @@ def embed_rows(points: Any, rank: int) -> np.ndarray:
     n, width = data.shape
     r = max(1, min(rank, n - 1, width - 1))
     means = data.col_totals() / n
+    if _centred_squares(data, means) <= 0:  # every row the same (an all-zero table): nothing to embed,
+        return np.zeros((n, r))  # and ARPACK, whose every product is zero, would fail ("starting vector is zero")
     if not data.is_sparse and min(n, width) <= DENSE_SVD_LIMIT:
         u, s, _ = np.linalg.svd(data.table - means, full_matrices=False)
         return u[:, :r] * s[:r]
@@ -59,3 +61,12 @@ def embed_rows(points: Any, rank: int) -> np.ndarray:
     u, s, _ = svds(operator, k=r, v0=v0)
     order = np.argsort(s)[::-1]
     return u[:, order] * s[order]
+
+
+def _centred_squares(data: TableData, means: np.ndarray) -> float:
+    """The sum of squares of the column-centred table (0 when its rows are all the same), in
+    one pass over the stored entries: ``sum x^2 - n sum mean^2``, cut at the rounding of the first term."""
+    table = data.table
+    squares = float(table.multiply(table).sum()) if data.is_sparse else float(np.square(table).sum())
+    centred = squares - data.shape[0] * float(np.square(means).sum())
+    return centred if centred > 1e-12 * squares else 0.0

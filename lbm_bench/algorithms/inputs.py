@@ -30,13 +30,18 @@ from numpy.typing import ArrayLike
 
 from lbm_bench._validation import check_count
 from lbm_bench.models.data import TableData
-from lbm_bench.models.registry import FAMILY_CLASSES
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import FAMILIES
 
 __all__ = [
+    "check_cluster_counts",
     "check_incomplete_inputs",
     "check_inputs",
+    "check_observed_table",
+    "few_values",
     "check_numeric_table",
     "imputed_table",
+    "infer_family",
     "infer_kind",
     "reject_missing",
 ]
@@ -74,9 +79,10 @@ def _check_sparse_table(X: Any, name: str) -> sp.csr_array:
     return table
 
 
-def _check_cluster_counts(
+def check_cluster_counts(
     shape: tuple[int, int], n_row_clusters: Any, n_col_clusters: Any
 ) -> tuple[int, int]:
+    """``(g, m)``: positive integers, at most the table's numbers of rows and columns ``shape``."""
     g = check_count("n_row_clusters", n_row_clusters)
     m = check_count("n_col_clusters", n_col_clusters)
     if g > shape[0]:
@@ -88,7 +94,7 @@ def _check_cluster_counts(
 
 def check_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) -> tuple[np.ndarray, int, int]:
     table = check_numeric_table(X)
-    g, m = _check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
+    g, m = check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
     return table, g, m
 
 
@@ -96,10 +102,21 @@ def check_incomplete_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) ->
     """The table with its missing entries (NaN, a masked array, explicit NaN of a sparse
     table) as a :class:`~lbm_bench.models.data.TableData` holding 0 there, checked as
     :func:`check_inputs` checks a complete one."""
-    data = TableData.incomplete(X)
-    table = check_numeric_table(data.table)
-    g, m = _check_cluster_counts(table.shape, n_row_clusters, n_col_clusters)
-    return data.with_table(table), g, m
+    data = check_observed_table(X)
+    g, m = check_cluster_counts(data.shape, n_row_clusters, n_col_clusters)
+    return data, g, m
+
+
+def check_observed_table(X: Any, name: str = "X") -> TableData:
+    """The table with its missing entries kept aside (:meth:`TableData.incomplete`), its values
+    checked (:func:`check_numeric_table`), and at least one entry observed: a table whose every
+    entry is missing holds nothing to cluster (ValueError)."""
+    data = TableData.incomplete(X, name=name)
+    table = check_numeric_table(data.table, name)
+    if data.n_missing and data.n_missing >= table.shape[0] * table.shape[1]:
+        raise ValueError(f"{name} has no observed entry (all {data.n_missing} entries are missing): "
+                         "there is nothing to cluster")
+    return data.with_table(table)
 
 
 def reject_missing(X: Any, algorithm: str) -> None:
@@ -162,7 +179,14 @@ def infer_kind(X: ArrayLike) -> str:
     'poisson'
     """
     data = TableData.incomplete(X)
-    table = check_numeric_table(data.table)
+    return infer_family(data.with_table(check_numeric_table(data.table))).kind
+
+
+def infer_family(data: TableData) -> Family:
+    """The family :func:`infer_kind` infers, of a table read already: a
+    :class:`~lbm_bench.models.data.TableData` whose table :func:`check_numeric_table` checked
+    (the boundary of the EM baselines reads its input once, then asks this)."""
+    table = data.table
     low = high = None
     dtype_kind = table.dtype.kind
     if data.n_missing and dtype_kind == "f":
@@ -175,8 +199,20 @@ def infer_kind(X: ArrayLike) -> str:
             low, high = int(table.min()), int(table.max())
         else:
             low, high = (int(values.min()), int(values.max())) if values.size else (0, 0)
-    families = sorted((f for f in FAMILY_CLASSES if f.inference_order is not None), key=lambda f: f.inference_order)
-    return next(f.kind for f in families if f.describes(dtype_kind, low, high))
+    candidates = [family for family in FAMILIES if family.estimation.inference_order is not None]
+    ordered = sorted(candidates, key=lambda family: family.estimation.inference_order)
+    return next(family for family in ordered if family.estimation.describes(dtype_kind, low, high))
+
+
+def few_values(data: TableData, most: int = 2) -> list[float] | None:
+    """The distinct values of the observed entries, sorted, when there are at most ``most``
+    of them (a 0/1 table: ``[0.0, 1.0]``); None otherwise. Stops at the first ``most + 1``."""
+    values = _observed_values(data).ravel()
+    found: list[float] = []
+    while values.size and len(found) <= most:
+        found.append(float(values[0]))
+        values = values[values != values[0]]
+    return sorted(found) if len(found) <= most else None
 
 
 def _observed_values(data: TableData) -> np.ndarray:

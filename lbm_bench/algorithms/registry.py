@@ -86,7 +86,8 @@ LBM_METHODS: dict[str, tuple[Algorithm, str]] = {
 
 def _fitted_blocks(family: Any) -> str:
     """What the EM baselines fit of a family, for the docstrings of its algorithms."""
-    return family.block_description + (", without row or column effects" if family.has_effects else "")
+    blocks = family.presentation.block_description
+    return blocks + (", without row or column effects" if family.model.has_effects else "")
 
 
 def _family_algorithm(kind: str, method: str) -> Algorithm:
@@ -250,8 +251,10 @@ def _module_from_file(path_text: str, spec: str) -> ModuleType:
     sys.modules[module_name] = module
     try:
         loader_spec.loader.exec_module(module)
-    except Exception as exc:
+    except BaseException as exc:
         del sys.modules[module_name]
+        if not isinstance(exc, Exception):
+            raise  # SystemExit, an interruption: _import_attribute tells them apart
         raise ValueError(f"algorithm {spec!r}: importing {path} failed: {type(exc).__name__}: {exc}") from exc
     return module
 
@@ -290,15 +293,24 @@ def _import_module(module_name: str, spec: str) -> ModuleType:
 
 
 def _import_attribute(spec: str) -> Any:
+    from lbm_bench._interrupts import watching
+
     module_name, _, attribute = spec.rpartition(":")
     if not module_name or not attribute:
         raise ValueError(
             f"algorithm {spec!r} must be a registry name, 'module:function' or 'path/to/file.py:function'"
         )
-    if _is_path(module_name):
-        target: Any = _module_from_file(module_name, spec)
-    else:
-        target = _import_module(module_name, spec)
+    with watching() as watch:
+        try:
+            target: Any = (_module_from_file(module_name, spec) if _is_path(module_name)
+                           else _import_module(module_name, spec))
+        except ValueError:
+            raise
+        except BaseException as exc:  # a module that raises, or calls sys.exit, while it is imported
+            if not watch.raised_by_code(exc):
+                raise
+            text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise ValueError(f"algorithm {spec!r}: importing {module_name} raised {text}") from None
     for part in attribute.split("."):
         try:
             target = getattr(target, part)

@@ -31,6 +31,7 @@ every task).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,12 +45,12 @@ from lbm_bench._validation import check_choice, check_count
 from lbm_bench.algorithms.criteria import Criterion, LabelSums
 from lbm_bench.algorithms.em_problem import EMProblem, col_totals, row_totals
 from lbm_bench.algorithms.embedding import embed_rows
-from lbm_bench.algorithms.inputs import check_numeric_table, infer_kind
+from lbm_bench.algorithms.inputs import few_values, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
-from lbm_bench.algorithms.lbm_em import EM_METHODS, EMRun, LBMFit, em_run
+from lbm_bench.algorithms.lbm_em import EMRun, LBMFit, em_inputs, em_run
 from lbm_bench.metrics.contingency_tables import compact_labels
 from lbm_bench.models.data import TableData
-from lbm_bench.models.registry import check_kind
+from lbm_bench.models.family import Family
 
 __all__ = ["DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "cem_icl", "check_max_clusters", "select_lbm", "vem_icl"]
 
@@ -429,7 +430,7 @@ def select_lbm(
     X: ArrayLike,
     max_clusters: tuple[int, int] = (8, 8),
     *,
-    kind: str | None = None,
+    kind: Family | str | None = None,
     method: str = "cem",
     criterion: str = "icl",
     search: str = DEFAULT_SEARCH,
@@ -446,7 +447,7 @@ def select_lbm(
     max_clusters : (int, int), default=(8, 8)
         The largest numbers of row and column clusters ``(G, M)`` considered, at most
         the table's numbers of rows and columns.
-    kind : {"gaussian", "poisson", "bernoulli", "categorical"}, optional
+    kind : {"gaussian", "poisson", "bernoulli", "categorical"} or Family, optional
         Family of the blocks; inferred from the table when None (see :func:`fit_lbm`).
     method : {"cem", "vem"}, default="cem"
         Block CEM or VEM (the criterion is computed at the MAP labels of VEM).
@@ -477,14 +478,12 @@ def select_lbm(
     ((3, 2), 'exact-icl', (4, 4))
     """
     rng = np.random.default_rng(rng)
-    data = TableData.incomplete(X)  # missing entries (NaN, masked, explicit NaN of a sparse table) kept aside
-    table = check_numeric_table(data.table)
-    bounds = check_max_clusters("max_clusters", max_clusters, table.shape)
-    check_choice("method", method, tuple(EM_METHODS))
+    data, family = em_inputs(X, kind, method)  # missing entries (NaN, masked, explicit NaN of a sparse table)
+    bounds = check_max_clusters("max_clusters", max_clusters, data.shape)
     check_choice("search", search, SEARCHES)
     n_init, jobs = check_count("n_init", n_init), check_count("jobs", jobs)
-    kind = infer_kind(X) if kind is None else check_kind(kind)
-    crit = Criterion(EMProblem(data.with_table(table), kind, method), criterion)
+    crit = Criterion(EMProblem(data, family, method), criterion)
+    _warn_continuous_on_few_values(data, family)
     root = np.random.SeedSequence(draw_seed(rng))
     with single_blas_thread():
         if jobs == 1:
@@ -496,19 +495,36 @@ def select_lbm(
             with Parallel(n_jobs=jobs) as parallel:
                 state = _Search(crit, method, bounds, jobs, parallel)
                 _SEARCH_FUNCTIONS[search](state, n_init, root)
-    return _selection(state, kind, search)
+    return _selection(state, search)
 
 
-def _selection(search: _Search, kind: str, name: str) -> LBMSelection:
+def _warn_continuous_on_few_values(data: TableData, family: Family) -> None:
+    """Warn when blocks of real values (a family stored as floats) are fitted to a table of two
+    values: each split towards purer blocks shrinks their variances without bound, so the
+    criterion keeps rising and the choice runs to ``max_clusters`` with small clusters."""
+    if np.dtype(family.model.table_dtype).kind != "f":
+        return
+    values = few_values(data, 2)
+    if values is None or len(values) < 2:
+        return
+    integral = all(v == round(v) for v in values)
+    better = infer_kind(np.array(values, dtype=np.int64)[None, :]) if integral else None
+    warnings.warn(
+        f"the table holds only the values {values[0]:g} and {values[1]:g}: {family.kind} blocks fitted to it have "
+        "variances shrinking towards 0 as clusters get purer, so the choice of the numbers of clusters runs to "
+        "max_clusters with small clusters" + (f"; use kind={better!r}" if better and better != family.kind else ""),
+        UserWarning, stacklevel=3,
+    )
+
+
+def _selection(search: _Search, name: str) -> LBMSelection:
     table = np.full(search.bounds, np.nan)
     for (g, m), cell in search.cells.items():
         table[g - 1, m - 1] = cell.value
     key = search.best()
     cell = search.cells[key]
-    problem = search.criterion.problem
-    fit = LBMFit(rows=cell.rows, cols=cell.cols, model=problem.restore(cell.run.model), criterion=cell.run.criterion,
-                 n_iter=cell.run.n_iter, converged=cell.run.converged, start_criteria=np.array(cell.fit_criteria),
-                 method=search.method, kind=kind)
+    fit = LBMFit.from_run(search.criterion.problem, cell.run, cell.fit_criteria, search.method,
+                          labels=(cell.rows, cell.cols))
     return LBMSelection(rows=cell.rows, cols=cell.cols, n_row_clusters=key[0], n_col_clusters=key[1], fit=fit,
                         criterion_table=table, criterion=search.criterion.form, search=name, n_runs=search.n_runs)
 

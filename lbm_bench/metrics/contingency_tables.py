@@ -40,6 +40,7 @@ __all__ = [
     "finish",
     "fraction_sum",
     "iter_tables",
+    "label_codes",
     "label_pair_sums",
     "matched_count",
     "pair_counts",
@@ -127,6 +128,21 @@ def compact_labels(labels: Any) -> np.ndarray:
     [1, 0, 1, 2]
     """
     return encode_labels(np.asarray(labels))[0].astype(np.int64, copy=False)
+
+
+def label_codes(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes ``0..k-1`` of integer labels in increasing label order, and the ``k`` distinct
+    labels (sorted): ``values[codes] == labels``. Time and memory follow the number of
+    items, not the label values (a label may be ``10**12``).
+
+    >>> codes, values = label_codes(np.array([4_000_000_000, 1, 4_000_000_000, 7]))
+    >>> codes.tolist(), values.tolist()
+    ([2, 0, 2, 1], [1, 7, 4000000000])
+    """
+    codes, k = encode_labels(labels)
+    values = np.empty(k, dtype=labels.dtype)
+    values[codes] = labels
+    return codes.astype(np.int64, copy=False), values
 
 
 def encode_labels(labels: np.ndarray) -> tuple[np.ndarray, int]:

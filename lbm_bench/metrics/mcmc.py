@@ -12,7 +12,14 @@ import math
 
 import numpy as np
 
-__all__ = ["chain_diagnostics"]
+__all__ = ["MIN_SETS_PER_CHAIN", "chain_diagnostics"]
+
+#: Fewest values (label sets) per chain for which :func:`chain_diagnostics` gives an MCSE:
+#: three batches of three, the fewest from which batch means say anything about the
+#: chain's autocorrelation. A chain of one set has no spread at all (its MCSE was 0, a
+#: certainty it does not have); below this length the MCSE is NaN, and generation refuses
+#: fewer sets (``n_samples >= MIN_SETS_PER_CHAIN * n_chains``).
+MIN_SETS_PER_CHAIN = 10
 
 
 def _split(values: np.ndarray, lengths: np.ndarray) -> list[np.ndarray]:
@@ -36,7 +43,8 @@ def chain_diagnostics(values: np.ndarray, chain_lengths: np.ndarray) -> tuple[fl
     Returns
     -------
     mcse : float
-        NaN for a single value (undefined).
+        NaN when a chain holds fewer than :data:`MIN_SETS_PER_CHAIN` values (its
+        autocorrelation, so the uncertainty, cannot be estimated).
     rhat : float
         NaN when fewer than two half-chains of two values or more exist.
 
@@ -48,21 +56,14 @@ def chain_diagnostics(values: np.ndarray, chain_lengths: np.ndarray) -> tuple[fl
     >>> mcse, rhat = chain_diagnostics(np.random.default_rng(0).random(4000), np.array([2000, 2000]))
     >>> round(mcse, 4), round(rhat, 2)   # about sqrt(1/12 / 4000) = 0.0046 for independent draws
     (0.0046, 1.0)
+    >>> chain_diagnostics(np.random.default_rng(0).random(8), np.ones(8, dtype=int))[0]  # chains of one set
+    nan
     """
     chains = [c for c in _split(np.asarray(values, dtype=np.float64), chain_lengths) if c.size]
     total = sum(c.size for c in chains)
     if total < 2:
         return math.nan, math.nan
-    acc = 0.0
-    for chain in chains:
-        size = max(1, int(math.isqrt(chain.size)))
-        n_batches = chain.size // size
-        if n_batches >= 2:
-            means = chain[: n_batches * size].reshape(n_batches, size).mean(axis=1)
-            acc += chain.size * size * means.var(ddof=1)
-        else:
-            acc += chain.size * (chain.var(ddof=1) if chain.size > 1 else 0.0)
-    mcse = math.sqrt(acc) / total
+    mcse = _batch_means_mcse(chains, total)
     halves = []
     for chain in chains:
         half = chain.size // 2
@@ -78,3 +79,17 @@ def chain_diagnostics(values: np.ndarray, chain_lengths: np.ndarray) -> tuple[fl
         return mcse, 1.0 if between == 0 else math.inf
     var_plus = (length - 1) / length * within + between / length
     return mcse, float(math.sqrt(var_plus / within))
+
+
+def _batch_means_mcse(chains: list[np.ndarray], total: int) -> float:
+    """Pooled batch means (batches of ``floor(sqrt(L))`` values in a chain of ``L``); NaN
+    when a chain is shorter than :data:`MIN_SETS_PER_CHAIN`."""
+    if min(chain.size for chain in chains) < MIN_SETS_PER_CHAIN:
+        return math.nan
+    acc = 0.0
+    for chain in chains:
+        size = int(math.isqrt(chain.size))
+        n_batches = chain.size // size
+        means = chain[: n_batches * size].reshape(n_batches, size).mean(axis=1)
+        acc += chain.size * size * means.var(ddof=1)
+    return math.sqrt(acc) / total

@@ -36,6 +36,7 @@ from lbm_bench.metrics.contingency_tables import (
     best_matching,
     block_pair_sums,
     iter_tables,
+    label_codes,
     same_length,
 )
 from lbm_bench.metrics.mcmc import chain_diagnostics
@@ -145,11 +146,14 @@ class ConditionalRisk:
         Mean row error rate under ``row_map``.
     mean_l_col : float
         Mean column error rate under ``col_map``.
+    row_labels : ndarray of shape (n_pred_row_clusters,)
+        The distinct predicted row labels, in increasing order (any non-negative
+        integers: the scores depend on the partition, never on the label values).
     row_map : ndarray of shape (n_pred_row_clusters,)
-        Reference row cluster matched to each predicted row cluster (the index
-        is the predicted label), -1 when unmatched or when the predicted
-        cluster is empty.
-    col_map : ndarray of shape (n_pred_col_clusters,)
+        Reference row cluster matched to the predicted row cluster ``row_labels[i]``,
+        -1 when unmatched. For labels ``0..k-1``, ``row_labels`` is ``arange(k)`` and
+        ``row_map`` is indexed by the label itself; :meth:`matched_labels` maps any labels.
+    col_labels, col_map : ndarray of shape (n_pred_col_clusters,)
         Likewise for the columns.
     cari_mean : float
         Mean CARI between the label sets and the co-clustering.
@@ -176,6 +180,23 @@ class ConditionalRisk:
     n_sets: int
     n_steps: int
     exact: bool
+    row_labels: np.ndarray
+    col_labels: np.ndarray
+
+    def matched_labels(self, z_pred: ArrayLike, w_pred: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """The reference cluster matched to each item's predicted cluster (-1: unmatched), for
+        labels among :attr:`row_labels` and :attr:`col_labels` (ValueError otherwise): then
+        ``risk == l_item(gibbs_rows, gibbs_cols, *matched_labels(z_pred, w_pred), match=False).mean()``."""
+        return (_matched(self.row_labels, self.row_map, check_labels("z_pred", z_pred), "z_pred"),
+                _matched(self.col_labels, self.col_map, check_labels("w_pred", w_pred), "w_pred"))
+
+
+def _matched(labels: np.ndarray, cluster_map: np.ndarray, pred: np.ndarray, name: str) -> np.ndarray:
+    index = np.minimum(np.searchsorted(labels, pred), labels.size - 1)
+    unknown = labels[index] != pred
+    if unknown.any():
+        raise ValueError(f"{name} holds the label {int(pred[unknown][0])}, which the scored labels do not have")
+    return cluster_map[index]
 
 
 class _TableStack:
@@ -353,8 +374,7 @@ def _cluster_map(
     ref_idx, pred_idx = matching
     out[pred_idx] = ref_idx
     out[np.bincount(pred, minlength=k_pred) == 0] = -1
-    out.flags.writeable = False
-    return out
+    return _read_only(out)
 
 
 def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
@@ -405,10 +425,10 @@ def conditional_risk(
     gibbs_cols : array-like of shape (n_sets, n_cols)
         Reference column label sets with values in ``[0, m)``.
     z_pred : array-like of shape (n_rows,)
-        Predicted row labels, non-negative integers (the label is the index
-        into ``row_map``).
+        Predicted row labels, any non-negative integers (renumbered: time and memory
+        depend on the numbers of clusters, not on the label values).
     w_pred : array-like of shape (n_cols,)
-        Predicted column labels, non-negative integers.
+        Predicted column labels, any non-negative integers.
     n_chains : int, default=1
         Number of chains stored one after the other; chain ``c`` holds a
         contiguous block of sets, the first ``n_sets % n_chains`` chains one
@@ -454,9 +474,12 @@ def conditional_risk_of_sets(
     ``rows_ref``/``cols_ref`` are non-negative integer label sets (any integer dtype) of shapes
     (S, n_rows) and (S, n_cols), ``rows_pred``/``cols_pred`` int64 non-negative
     vectors of matching lengths, ``lengths`` the chain lengths (summing to S).
+    The predictions are renumbered first (:func:`~lbm_bench.metrics.contingency_tables.label_codes`), so
+    that the contingency tables are sized by the numbers of clusters, not by the label values.
     """
     n_sets = rows_ref.shape[0]
-    k_row_pred, k_col_pred = int(rows_pred.max()) + 1, int(cols_pred.max()) + 1
+    (rows_pred, row_labels), (cols_pred, col_labels) = label_codes(rows_pred), label_codes(cols_pred)
+    k_row_pred, k_col_pred = row_labels.size, col_labels.size
     rows = _TableStack(rows_ref, int(rows_ref.max()) + 1, rows_pred, k_row_pred)
     cols = _TableStack(cols_ref, int(cols_ref.max()) + 1, cols_pred, k_col_pred)
     sigma, tau, steps, exact = _optimal_matchings(rows, cols)
@@ -481,7 +504,14 @@ def conditional_risk_of_sets(
         n_sets=n_sets,
         n_steps=steps,
         exact=exact,
+        row_labels=_read_only(row_labels),
+        col_labels=_read_only(col_labels),
     )
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
 
 
 #: Labellings drawn, and Gibbs sets used (evenly spaced), by :func:`chance_risk` by default:

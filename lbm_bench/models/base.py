@@ -1,4 +1,4 @@
-"""The latent block model on one exponential-family interface: what every family shares.
+"""The latent block model on one exponential-family interface: the formulas every family shares.
 
 Every family is an exponential family per block: an entry ``x`` of block
 ``(k, l)`` has log-density
@@ -22,16 +22,30 @@ observed-data likelihood of :mod:`lbm_bench.models.missing` (the family's terms
 over the observed entries; with :attr:`LatentBlockModel.missing_probs`, the
 block mechanism, also the mask's Bernoulli terms).
 
-**A family is one module** (:mod:`lbm_bench.models.gaussian`, ``poisson``,
-``bernoulli``) holding one subclass of :class:`LatentBlockModel`, listed in
-:mod:`lbm_bench.models.registry`. Besides the interface above, the subclass
-declares, as class attributes and class methods, everything the rest of the
-package asks of a family (see "Family knowledge" in :class:`LatentBlockModel`):
-its stored dtype and how to check an entry, its design at a scale, how its block
-parameters are estimated from block sums, whether its tables can stay sparse,
-its design options and how pictures colour it. Formulas shared by the families
-(sampling, block totals, likelihoods) are written once here, in the manner of
-statsmodels' GLM families.
+**How a family is split.** A family is one module (:mod:`lbm_bench.models.gaussian`,
+``poisson``, ``bernoulli``, ``categorical``) declaring one
+:class:`~lbm_bench.models.family.Family`, listed in :mod:`lbm_bench.models.registry`.
+The family composes, in the manner of statsmodels' GLM families:
+
+- its **model class**, a subclass of :class:`LatentBlockModel` (this module): the
+  formulas and nothing else, a model being a family's parameters (proportions and
+  block parameters). It defines the exponential-family interface above
+  (:attr:`~LatentBlockModel.natural_parameters`, :attr:`~LatentBlockModel.log_partition`,
+  :meth:`~LatentBlockModel.sufficient_statistics`, :meth:`~LatentBlockModel.log_base_measure`),
+  its table check, how noise becomes a table, its parameters by name and its entry
+  means, and the class attributes that say what its statistics are (``n_stats``,
+  ``table_dtype``, ``has_effects``, ``can_be_sparse``, ``code_statistics``). The shared
+  formulas (sampling, block totals, likelihoods) are written once here;
+- its **facets** (:mod:`lbm_bench.models.family`), one per concern, each asked by the
+  part of the package that needs it: the storage codec (``family.storage``: parameter
+  datasets, header attributes, what a bad stored value is), the presentation
+  (``family.presentation``: colours, words), the design options
+  (``family.options``: fields, checks, release id tags, the memory guard's count of
+  statistics), the designs (``family.designs``: pattern, effects, the model at a
+  scale) and the estimation (``family.estimation``: the M-step, ICL priors and
+  marginals, whether a table looks like the family's).
+
+A model knows its family (``model.family``, and ``model.kind`` its name).
 
 Tables are generated from *noise* (standard normals for Gaussian blocks,
 uniforms otherwise) through :meth:`LatentBlockModel.table_from_noise`, so that
@@ -42,27 +56,17 @@ random numbers for calibration).
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
 
-from lbm_bench._records import open_probability, optional, setting
 from lbm_bench._validation import check_block_array, check_count, check_labels, check_proportions, check_vector
 from lbm_bench.models.data import TableData
 from lbm_bench.models.observed import EntryFamily
 from lbm_bench.models.sparse_noise import SparseNoise
 
-__all__ = ["DENSITY_OPTION", "LatentBlockModel", "positive_vector"]
-
-#: The design option of the families whose tables can be sparse (``can_be_sparse``):
-#: the expected fraction of non-zero entries at every scale.
-DENSITY_OPTION = setting(
-    None, optional(open_probability), "--density",
-    "bernoulli, poisson: expected fraction of non-zero entries; the table is stored sparse",
-)
-
+__all__ = ["LatentBlockModel", "positive_vector"]
 
 def positive_vector(name: str, values: Any) -> np.ndarray:
     """A 1-D finite float64 vector of positive values (row or column effects)."""
@@ -73,103 +77,48 @@ def positive_vector(name: str, values: Any) -> np.ndarray:
 
 
 class LatentBlockModel:
-    """Common part of the latent block models (not instantiated directly).
+    """Common part of the latent block models: the formulas (not instantiated directly).
 
-    Subclasses define the exponential-family interface (:attr:`natural_parameters`,
-    :attr:`log_partition`, :meth:`sufficient_statistics`, :meth:`log_base_measure`,
-    :meth:`check_table`, :meth:`table_from_noise`, :meth:`block_parameters`,
-    :meth:`entry_means`) and the family knowledge below.
+    A subclass is the model class of one :class:`~lbm_bench.models.family.Family`
+    (module docstring). It defines the exponential-family interface
+    (:attr:`natural_parameters`, :attr:`log_partition`, :meth:`sufficient_statistics`,
+    :meth:`log_base_measure`), :meth:`check_table`, :meth:`table_from_noise` (and
+    :meth:`draw_noise` when its noise is not uniforms), :meth:`block_parameters` and
+    :meth:`entry_means`, its exposures when it has effects (:meth:`row_weights`,
+    :meth:`col_weights`, :meth:`fixed_shape`), and for sparse tables
+    :meth:`sparse_statistics` and :meth:`sparse_level`.
 
-    Family knowledge (class attributes and class methods)
-    ----------------------------------------------------
-    kind : str
-        The family's name: registry key, spec and ``--kind`` spelling, ``@kind`` of files.
-    entries : str
-        What the table holds, for messages and help ("reals", "counts", ...).
-    block_description : str
-        What a block holds, for docstrings ("Poisson blocks (one rate per block)").
+    Class attributes
+    ----------------
+    family : Family
+        The family of the class's models (bound by :class:`~lbm_bench.models.family.Family`);
+        :attr:`kind` is its name.
     n_stats : int
-        Number of sufficient statistics per entry.
+        Number of sufficient statistics per entry (an instance may set its own:
+        categorical blocks have ``K - 1``).
     table_dtype : numpy.dtype
-        dtype of the tables it draws and files store.
-    parameter_names : tuple of str
-        Its block parameters (arrays of shape (g, m)), as stored in files and
-        taken by the constructor.
+        dtype of the tables it draws and :meth:`check_table` returns (and files store).
     has_effects : bool
         Whether its models may carry row and column effects (exposures
         ``row_effects`` and ``col_effects``, stored with the parameters).
     can_be_sparse : bool
-        Whether its tables can stay sparse (one statistic, the entry itself, and a
-        base measure that vanishes at zero): then it accepts :data:`DENSITY_OPTION`
-        and :meth:`sparse_statistics`.
-    option_fields : dict of str to dataclasses.Field
-        Its own design options (beyond the shared ones of
-        :func:`~lbm_bench.models.design.random_design`), declared with
-        :func:`~lbm_bench._records.setting`.
-    uses_dispersion : bool
-        Whether its design has block dispersions.
-    fit_centred : bool
-        Whether the EM baselines fit its tables centred (Gaussian blocks).
-    colormap, boundary_color, missing_color, missing_color_name : str
-        How :func:`~lbm_bench.plot_table` draws its tables (missing entries in a neutral
-        colour outside the colour map, named in its key).
-    inference_order : int or None
-        When :func:`~lbm_bench.algorithms.infer_kind` asks the family whether it
-        :meth:`describes` a table (lower first); None: never inferred (the
-        benchmark harness then passes the table's kind to the algorithms that
-        take a ``kind`` keyword).
-    header_attributes : dict of str to (str, str)
-        Root attributes its files carry beyond the common header, read with the
-        header before any dataset: name to (attribute kind of
-        :mod:`~lbm_bench.storage.format`, description). A model gives their values
-        by :meth:`header_values`; the reader checks them by :meth:`header_problem`
-        and passes them to :meth:`value_problem`.
-    block_extents : tuple of str
-        Extents of its block parameters and design pattern beyond (g, m), as names
-        of header attributes (``"@categories"``): the ``params/`` datasets and
-        ``params/design/pattern`` have shape ``(g, m) + block_extents``.
+        Whether its tables can stay sparse (one statistic, the entry itself, and a base
+        measure that vanishes at zero): then its options include
+        :data:`~lbm_bench.models.family.DENSITY_OPTION`, and it defines
+        :meth:`sparse_statistics` and :meth:`sparse_level`.
     code_statistics : bool
         Whether its statistics are the indicators of an integer code,
-        ``T_q(x) = [x = q + 1]`` for ``q < n_stats``: the inference engine then keeps
-        the codes and counts them (:mod:`lbm_bench.inference.code_sums`) instead of
+        ``T_q(x) = [x = q + 1]`` for ``q < n_stats``: the inference engine then keeps the
+        codes and counts them (:mod:`lbm_bench.inference.code_sums`) instead of
         ``n_stats`` float tables.
-    default_icl : {"exact-icl", "bic-icl"}
-        What the model selection's criterion ``"icl"``
-        (:func:`~lbm_bench.algorithms.select_lbm`) is for this family: the exact
-        integrated complete likelihood (closed form under the conjugate prior of
-        :meth:`conjugate_prior`, block terms :meth:`log_marginal_blocks`) or its
-        BIC-type approximation (``n_stats`` free parameters per block).
-    icl_prior : str
-        The conjugate prior of the exact ICL, in words (documentation, reports); empty
-        when the family has no closed form (then only the BIC-type ICL applies).
-    :meth:`value_problem`, :meth:`header_problem`, :meth:`check_clusters`,
-    :meth:`check_design_options`, :meth:`resolve_options`, :meth:`count_statistics`,
-    :meth:`table_id_tag`, :meth:`draw_pattern`, :meth:`draw_effects`,
-    :meth:`model_at_scale`, :meth:`estimate_blocks`, :meth:`placeholder`,
-    :meth:`conjugate_prior`, :meth:`log_marginal_blocks`; on a model, :meth:`header_values` and :attr:`n_levels`
     """
 
-    kind: ClassVar[str] = ""
-    entries: ClassVar[str] = ""
-    block_description: ClassVar[str] = ""
+    family: ClassVar[Any]
     n_stats: ClassVar[int] = 1
     table_dtype: ClassVar[np.dtype] = np.dtype(np.float64)
-    parameter_names: ClassVar[tuple[str, ...]] = ()
     has_effects: ClassVar[bool] = False
     can_be_sparse: ClassVar[bool] = False
-    option_fields: ClassVar[dict[str, dataclasses.Field]] = {}
-    uses_dispersion: ClassVar[bool] = True
-    fit_centred: ClassVar[bool] = False
-    colormap: ClassVar[str] = "viridis"
-    boundary_color: ClassVar[str] = "white"
-    missing_color: ClassVar[str] = "#bdbdbd"
-    missing_color_name: ClassVar[str] = "grey"
-    inference_order: ClassVar[int | None] = None
-    header_attributes: ClassVar[dict[str, tuple[str, str]]] = {}
-    block_extents: ClassVar[tuple[str, ...]] = ()
     code_statistics: ClassVar[bool] = False
-    default_icl: ClassVar[str] = "bic-icl"
-    icl_prior: ClassVar[str] = ""
     #: Whether :meth:`draw_noise` and :meth:`table_from_noise` give sparse tables
     #: (an instance's choice, for the families that ``can_be_sparse``).
     sparse: bool = False
@@ -183,23 +132,10 @@ class LatentBlockModel:
         self.row_proportions = check_proportions("row_proportions", row_proportions)
         self.col_proportions = check_proportions("col_proportions", col_proportions)
 
-    # -- family knowledge: defaults, overridden by the families ------------------------
-    @classmethod
-    def value_problem(cls, values: np.ndarray, **header: Any) -> str | None:
-        """What is wrong with a table's (non-empty) stored values for this family, as
-        the end of a sentence (``"holds a negative count (-1)"``), or None; ``header``
-        holds the values of its :attr:`header_attributes`."""
-        return None
-
-    @classmethod
-    def header_problem(cls, header: dict[str, Any]) -> str | None:
-        """What is wrong with the values of its :attr:`header_attributes` read from a file
-        (a sentence), or None."""
-        return None
-
-    def header_values(self) -> dict[str, Any]:
-        """The values of the family's :attr:`header_attributes` for this model (files store them)."""
-        return {}
+    @property
+    def kind(self) -> str:
+        """The name of the model's family (``"poisson"``)."""
+        return self.family.kind
 
     @property
     def n_levels(self) -> int | None:
@@ -207,98 +143,6 @@ class LatentBlockModel:
         are quantities. Pictures show each cell's most frequent level, with a legend,
         instead of means; algorithms that treat entries as numbers do not apply."""
         return None
-
-    @classmethod
-    def describes(cls, dtype_kind: str, low: float | None, high: float | None) -> bool:
-        """Whether a table of this dtype kind (``"b"``, ``"i"``, ``"u"``, ``"f"``) and
-        these extreme values (None for a float table) looks like one of the family's."""
-        return False
-
-    @classmethod
-    def check_clusters(cls, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
-        """Refuse cluster numbers the family's designs cannot have (ValueError), with its
-        checked design ``options`` when known."""
-
-    @classmethod
-    def check_design_options(cls, options: dict[str, Any]) -> dict[str, Any]:
-        """The family's design options (:attr:`option_fields`) checked and normalised,
-        with their defaults filled in; ValueError/TypeError naming a bad one."""
-        out = {}
-        for name, f in cls.option_fields.items():
-            value = options.get(name, f.default)
-            out[name] = f.metadata["check"](name, value)
-        unknown = sorted(set(options) - set(cls.option_fields))
-        if unknown:
-            raise ValueError(f"{', '.join(unknown)} is not an option of the {cls.kind} kind")
-        return out
-
-    @classmethod
-    def resolve_options(cls, options: dict[str, Any], n_rows: int, n_cols: int) -> dict[str, Any]:
-        """Design options for a table of this shape (e.g. ``effects=True`` becomes the shape)."""
-        return dict(options)
-
-    @classmethod
-    def count_statistics(cls, options: dict[str, Any]) -> int:
-        """Number of statistics of the models of a design with these checked design
-        options (the memory guard's): :attr:`n_stats` by default."""
-        return cls.n_stats
-
-    @classmethod
-    def table_id_tag(cls, options: dict[str, Any]) -> str:
-        """What a release's table ids add after the kind for these design options
-        (``""``: nothing; categorical blocks: ``"-k5"``), so that tables differing by
-        an option that changes their nature have different ids."""
-        return ""
-
-    @classmethod
-    def draw_pattern(
-        cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any] | None = None
-    ) -> np.ndarray:
-        """The block pattern of a random design, ndarray of shape ``(g, m) + block_extents``,
-        given the family's checked design ``options``."""
-        raise NotImplementedError  # pragma: no cover
-
-    @classmethod
-    def draw_effects(
-        cls, options: dict[str, Any], rng: np.random.Generator
-    ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """Row and column effects of a random design (None, None without effects)."""
-        return None, None
-
-    @classmethod
-    def model_at_scale(cls, design: Any, scale: float) -> LatentBlockModel:
-        """The model of ``design`` (a :class:`~lbm_bench.models.design.ModelDesign`) at
-        ``scale``: larger is easier, and at scale 0 every block is the same."""
-        raise NotImplementedError  # pragma: no cover
-
-    @classmethod
-    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
-        """Floored maximum-likelihood block parameters (keyword arguments of the class)
-        from the block sums ``totals`` (n_stats, g, m) of ``T(x)`` and the block sizes
-        ``exposure`` (g, m); ``var_floor`` bounds variances below (Gaussian blocks)."""
-        raise NotImplementedError  # pragma: no cover
-
-    @classmethod
-    def placeholder(cls, table: Any = None) -> LatentBlockModel:
-        """A 1x1 model of the family (its table check, statistics and base measure) that
-        can hold the values of ``table`` when given (the EM baselines fit it)."""
-        raise NotImplementedError  # pragma: no cover
-
-    @classmethod
-    def conjugate_prior(cls, totals: np.ndarray, size: float) -> dict[str, float]:
-        """Hyperparameters of the conjugate prior of one block's parameters (the exact ICL),
-        given the whole table's sums of the statistics ``totals`` (n_stats,) and its
-        number of entries ``size`` (a prior may be scaled to the table: it must not change
-        with the labels). ``NotImplementedError`` for a family without a closed form."""
-        raise NotImplementedError(f"{cls.kind} blocks have no closed-form ICL; use the BIC-type ICL")
-
-    @classmethod
-    def log_marginal_blocks(cls, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
-        """The log integrated likelihood of each block, less its entries' base measure:
-        ``log ∫ exp(eta(theta) . totals_kl - exposure_kl A(theta)) prior(theta) dtheta``,
-        ndarray of shape (g, m), from the block sums ``totals`` (n_stats, g, m) and the
-        block sizes ``exposure`` (g, m) (zero for an empty block, whose term is zero)."""
-        raise NotImplementedError(f"{cls.kind} blocks have no closed-form ICL; use the BIC-type ICL")
 
     def sparse_level(self) -> float:  # pragma: no cover - overridden by the sparse families
         """Level of :class:`~lbm_bench.models.sparse_noise.SparseNoise` covering this model."""

@@ -34,13 +34,14 @@ from scipy import optimize, special
 import lbm_bench._portable as portable
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_block_array
-from lbm_bench.models.base import DENSITY_OPTION, LatentBlockModel
+from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.checks import integer_table
 from lbm_bench.models.data import TableData
+from lbm_bench.models.family import DENSITY_OPTION, Designs, Estimation, Family, Options, Presentation, StorageCodec
 from lbm_bench.models.patterns import binary_pattern
 from lbm_bench.models.sparse_noise import candidate_entries, sparse_table_from_entries
 
-__all__ = ["BernoulliLBM", "ICL_BETA", "PROB_CLIP", "PROB_FLOOR"]
+__all__ = ["BERNOULLI", "BernoulliLBM", "ICL_BETA", "PROB_CLIP", "PROB_FLOOR"]
 
 #: Probabilities of a design are kept this far from 0 and 1 when the scale is huge.
 PROB_FLOOR = 1e-9
@@ -61,21 +62,9 @@ class BernoulliLBM(LatentBlockModel):
         Draw sparse tables (``scipy.sparse.csr_array``).
     """
 
-    kind = "bernoulli"
-    block_description = "Bernoulli blocks (one probability per block)"
-    entries = "binaries"
     n_stats = 1
     table_dtype = np.dtype(np.uint8)
-    inference_order = 0
-    parameter_names = ("probs",)
     can_be_sparse = True
-    option_fields = {"density": DENSITY_OPTION}
-    colormap = "Greys"
-    boundary_color = "tab:orange"
-    default_icl = "exact-icl"
-    icl_prior = "Beta(1/2, 1/2) on each block's probability"
-    missing_color = "#e3c98f"  # sand: grey would read as a block of mixed zeros and ones
-    missing_color_name = "sand"
 
     def __init__(
         self, row_proportions: Any, col_proportions: Any, probs: Any, *, sparse: bool = False
@@ -83,63 +72,6 @@ class BernoulliLBM(LatentBlockModel):
         super().__init__(row_proportions, col_proportions)
         self.sparse = bool(sparse)
         self.probs = check_block_array("probs", probs, self.block_shape, lower=0.0, upper=1.0)
-
-    # -- family knowledge ------------------------------------------------------------
-    @classmethod
-    def describes(cls, dtype_kind: str, low: float | None, high: float | None) -> bool:
-        return dtype_kind in "biu" and low >= 0 and high <= 1
-
-    @classmethod
-    def value_problem(cls, values: np.ndarray, **header: Any) -> str | None:
-        return f"holds a value other than 0/1 ({int(values.max())})" if values.max() > 1 else None
-
-    @classmethod
-    def check_clusters(cls, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
-        g, m = n_row_clusters, n_col_clusters
-        if g > 2**m or m > 2**g:
-            raise ValueError(
-                f"bernoulli blocks need distinct binary modes: impossible with {g}x{m} clusters"
-            )
-
-    @classmethod
-    def check_design_options(cls, options: dict[str, Any]) -> dict[str, Any]:
-        out = super().check_design_options(options)
-        if out["density"] is not None and out["density"] > 0.5:
-            raise ValueError(f"density must be <= 0.5 for sparse bernoulli designs, got {out['density']}")
-        return out
-
-    @classmethod
-    def draw_pattern(
-        cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any] | None = None
-    ) -> np.ndarray:
-        return binary_pattern(n_row_clusters, n_col_clusters, rng)
-
-    @classmethod
-    def model_at_scale(cls, design: Any, scale: float) -> BernoulliLBM:
-        if design.density is not None:
-            logits = _density_offset(design, scale) + scale * design.dispersion * design.pattern
-            probs = np.clip(special.expit(logits), PROB_FLOOR, 1 - PROB_FLOOR)
-            return cls(design.row_proportions, design.col_proportions, probs, sparse=True)
-        probs = 0.5 + 0.5 * design.pattern * portable.tanh(scale * design.dispersion)
-        probs = np.clip(probs, PROB_FLOOR, 1 - PROB_FLOOR)
-        return cls(design.row_proportions, design.col_proportions, probs)
-
-    @classmethod
-    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
-        return {"probs": np.clip(totals[0] / exposure, PROB_CLIP, 1.0 - PROB_CLIP)}
-
-    @classmethod
-    def placeholder(cls, table: Any = None) -> BernoulliLBM:
-        return cls([1.0], [1.0], [[0.5]])
-
-    @classmethod
-    def conjugate_prior(cls, totals: np.ndarray, size: float) -> dict[str, float]:
-        return {"a": ICL_BETA, "b": ICL_BETA}
-
-    @classmethod
-    def log_marginal_blocks(cls, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
-        ones, a, b = totals[0], prior["a"], prior["b"]
-        return special.betaln(ones + a, exposure - ones + b) - special.betaln(a, b)
 
     # -- exponential-family interface ------------------------------------------------
     @property
@@ -177,6 +109,85 @@ class BernoulliLBM(LatentBlockModel):
 
     def entry_means(self) -> np.ndarray:
         return self.probs.copy()
+
+
+class BernoulliStorage(StorageCodec):
+    parameter_names = ("probs",)
+
+    def value_problem(self, values: np.ndarray, **header: Any) -> str | None:
+        return f"holds a value other than 0/1 ({int(values.max())})" if values.max() > 1 else None
+
+
+class BernoulliPresentation(Presentation):
+    entries = "binaries"
+    block_description = "Bernoulli blocks (one probability per block)"
+    colormap = "Greys"
+    boundary_color = "tab:orange"
+    missing_color = "#e3c98f"  # sand: grey would read as a block of mixed zeros and ones
+    missing_color_name = "sand"
+
+
+class BernoulliOptions(Options):
+    fields = {"density": DENSITY_OPTION}
+
+    def check(self, options: dict[str, Any]) -> dict[str, Any]:
+        out = super().check(options)
+        if out["density"] is not None and out["density"] > 0.5:
+            raise ValueError(f"density must be <= 0.5 for sparse bernoulli designs, got {out['density']}")
+        return out
+
+
+class BernoulliDesigns(Designs):
+    def check_clusters(self, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
+        g, m = n_row_clusters, n_col_clusters
+        if g > 2**m or m > 2**g:
+            raise ValueError(
+                f"bernoulli blocks need distinct binary modes: impossible with {g}x{m} clusters"
+            )
+
+    def draw_pattern(
+        self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any]
+    ) -> np.ndarray:
+        return binary_pattern(n_row_clusters, n_col_clusters, rng)
+
+    def model_at_scale(self, design: Any, scale: float) -> BernoulliLBM:
+        if design.density is not None:
+            logits = _density_offset(design, scale) + scale * design.dispersion * design.pattern
+            probs = np.clip(special.expit(logits), PROB_FLOOR, 1 - PROB_FLOOR)
+            return BernoulliLBM(design.row_proportions, design.col_proportions, probs, sparse=True)
+        probs = 0.5 + 0.5 * design.pattern * portable.tanh(scale * design.dispersion)
+        probs = np.clip(probs, PROB_FLOOR, 1 - PROB_FLOOR)
+        return BernoulliLBM(design.row_proportions, design.col_proportions, probs)
+
+
+class BernoulliEstimation(Estimation):
+    inference_order = 0
+    default_icl = "exact-icl"
+    icl_prior = "Beta(1/2, 1/2) on each block's probability"
+
+    def describes(self, dtype_kind: str, low: float | None, high: float | None) -> bool:
+        return dtype_kind in "biu" and low >= 0 and high <= 1
+
+    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
+        return {"probs": np.clip(totals[0] / exposure, PROB_CLIP, 1.0 - PROB_CLIP)}
+
+    def placeholder(self, table: Any = None) -> BernoulliLBM:
+        return BernoulliLBM([1.0], [1.0], [[0.5]])
+
+    def conjugate_prior(self, totals: np.ndarray, size: float) -> dict[str, float]:
+        return {"a": ICL_BETA, "b": ICL_BETA}
+
+    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+        ones, a, b = totals[0], prior["a"], prior["b"]
+        return special.betaln(ones + a, exposure - ones + b) - special.betaln(a, b)
+
+
+#: The Bernoulli family: :class:`BernoulliLBM` and its facets.
+BERNOULLI = Family(
+    "bernoulli", BernoulliLBM, storage=BernoulliStorage, presentation=BernoulliPresentation,
+    options=BernoulliOptions, designs=BernoulliDesigns, estimation=BernoulliEstimation,
+)
 
 
 def _density_offset(design: Any, scale: float) -> float:

@@ -58,10 +58,11 @@ from lbm_bench._records import optional, setting
 from lbm_bench._validation import describe_value
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.checks import refuse_sparse
+from lbm_bench.models.family import Designs, Estimation, Family, Options, Presentation, StorageCodec
 from lbm_bench.models.symmetry import find_symmetry
 
-__all__ = ["CATEGORIES_OPTION", "CategoricalLBM", "ICL_DIRICHLET", "MAX_CATEGORIES", "PROB_CLIP", "PROB_FLOOR",
-           "check_categories", "dominant_categories"]
+__all__ = ["CATEGORICAL", "CATEGORIES_OPTION", "CategoricalLBM", "ICL_DIRICHLET", "MAX_CATEGORIES", "PROB_CLIP",
+           "PROB_FLOOR", "category_codes", "check_categories", "dominant_categories"]
 
 #: Most categories a table can have (codes are stored as uint8).
 MAX_CATEGORIES = 255
@@ -137,21 +138,8 @@ class CategoricalLBM(LatentBlockModel):
     (dtype('uint8'), True)
     """
 
-    kind = "categorical"
-    block_description = "categorical blocks (a probability vector over the K categories per block)"
-    entries = "category codes"
     table_dtype = np.dtype(np.uint8)
-    parameter_names = ("probs",)
-    header_attributes = {
-        "categories": ("int", "number of categories K: the entries are the codes 0..K-1"),
-    }
-    block_extents = ("@categories",)
     code_statistics = True
-    option_fields = {"categories": CATEGORIES_OPTION}
-    colormap = "tab10"
-    boundary_color = "black"
-    default_icl = "exact-icl"
-    icl_prior = "Dirichlet(1/2, ..., 1/2) on each block's probabilities"
 
     def __init__(self, row_proportions: Any, col_proportions: Any, probs: Any) -> None:
         super().__init__(row_proportions, col_proportions)
@@ -159,102 +147,9 @@ class CategoricalLBM(LatentBlockModel):
         self.categories = int(self.probs.shape[2])
         self.n_stats = self.categories - 1
 
-    # -- family knowledge ------------------------------------------------------------
     @property
     def n_levels(self) -> int:
         return self.categories
-
-    def header_values(self) -> dict[str, Any]:
-        return {"categories": self.categories}
-
-    @classmethod
-    def header_problem(cls, header: dict[str, Any]) -> str | None:
-        value = header["categories"]
-        if not 2 <= value <= MAX_CATEGORIES:
-            return f"attribute @categories must be between 2 and {MAX_CATEGORIES}, got {value}"
-        return None
-
-    @classmethod
-    def value_problem(cls, values: np.ndarray, **header: Any) -> str | None:
-        top = int(values.max())
-        if top >= header["categories"]:
-            return f"holds code {top}, outside 0..{header['categories'] - 1} (@categories is {header['categories']})"
-        return None
-
-    @classmethod
-    def check_design_options(cls, options: dict[str, Any]) -> dict[str, Any]:
-        out = super().check_design_options(options)
-        if out["categories"] is None:
-            raise ValueError(
-                f"categorical tables need categories, the number of categories K (2 to {MAX_CATEGORIES}),"
-                " e.g. categories=5 (--categories 5)"
-            )
-        return out
-
-    @classmethod
-    def check_clusters(cls, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
-        g, m = n_row_clusters, n_col_clusters
-        K = (options or {}).get("categories") or MAX_CATEGORIES
-        if g > K**m or m > K**g:
-            raise ValueError(
-                f"categorical blocks need distinct dominant categories for every row and column class:"
-                f" impossible with {g}x{m} clusters and {K} categories"
-            )
-
-    @classmethod
-    def count_statistics(cls, options: dict[str, Any]) -> int:
-        return int(options["categories"]) - 1
-
-    @classmethod
-    def table_id_tag(cls, options: dict[str, Any]) -> str:
-        return f"-k{int(options['categories'])}"
-
-    @classmethod
-    def draw_pattern(
-        cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any] | None = None
-    ) -> np.ndarray:
-        K = check_categories("categories", (options or {}).get("categories"))
-        cls.check_clusters(n_row_clusters, n_col_clusters, {"categories": K})
-        codes = dominant_categories(n_row_clusters, n_col_clusters, K, rng)
-        return np.eye(K)[codes]
-
-    @classmethod
-    def model_at_scale(cls, design: Any, scale: float) -> CategoricalLBM:
-        logits = 2.0 * scale * design.dispersion[:, :, None] * design.pattern
-        logits -= logits.max(axis=2, keepdims=True)
-        probs = portable.exp(logits)
-        probs /= probs.sum(axis=2, keepdims=True)
-        if probs.min() < PROB_FLOOR:
-            probs = np.maximum(probs, PROB_FLOOR)
-            probs /= probs.sum(axis=2, keepdims=True)
-        return cls(design.row_proportions, design.col_proportions, probs)
-
-    @classmethod
-    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
-        others = np.moveaxis(totals, 0, -1) / exposure[:, :, None]  # (g, m, K - 1)
-        probs = np.concatenate([1.0 - others.sum(axis=2, keepdims=True), others], axis=2)
-        probs = np.maximum(probs, PROB_CLIP)
-        return {"probs": probs / probs.sum(axis=2, keepdims=True)}
-
-    @classmethod
-    def placeholder(cls, table: Any = None) -> CategoricalLBM:
-        K = 2
-        if table is not None:
-            codes = cls._codes(table, "X", MAX_CATEGORIES)
-            K = max(2, int(codes.max()) + 1)
-        return cls([1.0], [1.0], np.full((1, 1, K), 1.0 / K))
-
-    @classmethod
-    def conjugate_prior(cls, totals: np.ndarray, size: float) -> dict[str, float]:
-        return {"concentration": ICL_DIRICHLET}
-
-    @classmethod
-    def log_marginal_blocks(cls, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
-        beta, K = prior["concentration"], totals.shape[0] + 1
-        first = exposure - totals.sum(axis=0)  # the reference category's count
-        counts = special.gammaln(first + beta) + special.gammaln(totals + beta).sum(axis=0)
-        return (special.gammaln(K * beta) - K * special.gammaln(beta) + counts
-                - special.gammaln(exposure + K * beta))
 
     # -- exponential-family interface ------------------------------------------------
     @property
@@ -277,30 +172,7 @@ class CategoricalLBM(LatentBlockModel):
         return 0.0
 
     def check_table(self, X: Any, name: str = "X") -> np.ndarray:
-        return self._codes(X, name, self.categories)
-
-    @classmethod
-    def _codes(cls, X: Any, name: str, categories: int) -> np.ndarray:
-        """A dense 2-D uint8 array of codes ``0 .. categories - 1``; one-line errors otherwise."""
-        refuse_sparse(X, f"a {cls.kind} model", reason=f"{name} is a scipy.sparse table",
-                      remedy=f"densify it with {name}.toarray()")
-        array = np.asarray(X)
-        if array.dtype.kind == "b":
-            array = array.astype(np.uint8)
-        if array.dtype.kind not in "iuf":
-            raise TypeError(f"{name} must hold category codes (integers), got dtype {array.dtype}")
-        if array.ndim != 2 or array.size == 0:
-            raise ValueError(f"{name} must be a non-empty 2-D array, got shape {array.shape}")
-        if array.dtype.kind == "f" and (not np.all(np.isfinite(array)) or np.any(array != np.round(array))):
-            raise ValueError(f"{name} must hold category codes (integers), got non-integer values")
-        low, high = array.min(), array.max()
-        if low < 0:
-            raise ValueError(f"{name} must hold category codes 0..{categories - 1}, got a negative code {int(low)}")
-        if high >= categories:
-            raise ValueError(
-                f"{name} must hold category codes 0..{categories - 1} ({categories} categories), got code {int(high)}"
-            )
-        return array.astype(np.uint8, copy=False)
+        return category_codes(X, name, self.categories)
 
     def table_from_noise(self, noise: np.ndarray, z: np.ndarray, w: np.ndarray) -> np.ndarray:
         # P(x >= c) for c = K-1, ..., 1 (increasing); x = #{c >= 1 : u < P(x >= c)}
@@ -317,6 +189,143 @@ class CategoricalLBM(LatentBlockModel):
     def entry_means(self) -> np.ndarray:
         """The mean code of each block (codes are unordered: a summary only)."""
         return self.probs @ np.arange(self.categories, dtype=np.float64)
+
+
+def category_codes(X: Any, name: str, categories: int) -> np.ndarray:
+    """A dense 2-D uint8 array of codes ``0 .. categories - 1``; one-line errors otherwise."""
+    refuse_sparse(X, "a categorical model", reason=f"{name} is a scipy.sparse table",
+                  remedy=f"densify it with {name}.toarray()")
+    array = np.asarray(X)
+    if array.dtype.kind == "b":
+        array = array.astype(np.uint8)
+    if array.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must hold category codes (integers), got dtype {array.dtype}")
+    if array.ndim != 2 or array.size == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {array.shape}")
+    if array.dtype.kind == "f" and (not np.all(np.isfinite(array)) or np.any(array != np.round(array))):
+        raise ValueError(f"{name} must hold category codes (integers), got non-integer values")
+    low, high = array.min(), array.max()
+    if low < 0:
+        raise ValueError(f"{name} must hold category codes 0..{categories - 1}, got a negative code {int(low)}")
+    if high >= categories:
+        raise ValueError(
+            f"{name} must hold category codes 0..{categories - 1} ({categories} categories), got code {int(high)}"
+        )
+    return array.astype(np.uint8, copy=False)
+
+
+class CategoricalStorage(StorageCodec):
+    parameter_names = ("probs",)
+    block_extents = ("@categories",)
+    header_attributes = {
+        "categories": ("int", "number of categories K: the entries are the codes 0..K-1"),
+    }
+
+    def header_values(self, model: CategoricalLBM) -> dict[str, Any]:
+        return {"categories": model.categories}
+
+    def header_problem(self, header: dict[str, Any]) -> str | None:
+        value = header["categories"]
+        if not 2 <= value <= MAX_CATEGORIES:
+            return f"attribute @categories must be between 2 and {MAX_CATEGORIES}, got {value}"
+        return None
+
+    def value_problem(self, values: np.ndarray, **header: Any) -> str | None:
+        top = int(values.max())
+        if top >= header["categories"]:
+            return f"holds code {top}, outside 0..{header['categories'] - 1} (@categories is {header['categories']})"
+        return None
+
+
+class CategoricalPresentation(Presentation):
+    entries = "category codes"
+    block_description = "categorical blocks (a probability vector over the K categories per block)"
+    colormap = "tab10"
+    boundary_color = "black"
+
+
+class CategoricalOptions(Options):
+    fields = {"categories": CATEGORIES_OPTION}
+
+    def check(self, options: dict[str, Any]) -> dict[str, Any]:
+        out = super().check(options)
+        if out["categories"] is None:
+            raise ValueError(
+                f"categorical tables need categories, the number of categories K (2 to {MAX_CATEGORIES}),"
+                " e.g. categories=5 (--categories 5)"
+            )
+        return out
+
+    def count_statistics(self, options: dict[str, Any]) -> int:
+        return int(options["categories"]) - 1
+
+    def id_tag(self, options: dict[str, Any]) -> str:
+        return f"-k{int(options['categories'])}"
+
+
+class CategoricalDesigns(Designs):
+    def check_clusters(self, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
+        g, m = n_row_clusters, n_col_clusters
+        K = (options or {}).get("categories") or MAX_CATEGORIES
+        if g > K**m or m > K**g:
+            raise ValueError(
+                f"categorical blocks need distinct dominant categories for every row and column class:"
+                f" impossible with {g}x{m} clusters and {K} categories"
+            )
+
+    def draw_pattern(
+        self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any]
+    ) -> np.ndarray:
+        K = check_categories("categories", (options or {}).get("categories"))
+        self.check_clusters(n_row_clusters, n_col_clusters, {"categories": K})
+        codes = dominant_categories(n_row_clusters, n_col_clusters, K, rng)
+        return np.eye(K)[codes]
+
+    def model_at_scale(self, design: Any, scale: float) -> CategoricalLBM:
+        logits = 2.0 * scale * design.dispersion[:, :, None] * design.pattern
+        logits -= logits.max(axis=2, keepdims=True)
+        probs = portable.exp(logits)
+        probs /= probs.sum(axis=2, keepdims=True)
+        if probs.min() < PROB_FLOOR:
+            probs = np.maximum(probs, PROB_FLOOR)
+            probs /= probs.sum(axis=2, keepdims=True)
+        return CategoricalLBM(design.row_proportions, design.col_proportions, probs)
+
+
+class CategoricalEstimation(Estimation):
+    default_icl = "exact-icl"
+    icl_prior = "Dirichlet(1/2, ..., 1/2) on each block's probabilities"
+
+    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
+        others = np.moveaxis(totals, 0, -1) / exposure[:, :, None]  # (g, m, K - 1)
+        probs = np.concatenate([1.0 - others.sum(axis=2, keepdims=True), others], axis=2)
+        probs = np.maximum(probs, PROB_CLIP)
+        return {"probs": probs / probs.sum(axis=2, keepdims=True)}
+
+    def placeholder(self, table: Any = None) -> CategoricalLBM:
+        K = 2
+        if table is not None:
+            codes = category_codes(table, "X", MAX_CATEGORIES)
+            K = max(2, int(codes.max()) + 1)
+        return CategoricalLBM([1.0], [1.0], np.full((1, 1, K), 1.0 / K))
+
+    def conjugate_prior(self, totals: np.ndarray, size: float) -> dict[str, float]:
+        return {"concentration": ICL_DIRICHLET}
+
+    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+        beta, K = prior["concentration"], totals.shape[0] + 1
+        first = exposure - totals.sum(axis=0)  # the reference category's count
+        counts = special.gammaln(first + beta) + special.gammaln(totals + beta).sum(axis=0)
+        return (special.gammaln(K * beta) - K * special.gammaln(beta) + counts
+                - special.gammaln(exposure + K * beta))
+
+
+#: The categorical family: :class:`CategoricalLBM` and its facets.
+CATEGORICAL = Family(
+    "categorical", CategoricalLBM, storage=CategoricalStorage, presentation=CategoricalPresentation,
+    options=CategoricalOptions, designs=CategoricalDesigns, estimation=CategoricalEstimation,
+)
 
 
 def _hamming_spread(codes: np.ndarray) -> float:

@@ -7,20 +7,22 @@ column effects, a density). :meth:`ModelDesign.model` turns a scale into a
 model, so the calibrator can move the scale while every other parameter stays
 fixed. Larger scales separate the blocks more: the risk decreases with the scale.
 
-How a scale becomes parameters is the family's (its
-:meth:`~lbm_bench.models.base.LatentBlockModel.model_at_scale`, documented in its
+How a scale becomes parameters is the family's (its designs facet,
+:meth:`~lbm_bench.models.family.Designs.model_at_scale`, documented in its
 module: :mod:`lbm_bench.models.gaussian`, :mod:`~lbm_bench.models.poisson`,
 :mod:`~lbm_bench.models.bernoulli`, :mod:`~lbm_bench.models.categorical`);
 :func:`random_design` draws the shared part
 (pattern from the family, proportions, dispersions) and asks the family for its
-options and effects. How entries go missing (:mod:`lbm_bench.models.missing`) is
+options and effects. Which design options a family keeps, refusing another
+family's, is decided once, by :func:`check_family_options` (for designs and
+requests alike). How entries go missing (:mod:`lbm_bench.models.missing`) is
 part of the design too, the same for every family: :attr:`ModelDesign.missing`,
 whose block missing probabilities move with the scale like the rest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -30,6 +32,7 @@ from lbm_bench._docstrings import fill_doc
 from lbm_bench._records import flag, setting, spread
 from lbm_bench._validation import check_count, check_positive_float
 from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.family import Family
 from lbm_bench.models.missing import (
     DEFAULT_SPREAD,
     MISSING_OPTION_FIELDS,
@@ -37,12 +40,13 @@ from lbm_bench.models.missing import (
     draw_missing_pattern,
     expand_missing,
 )
-from lbm_bench.models.registry import FAMILY_CLASSES, get_family
+from lbm_bench.models.registry import FAMILIES, as_family
 from lbm_bench.models.symmetry import find_symmetry
 
 __all__ = [
     "SHARED_OPTION_FIELDS",
     "ModelDesign",
+    "check_family_options",
     "check_missing_together",
     "design_option_fields",
     "random_design",
@@ -53,7 +57,7 @@ __all__ = [
 #: ``params/design@base_rate`` for every kind; only Poisson blocks use it).
 _UNUSED_BASE_RATE = 2.0
 
-#: Design options every family accepts (the families declare their own in ``option_fields``).
+#: Design options every family accepts (the families declare their own in their options facet, ``fields``).
 SHARED_OPTION_FIELDS = {
     "equal_proportions": setting(False, flag, "--equal-proportions", "equal cluster proportions"),
     "equal_dispersions": setting(False, flag, "--equal-dispersions", "equal dispersions"),
@@ -66,8 +70,8 @@ def design_option_fields() -> dict[str, Any]:
     """Every design option: the shared ones, then each registered family's, once each
     (an option shared by families, such as ``density``, is one declaration)."""
     fields = dict(SHARED_OPTION_FIELDS)
-    for family in FAMILY_CLASSES:
-        for name, f in family.option_fields.items():
+    for family in FAMILIES:
+        for name, f in family.options.fields.items():
             if name in fields and fields[name] is not f:
                 raise RuntimeError(f"design option {name!r} is declared twice, differently")  # pragma: no cover
             fields[name] = f
@@ -80,9 +84,12 @@ class ModelDesign:
     """The scale-free part of a latent block model.
 
     {{kind_attribute}}
+    family : Family
+        The design's family (given by name or as the object: a name is turned into it on
+        construction); ``kind`` is its name.
     row_proportions : ndarray of shape (g,)
     col_proportions : ndarray of shape (m,)
-    pattern : ndarray of shape (g, m), or (g, m) + the family's ``block_extents``
+    pattern : ndarray of shape (g, m), or (g, m) + the storage codec's ``block_extents``
         Real pattern (Gaussian, Poisson), centred with unit mean class
         separation, +-1 binary modes (Bernoulli), or the one-hot dominant
         categories of shape (g, m, K) (categorical).
@@ -103,7 +110,7 @@ class ModelDesign:
         complete tables.
     """
 
-    kind: str
+    family: Family
     row_proportions: np.ndarray
     col_proportions: np.ndarray
     pattern: np.ndarray
@@ -113,6 +120,9 @@ class ModelDesign:
     col_effects: np.ndarray | None = field(default=None)
     density: float | None = None
     missing: MissingDesign | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "family", as_family(self.family))
 
     @property
     def memo(self) -> dict:
@@ -125,9 +135,9 @@ class ModelDesign:
         return cache
 
     @property
-    def family(self) -> type[LatentBlockModel]:
-        """The class of the design's family."""
-        return get_family(self.kind)
+    def kind(self) -> str:
+        """The name of the design's family."""
+        return self.family.kind
 
     @property
     def block_shape(self) -> tuple[int, int]:
@@ -145,7 +155,7 @@ class ModelDesign:
         (2, 3)
         """
         scale = check_positive_float("scale", scale)
-        model = self.family.model_at_scale(self, scale)
+        model = self.family.designs.model_at_scale(self, scale)
         if self.missing is not None and self.missing.informative:
             model = model.with_missing_probs(self.missing_probs(scale))
         return model
@@ -197,7 +207,7 @@ def _random_dispersion(
 
 
 def random_design(
-    kind: str,
+    kind: Family | str,
     n_row_clusters: int,
     n_col_clusters: int,
     *,
@@ -214,8 +224,8 @@ def random_design(
 
     Parameters
     ----------
-    kind : str
-        Family of the blocks, a name of :func:`~lbm_bench.models.registry.family_names`
+    kind : Family or str
+        Family of the blocks, or its name among :func:`~lbm_bench.models.registry.family_names`
         (``"gaussian"``, ``"poisson"``, ``"bernoulli"``, ``"categorical"``).
     n_row_clusters, n_col_clusters : int
         Numbers of row and column clusters (at least 2 each).
@@ -240,7 +250,7 @@ def random_design(
     rng : None, int or numpy.random.Generator
         Source of randomness.
     **family_options
-        The family's own options (its ``option_fields``), refused for another family:
+        The family's own options (``family.options.fields``), refused for another family:
 
         - ``base_rate`` (Poisson, default 2.0): geometric mean of the rates (dense designs;
           a sparse design's rates follow from its density);
@@ -276,29 +286,78 @@ def random_design(
     True
     """
     rng = np.random.default_rng(rng)
-    family = get_family(kind)
+    family = as_family(kind)
     g = check_count("n_row_clusters", n_row_clusters, minimum=2)
     m = check_count("n_col_clusters", n_col_clusters, minimum=2)
     spread_value = SHARED_OPTION_FIELDS["dispersion_spread"].metadata["check"]("dispersion_spread", dispersion_spread)
     missing_options = _missing_options(missing, missing_mechanism, missing_spread)
-    options = family.check_design_options(_refuse_foreign_options(family, family_options))
+    unknown = sorted(set(family_options) - set(design_option_fields()))
+    if unknown:
+        raise TypeError(f"random_design() got an unexpected keyword argument {unknown[0]!r}")
+    options = check_family_options(family, family_options)
     check_missing_together({**missing_options, "density": options.get("density")})
-    family.check_clusters(g, m, options)
+    family.designs.check_clusters(g, m, options)
     values = {name: options[name] for name in ("base_rate", "density") if name in options}
     values.setdefault("base_rate", _UNUSED_BASE_RATE)
+    uses_dispersion = family.designs.uses_dispersion
     for _attempt in range(20):
-        pattern = family.draw_pattern(g, m, rng, options)
+        pattern = family.designs.draw_pattern(g, m, rng, options)
         row_props = _random_proportions(g, equal_proportions, rng)
         col_props = _random_proportions(m, equal_proportions, rng)
-        dispersion = _random_dispersion((g, m), equal_dispersions or not family.uses_dispersion, spread_value, rng)
-        row_effects, col_effects = family.draw_effects(options, rng)
+        dispersion = _random_dispersion((g, m), equal_dispersions or not uses_dispersion, spread_value, rng)
+        row_effects, col_effects = family.designs.draw_effects(options, rng)
         design = ModelDesign(
-            family.kind, row_props, col_props, pattern, dispersion, row_effects=row_effects,
+            family, row_props, col_props, pattern, dispersion, row_effects=row_effects,
             col_effects=col_effects, **values,
         )
         if find_symmetry(design.model(1.0)) is None:
             return _with_missing(design, missing_options, rng)
     raise ValueError(f"could not draw an asymmetric {family.kind} design with {g}x{m} clusters")
+
+
+def check_family_options(
+    family: Family, options: Mapping[str, Any], shape: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    """The family's own design options among ``options``, checked, with their defaults: the
+    one check of a family's options (:func:`random_design`, the request, the memory guard).
+
+    Parameters
+    ----------
+    family : Family
+    options : mapping of str to value
+        Design options: the family's own, and possibly shared ones (ignored here) and other
+        families' (refused unless they hold their default, None or False).
+    shape : (int, int), optional
+        The table's shape, for the options that depend on it (Poisson ``effects=True``
+        becomes the shape: :meth:`~lbm_bench.models.family.Options.resolve`).
+
+    Raises
+    ------
+    ValueError
+        For another family's option set (naming the families it belongs to), or a bad own one.
+
+    Examples
+    --------
+    >>> from lbm_bench.models.registry import get_family
+    >>> check_family_options(get_family("poisson"), {"base_rate": 3.0, "missing": 0.1})["base_rate"]
+    3.0
+    >>> check_family_options(get_family("gaussian"), {"density": 0.1})
+    Traceback (most recent call last):
+    ...
+    ValueError: density is defined for the poisson and bernoulli kinds, got kind='gaussian'
+    """
+    own = {}
+    for name, value in options.items():
+        if name in family.options.fields:
+            own[name] = value
+            continue
+        owners = [other for other in FAMILIES if name in other.options.fields]
+        if owners and value is not None and value is not False and value != owners[0].options.fields[name].default:
+            kinds = " and ".join(other.kind for other in owners) + (" kinds" if len(owners) > 1 else " kind")
+            raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
+    if shape is not None:
+        own = family.options.resolve(own, *shape)
+    return family.options.check(own)
 
 
 def _missing_options(missing: Any, mechanism: Any, spread_value: Any) -> dict[str, Any]:
@@ -311,14 +370,27 @@ def _missing_options(missing: Any, mechanism: Any, spread_value: Any) -> dict[st
     return options
 
 
-def check_missing_together(options: Mapping[str, Any]) -> None:
-    """Refuse a missing mechanism or spread given without a missing rate, and a sparse table
-    (``density``) with more missing entries than non-zero ones (ValueError, one line)."""
+def check_missing_together(options: Mapping[str, Any], given: Iterable[str] = ()) -> None:
+    """Refuse a missing mechanism or spread that does nothing: given without a missing rate, or
+    a spread with the random mechanism (entries missing completely at random have none); and a
+    sparse table (``density``) with more missing entries than non-zero ones (ValueError, one line).
+
+    ``given`` names the options set explicitly (a flag, a spec key, a keyword), so that one set
+    to its default value is refused too (``--missing 0 --missing-mechanism random``).
+    """
+    given = set(given)
+    defaults = {name: f.default for name, f in MISSING_OPTION_FIELDS.items()}
     rate = options.get("missing", 0.0)
     if rate == 0.0:
         for name in ("missing_mechanism", "missing_spread"):
-            if options.get(name, MISSING_OPTION_FIELDS[name].default) != MISSING_OPTION_FIELDS[name].default:
+            if name in given or options.get(name, defaults[name]) != defaults[name]:
                 raise ValueError(f"{name} is set but missing is 0 (a complete table): give missing, the rate")
+    elif options.get("missing_mechanism", defaults["missing_mechanism"]) != "block" and (
+            "missing_spread" in given or options.get("missing_spread", defaults["missing_spread"])
+            != defaults["missing_spread"]):
+        raise ValueError("missing_spread is set but missing_mechanism is 'random', which has no spread (the spread "
+                         "of the blocks' rates is the block mechanism's): give missing_mechanism block, or drop "
+                         "missing_spread")
     density = options.get("density")
     if density is not None and rate > density:
         raise ValueError(
@@ -338,26 +410,8 @@ def _with_missing(design: ModelDesign, options: dict[str, Any], rng: np.random.G
     return replace(design, missing=MissingDesign(rate, mechanism, pattern, options["missing_spread"]))
 
 
-def _refuse_foreign_options(family: type[LatentBlockModel], options: dict[str, Any]) -> dict[str, Any]:
-    """The options of ``family``; ValueError for an option of another family set to other
-    than its default (naming the families it belongs to), TypeError for an unknown one."""
-    own = {}
-    for name, value in options.items():
-        if name in family.option_fields:
-            own[name] = value
-            continue
-        owners = [f.kind for f in FAMILY_CLASSES if name in f.option_fields]
-        if not owners:
-            raise TypeError(f"random_design() got an unexpected keyword argument {name!r}")
-        default = next(f.option_fields[name].default for f in FAMILY_CLASSES if name in f.option_fields)
-        if value is not None and value is not False and value != default:
-            kinds = " and ".join(owners) + (" kinds" if len(owners) > 1 else " kind")
-            raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
-    return own
-
-
 def random_model(
-    kind: str,
+    kind: Family | str,
     n_row_clusters: int,
     n_col_clusters: int,
     *,

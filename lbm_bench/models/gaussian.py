@@ -11,8 +11,11 @@ risk is that of guessing whatever the table size. (With fixed unequal variances,
 the variances alone would identify the classes of a large table, and no scale
 would make it hard: a 400x400 table could not be calibrated to 20%.)
 
-**Estimates** (EM baselines): block means and variances ``E[x^2] - E[x]^2``,
-floored at ``var_floor``; tables are fitted centred.
+**Estimates** (EM baselines): block means, and variances ``(sum (x - mean)^2 + v) / (n + 1)``:
+the block's own, shrunk by one pseudo-entry at the table's variance ``v`` (``prior_var``), so
+that a block of one or two observed entries is not fitted exactly (a singleton cluster of
+a table with many missing entries had blocks of one entry each, at the variance floor, and
+outscored every real partition), then floored at ``var_floor``; tables are fitted centred.
 
 **Exact ICL** (model selection): each block's mean and variance have the
 Normal-inverse-gamma prior ``sigma^2 ~ IG(alpha0, beta0)``, ``mu | sigma^2 ~
@@ -40,9 +43,10 @@ from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_block_array
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.checks import real_table, refuse_sparse
+from lbm_bench.models.family import Designs, Estimation, Family, Presentation, StorageCodec
 from lbm_bench.models.patterns import real_pattern
 
-__all__ = ["GaussianLBM", "ICL_MEAN_WEIGHT", "ICL_SCALE", "ICL_SHAPE"]
+__all__ = ["GAUSSIAN", "GaussianLBM", "ICL_MEAN_WEIGHT", "ICL_SCALE", "ICL_SHAPE"]
 
 #: ``kappa0`` of the exact ICL's Normal-inverse-gamma prior: the prior of a block's mean
 #: weighs as this many entries (one: a unit-information prior).
@@ -64,72 +68,13 @@ class GaussianLBM(LatentBlockModel):
         Block standard deviations, positive.
     """
 
-    kind = "gaussian"
-    block_description = "Gaussian blocks (a mean and a standard deviation per block)"
-    entries = "reals"
     n_stats = 2
     table_dtype = np.dtype(np.float64)
-    inference_order = 2
-    parameter_names = ("means", "stds")
-    fit_centred = True
-    colormap = "RdBu_r"
-    boundary_color = "black"
-    default_icl = "exact-icl"
-    icl_prior = "Normal-inverse-gamma: variance IG(1, the table's variance), mean N(the table's mean, variance)"
 
     def __init__(self, row_proportions: Any, col_proportions: Any, means: Any, stds: Any) -> None:
         super().__init__(row_proportions, col_proportions)
         self.means = check_block_array("means", means, self.block_shape)
         self.stds = check_block_array("stds", stds, self.block_shape, lower=0.0)
-
-    # -- family knowledge ------------------------------------------------------------
-    @classmethod
-    def describes(cls, dtype_kind: str, low: float | None, high: float | None) -> bool:
-        return True  # reals: any table the families before it do not describe
-
-    @classmethod
-    def value_problem(cls, values: np.ndarray, **header: Any) -> str | None:
-        return None if np.all(np.isfinite(values)) else "holds non-finite values"
-
-    @classmethod
-    def draw_pattern(
-        cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any] | None = None
-    ) -> np.ndarray:
-        return real_pattern(n_row_clusters, n_col_clusters, rng)
-
-    @classmethod
-    def model_at_scale(cls, design: Any, scale: float) -> GaussianLBM:
-        return cls(design.row_proportions, design.col_proportions, scale * design.pattern,
-                   portable.power(design.dispersion, scale))
-
-    @classmethod
-    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
-        mean = totals[0] / exposure
-        var = totals[1] / exposure - mean**2
-        return {"means": mean, "stds": np.sqrt(np.maximum(var, var_floor))}
-
-    @classmethod
-    def placeholder(cls, table: Any = None) -> GaussianLBM:
-        return cls([1.0], [1.0], [[0.0]], [[1.0]])
-
-    @classmethod
-    def conjugate_prior(cls, totals: np.ndarray, size: float) -> dict[str, float]:
-        mean = float(totals[0]) / size
-        variance = max(float(totals[1]) / size - mean * mean, 1e-12)
-        return {"mean": mean, "kappa": ICL_MEAN_WEIGHT, "alpha": ICL_SHAPE, "beta": ICL_SCALE * variance}
-
-    @classmethod
-    def log_marginal_blocks(cls, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
-        n, first, second = exposure, totals[0], totals[1]
-        mu0, kappa0, alpha0, beta0 = prior["mean"], prior["kappa"], prior["alpha"], prior["beta"]
-        filled = n > 0
-        safe = np.where(filled, n, 1.0)
-        squares = np.where(filled, np.maximum(second - first**2 / safe, 0.0), 0.0)  # S
-        shift = np.where(filled, (first - n * mu0) ** 2 / safe, 0.0)  # n (xbar - mu0)^2
-        kappa_n, alpha_n = kappa0 + n, alpha0 + n / 2
-        beta_n = beta0 + squares / 2 + kappa0 * shift / (2 * kappa_n)
-        return (0.5 * np.log(kappa0 / kappa_n) + alpha0 * math.log(beta0) - alpha_n * np.log(beta_n)
-                + special.gammaln(alpha_n) - special.gammaln(alpha0))
 
     # -- exponential-family interface ------------------------------------------------
     @property
@@ -164,3 +109,73 @@ class GaussianLBM(LatentBlockModel):
 
     def entry_means(self) -> np.ndarray:
         return self.means.copy()
+
+
+class GaussianStorage(StorageCodec):
+    parameter_names = ("means", "stds")
+
+    def value_problem(self, values: np.ndarray, **header: Any) -> str | None:
+        return None if np.all(np.isfinite(values)) else "holds non-finite values"
+
+
+class GaussianPresentation(Presentation):
+    entries = "reals"
+    block_description = "Gaussian blocks (a mean and a standard deviation per block)"
+    colormap = "RdBu_r"
+    boundary_color = "black"
+
+
+class GaussianDesigns(Designs):
+    def draw_pattern(
+        self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any]
+    ) -> np.ndarray:
+        return real_pattern(n_row_clusters, n_col_clusters, rng)
+
+    def model_at_scale(self, design: Any, scale: float) -> GaussianLBM:
+        return GaussianLBM(design.row_proportions, design.col_proportions, scale * design.pattern,
+                           portable.power(design.dispersion, scale))
+
+
+class GaussianEstimation(Estimation):
+    fit_centred = True
+    inference_order = 2
+    default_icl = "exact-icl"
+    icl_prior = "Normal-inverse-gamma: variance IG(1, the table's variance), mean N(the table's mean, variance)"
+
+    def describes(self, dtype_kind: str, low: float | None, high: float | None) -> bool:
+        return True  # reals: any table the families before it do not describe
+
+    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
+        mean = totals[0] / exposure
+        if prior_var <= 0:
+            return {"means": mean, "stds": np.sqrt(np.maximum(totals[1] / exposure - mean**2, var_floor))}
+        squares = np.maximum(totals[1] - exposure * mean**2, 0.0)  # sum of squared deviations
+        return {"means": mean, "stds": np.sqrt(np.maximum((squares + prior_var) / (exposure + 1.0), var_floor))}
+
+    def placeholder(self, table: Any = None) -> GaussianLBM:
+        return GaussianLBM([1.0], [1.0], [[0.0]], [[1.0]])
+
+    def conjugate_prior(self, totals: np.ndarray, size: float) -> dict[str, float]:
+        mean = float(totals[0]) / size
+        variance = max(float(totals[1]) / size - mean * mean, 1e-12)
+        return {"mean": mean, "kappa": ICL_MEAN_WEIGHT, "alpha": ICL_SHAPE, "beta": ICL_SCALE * variance}
+
+    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+        n, first, second = exposure, totals[0], totals[1]
+        mu0, kappa0, alpha0, beta0 = prior["mean"], prior["kappa"], prior["alpha"], prior["beta"]
+        filled = n > 0
+        safe = np.where(filled, n, 1.0)
+        squares = np.where(filled, np.maximum(second - first**2 / safe, 0.0), 0.0)  # S
+        shift = np.where(filled, (first - n * mu0) ** 2 / safe, 0.0)  # n (xbar - mu0)^2
+        kappa_n, alpha_n = kappa0 + n, alpha0 + n / 2
+        beta_n = beta0 + squares / 2 + kappa0 * shift / (2 * kappa_n)
+        return (0.5 * np.log(kappa0 / kappa_n) + alpha0 * math.log(beta0) - alpha_n * np.log(beta_n)
+                + special.gammaln(alpha_n) - special.gammaln(alpha0))
+
+
+#: The Gaussian family: :class:`GaussianLBM` and its facets.
+GAUSSIAN = Family(
+    "gaussian", GaussianLBM, storage=GaussianStorage, presentation=GaussianPresentation,
+    designs=GaussianDesigns, estimation=GaussianEstimation,
+)

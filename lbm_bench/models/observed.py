@@ -121,7 +121,7 @@ class EntryFamily:
 
     def _zero_has_statistics(self) -> bool:
         """Whether ``T(0)`` is not 0 (then the statistics of missing entries must be zeroed)."""
-        zero = np.zeros((1, 1), dtype=type(self.model).table_dtype)
+        zero = np.zeros((1, 1), dtype=self.model.table_dtype)
         return bool(np.any(self.model.sufficient_statistics(zero)))
 
     def sparse_statistics(self, data: TableData) -> list:
@@ -158,7 +158,6 @@ class EntryFamily:
         0, or the Gaussian ``-log(2 pi) / 2``)."""
         value = self.model.log_base_measure(data.table)
         if data.has_missing and data.n_missing:
-            family = type(self.model)
-            zero = np.zeros((1, 1), dtype=family.table_dtype)
-            value -= data.n_missing * family.placeholder().log_base_measure(zero)
+            zero = np.zeros((1, 1), dtype=self.model.table_dtype)
+            value -= data.n_missing * self.model.family.estimation.placeholder().log_base_measure(zero)
         return float(value)

@@ -4,7 +4,7 @@ Patterns are searched so that every pair of row classes and every pair of
 column classes is separated to a similar degree (the paper's "roughly
 symmetric" layout) while no non-trivial joint permutation of row and column
 classes maps the pattern to itself or close to it. A family's
-:meth:`~lbm_bench.models.base.LatentBlockModel.draw_pattern` picks one of them:
+:meth:`~lbm_bench.models.family.Designs.draw_pattern` picks one of them:
 a real pattern (block means or log-rates) or a +-1 binary one (modes).
 """
 

@@ -41,13 +41,14 @@ import lbm_bench._portable as portable
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._records import flag, non_negative, positive, setting
 from lbm_bench._validation import check_block_array, check_count
-from lbm_bench.models.base import DENSITY_OPTION, LatentBlockModel, positive_vector
+from lbm_bench.models.base import LatentBlockModel, positive_vector
 from lbm_bench.models.checks import integer_table
 from lbm_bench.models.data import TableData
+from lbm_bench.models.family import DENSITY_OPTION, Designs, Estimation, Family, Options, Presentation, StorageCodec
 from lbm_bench.models.patterns import real_pattern
 from lbm_bench.models.sparse_noise import candidate_entries, poisson_from_survival, sparse_table_from_entries
 
-__all__ = ["EFFECTS_SPREAD", "ICL_SHAPE", "PoissonLBM", "RATE_FLOOR"]
+__all__ = ["EFFECTS_SPREAD", "ICL_SHAPE", "POISSON", "PoissonLBM", "RATE_FLOOR"]
 
 #: Default standard deviation of the log effects (log-normal, normalised to mean one).
 EFFECTS_SPREAD = 0.3
@@ -78,26 +79,10 @@ class PoissonLBM(LatentBlockModel):
         Draw sparse tables (``scipy.sparse.csr_array``).
     """
 
-    kind = "poisson"
-    block_description = "Poisson blocks (one rate per block)"
-    entries = "counts"
     n_stats = 1
     table_dtype = np.dtype(np.int64)
-    inference_order = 1
-    parameter_names = ("rates",)
     has_effects = True
     can_be_sparse = True
-    uses_dispersion = False
-    default_icl = "exact-icl"
-    icl_prior = "Gamma(shape 1, rate 1/mean) on each block's rate, mean: the table's mean count"
-    option_fields = {
-        "base_rate": setting(2.0, positive, "--base-rate", "Poisson: geometric mean of the block rates"),
-        "density": DENSITY_OPTION,
-        "effects": setting(False, flag, "--effects", "poisson: row and column effects (contingency model)"),
-        "effects_spread": setting(
-            EFFECTS_SPREAD, non_negative, "--effects-spread", "poisson: standard deviation of the log effects"
-        ),
-    }
 
     def __init__(
         self,
@@ -116,86 +101,6 @@ class PoissonLBM(LatentBlockModel):
             raise ValueError("row_effects and col_effects must be given together (or neither)")
         self.row_effects = None if row_effects is None else positive_vector("row_effects", row_effects)
         self.col_effects = None if col_effects is None else positive_vector("col_effects", col_effects)
-
-    # -- family knowledge ------------------------------------------------------------
-    @classmethod
-    def describes(cls, dtype_kind: str, low: float | None, high: float | None) -> bool:
-        return dtype_kind in "biu" and low >= 0
-
-    @classmethod
-    def value_problem(cls, values: np.ndarray, **header: Any) -> str | None:
-        return f"holds a negative count ({int(values.min())})" if values.min() < 0 else None
-
-    @classmethod
-    def check_design_options(cls, options: dict[str, Any]) -> dict[str, Any]:
-        options = dict(options)
-        effects = options.get("effects")
-        if effects is True:
-            raise ValueError("effects=True needs the table shape here: pass effects=(n_rows, n_cols)")
-        if effects is False:
-            options.pop("effects")
-        shape = options.pop("effects", None)
-        out = super().check_design_options(options)
-        if shape is not None:
-            shape = (check_count("effects[0]", shape[0]), check_count("effects[1]", shape[1]))
-        out["effects"] = shape
-        return out
-
-    @classmethod
-    def resolve_options(cls, options: dict[str, Any], n_rows: int, n_cols: int) -> dict[str, Any]:
-        effects = options.get("effects")
-        if effects is True:
-            return {**options, "effects": (n_rows, n_cols)}
-        if effects is False:
-            return {k: v for k, v in options.items() if k != "effects"}
-        return dict(options)
-
-    @classmethod
-    def draw_pattern(
-        cls, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any] | None = None
-    ) -> np.ndarray:
-        return real_pattern(n_row_clusters, n_col_clusters, rng)
-
-    @classmethod
-    def draw_effects(
-        cls, options: dict[str, Any], rng: np.random.Generator
-    ) -> tuple[np.ndarray | None, np.ndarray | None]:
-        if options.get("effects") is None:
-            return None, None
-        n_rows, n_cols = options["effects"]
-        row_effects = rng.lognormal(0.0, options["effects_spread"], n_rows)
-        col_effects = rng.lognormal(0.0, options["effects_spread"], n_cols)
-        return row_effects / row_effects.mean(), col_effects / col_effects.mean()
-
-    @classmethod
-    def model_at_scale(cls, design: Any, scale: float) -> PoissonLBM:
-        sparse = design.density is not None
-        if sparse:
-            rates = portable.exp(_density_offset(design, scale) + scale * design.pattern)
-        else:
-            rates = design.base_rate * portable.exp(scale * design.pattern)
-        return cls(
-            design.row_proportions, design.col_proportions, rates, design.row_effects, design.col_effects,
-            sparse=sparse,
-        )
-
-    @classmethod
-    def estimate_blocks(cls, totals: np.ndarray, exposure: np.ndarray, var_floor: float) -> dict[str, np.ndarray]:
-        return {"rates": np.maximum(totals[0] / exposure, RATE_FLOOR)}
-
-    @classmethod
-    def placeholder(cls, table: Any = None) -> PoissonLBM:
-        return cls([1.0], [1.0], [[1.0]])
-
-    @classmethod
-    def conjugate_prior(cls, totals: np.ndarray, size: float) -> dict[str, float]:
-        mean = max(float(totals[0]), 1.0) / size  # a table of zeros: as if it held one count
-        return {"shape": ICL_SHAPE, "rate": ICL_SHAPE / mean}
-
-    @classmethod
-    def log_marginal_blocks(cls, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
-        a, b, s = prior["shape"], prior["rate"], totals[0]
-        return a * math.log(b) - special.gammaln(a) + special.gammaln(a + s) - (a + s) * np.log(b + exposure)
 
     # -- exposures ---------------------------------------------------------------------
     def fixed_shape(self) -> tuple[int, int] | None:
@@ -271,6 +176,112 @@ class PoissonLBM(LatentBlockModel):
 
     def entry_means(self) -> np.ndarray:
         return self.rates.copy()
+
+
+class PoissonStorage(StorageCodec):
+    parameter_names = ("rates",)
+
+    def value_problem(self, values: np.ndarray, **header: Any) -> str | None:
+        return f"holds a negative count ({int(values.min())})" if values.min() < 0 else None
+
+
+class PoissonPresentation(Presentation):
+    entries = "counts"
+    block_description = "Poisson blocks (one rate per block)"
+
+
+class PoissonOptions(Options):
+    fields = {
+        "base_rate": setting(2.0, positive, "--base-rate", "Poisson: geometric mean of the block rates"),
+        "density": DENSITY_OPTION,
+        "effects": setting(False, flag, "--effects", "poisson: row and column effects (contingency model)"),
+        "effects_spread": setting(
+            EFFECTS_SPREAD, non_negative, "--effects-spread", "poisson: standard deviation of the log effects"
+        ),
+    }
+
+    def check(self, options: dict[str, Any]) -> dict[str, Any]:
+        options = dict(options)
+        effects = options.get("effects")
+        if effects is True:
+            raise ValueError("effects=True needs the table shape here: pass effects=(n_rows, n_cols)")
+        if effects is False:
+            options.pop("effects")
+        shape = options.pop("effects", None)
+        out = super().check(options)
+        if shape is not None:
+            shape = (check_count("effects[0]", shape[0]), check_count("effects[1]", shape[1]))
+        out["effects"] = shape
+        return out
+
+    def resolve(self, options: dict[str, Any], n_rows: int, n_cols: int) -> dict[str, Any]:
+        effects = options.get("effects")
+        if effects is True:
+            return {**options, "effects": (n_rows, n_cols)}
+        if effects is False:
+            return {k: v for k, v in options.items() if k != "effects"}
+        return dict(options)
+
+
+class PoissonDesigns(Designs):
+    uses_dispersion = False
+
+    def draw_pattern(
+        self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any]
+    ) -> np.ndarray:
+        return real_pattern(n_row_clusters, n_col_clusters, rng)
+
+    def draw_effects(
+        self, options: dict[str, Any], rng: np.random.Generator
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        if options.get("effects") is None:
+            return None, None
+        n_rows, n_cols = options["effects"]
+        row_effects = rng.lognormal(0.0, options["effects_spread"], n_rows)
+        col_effects = rng.lognormal(0.0, options["effects_spread"], n_cols)
+        return row_effects / row_effects.mean(), col_effects / col_effects.mean()
+
+    def model_at_scale(self, design: Any, scale: float) -> PoissonLBM:
+        sparse = design.density is not None
+        if sparse:
+            rates = portable.exp(_density_offset(design, scale) + scale * design.pattern)
+        else:
+            rates = design.base_rate * portable.exp(scale * design.pattern)
+        return PoissonLBM(
+            design.row_proportions, design.col_proportions, rates, design.row_effects, design.col_effects,
+            sparse=sparse,
+        )
+
+
+class PoissonEstimation(Estimation):
+    inference_order = 1
+    default_icl = "exact-icl"
+    icl_prior = "Gamma(shape 1, rate 1/mean) on each block's rate, mean: the table's mean count"
+
+    def describes(self, dtype_kind: str, low: float | None, high: float | None) -> bool:
+        return dtype_kind in "biu" and low >= 0
+
+    def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
+                        prior_var: float = 0.0) -> dict[str, np.ndarray]:
+        return {"rates": np.maximum(totals[0] / exposure, RATE_FLOOR)}
+
+    def placeholder(self, table: Any = None) -> PoissonLBM:
+        return PoissonLBM([1.0], [1.0], [[1.0]])
+
+    def conjugate_prior(self, totals: np.ndarray, size: float) -> dict[str, float]:
+        mean = max(float(totals[0]), 1.0) / size  # a table of zeros: as if it held one count
+        return {"shape": ICL_SHAPE, "rate": ICL_SHAPE / mean}
+
+    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+        a, b, s = prior["shape"], prior["rate"], totals[0]
+        return a * math.log(b) - special.gammaln(a) + special.gammaln(a + s) - (a + s) * np.log(b + exposure)
+
+
+#: The Poisson family: :class:`PoissonLBM` and its facets.
+POISSON = Family(
+    "poisson", PoissonLBM, storage=PoissonStorage, presentation=PoissonPresentation, options=PoissonOptions,
+    designs=PoissonDesigns, estimation=PoissonEstimation,
+)
 
 
 def poisson_cdf_table(rate: float) -> np.ndarray:

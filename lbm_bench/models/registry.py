@@ -1,14 +1,14 @@
 """The families of latent block models, by name: the one list the package reads.
 
-Every place that needs the families (the command line's ``--kind`` choices, the
-kinds a release spec allows, the file format's dtypes and parameter datasets,
-the validator, the memory guard, the EM baselines, the pictures) asks
-:func:`get_family` or :func:`family_names`; none compares a kind with a name.
+A family is a :class:`~lbm_bench.models.family.Family` object. It is made once, at
+the boundary where a user names it (``--kind``, a release spec's ``kinds``, the
+``@kind`` of a file, a ``kind=`` argument): :func:`as_family` turns the name into
+the object, which then travels; nothing inside the package looks a name up
+again, and none compares a kind with a name.
 
-**Adding a family** is writing its module under ``lbm_bench/models/`` (one
-subclass of :class:`~lbm_bench.models.base.LatentBlockModel` with its family
-knowledge, see docs/architecture.md) and adding its class to
-:data:`FAMILY_CLASSES` below.
+**Adding a family** is writing its module under ``lbm_bench/models/`` (its model
+class and facets, see docs/architecture.md) and adding its :class:`Family` to
+:data:`FAMILIES` below.
 """
 
 from __future__ import annotations
@@ -18,17 +18,26 @@ from typing import Any
 from lbm_bench._docstrings import name_families
 from lbm_bench._validation import describe_value
 from lbm_bench.models.base import LatentBlockModel
-from lbm_bench.models.bernoulli import BernoulliLBM
-from lbm_bench.models.categorical import CategoricalLBM
-from lbm_bench.models.gaussian import GaussianLBM
-from lbm_bench.models.poisson import PoissonLBM
+from lbm_bench.models.bernoulli import BERNOULLI
+from lbm_bench.models.categorical import CATEGORICAL
+from lbm_bench.models.family import Family
+from lbm_bench.models.gaussian import GAUSSIAN
+from lbm_bench.models.poisson import POISSON
 
-__all__ = ["FAMILY_CLASSES", "check_kind", "family_names", "get_family", "model_from_parameters", "sparse_family_names"]
+__all__ = [
+    "FAMILIES",
+    "as_family",
+    "check_kind",
+    "family_names",
+    "get_family",
+    "model_from_parameters",
+    "sparse_family_names",
+]
 
 #: The registered families, in the order they are listed (help, docs, option declarations).
-FAMILY_CLASSES: tuple[type[LatentBlockModel], ...] = (GaussianLBM, PoissonLBM, BernoulliLBM, CategoricalLBM)
+FAMILIES: tuple[Family, ...] = (GAUSSIAN, POISSON, BERNOULLI, CATEGORICAL)
 
-_BY_NAME: dict[str, type[LatentBlockModel]] = {cls.kind: cls for cls in FAMILY_CLASSES}
+_BY_NAME: dict[str, Family] = {family.kind: family for family in FAMILIES}
 name_families(tuple(_BY_NAME))  # the shared docstrings list them (lbm_bench._docstrings)
 
 
@@ -39,7 +48,7 @@ def family_names() -> tuple[str, ...]:
 
 def sparse_family_names() -> tuple[str, ...]:
     """The names of the families whose tables can be ``scipy.sparse`` (``can_be_sparse``)."""
-    return tuple(name for name, family in _BY_NAME.items() if family.can_be_sparse)
+    return tuple(family.kind for family in FAMILIES if family.model.can_be_sparse)
 
 
 def check_kind(kind: Any) -> str:
@@ -60,25 +69,39 @@ def check_kind(kind: Any) -> str:
     return lowered
 
 
-def get_family(kind: Any) -> type[LatentBlockModel]:
-    """The class of family ``kind`` (checked as :func:`check_kind` does).
+def get_family(kind: Any) -> Family:
+    """The family named ``kind`` (checked as :func:`check_kind` does).
 
     Examples
     --------
-    >>> get_family("Bernoulli").table_dtype
-    dtype('uint8')
+    >>> family = get_family("Bernoulli")
+    >>> family.kind, family.model.table_dtype
+    ('bernoulli', dtype('uint8'))
     """
     return _BY_NAME[check_kind(kind)]
 
 
+def as_family(family: Family | str) -> Family:
+    """``family`` itself when it is a :class:`~lbm_bench.models.family.Family`, else the
+    family it names (:func:`get_family`): the one conversion of a name into a family,
+    made at a public boundary (the functions that take ``kind`` as a name or a family).
+
+    Examples
+    --------
+    >>> as_family("poisson") is as_family(as_family("poisson"))
+    True
+    """
+    return family if isinstance(family, Family) else get_family(family)
+
+
 def model_from_parameters(
-    kind: str, row_proportions: Any, col_proportions: Any, **block_parameters: Any
+    kind: Family | str, row_proportions: Any, col_proportions: Any, **block_parameters: Any
 ) -> LatentBlockModel:
-    """Build a model of family ``kind`` from its parameters (as stored in files).
+    """Build a model of family ``kind`` (a family or its name) from its parameters (as stored in files).
 
     Examples
     --------
     >>> model_from_parameters("bernoulli", [0.5, 0.5], [1.0], probs=[[0.2], [0.8]])
     BernoulliLBM(kind='bernoulli', clusters=2x1)
     """
-    return get_family(kind)(row_proportions, col_proportions, **block_parameters)
+    return as_family(kind).model(row_proportions, col_proportions, **block_parameters)

@@ -440,8 +440,8 @@ def calibrate(
     max_steps = check_count("max_steps", max_steps, minimum=2)
     g, m = request.clusters
     if design is None:
-        design = random_design(request.kind, g, m, rng=rng, **request.design_options())
-    elif design.kind != request.kind or design.block_shape != (g, m):
+        design = random_design(request.family, g, m, rng=rng, **request.design_options())
+    elif design.family is not request.family or design.block_shape != (g, m):
         raise ValueError(f"design is a {design.kind} {design.block_shape} design, not {request.kind} {(g, m)}")
     elif _missing_of(design) != _missing_of(request):
         raise ValueError(f"design has missing entries {_missing_of(design)}, the request {_missing_of(request)}")

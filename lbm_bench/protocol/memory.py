@@ -50,7 +50,9 @@ from typing import Any
 
 from lbm_bench._validation import check_choice, check_count
 from lbm_bench.inference.code_sums import words_per_entry
-from lbm_bench.models.registry import get_family
+from lbm_bench.models.design import check_family_options
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.calibration import NOISE_CACHE_BYTES
 from lbm_bench.protocol.scale_search import AUTO_MOST_TABLES
 from lbm_bench.protocol.settings import GenerationSettings
@@ -98,7 +100,35 @@ def _names(style: str) -> dict[str, str]:
 
 
 class MemoryLimitError(ValueError):
-    """A request whose estimated peak memory exceeds the memory available (one-line message)."""
+    """A request whose estimated peak memory exceeds the memory available (one-line message).
+
+    Attributes
+    ----------
+    estimate : MemoryEstimate
+    limit : int
+        The bytes allowed.
+    given : bool
+        Whether the limit was given (``max_memory``), else the memory available.
+    style : {"api", "cli"}
+        How the message names the settings (:meth:`in_style` says it the other way).
+    """
+
+    def __init__(self, estimate: MemoryEstimate, limit: int, given: bool, style: str = "api") -> None:
+        self.estimate, self.limit, self.given, self.style = estimate, limit, given, style
+        names = _names(style)
+        source = f"allowed by {names['max']}" if given else "available (MemAvailable)"
+        super().__init__(
+            f"the {estimate.what} needs about {estimate.describe()}, more than the "
+            f"{format_bytes(limit)} {source}; {_advice(estimate, names)}"
+        )
+
+    def in_style(self, style: str) -> MemoryLimitError:
+        """The same refusal naming the settings in ``style`` (the command line restyles the
+        refusal of :func:`~lbm_bench.generate_table` with its own option names)."""
+        return MemoryLimitError(self.estimate, self.limit, self.given, style)
+
+    def __reduce__(self) -> tuple:
+        return (MemoryLimitError, (self.estimate, self.limit, self.given, self.style))
 
 
 def format_bytes(n: float) -> str:
@@ -184,7 +214,7 @@ class MemoryEstimate:
 
 
 def estimate_generation_memory(
-    kind: str,
+    kind: Family | str,
     n_rows: int,
     n_cols: int,
     n_row_clusters: int,
@@ -203,8 +233,8 @@ def estimate_generation_memory(
 
     Parameters
     ----------
-    kind : str
-        A family name (its stored dtype and number of statistics count).
+    kind : Family or str
+        The family, or its name (its stored dtype and number of statistics count).
     n_rows, n_cols, n_row_clusters, n_col_clusters : int
     density : float, optional
         Expected fraction of non-zero entries of a sparse table; None for a dense one.
@@ -216,7 +246,7 @@ def estimate_generation_memory(
         Workers of the calibration (each holds its own tables).
     options : mapping, optional
         Design options (the family's own are read: the number of statistics of
-        categorical blocks follows ``categories``).
+        categorical blocks follows ``categories``; another family's are refused).
     missing : float, default=0.0
         Expected fraction of missing entries (0: a complete table).
     missing_mechanism : {"random", "block"}, default="random"
@@ -231,24 +261,34 @@ def estimate_generation_memory(
     >>> estimate.total > 500 * 2**30
     True
     """
-    family = get_family(kind)
+    family = as_family(kind)
     n, d = check_count("n_rows", n_rows), check_count("n_cols", n_cols)
     g, m = check_count("n_row_clusters", n_row_clusters), check_count("n_col_clusters", n_col_clusters)
-    n_samples, n_chains = check_count("n_samples", n_samples), check_count("n_chains", n_chains)
-    n_tables = check_count("n_calibration_tables", n_calibration_tables)
-    n_jobs = check_count("jobs", jobs)
-    own = {name: value for name, value in (options or {}).items() if name in family.option_fields}
-    entries, p = n * d, family.count_statistics(family.check_design_options(own))
+    own = check_family_options(family, options or {}, (n, d))
+    return _estimate(
+        family, own, n, d, g, m, density=density, n_samples=check_count("n_samples", n_samples),
+        n_chains=check_count("n_chains", n_chains), n_tables=check_count("n_calibration_tables", n_calibration_tables),
+        n_jobs=check_count("jobs", jobs), missing=missing, missing_mechanism=missing_mechanism,
+    )
+
+
+def _estimate(
+    family: Family, options: dict[str, Any], n: int, d: int, g: int, m: int, *, density: float | None,
+    n_samples: int, n_chains: int, n_tables: int, n_jobs: int, missing: float, missing_mechanism: str,
+) -> MemoryEstimate:
+    """The estimate of a checked request: a family with its checked own ``options`` (the
+    module docstring)."""
+    entries, p = n * d, family.options.count_statistics(options)
     block = missing > 0 and missing_mechanism == "block"
     mask_bytes = 0 if missing == 0 else 8 if block else 1
     if missing > 0:  # dense statistics with the missing channels (models/missing.py; codes are not packed)
         p += 2 if block else 1
-    elif family.code_statistics:  # the codes packed, several statistics to a word (inference.code_sums)
+    elif family.model.code_statistics:  # the codes packed, several statistics to a word (inference.code_sums)
         p = words_per_entry(p)
     label_bytes = _uint_bytes(g) * n + _uint_bytes(m) * d
     parts = {"label sets": 2 * n_samples * label_bytes, "baseline": BASELINE_BYTES}
     if density is None:
-        one_table = entries * (24 + family.table_dtype.itemsize + 6 * p * 8 + 2 * mask_bytes)
+        one_table = entries * (24 + family.model.table_dtype.itemsize + 6 * p * 8 + 2 * mask_bytes)
         cache = min(n_tables * entries * (8 + mask_bytes), NOISE_CACHE_BYTES)
         # The calibration's working set grows with the tables evaluated together (measured:
         # Gaussian 1200x800, 250 bytes per entry with 2 tables, 540 with 8 or 16; Bernoulli
@@ -266,7 +306,7 @@ def estimate_generation_memory(
         what = f"sparse {family.kind} {n}x{d} table at density {float(density):g}"
     if missing > 0:
         what += f" with {float(missing):g} of its entries missing"
-    return MemoryEstimate(what=what, parts=parts, sparse=density is not None, can_be_sparse=family.can_be_sparse)
+    return MemoryEstimate(what=what, parts=parts, sparse=density is not None, can_be_sparse=family.model.can_be_sparse)
 
 
 def _uint_bytes(n_clusters: int) -> int:
@@ -295,19 +335,11 @@ def check_memory(
     MemoryLimitError
         One line: the estimate by part, the limit and what to change.
     """
-    names = _names(style)
-    if max_memory is None:
-        limit, source = available_memory(), "available (MemAvailable)"
-        if limit is None:
-            return
-    else:
-        limit, source = parse_memory_size(max_memory), f"allowed by {names['max']}"
-    if estimate.total <= limit:
+    _names(style)  # checked before anything else
+    limit = available_memory() if max_memory is None else parse_memory_size(max_memory)
+    if limit is None or estimate.total <= limit:
         return
-    raise MemoryLimitError(
-        f"the {estimate.what} needs about {estimate.describe()}, more than the "
-        f"{format_bytes(limit)} {source}; {_advice(estimate, names)}"
-    )
+    raise MemoryLimitError(estimate, limit, max_memory is not None, style)
 
 
 def _advice(estimate: MemoryEstimate, names: dict[str, str]) -> str:
@@ -341,7 +373,7 @@ def estimate_request_memory(
     Parameters
     ----------
     request : TableRequest
-        Its family, sizes and ``density`` (a sparse table).
+        Its family and family options, sizes, ``density`` (a sparse table) and missing entries.
     settings : GenerationSettings, optional
         The Gibbs run and the calibration (defaults when omitted).
     calibrated : bool, default=False
@@ -353,11 +385,10 @@ def estimate_request_memory(
     tables = settings.n_calibration_tables
     if not isinstance(tables, int):  # "auto": sequential, at most this many tables
         tables = _AUTO_MAX_TABLES
-    return estimate_generation_memory(
-        request.kind, *request.shape, *request.clusters,
-        density=getattr(request.model_options, "density", None), n_samples=settings.n_samples,
-        n_chains=settings.n_chains, n_calibration_tables=1 if calibrated else tables,
-        jobs=settings.jobs if jobs is None else jobs, options=request.design_options(),
-        missing=getattr(request.model_options, "missing", 0.0),
-        missing_mechanism=getattr(request.model_options, "missing_mechanism", "random"),
+    options = request.model_options
+    return _estimate(
+        request.family, request.family_options(), *request.shape, *request.clusters,
+        density=getattr(options, "density", None), n_samples=settings.n_samples, n_chains=settings.n_chains,
+        n_tables=1 if calibrated else tables, n_jobs=check_count("jobs", settings.jobs if jobs is None else jobs),
+        missing=getattr(options, "missing", 0.0), missing_mechanism=getattr(options, "missing_mechanism", "random"),
     )

@@ -1,8 +1,9 @@
 """One request for a table: its family and options, shape, clusters, target risk, criterion.
 
-A :class:`TableRequest` is what a user asks for, checked once: the family (by
-name) and its design options, the table's shape, the numbers of row and column
-clusters, the target conditional risk and the criterion it applies to (the
+A :class:`TableRequest` is what a user asks for, checked once: the family (a
+:class:`~lbm_bench.models.family.Family`, given by name or as the object) and
+its design options, the table's shape, the numbers of row and column clusters,
+the target conditional risk and the criterion it applies to (the
 floor, ``"bayes"``, or the X-only MAP's risk, ``"map"``). It travels as one
 object through generation, calibration, the memory guard and release builds,
 together with the :class:`~lbm_bench.protocol.settings.GenerationSettings`
@@ -30,8 +31,9 @@ from typing import Any
 
 from lbm_bench._records import Record, choice, setting
 from lbm_bench._validation import check_count, check_probability
-from lbm_bench.models.base import LatentBlockModel
-from lbm_bench.models.registry import FAMILY_CLASSES, check_kind, get_family
+from lbm_bench.models.design import check_family_options
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
 __all__ = ["CRITERIA", "RequestOptions", "TableRequest", "request_from_arguments"]
@@ -60,8 +62,9 @@ class TableRequest:
 
     Parameters
     ----------
-    kind : str
-        A family name (:func:`~lbm_bench.family_names`), case-insensitive.
+    family : Family or str
+        The family, or its name (:func:`~lbm_bench.family_names`, case-insensitive): the
+        attribute ``family`` holds the object, ``kind`` its name.
     n_rows, n_cols : int
         Table shape.
     n_row_clusters, n_col_clusters : int
@@ -75,7 +78,7 @@ class TableRequest:
         The risk the target applies to: the floor or the X-only MAP's.
     """
 
-    kind: str
+    family: Family
     n_rows: int
     n_cols: int
     n_row_clusters: int
@@ -86,7 +89,7 @@ class TableRequest:
 
     def __post_init__(self) -> None:
         put = object.__setattr__
-        put(self, "kind", check_kind(self.kind))
+        put(self, "family", as_family(self.family))
         put(self, "n_rows", check_count("n_rows", self.n_rows))
         put(self, "n_cols", check_count("n_cols", self.n_cols))
         g = check_count("n_row_clusters", self.n_row_clusters, minimum=2)
@@ -111,12 +114,12 @@ class TableRequest:
                 raise TypeError(f"model_options must be a ModelOptions or a mapping, got {options!r}")
             options = ModelOptions.from_mapping(options)
         put(self, "model_options", options)
-        self.family.check_clusters(g, m, _check_family_options(self.family, options))
+        self.family.designs.check_clusters(g, m, self.family_options())
 
     @property
-    def family(self) -> type[LatentBlockModel]:
-        """The class of the request's family."""
-        return get_family(self.kind)
+    def kind(self) -> str:
+        """The name of the request's family."""
+        return self.family.kind
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -134,13 +137,14 @@ class TableRequest:
         return getattr(self.model_options, "density", None) is not None
 
     def family_options(self) -> dict[str, Any]:
-        """The family's own design options, checked, with their defaults (e.g. ``categories``)."""
-        return _check_family_options(self.family, self.model_options)
+        """The family's own design options, checked, with their defaults, for the table's shape
+        (e.g. ``categories``; ``effects=True`` becomes the shape)."""
+        return check_family_options(self.family, self.model_options.design_options(), self.shape)
 
     def design_options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~lbm_bench.random_design` for this table (the options
         that differ from their defaults, resolved for the shape: ``effects=True`` becomes it)."""
-        return self.family.resolve_options(self.model_options.design_options(), self.n_rows, self.n_cols)
+        return self.family.options.resolve(self.model_options.design_options(), self.n_rows, self.n_cols)
 
     def replace(self, **changes: Any) -> TableRequest:
         """A copy with some fields changed (checked again)."""
@@ -154,21 +158,6 @@ class TableRequest:
                 f"clusters, target risk {self.target_risk:g} (criterion {self.criterion}{extra})")
 
 
-def _check_family_options(family: type[LatentBlockModel], options: Any) -> dict[str, Any]:
-    """Refuse an option of another family set to other than its default; check the family's
-    and return them (with their defaults)."""
-    own = {}
-    for name, value in options.design_options().items():
-        if name in family.option_fields:
-            own[name] = value
-            continue
-        owners = [f.kind for f in FAMILY_CLASSES if name in f.option_fields]
-        if owners:
-            kinds = " and ".join(owners) + (" kinds" if len(owners) > 1 else " kind")
-            raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
-    return family.check_design_options(family.resolve_options(own, 1, 1))
-
-
 def request_from_arguments(
     kind: Any,
     sizes: tuple[Any, ...],
@@ -180,7 +169,7 @@ def request_from_arguments(
     """The request and settings of a call such as ``generate_table(kind, n, d, g, m, target, **options)``.
 
     ``kind`` is a :class:`TableRequest` (then ``sizes`` must all be None, and ``options``
-    may only hold generation settings) or a family name with the five ``sizes``;
+    may only hold generation settings) or a family (or its name) with the five ``sizes``;
     ``options`` mixes generation settings, design options and ``criterion``.
 
     Raises

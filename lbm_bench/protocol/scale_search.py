@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from lbm_bench._validation import describe_percent
 from lbm_bench.protocol.separation import first_guess, guessing_risk
 from lbm_bench.protocol.table import CalibrationResult
 
@@ -182,7 +183,8 @@ class _Evaluations:
         if missing is not None and min(seen) > goal:
             best = min(self.history, key=lambda h: h[1])
             return ValueError(
-                f"target_risk={goal} is not reached with {missing.rate:.0%} of the entries missing: the best "
+                f"target_risk={goal} is not reached with {describe_percent(missing.rate, 0)} of the entries "
+                "missing: the best "
                 f"risk reachable seen is {best[1]:.4f} (at scale {best[0]:.4g}, {max_steps} steps); lower the "
                 "missing rate or raise the target, or use larger tables"
             )

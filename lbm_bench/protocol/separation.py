@@ -33,6 +33,7 @@ import math
 import numpy as np
 from scipy import optimize, special
 
+from lbm_bench._validation import describe_percent
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.missing import unreachable_risk
@@ -218,7 +219,8 @@ def check_target(target_risk: float, design: ModelDesign, n_rows: int, n_cols: i
         best = unreachable_risk(missing.rate, n_rows, n_cols, design.row_proportions, design.col_proportions)
         if best >= target_risk:
             raise ValueError(
-                f"target_risk={target_risk} cannot be reached with {missing.rate:.0%} of the entries missing: "
+                f"target_risk={target_risk} cannot be reached with {describe_percent(missing.rate, 0)} of the "
+                "entries missing: "
                 f"rows or columns with no observed entry alone give a risk of at least {best:.4f} at any "
                 "scale (the best risk reachable); lower the missing rate or raise the target, or use "
                 "larger tables"

@@ -49,15 +49,27 @@ from lbm_bench._records import (
     setting,
 )
 from lbm_bench._validation import check_count
+from lbm_bench.metrics.mcmc import MIN_SETS_PER_CHAIN
 from lbm_bench.models.design import check_missing_together, design_option_fields
 from lbm_bench.models.missing import expand_missing
 
 __all__ = [
+    "MIN_SAMPLES",
     "GenerationSettings",
     "ModelOptions",
     "add_cli_arguments",
     "split_options",
 ]
+
+
+#: Fewest label sets of a certifying run (with at least
+#: :data:`~lbm_bench.metrics.mcmc.MIN_SETS_PER_CHAIN` per chain). The floor is cross-fitted on
+#: two halves of the chains; with fewer than 100 sets in a half, the labels each half chooses
+#: differ from those chosen on all sets on the ambiguous items, and the table's own Bayes
+#: labels then scored below its floor by more than 3 MCSE (up to 5 on tables of 30x20 to
+#: 60x40 with 100 sets; within 2.2 with 200, over 216 tables of 2, 4 and 8 chains:
+#: ``tests/scoring/test_evaluate.py``).
+MIN_SAMPLES = 200
 
 
 def _tables(name: str, value: Any) -> int | str:
@@ -83,9 +95,11 @@ class GenerationSettings(Record):
     tolerance : float, default=0.01
         A table is kept when ``|risk - target| <= tolerance``.
     n_samples, n_chains, burn_in, thin : int
-        The certifying Gibbs run (label sets, chains, burn-in sweeps, thinning).
+        The certifying Gibbs run (label sets, chains, burn-in sweeps, thinning): at least
+        :data:`MIN_SAMPLES` (200) sets, and :data:`~lbm_bench.metrics.mcmc.MIN_SETS_PER_CHAIN`
+        (10) per chain, the fewest with an honest Monte Carlo standard error.
     screen_samples : int, default=200
-        Label sets of the screening run (0 disables screening).
+        Label sets of the screening run (0 disables screening; else at least 10 per chain).
     max_attempts : int, default=100
         Candidates drawn before giving up.
     balance : float or None
@@ -111,11 +125,20 @@ class GenerationSettings(Record):
     """
 
     tolerance: float = setting(0.01, open_probability, "--tolerance", "rejection tolerance on the risk")
-    n_samples: int = setting(2000, count(1), "--samples", "Gibbs label sets of the certifying run")
-    n_chains: int = setting(8, count(1), "--chains", "Gibbs chains")
+    n_samples: int = setting(
+        2000, count(1), "--samples",
+        f"Gibbs label sets of the certifying run: at least {MIN_SAMPLES}, and {MIN_SETS_PER_CHAIN} per chain (fewer "
+        "give no honest Monte Carlo standard error)",
+    )
+    n_chains: int = setting(
+        8, count(1), "--chains", f"Gibbs chains (each keeps at least {MIN_SETS_PER_CHAIN} of the --samples sets)"
+    )
     burn_in: int = setting(50, count(0), "--burn-in", "Gibbs burn-in sweeps")
     thin: int = setting(1, count(1), "--thin", "Gibbs thinning")
-    screen_samples: int = setting(200, count(0), "--screen-samples", "label sets of the screening run (0: none)")
+    screen_samples: int = setting(
+        200, count(0), "--screen-samples",
+        f"label sets of the screening run (0: none; else at least {MIN_SETS_PER_CHAIN} per chain)",
+    )
     max_attempts: int = setting(100, count(1), "--max-attempts", "rejection attempts before giving up")
     balance: float | None = setting(
         None, optional(fraction), "--balance", "require min(l_row, l_col) >= BALANCE * max(l_row, l_col)"
@@ -144,6 +167,20 @@ class GenerationSettings(Record):
     def _check_together(self) -> None:
         if self.n_chains > self.n_samples:
             raise ValueError(f"n_chains ({self.n_chains}) exceeds n_samples ({self.n_samples})")
+        least = max(MIN_SAMPLES, MIN_SETS_PER_CHAIN * self.n_chains)
+        if self.n_samples < least:
+            raise ValueError(
+                f"n_samples ({self.n_samples}) must be at least {least}: {MIN_SAMPLES} label sets in all and "
+                f"{MIN_SETS_PER_CHAIN} per chain with n_chains={self.n_chains} (fewer give no honest Monte Carlo "
+                "standard error of the certified risks)"
+            )
+        screened = min(self.n_chains, self.screen_samples)  # the screening run's chains
+        if 0 < self.screen_samples < MIN_SETS_PER_CHAIN * screened:
+            raise ValueError(
+                f"screen_samples ({self.screen_samples}) must be 0 (no screening) or at least "
+                f"{MIN_SETS_PER_CHAIN * screened}: {MIN_SETS_PER_CHAIN} label sets per chain with "
+                f"n_chains={self.n_chains}"
+            )
 
     def gibbs_options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~lbm_bench.gibbs_labels` for the certifying run."""
@@ -173,7 +210,12 @@ def _from_mapping(cls: Any, values: Mapping[str, Any], *, where: str = "") -> An
         values = expand_missing(values)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}" if where else str(exc)) from None
-    return Record.from_mapping.__func__(cls, values, where=where)
+    record = Record.from_mapping.__func__(cls, values, where=where)
+    try:  # an option given explicitly at its default value may still do nothing (missing_mechanism without a rate)
+        check_missing_together(record.to_record(), given=values)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}" if where else str(exc)) from None
+    return record
 
 
 def _check_options_together(self: Any) -> None:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from lbm_bench._validation import describe_percent
 from lbm_bench.inference.bayes import label_frequencies
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
@@ -157,6 +159,9 @@ class Table:
     timings : dict
         Seconds spent per stage (calibration, rejection, gibbs). Not stored in
         files: they would make rebuilt files differ.
+    format_version : str or None
+        The format version (``"1.3"``) of the file the table was read from; None for a
+        table made in memory. Not compared: a table and its file are the same table.
     """
 
     data: np.ndarray
@@ -179,10 +184,16 @@ class Table:
     bayes_risk: RiskEstimate | None = None
     criterion: str = "map"
     timings: dict = field(default_factory=dict, compare=False, repr=False)
+    format_version: str | None = field(default=None, compare=False)
 
     @property
     def kind(self) -> str:
         return self.model.kind
+
+    def header_values(self) -> dict[str, Any]:
+        """The values of the family's header attributes for this table (``{"categories": 5}``
+        for categorical tables; files store them)."""
+        return self.model.family.storage.header_values(self.model)
 
     def table_data(self) -> TableData:
         """The table in the family's dtype with 0 at its missing entries, and its mask
@@ -255,7 +266,7 @@ class Table:
     def request(self) -> TableRequest:
         """The request the table answers: family and design options, shape, clusters, target, criterion."""
         options = ModelOptions.from_record(self.options.get("model_options", {}))
-        return TableRequest(self.kind, *self.shape, self.n_row_clusters, self.n_col_clusters, self.target_risk,
+        return TableRequest(self.model.family, *self.shape, self.n_row_clusters, self.n_col_clusters, self.target_risk,
                             model_options=options, criterion=self.criterion)
 
     @property
@@ -288,7 +299,7 @@ class Table:
         data = TableData.incomplete(self.data, name="data")  # explicit NaN (missing) are not stored entries
         if data.is_sparse:
             stored = f", sparse: {data.n_stored} non-zero entries (density {data.n_stored / (n * d):.4g})"
-        header = "".join(f", {name} {value}" for name, value in self.model.header_values().items())
+        header = "".join(f", {name} {value}" for name, value in self.header_values().items())
         lines = [
             f"{self.kind} table {n}x{d}, {g}x{m} clusters{header}, seed {self.seed}{stored}",
             f"target risk {self.target_risk:.4f} (criterion: {self.criterion})",
@@ -301,7 +312,7 @@ class Table:
                 f"R-hat {b.rhat:.3f}; row loss {b.row_loss:.4f}, column loss {b.col_loss:.4f}"
             )
         else:
-            lines.append("floor: not stored (format 1.0 file); the MAP's risk is the reference")
+            lines.append(f"floor: not stored ({self.origin}); the MAP's risk is the reference")
         return "\n".join(
             lines + [
                 f"Gibbs risk of the MAP labels "
@@ -314,6 +325,11 @@ class Table:
             ]
         )
 
+    @property
+    def origin(self) -> str:
+        """Where the table comes from, for messages: ``"format 1.3 file"``, or ``"table in memory"``."""
+        return f"format {self.format_version} file" if self.format_version is not None else "table in memory"
+
     def _missing_lines(self) -> list[str]:
         """One line on the missing entries (none for a complete table)."""
         data = TableData.incomplete(self.data, name="data")
@@ -322,7 +338,7 @@ class Table:
         n, d = self.shape
         empty_rows = int(np.count_nonzero(data.missing_row_counts() == d))
         empty_cols = int(np.count_nonzero(data.missing_col_counts() == n))
-        line = (f"missing entries: {data.n_missing} of {n * d} ({data.missing_fraction:.1%}; mechanism "
+        line = (f"missing entries: {data.n_missing} of {n * d} ({describe_percent(data.missing_fraction)}; mechanism "
                 f"{self.missing_mechanism}, rate {self.missing_rate:g}); the risks are given the observed entries")
         if empty_rows or empty_cols:
             line += (f"; {empty_rows} row(s) and {empty_cols} column(s) have no observed entry"

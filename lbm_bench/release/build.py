@@ -48,6 +48,7 @@ from lbm_bench.release._files import sha256_file
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.card import THUMBNAILS, can_draw_thumbnails, draw_thumbnail, thumbnail_name, write_card
 from lbm_bench.release.croissant import write_croissant
+from lbm_bench.release.folder import claim_folder, locked_folder
 from lbm_bench.release.manifest import write_checksums, write_manifest
 from lbm_bench.release.readme import write_readme
 from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec, read_spec, spec_toml
@@ -243,10 +244,15 @@ class BuildReport:
     #: The archive written by ``archive=True`` and its SHA-256 (what to publish), else None.
     archive: Path | None = None
     archive_sha256: str | None = None
+    #: What ``force=True`` replaced in the folder (one line), else None.
+    replaced: str | None = None
+    #: What :func:`~lbm_bench.release.verify_release` found wrong with the release just written
+    #: (a build never reports success on a release its own verification rejects).
+    problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
-        return not self.failed
+        return not self.failed and not self.problems
 
     def summary(self) -> str:
         lines = [
@@ -264,6 +270,10 @@ class BuildReport:
             )
         for table_id, error in sorted(self.failed.items()):
             lines.append(f"FAILED {table_id}: {error}")
+        lines += [f"VERIFY {problem}" for problem in self.problems]
+        if self.problems:
+            lines.append(f"the release written to {self.out_dir} does not pass verify "
+                         f"({len(self.problems)} problem(s))")
         lines += self.notes
         return "\n".join(lines)
 
@@ -349,6 +359,7 @@ def build_release(
     archive: bool = False,
     progress: bool = False,
     spec_path: str | None = None,
+    force: bool = False,
 ) -> BuildReport:
     """Build (or resume) a release into ``out_dir``.
 
@@ -371,13 +382,23 @@ def build_release(
         Also write ``<out_dir>.tar.gz`` (its path and SHA-256 are in the report).
     progress : bool, default=False
         Show a tqdm bar over tables.
+    force : bool, default=False
+        Replace another release that ``out_dir`` holds (its tables outside this spec and its
+        release files are removed; the report's ``replaced`` says what). Without it, such a
+        folder is refused (:func:`~lbm_bench.release.folder.claim_folder`).
 
     Returns
     -------
     BuildReport
-    """
-    from tqdm.auto import tqdm
+        Not ``ok`` when a table failed, or when the release written does not pass
+        :func:`~lbm_bench.release.verify_release` (its ``problems``).
 
+    Raises
+    ------
+    ValueError
+        Before anything is written: another build holds the folder (one build per folder at
+        a time), or the folder holds another release and ``force`` is not given.
+    """
     if not isinstance(spec, ReleaseSpec):
         spec_path = spec_path or str(spec)
         spec = read_spec(spec)
@@ -386,6 +407,23 @@ def build_release(
         raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
     start = time.perf_counter()
     out = Path(out_dir)
+    with locked_folder(out):
+        replaced = claim_folder(spec, out, force=force)
+        write_spec_file(spec, out)  # an interrupted build says which release it was building
+        report = _build_locked(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler, fail_fast=fail_fast,
+                               archive=archive, progress=progress, spec_path=spec_path)
+    report.replaced = replaced
+    report.wall_seconds = time.perf_counter() - start
+    return report
+
+
+def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, scheduler: str | None,
+                  fail_fast: bool, archive: bool, progress: bool, spec_path: str | None) -> BuildReport:
+    """The build of :func:`build_release`, in the folder it holds."""
+    from tqdm.auto import tqdm
+
+    from lbm_bench.release.verify import verify_release
+
     (out / "tables").mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(out / "tables", out / THUMBNAILS)
     report = BuildReport(out_dir=out)
@@ -441,10 +479,10 @@ def build_release(
         write_release_files(spec, out, spec_path=spec_path)
         if not can_draw_thumbnails():
             report.notes.append(NO_THUMBNAILS)
-        if archive:
+        report.problems = verify_release(out)
+        if archive and not report.problems:
             report.archive = write_archive(out)
             report.archive_sha256 = sha256_file(report.archive)
-    report.wall_seconds = time.perf_counter() - start
     return report
 
 

@@ -56,6 +56,7 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from lbm_bench._atomic import describe_os_error
 from lbm_bench.protocol.memory import format_bytes, parse_memory_size
 
 __all__ = ["DEFAULT_MAX_SIZE", "DEFAULT_MIN_RATE", "FetchError", "default_cache_dir", "fetch_release"]
@@ -257,6 +258,8 @@ def _download(url: str, target: Path, *, timeout: float, min_rate: float, max_si
 
 
 def _one_line(value) -> str:
+    if isinstance(value, OSError):
+        value = describe_os_error(value)
     return " ".join(str(value).split()) or type(value).__name__
 
 

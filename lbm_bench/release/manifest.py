@@ -15,7 +15,9 @@ import json
 from pathlib import Path
 
 from lbm_bench._atomic import atomic_write_text
-from lbm_bench.models.registry import get_family
+from lbm_bench._validation import describe_percent
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import as_family
 from lbm_bench.release._files import sha256_file
 from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec
 
@@ -95,7 +97,7 @@ def missing_text(entry: dict) -> str:
     """
     if "missing_rate" not in entry:
         return "-"
-    return f"{entry['missing_rate']:.0%} {entry['missing_mechanism']} ({entry['n_missing']})"
+    return f"{describe_percent(entry['missing_rate'], 0)} {entry['missing_mechanism']} ({entry['n_missing']})"
 
 
 def release_format_version(manifest: dict) -> tuple[int, int]:
@@ -107,10 +109,10 @@ def release_format_version(manifest: dict) -> tuple[int, int]:
         return (1, 0)
 
 
-def header_fields(kind: str) -> dict[str, tuple[str, str]]:
-    """The family's header attributes a manifest entry repeats (``categories`` of a
-    categorical table), name to (attribute kind, description)."""
-    return dict(get_family(kind).header_attributes)
+def header_fields(kind: Family | str) -> dict[str, tuple[str, str]]:
+    """The header attributes of family ``kind`` (a family or its name) a manifest entry repeats
+    (``categories`` of a categorical table), name to (attribute kind, description)."""
+    return dict(as_family(kind).storage.header_attributes)
 
 
 def kind_text(entry: dict) -> str:
@@ -127,7 +129,7 @@ def _table_entry(out: Path, spec: TableSpec) -> dict:
     return {
         "id": spec.id,
         "kind": spec.kind,
-        **{name: info[name] for name in header_fields(spec.kind)},  # e.g. categories
+        **{name: info[name] for name in header_fields(spec.request.family)},  # e.g. categories
         "shape": list(spec.shape),
         "clusters": list(spec.clusters),
         "target_risk": spec.risk,

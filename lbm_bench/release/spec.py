@@ -189,7 +189,7 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
                                    criterion=request_options.criterion)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
-        tag = request.family.table_id_tag(request.family_options())  # e.g. "-k5": categories
+        tag = request.family.options.id_tag(request.family_options())  # e.g. "-k5": categories
         config_id = f"{request.kind}{tag}-{n}x{d}-{g}x{m}-r{risk:.4f}".rstrip("0") + _missing_suffix(options)
         for rep in range(1, replicates + 1):
             table_id = f"{config_id}-{rep:02d}"

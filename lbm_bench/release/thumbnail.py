@@ -52,7 +52,7 @@ def thumbnail_pixels(table: Any, height: int = 186, width: int = 218, *, max_cel
     if min(height, width) < 16:
         raise ValueError(f"height and width must be at least 16 pixels, got {height}x{width}")
     view = grouped_image(table, max_cells)
-    cmap = family_colormap(view.kind, view.levels)[0]
+    cmap = family_colormap(view.family, view.levels)[0]
     cmap = colormaps[cmap] if isinstance(cmap, str) else cmap
     offset = STRIP_PIXELS + GAP_PIXELS
     h, w = height - offset, width - offset

@@ -73,6 +73,7 @@ def run_benchmark(
     seed: int = 0,
     progress: bool = False,
     track: str = DEFAULT_TRACK,
+    timeout: float | None = None,
     **options: Any,
 ) -> list[dict]:
     """Run ``algorithms`` on every table of a release on one track; write results and summary.
@@ -97,6 +98,12 @@ def run_benchmark(
     track : {"known-clusters", "unknown-clusters"}, default="known-clusters"
         Whether the algorithms are told the tables' numbers of clusters, or choose them
         (:data:`TRACKS`).
+    timeout : float, optional
+        Seconds each fit may take, on every track: each run's algorithm then runs in a child
+        process, stopped when over, and the run fails as timed out
+        (:func:`~lbm_bench.scoring.harness.fit_labels`). None: no limit. Whatever an algorithm
+        raises (``SystemExit`` included) fails its run only; an interruption (Ctrl-C, SIGTERM)
+        stops the run and keeps the finished runs' files.
     **options
         The track's own options (its ``options`` record; None: the default): on the
         unknown-clusters track ``max_clusters=(G, M)``, the largest numbers of clusters
@@ -113,4 +120,5 @@ def run_benchmark(
         if value is not None and owner is not None and owner != chosen.name:
             raise ValueError(f"{key} is an option of the {owner} track (track={owner!r})")
     values = chosen.option_values(options)
-    return chosen.run(release_dir, algorithms, out_dir, n_jobs=n_jobs, seed=seed, progress=progress, **values)
+    return chosen.run(release_dir, algorithms, out_dir, n_jobs=n_jobs, seed=seed, progress=progress, timeout=timeout,
+                      **values)

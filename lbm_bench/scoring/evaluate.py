@@ -9,7 +9,9 @@ the **excess risk** is the difference, with a paired Monte Carlo standard error
 (both per-set losses are computed on the same label sets: the floor's are its
 cross-fitted losses, :func:`lbm_bench.floor_certificate`). The risk of the MAP
 labels (the paper's reference) is reported too, with the excess over it. A
-format 1.0 file stores no floor: the report says so and uses the MAP.
+table without a floor (every format 1.0 file, and the tables of later formats made by the
+paper's protocol, criterion ``map``) stores none: the report says so, with the file's
+format version, and uses the MAP.
 
 "Apparent" scores against the generating labels alone are reported too, so
 users can see how noisy a single ground truth is. The scale's other end is the
@@ -88,8 +90,11 @@ class Report:
         Matching error of rows and columns against the generating labels.
     n_samples : int
         Number of Gibbs label sets.
+    row_labels, col_labels : list of int
+        The distinct submitted row and column labels, in increasing order.
     row_map, col_map : list of int
-        The matching: predicted cluster -> reference cluster (-1: unmatched).
+        The matching: the reference cluster of the submitted cluster ``row_labels[i]``
+        (``col_labels[i]``), -1 when unmatched; for labels ``0..k-1``, indexed by the label.
     matching_exact : bool
         Whether the matching is certified optimal.
     table_clusters : list of int
@@ -98,6 +103,9 @@ class Report:
         The numbers of distinct row and column labels submitted.
     warning : str
         One line when ``predicted_clusters`` differs from ``table_clusters``, else empty.
+    missing : str
+        One line when the table has missing entries (how many, the mechanism, and that every
+        risk is the conditional risk given the observed entries), else empty.
     """
 
     table: str
@@ -129,12 +137,15 @@ class Report:
     n_samples: int
     row_map: list
     col_map: list
+    row_labels: list
+    col_labels: list
     matching_exact: bool
     chance_risk: float
     chance_mcse: float
     table_clusters: list
     predicted_clusters: list
     warning: str
+    missing: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -152,6 +163,7 @@ class Report:
                 f"conditional risk r_item  {self.risk:.4f} +- {self.risk_mcse:.4f}  "
                 f"(l_row {self.row_loss:.4f}, l_col {self.col_loss:.4f}; {self.n_samples} Gibbs sets)",
                 *([f"note: {self.note}"] if self.note else []),
+                *([f"missing entries: {self.missing}"] if self.missing else []),
                 f"numbers of clusters      {self.predicted_clusters[0]}x{self.predicted_clusters[1]}  "
                 f"(the table's: {self.table_clusters[0]}x{self.table_clusters[1]})",
                 f"floor (Bayes, l_item)    {self.bayes_risk:.4f} +- {self.bayes_mcse:.4f}"
@@ -211,7 +223,7 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
     # table would take 1.6 GB; the matching builds its tables block by block.
     result = conditional_risk_of_sets(g.rows, g.cols, rows, cols, g.chain_lengths.tolist())
     # per-set losses under the chosen matching (-1, unmatched, never equals a label)
-    row_l, col_l = set_item_losses(g.rows, g.cols, result.row_map[rows], result.col_map[cols])
+    row_l, col_l = set_item_losses(g.rows, g.cols, *result.matched_labels(rows, cols))
     mine = row_l + col_l - row_l * col_l
     map_row, map_col = set_item_losses(g.rows, g.cols, table.map_rows, table.map_cols)
     map_losses = map_row + map_col - map_row * map_col
@@ -224,9 +236,10 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
     else:
         reference, excess_mcse = table.risk, map_excess_mcse
         excess = float(result.risk - map_losses.mean())
-        note = "format 1.0 file: no floor stored; the reference is the MAP labels' risk (an upper bound of the floor)"
+        note = (f"{table.origin}: no floor stored; the reference is the MAP labels' risk "
+                "(an upper bound of the floor)")
     z0, w0 = table.truth_rows, table.truth_cols
-    predicted = [int(np.unique(rows).size), int(np.unique(cols).size)]
+    predicted = [int(result.row_labels.size), int(result.col_labels.size)]
     chance = chance_risk_of_sets(g.rows, g.cols, table.model.row_proportions, table.model.col_proportions,
                           rng=np.random.default_rng(CHANCE_SEED))
     return Report(
@@ -259,13 +272,30 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any) -> Rep
         n_samples=int(g.n_samples),
         row_map=[int(v) for v in result.row_map],
         col_map=[int(v) for v in result.col_map],
+        row_labels=[int(v) for v in result.row_labels],
+        col_labels=[int(v) for v in result.col_labels],
         matching_exact=bool(result.exact),
         chance_risk=chance[0],
         chance_mcse=chance[1],
         table_clusters=[int(table.n_row_clusters), int(table.n_col_clusters)],
         predicted_clusters=predicted,
         warning=_cluster_warning(predicted, [int(table.n_row_clusters), int(table.n_col_clusters)]),
+        missing=_missing_note(table),
     )
+
+
+def _missing_note(table: Table) -> str:
+    """One line on the table's missing entries (empty for a complete table)."""
+    from lbm_bench._validation import describe_percent
+    from lbm_bench.models.data import TableData
+
+    data = TableData.incomplete(table.data, name="data")
+    if not data.n_missing:
+        return ""
+    n, d = table.shape
+    return (f"{data.n_missing} of {n * d} ({describe_percent(data.missing_fraction)}; mechanism "
+            f"{table.missing_mechanism}): the Gibbs sets, the floor and every risk here are given the observed "
+            "entries; your labels are scored on every row and column")
 
 
 def _cluster_warning(predicted: list[int], table: list[int]) -> str:
@@ -367,8 +397,9 @@ def read_labels(
 def _read_npy_labels(path: Path, name: str) -> np.ndarray:
     try:
         values = np.load(path, allow_pickle=False)
-    except ValueError as exc:
-        raise ValueError(f"{name} file {path} is not a readable .npy array: {exc}") from None
+    except Exception as exc:  # numpy's reader of a damaged file raises what its parsers raise (SyntaxError, EOFError)
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        raise ValueError(f"{name} file {path} is not a readable .npy array: {text[:200]}") from None
     values = np.asarray(values)
     if values.ndim != 1:
         raise ValueError(f"{name} file {path} must hold a 1-D vector, got shape {values.shape}")
@@ -400,6 +431,8 @@ def _read_text_labels(path: Path, name: str) -> tuple[np.ndarray, str | None]:
         value = _integer_value(line.strip('"').strip("'").strip())
         if value is None:
             raise ValueError(f"{name} file {path}: line {number} is not an integer label: {line!r}")
+        if not -(2**63) <= value < 2**63:
+            raise ValueError(f"{name} file {path}: line {number} holds a label beyond 64-bit integers: {line[:40]!r}")
         values.append(value)
     return np.array(values, dtype=np.int64), header
 

@@ -7,7 +7,9 @@ the options it takes. Each track is declared in its own module (:mod:`lbm_bench.
 the numbers of clusters given; :mod:`lbm_bench.scoring.unknown_clusters`: chosen by the algorithm)
 and listed in :data:`lbm_bench.scoring.benchmark.TRACKS`, which ``run_benchmark`` and the command
 line read. Every track runs one task per (algorithm, table): the algorithm is fitted by
-:func:`fit_labels` (the one place a run calls an algorithm), its row starts with :func:`entry_row`
+:func:`fit_labels` (the one place a run calls an algorithm, :mod:`lbm_bench.scoring.algorithm_call`:
+whatever the algorithm raises is its run's failure, and ``timeout`` fits it in a child process),
+its row starts with :func:`entry_row`
 and holds the :data:`REPORT_FIELDS` of its score; the row is kept in
 ``OUT/runs/<algorithm>/<table id>.json``, and ``results.csv``, ``summary.md`` and
 ``excess_risk.png`` are written with these helpers.
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import csv
 import json
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,13 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench._atomic import atomic_write_text
+from lbm_bench._atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from lbm_bench._records import Record
-from lbm_bench.algorithms.registry import CONTRACTS, GIVEN_COUNTS, Contract
+from lbm_bench.algorithms.registry import Contract
+from lbm_bench.scoring.algorithm_call import RunFailed, algorithm_input, family_keywords, fit_labels
 
-__all__ = ["MISSING_COLUMN", "REPORT_FIELDS", "RESULT_COLUMNS", "Track", "algorithm_input", "entry_row",
-           "excess_figure", "family_keywords", "fit_labels", "mean_of", "plot_excess", "report_values",
-           "run_path", "safe_name", "write_csv", "write_json"]
+__all__ = ["MISSING_COLUMN", "REPORT_FIELDS", "RESULT_COLUMNS", "RunFailed", "Track", "Writes", "algorithm_input",
+           "check_timeout", "entry_row", "excess_figure", "family_keywords", "fit_labels", "mean_of", "plot_excess",
+           "report_values", "run_path", "safe_name", "write_csv", "write_json"]
 
 #: Columns of a known-clusters results.csv, in order; the unknown-clusters track's add theirs.
 RESULT_COLUMNS = [
@@ -61,7 +63,7 @@ class Track:
     description : str
         What its algorithms are told, in a few words (``lbm-bench benchmark --help``).
     run : callable
-        ``run(release_dir, algorithms, out_dir, *, n_jobs, seed, progress, **options) -> rows``:
+        ``run(release_dir, algorithms, out_dir, *, n_jobs, seed, progress, timeout, **options) -> rows``:
         runs the algorithms on every table of a release and writes ``results.csv``,
         ``summary.md`` and ``excess_risk.png`` under ``out_dir``.
     columns : callable
@@ -119,25 +121,6 @@ def report_values(report: Any) -> dict[str, Any]:
     return {key: getattr(report, key) for key in REPORT_FIELDS}
 
 
-def fit_labels(name: str, table: Any, counts: Sequence[int], seed: int, *,
-               track: str = GIVEN_COUNTS.track) -> tuple[Any, Any, float]:
-    """Fit the algorithm ``name`` of ``track`` to ``table``: its labels, as it returned them, and the
-    seconds of the fit. Every track calls its algorithms here.
-
-    ``counts`` are the numbers of clusters (known-clusters track) or their maxima
-    (unknown-clusters); the algorithm gets the table as :func:`algorithm_input` says, the
-    family keywords of :func:`family_keywords` and a Generator seeded by ``seed``.
-    """
-    from lbm_bench.algorithms import resolve_algorithm
-
-    _, fit = resolve_algorithm(name, track=track)
-    family = family_keywords(name, fit, table, CONTRACTS[track])
-    data = algorithm_input(fit, table)
-    start = time.perf_counter()
-    rows, cols = fit(data, *counts, rng=np.random.default_rng(seed), **family)
-    return rows, cols, time.perf_counter() - start
-
-
 def safe_name(name: str) -> str:
     """An algorithm's name as a folder name (no separators, never a hidden folder)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name).lstrip(".")
@@ -154,52 +137,64 @@ def write_json(path: Path, record: dict) -> None:
     atomic_write_text(path, json.dumps(record, sort_keys=True))
 
 
-def family_keywords(name: str, fit: Any, table: Any, contract: Contract) -> dict[str, str]:
-    """What the harness tells an algorithm of the table's family.
+def check_timeout(timeout: Any) -> float | None:
+    """A per-run time limit in seconds (finite, > 0), or None for none."""
+    from lbm_bench._validation import check_positive_float
 
-    A family that cannot be told from the entries' values (``inference_order`` None:
-    categorical codes look like counts) is passed as ``kind=`` to the algorithms that
-    take it (block CEM and VEM, and their selections); an algorithm that reads the
-    entries as numbers is refused a table whose entries are unordered levels
-    (``n_levels``), in one line suggesting the built-ins of its track (``contract``) that
-    can read it.
-    """
-    from lbm_bench.algorithms import fits_family
-
-    how = fits_family(fit, table.kind)
-    if how == "values" and table.model.n_levels is not None:
-        readers = contract.readers_of(table.kind)
-        alternatives = ", ".join(readers[:-1]) + " or " + readers[-1] if len(readers) > 1 else "".join(readers)
-        raise ValueError(
-            f"{name} reads the entries as numbers, but the {table.kind} table holds {table.model.n_levels} "
-            f"unordered categories; use {alternatives} (or an algorithm taking a kind= keyword)"
-        )
-    if how == "kind" and table.model.inference_order is None:
-        return {"kind": table.kind}
-    return {}
+    return None if timeout is None else check_positive_float("timeout", timeout)
 
 
-def algorithm_input(fit: Any, table: Any) -> Any:
-    """The table as an algorithm is given it: ``table.data`` (NaN at missing entries; a sparse
-    table: explicit NaN values), or a NumPy masked array in the table's dtype for an algorithm
-    that asks for one (attribute :data:`lbm_bench.algorithms.MASKED_INPUT`) when the dense
-    table has missing entries."""
-    from lbm_bench.algorithms.registry import MASKED_INPUT
-    from lbm_bench.models.data import TableData
+class Writes:
+    """The folders and files a benchmark run creates, to remove when the run stops midway: all
+    of them when an algorithm broke the track's contract (:meth:`undo`), the folders left empty
+    when it was interrupted (:meth:`remove_empty_folders`: the finished runs' files stay, and the
+    next run resumes there)."""
 
-    data = table.data
-    if getattr(fit, MASKED_INPUT, False) and table.missing_mechanism is not None and not TableData.of(data).is_sparse:
-        return table.masked_data()
-    return data
+    def __init__(self) -> None:
+        self.paths: list[Path] = []
+
+    def folder(self, path: Path) -> None:
+        missing = [p for p in (path, *path.parents) if not p.exists()]
+        path.mkdir(parents=True, exist_ok=True)
+        self.paths += reversed(missing)
+
+    def json(self, path: Path, record: dict) -> None:
+        self.folder(path.parent)
+        existed = path.exists()
+        write_json(path, record)
+        if not existed:
+            self.paths.append(path)
+
+    def undo(self) -> None:
+        for path in reversed(self.paths):
+            if path.is_dir():
+                _remove_if_empty(path)
+            else:
+                path.unlink(missing_ok=True)
+
+    def remove_empty_folders(self) -> None:
+        for path in reversed(self.paths):
+            if path.is_dir():
+                _remove_if_empty(path)
+
+
+def _remove_if_empty(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:  # a folder that holds files (of an earlier run, or of finished runs)
+        pass
 
 
 def write_csv(path: Path, rows: list[dict], columns: Sequence[str]) -> None:
-    """``rows`` as CSV with ``columns`` (a missing value is empty)."""
-    with open(path, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: row.get(k, "") for k in columns})
+    """``rows`` as CSV with ``columns`` (a missing value is empty), written atomically."""
+    import io
+
+    buffer = io.StringIO(newline="")
+    writer = csv.DictWriter(buffer, fieldnames=list(columns), extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: row.get(k, "") for k in columns})
+    atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))  # the csv module's line ends, as they are
 
 
 def mean_of(items: list[dict], key: str) -> float:
@@ -224,8 +219,11 @@ def plot_excess(path: Path, rows: list[dict]) -> bool:
     except ImportError:
         return False
     fig = excess_figure(ok)
-    fig.savefig(path, dpi=120, metadata={"Software": None})
-    plt.close(fig)
+    try:
+        with atomic_path(path) as temporary:
+            fig.savefig(temporary, dpi=120, metadata={"Software": None}, format="png")
+    finally:
+        plt.close(fig)
     return True
 
 

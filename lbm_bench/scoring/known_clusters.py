@@ -38,12 +38,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lbm_bench._atomic import atomic_write_text
 from lbm_bench._records import Record
 from lbm_bench.algorithms.registry import GIVEN_COUNTS
 from lbm_bench.scoring.harness import (
     MISSING_COLUMN,
     RESULT_COLUMNS,
+    RunFailed,
     Track,
+    Writes,
+    check_timeout,
     entry_row,
     fit_labels,
     mean_of,
@@ -51,34 +55,31 @@ from lbm_bench.scoring.harness import (
     report_values,
     run_path,
     write_csv,
-    write_json,
 )
 
 __all__ = ["KNOWN_CLUSTERS", "KnownClustersOptions", "known_clusters_columns", "known_row", "run_known_clusters",
            "summarise_known_clusters"]
 
 
-def known_row(algorithm: str, entry: dict, release_dir: str, seed: int) -> dict:
+def known_row(algorithm: str, entry: dict, release_dir: str, seed: int, timeout: float | None = None) -> dict:
     """Run one algorithm, told the table's numbers of clusters, on one table and score it:
-    its result row (an error in the row's ``error``; never raises)."""
+    its result row (an error in the row's ``error``, whatever the algorithm raised; never raises,
+    except for an interruption of the process: :func:`~lbm_bench.scoring.harness.fit_labels`)."""
     from lbm_bench.scoring.evaluate import evaluate
     from lbm_bench.storage import load_table
 
     row = entry_row(algorithm, entry, seed)
+    path = Path(release_dir) / entry["file"]
     try:
-        table = load_table(Path(release_dir) / entry["file"])
+        table = load_table(path)
         counts = (table.n_row_clusters, table.n_col_clusters)
-        rows, cols, row["seconds"] = fit_labels(algorithm, table, counts, seed, track=GIVEN_COUNTS.track)
+        rows, cols, row["seconds"] = fit_labels(algorithm, table, counts, seed, track=GIVEN_COUNTS.track,
+                                                path=path, timeout=timeout)
         row.update(report_values(evaluate(table, rows, cols)))
+    except RunFailed as exc:
+        row["error"] = str(exc)
     except Exception as exc:  # reported in the results, the others go on
         row["error"] = f"{type(exc).__name__}: {exc}"
-    return row
-
-
-def _run_one(algorithm: str, entry: dict, release_dir: str, out_dir: str, seed: int) -> dict:
-    """Run one algorithm on one table and write its result file; never raises."""
-    row = known_row(algorithm, entry, release_dir, seed)
-    write_json(run_path(out_dir, algorithm, entry["id"]), row)
     return row
 
 
@@ -90,6 +91,7 @@ def run_known_clusters(
     n_jobs: int = 1,
     seed: int = 0,
     progress: bool = False,
+    timeout: float | None = None,
 ) -> list[dict]:
     """Run ``algorithms``, told the numbers of clusters, on every table of a release; write
     results and summary.
@@ -110,11 +112,23 @@ def run_known_clusters(
         Master seed of the algorithms' seeds.
     progress : bool, default=False
         Show a tqdm bar.
+    timeout : float, optional
+        Seconds each fit may take: each run's algorithm then runs in a child process, stopped
+        when over, and the run fails as timed out (:func:`~lbm_bench.scoring.harness.fit_labels`).
+        None: no limit, in the worker.
 
     Returns
     -------
     list of dict
         The rows of ``results.csv``.
+
+    Notes
+    -----
+    Whatever an algorithm raises (``SystemExit`` included) fails its run only. Every run
+    file and ``results.csv``, ``summary.md`` and ``excess_risk.png`` are written by this
+    process, atomically; an interrupted run (Ctrl-C, SIGTERM) keeps the run files of the
+    finished runs (the next run resumes there) and removes the folders it created that hold
+    nothing.
     """
     from joblib import Parallel, delayed
     from tqdm.auto import tqdm
@@ -125,9 +139,11 @@ def run_known_clusters(
     if not algorithms:
         raise ValueError("at least one algorithm is required")
     names = [resolve_algorithm(a, track=GIVEN_COUNTS.track)[0] for a in algorithms]
+    timeout = check_timeout(timeout)
     manifest = load_release(release_dir)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    writes = Writes()
+    writes.folder(out)
     tasks, rows = [], []
     for name in names:
         for entry in manifest["tables"]:
@@ -136,17 +152,22 @@ def run_known_clusters(
                 rows.append(json.loads(done.read_text(encoding="utf-8")))
             else:
                 tasks.append((name, entry, derive_seed(seed, f"{name}:{entry['id']}")))
-    with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
-        jobs = (delayed(_run_one)(n, e, str(release_dir), str(out), s) for n, e, s in tasks)
-        for row in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
-            rows.append(row)
-            bar.update()
+    try:
+        with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
+            jobs = (delayed(known_row)(n, e, str(release_dir), s, timeout) for n, e, s in tasks)
+            for row in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
+                writes.json(run_path(out, row["algorithm"], row["table"]), row)
+                rows.append(row)
+                bar.update()
+    except BaseException:  # interrupted: the finished runs stay, for the next run to resume
+        writes.remove_empty_folders()
+        raise
     rows.sort(key=lambda r: (r["algorithm"], r["table"]))
     columns = known_clusters_columns(rows)
     if MISSING_COLUMN in columns:  # a complete table of a release with missing entries: rate 0
         rows = [{MISSING_COLUMN: 0.0, **r} for r in rows]
     write_csv(out / "results.csv", rows, columns)
-    (out / "summary.md").write_text(summarise_known_clusters(rows), encoding="utf-8")
+    atomic_write_text(out / "summary.md", summarise_known_clusters(rows))
     plot_excess(out / "excess_risk.png", rows)
     return rows
 

@@ -38,12 +38,16 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._atomic import atomic_write_text
 from lbm_bench._records import Record, setting
 from lbm_bench.algorithms.registry import CHOSEN_COUNTS
 from lbm_bench.algorithms.selection import check_max_clusters
 from lbm_bench.scoring.harness import (
     RESULT_COLUMNS,
+    RunFailed,
     Track,
+    Writes,
+    check_timeout,
     entry_row,
     fit_labels,
     mean_of,
@@ -51,7 +55,6 @@ from lbm_bench.scoring.harness import (
     report_values,
     run_path,
     write_csv,
-    write_json,
 )
 from lbm_bench.scoring.known_clusters import known_row
 
@@ -106,31 +109,50 @@ def check_track_clusters(max_clusters: Any, tables: Sequence[dict]) -> tuple[int
 
 
 def _check_labels(name: str, labels: Any, length: int, most: int, side: str, table_id: str) -> np.ndarray:
-    """Labels as the track's contract says (ContractError otherwise), compacted to ``0..k-1``."""
-    array = np.asarray(labels)
-    if array.ndim != 1 or array.shape[0] != length:
-        raise ContractError(f"algorithm {name} returned {side} labels of shape {array.shape} for table {table_id}, "
+    """Labels as the track's contract says (ContractError otherwise), compacted to ``0..k-1``.
+
+    The values get the check every scored label gets (:func:`lbm_bench._validation.check_labels`,
+    as in :func:`~lbm_bench.scoring.evaluate` and the known-clusters track): integers (integral
+    floats accepted), non-negative, finite; a label of -1 or inf is not a cluster.
+    """
+    from lbm_bench._validation import check_labels
+    from lbm_bench.metrics.contingency_tables import label_codes
+
+    try:
+        shape = np.shape(labels)
+    except ValueError:  # a ragged sequence
+        shape = ("ragged",)
+    if len(shape) != 1 or shape[0] != length:
+        raise ContractError(f"algorithm {name} returned {side} labels of shape {shape} for table {table_id}, "
                             f"which has {length} {side}s: an algorithm returns one label per {side}")
-    if array.dtype.kind not in "iu" and not (array.dtype.kind == "f" and np.all(array == np.round(array))):
-        raise ContractError(f"algorithm {name} returned {side} labels of dtype {array.dtype} for table {table_id}: "
-                            "labels are integers")
-    found = np.unique(array)
+    try:
+        array = check_labels(f"{side} labels", labels, length=length)
+    except (TypeError, ValueError) as exc:
+        raise ContractError(f"algorithm {name} returned {side} labels for table {table_id} that are not "
+                            f"cluster labels: {exc}") from None
+    codes, found = label_codes(array)
     if found.size > most:
         raise ContractError(f"algorithm {name} returned {found.size} {side} clusters for table {table_id}, "
                             f"more than the {most} allowed (max_clusters)")
-    return np.searchsorted(found, array).astype(np.int64)
+    return codes
 
 
-def _selection_row(name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int]) -> dict:
+def _selection_row(name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int],
+                   timeout: float | None = None) -> dict:
     """Run one algorithm of the track on one table and score it (errors in the row's ``error``;
     a contract violation in ``contract``)."""
     from lbm_bench.scoring.evaluate import evaluate
     from lbm_bench.storage import load_table
 
     row = {**entry_row(name, entry, seed), "max_row_clusters": bounds[0], "max_col_clusters": bounds[1]}
+    path = Path(release_dir) / entry["file"]
     try:
-        table = load_table(Path(release_dir) / entry["file"])
-        rows, cols, row["seconds"] = fit_labels(name, table, bounds, seed, track=CHOSEN_COUNTS.track)
+        table = load_table(path)
+        rows, cols, row["seconds"] = fit_labels(name, table, bounds, seed, track=CHOSEN_COUNTS.track, path=path,
+                                                timeout=timeout)
+    except RunFailed as exc:
+        row["error"] = str(exc)
+        return row
     except Exception as exc:  # reported in the results, the others go on
         row["error"] = f"{type(exc).__name__}: {exc}"
         return row
@@ -169,40 +191,12 @@ def _cached(path: Path, key: dict | None = None) -> dict | None:
     return record if key is None or record.get("key") == key else None
 
 
-class _Writes:
-    """The files and folders this run creates, to remove when the run is refused midway."""
-
-    def __init__(self) -> None:
-        self.paths: list[Path] = []
-
-    def folder(self, path: Path) -> None:
-        missing = [p for p in (path, *path.parents) if not p.exists()]
-        path.mkdir(parents=True, exist_ok=True)
-        self.paths += reversed(missing)
-
-    def json(self, path: Path, record: dict) -> None:
-        self.folder(path.parent)
-        existed = path.exists()
-        write_json(path, record)
-        if not existed:
-            self.paths.append(path)
-
-    def undo(self) -> None:
-        for path in reversed(self.paths):
-            if path.is_dir():
-                try:
-                    path.rmdir()
-                except OSError:  # a folder that holds files of an earlier run
-                    pass
-            else:
-                path.unlink(missing_ok=True)
-
-
-def _task(kind: str, name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int]) -> tuple:
+def _task(kind: str, name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int],
+          timeout: float | None) -> tuple:
     if kind == "selection":
-        return kind, name, entry["id"], _selection_row(name, entry, release_dir, seed, bounds)
+        return kind, name, entry["id"], _selection_row(name, entry, release_dir, seed, bounds, timeout)
     if kind == "given":
-        return kind, name, entry["id"], known_row(name, entry, release_dir, seed)
+        return kind, name, entry["id"], known_row(name, entry, release_dir, seed, timeout)
     return kind, name, entry["id"], _identifiability_record(entry, release_dir, bounds)
 
 
@@ -215,6 +209,7 @@ def run_unknown_clusters(
     n_jobs: int = 1,
     seed: int = 0,
     progress: bool = False,
+    timeout: float | None = None,
 ) -> list[dict]:
     """Run algorithms that choose the numbers of clusters on every table of a release.
 
@@ -237,6 +232,8 @@ def run_unknown_clusters(
         Master seed of the algorithms' seeds (the same as on the known-clusters track).
     progress : bool, default=False
         Show a tqdm bar.
+    timeout : float, optional
+        Seconds each fit may take (see :func:`~lbm_bench.scoring.known_clusters.run_known_clusters`).
 
     Returns
     -------
@@ -264,8 +261,9 @@ def run_unknown_clusters(
         resolve_algorithm(given)
     manifest = load_release(release_dir)
     bounds = check_track_clusters(max_clusters, manifest["tables"])
+    timeout = check_timeout(timeout)
     out, release_dir = Path(out_dir), str(release_dir)
-    writes = _Writes()
+    writes = Writes()
     writes.folder(out)
     done: dict[tuple, dict] = {}
     tasks = []
@@ -289,7 +287,7 @@ def run_unknown_clusters(
     tasks = sorted(dict.fromkeys((k, n, e["id"], s) for k, n, e, s in tasks), key=lambda task: order[task[0]])
     entries = {e["id"]: e for e in manifest["tables"]}
     with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
-        jobs = (delayed(_task)(k, n, entries[i], release_dir, s, bounds) for k, n, i, s in tasks)
+        jobs = (delayed(_task)(k, n, entries[i], release_dir, s, bounds, timeout) for k, n, i, s in tasks)
         outputs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
         try:
             for kind, name, table_id, record in outputs:
@@ -306,12 +304,15 @@ def run_unknown_clusters(
                 outputs.close()
             writes.undo()
             raise
+        except BaseException:  # interrupted: the finished runs stay, for the next run to resume
+            writes.remove_empty_folders()
+            raise
     rows = [_with_context(done["selection", name, entry["id"]], done["identifiability", "", entry["id"]],
                           givens[name] and done["given", givens[name], entry["id"]], givens[name])
             for name, _ in resolved for entry in manifest["tables"]]
     rows.sort(key=lambda r: (r["algorithm"], r["table"]))
     write_csv(out / "results.csv", rows, UNKNOWN_CLUSTERS_COLUMNS)
-    (out / "summary.md").write_text(summarise_unknown_clusters(rows), encoding="utf-8")
+    atomic_write_text(out / "summary.md", summarise_unknown_clusters(rows))
     plot_excess(out / "excess_risk.png", rows)
     return rows
 

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lbm_bench.models.registry import get_family
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import as_family
 
 __all__ = [
     "FORMAT_NAME",
@@ -220,29 +221,29 @@ def version_for(items: Iterable[str]) -> str:
 # ---------------------------------------------------------------------------
 # Datasets
 # ---------------------------------------------------------------------------
-def data_dtype(kind: str) -> np.dtype:
-    """dtype of ``data`` (the dataset, or ``data/values`` of a sparse table) for family ``kind``:
-    the family's ``table_dtype`` (:mod:`lbm_bench.models.registry`).
+def data_dtype(kind: Family | str) -> np.dtype:
+    """dtype of ``data`` (the dataset, or ``data/values`` of a sparse table) for family ``kind``
+    (a family or its name): the model class's ``table_dtype`` (:mod:`lbm_bench.models.registry`).
 
     Examples
     --------
     >>> data_dtype("poisson")
     dtype('int64')
     """
-    return get_family(kind).table_dtype
+    return as_family(kind).model.table_dtype
 
 
-def block_parameters(kind: str) -> tuple[str, ...]:
+def block_parameters(kind: Family | str) -> tuple[str, ...]:
     """Block parameter datasets of ``params/`` for family ``kind``, each of shape (g, m)
-    (the family's ``parameter_names``; the optional EFFECTS come on top)."""
-    return get_family(kind).parameter_names
+    (its storage codec's ``parameter_names``; the optional EFFECTS come on top)."""
+    return as_family(kind).storage.parameter_names
 
 
-def header_attributes(kind: str) -> dict[str, str]:
+def header_attributes(kind: Family | str) -> dict[str, str]:
     """Root attributes the files of family ``kind`` carry beyond :data:`ROOT_ATTRIBUTES`
-    (name -> attribute kind; the family's ``header_attributes``): ``{"categories": "int"}``
+    (name -> attribute kind; its storage codec's ``header_attributes``): ``{"categories": "int"}``
     for categorical tables (version 1.2), none otherwise."""
-    return {name: kind_ for name, (kind_, _) in get_family(kind).header_attributes.items()}
+    return {name: kind_ for name, (kind_, _) in as_family(kind).storage.header_attributes.items()}
 
 
 #: Optional per-row/column parameters (the exposures of a family that ``has_effects``: the
@@ -314,8 +315,8 @@ DATASETS: dict[str, DatasetSpec] = {
 _EFFECT_SHAPES = {"row_effects": ("n_rows",), "col_effects": ("n_cols",)}
 
 
-def dataset_spec(path: str, kind: str) -> DatasetSpec:
-    """What dataset ``path`` must be in a file of family ``kind``.
+def dataset_spec(path: str, kind: Family | str) -> DatasetSpec:
+    """What dataset ``path`` must be in a file of family ``kind`` (a family or its name).
 
     The fixed datasets of :data:`DATASETS`; the family's block parameters
     ``params/<name>`` (:func:`block_parameters`) and the design's
@@ -336,9 +337,10 @@ def dataset_spec(path: str, kind: str) -> DatasetSpec:
     group, _, name = path.rpartition("/")
     if group in ("params", "params/design") and name in _EFFECT_SHAPES:
         return DatasetSpec(_EFFECT_SHAPES[name], "f")
-    if (group == "params" and name in block_parameters(kind)) or path == "params/design/pattern":
-        return DatasetSpec(("g", "m") + get_family(kind).block_extents, "f")
-    dtype = data_dtype(kind)
+    family = as_family(kind)
+    if (group == "params" and name in block_parameters(family)) or path == "params/design/pattern":
+        return DatasetSpec(("g", "m") + family.storage.block_extents, "f")
+    dtype = data_dtype(family)
     if path == "data":
         return DatasetSpec(("n_rows", "n_cols"), dtype.kind, dtype=dtype)
     if path == "data/values":

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from lbm_bench._validation import describe_value
 from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
 from lbm_bench.models.missing import MECHANISMS, MissingDesign
 from lbm_bench.storage.format import MISSING_ATTRIBUTES, MISSING_DATA, added_in, optional_items
@@ -98,10 +99,11 @@ def read_missing(reader: Any, data: Any, model: Any, design: Any, scale: float |
         return None
     rate, mechanism, n_missing = values["missing_rate"], values["missing_mechanism"], values["n_missing"]
     if mechanism not in MECHANISMS:
-        reader.problem(f"attribute @missing_mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+        reader.problem(f"attribute @missing_mechanism must be one of {', '.join(MECHANISMS)}, "
+                       f"got {describe_value(mechanism)}")
         return None
     if not 0 < rate < 1:
-        reader.problem(f"attribute @missing_rate must lie in (0, 1), got {rate!r}")
+        reader.problem(f"attribute @missing_rate must lie in (0, 1), got {describe_value(rate)}")
         return None
     block = [item for item in BLOCK_ITEMS if item in present]
     if mechanism == "block" and len(block) != len(BLOCK_ITEMS):
@@ -131,7 +133,8 @@ def _read_mask(reader: Any, data: Any, n_missing: int) -> TableData | None:
     wanted, other = (("missing", "observed") if sparse else ("observed", "missing"))
     if reader.has_dataset(other) or reader.has_dataset(f"{other}/indptr") or reader.has_attr(other, "encoding"):
         kind = "sparse" if sparse else "dense"
-        reader.problem(f"a {kind} table stores its missing entries as {wanted!r}, but the file has {other!r}")
+        reader.problem(f"a {kind} table stores its missing entries as {wanted!r}, but the file has "
+                       f"{describe_value(other)}")
         return None
     if not sparse:
         observed = reader.dataset("observed")
@@ -155,7 +158,7 @@ def _read_mask(reader: Any, data: Any, n_missing: int) -> TableData | None:
     if encoding is None or shape is None or indptr is None or indices is None:
         return None
     if encoding != CSR_ENCODING:
-        reader.problem(f"attribute missing@encoding must be {CSR_ENCODING!r}, got {encoding!r}")
+        reader.problem(f"attribute missing@encoding must be {CSR_ENCODING!r}, got {describe_value(encoding)}")
         return None
     if tuple(shape.tolist()) != (n_rows, n_cols):
         reader.problem(f"attribute missing@shape {tuple(shape.tolist())} differs from ({n_rows}, {n_cols})")

@@ -150,16 +150,20 @@ _INFO_SHORTCUTS = {
 def _info_shortcuts(
     groups: dict[str, dict[str, Any]], datasets: dict[str, dict[str, Any]]
 ) -> dict[str, Any]:
+    """The shortcuts of :func:`read_info`, each given only when the file holds it in its expected
+    form (the file is not validated here: a damaged item is left out, never an error)."""
     out: dict[str, Any] = {}
     if "data" in datasets:
         out["shape"] = datasets["data"]["shape"]
         out["sparse"] = False
     elif "shape" in groups.get("data", {}):  # a sparse table (CSR group, version 1.1)
-        out["shape"] = tuple(groups["data"]["shape"])
+        shape = groups["data"]["shape"]
+        if isinstance(shape, (list, tuple)) and len(shape) == 2:
+            out["shape"] = tuple(shape)
         out["sparse"] = True
-        if "data/values" in datasets:
+        if len(datasets.get("data/values", {}).get("shape", ())) == 1:
             out["nnz"] = datasets["data/values"]["shape"][0]
-    if "gibbs/rows" in datasets:
+    if len(datasets.get("gibbs/rows", {}).get("shape", ())) == 2:
         out["n_samples"] = datasets["gibbs/rows"]["shape"][0]
 
     for group, names in _INFO_SHORTCUTS.items():
@@ -241,6 +245,7 @@ def read_info(path: str | os.PathLike[str]) -> dict[str, Any]:
     info: dict[str, Any] = {"path": str(path), **_info_shortcuts(groups, datasets)}
     info.update(groups=groups, datasets=datasets)
     info.update(attributes)  # root attributes win (none of version 1.x uses the names above)
-    if isinstance(info.get("n_missing"), int) and "shape" in info:
-        info["missing_fraction"] = info["n_missing"] / max(1, int(info["shape"][0]) * int(info["shape"][1]))
+    shape = info.get("shape")
+    if isinstance(info.get("n_missing"), int) and isinstance(shape, tuple) and len(shape) == 2:
+        info["missing_fraction"] = info["n_missing"] / max(1, int(shape[0]) * int(shape[1]))
     return info

@@ -359,18 +359,18 @@ def check_user_values(
                              f"{family.kind} blocks; it reads as a 0/1 table with kind "
                              + " or ".join(repr(k) for k in pattern_kinds()))
     data = table.data
-    if data.is_sparse and not family.can_be_sparse:
+    if data.is_sparse and not family.model.can_be_sparse:
         _checked(family, table, data.stored_values().reshape(1, -1), where)  # values first, then the dense copy
         data = _densified(table, family, max_memory, style)
     checked = _checked(family, table, data.table, where)
     if not data.is_sparse:  # the family's own dtype (its check has bounded the values)
-        checked = np.asarray(checked).astype(family.table_dtype, copy=False)
+        checked = np.asarray(checked).astype(family.model.table_dtype, copy=False)
     return data.with_table(checked)
 
 
 def _checked(family: Any, table: UserTable, values: Any, where: str) -> Any:
     try:
-        return family.placeholder(values).check_table(values, "X")
+        return family.estimation.placeholder(values).check_table(values, "X")
     except (TypeError, ValueError) as exc:
         problem = one_line(exc)
     located = _first_refused(family, table)
@@ -384,7 +384,7 @@ def _first_refused(family: Any, table: UserTable) -> str:
 
     def refused(part: np.ndarray) -> bool:
         try:
-            family.placeholder(part.reshape(1, -1)).check_table(part.reshape(1, -1), "X")
+            family.estimation.placeholder(part.reshape(1, -1)).check_table(part.reshape(1, -1), "X")
         except (TypeError, ValueError):
             return True
         return False
@@ -407,7 +407,8 @@ def _densified(table: UserTable, family: Any, max_memory: int | str | None, styl
     n, d = table.shape
     guard = ReadGuard(where, max_memory, style)
     guard(f"sparse table as the dense {n}x{d} table {family.kind} blocks need",
-          "co-cluster it with a family whose tables can be sparse", table=n * d * (family.table_dtype.itemsize + 9))
+          "co-cluster it with a family whose tables can be sparse",
+          table=n * d * (family.model.table_dtype.itemsize + 9))
     data = table.data
     observed = None if not data.has_missing else data.missing_indicator(np.uint8).toarray() == 0
     return DenseTableData(data.densify(), observed)

@@ -23,7 +23,7 @@ from scipy import io as spio
 from scipy import sparse as sp
 
 from lbm_bench._validation import check_choice
-from lbm_bench.models.registry import FAMILY_CLASSES, get_family
+from lbm_bench.models.registry import FAMILIES, get_family
 from lbm_bench.protocol.memory import (
     BASELINE_BYTES,
     STYLES,
@@ -331,12 +331,12 @@ def file_stem(path: Path) -> str:
 
 def reads_patterns(family: Any) -> bool:
     """Whether a family's tables are 0/1: it describes a 0/1 table and not one holding a 2."""
-    return bool(family.describes("b", 0, 1)) and not family.describes("u", 0, 2)
+    return bool(family.estimation.describes("b", 0, 1)) and not family.estimation.describes("u", 0, 2)
 
 
 def pattern_kinds() -> list[str]:
     """The registered families that read a Matrix Market pattern file (as 0/1 tables)."""
-    return [family.kind for family in FAMILY_CLASSES if reads_patterns(family)]
+    return [family.kind for family in FAMILIES if reads_patterns(family)]
 
 
 def _pattern_allowed(kind: str | None) -> bool:

@@ -33,7 +33,8 @@ from lbm_bench._validation import describe_value
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.design import ModelDesign
-from lbm_bench.models.registry import family_names, get_family, model_from_parameters
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import FAMILIES, family_names, get_family
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
@@ -132,8 +133,8 @@ def _any_none(*values: Any) -> bool:
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """A value read from a file, as messages show it (``5.5``, never ``np.float64(5.5)``)."""
+    return describe_value(value)
 
 
 @dataclass
@@ -142,13 +143,14 @@ class Reader:
 
     ``sizes`` holds the extents datasets are checked against: the header's
     ``n_rows``, ``n_cols``, ``g``, ``m`` and the attributes read so far
-    (``"calibration@n_steps"``, ``"@categories"``); ``kind`` and ``version`` come
-    from the header, ``header`` holds the values of the family's header attributes.
+    (``"calibration@n_steps"``, ``"@categories"``); ``family`` (from ``@kind``) and
+    ``version`` come from the header, ``header`` holds the values of the family's header
+    attributes.
     """
 
     source: Any
     problems: list[str]
-    kind: str = ""
+    family: Family | None = None
     version: tuple[int, int] = (MAJOR, 0)
     sizes: dict[str, int | None] = field(default_factory=dict)
     header: dict[str, Any] = field(default_factory=dict)
@@ -203,7 +205,7 @@ class Reader:
 
     def dataset(self, path: str) -> np.ndarray | None:
         """Dataset ``path`` checked against its spec (shape, dtype, labels); None on a problem."""
-        spec = dataset_spec(path, self.kind)
+        spec = dataset_spec(path, self.family)
         shape = tuple(self.sizes.get(e) if isinstance(e, str) else e for e in spec.shape)
         values = self.array(path, shape, spec.kinds, dtype=spec.dtype)
         if values is not None and spec.labels is not None and values.size:
@@ -253,11 +255,11 @@ def _check_format(reader: Reader) -> tuple[int, int]:
     """The file's version; Fatal unless the root says ``lbm-bench-table`` of major MAJOR."""
     name = reader.attr("", "format", ROOT_ATTRIBUTES["format"], fatal=True)
     if name != FORMAT_NAME:
-        raise Fatal(f"not an {FORMAT_NAME} file (@format is {name!r})")
+        raise Fatal(f"not an {FORMAT_NAME} file (@format is {describe_value(name)})")
     text = reader.attr("", "format_version", ROOT_ATTRIBUTES["format_version"], fatal=True)
     version = parse_version(text)
     if version is None:
-        raise Fatal(f"@format_version must look like MAJOR.MINOR, got {text!r}")
+        raise Fatal(f"@format_version must look like MAJOR.MINOR, got {describe_value(text)}")
     if version[0] > MAJOR:
         raise Fatal(f"format version {text} is newer than this reader (supports {MAJOR}.x); upgrade lbm-bench")
     if version[0] < MAJOR:
@@ -270,8 +272,8 @@ def _read_header(reader: Reader) -> None:
     reader.version = _check_format(reader)
     kind = reader.attr("", "kind", ROOT_ATTRIBUTES["kind"], fatal=True)
     if kind not in family_names():
-        raise Fatal(f"@kind must be one of {', '.join(family_names())}, got {kind!r}")
-    reader.kind = kind
+        raise Fatal(f"@kind must be one of {', '.join(family_names())}, got {describe_value(kind)}")
+    reader.family = get_family(kind)  # the file's family, looked up once
     for name, size in (("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_row_clusters", "g"), ("n_col_clusters", "m")):
         value = reader.attr("", name, ROOT_ATTRIBUTES[name], fatal=True)
         if value < 1:
@@ -284,20 +286,20 @@ def _read_header(reader: Reader) -> None:
 def _read_family_header(reader: Reader) -> None:
     """The family's own header attributes (``@categories``), Fatal when one is missing or bad:
     the table's values and parameters are checked against them."""
-    attributes = header_attributes(reader.kind)
+    attributes = header_attributes(reader.family)
     for name, kind in attributes.items():
         if f"@{name}" not in optional_items(reader.version):
             version = ".".join(map(str, reader.version))
-            raise Fatal(f"{reader.kind} tables need a format version that has @{name}, not {version}")
+            raise Fatal(f"{reader.family.kind} tables need a format version that has @{name}, not {version}")
         reader.header[name] = reader.attr("", name, kind, fatal=True)
-    problem = get_family(reader.kind).header_problem(reader.header) if attributes else None
+    problem = reader.family.storage.header_problem(reader.header) if attributes else None
     if problem is not None:
         raise Fatal(problem)
 
 
 def _values_problem(reader: Reader, values: np.ndarray, where: str) -> bool:
     """Record what is wrong with a table's values for its family; True when something is."""
-    problem = get_family(reader.kind).value_problem(values, **reader.header) if values.size else None
+    problem = reader.family.storage.value_problem(values, **reader.header) if values.size else None
     if problem is not None:
         if values.dtype.kind == "f" and np.isnan(values).any():
             problem += " (NaN: a table with missing entries stores 0 there, under its observed mask)"
@@ -323,7 +325,7 @@ def _read_data(reader: Reader) -> np.ndarray | sp.csr_array | None:
     indptr, indices, values = (reader.dataset(path) for path in SPARSE_DATA)
     count = len(reader.problems)
     if encoding is not None and encoding != CSR_ENCODING:
-        reader.problem(f"attribute data@encoding must be {CSR_ENCODING!r}, got {encoding!r}")
+        reader.problem(f"attribute data@encoding must be {CSR_ENCODING!r}, got {describe_value(encoding)}")
     if shape is not None and tuple(shape.tolist()) != (n_rows, n_cols):
         reader.problem(f"attribute data@shape {tuple(shape.tolist())} differs from (@n_rows, @n_cols) "
                        f"= ({n_rows}, {n_cols})")
@@ -372,8 +374,8 @@ def _read_effects(reader: Reader, group: str) -> dict[str, np.ndarray] | None:
     present = [reader.has_dataset(f"{group}/{name}") for name in EFFECTS]
     if not any(present):
         return {}
-    if not get_family(reader.kind).has_effects or not all(present):
-        kinds = " and ".join(k for k in family_names() if get_family(k).has_effects)
+    if not reader.family.model.has_effects or not all(present):
+        kinds = " and ".join(family.kind for family in FAMILIES if family.model.has_effects)
         reader.problem(f"{group}/row_effects and {group}/col_effects must come together, for the {kinds} kind only")
         return None
     arrays = {name: reader.dataset(f"{group}/{name}") for name in EFFECTS}
@@ -382,12 +384,12 @@ def _read_effects(reader: Reader, group: str) -> dict[str, np.ndarray] | None:
 
 def _read_model(reader: Reader) -> LatentBlockModel | None:
     props = [reader.dataset(f"params/{side}_proportions") for side in ("row", "col")]
-    blocks = {name: reader.dataset(f"params/{name}") for name in block_parameters(reader.kind)}
+    blocks = {name: reader.dataset(f"params/{name}") for name in block_parameters(reader.family)}
     effects = _read_effects(reader, "params")
     if _any_none(*props, effects, *blocks.values()):
         return None
     try:
-        model = model_from_parameters(reader.kind, *props, **blocks, **effects)
+        model = reader.family.model(*props, **blocks, **effects)
     except (TypeError, ValueError) as exc:
         reader.problem(f"params: {exc}")
         return None
@@ -407,10 +409,10 @@ def _read_design(reader: Reader) -> ModelDesign | None:
     if "params/design@density" in optional_items(reader.version) and reader.has_attr("params/design", "density"):
         density = reader.attr("params/design", "density", "float")  # 1.4: a sparse design
         if density is None or not 0 < density < 1:
-            reader.problem(f"attribute params/design@density must lie in (0, 1), got {density!r}")
+            reader.problem(f"attribute params/design@density must lie in (0, 1), got {describe_value(density)}")
             return None
         values["density"] = density
-    return ModelDesign(kind=reader.kind, **values, **arrays, **effects)
+    return ModelDesign(family=reader.family, **values, **arrays, **effects)
 
 
 def _read_calibration(reader: Reader, design: ModelDesign | None) -> CalibrationResult | None:
@@ -424,7 +426,8 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
     if stored:
         method = reader.attr("calibration", "method", "str")
         if method not in ("secant", "bisection"):
-            reader.problem(f"attribute calibration@method must be 'secant' or 'bisection', got {method!r}")
+            reader.problem("attribute calibration@method must be 'secant' or 'bisection', "
+                           f"got {describe_value(method)}")
             return None
     if (history.shape[1] == 4) != stored:
         reader.problem("attribute calibration@method is missing" if not stored else
@@ -503,7 +506,7 @@ def _read_floor(reader: Reader, gibbs: GibbsSamples | None) -> dict[str, Any] | 
     risk = _read_risk(reader, gibbs, BAYES_RISK_ATTRIBUTES)
     criterion = reader.attr("", "criterion", FLOOR_ATTRIBUTES["criterion"])
     if criterion is not None and criterion not in CRITERIA:
-        reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {criterion!r}")
+        reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {describe_value(criterion)}")
         criterion = None
     marginals = [reader.dataset(f"posterior/{side}") for side in ("rows", "cols")]
     if gibbs is not None:
@@ -589,4 +592,5 @@ def read_table(source: Any, problems: list[str]) -> Table | None:
         truth_cols=truth_cols, map_rows=map_rows, map_cols=map_cols, gibbs=parts["gibbs"],
         risk=parts["risk"], calibration=parts["calibration"], rejection=parts["rejection"],
         options=parts["options"], **floor, **parts["scalars"],
+        format_version=".".join(map(str, reader.version)),
     )

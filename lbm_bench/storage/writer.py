@@ -36,6 +36,7 @@ from lbm_bench._atomic import atomic_path, write_error
 from lbm_bench._validation import check_choice, check_label_sets, check_labels, describe_value
 from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.models.data import TableData
+from lbm_bench.models.family import Family
 from lbm_bench.protocol.table import Table
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
@@ -151,7 +152,7 @@ def _root_attrs(table: Table) -> dict[str, Any]:
     }
     values.update({attr: getattr(table.risk, name) for name, attr in RISK_ATTRIBUTES.items()})
     attrs = _attributes(ROOT_ATTRIBUTES, values, "")
-    attrs.update(_attributes(header_attributes(table.model.kind), table.model.header_values(), ""))  # 1.2
+    attrs.update(_attributes(header_attributes(table.model.family), table.header_values(), ""))  # 1.2
     return attrs
 
 
@@ -209,14 +210,14 @@ def _record_items(table: Table, layout: Layout) -> None:
     layout.datasets["rejection/candidate_risks"] = np.asarray(rej.candidate_risks, dtype=np.float64)
 
 
-def _sparse_data_items(data: Any, kind: str, layout: Layout) -> None:
+def _sparse_data_items(data: Any, family: Family, layout: Layout) -> None:
     """``data`` of a sparse table: the group of its canonical CSR arrays (version 1.1).
 
     The values are checked by the reader's checks on the layout (see :func:`save_table`).
     """
     if len(data.shape) != 2:
         raise ValueError(f"data must be 2-D, got shape {data.shape}")
-    for name, array in csr_arrays(data, data_dtype(kind)).items():
+    for name, array in csr_arrays(data, data_dtype(family)).items():
         layout.datasets[f"data/{name}"] = array
     layout.attrs["data"] = {"encoding": CSR_ENCODING, "shape": np.asarray(data.shape, dtype=np.int64)}
 
@@ -266,7 +267,7 @@ def _layout(table: Table) -> Layout:
             f"risk was estimated from {table.risk.n_samples} sets in {table.risk.n_chains} chains,"
             f" but gibbs holds {table.gibbs.n_samples} sets in {table.gibbs.n_chains} chains"
         )
-    if table.design.kind != table.model.kind:
+    if table.design.family is not table.model.family:
         kinds = f"{table.design.kind!r} and {table.model.kind!r}"
         raise ValueError(f"the design and the model are of different kinds ({kinds})")
     layout = Layout()
@@ -276,10 +277,10 @@ def _layout(table: Table) -> Layout:
     if data.has_missing:
         data = data.with_table(model.check_table(data.table, name="data"))
     if data.is_sparse:
-        _sparse_data_items(data.table, model.kind, layout)
+        _sparse_data_items(data.table, model.family, layout)
     else:
         values = data.table if data.has_missing else model.check_table(table.data, name="data")
-        layout.datasets["data"] = np.ascontiguousarray(values, dtype=data_dtype(model.kind))
+        layout.datasets["data"] = np.ascontiguousarray(values, dtype=data_dtype(model.family))
     _label_items(table, layout)
     _param_items(table, layout)
     _record_items(table, layout)

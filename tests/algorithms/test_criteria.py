@@ -11,6 +11,7 @@ from scipy import special, stats
 from lbm_bench import BernoulliLBM, CategoricalLBM
 from lbm_bench.algorithms.criteria import Criterion, log_dirichlet_labels, resolve_criterion
 from lbm_bench.algorithms.em_problem import EMProblem
+from lbm_bench.models.family import Estimation, Family
 from lbm_bench.models.registry import get_family
 
 ROWS = np.array([0, 0, 1, 1, 1])
@@ -156,8 +157,8 @@ def test_the_bic_icl_is_the_complete_likelihood_less_its_penalty(kind):
     family = get_family(kind)
     counts_r, counts_c = np.bincount(ROWS), np.bincount(COLS)
     totals = problem.block_totals(np.eye(2)[ROWS], np.eye(2)[COLS])
-    params = family.estimate_blocks(totals, np.outer(counts_r, counts_c), problem.var_floor)
-    model = problem.restore(family(counts_r / n, counts_c / d, **params))
+    params = family.estimation.estimate_blocks(totals, np.outer(counts_r, counts_c), problem.var_floor)
+    model = problem.restore(family.model(counts_r / n, counts_c / d, **params))
     nu = {"bernoulli": 1, "poisson": 1, "categorical": 2, "gaussian": 2}[kind]
     penalty = math.log(n) / 2 + math.log(d) / 2 + 4 * nu / 2 * math.log(n * d)
     assert crit(ROWS, COLS) == pytest.approx(model.complete_log_likelihood(X, ROWS, COLS) - penalty, rel=1e-10)
@@ -175,14 +176,16 @@ def test_a_merge_adds_up_the_block_sums():
 
 def test_the_icl_of_each_family():
     assert {kind: resolve_criterion(get_family(kind), "icl") for kind in TABLES} == dict.fromkeys(TABLES, "exact-icl")
-    assert resolve_criterion(BernoulliLBM, "bic-icl") == "bic-icl"
+    assert resolve_criterion(BernoulliLBM.family, "bic-icl") == "bic-icl"
     with pytest.raises(ValueError, match="criterion must be one of"):
-        resolve_criterion(CategoricalLBM, "aic")
+        resolve_criterion(CategoricalLBM.family, "aic")
 
 
 def test_a_family_without_a_closed_form_refuses_the_exact_icl():
-    class Closed(BernoulliLBM):
-        kind, icl_prior, default_icl = "closed", "", "bic-icl"
+    class ClosedLBM(BernoulliLBM):
+        pass
+
+    Closed = Family("closed", ClosedLBM, estimation=Estimation)  # the default estimation: no ICL prior
 
     assert resolve_criterion(Closed, "icl") == "bic-icl"
     with pytest.raises(ValueError, match="closed blocks have no closed-form ICL"):

@@ -42,9 +42,10 @@ def _closed_form(kind, X, rows, cols, g, m):
     X = np.asarray(X, dtype=float)
     blocks = [[X[np.ix_(rows == k, cols == l)] for l in range(m)] for k in range(g)]
     means = np.array([[b.mean() for b in line] for line in blocks])
-    if kind == "gaussian":
-        floor = 1e-6 * X.var()
-        stds = np.array([[np.sqrt(max(b.var(), floor)) for b in line] for line in blocks])
+    if kind == "gaussian":  # one pseudo-entry at the table's variance, then the floor
+        floor, prior = 1e-6 * X.var(), X.var()
+        stds = np.array([[np.sqrt(max((b.var() * b.size + prior) / (b.size + 1), floor)) for b in line]
+                         for line in blocks])
         return {"means": means, "stds": stds}
     if kind == "poisson":
         return {"rates": np.maximum(means, 1e-10)}

@@ -150,3 +150,43 @@ def test_the_path_goes_on_from_a_better_cell_next_to_its_choice(monkeypatch):
     chosen = select_lbm(X, (6, 5), kind="gaussian", n_init=4, rng=2)
     assert (chosen.n_row_clusters, chosen.n_col_clusters) == (4, 3)
     assert ari(z, chosen.rows) > 0.9 and ari(w, chosen.cols) > 0.9
+
+
+@pytest.mark.parametrize("search", ["path", "grid"])
+@pytest.mark.parametrize("X, kind", [
+    (sp.csr_array((20, 15)), "bernoulli"), (sp.csr_array((20, 15)), "poisson"),
+    (sp.csr_array((700, 650)), "poisson"), (np.zeros((700, 650)), "bernoulli"),
+    (np.zeros((20, 15)), "gaussian"), (np.full((20, 15), 2.5), "gaussian"),
+])
+def test_a_table_without_structure_gives_one_block(X, kind, search):
+    """An all-zero or constant table, sparse or dense, small or past the dense SVD: one cluster
+    per side (the embedding of identical rows is zero; ARPACK failed on it: "starting vector is zero")."""
+    chosen = select_lbm(X, (3, 3), kind=kind, search=search, n_init=2, rng=0)
+    assert (chosen.n_row_clusters, chosen.n_col_clusters) == (1, 1)
+    assert not chosen.rows.any() and not chosen.cols.any()
+
+
+@pytest.mark.parametrize("X", [np.full((20, 15), np.nan), np.ma.masked_all((20, 15)),
+                               sp.csr_array(np.full((5, 4), np.nan))])
+def test_a_table_without_observed_entry_is_refused_in_one_line(X):
+    from lbm_bench.algorithms import cem, vem
+
+    for fit in (lambda: select_lbm(X, (3, 3), kind="poisson" if sp.issparse(X) else "gaussian", rng=0),
+                lambda: cem(X, 2, 2, rng=0), lambda: vem(X, 2, 2, rng=0)):
+        with pytest.raises(ValueError, match=r"^X has no observed entry \(all \d+ entries are missing\): there is "
+                                             "nothing to cluster$"):
+            fit()
+
+
+def test_real_valued_blocks_on_a_0_1_table_warn():
+    """Gaussian blocks on a 0/1 table reward ever purer blocks (variances towards 0): the
+    selection warns and names the family that fits; a 0/1 table read as Bernoulli does not."""
+    import warnings
+
+    X, _, _ = random_model("bernoulli", 3, 2, scale=2.0, rng=0).sample(60, 40, rng=0)
+    with pytest.warns(UserWarning, match=r"only the values 0 and 1: gaussian blocks .* use kind='bernoulli'"):
+        select_lbm(X.astype(float), (4, 4), kind="gaussian", n_init=2, rng=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        chosen = select_lbm(X, (4, 4), n_init=2, rng=0)
+    assert (chosen.n_row_clusters, chosen.n_col_clusters) == (3, 2)

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from lbm_bench.metrics.mcmc import chain_diagnostics
+from lbm_bench.metrics.mcmc import MIN_SETS_PER_CHAIN, chain_diagnostics
 
 
 def test_batch_means_mcse_of_independent_and_correlated_draws():
@@ -32,6 +32,32 @@ def test_degenerate_inputs():
     assert rhat > 2 or math.isinf(rhat)
 
 
+def _batch_means(values, lengths):
+    """The estimator written out: batches of floor(sqrt(L)) in each chain of L, pooled."""
+    total, acc, start = sum(lengths), 0.0, 0
+    for length in lengths:
+        chain, start = values[start:start + length], start + length
+        size = math.isqrt(length)
+        means = chain[: length // size * size].reshape(-1, size).mean(axis=1)
+        acc += length * size * means.var(ddof=1)
+    return math.sqrt(acc) / total
+
+
+@pytest.mark.parametrize("lengths", [[1] * 8, [5] * 8, [9, 10], [2, 40], [9]])
+def test_chains_too_short_for_an_mcse_give_nan(lengths):
+    """A chain of one set has no spread: its MCSE was 0, certifying "+- 0.0000" from 8 sets in 8
+    chains. Below MIN_SETS_PER_CHAIN sets in a chain, the MCSE is NaN (R-hat is still given)."""
+    values = np.random.default_rng(1).random(sum(lengths))
+    assert MIN_SETS_PER_CHAIN == 10
+    assert math.isnan(chain_diagnostics(values, np.array(lengths))[0])
+
+
+@pytest.mark.parametrize("lengths", [[10] * 8, [10, 11], [250] * 8, [2000]])
+def test_chains_long_enough_keep_the_estimator(lengths):
+    values = np.random.default_rng(2).random(sum(lengths))
+    assert chain_diagnostics(values, np.array(lengths))[0] == pytest.approx(_batch_means(values, lengths), rel=1e-12)
+
+
 def test_the_reports_share_the_estimator():
     """The conditional risk of a labelling, the Gibbs risk of a table and the floor use it."""
     from lbm_bench import gibbs_labels, random_model
@@ -45,5 +71,5 @@ def test_the_reports_share_the_estimator():
     losses = l_item(samples.rows, samples.cols, z, w, match=False)
     assert estimate.mcse == chain_diagnostics(losses, samples.chain_lengths)[0]
     report = conditional_risk(samples.rows, samples.cols, z, w, chain_lengths=samples.chain_lengths)
-    matched = l_item(samples.rows, samples.cols, report.row_map[z], report.col_map[w], match=False)
+    matched = l_item(samples.rows, samples.cols, *report.matched_labels(z, w), match=False)
     assert report.mcse == pytest.approx(chain_diagnostics(matched, samples.chain_lengths)[0], rel=1e-12)

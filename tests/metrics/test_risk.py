@@ -86,6 +86,29 @@ def test_conditional_risk_is_consistent_with_the_losses():
         result.risk = 0.0  # type: ignore[misc]
 
 
+@pytest.mark.parametrize("relabel", [lambda z: z * 10**12, lambda z: z + 2**62, lambda z: (z * 7919) ** 3])
+def test_label_values_do_not_size_the_tables(relabel):
+    """Any non-negative integers are labels: the predictions are renumbered, so labels
+    times 10**12 or plus 2**62 score like the labels themselves, in the same time and
+    memory (the contingency tables were sized by the largest label value)."""
+    rng = np.random.default_rng(8)
+    z0, w0 = rng.integers(0, 3, 80), rng.integers(0, 2, 50)
+    Z, W = gibbs_like(rng, z0, 3, 40, 0.2), gibbs_like(rng, w0, 2, 40, 0.2)
+    zp, wp = rng.integers(0, 4, 80), w0.copy()
+    base = conditional_risk(Z, W, zp, wp, n_chains=2)
+    start = time.perf_counter()
+    big = conditional_risk(Z, W, relabel(zp), relabel(wp), n_chains=2)
+    assert time.perf_counter() - start < 5.0
+    for key in ("risk", "mcse", "mean_l_row", "mean_l_col", "cari_mean", "cari_sd", "exact"):
+        assert getattr(big, key) == getattr(base, key), key
+    assert big.row_map.tolist() == base.row_map.tolist() and big.col_map.tolist() == base.col_map.tolist()
+    assert big.row_labels.tolist() == sorted(set(relabel(zp).tolist())) and base.row_labels.tolist() == [0, 1, 2, 3]
+    rows, cols = big.matched_labels(relabel(zp), relabel(wp))
+    assert big.risk == pytest.approx(l_item(Z, W, rows, cols, match=False).mean(), abs=1e-15)
+    with pytest.raises(ValueError, match="z_pred holds the label 5, which the scored labels do not have"):
+        big.matched_labels(np.full(80, 5), relabel(wp))
+
+
 def test_conditional_risk_without_enumeration_is_flagged():
     rng = np.random.default_rng(4)
     z0, w0 = rng.integers(0, 8, 80), rng.integers(0, 8, 80)
@@ -97,9 +120,11 @@ def test_conditional_risk_without_enumeration_is_flagged():
 
 def test_conditional_risk_identical_sets_and_single_set():
     z, w = np.array([0, 0, 1, 2]), np.array([1, 0, 1])
-    result = conditional_risk(np.tile(z, (9, 1)), np.tile(w, (9, 1)), 2 - z, w)
+    result = conditional_risk(np.tile(z, (10, 1)), np.tile(w, (10, 1)), 2 - z, w)
     assert result.risk == 0.0 and result.mcse == 0.0 and result.cari_mean == 1.0
     assert result.cari_sd == 0.0
+    short = conditional_risk(np.tile(z, (9, 1)), np.tile(w, (9, 1)), 2 - z, w)  # a chain of 9: no MCSE
+    assert short.risk == 0.0 and math.isnan(short.mcse)
     single = conditional_risk(z, w, z, w)
     assert single.n_sets == 1 and math.isnan(single.mcse) and math.isnan(single.cari_sd)
 

@@ -27,7 +27,7 @@ def test_the_design_at_a_scale():
     for scale in (0.5, 2.0):
         expected = 0.5 + 0.5 * design.pattern * np.tanh(scale * design.dispersion)
         np.testing.assert_allclose(design.model(scale).probs, expected)
-    np.testing.assert_allclose(BernoulliLBM.model_at_scale(design, 0.0).probs, 0.5)  # chance
+    np.testing.assert_allclose(BernoulliLBM.family.designs.model_at_scale(design, 0.0).probs, 0.5)  # chance
     assert np.all(design.model(50.0).probs < 1)  # clipped away from 0 and 1
 
 
@@ -42,8 +42,9 @@ def test_the_m_step_is_the_blocks_share_of_ones(model):
     X, z, w = model.sample(60, 50, rng=2)
     totals = np.array([[[X[np.ix_(z == k, w == l)].sum() for l in range(2)] for k in range(2)]], dtype=float)
     sizes = np.array([[np.sum(z == k) * np.sum(w == l) for l in range(2)] for k in range(2)], dtype=float)
-    np.testing.assert_allclose(BernoulliLBM.estimate_blocks(totals, sizes, 0.0)["probs"], totals[0] / sizes)
-    clipped = BernoulliLBM.estimate_blocks(np.array([[[0.0, 5.0]]]), np.array([[5.0, 5.0]]), 0.0)["probs"]
+    m_step = BernoulliLBM.family.estimation.estimate_blocks
+    np.testing.assert_allclose(m_step(totals, sizes, 0.0)["probs"], totals[0] / sizes)
+    clipped = m_step(np.array([[[0.0, 5.0]]]), np.array([[5.0, 5.0]]), 0.0)["probs"]
     assert 0 < clipped[0, 0] and clipped[0, 1] < 1  # an all-0 or all-1 block stays a probability
 
 

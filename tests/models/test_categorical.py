@@ -162,7 +162,7 @@ def test_model_from_parameters_round_trip():
     again = model_from_parameters("categorical", model.row_proportions, model.col_proportions,
                                   **model.block_parameters())
     np.testing.assert_array_equal(again.probs, model.probs)
-    assert again.header_values() == {"categories": 3} and again.n_levels == 3
+    assert again.family.storage.header_values(again) == {"categories": 3} and again.n_levels == 3
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from lbm_bench import GaussianLBM
 from lbm_bench.algorithms import ALGORITHMS
 from lbm_bench.models.checks import integer_table, real_table, refuse_sparse
 from lbm_bench.models.design import random_model
-from lbm_bench.models.registry import FAMILY_CLASSES
+from lbm_bench.models.registry import FAMILIES
 from tests.algorithms.common import OPTIONS
 
 PACKAGE = Path(__file__).resolve().parents[2] / "lbm_bench"
@@ -74,7 +74,7 @@ def test_refuse_sparse_passes_dense_tables_and_refuses_sparse_ones_in_one_line()
         assert str(info.value) == "who does not accept sparse tables (why); what to do"
 
 
-@pytest.mark.parametrize("kind", [f.kind for f in FAMILY_CLASSES if not f.can_be_sparse])
+@pytest.mark.parametrize("kind", [f.kind for f in FAMILIES if not f.model.can_be_sparse])
 def test_families_without_sparse_tables_refuse_them_naming_the_argument(kind):
     model = random_model(kind, 2, 2, scale=1.0, rng=0, **OPTIONS.get(kind, {}))
     with pytest.raises(TypeError) as info:

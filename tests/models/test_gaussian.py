@@ -25,7 +25,7 @@ def test_formulas_against_scipy(model):
 def test_the_design_at_a_scale():
     design = random_design("gaussian", 3, 2, rng=4)
     for scale in (0.0, 0.5, 2.0):
-        at = design.model(scale) if scale else GaussianLBM.model_at_scale(design, 0.0)
+        at = design.model(scale) if scale else GaussianLBM.family.designs.model_at_scale(design, 0.0)
         np.testing.assert_allclose(at.means, scale * design.pattern)
         np.testing.assert_allclose(at.stds, design.dispersion ** scale)  # scale 0: every block N(0, 1)
 
@@ -44,11 +44,12 @@ def test_the_m_step_is_the_blocks_sample_mean_and_deviation(model):
     totals = np.array([[[stats[p][np.ix_(z == k, w == l)].sum() for l in range(3)] for k in range(2)]
                        for p in range(2)])
     sizes = np.array([[np.sum(z == k) * np.sum(w == l) for l in range(3)] for k in range(2)], dtype=float)
-    fitted = GaussianLBM.estimate_blocks(totals, sizes, var_floor=1e-6)
+    m_step = GaussianLBM.family.estimation.estimate_blocks
+    fitted = m_step(totals, sizes, var_floor=1e-6)
     for k in range(2):
         for l in range(3):
             block = X[np.ix_(z == k, w == l)]
             assert fitted["means"][k, l] == pytest.approx(block.mean())
             assert fitted["stds"][k, l] == pytest.approx(block.std())
-    floored = GaussianLBM.estimate_blocks(np.array([[[2.0]], [[4.0]]]), np.array([[1.0]]), var_floor=0.25)
+    floored = m_step(np.array([[[2.0]], [[4.0]]]), np.array([[1.0]]), var_floor=0.25)
     assert floored["stds"][0, 0] == 0.5  # a block of one value: the variance floor

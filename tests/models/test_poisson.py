@@ -31,7 +31,7 @@ def test_the_design_at_a_scale():
     design = random_design("poisson", 3, 2, base_rate=3.0, rng=4)
     for scale in (0.5, 2.0):
         np.testing.assert_allclose(design.model(scale).rates, 3.0 * np.exp(scale * design.pattern))
-    np.testing.assert_allclose(PoissonLBM.model_at_scale(design, 0.0).rates, 3.0)  # scale 0: one rate
+    np.testing.assert_allclose(PoissonLBM.family.designs.model_at_scale(design, 0.0).rates, 3.0)  # scale 0: one rate
 
 
 def test_counts_from_uniforms_by_the_inverse_cdf():
@@ -47,9 +47,10 @@ def test_the_m_step_is_the_blocks_mean_count(model):
     X, z, w = model.sample(60, 50, rng=2)
     totals = np.array([[[X[np.ix_(z == k, w == l)].sum() for l in range(2)] for k in range(2)]], dtype=float)
     sizes = np.array([[np.sum(z == k) * np.sum(w == l) for l in range(2)] for k in range(2)], dtype=float)
-    fitted = PoissonLBM.estimate_blocks(totals, sizes, var_floor=0.0)["rates"]
+    m_step = PoissonLBM.family.estimation.estimate_blocks
+    fitted = m_step(totals, sizes, var_floor=0.0)["rates"]
     np.testing.assert_allclose(fitted, totals[0] / sizes)
-    assert PoissonLBM.estimate_blocks(np.zeros((1, 1, 1)), np.ones((1, 1)), 0.0)["rates"][0, 0] > 0  # never 0
+    assert m_step(np.zeros((1, 1, 1)), np.ones((1, 1)), 0.0)["rates"][0, 0] > 0  # never 0
 
 
 def test_design_options_are_checked_in_words():

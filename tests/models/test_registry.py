@@ -9,15 +9,15 @@ from lbm_bench.models import registry
 
 
 def test_the_registered_families():
-    assert registry.FAMILY_CLASSES == (GaussianLBM, PoissonLBM, BernoulliLBM, CategoricalLBM)
+    assert tuple(f.model for f in registry.FAMILIES) == (GaussianLBM, PoissonLBM, BernoulliLBM, CategoricalLBM)
     assert registry.family_names() == ("gaussian", "poisson", "bernoulli", "categorical")
-    assert registry.sparse_family_names() == tuple(c.kind for c in registry.FAMILY_CLASSES if c.can_be_sparse)
+    assert registry.sparse_family_names() == tuple(f.kind for f in registry.FAMILIES if f.model.can_be_sparse)
     assert set(registry.sparse_family_names()) == {"poisson", "bernoulli"}
-    assert all(registry.get_family(c.kind) is c for c in registry.FAMILY_CLASSES)
+    assert all(registry.get_family(f.kind) is f is f.model.family for f in registry.FAMILIES)
 
 
 def test_names_are_checked_in_one_place():
-    assert registry.check_kind("Poisson") == "poisson" and registry.get_family("BERNOULLI") is BernoulliLBM
+    assert registry.check_kind("Poisson") == "poisson" and registry.get_family("BERNOULLI").model is BernoulliLBM
     with pytest.raises(ValueError, match="kind must be one of gaussian, poisson, bernoulli, categorical; got 'beta'"):
         registry.check_kind("beta")
     with pytest.raises(TypeError, match="kind must be a string, got"):

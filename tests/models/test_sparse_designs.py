@@ -53,9 +53,9 @@ def test_sparse_design_validation():
         random_design("poisson", 2, 2, effects=True, rng=0)
     with pytest.raises(ValueError, match="effects_spread"):
         random_design("poisson", 2, 2, effects=(5, 5), effects_spread=-1.0, rng=0)
-    assert PoissonLBM.resolve_options({"effects": True, "density": 0.1}, 30, 20) == {
+    assert PoissonLBM.family.options.resolve({"effects": True, "density": 0.1}, 30, 20) == {
         "effects": (30, 20), "density": 0.1}
-    assert PoissonLBM.resolve_options({"effects": False}, 30, 20) == {}
+    assert PoissonLBM.family.options.resolve({"effects": False}, 30, 20) == {}
     assert random_design("poisson", 2, 2, density=0.1, rng=0).to_dict()["density"] == 0.1
 
 

@@ -105,7 +105,7 @@ def test_balance_option_and_rejection_error():
     calibration = calibrate_scale("gaussian", 40, 30, 2, 2, 0.1, n_tables=30, rng=7)
     with pytest.raises(RejectionError, match="no table within"):
         generate_table("gaussian", 40, 30, 2, 2, 0.1, tolerance=1e-6, max_attempts=3,
-                       n_samples=100, calibration=calibration, rng=1)
+                       n_samples=200, calibration=calibration, rng=1)
     table = generate_table("gaussian", 40, 30, 2, 2, 0.1, tolerance=0.03, balance=0.3,
                            n_samples=300, calibration=calibration, rng=2)
     low, high = sorted((table.bayes_risk.row_loss, table.bayes_risk.col_loss))

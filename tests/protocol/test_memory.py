@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import subprocess
 import sys
 
@@ -90,6 +91,17 @@ def test_check_memory_refuses_with_one_line_and_advice():
     with pytest.raises(MemoryLimitError) as info:
         check_memory(gaussian, "1G", style="cli")
     assert "density" not in str(info.value)  # no sparse Gaussian tables
+
+
+def test_a_refusal_says_itself_in_the_other_style():
+    """The command line restyles generate_table's refusal instead of estimating again."""
+    estimate = estimate_generation_memory("bernoulli", 20_000, 20_000, 3, 2)
+    with pytest.raises(MemoryLimitError) as api:
+        check_memory(estimate, "1G")
+    with pytest.raises(MemoryLimitError) as cli:
+        check_memory(estimate, "1G", style="cli")
+    assert str(api.value.in_style("cli")) == str(cli.value) and str(cli.value.in_style("api")) == str(api.value)
+    assert str(pickle.loads(pickle.dumps(cli.value))) == str(cli.value)  # crosses process boundaries whole
 
 
 def test_label_sets_dominating_suggest_fewer_samples():

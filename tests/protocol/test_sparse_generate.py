@@ -60,6 +60,6 @@ def test_calibration_and_rejection_never_densify(monkeypatch):
             monkeypatch.setattr(getattr(sparse, name), method, refuse_large)
     with pytest.raises(AssertionError, match="densified"):
         sparse.csc_array(np.eye(97)).toarray()  # the guard is armed
-    table = generate_table("bernoulli", 300, 250, 2, 2, 0.1, tolerance=0.05, n_samples=100,
+    table = generate_table("bernoulli", 300, 250, 2, 2, 0.1, tolerance=0.05, n_samples=200,
                            n_calibration_tables=5, density=0.05, rng=6)
-    assert isinstance(table.data, sparse.csr_array) and table.gibbs.rows.shape == (100, 300)
+    assert isinstance(table.data, sparse.csr_array) and table.gibbs.rows.shape == (200, 300)

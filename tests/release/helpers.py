@@ -46,7 +46,7 @@ seed = 42
 
 [defaults]
 tolerance = 0.03
-n_samples = 120
+n_samples = 200
 n_chains = 4
 burn_in = 10
 screen_samples = 40
@@ -74,8 +74,15 @@ def equal(x, y) -> bool:
 
     x, y = np.asarray(x), np.asarray(y)
     if x.dtype.kind in "fc" and y.dtype.kind in "fc":
-        return x.shape == y.shape and bool(np.arrayequal(x, y, equal_nan=True))
-    return bool(np.arrayequal(x, y))
+        return bool(np.array_equal(x, y, equal_nan=True))
+    return bool(np.array_equal(x, y))
+
+
+def _plain(value):
+    """An attribute's value as Python values (``0.1``, not ``np.float64(0.1)``)."""
+    import numpy as np
+
+    return np.asarray(value).tolist()
 
 
 def h5_differences(fa, fb) -> list[str]:
@@ -106,7 +113,7 @@ def h5_differences(fa, fb) -> list[str]:
                 out.append(f"{path}@{key} dtype {getattr(x.attrs[key], 'dtype', None)} vs "
                            f"{getattr(y.attrs[key], 'dtype', None)}")
             elif not equal(x.attrs[key], y.attrs[key]):
-                out.append(f"{path}@{key} values {x.attrs[key]!r} vs {y.attrs[key]!r}")
+                out.append(f"{path}@{key} values {_plain(x.attrs[key])!r} vs {_plain(y.attrs[key])!r}")
     return out
 
 

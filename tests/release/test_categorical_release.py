@@ -27,7 +27,7 @@ def test_the_committed_spec():
 def _tiny(tmp_path):
     """The committed spec, its grids kept (kinds, clusters, categories), at a tiny size."""
     return shrunk_spec(SPEC, tmp_path / "categorical-tiny.toml",
-                       defaults={"tolerance": 0.04, "n_samples": 120, "n_chains": 4, "burn_in": 10,
+                       defaults={"tolerance": 0.04, "n_samples": 200, "n_chains": 4, "burn_in": 10,
                                  "screen_samples": 40, "n_calibration_tables": 16, "n_init": 3},
                        grid={"shapes": ["36x30"], "risks": [0.15]})
 

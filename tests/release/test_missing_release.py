@@ -12,7 +12,7 @@ from tests.release.helpers import REPO, shrunk_spec
 
 SPEC = REPO / "repository" / "missing.toml"
 #: The committed spec, shrunk: tiny tables and short Gibbs runs (the grids are kept).
-TINY = {"shapes": ["40x30"], "tolerance": 0.05, "n_samples": 100, "n_chains": 4, "burn_in": 10,
+TINY = {"shapes": ["40x30"], "tolerance": 0.05, "n_samples": 200, "n_chains": 4, "burn_in": 10,
         "screen_samples": 0, "n_calibration_tables": 10, "n_init": 3, "risks": [0.15]}
 
 

@@ -17,7 +17,7 @@ seed = 11
 
 [defaults]
 tolerance = 0.05
-n_samples = 100
+n_samples = 200
 n_chains = 4
 burn_in = 10
 screen_samples = 0

@@ -49,7 +49,7 @@ def test_spec_expansion_and_seeds(spec_path):
         (lambda s: s.replace('kinds = ["poisson"]', 'kinds = ["cauchy"]'), "kind must be one of"),
         (lambda s: s.replace('clusters = ["2x2"]', 'clusters = ["5x2"]'), "distinct binary modes"),
         (lambda s: s.replace("seed = 42", ""), "missing required key 'seed'"),
-        (lambda s: s.replace("n_samples = 120", "n_samples = 2"), "n_chains .* exceeds n_samples"),
+        (lambda s: s.replace("n_samples = 200", "n_samples = 2"), "n_chains .* exceeds n_samples"),
         (lambda s: s + s[s.index("[[grid]]"):], "defined twice"),
         (lambda s: s.replace('shapes = ["30x20"]', 'shapes = ["30by20"]'), "like '200x100'"),
         (lambda s: s.replace("replicates = 2", 'replicates = 2\ncriterion = "floor"'), "criterion must be"),

@@ -59,7 +59,7 @@ class _ToyOptions(Record):
     levels: int = setting(2, count(1), "--levels", "how many levels the toy asks for", metavar="N", parse=int)
 
 
-def _toy_run(release_dir, algorithms, out_dir, *, n_jobs, seed, progress, levels):
+def _toy_run(release_dir, algorithms, out_dir, *, n_jobs, seed, progress, timeout, levels):
     rows = [{"algorithm": name, "levels": levels, "seed": seed, "error": ""} for name in algorithms]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

@@ -54,7 +54,38 @@ def test_format_1_0_table_uses_the_map_reference(table):
     report = evaluate(old, table.map_rows, table.map_cols)
     assert report.reference == "map" and report.bayes_risk == report.map_risk == table.risk.risk
     assert report.excess_risk == pytest.approx(0.0, abs=1e-12) and "no floor" in report.note
-    assert report.summary().splitlines()[2].startswith("note: format 1.0 file")
+    assert report.summary().splitlines()[2].startswith("note: table in memory: no floor stored")
+
+
+@pytest.mark.parametrize("name, version", [("table_v1.h5", "1.0"), ("table_v1_1_sparse.h5", "1.1"),
+                                           ("table_v1_3_missing_sparse.h5", "1.3")])
+def test_a_file_without_floor_is_named_by_its_own_format_version(name, version):
+    """A table without a floor may be of any format version (the paper's protocol, criterion
+    map): info and evaluate name the file's version, not 1.0."""
+    from pathlib import Path
+
+    from lbm_bench import load_table
+
+    path = Path(__file__).resolve().parents[1] / "data" / name
+    table = load_table(path)
+    assert table.format_version == version and table.bayes_risk is None
+    assert f"floor: not stored (format {version} file)" in table.summary()
+    report = evaluate(path, table.map_rows, table.map_cols)
+    assert report.note.startswith(f"format {version} file: no floor stored")
+
+
+def test_huge_label_values_score_like_the_labels(table):
+    """Labels times 10**9 (or plus 2**62) are the same partition: the same scores, a matching
+    as long as the number of clusters (labels times 10**5 gave a 200,001-entry row_map)."""
+    base = evaluate(table, table.bayes_rows, table.bayes_cols)
+    for shift in (lambda z: z * 10**9, lambda z: z + 2**62):
+        big = evaluate(table, shift(table.bayes_rows), shift(table.bayes_cols))
+        for key in ("risk", "risk_mcse", "excess_risk", "excess_mcse", "map_excess_risk", "cari_mean", "ari_rows",
+                    "ari_cols", "apparent_l_item", "apparent_cari", "matching_error_rows", "predicted_clusters",
+                    "row_map", "col_map", "warning"):
+            assert getattr(big, key) == getattr(base, key), key
+        assert big.row_labels == [int(shift(np.int64(k))) for k in range(3)] and base.row_labels == [0, 1, 2]
+        assert len(big.to_dict()["row_map"]) == 3
 
 
 def test_relabelled_predictions_score_the_same(table):
@@ -235,3 +266,48 @@ def test_split_and_merged_bayes_labels_never_score_below_the_floor(table):
         counts = report.predicted_clusters
         assert f"numbers of clusters      {counts[0]}x{counts[1]}  (the table's: 3x2)" in report.summary()
     assert max(excesses) > 0.1  # not a vacuous test: merging clusters costs much
+
+
+def _own_bayes_labels_margin(kind, shape, chains, seed):
+    """(risk of the table's own Bayes labels - its floor) / the floor's MCSE, at the fewest legal sets."""
+    from lbm_bench.protocol.settings import MIN_SAMPLES
+
+    table = generate_table(kind, *shape, 2, 2, 0.15, tolerance=0.05, n_samples=MIN_SAMPLES, n_chains=chains,
+                           screen_samples=0, n_calibration_tables=6, n_init=3, rng=seed)
+    report = evaluate(table, table.bayes_rows, table.bayes_cols)
+    mcse = table.bayes_risk.mcse
+    assert np.isfinite(mcse) and mcse > 0 and report.bayes_mcse == mcse
+    return (report.risk - table.bayes_risk.risk) / mcse
+
+
+@pytest.mark.parametrize("chains", [2, 4, 8])
+@pytest.mark.parametrize("kind", ["gaussian", "bernoulli", "poisson"])
+def test_own_bayes_labels_never_score_below_the_floor_beyond_3_mcse(kind, chains):
+    """At the fewest legal label sets (200; 8 sets in 8 chains once certified "+- 0.0000"), the
+    table's own Bayes labels, chosen on all its sets, score at most 3 of the floor's MCSE
+    below its cross-fitted floor (at 100 sets: up to 5)."""
+    for shape, seed in (((30, 20), 8), ((60, 40), 1)):
+        assert _own_bayes_labels_margin(kind, shape, chains, seed) >= -3.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("chains", [2, 4, 8])
+@pytest.mark.parametrize("kind", ["gaussian", "bernoulli", "poisson"])
+def test_own_bayes_labels_never_score_below_the_floor_beyond_3_mcse_on_more_tables(kind, chains):
+    margins = [_own_bayes_labels_margin(kind, shape, chains, seed) for shape in ((30, 20), (60, 40))
+               for seed in range(12)]
+    assert min(margins) >= -3.0, margins
+
+
+def test_the_report_says_when_the_table_has_missing_entries(table):
+    from pathlib import Path
+
+    from lbm_bench import load_table
+
+    path = Path(__file__).resolve().parents[1] / "data" / "table_v1_3_missing_sparse.h5"
+    incomplete = load_table(path)
+    report = evaluate(incomplete, incomplete.map_rows, incomplete.map_cols)
+    assert report.missing == ("10 of 120 (8.3%; mechanism block): the Gibbs sets, the floor and every risk here are "
+                              "given the observed entries; your labels are scored on every row and column")
+    assert f"missing entries: {report.missing}" in report.summary().splitlines()
+    assert evaluate(table, table.map_rows, table.map_cols).missing == ""  # a complete table: nothing said

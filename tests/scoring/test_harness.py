@@ -82,8 +82,8 @@ def test_fit_labels_calls_the_algorithm_once_with_its_seed(poisson, monkeypatch)
     rows, cols, seconds = harness.fit_labels("probe", poisson, (2, 3), 11)
     assert calls == [((12, 10), 2, 3, np.random.default_rng(11).integers(1 << 30))]
     assert rows.tolist() == [0] * 12 and cols.tolist() == [0, 1, 2] * 3 + [0] and seconds >= 0
-    with pytest.raises(ValueError, match="'probe' is an algorithm of the known-clusters track"):
-        harness.fit_labels("probe", poisson, (2, 3), 11, track="unknown-clusters")
+    with pytest.raises(harness.RunFailed, match="ValueError: 'probe' is an algorithm of the known-clusters track"):
+        harness.fit_labels("probe", poisson, (2, 3), 11, track="unknown-clusters")  # the run's failure
 
 
 def test_a_table_with_missing_entries_is_given_as_asked(poisson):

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from lbm_bench.scoring import identifiability as identifiability_module
@@ -37,6 +38,18 @@ def short(X, max_row_clusters, max_col_clusters, *, rng):
 
 def many(X, max_row_clusters, max_col_clusters, *, rng):
     return np.arange(X.shape[0]) % (max_row_clusters + 1), np.zeros(X.shape[1], int)
+
+
+def negative(X, max_row_clusters, max_col_clusters, *, rng):
+    return np.arange(X.shape[0]) % 2 - 1, np.zeros(X.shape[1], int)
+
+
+def infinite(X, max_row_clusters, max_col_clusters, *, rng):
+    return np.where(np.arange(X.shape[0]) % 2 == 0, np.inf, 0.0), np.zeros(X.shape[1], int)
+
+
+def fractional(X, max_row_clusters, max_col_clusters, *, rng):
+    return np.zeros(X.shape[0], int), np.arange(X.shape[1]) / 2
 """
 
 
@@ -113,6 +126,28 @@ def test_a_broken_contract_stops_the_run_and_leaves_nothing(release, algorithms,
     with pytest.raises(ValueError, match="an algorithm returns one label per row|more than the 4 allowed"):
         run_unknown_clusters(release, ["trackalgos:two", name], kept, max_clusters=(4, 4))
     assert sorted(p.relative_to(kept) for p in kept.rglob("*")) == before
+
+
+@pytest.mark.parametrize("name, message", [
+    ("trackalgos:negative", "row labels must be non-negative, got min -1"),
+    ("trackalgos:infinite", "row labels must hold integer labels, got dtype float64"),
+    ("trackalgos:fractional", "column labels must hold integer labels, got dtype float64"),
+])
+def test_labels_that_are_not_clusters_break_the_contract(release, algorithms, tmp_path, name, message):
+    """-1, inf or 2.5 is not a cluster label: refused with the check every scored label gets
+    (evaluate and the known-clusters track refuse the same labels), never counted as a cluster."""
+    from lbm_bench._validation import check_labels
+    from lbm_bench.scoring import evaluate
+
+    out = tmp_path / "new"
+    with pytest.raises(ValueError, match="that are not cluster labels: " + message):
+        run_unknown_clusters(release, [name], out, max_clusters=(4, 4))
+    assert not out.exists()
+    table = next(iter(sorted((release / "tables").glob("*.h5"))))
+    labels = {"negative": [-1, 0], "infinite": [np.inf, 0.0], "fractional": [0.5, 1.0]}[name.split(":")[1]]
+    for refuse in (lambda v: check_labels("rows", v), lambda v: evaluate(table, np.resize(v, 30), np.zeros(20))):
+        with pytest.raises((TypeError, ValueError)):
+            refuse(np.array(labels))
 
 
 def test_vem_icl_runs_on_the_track(release, tmp_path):

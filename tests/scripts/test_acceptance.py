@@ -30,7 +30,7 @@ description = "seed = 7 in a string stays"
 
 [defaults]
 tolerance = 0.03
-n_samples = 100
+n_samples = 200
 n_chains = 4
 burn_in = 10
 screen_samples = 40

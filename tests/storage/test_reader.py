@@ -299,7 +299,7 @@ def test_a_sparse_design_reads_back_with_its_density(tmp_path) -> None:
     import lbm_bench
 
     for kind, options in (("bernoulli", {}), ("poisson", {"effects": True})):
-        table = lbm_bench.generate_table(kind, 120, 80, 2, 2, 0.1, density=0.1, n_samples=100, tolerance=0.05,
+        table = lbm_bench.generate_table(kind, 120, 80, 2, 2, 0.1, density=0.1, n_samples=200, tolerance=0.05,
                                          rng=3, **options)
         path = save_table(table, tmp_path / f"{kind}.h5")
         loaded = load_table(path)

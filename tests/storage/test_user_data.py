@@ -12,7 +12,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from lbm_bench.models.data import TableData
-from lbm_bench.models.registry import FAMILY_CLASSES
+from lbm_bench.models.registry import FAMILIES
 from lbm_bench.protocol.memory import MemoryLimitError
 from lbm_bench.storage import load_table
 from lbm_bench.storage import user_formats as formats
@@ -120,11 +120,11 @@ def test_mtx_pattern_is_refused_unless_a_family_of_01_tables_reads_it(tmp_path):
     """A pattern file gives positions, not values: read as 0/1 only when asked (module docstring)."""
     path = tmp_path / "p.mtx"
     path.write_text("%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 1\n2 3\n3 2\n")
-    binary = [family.kind for family in FAMILY_CLASSES if formats.reads_patterns(family)]
+    binary = [family.kind for family in FAMILIES if formats.reads_patterns(family)]
     assert binary == ["bernoulli"]  # the one registered family of 0/1 tables
     text = _refused(path, "a Matrix Market pattern file")
     assert "kind='bernoulli'" in text
-    others = [family.kind for family in FAMILY_CLASSES if family.kind not in binary]
+    others = [family.kind for family in FAMILIES if family.kind not in binary]
     for kind in others:
         _refused(path, "pattern file", kind=kind)
     table = read_user_table(path, kind=binary[0])
@@ -305,14 +305,14 @@ def test_located_in_a_sparse_table():
 @pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli", "categorical"])
 def test_checked_table_has_the_family_dtype_and_keeps_the_mask(kind):
     values = np.array([[0.0, 1.0, np.nan], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]])
-    family = {f.kind: f for f in FAMILY_CLASSES}[kind]
+    family = {f.kind: f for f in FAMILIES}[kind]
     data = check_user_values(user_table(values), kind)
-    assert data.table.dtype == family.table_dtype and data.n_missing == 1 and not data.observed[0, 2]
+    assert data.table.dtype == family.model.table_dtype and data.n_missing == 1 and not data.observed[0, 2]
 
 
 def test_sparse_table_for_a_dense_family_is_densified_when_it_fits(tmp_path):
     sp.save_npz(tmp_path / "s.npz", SPARSE)
-    dense = [f.kind for f in FAMILY_CLASSES if not f.can_be_sparse and f.describes("f", None, None)]
+    dense = [f.kind for f in FAMILIES if not f.model.can_be_sparse and f.estimation.describes("f", None, None)]
     table = read_user_table(tmp_path / "s.npz")
     for kind in dense:
         data = check_user_values(table, kind)

@@ -1,0 +1,106 @@
+"""Interruptions of the program (Ctrl-C, SIGTERM) told apart from exceptions that code raises.
+
+A plugged-in algorithm may raise ``SystemExit`` or ``KeyboardInterrupt`` itself: that is
+its failure, recorded as a failed run. A Ctrl-C or a ``kill`` sent to the program is the
+user's (or the scheduler's) request to stop: it must stop the run. Both arrive as the
+same exception classes, so the signal handlers of this module record that a signal came
+(:func:`received`) before they raise:
+
+* :func:`handled`, around the whole command of the command line: SIGINT raises
+  ``KeyboardInterrupt`` and SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``:
+  every ``finally`` and cleanup written for Ctrl-C runs for a ``kill`` too, instead of the
+  process dying with half-written output);
+* :func:`watching`, around a call into foreign code: the same for SIGINT when Python's
+  default handler is in place (a library user's program), and nothing otherwise.
+
+The :class:`Watch` that :func:`watching` yields then says whether a ``BaseException`` caught
+around foreign code was raised by that code (record it) or is an interruption (let it through).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
+__all__ = ["Terminated", "Watch", "handled", "received", "watching"]
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the program was (see :func:`install`)."""
+
+
+_received: list[int] = []
+
+
+def received() -> bool:
+    """Whether SIGINT or SIGTERM reached this process through the handlers of this module."""
+    return bool(_received)
+
+
+def _on_interrupt(signum: int, frame: object) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt
+
+
+def _on_terminate(signum: int, frame: object) -> None:
+    _received.append(signum)
+    raise Terminated
+
+
+@contextlib.contextmanager
+def handled() -> Iterator[None]:
+    """Inside the block, SIGINT and SIGTERM raise after recording the signal (main thread
+    only); the handlers in place before are restored after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGINT, _on_interrupt)
+    signal.signal(signal.SIGTERM, _on_terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
+
+
+class Watch:
+    """What :func:`watching` yields: whether an exception caught inside its block is the
+    watched code's own."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled  # a KeyboardInterrupt can be told apart: SIGINT is ours, or ignored
+        self._start = len(_received)
+
+    def interrupted(self) -> bool:
+        """Whether SIGINT or SIGTERM arrived since the block began."""
+        return len(_received) > self._start
+
+    def raised_by_code(self, exc: BaseException) -> bool:
+        """Whether ``exc``, caught around foreign code, is that code's own (a failure to record):
+        any exception but ``GeneratorExit`` and an interruption of this process (a signal that
+        arrived in the block, or a ``KeyboardInterrupt`` when SIGINT cannot be told apart)."""
+        if isinstance(exc, GeneratorExit):
+            return False
+        if isinstance(exc, KeyboardInterrupt):
+            return self.enabled and not self.interrupted()
+        return True
+
+
+@contextlib.contextmanager
+def watching() -> Iterator[Watch]:
+    """Watch a call into foreign code: a SIGINT inside the block is recorded (Python's default
+    handler, which raises ``KeyboardInterrupt``, is replaced by the recording one for the
+    block, in the main thread); the :class:`Watch` yielded tells interruptions apart."""
+    main = threading.current_thread() is threading.main_thread()
+    handler = signal.getsignal(signal.SIGINT) if main else None
+    if handler is not signal.default_int_handler:
+        yield Watch(enabled=handler in (_on_interrupt, signal.SIG_IGN))
+        return
+    signal.signal(signal.SIGINT, _on_interrupt)
+    try:
+        yield Watch(enabled=True)
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -1,0 +1,34 @@
+"""lbm_bench._interrupts: a Ctrl-C or SIGTERM told apart from the same exceptions raised by code."""
+
+import os
+import signal
+
+import pytest
+
+from lbm_bench._interrupts import Terminated, handled, received, watching
+
+
+def test_exceptions_raised_by_code_are_its_own():
+    with watching() as watch:
+        for exc in (SystemExit(0), KeyboardInterrupt(), ValueError("x"), type("Stop", (BaseException,), {})()):
+            assert watch.raised_by_code(exc)
+        assert not watch.raised_by_code(GeneratorExit())
+        assert not watch.interrupted()
+
+
+def test_a_real_sigint_inside_the_block_is_an_interruption():
+    before = signal.getsignal(signal.SIGINT)
+    with watching() as watch:
+        with pytest.raises(KeyboardInterrupt) as caught:
+            os.kill(os.getpid(), signal.SIGINT)
+        assert watch.interrupted() and not watch.raised_by_code(caught.value)
+    assert signal.getsignal(signal.SIGINT) is before and received()
+
+
+def test_handled_makes_sigterm_raise_and_restores_the_handlers():
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    with handled():
+        with pytest.raises(Terminated):
+            os.kill(os.getpid(), signal.SIGTERM)
+        assert issubclass(Terminated, KeyboardInterrupt)  # every cleanup written for Ctrl-C runs
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
