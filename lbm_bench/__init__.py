@@ -24,6 +24,8 @@ Scoring
     :func:`run_benchmark` (co-clustering algorithms over a release, on one of the benchmark's tracks).
 Algorithms
     :func:`select_lbm` (the numbers of clusters chosen by ICL) and its :class:`LBMSelection`;
+    :func:`fit_design` (a design fitted to a user's table: tables like it at any risk) and its
+    :class:`FittedDesign`, design files (:func:`read_design_file`, :class:`DesignFile`);
     the baselines are in :mod:`lbm_bench.algorithms`.
 Pictures
     :func:`plot_table` (matplotlib, the ``plots`` extra).
@@ -45,6 +47,7 @@ True
 from lbm_bench import metrics
 from lbm_bench._version import __version__
 from lbm_bench.algorithms import LBMSelection, select_lbm
+from lbm_bench.fitting import FittedDesign, fit_design
 from lbm_bench.inference.bayes import FloorCertificate, bayes_labels, floor_certificate
 from lbm_bench.inference.classifier import MapResult, map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
@@ -63,6 +66,7 @@ from lbm_bench.models import (
     random_design,
     random_model,
 )
+from lbm_bench.models.design_file import DesignFile, DesignFileError, read_design_file
 from lbm_bench.plotting import plot_table
 from lbm_bench.protocol.calibration import calibrate_scale
 from lbm_bench.protocol.generate import RejectionError, generate_table
@@ -79,6 +83,9 @@ __all__ = [
     "BernoulliLBM",
     "CalibrationResult",
     "CategoricalLBM",
+    "DesignFile",
+    "DesignFileError",
+    "FittedDesign",
     "FloorCertificate",
     "FormatError",
     "GaussianLBM",
@@ -106,6 +113,7 @@ __all__ = [
     "evaluate",
     "family_names",
     "fetch_release",
+    "fit_design",
     "find_symmetry",
     "floor_certificate",
     "generate_table",
@@ -120,6 +128,7 @@ __all__ = [
     "plot_table",
     "random_design",
     "random_model",
+    "read_design_file",
     "read_user_table",
     "run_benchmark",
     "save_table",
