@@ -48,7 +48,7 @@ from lbm_bench.models.missing import MaskNoise, MissingDesign, mask_table
 from lbm_bench.models.registry import as_family
 from lbm_bench.storage.user_data import UserTable, user_table
 
-__all__ = ["MISSING_TEST_LEVEL", "FittedDesign", "fit_design"]
+__all__ = ["MISSING_TEST_LEVEL", "FittedDesign", "degree_ks", "fit_design"]
 
 #: The blocks' missing rates are fitted one by one (the block mechanism) when the
 #: likelihood-ratio test of equal rates rejects at this level; else entries go missing at random.
@@ -212,6 +212,42 @@ def fit_design(
     if certify and g >= 2 and m >= 2:
         floor = _certified_floor(design, data.shape, n_samples, rng)
     return FittedDesign(design=design, file=file, selection=selection, floor=floor, effects_kept=effects_kept)
+
+
+def degree_ks(source: Any, generated: Any) -> dict[str, float]:
+    """How far a generated table's degree distributions are from the source's: the two-sample
+    Kolmogorov-Smirnov statistics of their row means and column means (over the observed
+    entries: means, not sums, so that tables of other shapes or other missing entries compare).
+
+    Parameters
+    ----------
+    source, generated : array-like, scipy.sparse matrix or TableData
+        NaN (or explicit NaN of a sparse table) entries are missing.
+
+    Returns
+    -------
+    dict
+        ``{"rows": D_rows, "cols": D_cols}``, each in [0, 1] (0: the same distribution).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(200, 100))
+    >>> ks = degree_ks(X, np.random.default_rng(1).poisson(3.0, size=(150, 80)))
+    >>> ks["rows"] < 0.2 and ks["cols"] < 0.25
+    True
+    """
+    out = {}
+    tables = [TableData.incomplete(t) if not isinstance(t, TableData) else t for t in (source, generated)]
+    for side, totals, missing in (("rows", "row_totals", "missing_row_counts"),
+                                  ("cols", "col_totals", "missing_col_counts")):
+        means = []
+        for data in tables:
+            size = data.shape[1] if side == "rows" else data.shape[0]
+            seen = size - (getattr(data, missing)() if data.has_missing else 0)
+            means.append(getattr(data, totals)() / np.maximum(seen, 1))
+        out[side] = float(stats.ks_2samp(*means).statistic)
+    return out
 
 
 def _block_model(family, data: TableData, z, w, row_props, col_props, fitted):

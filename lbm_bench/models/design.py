@@ -182,6 +182,24 @@ class ModelDesign:
             return None
         return self.missing.block_probs(self.row_proportions, self.col_proportions, scale)
 
+    def at_shape(self, n_rows: int, n_cols: int, *, rng: np.random.Generator | int | None = None) -> ModelDesign:
+        """The design for tables of another shape: the same proportions and blocks, and row and
+        column effects (when it has some of other lengths) drawn with replacement from its own,
+        normalised to mean one (the same design when the lengths already match).
+
+        Examples
+        --------
+        >>> design = random_design("poisson", 2, 2, effects=(30, 20), rng=0)
+        >>> design.at_shape(60, 10, rng=1).row_effects.shape
+        (60,)
+        """
+        if self.row_effects is None or (len(self.row_effects), len(self.col_effects)) == (n_rows, n_cols):
+            return self
+        rng = np.random.default_rng(rng)
+        rows = rng.choice(self.row_effects, size=check_count("n_rows", n_rows), replace=True)
+        cols = rng.choice(self.col_effects, size=check_count("n_cols", n_cols), replace=True)
+        return replace(self, row_effects=rows / rows.mean(), col_effects=cols / cols.mean())
+
     def without_effects(self) -> ModelDesign:
         """The same design without row and column effects (blocks at unit exposure)."""
         return replace(self, row_effects=None, col_effects=None)

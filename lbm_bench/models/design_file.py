@@ -149,7 +149,8 @@ def design_file_text(record: DesignFile) -> str:
     lines += _table("selection", {"criterion": record.criterion, "value": record.criterion_value,
                                   "counts": list(d.block_shape), "max_clusters": list(record.max_clusters)})
     if record.runners_up:
-        lines[-1:] = [f"runners_up = {_toml_value([[g, m, v] for g, m, v in record.runners_up])}", ""]
+        cells = ", ".join(f"[{int(g)}, {int(m)}, {_toml_value(float(v))}]" for g, m, v in record.runners_up)
+        lines[-1:] = [f"runners_up = [{cells}]", ""]
     lines += _table("design", {"row_proportions": d.row_proportions, "col_proportions": d.col_proportions,
                                "density": d.density})
     lines += _table("design.blocks", {name: params[name] for name in family.storage.parameter_names})

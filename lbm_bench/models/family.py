@@ -202,6 +202,11 @@ class Designs(_Facet):
         ``scale``: monotone, larger is easier, and at scale 0 every block is the same."""
         raise NotImplementedError  # pragma: no cover
 
+    def options_of(self, design: Any) -> dict[str, Any]:
+        """The family's own design options a request for tables of ``design`` carries (a
+        sparse design's ``density``; categorical blocks add ``categories``)."""
+        return {} if design.density is None else {"density": design.density}
+
     def model_from_natural(self, design: Any, natural: np.ndarray) -> LatentBlockModel:
         """The model with the proportions, effects and storage of ``design`` and the blocks of
         natural parameters ``natural`` (n_stats, g, m), kept in the family's domain (floored
