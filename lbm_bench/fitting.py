@@ -94,9 +94,10 @@ class FittedDesign:
         """The fitted model (the design at scale 1)."""
         return self.design.model(1.0)
 
-    def save(self, path: Any) -> str:
-        """Write the design file (TOML, atomically; docs/design-files.md); returns its SHA-256."""
-        return write_design_file(path, self.file)
+    def save(self, path: Any, *, overwrite: bool = True) -> str:
+        """Write the design file (TOML, atomically; docs/design-files.md); returns its SHA-256.
+        An existing file is replaced only with ``overwrite`` (FileExistsError otherwise)."""
+        return write_design_file(path, self.file, overwrite=overwrite)
 
     def summary(self) -> str:
         """The fit in a few lines: family, counts, criterion beside the runner-up cells, what was

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from lbm_bench._atomic import atomic_write_bytes
+from lbm_bench._atomic import atomic_path
 from lbm_bench.models.block_path import BlockPath
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.missing import MissingDesign
@@ -176,10 +176,12 @@ def _natural_centre_parameters(design: ModelDesign) -> dict[str, Any]:
             if name in design.family.storage.parameter_names}
 
 
-def write_design_file(path: str | os.PathLike[str], record: DesignFile) -> str:
-    """Write ``record`` to ``path`` (TOML, atomically); returns the file's SHA-256 (its digest)."""
+def write_design_file(path: str | os.PathLike[str], record: DesignFile, *, overwrite: bool = True) -> str:
+    """Write ``record`` to ``path`` (TOML, atomically; an existing file is replaced only with
+    ``overwrite``, FileExistsError otherwise); returns the file's SHA-256 (its digest)."""
     data = design_file_text(record).encode("utf-8")
-    atomic_write_bytes(Path(path), data)
+    with atomic_path(Path(path), overwrite=overwrite) as temporary:
+        temporary.write_bytes(data)
     return hashlib.sha256(data).hexdigest()
 
 

@@ -49,7 +49,7 @@ from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.missing import MaskNoise, mask_table
 from lbm_bench.protocol.calibration import calibrate
-from lbm_bench.protocol.from_design import design_request
+from lbm_bench.protocol.from_design import design_request, load_design
 from lbm_bench.protocol.memory import check_memory, estimate_request_memory
 from lbm_bench.protocol.request import TableRequest, request_from_arguments
 from lbm_bench.protocol.settings import GenerationSettings
@@ -228,9 +228,11 @@ def generate_table(
 
 
 def _design_arguments(design, kind, sizes, settings, options) -> tuple[TableRequest, GenerationSettings, ModelDesign]:
-    """The request, settings and design of ``generate_table(design=...)``."""
+    """The request, settings and design of ``generate_table(design=...)`` (with a request made
+    by :func:`~lbm_bench.protocol.from_design.design_request`: the calibration checks they agree)."""
     if isinstance(kind, TableRequest):
-        raise TypeError("generate_table() takes a design or a TableRequest, not both")
+        request, settings = request_from_arguments(kind, sizes, settings, options, caller="generate_table")
+        return request, settings, load_design(design)[0]
     n_rows, n_cols, g, m, target = sizes
     if target is None:
         raise TypeError("generate_table(design=...) needs target_risk")
