@@ -112,8 +112,13 @@ def test_poisson_effects_at_the_true_labels():
     fitted = family.estimation.fit_effects(TableData.incomplete(X), z, w, start)
     assert np.corrcoef(np.log(fitted.row_effects), np.log(mu))[0, 1] > 0.97
     assert np.corrcoef(np.log(fitted.col_effects), np.log(nu))[0, 1] > 0.97
-    # a class's rates and its mean effect are identified only together (effects have mean one overall)
-    np.testing.assert_allclose(fitted.rates, [[1.0, 4.0], [4.0, 1.0]], rtol=0.2)
+    # a class's rates and its mean effect are identified only together: the fitted effects have
+    # mean one within each class, and the rates carry the classes' mean effects
+    for labels, effects in ((z, fitted.row_effects), (w, fitted.col_effects)):
+        np.testing.assert_allclose(np.bincount(labels, weights=effects) / np.bincount(labels), 1.0, rtol=1e-12)
+    true_rates = np.array([[1.0, 4.0], [4.0, 1.0]]) * np.outer(np.bincount(z, weights=mu) / np.bincount(z),
+                                                               np.bincount(w, weights=nu) / np.bincount(w))
+    np.testing.assert_allclose(fitted.rates, true_rates, rtol=0.1)
 
 
 def test_effects_are_dropped_without_heterogeneity():

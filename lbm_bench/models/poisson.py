@@ -302,7 +302,14 @@ class PoissonEstimation(Estimation):
             fitted = PoissonLBM(model.row_proportions, model.col_proportions, rates, mu, nu)
             totals, exposure = fitted.block_totals(data, z, w)
             rates = np.maximum(totals[0] / np.maximum(exposure, 1e-300), RATE_FLOOR)
-        return PoissonLBM(model.row_proportions, model.col_proportions, rates, mu, nu)
+        # the same means with effects of mean one within each class: the rates carry every
+        # difference between classes (what a fitted design's scale moves), the effects only the
+        # heterogeneity within a class
+        row_means = np.bincount(z, weights=mu, minlength=g) / np.maximum(np.bincount(z, minlength=g), 1)
+        col_means = np.bincount(w, weights=nu, minlength=m) / np.maximum(np.bincount(w, minlength=m), 1)
+        row_means, col_means = np.where(row_means > 0, row_means, 1.0), np.where(col_means > 0, col_means, 1.0)
+        rates = np.maximum(rates * np.outer(row_means, col_means), RATE_FLOOR)
+        return PoissonLBM(model.row_proportions, model.col_proportions, rates, mu / row_means[z], nu / col_means[w])
 
     def placeholder(self, table: Any = None) -> PoissonLBM:
         return PoissonLBM([1.0], [1.0], [[1.0]])
