@@ -16,6 +16,8 @@ def test_quick_side_by_side(tmp_path):
     rows = json.loads((tmp_path / "rows.json").read_text())
     assert {r["version"] for r in rows} == {"old (HEAD)", "new"} and len(rows) == 4
     assert all(r["runs"] > 0 and r["ratio"] > 0 for r in rows)
+    again = run_script("benchmarks", "bench_path_search", "--results", str(tmp_path / "rows.json")).stdout
+    assert again.splitlines()[1:] == [line for line in out.splitlines() if not line.startswith("#")]  # as printed
 
 
 def test_on_a_release(tmp_path):
