@@ -181,6 +181,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results", nargs="+", type=Path, metavar="JSON",
                         help="no run: the table and summaries of runs saved with --json (several: one run split "
                              "by --match into processes)")
+    parser.add_argument("--grid-from", nargs="+", type=Path, metavar="JSON",
+                        help="the grid's results of runs saved with --json, same tables and seed (the grid is "
+                             "most of the cost; it is not rerun for a table found there)")
     add_output_argument(parser)
     args = parser.parse_args(argv)
     if args.results:
@@ -192,6 +195,9 @@ def main(argv: list[str] | None = None) -> None:
     root = Path(__file__).resolve().parents[2]  # the checkout (scripts/benchmarks/ is two below)
     requests = [(name, request) for name, request in _requests(None if args.quick else args.release, args.seed, repeats)
                 if args.match is None or any(text in name for text in args.match)]
+    saved_grid = {row["table"]: {"grid_value": row["grid_value"], "grid_counts": row["grid_counts"]}
+                  for path in args.grid_from or () for row in json.loads(path.read_text())
+                  if row.get("seed", args.seed) == args.seed}
     with tempfile.TemporaryDirectory() as old_root:
         workers = {"new": Worker(str(root))}
         if args.against:
@@ -209,10 +215,11 @@ def main(argv: list[str] | None = None) -> None:
         for name, request in requests:
             results = {}
             for label, worker in workers.items():  # old then new, table by table
-                results[label] = worker.ask({**request, "grid": label == "new"})
+                results[label] = worker.ask({**request, "grid": label == "new" and name not in saved_grid})
+            results["new"] = {**saved_grid.get(name, {}), **results["new"]}
             grid = results["new"]
             for label, result in results.items():
-                rows[label].append({"table": name, **result, "grid_value": grid["grid_value"],
+                rows[label].append({"table": name, "seed": args.seed, **result, "grid_value": grid["grid_value"],
                                     "grid_counts": grid["grid_counts"]})
             print(_row(name, grid, results), flush=True)
         for worker in workers.values():
