@@ -190,8 +190,9 @@ def read_user_table(
         When ``path`` does not exist.
     UserTableError
         When the file is not a table it can read, or its values do not suit ``kind``.
-    MemoryLimitError
-        When reading it would need more memory than available (the estimate in the message).
+    ReadLimitError
+        (a :class:`~lbm_bench.protocol.memory.MemoryLimitError`) When reading it would need more memory than
+        available (the estimate in the message).
 
     Examples
     --------

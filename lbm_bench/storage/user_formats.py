@@ -30,7 +30,6 @@ from lbm_bench.protocol.memory import (
     MemoryEstimate,
     MemoryLimitError,
     available_memory,
-    format_bytes,
     parse_memory_size,
 )
 from lbm_bench.storage.anndata_files import AnnDataError, is_anndata, read_anndata_x
@@ -38,8 +37,8 @@ from lbm_bench.storage.delimited import DelimitedTextError, count_lines, read_de
 from lbm_bench.storage.format import FORMAT_NAME
 from lbm_bench.storage.reader import FormatError, load_table
 
-__all__ = ["PATTERN", "USER_FORMATS", "FormatRead", "ReadGuard", "UserTableError", "file_stem", "format_of",
-           "one_line", "pattern_kinds", "read_format", "reads_patterns"]
+__all__ = ["PATTERN", "USER_FORMATS", "FormatRead", "ReadGuard", "ReadLimitError", "UserTableError", "file_stem",
+           "format_of", "one_line", "pattern_kinds", "read_format", "reads_patterns"]
 
 #: The formats :func:`read_user_table` reads and the file name endings that select them
 #: (``.h5`` and ``.hdf5`` files are told apart by their content: an lbm-bench table file or
@@ -71,23 +70,47 @@ class UserTableError(ValueError):
 
 
 # -- the memory guard ---------------------------------------------------------------------------------
+class ReadLimitError(MemoryLimitError):
+    """A read whose estimated peak memory exceeds the limit: a :class:`MemoryLimitError` (so
+    a ``ValueError``, one line) whose message starts with the file and says what to change.
+
+    Attributes
+    ----------
+    where : str
+        The file, as the message names it.
+    advice : str
+        What to change (read a sparse file, use a machine with more memory).
+    """
+
+    def __init__(self, where: str, advice: str, estimate: MemoryEstimate, limit: int, given: bool,
+                 style: str = "api") -> None:
+        self.where, self.advice = where, advice
+        super().__init__(estimate, limit, given, style)
+
+    def _message(self, names: dict[str, str]) -> str:
+        return f"{self.where}: reading the {self.estimate.what} needs about {self._over()}; {self.advice}"
+
+    def in_style(self, style: str) -> ReadLimitError:
+        return ReadLimitError(self.where, self.advice, self.estimate, self.limit, self.given, style)
+
+    def __reduce__(self) -> tuple:
+        return (ReadLimitError, (self.where, self.advice, self.estimate, self.limit, self.given, self.style))
+
+
 class ReadGuard:
-    """Refuses a read whose estimated peak exceeds the memory available or ``max_memory``."""
+    """Refuses a read whose estimated peak exceeds the memory available or ``max_memory``
+    (:class:`ReadLimitError`, naming the limit as ``style`` spells it)."""
 
     def __init__(self, where: str, max_memory: int | str | None, style: str) -> None:
-        self.where = where
-        self.flag = "--max-memory" if check_choice("style", style, STYLES) == "cli" else "max_memory="
-        if max_memory is None:
-            self.limit, self.source = available_memory(), "available (MemAvailable)"
-        else:
-            self.limit, self.source = parse_memory_size(max_memory), f"allowed by {self.flag}"
+        self.where, self.style = where, check_choice("style", style, STYLES)
+        self.given = max_memory is not None
+        self.limit = parse_memory_size(max_memory) if self.given else available_memory()
 
     def __call__(self, what: str, advice: str, **parts: int) -> None:
         estimate = MemoryEstimate(what=what, parts={**parts, "baseline": BASELINE_BYTES})
         if self.limit is None or estimate.total <= self.limit:
             return
-        raise MemoryLimitError(f"{self.where}: reading the {what} needs about {estimate.describe()}, more than the "
-                               f"{format_bytes(self.limit)} {self.source}; {advice}")
+        raise ReadLimitError(self.where, advice, estimate, self.limit, self.given, self.style)
 
 
 def _dense_advice(fmt: str) -> str:

@@ -22,6 +22,10 @@ Usage::
     lbm-bench build scripts/benchmarks/search_tables.toml --out search-measure --jobs 2
     python scripts/benchmarks/bench_path_search.py search-measure --against 9ac5e13
     python scripts/benchmarks/bench_path_search.py --quick [--against HEAD]   # two small drawn tables (seconds)
+
+On a shared machine the tables can be split across processes (``--match``, each with
+``--json``) and the saved runs printed together (``--results a.json b.json``); each table's
+old and new runs still alternate in one process.
 """
 
 from __future__ import annotations
@@ -46,7 +50,10 @@ TOLERANCE = 1e-9
 _WORKER = r"""
 import json, sys, time
 import numpy as np
+import lbm_bench
 from lbm_bench.algorithms import fit_lbm, select_lbm
+
+print(json.dumps({"package": lbm_bench.__file__}), flush=True)
 
 def table_of(request):
     if "file" in request:
@@ -78,12 +85,21 @@ for line in sys.stdin:
 
 
 class Worker:
-    """A persistent process of the package at ``root`` (its ``lbm_bench`` folder's parent)."""
+    """A persistent process of the package at ``root`` (its ``lbm_bench`` folder's parent).
+
+    It runs in ``root``: ``python -c`` puts its working directory first on ``sys.path``,
+    ahead of ``PYTHONPATH``, so a worker started from the checkout would import the
+    checkout's package whatever the revision asked. It says which package it imported,
+    and a worker of another one is refused."""
 
     def __init__(self, root: str) -> None:
         env = dict(os.environ, PYTHONPATH=root)
-        self.process = subprocess.Popen([sys.executable, "-c", _WORKER], env=env, stdin=subprocess.PIPE,
+        self.process = subprocess.Popen([sys.executable, "-c", _WORKER], env=env, cwd=root, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, text=True)
+        package = Path(json.loads(self.process.stdout.readline())["package"]).resolve()
+        if package.parent.parent != Path(root).resolve():
+            self.close()
+            raise RuntimeError(f"the worker of {root} imported {package}")
 
     def ask(self, request: dict) -> dict:
         self.process.stdin.write(json.dumps(request) + "\n")
@@ -107,6 +123,7 @@ def _requests(release: Path | None, seed: int, repeats: int) -> list[tuple[str, 
                                              "seed": derive_seed(seed, f"path-search:{kind}"), "bounds": [4, 4],
                                              "repeats": repeats})
                 for kind, (g, m), (n, d), scale in draws]
+    release = release.resolve()  # the workers run in their package's folder
     manifest = load_release(release)
     return [(entry["id"], {"file": str(release / entry["file"]), "kind": entry["kind"], "clusters": entry["clusters"],
                            "seed": derive_seed(seed, "path-search:" + entry["id"]), "bounds": [8, 8],
@@ -138,19 +155,49 @@ def _summary(label: str, rows: list[dict]) -> str:
             f"{statistics.median(r['runs'] for r in rows) / 10:.1f}")
 
 
+def _report(saved: list[dict]) -> None:
+    """The table and the summaries of saved rows (``--json``), tables in name order."""
+    rows: dict[str, dict[str, dict]] = {}
+    for row in saved:
+        rows.setdefault(row["version"], {})[row["table"]] = row
+    labels = sorted(rows, key=lambda label: label == "new")  # old first
+    names = sorted(rows["new"])
+    print(f"# {len(names)} tables (saved runs)")
+    header = ["table", "grid: counts ICL"] + [f"{label}: counts, ICL - grid | EM runs / 10 | single fits"
+                                               for label in labels]
+    print("| " + " | ".join(header) + " |")
+    print("|" + " --- |" * (len(header) + 2 * len(labels)))
+    for name in names:
+        print(_row(name, rows["new"][name], {label: rows[label][name] for label in labels}))
+    for label in labels:
+        print(_summary(label, [rows[label][name] for name in names]))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = bench_parser("bench_path_search.py", __doc__.splitlines()[0], repeats="table")
     parser.add_argument("release", nargs="?", type=Path, help="a built release (search_tables.toml)")
     parser.add_argument("--against", help="git revision of the old path search, run side by side")
-    parser.add_argument("--match", help="only the tables whose id contains this text")
+    parser.add_argument("--match", nargs="+", help="only the tables whose id contains one of these texts")
+    parser.add_argument("--results", nargs="+", type=Path, metavar="JSON",
+                        help="no run: the table and summaries of runs saved with --json (several: one run split "
+                             "by --match into processes)")
+    parser.add_argument("--grid-from", nargs="+", type=Path, metavar="JSON",
+                        help="the grid's results of runs saved with --json, same tables and seed (the grid is "
+                             "most of the cost; it is not rerun for a table found there)")
     add_output_argument(parser)
     args = parser.parse_args(argv)
+    if args.results:
+        _report([row for path in args.results for row in json.loads(path.read_text())])
+        return
     if args.release is None and not args.quick:
         parser.error("give a release, or --quick")
     repeats = args.repeats or (1 if args.quick else 2)
     root = Path(__file__).resolve().parents[2]  # the checkout (scripts/benchmarks/ is two below)
     requests = [(name, request) for name, request in _requests(None if args.quick else args.release, args.seed, repeats)
-                if args.match is None or args.match in name]
+                if args.match is None or any(text in name for text in args.match)]
+    saved_grid = {row["table"]: {"grid_value": row["grid_value"], "grid_counts": row["grid_counts"]}
+                  for path in args.grid_from or () for row in json.loads(path.read_text())
+                  if row.get("seed", args.seed) == args.seed}
     with tempfile.TemporaryDirectory() as old_root:
         workers = {"new": Worker(str(root))}
         if args.against:
@@ -168,10 +215,11 @@ def main(argv: list[str] | None = None) -> None:
         for name, request in requests:
             results = {}
             for label, worker in workers.items():  # old then new, table by table
-                results[label] = worker.ask({**request, "grid": label == "new"})
+                results[label] = worker.ask({**request, "grid": label == "new" and name not in saved_grid})
+            results["new"] = {**saved_grid.get(name, {}), **results["new"]}
             grid = results["new"]
             for label, result in results.items():
-                rows[label].append({"table": name, **result, "grid_value": grid["grid_value"],
+                rows[label].append({"table": name, "seed": args.seed, **result, "grid_value": grid["grid_value"],
                                     "grid_counts": grid["grid_counts"]})
             print(_row(name, grid, results), flush=True)
         for worker in workers.values():

@@ -16,6 +16,11 @@ def test_quick_side_by_side(tmp_path):
     rows = json.loads((tmp_path / "rows.json").read_text())
     assert {r["version"] for r in rows} == {"old (HEAD)", "new"} and len(rows) == 4
     assert all(r["runs"] > 0 and r["ratio"] > 0 for r in rows)
+    again = run_script("benchmarks", "bench_path_search", "--results", str(tmp_path / "rows.json")).stdout
+    assert again.splitlines()[1:] == [line for line in out.splitlines() if not line.startswith("#")]  # as printed
+    reused = run_script("benchmarks", "bench_path_search", "--quick", "--grid-from", str(tmp_path / "rows.json")).stdout
+    assert [line.split(" | ")[1] for line in reused.splitlines() if line.startswith("| gaussian")] == \
+        [line.split(" | ")[1] for line in out.splitlines() if line.startswith("| gaussian")]  # the saved grid
 
 
 def test_on_a_release(tmp_path):

@@ -2,6 +2,7 @@
 refusal, the families that read a Matrix Market pattern file, and each reader's raw result
 (NaN still in the table: read_user_table's TableData reads it as missing)."""
 
+import copy as copy_module
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ from lbm_bench.protocol.memory import BASELINE_BYTES, MemoryLimitError
 from lbm_bench.storage.user_formats import (
     USER_FORMATS,
     ReadGuard,
+    ReadLimitError,
     UserTableError,
     file_stem,
     format_of,
@@ -48,6 +50,18 @@ def test_the_guard_sums_its_parts_with_the_baseline_and_names_the_limit():
     ReadGuard("big.npy", 2 * BASELINE_BYTES, "api")("table", "advice", table=BASELINE_BYTES // 2)
     with pytest.raises(MemoryLimitError, match=r"big.npy: reading the table needs about .*allowed by --max-memory; go"):
         ReadGuard("big.npy", "200M", "cli")("table", "go", table=2**30)
+
+
+def test_a_read_refusal_is_one_memory_error_that_restyles_and_copies():
+    with pytest.raises(ReadLimitError) as info:
+        ReadGuard("big.npy", "1M", "api")("table", "go", table=2**30)
+    refusal = info.value
+    assert isinstance(refusal, MemoryLimitError) and isinstance(refusal, ValueError)
+    assert "\n" not in str(refusal) and "max_memory=" in str(refusal)
+    restyled = refusal.in_style("cli")
+    assert isinstance(restyled, ReadLimitError) and str(restyled) == str(refusal).replace("max_memory=", "--max-memory")
+    copy = copy_module.deepcopy(refusal)  # through __reduce__, as a worker process's refusal comes back
+    assert type(copy) is ReadLimitError and str(copy) == str(refusal) and copy.estimate == refusal.estimate
 
 
 def test_only_the_families_of_01_tables_read_patterns():
