@@ -28,6 +28,7 @@ the fitted model's own floor at the table's shape, certified on a table drawn fr
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -302,8 +303,6 @@ def _runners_up(selection: LBMSelection) -> tuple[tuple[int, int, float], ...]:
 
 def _array_sha256(data: TableData) -> str:
     """SHA-256 of a table given in memory: its dense values (NaN at missing entries) in C order."""
-    import hashlib
-
     values = data.with_nan()
     dense = values.toarray() if hasattr(values, "toarray") else np.asarray(values)
     return hashlib.sha256(np.ascontiguousarray(dense, dtype=np.float64).tobytes()).hexdigest()
