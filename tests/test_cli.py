@@ -318,6 +318,8 @@ _WRITERS = {
     "benchmark": lambda out, force: ["benchmark", str(REPO / "tests" / "data"), "--algorithm", "cem", "--out",
                                      str(out), "-q"],
     "fetch": lambda out, force: ["fetch", "https://example.invalid/r.tar.gz", "--cache", str(out), "-q"],
+    "fit": lambda out, force: ["fit", str(REPO / "tests" / "data" / "table_v1.h5"), "-o", str(out), "-q"]
+                              + (["--force"] if force else []),
 }
 
 
@@ -333,7 +335,7 @@ def test_an_unwritable_output_is_refused_before_the_work(command, tmp_path, caps
 
     (tmp_path / "afile").write_text("a file")
     (tmp_path / "adir").mkdir()
-    files = command in ("generate", "show")
+    files = command in ("generate", "show", "fit")
     cases = [(tmp_path / "afile" / "out", "afile is a file, not a folder")]
     cases.append((tmp_path / "adir", "is a directory") if files else (tmp_path / "afile", "is a file, not a folder"))
     for out, words in cases:
