@@ -112,7 +112,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     from lbm_bench.protocol.from_design import design_request
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.protocol.memory import MemoryLimitError
-    from lbm_bench.protocol.request import TableRequest
+    from lbm_bench.protocol.request import TableRequest, request_in_flags
     from lbm_bench.protocol.workers import check_backend, joblib_backend
     from lbm_bench.storage import save_table
 
@@ -131,7 +131,7 @@ def _run_generate(args: argparse.Namespace) -> int:
             request = TableRequest(args.kind, *args.shape, *args.clusters, args.risk, model_options=options,
                                    **RequestOptions.from_cli(args).to_record())
     except (TypeError, ValueError) as exc:
-        raise type(exc)(_in_request_flags(str(exc))) from None
+        raise type(exc)(request_in_flags(str(exc))) from None
     check_backend(args.backend, settings.jobs, args.scheduler)
     start = time.perf_counter()
     try:
@@ -141,7 +141,7 @@ def _run_generate(args: argparse.Namespace) -> int:
     except MemoryLimitError as exc:  # estimated once, by generate_table: named as the options here
         raise exc.in_style("cli") from None
     except (TypeError, ValueError) as exc:  # a request that cannot be met, named as the command line spells it
-        raise type(exc)(_in_request_flags(str(exc))) from None
+        raise type(exc)(request_in_flags(str(exc))) from None
     try:
         save_table(table, args.output, overwrite=args.force)
     except FileExistsError:
@@ -533,23 +533,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _hide_undeliverable_interrupts() -> None:
-    """A Ctrl-C that arrives while Python runs a finalizer (a weakref callback, a
-    ``__del__``) cannot stop the program there, and Python prints it as "Exception
-    ignored in ..." with a traceback. The command line shows an interrupt as one line,
-    so it hides those; other exceptions raised in finalizers are shown as before."""
-    hook = sys.unraisablehook
-    if getattr(hook, "hides_interrupts", False):
-        return
-
-    def unraisable(info) -> None:
-        if not isinstance(info.exc_value, KeyboardInterrupt):
-            hook(info)
-
-    unraisable.hides_interrupts = True
-    sys.unraisablehook = unraisable
-
-
 def _silence_stdout() -> None:
     """Point stdout at the null device, so that the interpreter's final flush of what
     is left in its buffer does not fail again on the closed pipe."""
@@ -562,57 +545,30 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    from lbm_bench._interrupts import handled
+    from lbm_bench._interrupts import handled, hide_undeliverable_interrupts
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    _hide_undeliverable_interrupts()
+    hide_undeliverable_interrupts()
     with handled():  # SIGTERM raises, so a killed command cleans up as for Ctrl-C
         return _run(args)
-
-
-#: The arguments of a table request as ``lbm-bench generate`` spells them.
-REQUEST_FLAGS = {"target_risk": "--risk", "n_rows": "--shape", "n_cols": "--shape",
-                 "n_row_clusters": "--clusters", "n_col_clusters": "--clusters"}
-
-
-def _in_request_flags(message: str) -> str:
-    """``message`` of a refused table request with its arguments named by their flags
-    (``target_risk must lie in (0, 1)`` becomes ``--risk must lie in (0, 1)``, ``target_risk=0.95
-    cannot be reached`` ``--risk 0.95 cannot be reached``)."""
-    import re
-
-    for name, flag in REQUEST_FLAGS.items():
-        message = re.sub(rf"(?<![\w-]){name}[= ]", f"{flag} ", message)  # a name, not a formula's n_rows*n_cols
-    return message
-
-
-def _stop_workers_quietly() -> None:
-    """Kill the local workers of a stopped command before it prints its one line (a second
-    signal meanwhile changes nothing: the command is stopping already)."""
-    from lbm_bench.protocol.workers import stop_local_workers
-
-    try:
-        stop_local_workers(kill=True)
-    except BaseException:  # noqa: BLE001 - stopping: whatever happens, the one line follows
-        pass
 
 
 def _run(args: argparse.Namespace) -> int:
     """Run the parsed command; its exit status (errors as one line)."""
     from lbm_bench._interrupts import Terminated
-    from lbm_bench.protocol.workers import stop_local_workers
+    from lbm_bench.protocol.workers import kill_local_workers, stop_local_workers
 
     try:
         status = int(args.run(args) or 0)
         stop_local_workers()  # here, not at exit: a Ctrl-C meanwhile gives one line
         return status
     except Terminated:
-        _stop_workers_quietly()
+        kill_local_workers()
         print("lbm-bench: terminated", file=sys.stderr)
         return EXIT_TERMINATED
     except KeyboardInterrupt:
-        _stop_workers_quietly()
+        kill_local_workers()
         print("lbm-bench: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (``lbm-bench info T | head``): stop quietly

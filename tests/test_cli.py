@@ -209,12 +209,12 @@ def test_an_interrupt_inside_a_finalizer_is_not_shown_as_a_traceback(monkeypatch
     would print "Exception ignored in ..." and a traceback under "interrupted"."""
     from types import SimpleNamespace
 
-    from lbm_bench import cli
+    from lbm_bench._interrupts import hide_undeliverable_interrupts
 
     shown = []
     monkeypatch.setattr(sys, "unraisablehook", shown.append)
-    cli._hide_undeliverable_interrupts()
-    cli._hide_undeliverable_interrupts()  # once only, however many times main runs
+    hide_undeliverable_interrupts()
+    hide_undeliverable_interrupts()  # once only, however many times main runs
     interrupt, other = SimpleNamespace(exc_value=KeyboardInterrupt()), SimpleNamespace(exc_value=ValueError("x"))
     sys.unraisablehook(interrupt)
     sys.unraisablehook(other)

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from lbm_bench._validation import check_choice, check_count
 
-__all__ = ["BACKENDS", "check_backend", "joblib_backend", "stop_local_workers"]
+__all__ = ["BACKENDS", "check_backend", "joblib_backend", "kill_local_workers", "stop_local_workers"]
 
 #: The backends ``--backend`` accepts.
 BACKENDS = ("loky", "dask")
@@ -96,3 +96,13 @@ def stop_local_workers(*, kill: bool = False) -> None:
     executor = getattr(reusable_executor, "_executor", None)
     if executor is not None:
         executor.shutdown(wait=True, kill_workers=kill)
+
+
+def kill_local_workers() -> None:
+    """:func:`stop_local_workers` for a stopped command (Ctrl-C, SIGTERM): workers still busy
+    are killed, before the command prints its one line; a second signal meanwhile changes
+    nothing (the command is stopping already)."""
+    try:
+        stop_local_workers(kill=True)
+    except BaseException:  # noqa: BLE001 - stopping: whatever happens, the one line follows
+        pass
