@@ -16,11 +16,16 @@ The protocol
     clusters, target risk, criterion) and :class:`GenerationSettings` (how),
     :func:`calibrate_scale` (step 3), :func:`generate_table` (step 4),
     :class:`Table`, :func:`save_table`, :func:`load_table`.
+A user's own table
+    :func:`read_user_table` (``.npy``, ``.npz``, ``.mtx``, CSV/TSV, ``.h5ad``, table
+    files) into a :class:`UserTable`, with :func:`check_user_values` for a family.
 Scoring
     :func:`evaluate`, :mod:`lbm_bench.metrics` (ARI, CARI, l_item, conditional risk...);
     :func:`run_benchmark` (co-clustering algorithms over a release, on one of the benchmark's tracks).
 Algorithms
     :func:`select_lbm` (the numbers of clusters chosen by ICL) and its :class:`LBMSelection`;
+    :func:`fit_design` (a design fitted to a user's table: tables like it at any risk) and its
+    :class:`FittedDesign`, design files (:func:`read_design_file`, :class:`DesignFile`);
     the baselines are in :mod:`lbm_bench.algorithms`.
 Pictures
     :func:`plot_table` (matplotlib, the ``plots`` extra).
@@ -42,6 +47,7 @@ True
 from lbm_bench import metrics
 from lbm_bench._version import __version__
 from lbm_bench.algorithms import LBMSelection, select_lbm
+from lbm_bench.fitting import FittedDesign, fit_design
 from lbm_bench.inference.bayes import FloorCertificate, bayes_labels, floor_certificate
 from lbm_bench.inference.classifier import MapResult, map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
@@ -60,6 +66,7 @@ from lbm_bench.models import (
     random_design,
     random_model,
 )
+from lbm_bench.models.design_file import DesignFile, DesignFileError, read_design_file
 from lbm_bench.plotting import plot_table
 from lbm_bench.protocol.calibration import calibrate_scale
 from lbm_bench.protocol.generate import RejectionError, generate_table
@@ -70,11 +77,15 @@ from lbm_bench.release import build_release, fetch_release, load_release, load_r
 from lbm_bench.scoring.benchmark import run_benchmark
 from lbm_bench.scoring.evaluate import Report, evaluate
 from lbm_bench.storage import FormatError, load_table, save_table
+from lbm_bench.storage.user_data import UserTable, UserTableError, check_user_values, read_user_table
 
 __all__ = [
     "BernoulliLBM",
     "CalibrationResult",
     "CategoricalLBM",
+    "DesignFile",
+    "DesignFileError",
+    "FittedDesign",
     "FloorCertificate",
     "FormatError",
     "GaussianLBM",
@@ -93,12 +104,16 @@ __all__ = [
     "Table",
     "TableData",
     "TableRequest",
+    "UserTable",
+    "UserTableError",
     "bayes_labels",
     "build_release",
     "calibrate_scale",
+    "check_user_values",
     "evaluate",
     "family_names",
     "fetch_release",
+    "fit_design",
     "find_symmetry",
     "floor_certificate",
     "generate_table",
@@ -113,6 +128,8 @@ __all__ = [
     "plot_table",
     "random_design",
     "random_model",
+    "read_design_file",
+    "read_user_table",
     "run_benchmark",
     "save_table",
     "select_lbm",

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 
-__all__ = ["Terminated", "Watch", "handled", "received", "watching"]
+__all__ = ["Terminated", "Watch", "handled", "hide_undeliverable_interrupts", "received", "watching"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -104,3 +105,20 @@ def watching() -> Iterator[Watch]:
         yield Watch(enabled=True)
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def hide_undeliverable_interrupts() -> None:
+    """A Ctrl-C that arrives while Python runs a finalizer (a weakref callback, a
+    ``__del__``) cannot stop the program there, and Python prints it as "Exception
+    ignored in ..." with a traceback. The command line shows an interrupt as one line,
+    so it hides those; other exceptions raised in finalizers are shown as before."""
+    hook = sys.unraisablehook
+    if getattr(hook, "hides_interrupts", False):
+        return
+
+    def unraisable(info) -> None:
+        if not isinstance(info.exc_value, KeyboardInterrupt):
+            hook(info)
+
+    unraisable.hides_interrupts = True
+    sys.unraisablehook = unraisable

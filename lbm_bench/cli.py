@@ -1,4 +1,4 @@
-"""Command line: ``lbm-bench generate | info | show | evaluate | build | verify | fetch | benchmark``.
+"""Command line: ``lbm-bench generate | fit | info | show | evaluate | build | verify | fetch | benchmark``.
 
 Every error that comes from the user's input (a bad argument, a file that is not
 a table, a target that cannot be reached) is printed as one line on stderr with a
@@ -76,9 +76,13 @@ def _command(sub, run: Callable[[argparse.Namespace], int], summary: str) -> arg
 def _add_generate(sub) -> None:
     p = _command(sub, _run_generate, "generate one calibrated table and write it as HDF5")
     kinds = ", ".join(f"{family.kind} ({family.presentation.entries})" for family in FAMILIES)
-    p.add_argument("--kind", required=True, choices=family_names(), help=f"family of the blocks: {kinds}")
-    p.add_argument("--shape", required=True, type=_pair, metavar="ROWSxCOLS", help="e.g. 200x100")
-    p.add_argument("--clusters", required=True, type=_pair, metavar="GxM", help="e.g. 3x2")
+    p.add_argument("--kind", choices=family_names(), help=f"family of the blocks: {kinds}")
+    p.add_argument("--shape", type=_pair, metavar="ROWSxCOLS",
+                   help="e.g. 200x100 (with --design: default, the source table's shape)")
+    p.add_argument("--clusters", type=_pair, metavar="GxM", help="e.g. 3x2")
+    p.add_argument("--design", type=Path, default=None, metavar="DESIGN.toml",
+                   help="a design file (lbm-bench fit): calibrate tables like its source instead of a random "
+                   "design; it fixes the kind, the clusters and the model options")
     p.add_argument("--risk", required=True, type=float, help="target conditional risk, e.g. 0.1")
     p.add_argument("--seed", type=int, default=None, help="seed (recorded in the file)")
     p.add_argument("-o", "--output", required=True, type=Path, help="output .h5 file")
@@ -106,23 +110,39 @@ def _run_generate(args: argparse.Namespace) -> int:
     """Calibrate a latent block model to a target conditional risk, draw a table that meets it by
     rejection sampling, and write it with its Gibbs label sets.
     """
+    from lbm_bench.protocol.from_design import design_request
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.protocol.memory import MemoryLimitError
-    from lbm_bench.protocol.request import TableRequest
+    from lbm_bench.protocol.request import TableRequest, request_in_flags
     from lbm_bench.protocol.workers import check_backend
     from lbm_bench.storage import save_table
 
     check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
     settings = GenerationSettings.from_cli(args)
-    request = TableRequest(args.kind, *args.shape, *args.clusters, args.risk,
-                           model_options=ModelOptions.from_cli(args), **RequestOptions.from_cli(args).to_record())
+    options, design = ModelOptions.from_cli(args), None
+    try:  # a refused request names its arguments as the command line spells them
+        if args.design is not None:  # the design fixes the kind, the clusters and the model options
+            given = {f"--{name.replace('_', '-')}": value for name, value in options.design_options().items()}
+            request, design = design_request(args.design, args.risk, *(args.shape or (None, None)), kind=args.kind,
+                                             clusters=args.clusters or (None, None), options=given,
+                                             **RequestOptions.from_cli(args).to_record())
+        elif absent := [flag for flag in ("--kind", "--shape", "--clusters") if getattr(args, flag[2:]) is None]:
+            raise ValueError(f"{', '.join(absent)} required (or --design DESIGN.toml)")
+        else:
+            request = TableRequest(args.kind, *args.shape, *args.clusters, args.risk, model_options=options,
+                                   **RequestOptions.from_cli(args).to_record())
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(request_in_flags(str(exc))) from None
     check_backend(args.backend, settings.jobs, args.scheduler)
     start = time.perf_counter()
     try:
         table = generate_table(request, settings=settings, max_memory=args.max_memory, backend=args.backend,
-                               scheduler=args.scheduler, progress=_show_progress(args), rng=args.seed)
+                               scheduler=args.scheduler, progress=_show_progress(args), rng=args.seed,
+                               design=design)
     except MemoryLimitError as exc:  # estimated once, by generate_table: named as the options here
         raise exc.in_style("cli") from None
+    except (TypeError, ValueError) as exc:  # a request that cannot be met, named as the command line spells it
+        raise type(exc)(request_in_flags(str(exc))) from None
     try:
         save_table(table, args.output, overwrite=args.force)
     except FileExistsError:
@@ -131,6 +151,46 @@ def _run_generate(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(table.summary())
         print(f"wrote {args.output} in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+def _add_fit(sub) -> None:
+    p = _command(sub, _run_fit, "fit a design to your own table and write it as a design file (TOML)")
+    p.add_argument("data", type=Path, help="the table: .npy, .npz, .mtx, .csv/.tsv, .h5ad or .h5 (NaN: missing)")
+    p.add_argument("--max-clusters", type=_pair, default=(8, 8), metavar="GxM", help="largest counts (default 8x8)")
+    kinds = ", ".join(f"{family.kind} ({family.presentation.entries})" for family in FAMILIES)
+    p.add_argument("--kind", choices=family_names(), help=f"family of the blocks (default: inferred): {kinds}")
+    p.add_argument("-o", "--output", required=True, type=Path, help="output design file (.toml)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.add_argument("--seed", type=int, default=0, help="seed of the model selection and the certification")
+    p.add_argument("--samples", type=int, default=1000, metavar="N", help="Gibbs sets of the certified floor")
+    p.add_argument("--no-certify", action="store_true", help="do not certify the fitted model's own floor")
+    p.add_argument("--jobs", type=int, default=1, help="parallel EM runs of the model selection")
+    p.add_argument("--format", default=None, help="the file's format, instead of the one its name says")
+    p.add_argument("--delimiter", default=None, help="text files: the delimiter")
+    p.add_argument("--max-memory", default=None, metavar="SIZE", help="refuse a table that needs more to read")
+    p.add_argument("-q", "--quiet", action="store_true", help="no summary")
+
+
+def _run_fit(args: argparse.Namespace) -> int:
+    """Fit a design to your table (family, counts by exact ICL, proportions, blocks, effects, density,
+    missing rates), certify the fitted model's own floor, and write the design file that
+    `lbm-bench generate --design` calibrates tables like yours from (docs/design-files.md)."""
+    from lbm_bench.fitting import fit_design
+    from lbm_bench.storage.user_data import read_user_table
+
+    check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
+    table = read_user_table(args.data, kind=args.kind, format=args.format, delimiter=args.delimiter,
+                            max_memory=args.max_memory, style="cli")
+    fitted = fit_design(table, args.max_clusters, kind=args.kind, certify=not args.no_certify,
+                        n_samples=args.samples, jobs=args.jobs, rng=args.seed)
+    try:
+        digest = fitted.save(args.output, overwrite=args.force)
+    except FileExistsError:
+        raise ValueError(f"output {args.output} was created by another process meanwhile; not replaced") from None
+    if not args.quiet:
+        print(fitted.summary())
+        print(f"wrote {args.output} (sha256 {digest[:16]}...)")
     return 0
 
 
@@ -455,7 +515,7 @@ def _run_benchmark(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if failed else 0
 
 
-_COMMANDS: list[Callable] = [_add_generate, _add_info, _add_show, _add_evaluate, _add_build, _add_verify,
+_COMMANDS: list[Callable] = [_add_generate, _add_fit, _add_info, _add_show, _add_evaluate, _add_build, _add_verify,
                              _add_fetch, _add_benchmark]
 
 
@@ -474,23 +534,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _hide_undeliverable_interrupts() -> None:
-    """A Ctrl-C that arrives while Python runs a finalizer (a weakref callback, a
-    ``__del__``) cannot stop the program there, and Python prints it as "Exception
-    ignored in ..." with a traceback. The command line shows an interrupt as one line,
-    so it hides those; other exceptions raised in finalizers are shown as before."""
-    hook = sys.unraisablehook
-    if getattr(hook, "hides_interrupts", False):
-        return
-
-    def unraisable(info) -> None:
-        if not isinstance(info.exc_value, KeyboardInterrupt):
-            hook(info)
-
-    unraisable.hides_interrupts = True
-    sys.unraisablehook = unraisable
-
-
 def _silence_stdout() -> None:
     """Point stdout at the null device, so that the interpreter's final flush of what
     is left in its buffer does not fail again on the closed pipe."""
@@ -503,11 +546,11 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    from lbm_bench._interrupts import handled
+    from lbm_bench._interrupts import handled, hide_undeliverable_interrupts
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    _hide_undeliverable_interrupts()
+    hide_undeliverable_interrupts()
     with handled():  # SIGTERM raises, so a killed command cleans up as for Ctrl-C
         return _run(args)
 
@@ -515,17 +558,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """Run the parsed command; its exit status (errors as one line)."""
     from lbm_bench._interrupts import Terminated
+    from lbm_bench.protocol.workers import kill_local_workers, stop_local_workers
 
     try:
         status = int(args.run(args) or 0)
-        from lbm_bench.protocol.workers import stop_local_workers
-
         stop_local_workers()  # here, not at exit: a Ctrl-C meanwhile gives one line
         return status
     except Terminated:
+        kill_local_workers()
         print("lbm-bench: terminated", file=sys.stderr)
         return EXIT_TERMINATED
     except KeyboardInterrupt:
+        kill_local_workers()
         print("lbm-bench: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (``lbm-bench info T | head``): stop quietly

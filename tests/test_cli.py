@@ -96,6 +96,8 @@ def test_evaluate_a_format_1_0_file_says_it_has_no_floor(tmp_path, capsys):
          "expected two integers"),
         (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.95", "-o", "x.h5"],
          "cannot be reached"),
+        (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "5.5", "-o", "x.h5"],
+         "error: --risk must lie in (0, 1), got 5.5"),  # the request's arguments named as flags (issue 35)
         (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",
           "--samples", "0", "-o", "x.h5"], "--samples must be >= 1"),
         (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",
@@ -207,12 +209,12 @@ def test_an_interrupt_inside_a_finalizer_is_not_shown_as_a_traceback(monkeypatch
     would print "Exception ignored in ..." and a traceback under "interrupted"."""
     from types import SimpleNamespace
 
-    from lbm_bench import cli
+    from lbm_bench._interrupts import hide_undeliverable_interrupts
 
     shown = []
     monkeypatch.setattr(sys, "unraisablehook", shown.append)
-    cli._hide_undeliverable_interrupts()
-    cli._hide_undeliverable_interrupts()  # once only, however many times main runs
+    hide_undeliverable_interrupts()
+    hide_undeliverable_interrupts()  # once only, however many times main runs
     interrupt, other = SimpleNamespace(exc_value=KeyboardInterrupt()), SimpleNamespace(exc_value=ValueError("x"))
     sys.unraisablehook(interrupt)
     sys.unraisablehook(other)
@@ -316,6 +318,8 @@ _WRITERS = {
     "benchmark": lambda out, force: ["benchmark", str(REPO / "tests" / "data"), "--algorithm", "cem", "--out",
                                      str(out), "-q"],
     "fetch": lambda out, force: ["fetch", "https://example.invalid/r.tar.gz", "--cache", str(out), "-q"],
+    "fit": lambda out, force: ["fit", str(REPO / "tests" / "data" / "table_v1.h5"), "-o", str(out), "-q"]
+                              + (["--force"] if force else []),
 }
 
 
@@ -331,7 +335,7 @@ def test_an_unwritable_output_is_refused_before_the_work(command, tmp_path, caps
 
     (tmp_path / "afile").write_text("a file")
     (tmp_path / "adir").mkdir()
-    files = command in ("generate", "show")
+    files = command in ("generate", "show", "fit")
     cases = [(tmp_path / "afile" / "out", "afile is a file, not a folder")]
     cases.append((tmp_path / "adir", "is a directory") if files else (tmp_path / "afile", "is a file, not a folder"))
     for out, words in cases:

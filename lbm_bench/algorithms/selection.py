@@ -14,9 +14,13 @@
     candidates ranked by their criterion before any EM and the best few refined by EM;
     the ascent goes on a few steps past the best cell; then every cell at or above the
     best one proposes merges of two of its clusters (ranked from the block sums alone,
-    which add up), refined the same way; and ``n_init`` k-means++ starts are made at the
-    best cell and at the two cells with one more cluster, where a search that stops
-    too early misses the counts. Rounds repeat until the best criterion stops growing.
+    which add up), refined the same way; and k-means++ starts are made at the best cell
+    (``n_init``) and at the three cells with one more cluster on one side or both (half as
+    many), where a search that stops too early misses the counts. Rounds repeat until the
+    best criterion stops growing. Before returning, the search checks the cells next to its
+    choice (issue 34): k-means++ starts at those no round started, the merges and splits
+    that lead from each back to the choice, and runs from the chosen labelling with a
+    quarter of its rows and columns moved at random; it goes on from any better cell.
 
 Every EM run is a task of its own; the random draws (k-means++ seedings) are made in
 the main process from ``SeedSequence`` children spawned in a fixed order, so that the
@@ -26,6 +30,7 @@ every task).
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -61,6 +66,14 @@ PATIENCE = 2
 MAX_ROUNDS = 4
 #: Lloyd iterations of the 2-means that splits a cluster.
 SPLIT_ITER = 10
+#: Shares of ``n_init`` (rounded up) the k-means++ starts of each cell with one more cluster
+#: in a round of the path search, and of each other cell next to the choice before it returns.
+UP_STARTS = 0.5
+NEIGHBOUR_STARTS = 0.1
+#: Runs from the chosen labelling perturbed, before the path search returns, and the
+#: probability that a row or column is moved to a cluster drawn at random.
+RESTARTS = 6
+PERTURB = 0.25
 
 
 @dataclass(frozen=True)
@@ -333,20 +346,81 @@ def _path(search: _Search, n_init: int, root: np.random.SeedSequence) -> None:
     n_rows, n_cols = search.criterion.shape
     search.run([(1, 1, np.zeros(n_rows, np.int64), np.zeros(n_cols, np.int64))])
     explored: set = set()
-    started: set = set()
-    for round_seed in root.spawn(MAX_ROUNDS):
+    started: dict = {}  # k-means++ starts made at each cell
+    for number, round_seed in enumerate(root.spawn(MAX_ROUNDS + 1)):
         before = search.value(search.best())
         rng = np.random.default_rng(round_seed)
-        top = _ascend(search, search.best(), explored, rng)
-        _descend(search, explored, top)
-        g, m = search.best()
-        cells = [c for c in ((g, m), (g + 1, m), (g, m + 1)) if search.inside(c) and c not in started]
-        started.update(cells)
-        search.run([task for cell in cells for task in search.starts(cell, n_init, rng)])
-        for cell in cells:
-            _descend(search, explored, cell)
-        if search.value(search.best()) <= before:
+        if number < MAX_ROUNDS:
+            _round(search, n_init, explored, started, rng)
+            if search.value(search.best()) > before:
+                continue
+        chosen = search.best()
+        _check(search, n_init, explored, started, rng)
+        if search.best() == chosen:  # no better model next to it (a better labelling of it, maybe)
             break
+
+
+def _round(search: _Search, n_init: int, explored: set, started: dict, rng: np.random.Generator) -> None:
+    """One round of the path: the ascent from the best cell, the descent from its top, and
+    k-means++ starts at the best cell (``n_init`` in all) and at the three cells with one
+    more cluster on one side or both (``UP_STARTS`` of ``n_init`` each), where a search that
+    stops too early misses the counts (the ascent reaches the cell with one more cluster on
+    both sides from splits alone). ``started`` counts the starts made at each cell."""
+    top = _ascend(search, search.best(), explored, rng)
+    _descend(search, explored, top)
+    g, m = search.best()
+    wanted = {(g, m): n_init, **{c: _starts(UP_STARTS, n_init) for c in ((g + 1, m), (g, m + 1), (g + 1, m + 1))}}
+    more = {c: n - started.get(c, 0) for c, n in wanted.items() if search.inside(c) and n > started.get(c, 0)}
+    for cell, n in more.items():
+        started[cell] = started.get(cell, 0) + n
+    search.run([task for cell, n in more.items() for task in search.starts(cell, n, rng)])
+    for cell in more:
+        _descend(search, explored, cell)
+
+
+def _starts(share: float, n_init: int) -> int:
+    return max(1, math.ceil(share * n_init))
+
+
+def _check(search: _Search, n_init: int, explored: set, started: dict, rng: np.random.Generator) -> None:
+    """Before the path returns: k-means++ starts at the cells next to the best one that no
+    round started (``NEIGHBOUR_STARTS`` of ``n_init`` each: a cluster less on one side or
+    both, or less on one and more on the other), the moves that lead from each cell next to
+    it back to it (merges from the cells above, splits from those below), and ``RESTARTS``
+    runs from the best labelling perturbed. The search goes on from a better cell."""
+    g, m = search.best()
+    around = [(g + a, m + b) for a in (-1, 0, 1) for b in (-1, 0, 1)
+              if (a, b) != (0, 0) and search.inside((g + a, m + b))]
+    cells = {c: _starts(NEIGHBOUR_STARTS, n_init) for c in around if c not in started}
+    started.update(cells)
+    search.run([task for cell, n in cells.items() for task in search.starts(cell, n, rng)])
+    tasks = []
+    for cell in around:
+        mark = ("split", cell, search.cells[cell].version) if cell in search.cells else None
+        if sum(cell) < g + m and mark is not None and mark not in explored:
+            explored.add(mark)
+            tasks += _split_tasks(search, cell, rng)
+    search.run(tasks)
+    for cell in around:
+        if sum(cell) > g + m:
+            _descend(search, explored, cell)
+    _restarts(search, search.best(), rng)
+
+
+def _restarts(search: _Search, key: tuple[int, int], rng: np.random.Generator) -> None:
+    """``RESTARTS`` runs at the cell ``key``, each from its best labelling so far with every
+    row and column moved to a cluster drawn at random with probability ``PERTURB``."""
+    g, m = key
+    if g == 1 and m == 1:
+        return
+    for _ in range(RESTARTS):
+        cell = search.cells[key]
+        rows, cols = cell.rows.copy(), cell.cols.copy()
+        moved_rows, moved_cols = rng.random(rows.size) < PERTURB, rng.random(cols.size) < PERTURB
+        rows[moved_rows] = rng.integers(0, g, int(moved_rows.sum()))
+        cols[moved_cols] = rng.integers(0, m, int(moved_cols.sum()))
+        if np.unique(rows).size == g and np.unique(cols).size == m:
+            search.run([(g, m, rows, cols)])
 
 
 _SEARCH_FUNCTIONS: dict[str, Callable[[_Search, int, np.random.SeedSequence], None]] = {"path": _path, "grid": _grid}

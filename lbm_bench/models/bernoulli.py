@@ -159,6 +159,10 @@ class BernoulliDesigns(Designs):
         probs = np.clip(probs, PROB_FLOOR, 1 - PROB_FLOOR)
         return BernoulliLBM(design.row_proportions, design.col_proportions, probs)
 
+    def model_from_natural(self, design: Any, natural: np.ndarray) -> BernoulliLBM:
+        probs = np.clip(special.expit(natural[0]), PROB_FLOOR, 1 - PROB_FLOOR)
+        return BernoulliLBM(design.row_proportions, design.col_proportions, probs, sparse=design.density is not None)
+
 
 class BernoulliEstimation(Estimation):
     inference_order = 0

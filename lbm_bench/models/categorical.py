@@ -291,6 +291,19 @@ class CategoricalDesigns(Designs):
             probs /= probs.sum(axis=2, keepdims=True)
         return CategoricalLBM(design.row_proportions, design.col_proportions, probs)
 
+    def options_of(self, design: Any) -> dict[str, Any]:
+        return {"categories": int(design.pattern.shape[2])}
+
+    def model_from_natural(self, design: Any, natural: np.ndarray) -> CategoricalLBM:
+        logits = np.concatenate([np.zeros((1,) + natural.shape[1:]), natural])  # category 0: the reference
+        logits -= logits.max(axis=0, keepdims=True)
+        probs = np.moveaxis(portable.exp(logits), 0, 2)
+        probs /= probs.sum(axis=2, keepdims=True)
+        if probs.min() < PROB_FLOOR:
+            probs = np.maximum(probs, PROB_FLOOR)
+            probs /= probs.sum(axis=2, keepdims=True)
+        return CategoricalLBM(design.row_proportions, design.col_proportions, probs)
+
 
 class CategoricalEstimation(Estimation):
     default_icl = "exact-icl"

@@ -32,6 +32,7 @@ from lbm_bench._docstrings import fill_doc
 from lbm_bench._records import flag, setting, spread
 from lbm_bench._validation import check_count, check_positive_float
 from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.block_path import BlockPath
 from lbm_bench.models.family import Family
 from lbm_bench.models.missing import (
     DEFAULT_SPREAD,
@@ -108,6 +109,13 @@ class ModelDesign:
     missing : MissingDesign or None
         How the tables' entries go missing (:mod:`lbm_bench.models.missing`); None:
         complete tables.
+    path : BlockPath or None
+        A design fitted to a table (:func:`lbm_bench.fit_design`): the natural parameters its
+        scale moves along (:mod:`lbm_bench.models.block_path`; scale 1 is the fitted model),
+        and ``pattern`` holds the fitted blocks' first parameter, ``dispersion`` ones. None:
+        a random design, whose family turns a scale into a model.
+    digest : str or None
+        SHA-256 of the design file it was read from (:mod:`lbm_bench.models.design_file`).
     """
 
     family: Family
@@ -120,9 +128,13 @@ class ModelDesign:
     col_effects: np.ndarray | None = field(default=None)
     density: float | None = None
     missing: MissingDesign | None = None
+    path: BlockPath | None = field(default=None, compare=False, repr=False)
+    digest: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "family", as_family(self.family))
+        if self.path is not None and self.path.block_shape != self.block_shape:
+            raise ValueError(f"the path's blocks {self.path.block_shape} are not the design's {self.block_shape}")
 
     @property
     def memo(self) -> dict:
@@ -155,7 +167,10 @@ class ModelDesign:
         (2, 3)
         """
         scale = check_positive_float("scale", scale)
-        model = self.family.designs.model_at_scale(self, scale)
+        if self.path is not None:
+            model = self.family.designs.model_on_path(self, scale)
+        else:
+            model = self.family.designs.model_at_scale(self, scale)
         if self.missing is not None and self.missing.informative:
             model = model.with_missing_probs(self.missing_probs(scale))
         return model
@@ -166,6 +181,24 @@ class ModelDesign:
         if self.missing is None:
             return None
         return self.missing.block_probs(self.row_proportions, self.col_proportions, scale)
+
+    def at_shape(self, n_rows: int, n_cols: int, *, rng: np.random.Generator | int | None = None) -> ModelDesign:
+        """The design for tables of another shape: the same proportions and blocks, and row and
+        column effects (when it has some of other lengths) drawn with replacement from its own,
+        normalised to mean one (the same design when the lengths already match).
+
+        Examples
+        --------
+        >>> design = random_design("poisson", 2, 2, effects=(30, 20), rng=0)
+        >>> design.at_shape(60, 10, rng=1).row_effects.shape
+        (60,)
+        """
+        if self.row_effects is None or (len(self.row_effects), len(self.col_effects)) == (n_rows, n_cols):
+            return self
+        rng = np.random.default_rng(rng)
+        rows = rng.choice(self.row_effects, size=check_count("n_rows", n_rows), replace=True)
+        cols = rng.choice(self.col_effects, size=check_count("n_cols", n_cols), replace=True)
+        return replace(self, row_effects=rows / rows.mean(), col_effects=cols / cols.mean())
 
     def without_effects(self) -> ModelDesign:
         """The same design without row and column effects (blocks at unit exposure)."""
@@ -186,6 +219,9 @@ class ModelDesign:
             out["col_effects"] = self.col_effects
         if self.density is not None:
             out["density"] = self.density
+        if self.path is not None:
+            out["path_natural"] = self.path.natural
+            out["path_centre"] = self.path.centre
         return out
 
 

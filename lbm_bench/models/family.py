@@ -19,7 +19,8 @@ attribute                  facet                   asked by
 ``family.options``         :class:`Options`        requests, release specs and ids, the CLI,
                                                    the memory guard
 ``family.designs``         :class:`Designs`        :func:`~lbm_bench.models.design.random_design`,
-                                                   ``ModelDesign.model`` (a scale to a model)
+                                                   ``ModelDesign.model`` (a scale to a model,
+                                                   fitted designs too)
 ``family.estimation``      :class:`Estimation`     the EM baselines, model selection (ICL),
                                                    the inference of a table's family
 =========================  ======================  ==============================================
@@ -201,6 +202,24 @@ class Designs(_Facet):
         ``scale``: monotone, larger is easier, and at scale 0 every block is the same."""
         raise NotImplementedError  # pragma: no cover
 
+    def options_of(self, design: Any) -> dict[str, Any]:
+        """The family's own design options a request for tables of ``design`` carries (a
+        sparse design's ``density``; categorical blocks add ``categories``)."""
+        return {} if design.density is None else {"density": design.density}
+
+    def model_from_natural(self, design: Any, natural: np.ndarray) -> LatentBlockModel:
+        """The model with the proportions, effects and storage of ``design`` and the blocks of
+        natural parameters ``natural`` (n_stats, g, m), kept in the family's domain (floored
+        probabilities, positive variances): a fitted design's model at a scale
+        (:mod:`lbm_bench.models.block_path`)."""
+        raise NotImplementedError(f"{self.family.kind} designs cannot be fitted")  # pragma: no cover
+
+    def model_on_path(self, design: Any, scale: float) -> LatentBlockModel:
+        """The model of a fitted design (``design.path``, a
+        :class:`~lbm_bench.models.block_path.BlockPath`) at ``scale``: scale 1 is the fitted
+        model, scale 0 every block at the table's overall level."""
+        return self.model_from_natural(design, design.path.at(scale))
+
 
 class Estimation(_Facet):
     """What the EM baselines and the model selection ask of a family (:mod:`lbm_bench.algorithms`).
@@ -241,6 +260,12 @@ class Estimation(_Facet):
         table's variance) is one pseudo-entry every block variance is shrunk towards (Gaussian
         blocks: a block of one or two observed entries is not fitted exactly)."""
         raise NotImplementedError  # pragma: no cover
+
+    def fit_effects(self, data: Any, z: np.ndarray, w: np.ndarray, model: LatentBlockModel) -> LatentBlockModel | None:
+        """``model`` (fitted at the labels ``z``, ``w`` of the table ``data``, a
+        :class:`~lbm_bench.models.data.TableData`) with row and column effects fitted too, by
+        maximum likelihood at these labels; None for a family without effects (the default)."""
+        return None
 
     def placeholder(self, table: Any = None) -> LatentBlockModel:
         """A 1x1 model of the family without effects (its table check, statistics and base

@@ -46,6 +46,9 @@ from lbm_bench.models.checks import real_table, refuse_sparse
 from lbm_bench.models.family import Designs, Estimation, Family, Presentation, StorageCodec
 from lbm_bench.models.patterns import real_pattern
 
+#: A fitted design's block precisions are floored at this fraction of the largest one.
+PATH_PRECISION_FLOOR = 1e-8
+
 __all__ = ["GAUSSIAN", "GaussianLBM", "ICL_MEAN_WEIGHT", "ICL_SCALE", "ICL_SHAPE"]
 
 #: ``kappa0`` of the exact ICL's Normal-inverse-gamma prior: the prior of a block's mean
@@ -134,6 +137,14 @@ class GaussianDesigns(Designs):
     def model_at_scale(self, design: Any, scale: float) -> GaussianLBM:
         return GaussianLBM(design.row_proportions, design.col_proportions, scale * design.pattern,
                            portable.power(design.dispersion, scale))
+
+    def model_from_natural(self, design: Any, natural: np.ndarray) -> GaussianLBM:
+        # the precision -2 eta_2 floored: far past scale 1 a block less precise than the table's
+        # overall level would leave the domain
+        precision = -2.0 * natural[1]
+        precision = np.maximum(precision, PATH_PRECISION_FLOOR * float(precision.max()))
+        return GaussianLBM(design.row_proportions, design.col_proportions, natural[0] / precision,
+                           1.0 / np.sqrt(precision))
 
 
 class GaussianEstimation(Estimation):

@@ -54,6 +54,10 @@ __all__ = ["EFFECTS_SPREAD", "ICL_SHAPE", "POISSON", "PoissonLBM", "RATE_FLOOR"]
 EFFECTS_SPREAD = 0.3
 #: Estimated block rates are floored at this value.
 RATE_FLOOR = 1e-10
+#: Iterations of the alternating fit of row and column effects at fixed labels (``fit_effects``)...
+EFFECT_ITERATIONS = 30
+#: ... and the floor of a fitted effect (a row or column of zeros has none).
+EFFECT_FLOOR = 1e-3
 #: Shape of the Gamma prior of a block's rate in the exact ICL (its mean is the table's mean).
 ICL_SHAPE = 1.0
 #: Poisson effects are summarised by this many equal-count groups (group means) when
@@ -252,6 +256,13 @@ class PoissonDesigns(Designs):
             sparse=sparse,
         )
 
+    def model_from_natural(self, design: Any, natural: np.ndarray) -> PoissonLBM:
+        rates = np.maximum(portable.exp(natural[0]), RATE_FLOOR)
+        return PoissonLBM(
+            design.row_proportions, design.col_proportions, rates, design.row_effects, design.col_effects,
+            sparse=design.density is not None,
+        )
+
 
 class PoissonEstimation(Estimation):
     inference_order = 1
@@ -264,6 +275,41 @@ class PoissonEstimation(Estimation):
     def estimate_blocks(self, totals: np.ndarray, exposure: np.ndarray, var_floor: float,
                         prior_var: float = 0.0) -> dict[str, np.ndarray]:
         return {"rates": np.maximum(totals[0] / exposure, RATE_FLOOR)}
+
+    def fit_effects(self, data: Any, z: np.ndarray, w: np.ndarray, model: Any) -> PoissonLBM:
+        # Govaert and Nadif's contingency model at fixed labels: alternate the row effects, the
+        # column effects (each normalised to mean one) and the block rates, over observed entries
+        z, w = np.asarray(z), np.asarray(w)
+        g, m = model.block_shape
+        n_rows, n_cols = data.shape
+        missing = data.missing_indicator() if data.has_missing else None
+        row_sums, col_sums = data.row_totals(), data.col_totals()
+        rates = np.array(model.rates, dtype=np.float64)
+        mu, nu = np.ones(n_rows), np.ones(n_cols)
+        col_onehot, row_onehot = np.eye(m)[w], np.eye(g)[z]
+        for _ in range(EFFECT_ITERATIONS):
+            # expected row sums: sum_j M_ij nu_j rate[z_i, w_j]
+            per_class = nu @ col_onehot if missing is None else nu @ col_onehot - missing @ (nu[:, None] * col_onehot)
+            per_class = np.broadcast_to(per_class, (n_rows, m))
+            mu = row_sums / np.maximum(np.sum(rates[z] * per_class, axis=1), 1e-300)
+            mu = np.maximum(mu, EFFECT_FLOOR)
+            mu /= mu.mean()
+            per_class = mu @ row_onehot if missing is None else mu @ row_onehot - missing.T @ (mu[:, None] * row_onehot)
+            per_class = np.broadcast_to(per_class, (n_cols, g))
+            nu = col_sums / np.maximum(np.sum(rates.T[w] * per_class, axis=1), 1e-300)
+            nu = np.maximum(nu, EFFECT_FLOOR)
+            nu /= nu.mean()
+            fitted = PoissonLBM(model.row_proportions, model.col_proportions, rates, mu, nu)
+            totals, exposure = fitted.block_totals(data, z, w)
+            rates = np.maximum(totals[0] / np.maximum(exposure, 1e-300), RATE_FLOOR)
+        # the same means with effects of mean one within each class: the rates carry every
+        # difference between classes (what a fitted design's scale moves), the effects only the
+        # heterogeneity within a class
+        row_means = np.bincount(z, weights=mu, minlength=g) / np.maximum(np.bincount(z, minlength=g), 1)
+        col_means = np.bincount(w, weights=nu, minlength=m) / np.maximum(np.bincount(w, minlength=m), 1)
+        row_means, col_means = np.where(row_means > 0, row_means, 1.0), np.where(col_means > 0, col_means, 1.0)
+        rates = np.maximum(rates * np.outer(row_means, col_means), RATE_FLOOR)
+        return PoissonLBM(model.row_proportions, model.col_proportions, rates, mu / row_means[z], nu / col_means[w])
 
     def placeholder(self, table: Any = None) -> PoissonLBM:
         return PoissonLBM([1.0], [1.0], [[1.0]])

@@ -33,6 +33,7 @@ Without ``density``, ``data`` is a dense ndarray as before.
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -45,8 +46,10 @@ from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
 from lbm_bench.models.data import TableData
+from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.missing import MaskNoise, mask_table
 from lbm_bench.protocol.calibration import calibrate
+from lbm_bench.protocol.from_design import design_request, load_design
 from lbm_bench.protocol.memory import check_memory, estimate_request_memory
 from lbm_bench.protocol.request import TableRequest, request_from_arguments
 from lbm_bench.protocol.settings import GenerationSettings
@@ -81,7 +84,7 @@ def _progress_bar(enabled: bool, total: int | None, desc: str):
 
 @fill_doc
 def generate_table(
-    kind: str | TableRequest,
+    kind: str | TableRequest | None = None,
     n_rows: int | None = None,
     n_cols: int | None = None,
     n_row_clusters: int | None = None,
@@ -90,6 +93,7 @@ def generate_table(
     *,
     settings: GenerationSettings | None = None,
     calibration: CalibrationResult | None = None,
+    design: ModelDesign | str | os.PathLike | None = None,
     max_memory: int | str | None = None,
     jobs: int | None = None,
     backend: str | None = None,
@@ -115,6 +119,14 @@ def generate_table(
         :class:`~lbm_bench.GenerationSettings` when omitted.
     calibration : CalibrationResult, optional
         A calibration to reuse (its design and scale); computed when omitted.
+    design : ModelDesign, str or os.PathLike, optional
+        Calibrate this design's scale instead of drawing a random design: a design, or the
+        path of a design file (:func:`~lbm_bench.fit_design`, docs/design-files.md: tables
+        like a user's). It fixes the family, the clusters and the design options; give
+        ``target_risk`` and, unless the design has a shape of its own (a design file's source
+        table, or effects), ``n_rows`` and ``n_cols``. Another shape keeps the proportions
+        and draws row and column effects from the design's. See
+        :mod:`lbm_bench.protocol.from_design`.
     max_memory : int or str, optional
         Refuse the request up front (:class:`~lbm_bench.protocol.memory.MemoryLimitError`,
         a ValueError, one line with the estimate and what to change) when its
@@ -173,30 +185,37 @@ def generate_table(
     True
     """
     seed = resolve_seed(rng)
-    sizes = (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk)
     if jobs is not None:
         options = {**options, "jobs": jobs}
-    request, settings = request_from_arguments(kind, sizes, settings, options, caller="generate_table")
+    root = np.random.SeedSequence(seed)
+    if design is not None:
+        if calibration is not None:
+            raise TypeError("generate_table() takes a design or a calibration, not both")
+        request, settings, design = _design_arguments(design, kind, (n_rows, n_cols, n_row_clusters,
+                                                                     n_col_clusters, target_risk), settings, options)
+        design = design.at_shape(*request.shape, rng=np.random.default_rng(child_seed(child_seed(root, 0), 1)))
+    else:
+        sizes = (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk)
+        request, settings = request_from_arguments(kind, sizes, settings, options, caller="generate_table")
     if backend is not None or scheduler is not None:
         check_backend("loky" if backend is None else backend, settings.jobs, scheduler)
     estimate = estimate_request_memory(request, settings, calibrated=calibration is not None)
     check_memory(estimate, max_memory)
     if backend is None:
-        return _generate(request, settings, calibration, progress, seed)
+        return _generate(request, settings, calibration, design, progress, root, seed)
     with joblib_backend(backend, settings.jobs, scheduler):
-        return _generate(request, settings, calibration, progress, seed)
+        return _generate(request, settings, calibration, design, progress, root, seed)
 
 
 def _generate(request: TableRequest, settings: GenerationSettings, calibration: CalibrationResult | None,
-              progress: bool, seed: int) -> Table:
+              design: ModelDesign | None, progress: bool, root: np.random.SeedSequence, seed: int) -> Table:
     """The calibration and the rejection step of a checked request (:func:`generate_table`)."""
-    root = np.random.SeedSequence(seed)
     timings = {"calibration": 0.0, "rejection": 0.0, "gibbs": 0.0, "floor": 0.0}
     start = time.perf_counter()
     if calibration is None:
         with _progress_bar(progress, None, "calibration") as bar:
             calibration = calibrate(
-                request, settings, rng=np.random.default_rng(child_seed(root, 0)),
+                request, settings, design=design, rng=np.random.default_rng(child_seed(root, 0)),
                 callback=lambda scale, error: (
                     bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")
                 ),
@@ -236,6 +255,24 @@ def _generate(request: TableRequest, settings: GenerationSettings, calibration: 
         timings=timings, bayes_rows=floor.rows, bayes_cols=floor.cols, bayes_risk=floor.risk,
         criterion=request.criterion,
     )
+
+
+def _design_arguments(design, kind, sizes, settings, options) -> tuple[TableRequest, GenerationSettings, ModelDesign]:
+    """The request, settings and design of ``generate_table(design=...)`` (with a request made
+    by :func:`~lbm_bench.protocol.from_design.design_request`: the calibration checks they agree)."""
+    if isinstance(kind, TableRequest):
+        request, settings = request_from_arguments(kind, sizes, settings, options, caller="generate_table")
+        return request, settings, load_design(design)[0]
+    n_rows, n_cols, g, m, target = sizes
+    if target is None:
+        raise TypeError("generate_table(design=...) needs target_risk")
+    options = dict(options)
+    given = {name: options.pop(name) for name in list(options) if name in GenerationSettings.names()}
+    criterion = options.pop("criterion", "bayes")
+    request, design = design_request(design, target, n_rows, n_cols, kind=kind, clusters=(g, m),
+                                     criterion=criterion, options=options)
+    request, settings = request_from_arguments(request, (None,) * 5, settings, given, caller="generate_table")
+    return request, settings, design
 
 
 def stored_options(request: TableRequest, settings: GenerationSettings) -> dict[str, Any]:

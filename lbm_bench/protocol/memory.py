@@ -124,12 +124,17 @@ class MemoryLimitError(ValueError):
 
     def __init__(self, estimate: MemoryEstimate, limit: int, given: bool, style: str = "api") -> None:
         self.estimate, self.limit, self.given, self.style = estimate, limit, given, style
-        names = _names(style)
-        source = f"allowed by {names['max']}" if given else "available (MemAvailable)"
-        super().__init__(
-            f"the {estimate.what} needs about {estimate.describe()}, more than the "
-            f"{format_bytes(limit)} {source}; {_advice(estimate, names)}"
-        )
+        super().__init__(self._message(_names(style)))
+
+    def _message(self, names: dict[str, str]) -> str:
+        """The one line, naming the settings as ``names`` spell them (a subclass that refuses
+        another kind of request words its own subject and advice here)."""
+        return f"the {self.estimate.what} needs about {self._over()}; {_advice(self.estimate, names)}"
+
+    def _over(self) -> str:
+        """``'1.2 GiB (table ...), more than the 1 GiB allowed by max_memory='``."""
+        source = f"allowed by {_names(self.style)['max']}" if self.given else "available (MemAvailable)"
+        return f"{self.estimate.describe()}, more than the {format_bytes(self.limit)} {source}"
 
     def in_style(self, style: str) -> MemoryLimitError:
         """The same refusal naming the settings in ``style`` (the command line restyles the

@@ -25,6 +25,7 @@ ValueError: density is defined for the poisson and bernoulli kinds, got kind='ga
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,7 +37,7 @@ from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
-__all__ = ["CRITERIA", "RequestOptions", "TableRequest", "request_from_arguments"]
+__all__ = ["CRITERIA", "REQUEST_FLAGS", "RequestOptions", "TableRequest", "request_from_arguments", "request_in_flags"]
 
 #: What the target risk can apply to: the floor (the Bayes labels for l_item) or the
 #: X-only MAP labels (the paper's protocol).
@@ -206,3 +207,17 @@ def request_from_arguments(
     elif given:
         settings = settings.replace(**given)
     return request, settings
+
+
+#: The arguments of a table request as ``lbm-bench generate`` spells them (its refusals name them so).
+REQUEST_FLAGS = {"target_risk": "--risk", "n_rows": "--shape", "n_cols": "--shape",
+                 "n_row_clusters": "--clusters", "n_col_clusters": "--clusters"}
+
+
+def request_in_flags(message: str) -> str:
+    """``message`` of a refused table request with its arguments named by their flags
+    (``target_risk must lie in (0, 1)`` becomes ``--risk must lie in (0, 1)``, ``target_risk=0.95
+    cannot be reached`` ``--risk 0.95 cannot be reached``)."""
+    for name, flag in REQUEST_FLAGS.items():
+        message = re.sub(rf"(?<![\w-]){name}[= ]", f"{flag} ", message)  # a name, not a formula's n_rows*n_cols
+    return message

@@ -305,6 +305,9 @@ class Table:
             f"target risk {self.target_risk:.4f} (criterion: {self.criterion})",
         ]
         lines += self._missing_lines()
+        if self.design is not None and self.design.path is not None:
+            source = f", design file sha256 {self.design.digest}" if self.design.digest else ""
+            lines.append(f"design fitted to a table (scale 1: the fitted model){source}")
         if self.bayes_risk is not None:
             b = self.bayes_risk
             lines.append(

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from lbm_bench._validation import check_choice, check_count
 
-__all__ = ["BACKENDS", "check_backend", "joblib_backend", "stop_local_workers"]
+__all__ = ["BACKENDS", "check_backend", "joblib_backend", "kill_local_workers", "stop_local_workers"]
 
 #: The backends ``--backend`` accepts.
 BACKENDS = ("loky", "dask")
@@ -77,7 +77,7 @@ def joblib_backend(backend: str = "loky", n_jobs: int = 1, scheduler: str | None
             cluster.close()
 
 
-def stop_local_workers() -> None:
+def stop_local_workers(*, kill: bool = False) -> None:
     """Stop the local worker processes joblib keeps for reuse (loky) and wait for them.
 
     joblib leaves its workers running after the work, for the next call, and stops
@@ -85,9 +85,24 @@ def stop_local_workers() -> None:
     returns instead, where its Ctrl-C handling applies: an interrupt while the
     workers stop then prints its one line ("interrupted"), not a traceback from the
     exit hook. Does nothing when no worker was started.
+
+    With ``kill=True`` (a command stopped by Ctrl-C or SIGTERM), workers still busy are
+    killed rather than awaited, and the pool is taken down before the interpreter exits:
+    left to the exit hook, the killed pool's semaphores were reported as leaked by
+    loky's resource tracker, two warnings after the command's one line.
     """
     from joblib.externals.loky import reusable_executor
 
     executor = getattr(reusable_executor, "_executor", None)
     if executor is not None:
-        executor.shutdown(wait=True)
+        executor.shutdown(wait=True, kill_workers=kill)
+
+
+def kill_local_workers() -> None:
+    """:func:`stop_local_workers` for a stopped command (Ctrl-C, SIGTERM): workers still busy
+    are killed, before the command prints its one line; a second signal meanwhile changes
+    nothing (the command is stopping already)."""
+    try:
+        stop_local_workers(kill=True)
+    except BaseException:  # noqa: BLE001 - stopping: whatever happens, the one line follows
+        pass

@@ -92,7 +92,8 @@ def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
     from lbm_bench.protocol.calibration import calibrate
 
     start = time.perf_counter()
-    result = calibrate(config.request, config.settings, rng=config.calibration_seed)
+    design = None if config.design is None else config.design.at_shape(*config.shape, rng=config.calibration_seed)
+    result = calibrate(config.request, config.settings, design=design, rng=config.calibration_seed)
     return config.config_id, result, time.perf_counter() - start
 
 
@@ -492,7 +493,8 @@ def _check_spec_describes_its_tables(spec: ReleaseSpec) -> None:
     edited in Python): the release's spec.toml would not rebuild it."""
     from lbm_bench.release.spec import parse_spec
 
-    expanded = [(t.id, t.seed, t.calibration_seed, t.settings, t.request) for t in parse_spec(spec.source).tables]
+    expanded = [(t.id, t.seed, t.calibration_seed, t.settings, t.request)
+                for t in parse_spec(spec.source, base=spec.base).tables]
     if [(t.id, t.seed, t.calibration_seed, t.settings, t.request) for t in spec.tables] != expanded:
         raise ValueError(
             f"spec {spec.name}: its tables are not the ones its source describes, so the release's "
@@ -505,6 +507,11 @@ def write_spec_file(spec: ReleaseSpec, out: Path) -> str:
     (:func:`~lbm_bench.release.spec.spec_toml` of the spec when it was not read from a
     file), so that ``lbm-bench build OUT/spec.toml --out NEW`` rebuilds it; return its name."""
     text = spec.text if spec.text is not None else spec_toml(spec.source)
+    for path in sorted({t.design_path for t in spec.tables if t.design_path is not None}):
+        source, copy = (spec.base or Path()) / path, out / path  # beside the spec.toml that names it
+        if source.resolve() != copy.resolve():
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(copy, source.read_bytes())
     atomic_write_bytes(out / SPEC_FILE, text.encode("utf-8"))
     return SPEC_FILE
 

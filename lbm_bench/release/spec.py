@@ -49,7 +49,7 @@ SETTINGS: dict[str, Any] = GenerationSettings().to_record()
 MODEL_OPTIONS = set(ModelOptions.names())
 #: Options of the request a spec may set (in [defaults] or per [[grid]]): the criterion.
 REQUEST_OPTIONS: dict[str, Any] = RequestOptions().to_record()
-_GRID_KEYS = {"kinds", "shapes", "clusters", "risks", "replicates", "model_options"} | set(SETTINGS) | set(
+_GRID_KEYS = {"kinds", "shapes", "clusters", "risks", "replicates", "model_options", "design"} | set(SETTINGS) | set(
     REQUEST_OPTIONS
 )
 _RELEASE_KEYS = {"name", "version", "seed", "description", "license", "citation", "date", "creator", "url"}
@@ -66,6 +66,10 @@ class TableSpec:
     settings: GenerationSettings
     seed: int
     calibration_seed: int
+    #: The grid's design file (``design = "path.toml"``, relative to the spec) and the design
+    #: read from it; None for random designs.
+    design_path: str | None = None
+    design: Any = field(default=None, compare=False, repr=False)
 
     @property
     def filename(self) -> str:
@@ -108,6 +112,8 @@ class ReleaseSpec:
     #: The TOML text the spec was read from (None for a spec parsed from a dict): what a
     #: release stores as its ``spec.toml``, byte for byte.
     text: str | None = field(default=None, repr=False, compare=False)
+    #: The folder its design files are relative to (the spec file's; None: the working folder).
+    base: Path | None = field(default=None, repr=False, compare=False)
 
     def configurations(self) -> dict[str, list[TableSpec]]:
         """Tables grouped by configuration (shared calibration), in id order."""
@@ -153,9 +159,34 @@ def _check_model_options(where: str, options: Any) -> Any:
     return ModelOptions.from_mapping(options, where=f"{where}.model_options")
 
 
-def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[TableSpec]:
+def _grid_design(where: str, grid: dict, base: Path | None) -> tuple[dict, Any]:
+    """A grid with a design file: its kinds, clusters and (default) shapes from the design, and
+    the design; the grid as it is and None without one."""
+    if "design" not in grid:
+        return grid, None
+    from lbm_bench.protocol.from_design import load_design
+
+    path = grid["design"]
+    if not isinstance(path, str) or Path(path).is_absolute() or ".." in Path(path).parts:
+        raise ValueError(f"{where}.design must be a path relative to the spec, inside its folder, got {path!r}")
+    if grid.get("model_options"):
+        raise ValueError(f"{where}: model_options are fixed by the design; drop them")
+    try:
+        design, shape = load_design((base or Path()) / path)
+    except FileNotFoundError:
+        raise ValueError(f"{where}.design: no design file {path}") from None
+    g, m = design.block_shape
+    filled = {"kinds": [design.kind], "clusters": [f"{g}x{m}"], "shapes": [f"{shape[0]}x{shape[1]}"]}
+    for key in ("kinds", "clusters"):
+        if key in grid and grid[key] != filled[key]:
+            raise ValueError(f"{where}.{key} must be the design's, {filled[key]}, got {grid[key]!r}")
+    return {**filled, **grid}, design
+
+
+def _grid_tables(index: int, grid: dict, defaults: dict, master: int, base: Path | None = None) -> list[TableSpec]:
     where = f"grid[{index}]"
     _check_keys(where, grid, _GRID_KEYS)
+    grid, design = _grid_design(where, grid, base)
     for key in ("kinds", "shapes", "clusters", "risks"):
         if key not in grid:
             raise ValueError(f"{where}: missing required key {key!r}")
@@ -163,7 +194,8 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
     settings = _check_settings(where, {**defaults.get("settings", {}), **grid_settings})
     grid_request = {k: grid[k] for k in REQUEST_OPTIONS if k in grid}
     request_options = RequestOptions.from_mapping({**defaults.get("request", {}), **grid_request}, where=where)
-    options = _check_model_options(where, {**defaults.get("model_options", {}), **grid.get("model_options", {})})
+    options = _check_model_options(where, {} if design is not None else
+                                   {**defaults.get("model_options", {}), **grid.get("model_options", {})})
     replicates = grid.get("replicates", 1)
     if not isinstance(replicates, int) or isinstance(replicates, bool) or replicates < 1:
         raise ValueError(f"{where}: replicates must be a positive integer, got {replicates!r}")
@@ -185,12 +217,20 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
         if risk < 1.0 / (n * d):
             raise ValueError(f"{where}: risk {risk} is below 1/(n_rows*n_cols) for {shape_text}")
         try:
-            request = TableRequest(kind, n, d, g, m, float(risk), model_options=options,
-                                   criterion=request_options.criterion)
+            if design is not None:
+                from lbm_bench.protocol.from_design import design_request
+
+                request, _ = design_request(design, float(risk), n, d, criterion=request_options.criterion)
+            else:
+                request = TableRequest(kind, n, d, g, m, float(risk), model_options=options,
+                                       criterion=request_options.criterion)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
         tag = request.family.options.id_tag(request.family_options())  # e.g. "-k5": categories
-        config_id = f"{request.kind}{tag}-{n}x{d}-{g}x{m}-r{risk:.4f}".rstrip("0") + _missing_suffix(options)
+        if design is not None:  # the design file's digest names the configuration: another file, other seeds
+            tag += f"-d{design.digest[:8]}"
+        config_id = (f"{request.kind}{tag}-{n}x{d}-{g}x{m}-r{risk:.4f}".rstrip("0")
+                     + _missing_suffix(request.model_options))
         for rep in range(1, replicates + 1):
             table_id = f"{config_id}-{rep:02d}"
             tables.append(
@@ -198,6 +238,7 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int) -> list[Ta
                     id=table_id, config_id=config_id, request=request, replicate=rep, settings=settings,
                     seed=derive_seed(master, "table:" + table_id),
                     calibration_seed=derive_seed(master, "calibration:" + config_id),
+                    design_path=None if design is None else grid["design"], design=design,
                 )
             )
     return tables
@@ -240,8 +281,11 @@ def _publication_keys(release: dict) -> dict:
     return out
 
 
-def parse_spec(source: dict) -> ReleaseSpec:
+def parse_spec(source: dict, *, base: str | os.PathLike[str] | None = None) -> ReleaseSpec:
     """Validate a spec given as a dict (the parsed TOML) and expand its grids.
+
+    ``base`` is the folder the grids' design files (``design = "path.toml"``) are relative to
+    (:func:`read_spec`: the spec file's); default, the working folder.
 
     Raises
     ------
@@ -272,7 +316,8 @@ def parse_spec(source: dict) -> ReleaseSpec:
     grids = source.get("grid")
     if not isinstance(grids, list) or not grids:
         raise ValueError("spec: at least one [[grid]] is required")
-    tables = [t for i, grid in enumerate(grids) for t in _grid_tables(i, grid, defaults, seed)]
+    base = None if base is None else Path(base)
+    tables = [t for i, grid in enumerate(grids) for t in _grid_tables(i, grid, defaults, seed, base)]
     ids = [t.id for t in tables]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
@@ -286,7 +331,7 @@ def parse_spec(source: dict) -> ReleaseSpec:
         name=str(release["name"]), version=str(release["version"]), seed=seed,
         description=str(release.get("description", "")), license=str(release.get("license", "CC-BY-4.0")),
         citation=str(release.get("citation", "")), tables=tuple(sorted(tables, key=lambda t: t.id)),
-        source=source,
+        source=source, base=base,
     )
 
 
@@ -325,7 +370,7 @@ def read_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"spec {path} is not valid TOML: {exc}") from None
     try:
-        spec = parse_spec(source)
+        spec = parse_spec(source, base=path.parent)
     except ValueError as exc:
         raise ValueError(f"spec {path}: {exc}") from None
     return replace(spec, text=text)

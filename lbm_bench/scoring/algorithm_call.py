@@ -8,7 +8,7 @@ or a SIGTERM sent to the benchmark is not the algorithm's: it stops the run
 (:mod:`lbm_bench._interrupts` tells them apart).
 
 With a time limit (``timeout``, ``lbm-bench benchmark --timeout SECONDS``), the algorithm runs in
-a child process of its own (a fresh interpreter, ``python -m lbm_bench.scoring.algorithm_call``),
+a child process of its own (a fresh interpreter, ``python -m lbm_bench.scoring.fit_process``),
 which loads the table, resolves the algorithm by its name and sends the labels back (as
 ``.npz`` bytes, never a pickle); a child still fitting after
 ``timeout`` seconds is stopped and the run fails as timed out. The limit counts the fit only,
@@ -172,7 +172,7 @@ def fit_labels(
 # The child process                                                           #
 # --------------------------------------------------------------------------- #
 #
-# ``python -m lbm_bench.scoring.algorithm_call FD`` reads its request (JSON) on stdin and
+# ``python -m lbm_bench.scoring.fit_process FD`` (which calls :func:`child_main`) reads its request (JSON) on stdin and
 # writes to the pipe FD: ``S`` when the fit starts, then ``L`` and the labels as ``.npz``
 # bytes, or ``E`` and the failure's text, then closes it. Its stdout and stderr are the
 # benchmark's (an algorithm that prints prints as it would in the benchmark's process).
@@ -206,7 +206,7 @@ def _leave_with_parent() -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def _child_main(fd: int) -> None:
+def child_main(fd: int) -> None:
     """The child's work: load, resolve, send ``S`` (the fit starts), fit, send the labels or the failure."""
     import json
 
@@ -238,7 +238,7 @@ def _fit_in_child(name: str, track: str, path: str, counts: list[int], seed: int
                           "seed": seed, "sys_path": list(sys.path)})
     read_end, write_end = os.pipe()
     try:
-        child = subprocess.Popen([sys.executable, "-m", "lbm_bench.scoring.algorithm_call", str(write_end)],
+        child = subprocess.Popen([sys.executable, "-m", "lbm_bench.scoring.fit_process", str(write_end)],
                                  stdin=subprocess.PIPE, pass_fds=(write_end,))
     finally:
         os.close(write_end)
@@ -298,6 +298,3 @@ def _stop(child: Any) -> None:
             child.kill()
     child.wait()
 
-
-if __name__ == "__main__":
-    _child_main(int(sys.argv[1]))

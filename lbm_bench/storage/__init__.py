@@ -17,6 +17,11 @@ reader), :mod:`~lbm_bench.storage.missing` (the mask's items and their checks) a
 :mod:`~lbm_bench.storage.compare` (two files item by item: the same table up to
 rounding, or another table).
 
+A user's own table (``.npy``, ``.npz``, ``.mtx``, CSV/TSV, ``.h5ad`` or a table file) is
+read by :mod:`~lbm_bench.storage.user_data` (:func:`read_user_table`), on the readers of
+:mod:`~lbm_bench.storage.user_formats`, :mod:`~lbm_bench.storage.delimited` (text) and
+:mod:`~lbm_bench.storage.anndata_files` (AnnData).
+
 Examples
 --------
 >>> from lbm_bench.storage import check_file, load_table
@@ -28,14 +33,19 @@ Examples
 
 from lbm_bench.storage.format import FORMAT_NAME, FORMAT_VERSION
 from lbm_bench.storage.reader import FormatError, check_file, load_table, read_info
+from lbm_bench.storage.user_data import UserTable, UserTableError, check_user_values, read_user_table
 from lbm_bench.storage.writer import save_table
 
 __all__ = [
     "FORMAT_NAME",
     "FORMAT_VERSION",
     "FormatError",
+    "UserTable",
+    "UserTableError",
     "check_file",
+    "check_user_values",
     "load_table",
     "read_info",
+    "read_user_table",
     "save_table",
 ]

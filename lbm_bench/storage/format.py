@@ -137,6 +137,11 @@ MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
     # scale keeps), so that a loaded table's ``design.model(scale)`` is its ``model``
     # (files of 1.1 to 1.3 lose it: their sparse designs read back as dense ones).
     4: ("params/design@density",),
+    # 1.5: a design fitted to a table (issue 34, docs/design-files.md): the natural parameters
+    # its scale moves along (scale 1: the fitted model; scale 0: the table's overall level),
+    # and the SHA-256 of the design file it was read from, so that a loaded table's
+    # ``design.model(scale)`` is its ``model`` and the table names its design file.
+    5: ("params/design/path_natural", "params/design/path_centre", "params/design@digest"),
 }
 #: Version written by the writer: the newest known minor.
 FORMAT_VERSION = f"{MAJOR}.{max(MINOR_VERSIONS)}"
@@ -310,6 +315,9 @@ DATASETS: dict[str, DatasetSpec] = {
     "missing/indices": DatasetSpec(("@n_missing",), "iu"),
     "params/missing_probs": DatasetSpec(("g", "m"), "f"),
     "params/design/missing_pattern": DatasetSpec(("g", "m"), "f"),
+    # 1.5, a fitted design: its path's natural parameters (n_stats, g, m) and centre (n_stats,)
+    "params/design/path_natural": DatasetSpec((None, "g", "m"), "f"),
+    "params/design/path_centre": DatasetSpec((None,), "f"),
 }
 #: Shapes of the optional EFFECTS (in ``params/`` and ``params/design/``).
 _EFFECT_SHAPES = {"row_effects": ("n_rows",), "col_effects": ("n_cols",)}

@@ -36,6 +36,7 @@ from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import FAMILIES, family_names, get_family
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
+from lbm_bench.storage.design_path import read_design_path
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
     CRITERIA,
@@ -412,7 +413,10 @@ def _read_design(reader: Reader) -> ModelDesign | None:
             reader.problem(f"attribute params/design@density must lie in (0, 1), got {describe_value(density)}")
             return None
         values["density"] = density
-    return ModelDesign(family=reader.family, **values, **arrays, **effects)
+    fitted = read_design_path(reader) if "params/design/path_natural" in optional_items(reader.version) else {}
+    if fitted is False:  # 1.5: a fitted design's path and its design file's digest
+        return None
+    return ModelDesign(family=reader.family, **values, **arrays, **effects, **fitted)
 
 
 def _read_calibration(reader: Reader, design: ModelDesign | None) -> CalibrationResult | None:

@@ -38,6 +38,7 @@ from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
 from lbm_bench.protocol.table import Table
+from lbm_bench.storage.design_path import design_path_layout
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
     CRITERIA,
@@ -189,6 +190,9 @@ def _param_items(table: Table, layout: Layout) -> None:
         values = getattr(design, name)
         if values is not None:
             layout.datasets[f"params/design/{name}"] = np.asarray(values, dtype=np.float64)
+    datasets, attrs = design_path_layout(design)  # 1.5: a fitted design, a design file's digest
+    layout.datasets.update(datasets)
+    layout.attrs["params/design"].update(_attributes({"digest": "str"}, attrs, "params/design") if attrs else {})
 
 
 def _record_items(table: Table, layout: Layout) -> None:

@@ -119,6 +119,39 @@ def test_bad_input(kwargs, error, message):
         select_lbm(X, **{"max_clusters": (3, 3), **kwargs})
 
 
+def test_the_path_starts_every_cell_next_to_its_choice(monkeypatch):
+    """Before it returns, the path makes k-means++ starts at every cell next to its choice
+    (issue 34, item 5): one cluster more or less on either side, or both, within the bounds."""
+    from lbm_bench.algorithms import selection
+
+    started = set()
+    original = selection._Search.starts
+
+    def record(self, key, n_starts, rng):
+        started.add(key)
+        return original(self, key, n_starts, rng)
+
+    monkeypatch.setattr(selection._Search, "starts", record)
+    X, _, _ = _table("poisson", g=3, m=2)
+    chosen = select_lbm(X, (5, 4), kind="poisson", n_init=4, rng=1)
+    g, m = chosen.n_row_clusters, chosen.n_col_clusters
+    around = {(g + a, m + b) for a in (-1, 0, 1) for b in (-1, 0, 1)
+              if 1 <= g + a <= 5 and 1 <= m + b <= 4}
+    assert around <= started
+
+
+def test_the_path_goes_on_from_a_better_cell_next_to_its_choice(monkeypatch):
+    """Without any split, the path climbs by the starts of its rounds and the cells it checks
+    next to its choice, going on from each better one, up to the counts of a clear table."""
+    from lbm_bench.algorithms import selection
+
+    monkeypatch.setattr(selection, "_split_tasks", lambda search, key, rng: [])
+    X, z, w = _table("gaussian", g=4, m=3, shape=(120, 80))
+    chosen = select_lbm(X, (6, 5), kind="gaussian", n_init=4, rng=2)
+    assert (chosen.n_row_clusters, chosen.n_col_clusters) == (4, 3)
+    assert ari(z, chosen.rows) > 0.9 and ari(w, chosen.cols) > 0.9
+
+
 @pytest.mark.parametrize("search", ["path", "grid"])
 @pytest.mark.parametrize("X, kind", [
     (sp.csr_array((20, 15)), "bernoulli"), (sp.csr_array((20, 15)), "poisson"),

@@ -303,3 +303,28 @@ def test_release_file_writers_are_called_after_the_manifest_and_checksummed(buil
     assert verify_release(copy) == []
     (copy / "extra.txt").write_text("changed\n")
     assert verify_release(copy) == ["extra.txt: SHA-256 mismatch"]
+
+
+def test_a_release_of_a_design_file_copies_it_and_verifies(tmp_path):
+    """design = "path.toml" (issue 34): the build copies the design file beside the release's
+    spec.toml, so that the release's own spec rebuilds and verifies it; every table names it."""
+    import numpy as np
+
+    from lbm_bench import fit_design, get_family, load_table, read_design_file
+    from lbm_bench.release import build_release, verify_release
+
+    X, _, _ = get_family("bernoulli").model([0.6, 0.4], [0.5, 0.5], [[0.1, 0.7], [0.6, 0.2]]).sample(60, 40, rng=0)
+    (tmp_path / "spec" / "designs").mkdir(parents=True)
+    fit_design(np.asarray(X), (3, 3), certify=False, rng=0).save(tmp_path / "spec" / "designs" / "d.toml")
+    (tmp_path / "spec" / "spec.toml").write_text(
+        '[release]\nname = "like"\nversion = "1"\nseed = 3\n\n[defaults]\ntolerance = 0.03\nn_samples = 200\n\n'
+        '[[grid]]\ndesign = "designs/d.toml"\nrisks = [0.1]\n')
+    out = tmp_path / "release"
+    report = build_release(tmp_path / "spec" / "spec.toml", out)
+    assert report.failed == {} and len(report.built) == 1
+    digest = read_design_file(out / "designs" / "d.toml").digest
+    assert (out / "designs" / "d.toml").read_bytes() == (tmp_path / "spec" / "designs" / "d.toml").read_bytes()
+    tables = sorted((out / "tables").glob("*.h5"))
+    assert len(tables) == 1 and load_table(tables[0]).design.digest == digest
+    assert verify_release(out) == []
+    assert build_release(out / "spec.toml", out).skipped == report.built  # the release's own spec resumes it

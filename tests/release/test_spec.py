@@ -1,6 +1,8 @@
 """Release specs (lbm_bench.release.spec): the committed specs, grid expansion, identity-derived seeds, and
 errors that name the offending key."""
 
+import re
+
 import pytest
 
 from lbm_bench.release import parse_spec, read_spec
@@ -67,3 +69,49 @@ def test_spec_not_toml(tmp_path):
     path.write_text("[release\nname=")
     with pytest.raises(ValueError, match="not valid TOML"):
         read_spec(path)
+
+
+# ---------------------------------------------------------------------------
+# design = "path.toml": tables like a fitted design (issue 34)
+# ---------------------------------------------------------------------------
+def _design_folder(tmp_path):
+    import numpy as np
+
+    from lbm_bench import fit_design, get_family
+
+    X, _, _ = get_family("poisson").model([0.6, 0.4], [0.5, 0.5], [[0.5, 4.0], [3.0, 1.0]]).sample(80, 60, rng=0)
+    (tmp_path / "designs").mkdir()
+    fit_design(np.asarray(X), (3, 3), certify=False, rng=0).save(tmp_path / "designs" / "d.toml")
+    return tmp_path
+
+
+def _design_spec(grid):
+    return {"release": {"name": "r", "version": "1", "seed": 7},
+            "grid": [{"design": "designs/d.toml", "risks": [0.1], **grid}]}
+
+
+def test_a_grid_of_a_design_file_takes_its_kind_clusters_and_shape(tmp_path):
+    from lbm_bench import read_design_file
+
+    base = _design_folder(tmp_path)
+    spec = parse_spec(_design_spec({"shapes": ["80x60", "40x30"]}), base=base)
+    digest = read_design_file(base / "designs" / "d.toml").digest
+    assert [t.id for t in spec.tables] == [f"poisson-d{digest[:8]}-40x30-2x2-r0.1-01",
+                                           f"poisson-d{digest[:8]}-80x60-2x2-r0.1-01"]
+    assert all(t.design.digest == digest and t.design_path == "designs/d.toml" for t in spec.tables)
+    default = parse_spec(_design_spec({}), base=base)
+    assert [t.shape for t in default.tables] == [(80, 60)]  # the source's shape
+
+
+@pytest.mark.parametrize("grid,message", [
+    ({"kinds": ["gaussian"]}, "grid[0].kinds must be the design's"),
+    ({"clusters": ["3x3"]}, "grid[0].clusters must be the design's"),
+    ({"model_options": {"density": 0.1}}, "model_options are fixed by the design"),
+    ({"design": "/abs/d.toml"}, "must be a path relative to the spec"),
+    ({"design": "../d.toml"}, "must be a path relative to the spec"),
+    ({"design": "designs/none.toml"}, "no design file designs/none.toml"),
+])
+def test_a_grid_of_a_design_file_refuses_what_contradicts_it(tmp_path, grid, message):
+    base = _design_folder(tmp_path)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse_spec(_design_spec(grid), base=base)

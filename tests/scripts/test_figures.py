@@ -34,6 +34,7 @@ FIGURES = {
     "fig_acceptance": ("fig_acceptance.png", ["gaussian_acceptance", "gaussian_candidate_risk_sd"]),
     "fig_bayes_gap": ("fig_bayes_gap.png", ["mean_gap_level=0.1", "mean_gap", "max_gap"]),
     "fig_missing": ("fig_missing.png", ["cem_mean_excess_gaussian", "kmeans_mean_excess_gaussian"]),
+    "fig_digits_design": ("fig_digits_design.png", ["scale_r0.1", "floor_r0.1", "ks_rows_r0.1", "ks_cols_r0.1"]),
 }
 _NUMBER = re.compile(r"-?\d+\.\d+")
 

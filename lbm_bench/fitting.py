@@ -1,0 +1,325 @@
+"""Designs fitted to a user's own table: "tables like mine" (issue 34).
+
+:func:`fit_design` takes a table (an array, a sparse matrix, a
+:class:`~lbm_bench.storage.user_data.UserTable` read by
+:func:`~lbm_bench.read_user_table`), infers its family (or takes it), chooses the
+numbers of clusters by the exact ICL (:func:`~lbm_bench.select_lbm`) and estimates,
+at the chosen labels, everything a design holds:
+
+- the cluster proportions (the labels' shares);
+- the block parameters (the family's M-step, :meth:`~lbm_bench.models.family.Estimation.estimate_blocks`,
+  over the observed entries);
+- row and column effects, for a family that has them (Poisson: Govaert and Nadif's
+  contingency model, :meth:`~lbm_bench.models.family.Estimation.fit_effects`), kept
+  when they pay for their parameters by the BIC (``(n_rows + n_cols - 2) log(n_obs) / 2``);
+- the density of a sparse table (its fraction of non-zero entries: the design is sparse);
+- the missing rate of every block: entries missing at random (one rate) unless the
+  blocks' rates differ (a likelihood-ratio test at level :data:`MISSING_TEST_LEVEL`), then
+  the block mechanism with the fitted rates.
+
+The result, a :class:`FittedDesign`, holds a :class:`~lbm_bench.models.design.ModelDesign`
+whose scale moves along a path through the fitted model
+(:mod:`lbm_bench.models.block_path`: scale 1 is the fitted model), so that
+:func:`~lbm_bench.generate_table` can calibrate tables like the user's to any target risk,
+and its :meth:`FittedDesign.summary`: the counts, the ICL beside the runner-up cells, and
+the fitted model's own floor at the table's shape, certified on a table drawn from it
+("a table like yours, if it followed the model, has a floor of x%").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import special, stats
+
+from lbm_bench._version import __version__
+from lbm_bench.algorithms.selection import LBMSelection, select_lbm
+from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
+from lbm_bench.inference.classifier import map_labels
+from lbm_bench.inference.gibbs import gibbs_labels
+from lbm_bench.models.block_path import BlockPath
+from lbm_bench.models.data import TableData
+from lbm_bench.models.design import ModelDesign
+from lbm_bench.models.design_file import DesignFile, block_missing_design, write_design_file
+from lbm_bench.models.missing import MaskNoise, MissingDesign, mask_table
+from lbm_bench.models.registry import as_family
+from lbm_bench.storage.user_data import UserTable, user_table
+
+__all__ = ["MISSING_TEST_LEVEL", "FittedDesign", "degree_ks", "fit_design"]
+
+#: The blocks' missing rates are fitted one by one (the block mechanism) when the
+#: likelihood-ratio test of equal rates rejects at this level; else entries go missing at random.
+MISSING_TEST_LEVEL = 1e-3
+#: Runner-up cells of the criterion table shown beside the chosen one.
+_RUNNERS_UP = 3
+
+
+@dataclass(frozen=True)
+class FittedDesign:
+    """A design fitted to a table by :func:`fit_design`.
+
+    Attributes
+    ----------
+    design : ModelDesign
+        The fitted design (``design.model(1.0)`` is the fitted model; its ``path`` moves
+        one scale through it).
+    file : DesignFile
+        What a design file holds: the design, the source (name, SHA-256, shape), the counts
+        and criterion, the package version (:meth:`save` writes it).
+    selection : LBMSelection
+        The model selection that chose the counts.
+    floor : FloorCertificate or None
+        The fitted model's floor at the table's shape, certified on one table drawn from it
+        (None when not asked, or with one cluster on a side: no co-clustering to score).
+    effects_kept : bool or None
+        Whether row and column effects were kept (None: the family has none).
+    """
+
+    design: ModelDesign
+    file: DesignFile
+    selection: LBMSelection = field(repr=False)
+    floor: FloorCertificate | None = field(default=None, repr=False)
+    effects_kept: bool | None = None
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        """The chosen numbers of row and column clusters."""
+        return self.design.block_shape
+
+    @property
+    def model(self):
+        """The fitted model (the design at scale 1)."""
+        return self.design.model(1.0)
+
+    def save(self, path: Any, *, overwrite: bool = True) -> str:
+        """Write the design file (TOML, atomically; docs/design-files.md); returns its SHA-256.
+        An existing file is replaced only with ``overwrite`` (FileExistsError otherwise)."""
+        return write_design_file(path, self.file, overwrite=overwrite)
+
+    def summary(self) -> str:
+        """The fit in a few lines: family, counts, criterion beside the runner-up cells, what was
+        estimated, and the fitted model's own floor at the table's shape."""
+        f, d = self.file, self.design
+        g, m = d.block_shape
+        lines = [f"{f.source_name}: {f.source_shape[0]}x{f.source_shape[1]} table, {d.kind} blocks"]
+        lines.append(f"counts {g}x{m} by {f.criterion} {f.criterion_value:.2f}"
+                     f" ({self.selection.search} search, {self.selection.n_runs} EM runs, up to "
+                     f"{f.max_clusters[0]}x{f.max_clusters[1]})")
+        runners = ", ".join(f"{rg}x{rm} {value - f.criterion_value:+.2f}" for rg, rm, value in f.runners_up)
+        if runners:
+            lines.append(f"runner-up cells: {runners}")
+        lines.append("row proportions " + " ".join(f"{p:.3f}" for p in d.row_proportions))
+        lines.append("column proportions " + " ".join(f"{p:.3f}" for p in d.col_proportions))
+        extras = []
+        if self.effects_kept is not None:
+            extras.append("row and column effects " + ("kept (BIC)" if self.effects_kept else "dropped (BIC)"))
+        if d.density is not None:
+            extras.append(f"sparse, density {d.density:.4g}")
+        if d.missing is not None:
+            extras.append(f"missing {d.missing.rate:.4g} ({d.missing.mechanism})")
+        if extras:
+            lines.append("; ".join(extras))
+        if self.floor is not None:
+            risk = self.floor.risk
+            lines.append(f"a table like yours, if it followed the model, has a floor of {100 * risk.risk:.1f}%"
+                         f" (MCSE {100 * risk.mcse:.1f}%, one table drawn at {f.source_shape[0]}x{f.source_shape[1]})")
+        return "\n".join(lines)
+
+
+def fit_design(
+    X: Any,
+    max_clusters: tuple[int, int] = (8, 8),
+    *,
+    kind: Any = None,
+    certify: bool = True,
+    n_samples: int = 1000,
+    search: str = "path",
+    n_init: int = 10,
+    jobs: int = 1,
+    rng: np.random.Generator | int | None = None,
+) -> FittedDesign:
+    """Fit a design to a table: the family, the counts by exact ICL, and every parameter.
+
+    Parameters
+    ----------
+    X : array-like, scipy.sparse matrix or UserTable of shape (n_rows, n_cols)
+        The table; NaN (or masked, or explicit NaN of a sparse table) entries are missing.
+        A sparse table gives a sparse design (its density kept).
+    max_clusters : (int, int), default=(8, 8)
+        The largest numbers of row and column clusters considered.
+    kind : str or Family, optional
+        The family; inferred from the table when None (as :func:`~lbm_bench.select_lbm`).
+    certify : bool, default=True
+        Certify the fitted model's own floor at the table's shape on one table drawn from it
+        (``n_samples`` Gibbs label sets).
+    n_samples : int, default=1000
+    search, n_init, jobs
+        As :func:`~lbm_bench.select_lbm`.
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    FittedDesign
+
+    Examples
+    --------
+    >>> from lbm_bench import generate_table
+    >>> source = generate_table("poisson", 60, 40, 2, 2, 0.05, tolerance=0.03, n_samples=200, rng=1)
+    >>> fitted = fit_design(source.data, (4, 4), certify=False, rng=0)
+    >>> fitted.counts, fitted.design.kind
+    ((2, 2), 'poisson')
+    """
+    rng = np.random.default_rng(rng)
+    table = X if isinstance(X, UserTable) else user_table(X)
+    data = table.data
+    selection = select_lbm(data.with_nan() if data.has_missing else data.table, max_clusters,
+                           kind=kind if kind is not None else table.kind, search=search, n_init=n_init, jobs=jobs,
+                           rng=rng)
+    family = as_family(selection.fit.kind)
+    z, w = selection.rows, selection.cols
+    g, m = selection.n_row_clusters, selection.n_col_clusters
+    row_props = np.bincount(z, minlength=g) / z.size
+    col_props = np.bincount(w, minlength=m) / w.size
+    model, centre = _block_model(family, data, z, w, row_props, col_props, selection.fit.model)
+    effects_kept = None
+    if family.model.has_effects:
+        with_effects = family.estimation.fit_effects(data, z, w, model)
+        effects_kept = with_effects is not None and _effects_pay(model, with_effects, data, z, w)
+        if effects_kept:
+            model = with_effects
+            _, centre = _block_model(family, data, z, w, row_props, col_props, with_effects)
+    params = model.block_parameters()
+    first = params[family.storage.parameter_names[0]]
+    density = None
+    if data.is_sparse and family.model.can_be_sparse:
+        observed = data.shape[0] * data.shape[1] - data.n_missing
+        density = float(np.count_nonzero(data.stored_values())) / observed
+    design = ModelDesign(
+        family, row_props, col_props, np.array(first, dtype=np.float64), np.ones((g, m)),
+        row_effects=params.get("row_effects"), col_effects=params.get("col_effects"), density=density,
+        missing=_missing_design(data, z, w, row_props, col_props),
+        path=BlockPath.of(model, centre),
+    )
+    file = DesignFile(
+        design=design, source_name=table.name, source_sha256=table.sha256 or _array_sha256(data),
+        source_shape=tuple(int(s) for s in data.shape), criterion=selection.criterion,
+        criterion_value=selection.value, runners_up=_runners_up(selection), max_clusters=tuple(
+            int(c) for c in selection.criterion_table.shape), package_version=__version__,
+    )
+    floor = None
+    if certify and g >= 2 and m >= 2:
+        floor = _certified_floor(design, data.shape, n_samples, rng)
+    return FittedDesign(design=design, file=file, selection=selection, floor=floor, effects_kept=effects_kept)
+
+
+def degree_ks(source: Any, generated: Any) -> dict[str, float]:
+    """How far a generated table's degree distributions are from the source's: the two-sample
+    Kolmogorov-Smirnov statistics of their row means and column means (over the observed
+    entries: means, not sums, so that tables of other shapes or other missing entries compare).
+
+    Parameters
+    ----------
+    source, generated : array-like, scipy.sparse matrix or TableData
+        NaN (or explicit NaN of a sparse table) entries are missing.
+
+    Returns
+    -------
+    dict
+        ``{"rows": D_rows, "cols": D_cols}``, each in [0, 1] (0: the same distribution).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).poisson(3.0, size=(200, 100))
+    >>> ks = degree_ks(X, np.random.default_rng(1).poisson(3.0, size=(150, 80)))
+    >>> ks["rows"] < 0.2 and ks["cols"] < 0.25
+    True
+    """
+    out = {}
+    tables = [TableData.incomplete(t) if not isinstance(t, TableData) else t for t in (source, generated)]
+    for side, totals, missing in (("rows", "row_totals", "missing_row_counts"),
+                                  ("cols", "col_totals", "missing_col_counts")):
+        means = []
+        for data in tables:
+            size = data.shape[1] if side == "rows" else data.shape[0]
+            seen = size - (getattr(data, missing)() if data.has_missing else 0)
+            means.append(getattr(data, totals)() / np.maximum(seen, 1))
+        out[side] = float(stats.ks_2samp(*means).statistic)
+    return out
+
+
+def _block_model(family, data: TableData, z, w, row_props, col_props, fitted):
+    """The fitted blocks at the labels (the family's M-step over the observed entries, with
+    ``fitted``'s effects), and the one-block model of the whole table (the path's centre)."""
+    totals, exposure = fitted.block_totals(data, z, w)
+    values = np.asarray(data.stored_values(), dtype=np.float64)
+    values = values[np.isfinite(values)]
+    variance = float(np.var(values)) if values.size else 1.0
+    floor = max(variance, 1e-12) * 1e-10
+    params = family.estimation.estimate_blocks(totals, np.maximum(exposure, 1e-300), floor, variance)
+    effects = {name: value for name, value in fitted.block_parameters().items()
+               if name in ("row_effects", "col_effects")}
+    model = family.model(row_props, col_props, **params, **effects)
+    whole = family.estimation.estimate_blocks(totals.sum(axis=(1, 2))[:, None, None],
+                                              np.array([[exposure.sum()]]), floor)
+    return model, family.model([1.0], [1.0], **whole)
+
+
+def _effects_pay(model, with_effects, data: TableData, z, w) -> bool:
+    """Whether the effects raise the log-likelihood at the labels by more than their BIC cost."""
+    n_rows, n_cols = data.shape
+    n_obs = n_rows * n_cols - data.n_missing
+    gain = with_effects.log_likelihood(data, z, w) - model.log_likelihood(data, z, w)
+    return bool(gain > 0.5 * (n_rows + n_cols - 2) * math.log(max(n_obs, 2)))
+
+
+def _missing_design(data: TableData, z, w, row_props, col_props) -> MissingDesign | None:
+    """Entries missing at random, or by block when the blocks' fitted rates differ."""
+    if not data.has_missing:
+        return None
+    g, m = row_props.size, col_props.size
+    missing = data.missing_indicator()
+    counts = np.eye(g)[z].T @ (missing @ np.eye(m)[w])
+    sizes = np.outer(np.bincount(z, minlength=g), np.bincount(w, minlength=m)).astype(np.float64)
+    rate = float(counts.sum() / sizes.sum())
+    q = np.clip(counts / sizes, 1e-6, 1 - 1e-6)
+    statistic = 2.0 * float(np.sum(special.xlogy(counts, q / rate) + special.xlogy(sizes - counts,
+                                                                                  (1 - q) / (1 - rate))))
+    if g * m == 1 or stats.chi2.sf(statistic, g * m - 1) >= MISSING_TEST_LEVEL:
+        return MissingDesign(rate)
+    return block_missing_design(q, row_props, col_props)
+
+
+def _runners_up(selection: LBMSelection) -> tuple[tuple[int, int, float], ...]:
+    table = selection.criterion_table
+    cells = [(g + 1, m + 1, float(table[g, m])) for g, m in zip(*np.nonzero(np.isfinite(table)), strict=True)
+             if (g + 1, m + 1) != (selection.n_row_clusters, selection.n_col_clusters)]
+    return tuple(sorted(cells, key=lambda cell: -cell[2])[:_RUNNERS_UP])
+
+
+def _array_sha256(data: TableData) -> str:
+    """SHA-256 of a table given in memory: its dense values (NaN at missing entries) in C order."""
+    values = data.with_nan()
+    dense = values.toarray() if hasattr(values, "toarray") else np.asarray(values)
+    return hashlib.sha256(np.ascontiguousarray(dense, dtype=np.float64).tobytes()).hexdigest()
+
+
+def _certified_floor(design: ModelDesign, shape: tuple[int, int], n_samples: int,
+                     rng: np.random.Generator) -> FloorCertificate:
+    """The floor of one table drawn from the design at scale 1 (the fitted model), certified as
+    a generated table's: Gibbs sets started at the truth and at an X-only MAP, cross-fitted."""
+    model = design.model(1.0)
+    n_rows, n_cols = shape
+    z, w = model.sample_labels(n_rows, n_cols, rng=rng)
+    X = model.table_from_noise(model.draw_noise(n_rows, n_cols, rng=rng), z, w)
+    if design.missing is not None:
+        mask = MaskNoise(n_rows, n_cols, design.missing, model.sparse, rng=rng)
+        X = mask_table(X, mask, design.missing_probs(1.0), z, w, copy=False)
+    start = map_labels(model, X, rng=rng)
+    samples = gibbs_labels(model, X, n_samples=n_samples, init=[(z, w), (start.rows, start.cols)], rng=rng)
+    g, m = model.block_shape
+    return floor_certificate(samples, starts=[(start.rows, start.cols)], n_row_clusters=g, n_col_clusters=m)

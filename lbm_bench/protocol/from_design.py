@@ -1,0 +1,101 @@
+"""Tables from a given design: a request made from a design (a fitted design file or a
+:class:`~lbm_bench.models.design.ModelDesign`), so that :func:`~lbm_bench.generate_table`
+(``design=``), ``lbm-bench generate --design`` and release specs (``design = "path.toml"``)
+calibrate its scale instead of drawing a random design.
+
+The design fixes the family, the numbers of clusters, the proportions, the blocks (its
+path, for a fitted design: :mod:`lbm_bench.models.block_path`), the effects, the density
+and how entries go missing; the request adds the shape (by default the source table's,
+for a design file) and the target risk. A shape other than the design's keeps the
+proportions and draws row and column effects from the design's own
+(:meth:`~lbm_bench.models.design.ModelDesign.at_shape`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from lbm_bench.models.design import ModelDesign
+from lbm_bench.models.design_file import read_design_file
+from lbm_bench.models.registry import as_family
+from lbm_bench.protocol.request import TableRequest
+
+__all__ = ["design_request", "load_design"]
+
+
+def load_design(design: Any) -> tuple[ModelDesign, tuple[int, int] | None]:
+    """The design and its default shape: a :class:`ModelDesign` as given (its effects' shape,
+    if any), or a design file read (:func:`~lbm_bench.read_design_file`: the source's shape).
+
+    Raises
+    ------
+    TypeError
+        For anything else.
+    FileNotFoundError, DesignFileError
+        For a design file that is missing or not one.
+    """
+    if isinstance(design, ModelDesign):
+        shape = None if design.row_effects is None else (len(design.row_effects), len(design.col_effects))
+        return design, shape
+    if isinstance(design, (str, os.PathLike)):
+        record = read_design_file(design)
+        return record.design, record.source_shape
+    raise TypeError(f"design must be a ModelDesign or the path of a design file, got {type(design).__name__}")
+
+
+def design_request(
+    design: Any,
+    target_risk: float,
+    n_rows: int | None = None,
+    n_cols: int | None = None,
+    *,
+    kind: Any = None,
+    clusters: tuple[Any, Any] = (None, None),
+    criterion: str = "bayes",
+    options: Mapping[str, Any] | None = None,
+) -> tuple[TableRequest, ModelDesign]:
+    """The request for tables of ``design`` at ``target_risk``, and the design (loaded).
+
+    Parameters
+    ----------
+    design : ModelDesign, str or os.PathLike
+        A design, or the path of a design file.
+    target_risk : float
+    n_rows, n_cols : int, optional
+        The shape; default: the design file's source shape (or the design's effects').
+    kind, clusters : optional
+        When given, they must be the design's (a family and its numbers of clusters).
+    criterion : {"bayes", "map"}
+    options : mapping, optional
+        Design options, refused: the design fixes them.
+
+    Raises
+    ------
+    ValueError
+        For a kind, clusters or option the design contradicts, or no shape.
+    """
+    design, shape = load_design(design)
+    if options:
+        raise ValueError(f"{', '.join(sorted(options))}: the design fixes its design options; drop them")
+    if kind is not None and as_family(kind) is not design.family:
+        raise ValueError(f"kind={as_family(kind).kind!r} but the design is of {design.kind} blocks")
+    if any(c is not None for c in clusters) and tuple(clusters) != design.block_shape:
+        raise ValueError(f"the design has {design.block_shape[0]}x{design.block_shape[1]} clusters, "
+                         f"not {clusters[0]}x{clusters[1]}")
+    if (n_rows is None) != (n_cols is None):
+        raise ValueError("give both n_rows and n_cols (the shape), or neither")
+    if n_rows is None:
+        if shape is None:
+            raise ValueError("this design has no shape of its own: give n_rows and n_cols")
+        n_rows, n_cols = shape
+    model_options: dict[str, Any] = dict(design.family.designs.options_of(design))
+    if design.missing is not None:
+        model_options.update(missing=design.missing.rate, missing_mechanism=design.missing.mechanism)
+        if design.missing.informative:
+            model_options["missing_spread"] = design.missing.spread
+    g, m = design.block_shape
+    request = TableRequest(design.family, n_rows, n_cols, g, m, target_risk, model_options=model_options,
+                           criterion=criterion)
+    return request, design

@@ -1,0 +1,372 @@
+"""Re-run the probes of issue 35 (hostile or careless use) and print what each did.
+
+Each probe runs ``lbm-bench`` (or a short Python call) in a fresh folder and prints one
+line: the probe, the exit status, the number of lines written on stderr, what was left
+in the folder, and the first line of the message (or the result). A probe passes when it
+gives one line and exit 2 (a refusal) or a correct result (exit 0), leaves no file it
+should not, and never prints a traceback; the last line counts the failures and the
+script exits 1 if there is any.
+
+Usage::
+
+    python scripts/checks/hostile_probes.py [--keep DIR] [--only GROUP,...]
+
+It takes about three minutes on 2 cores (it generates small tables and builds three tiny
+releases); ``--only`` runs some groups of probes: evaluate, small-runs, info, messages,
+outputs, builds, plugins, selection. Labels times 10^9 are scored in the time the labels
+themselves take (printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+
+CLI = [sys.executable, "-m", "lbm_bench.cli"]
+FAILURES: list[str] = []
+
+
+def run(args: list[str], cwd: Path, timeout: float = 600) -> tuple[int, str, str, float]:
+    start = time.perf_counter()
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return done.returncode, done.stdout, done.stderr, time.perf_counter() - start
+
+
+def report(name: str, code: int, out: str, err: str, *, expect: int = 2, left: list[str] = (),
+           allowed: tuple[str, ...] = (), check: str | None = None) -> None:
+    lines = [line for line in err.splitlines() if line.strip()]
+    stray = [p for p in left if p not in allowed]
+    message = lines[0] if lines else (check or out.strip().splitlines()[0] if out.strip() else "")
+    problems = []
+    if code != expect:
+        problems.append(f"exit {code}, expected {expect}")
+    if expect == 2 and len(lines) != 1:
+        problems.append(f"{len(lines)} lines on stderr")
+    if "Traceback" in err:
+        problems.append("traceback")
+    if stray:
+        problems.append(f"left {stray}")
+    if check is not None and check.startswith("FAIL"):
+        problems.append(check)
+    verdict = "ok  " if not problems else "FAIL"
+    if problems:
+        FAILURES.append(name)
+    print(f"{verdict} {name:<44} exit {code}  stderr {len(lines)} line(s)  {message[:150]}"
+          + (f"  [{'; '.join(problems)}]" if problems else ""))
+
+
+def folder_files(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*")}
+
+
+def probe(name: str, args: list[str], base: Path, *, expect: int = 2, allowed: tuple[str, ...] = (),
+          setup=None) -> None:
+    work = base / name.replace(" ", "_")
+    work.mkdir()
+    if setup:
+        setup(work)
+    before = folder_files(work)
+    code, out, err, _ = run(args, work)
+    left = sorted(folder_files(work) - before)
+    report(name, code, out, err, expect=expect, left=left, allowed=allowed)
+
+
+def write_labels(path: Path, labels: np.ndarray) -> None:
+    path.write_text("".join(f"{int(v)}\n" for v in labels))
+
+
+def evaluate_probes(base: Path) -> None:
+    """Item 1: labels of any non-negative integers, in time and memory set by the clusters."""
+    table = base / "t.h5"
+    code, _, err, seconds = run(CLI + ["generate", "--kind", "gaussian", "--shape", "60x40", "--clusters", "3x2",
+                                       "--risk", "0.1", "--seed", "7", "-q", "-o", str(table)], base)
+    print(f"(a 60x40 Gaussian table at 10%, seed 7: {seconds:.1f} s, exit {code}) {err.strip()[:100]}")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from lbm_bench import load_table
+
+    t = load_table(table)
+    times = {}
+    for label, factor, shift in (("x1", 1, 0), ("x10^7", 10**7, 0), ("x10^9", 10**9, 0), ("+2^62", 1, 2**62)):
+        work = base / f"evaluate_{label}"
+        work.mkdir()
+        write_labels(work / "r.txt", t.map_rows.astype(object) * factor + shift)
+        write_labels(work / "c.txt", t.map_cols.astype(object) * factor + shift)
+        code, out, err, seconds = run(CLI + ["evaluate", str(table), "--rows", "r.txt", "--cols", "c.txt",
+                                             "--json"], work)
+        times[label] = seconds
+        ok = code == 0 and json.loads(out)["risk"] == json.loads(run(
+            CLI + ["evaluate", str(table), "--rows", str(base / "evaluate_x1" / "r.txt"), "--cols",
+                   str(base / "evaluate_x1" / "c.txt"), "--json"], work)[1])["risk"]
+        report(f"evaluate labels {label}", code, out, err, expect=0,
+               check=(f"same risk as the labels themselves, {seconds:.2f} s" if ok else "FAIL: another risk")
+               + (f", row_map of {len(json.loads(out).get('row_map') or [])} entries" if code == 0 else ""))
+    from lbm_bench import evaluate
+
+    def best(rows: np.ndarray, cols: np.ndarray) -> float:  # in this process: no interpreter start-up
+        seconds = []
+        for _ in range(5):
+            start = time.perf_counter()
+            evaluate(t, rows, cols)
+            seconds.append(time.perf_counter() - start)
+        return min(seconds)
+
+    plain = best(t.map_rows, t.map_cols)
+    huge = best(t.map_rows.astype(np.int64) * 10**9, t.map_cols.astype(np.int64) * 10**9)
+    check = f"evaluate of labels x10^9 takes {huge / plain:.2f}x the time of the labels themselves ({huge:.3f} s)"
+    report("evaluate x10^9 time", 0, check, "", expect=0, check=check if huge / plain < 1.5 else f"FAIL: {check}")
+
+
+def python_probe(name: str, code_text: str, base: Path) -> None:
+    work = base / name.replace(" ", "_")
+    work.mkdir()
+    code, out, err, _ = run([sys.executable, "-c", textwrap.dedent(code_text)], work)
+    last = out.strip().splitlines()[-1] if out.strip() else ""
+    report(name, code, out, "", expect=0, check=last if last else "FAIL: no output")
+    if "Traceback" in err:
+        FAILURES.append(name)
+        print("     ", err.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--only", type=lambda text: set(text.split(",")), default=set(GROUPS),
+                        help="comma-separated groups of probes (default: all): " + ", ".join(GROUPS))
+    args = parser.parse_args()
+    unknown = args.only - set(GROUPS)
+    if unknown:
+        parser.error(f"--only: no group {', '.join(sorted(unknown))}")
+    base = args.keep or Path(tempfile.mkdtemp(prefix="lbm-probes-"))
+    base.mkdir(parents=True, exist_ok=True)
+    repo = Path(__file__).resolve().parents[2]
+    env_path = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = f"{repo}{os.pathsep}{env_path}" if env_path else str(repo)
+    try:
+        return probes(base, repo, args.only)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+GROUPS = ("evaluate", "small-runs", "info", "messages", "outputs", "builds", "plugins", "selection")
+
+
+def probes(base: Path, repo: Path, only: set[str]) -> int:
+    gen = ["generate", "--kind", "gaussian", "--shape", "30x20", "--clusters", "2x2", "--risk", "0.1", "-q"]
+    if "evaluate" in only:
+        evaluate_probes(base)
+    if "small-runs" in only:
+        small_run_probes(base, gen)
+    if "info" in only:
+        info_probes(base, repo)
+    if "messages" in only:
+        message_probes(base, gen)
+    if "outputs" in only:
+        output_probes(base, gen)
+    if "builds" in only:
+        build_probes(base, repo)
+    if "plugins" in only:
+        plugin_probes(base)
+    if "selection" in only:
+        selection_probes(base)
+    print(f"{len(FAILURES)} probe(s) failed" + (f": {', '.join(FAILURES)}" if FAILURES else ""))
+    return 1 if FAILURES else 0
+
+
+def small_run_probes(base: Path, gen: list[str]) -> None:
+    """Item 5: small Gibbs runs refused, and the Bayes labels of a smallest run above the floor."""
+    probe("generate --samples 8 --chains 8", CLI + gen + ["--samples", "8", "--chains", "8", "-o", "x.h5"], base)
+    probe("generate --samples 40", CLI + gen + ["--samples", "40", "-o", "x.h5"], base)
+    python_probe("own Bayes labels vs floor (200 sets)", """
+        import numpy as np
+        from lbm_bench import evaluate, generate_table
+        from lbm_bench.protocol.settings import GenerationSettings
+        worst = np.inf
+        for seed in range(4):
+            t = generate_table("gaussian", 40, 30, 2, 2, 0.1, settings=GenerationSettings(n_samples=200, n_chains=8),
+                               rng=seed)
+            r = evaluate(t, t.bayes_rows, t.bayes_cols)
+            worst = min(worst, r.excess_risk / r.excess_mcse if r.excess_mcse > 0 else 0.0)
+        print(("" if worst > -3 else "FAIL: ") + f"the table's own Bayes labels score at worst {worst:+.2f} MCSE "
+              "from the floor (4 seeds, 200 sets in 8 chains)")
+    """, base)
+
+
+
+def info_probes(base: Path, repo: Path) -> None:
+    """Item 6: the files of formats 1.1 and 1.3 named by their version."""
+    for name in ("table_v1_1_sparse.h5", "table_v1_3_missing_sparse.h5"):
+        work = base / f"info_{name}"
+        work.mkdir()
+        code, out, err, _ = run(CLI + ["info", str(repo / "tests" / "data" / name)], work)
+        floor = next((line for line in out.splitlines() if "floor" in line), "")
+        bad = "format 1.0" in out
+        report(f"info {name}", code, out, err, expect=0, check=("FAIL: " if bad else "") + floor.strip())
+
+
+
+def message_probes(base: Path, gen: list[str]) -> None:
+    """Also seen: argparse's type errors in one line, options that do nothing refused, no numpy repr."""
+    for flags in (["--categories", "2.5"], ["--missing", "abc"]):
+        probe(f"generate {' '.join(flags)}", CLI + gen + flags + ["-o", "x.h5"], base)
+    probe("benchmark --max-clusters -1x2", CLI + ["benchmark", "nowhere", "--algorithm", "cem-icl", "--track",
+                                                  "unknown-clusters", "--max-clusters", "-1x2", "--out", "o"], base)
+    probe("generate --missing-spread, random", CLI + gen + ["--missing", "0.2", "--missing-mechanism", "random",
+                                                            "--missing-spread", "0.5", "-o", "x.h5"], base)
+    probe("generate --missing 0 --mechanism random", CLI + gen + ["--missing", "0", "--missing-mechanism", "random",
+                                                                  "-o", "x.h5"], base)
+    probe("generate --risk 5.5", CLI + gen[:-3] + ["--risk", "5.5", "-q", "-o", "x.h5"], base)
+
+
+
+def output_probes(base: Path, gen: list[str]) -> None:
+    """Also seen: every output checked writable before the work starts."""
+    probe("generate -o under a file", CLI + gen + ["-o", "file/x.h5"], base,
+          setup=lambda w: (w / "file").write_text("x"), allowed=())
+    probe("generate -o a directory --force", CLI + gen + ["-o", "d", "--force"], base,
+          setup=lambda w: (w / "d").mkdir())
+    if os.geteuid() != 0:
+        probe("generate -o read-only folder", CLI + gen + ["-o", "ro/x.h5"], base,
+              setup=lambda w: ((w / "ro").mkdir(), os.chmod(w / "ro", 0o500)))
+
+
+def selection_probes(base: Path) -> None:
+    """Item 4: degenerate tables for select_lbm."""
+    python_probe("select_lbm degenerate tables", """
+        import numpy as np, scipy.sparse as sp, warnings
+        from lbm_bench import select_lbm
+        out = []
+        for X, kind in ((sp.csr_array((50, 40)), "poisson"), (sp.csr_array((50, 40)), "bernoulli"),
+                        (np.zeros((50, 40)), "gaussian")):
+            s = select_lbm(X, (3, 3), kind=kind, n_init=2, rng=0)
+            out.append(f"{kind} zeros -> {s.n_row_clusters}x{s.n_col_clusters}")
+        for X in (np.full((20, 15), np.nan), np.ma.masked_all((20, 15))):
+            try:
+                select_lbm(X, (3, 3), kind="gaussian", rng=0)
+                out.append("FAIL: all-missing accepted")
+            except ValueError as e:
+                out.append("all-missing refused")
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            X = (np.random.default_rng(0).random((40, 30)) < 0.5).astype(float)
+            select_lbm(X, (3, 3), kind="gaussian", n_init=2, rng=0)
+        out.append("0/1 as gaussian warns" if w else "FAIL: 0/1 as gaussian silent")
+        print(("FAIL: " if any(o.startswith("FAIL") for o in out) else "") + "; ".join(out))
+    """, base)
+
+
+SPEC = """[release]
+name = "probe"
+version = "1.0"
+seed = {seed}
+license = "CC-BY-4.0"
+description = "probe"
+
+[defaults]
+n_samples = 200
+n_chains = 4
+
+[[grid]]
+kinds = ["bernoulli"]
+shapes = [{shapes}]
+clusters = ["2x2"]
+risks = [0.1]
+"""
+
+
+def build_probes(base: Path, repo: Path) -> None:
+    work = base / "build"
+    work.mkdir()
+    (work / "a.toml").write_text(SPEC.format(seed=1, shapes='"30x20", "40x30"'))
+    (work / "b.toml").write_text(SPEC.format(seed=2, shapes='"30x20", "40x30"'))
+    (work / "small.toml").write_text(SPEC.format(seed=1, shapes='"30x20"'))
+    # two builds of different specs into one folder at once
+    procs = [subprocess.Popen(CLI + ["build", spec, "--out", "rel", "-q"], cwd=work, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for spec in ("a.toml", "b.toml")]
+    results = [(p.wait(600), *p.communicate()) for p in procs]
+    codes = sorted(code for code, _, _ in results)
+    refused = [err for code, _, err in results if code != 0]
+    verify = run(CLI + ["verify", "rel"], work)
+    ok = codes == [0, 2] and verify[0] == 0 and len(refused) == 1 and len(refused[0].strip().splitlines()) == 1
+    report("two builds into one folder at once", 0 if ok else 1, "", refused[0] if refused else "", expect=0,
+           check=None if ok else f"FAIL: exits {codes}, verify {verify[0]}")
+    probe_in = work
+    other = "b.toml" if results[0][0] == 0 else "a.toml"  # the seed of the build that lost the race
+    for name, spec in (("build a smaller spec into a release", "small.toml"),
+                       ("build another seed into a release", other)):
+        code, out, err, _ = run(CLI + ["build", spec, "--out", "rel", "-q"], probe_in)
+        verify = run(CLI + ["verify", "rel"], probe_in)
+        report(name, code, out, err, expect=2, check=None if verify[0] == 0 else "FAIL: verify fails after")
+
+
+PLUGIN = """
+import numpy as np
+
+def exits(X, n_row_clusters, n_col_clusters, *, rng=None):
+    raise SystemExit(0)
+
+def hangs(X, n_row_clusters, n_col_clusters, *, rng=None):
+    import time
+    time.sleep(3600)
+
+def minus_one(X, max_row_clusters, max_col_clusters, *, rng=None):
+    rows = np.zeros(X.shape[0]); rows[0] = -1
+    return rows, np.zeros(X.shape[1])
+
+def infinite(X, max_row_clusters, max_col_clusters, *, rng=None):
+    rows = np.zeros(X.shape[0]); rows[0] = np.inf
+    return rows, np.zeros(X.shape[1])
+"""
+
+
+def plugin_probes(base: Path) -> None:
+    work = base / "plugins"
+    work.mkdir()
+    (work / "algos.py").write_text(PLUGIN)
+    (work / "s.toml").write_text(SPEC.format(seed=3, shapes='"30x20"'))
+    code, _, err, _ = run(CLI + ["build", "s.toml", "--out", "rel", "-q"], work)
+    if code:
+        print("FAIL could not build the plugins' release:", err.strip()[:200])
+        FAILURES.append("plugin release")
+        return
+    for name, extra in (("exits", []), ("exits", ["--jobs", "2"]), ("hangs", ["--timeout", "5"])):
+        out_dir = f"out_{name}_{len(extra)}"
+        code, out, err, seconds = run(CLI + ["benchmark", "rel", "--algorithm", f"algos:{name}", "--out", out_dir,
+                                             "-q", *extra], work, timeout=300)
+        rows = (work / out_dir / "results.csv").read_text() if (work / out_dir / "results.csv").exists() else ""
+        failed = "failed" in err and (name != "hangs" or "TimeoutError" in rows)
+        report(f"benchmark algos:{name} {' '.join(extra)}".strip(), code, out, err,
+               expect=code if code != 0 else 1,
+               check=f"{seconds:.1f} s, recorded as failed" if failed and code != 0 else "FAIL: exit 0 or no record")
+    for name in ("minus_one", "infinite"):
+        out_dir = f"out_{name}"
+        code, out, err, _ = run(CLI + ["benchmark", "rel", "--track", "unknown-clusters", "--max-clusters", "3x3",
+                                       "--algorithm", f"algos:{name}", "--out", out_dir, "-q"], work)
+        rows = (work / out_dir / "results.csv").read_text() if (work / out_dir / "results.csv").exists() else ""
+        report(f"unknown track, labels {name}", code, out, err, expect=code if code else 1,
+               check=None if code else "FAIL: accepted")
+    # SIGTERM during a run: stops, leaves no empty --out
+    proc = subprocess.Popen(CLI + ["benchmark", "rel", "--algorithm", "algos:hangs", "--out", "out_term", "-q"],
+                            cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8)
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(60)
+    _, err = proc.communicate()
+    left = sorted(folder_files(work / "out_term")) if (work / "out_term").exists() else []
+    report("benchmark SIGTERM", code, "", err, expect=code if code else 1,
+           check=(f"stopped, exit {code}, --out holds {left or 'nothing'}") if code else "FAIL: exit 0")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

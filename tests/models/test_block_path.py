@@ -1,0 +1,67 @@
+"""lbm_bench.models.block_path: one scale through a fitted model, for every family."""
+
+import numpy as np
+import pytest
+
+from lbm_bench.models.block_path import BlockPath
+from lbm_bench.models.design import ModelDesign
+from lbm_bench.models.registry import FAMILIES
+
+MODELS = {
+    "gaussian": {"means": [[0.0, 2.0], [1.0, -1.0]], "stds": [[1.0, 0.5], [2.0, 1.0]]},
+    "poisson": {"rates": [[1.0, 4.0], [0.5, 2.0]]},
+    "bernoulli": {"probs": [[0.1, 0.7], [0.5, 0.2]]},
+    "categorical": {"probs": [[[0.7, 0.2, 0.1], [0.1, 0.8, 0.1]], [[0.1, 0.1, 0.8], [0.3, 0.3, 0.4]]]},
+}
+CENTRES = {
+    "gaussian": {"means": [[0.5]], "stds": [[1.5]]},
+    "poisson": {"rates": [[2.0]]},
+    "bernoulli": {"probs": [[0.35]]},
+    "categorical": {"probs": [[[0.3, 0.35, 0.35]]]},
+}
+
+
+def _design(family):
+    model = family.model([0.6, 0.4], [0.5, 0.5], **MODELS[family.kind])
+    centre = family.model([1.0], [1.0], **CENTRES[family.kind])
+    first = model.block_parameters()[family.storage.parameter_names[0]]
+    return model, centre, ModelDesign(family, [0.6, 0.4], [0.5, 0.5], first, np.ones((2, 2)),
+                                      path=BlockPath.of(model, centre))
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.kind)
+def test_scale_one_is_the_fitted_model_and_small_scales_the_overall_level(family):
+    model, centre, design = _design(family)
+    for name, value in model.block_parameters().items():
+        np.testing.assert_allclose(design.model(1.0).block_parameters()[name], value, rtol=1e-9, atol=1e-12)
+    near_zero = design.model(1e-9).natural_parameters
+    np.testing.assert_allclose(near_zero, np.broadcast_to(centre.natural_parameters, near_zero.shape), atol=1e-7)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.kind)
+def test_the_path_is_a_straight_line_in_the_natural_parameter(family):
+    model, centre, design = _design(family)
+    eta0, eta1 = centre.natural_parameters, model.natural_parameters
+    for scale in (0.3, 0.7, 1.5):
+        np.testing.assert_allclose(design.model(scale).natural_parameters, eta0 + scale * (eta1 - eta0),
+                                   rtol=1e-7, atol=1e-7)
+
+
+def test_gaussian_precisions_stay_positive_far_past_scale_one():
+    family = next(f for f in FAMILIES if f.kind == "gaussian")
+    _, _, design = _design(family)
+    stds = design.model(50.0).stds  # the block of std 2 > the centre's 1.5 leaves the domain
+    assert np.all(np.isfinite(stds)) and np.all(stds > 0)
+
+
+def test_bad_paths_are_refused():
+    with pytest.raises(ValueError, match=r"shape \(n_stats, g, m\)"):
+        BlockPath(np.zeros((2, 2)), np.zeros(1))
+    with pytest.raises(ValueError, match="centre must have shape"):
+        BlockPath(np.zeros((1, 2, 2)), np.zeros(2))
+    with pytest.raises(ValueError, match="finite"):
+        BlockPath(np.full((1, 2, 2), np.nan), np.zeros(1))
+    family = FAMILIES[0]
+    with pytest.raises(ValueError, match="path's blocks"):
+        ModelDesign(family, [0.5, 0.5], [1.0], np.zeros((2, 1)), np.ones((2, 1)),
+                    path=BlockPath(np.zeros((family.model.n_stats, 2, 2)), np.zeros(family.model.n_stats)))

@@ -1,0 +1,28 @@
+"""scripts/checks/hostile_probes.py: the probes of issue 35 each give one line and exit 2, or a
+correct result, and leave nothing behind (the quick groups here: the whole run, about three
+minutes, is the closing measurement of issue 35, and it times evaluate, which no test does)."""
+
+import subprocess
+import sys
+
+from tests.scripts.helpers import SCRIPTS
+
+NAME = "hostile_probes"
+SCRIPT = SCRIPTS / "checks" / f"{NAME}.py"
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=1800)
+
+
+def test_the_quick_probes_hold():
+    done = _run("--only", "info,messages,outputs")
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "0 probe(s) failed" and len(lines) >= 11
+    assert all(line.startswith("ok ") for line in lines[:-1])
+
+
+def test_an_unknown_group_is_refused():
+    done = _run("--only", "nothing")
+    assert done.returncode == 2 and "--only: no group nothing" in done.stderr

@@ -1,0 +1,61 @@
+"""lbm_bench.storage.design_path: a fitted design's path and its design file's digest in table
+files (format 1.5), and the files of random designs unchanged."""
+
+import h5py
+import numpy as np
+import pytest
+
+from lbm_bench import fit_design, generate_table, get_family, load_table, save_table
+from lbm_bench.storage import check_file
+from lbm_bench.storage.design_path import PATH_DATASETS
+
+
+@pytest.fixture(scope="module")
+def fitted_file(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fitted")
+    X, _, _ = get_family("bernoulli").model([0.6, 0.4], [0.5, 0.5], [[0.1, 0.7], [0.6, 0.2]]).sample(80, 60, rng=0)
+    fitted = fit_design(X, (3, 3), certify=False, rng=0)
+    fitted.save(folder / "d.toml")
+    table = generate_table(design=folder / "d.toml", target_risk=0.1, n_samples=200, tolerance=0.03, rng=1)
+    save_table(table, folder / "t.h5")
+    return table, folder / "t.h5"
+
+
+def test_a_table_of_a_fitted_design_is_1_5_and_reads_back_its_design(fitted_file):
+    table, path = fitted_file
+    with h5py.File(path, "r") as f:
+        assert f.attrs["format_version"] == b"1.5"
+        assert f["params/design"].attrs["digest"] == table.design.digest.encode()
+        assert f["params/design/path_natural"].shape == (1, 2, 2)
+    back = load_table(path)
+    assert back.design.digest == table.design.digest
+    np.testing.assert_array_equal(back.design.path.natural, table.design.path.natural)
+    np.testing.assert_allclose(back.design.model(back.scale).probs, back.model.probs, rtol=1e-12)
+
+
+def test_a_random_design_writes_none_of_it(tmp_path):
+    table = generate_table("bernoulli", 40, 30, 2, 2, 0.1, tolerance=0.03, n_samples=200, rng=3)
+    save_table(table, tmp_path / "r.h5")
+    with h5py.File(tmp_path / "r.h5", "r") as f:
+        assert f.attrs["format_version"] == b"1.1"
+        assert not any(path in f for path in PATH_DATASETS) and "digest" not in f["params/design"].attrs
+
+
+@pytest.mark.parametrize("damage,message", [
+    (lambda f: f.__delitem__("params/design/path_centre"), "must come together"),
+    (lambda f: (f.__delitem__("params/design/path_centre"), f.create_dataset("params/design/path_centre",
+                                                                             data=[0.0, 1.0])),
+     "path_centre"),
+    (lambda f: (f.__delitem__("params/design/path_natural"), f.__delitem__("params/design/path_centre"),
+                f.create_dataset("params/design/path_natural", data=np.zeros((3, 2, 2))),
+                f.create_dataset("params/design/path_centre", data=np.zeros(3))),
+     "not a path of bernoulli blocks"),
+])
+def test_damaged_paths_are_reported(fitted_file, tmp_path, damage, message):
+    _, path = fitted_file
+    copy = tmp_path / "copy.h5"
+    copy.write_bytes(path.read_bytes())
+    with h5py.File(copy, "r+") as f:
+        damage(f)
+    problems = check_file(copy)
+    assert any(message in problem for problem in problems), problems

@@ -1,0 +1,108 @@
+"""The command line of issue 34: ``lbm-bench fit`` and ``lbm-bench generate --design``, their
+round trip and their one-line refusals (exit 2, nothing written)."""
+
+import numpy as np
+import pytest
+
+from lbm_bench import get_family, load_table, read_design_file
+from lbm_bench.cli import main
+
+
+@pytest.fixture(scope="module")
+def counts(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fit")
+    X, _, _ = get_family("poisson").model([0.6, 0.4], [0.5, 0.5], [[0.5, 4.0], [3.0, 1.0]]).sample(120, 80, rng=0)
+    np.save(folder / "counts.npy", X)
+    return folder / "counts.npy"
+
+
+@pytest.fixture(scope="module")
+def design_file(counts):
+    out = counts.with_name("design.toml")
+    assert main(["fit", str(counts), "--max-clusters", "4x4", "--samples", "200", "-o", str(out), "-q"]) == 0
+    return out
+
+
+def test_fit_writes_a_design_file_and_prints_its_summary(counts, tmp_path, capsys):
+    out = tmp_path / "d.toml"
+    assert main(["fit", str(counts), "--max-clusters", "4x4", "--samples", "200", "-o", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "counts: 120x80 table, poisson blocks" in text and "counts 2x2 by exact-icl" in text
+    assert "a table like yours, if it followed the model, has a floor of" in text and "wrote" in text
+    record = read_design_file(out)
+    assert record.design.block_shape == (2, 2) and record.source_name == "counts"
+    assert record.source_shape == (120, 80) and len(record.source_sha256) == 64
+
+
+def test_generate_from_a_design_file(design_file, tmp_path):
+    out = tmp_path / "t.h5"
+    assert main(["generate", "--design", str(design_file), "--risk", "0.1", "--samples", "200",
+                 "--tolerance", "0.03", "--seed", "1", "-o", str(out), "-q"]) == 0
+    table = load_table(out)
+    assert table.data.shape == (120, 80) and abs(table.bayes_risk.risk - 0.1) <= 0.03
+    assert table.design.digest == read_design_file(design_file).digest
+    assert main(["generate", "--design", str(design_file), "--risk", "0.2", "--shape", "60x40", "--samples", "200",
+                 "--tolerance", "0.03", "--seed", "1", "-o", str(tmp_path / "s.h5"), "-q"]) == 0
+    assert load_table(tmp_path / "s.h5").data.shape == (60, 40)
+
+
+BAD_DATA = {
+    "ragged.csv": ("a,b,c\n1,2\n3,4,5\n", [], "the header has 3"),
+    "text.csv": ("1,x,2\n2,3,4\n5,6,7\n", [], "x"),
+    "empty.csv": ("", [], "is empty"),
+    "one_row.csv": ("1,2,3\n", [], "needs at least 2 of each"),
+    "zeros.csv": ("0,0\n0,0\n0,0\n", [], "every observed entry is 0"),
+    "negative.csv": ("-1,2\n3,4\n5,6\n", ["--kind", "poisson"], "must be non-negative"),
+    "fractions.csv": ("0.5,1\n1,0\n0,1\n", ["--kind", "bernoulli"], "non-integer values"),
+    "pattern.mtx": ("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 1\n2 3\n", [], "pattern file"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_DATA))
+def test_fit_refuses_bad_tables_in_one_line(name, tmp_path, capsys):
+    text, extra, message = BAD_DATA[name]
+    (tmp_path / name).write_text(text)
+    out = tmp_path / "d.toml"
+    assert main(["fit", str(tmp_path / name), *extra, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("lbm-bench fit: error:") and message in err, err
+    assert not out.exists() and list(tmp_path.iterdir()) == [tmp_path / name]
+
+
+def _edited(design_file, tmp_path, old, new):
+    text = design_file.read_text()
+    assert old in text
+    path = tmp_path / "edited.toml"
+    path.write_text(text.replace(old, new, 1))
+    return path
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ('format = "lbm-bench-design/1.0"', 'format = "lbm-bench-design/2.0"', "newer than this lbm-bench reads"),
+    ("row_proportions = [", "row_proportions = [0.9, ", "must have shape (2,)"),
+    ("rates = [[", "rates = [[-", "rates must be > 0.0"),
+    ("counts = [2, 2]", "counts = [2, 3]", "must have shape (3,)"),
+])
+def test_generate_refuses_a_design_file_edited_badly(design_file, tmp_path, capsys, old, new, message):
+    path = _edited(design_file, tmp_path, old, new)
+    out = tmp_path / "t.h5"
+    assert main(["generate", "--design", str(path), "--risk", "0.1", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(path) in err and message in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--kind", "gaussian"], "kind='gaussian' but the design is of poisson blocks"),
+    (["--clusters", "3x3"], "the design has 2x2 clusters, not 3x3"),
+    (["--density", "0.1"], "--density: the design fixes its design options"),
+])
+def test_generate_refuses_what_the_design_contradicts(design_file, tmp_path, capsys, args, message):
+    out = tmp_path / "t.h5"
+    assert main(["generate", "--design", str(design_file), "--risk", "0.1", *args, "-o", str(out)]) == 2
+    assert message in capsys.readouterr().err and not out.exists()
+
+
+def test_generate_without_a_design_still_needs_kind_shape_and_clusters(tmp_path, capsys):
+    assert main(["generate", "--risk", "0.1", "--kind", "poisson", "-o", str(tmp_path / "t.h5")]) == 2
+    assert "--shape, --clusters required (or --design DESIGN.toml)" in capsys.readouterr().err
