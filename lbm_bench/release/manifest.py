@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from lbm_bench._atomic import atomic_write_text
 from lbm_bench._validation import describe_percent
@@ -224,7 +225,43 @@ def read_manifest(out: Path) -> dict:
     if not path.is_file():
         raise ValueError(f"{out} is not a release: no manifest.json")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    _check_manifest_shape(manifest, path)
+    return manifest
+
+
+_ABSENT = object()
+
+#: The JSON types of the fields every table entry of a manifest holds (what verification,
+#: loading and the release's other files read from it).
+_ENTRY_TYPES = {"id": (str, "a string"), "file": (str, "a string"), "sha256": (str, "a string"),
+                "kind": (str, "a string"), "seed": (int, "an integer"), "calibration_seed": (int, "an integer"),
+                "shape": (list, "a list"), "risk": ((int, float), "a number")}
+
+
+def _check_manifest_shape(manifest: Any, path: Path) -> None:
+    """ValueError naming the first field of a damaged ``manifest.json`` (an object with a
+    ``tables`` list of objects, each with :data:`_ENTRY_TYPES`' fields): not a KeyError later."""
+    if not isinstance(manifest, dict):
+        raise ValueError(f"{path} is not a release manifest: a JSON {type(manifest).__name__}, not an object")
+    tables = manifest.get("tables", _ABSENT)
+    if not isinstance(tables, list):
+        raise ValueError(f"{path} is not a release manifest: 'tables' is {_describe_json(tables)}, not a list")
+    for k, entry in enumerate(tables):
+        if not isinstance(entry, dict):
+            raise ValueError(f"{path}: tables[{k}] is {_describe_json(entry)}, not an object")
+        for name, (kind, spelled) in _ENTRY_TYPES.items():
+            value = entry.get(name, _ABSENT)
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise ValueError(f"{path}: tables[{k}].{name} is {_describe_json(value)}, not {spelled}")
+
+
+def _describe_json(value: Any) -> str:
+    """A short description of a JSON value for a message: ``missing``, or its type and text."""
+    if value is _ABSENT:
+        return "missing"
+    text = json.dumps(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
 

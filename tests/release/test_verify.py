@@ -122,3 +122,24 @@ def test_verify_rederives_the_map_risk_and_the_bayes_labels(built, tmp_path):
     assert any(p.startswith(f"{table_file}: @row_loss ") and "the MAP labels' risk re-derived" in p
                for p in problems), problems
     assert f"{table_file}: bayes/rows differs from the Bayes labels re-derived from the label sets" in problems
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda m: m.pop("tables"), "'tables' is missing, not a list"),
+    (lambda m: m.update(tables={"a": 1}), "'tables' is dict {\"a\": 1}, not a list"),
+    (lambda m: m["tables"].__setitem__(0, 3), "tables[0] is int 3, not an object"),
+    (lambda m: m["tables"][1].pop("sha256"), "tables[1].sha256 is missing, not a string"),
+    (lambda m: m["tables"][0].update(seed=True), "tables[0].seed is bool true, not an integer"),
+    (lambda m: m["tables"][0].update(risk="0.1"), "tables[0].risk is str \"0.1\", not a number"),
+])
+def test_a_damaged_manifest_is_named_not_a_key_error(built, tmp_path, damage, message):
+    """A manifest.json whose fields are missing or of another JSON type is refused with a
+    ValueError naming the field (a fuzz case found ``KeyError: 'tables'`` escaping verify)."""
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    damage(manifest)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match="manifest") as caught:
+        verify_release(copy)
+    assert message in str(caught.value)
