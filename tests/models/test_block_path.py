@@ -30,21 +30,40 @@ def _design(family):
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.kind)
-def test_scale_one_is_the_fitted_model_and_small_scales_the_overall_level(family):
+def test_scale_one_is_the_fitted_model_and_small_scales_one_level(family):
     model, centre, design = _design(family)
     for name, value in model.block_parameters().items():
         np.testing.assert_allclose(design.model(1.0).block_parameters()[name], value, rtol=1e-9, atol=1e-12)
-    near_zero = design.model(1e-9).natural_parameters
-    np.testing.assert_allclose(near_zero, np.broadcast_to(centre.natural_parameters, near_zero.shape), atol=1e-7)
+    near_zero = design.model(1e-9)
+    eta = near_zero.natural_parameters
+    np.testing.assert_allclose(eta, np.broadcast_to(eta[:, :1, :1], eta.shape), atol=1e-7)  # every block alike
+    np.testing.assert_allclose(near_zero.expected_statistics(), model.expected_statistics(), rtol=1e-8)
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.kind)
-def test_the_path_is_a_straight_line_in_the_natural_parameter(family):
+def test_the_path_moves_the_contrasts_in_the_natural_parameter_and_keeps_the_level(family):
+    """A straight line in the natural parameter, shifted by one value per statistic so that the
+    table's expected statistics (its mean count, density, mean and variance, category shares)
+    are the fitted model's at every scale."""
     model, centre, design = _design(family)
     eta0, eta1 = centre.natural_parameters, model.natural_parameters
-    for scale in (0.3, 0.7, 1.5):
-        np.testing.assert_allclose(design.model(scale).natural_parameters, eta0 + scale * (eta1 - eta0),
-                                   rtol=1e-7, atol=1e-7)
+    for scale in (0.05, 0.3, 0.7, 1.5):
+        moved = design.model(scale)
+        np.testing.assert_allclose(moved.expected_statistics(), model.expected_statistics(), rtol=1e-8)
+        shift = moved.natural_parameters - (eta0 + scale * (eta1 - eta0))
+        np.testing.assert_allclose(shift, np.broadcast_to(shift[:, :1, :1], shift.shape), atol=1e-7)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.kind)
+def test_from_the_tables_own_level_the_path_needs_no_shift_at_its_ends(family):
+    """With the centre the one-block model at the fitted model's level (as fit_design makes it),
+    scale 0 is the centre itself."""
+    model, _, design = _design(family)
+    level = design.model(1e-12)  # every block at the model's level
+    centred = ModelDesign(family, [0.6, 0.4], [0.5, 0.5], design.pattern, np.ones((2, 2)),
+                          path=BlockPath.of(model, level))
+    np.testing.assert_allclose(centred.model(1e-9).natural_parameters[:, 0, 0], level.natural_parameters[:, 0, 0],
+                               atol=1e-6)
 
 
 def test_gaussian_precisions_stay_positive_far_past_scale_one():
