@@ -175,14 +175,19 @@ def _run_fit(args: argparse.Namespace) -> int:
     """Fit a design to your table (family, counts by exact ICL, proportions, blocks, effects, density,
     missing rates), certify the fitted model's own floor, and write the design file that
     `lbm-bench generate --design` calibrates tables like yours from (docs/design-files.md)."""
-    from lbm_bench.fitting import fit_design
+    from lbm_bench.fitting import fit_design, fit_in_flags
     from lbm_bench.storage.user_data import read_user_table
 
     check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
-    table = read_user_table(args.data, kind=args.kind, format=args.format, delimiter=args.delimiter,
-                            max_memory=args.max_memory, style="cli")
-    fitted = fit_design(table, args.max_clusters, kind=args.kind, certify=not args.no_certify,
-                        n_samples=args.samples, jobs=args.jobs, rng=args.seed)
+    try:  # a refusal names the arguments as the command line spells them
+        table = read_user_table(args.data, kind=args.kind, format=args.format, delimiter=args.delimiter,
+                                max_memory=args.max_memory, style="cli")
+        fitted = fit_design(table, args.max_clusters, kind=args.kind, certify=not args.no_certify,
+                            n_samples=args.samples, jobs=args.jobs, rng=args.seed)
+    except (TypeError, ValueError) as exc:
+        if fit_in_flags(str(exc)) == str(exc):
+            raise
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(fit_in_flags(str(exc))) from None
     try:
         digest = fitted.save(args.output, overwrite=args.force)
     except FileExistsError:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from lbm_bench._validation import arguments_in_flags, check_count
 from lbm_bench._version import __version__
 from lbm_bench.algorithms.selection import LBMSelection, select_lbm
 from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
@@ -49,13 +50,24 @@ from lbm_bench.models.missing import MaskNoise, MissingDesign, mask_table
 from lbm_bench.models.registry import as_family
 from lbm_bench.storage.user_data import UserTable, user_table
 
-__all__ = ["MISSING_TEST_LEVEL", "FittedDesign", "degree_ks", "fit_design"]
+__all__ = ["FIT_FLAGS", "MISSING_TEST_LEVEL", "FittedDesign", "degree_ks", "fit_design", "fit_in_flags"]
 
 #: The blocks' missing rates are fitted one by one (the block mechanism) when the
 #: likelihood-ratio test of equal rates rejects at this level; else entries go missing at random.
 MISSING_TEST_LEVEL = 1e-3
 #: Runner-up cells of the criterion table shown beside the chosen one.
 _RUNNERS_UP = 3
+#: The arguments of :func:`fit_design` and of the reader as ``lbm-bench fit`` spells them (its
+#: refusals name them so).
+FIT_FLAGS = {"max_clusters": "--max-clusters", "kind": "--kind", "n_samples": "--samples", "jobs": "--jobs",
+             "max_memory": "--max-memory", "format": "--format", "delimiter": "--delimiter"}
+
+
+def fit_in_flags(message: str) -> str:
+    """``message`` of a refused fit with its arguments named by ``lbm-bench fit``'s flags
+    (``jobs must be >= 1`` becomes ``--jobs must be >= 1``, ``kind='poisson'`` ``--kind poisson``:
+    :func:`~lbm_bench._validation.arguments_in_flags`)."""
+    return arguments_in_flags(message, FIT_FLAGS)
 
 
 @dataclass(frozen=True)
@@ -174,6 +186,7 @@ def fit_design(
     ((2, 2), 'poisson')
     """
     rng = np.random.default_rng(rng)
+    n_samples, jobs = check_count("n_samples", n_samples), check_count("jobs", jobs)  # before the work
     table = X if isinstance(X, UserTable) else user_table(X)
     data = table.data
     selection = select_lbm(data.with_nan() if data.has_missing else data.table, max_clusters,

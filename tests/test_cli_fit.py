@@ -93,7 +93,7 @@ def test_generate_refuses_a_design_file_edited_badly(design_file, tmp_path, caps
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--kind", "gaussian"], "kind='gaussian' but the design is of poisson blocks"),
+    (["--kind", "gaussian"], "error: --kind gaussian but the design is of poisson blocks"),
     (["--clusters", "3x3"], "the design has 2x2 clusters, not 3x3"),
     (["--density", "0.1"], "--density: the design fixes its design options"),
 ])
@@ -106,3 +106,26 @@ def test_generate_refuses_what_the_design_contradicts(design_file, tmp_path, cap
 def test_generate_without_a_design_still_needs_kind_shape_and_clusters(tmp_path, capsys):
     assert main(["generate", "--risk", "0.1", "--kind", "poisson", "-o", str(tmp_path / "t.h5")]) == 2
     assert "--shape, --clusters required (or --design DESIGN.toml)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--samples", "0"], "error: --samples must be >= 1, got 0"),
+    (["--jobs", "0"], "error: --jobs must be >= 1, got 0"),
+    (["--format", "xls"], "error: --format must be one of 'npy'"),
+    (["--delimiter", "ab"], "error: --delimiter must be one character"),
+])
+def test_fit_refusals_name_the_flags(counts, tmp_path, capsys, args, message):
+    """fit's one-line refusals name its flags, never fit_design's or the reader's Python arguments
+    (n_samples, jobs, format, delimiter), and come before the work."""
+    out = tmp_path / "d.toml"
+    assert main(["fit", str(counts), *args, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and message in err, err
+    assert "n_samples" not in err and "jobs=" not in err and "format=" not in err and not out.exists()
+
+
+def test_a_bad_value_is_named_as_the_tables_not_as_a_python_argument(tmp_path, capsys):
+    (tmp_path / "neg.csv").write_text("-1,2\n3,4\n5,6\n")
+    assert main(["fit", str(tmp_path / "neg.csv"), "--kind", "poisson", "-o", str(tmp_path / "d.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "not a table of poisson blocks: its values must be non-negative" in err and "X must" not in err, err
