@@ -238,7 +238,9 @@ def _json_ready(value):
 
 def _add_evaluate(sub) -> None:
     p = _command(sub, _run_evaluate, "score a co-clustering against a table's Gibbs label sets")
-    p.add_argument("table", type=Path, help="a table file (.h5)")
+    p.add_argument("table", type=Path, help="a table file (.h5), or any table lbm-bench fit reads (.npy, .csv...)")
+    p.add_argument("--design", type=Path, default=None, metavar="DESIGN.toml",
+                   help="group by the MAP labels of this design file's fitted model (lbm-bench fit)")
     p.add_argument("--rows", required=True, type=Path, help="row labels file")
     p.add_argument("--cols", required=True, type=Path, help="column labels file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -355,7 +357,9 @@ def _run_verify(args: argparse.Namespace) -> int:
 
 def _add_show(sub) -> None:
     p = _command(sub, _run_show, "draw a table as a picture (PNG, PDF or SVG)")
-    p.add_argument("table", type=Path, help="a table file (.h5)")
+    p.add_argument("table", type=Path, help="a table file (.h5), or any table lbm-bench fit reads (.npy, .csv...)")
+    p.add_argument("--design", type=Path, default=None, metavar="DESIGN.toml",
+                   help="group by the MAP labels of this design file's fitted model (lbm-bench fit)")
     p.add_argument("-o", "--output", required=True, type=Path, help="output image (.png, .pdf or .svg)")
     p.add_argument("--labels", nargs=2, type=Path, metavar=("ROWS", "COLS"),
                    help="group by these row and column labels (files as for evaluate)")
@@ -374,13 +378,13 @@ def _run_show(args: argparse.Namespace) -> int:
     uncertainty. Large and sparse tables are drawn as block averages. Needs matplotlib (pip install
     'lbm-bench[plots]').
     """
-    from lbm_bench.plotting import plot_table, save_figure
+    from lbm_bench.plotting import plot_file, save_figure
 
     check_writable_file(args.output, overwrite=args.force)
     labels = None
     if args.labels:
         labels = (_read_labels(args.labels[0], "ROWS"), _read_labels(args.labels[1], "COLS"))
-    figure = plot_table(args.table, labels=labels, view=args.view, max_cells=args.max_cells)
+    figure = plot_file(args.table, labels=labels, design=args.design, view=args.view, max_cells=args.max_cells)
     try:
         save_figure(figure, args.output, dpi=args.dpi, overwrite=args.force)
     except FileExistsError:
