@@ -48,7 +48,7 @@ def test_generate_from_a_design_file(design_file, tmp_path):
 
 BAD_DATA = {
     "ragged.csv": ("a,b,c\n1,2\n3,4,5\n", [], "the header has 3"),
-    "text.csv": ("1,x,2\n2,3,4\n5,6,7\n", [], "x"),
+    "text.csv": ("1,2,3\n2,x,4\n5,6,7\n", [], "line 2, column 2: 'x' is not a number"),
     "empty.csv": ("", [], "is empty"),
     "one_row.csv": ("1,2,3\n", [], "needs at least 2 of each"),
     "zeros.csv": ("0,0\n0,0\n0,0\n", [], "every observed entry is 0"),
