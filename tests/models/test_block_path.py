@@ -84,3 +84,20 @@ def test_bad_paths_are_refused():
     with pytest.raises(ValueError, match="path's blocks"):
         ModelDesign(family, [0.5, 0.5], [1.0], np.zeros((2, 1)), np.ones((2, 1)),
                     path=BlockPath(np.zeros((family.model.n_stats, 2, 2)), np.zeros(family.model.n_stats)))
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.kind)
+def test_mean_statistics_are_the_gradient_of_the_log_partition(family):
+    """E[T] per block is dA/deta (what the level's shift solves on), by central differences."""
+    model, _, design = _design(family)
+    eta, step = model.natural_parameters, 1e-6
+    gradient = np.empty_like(eta)
+    for q in range(eta.shape[0]):
+        bump = np.zeros_like(eta)
+        bump[q] = step
+        up = family.designs.model_from_natural(design, eta + bump).log_partition
+        down = family.designs.model_from_natural(design, eta - bump).log_partition
+        gradient[q] = (up - down) / (2 * step)
+    np.testing.assert_allclose(model.mean_statistics, gradient, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(model.expected_statistics(),
+                               np.einsum("k,skl,l->s", [0.6, 0.4], model.mean_statistics, [0.5, 0.5]))
