@@ -176,14 +176,19 @@ def _run_fit(args: argparse.Namespace) -> int:
     """Fit a design to your table (family, counts by exact ICL, proportions, blocks, effects, density,
     missing rates), certify the fitted model's own floor, and write the design file that
     `lbm-bench generate --design` calibrates tables like yours from (docs/design-files.md)."""
-    from lbm_bench.fitting import fit_design
+    from lbm_bench.fitting import fit_design, fit_in_flags
     from lbm_bench.storage.user_data import read_user_table
 
     check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
-    table = read_user_table(args.data, kind=args.kind, format=args.format, delimiter=args.delimiter,
-                            max_memory=args.max_memory, style="cli")
-    fitted = fit_design(table, args.max_clusters, kind=args.kind, certify=not args.no_certify,
-                        n_samples=args.samples, jobs=args.jobs, rng=args.seed)
+    try:  # a refusal names the arguments as the command line spells them
+        table = read_user_table(args.data, kind=args.kind, format=args.format, delimiter=args.delimiter,
+                                max_memory=args.max_memory, style="cli")
+        fitted = fit_design(table, args.max_clusters, kind=args.kind, certify=not args.no_certify,
+                            n_samples=args.samples, jobs=args.jobs, rng=args.seed)
+    except (TypeError, ValueError) as exc:
+        if fit_in_flags(str(exc)) == str(exc):
+            raise
+        raise (TypeError if isinstance(exc, TypeError) else ValueError)(fit_in_flags(str(exc))) from None
     try:
         digest = fitted.save(args.output, overwrite=args.force)
     except FileExistsError:
@@ -234,7 +239,9 @@ def _json_ready(value):
 
 def _add_evaluate(sub) -> None:
     p = _command(sub, _run_evaluate, "score a co-clustering against a table's Gibbs label sets")
-    p.add_argument("table", type=Path, help="a table file (.h5)")
+    p.add_argument("table", type=Path, help="a table file (.h5), or any table lbm-bench fit reads (.npy, .csv...)")
+    p.add_argument("--design", type=Path, default=None, metavar="DESIGN.toml",
+                   help="group by the MAP labels of this design file's fitted model (lbm-bench fit)")
     p.add_argument("--rows", required=True, type=Path, help="row labels file")
     p.add_argument("--cols", required=True, type=Path, help="column labels file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -351,7 +358,9 @@ def _run_verify(args: argparse.Namespace) -> int:
 
 def _add_show(sub) -> None:
     p = _command(sub, _run_show, "draw a table as a picture (PNG, PDF or SVG)")
-    p.add_argument("table", type=Path, help="a table file (.h5)")
+    p.add_argument("table", type=Path, help="a table file (.h5), or any table lbm-bench fit reads (.npy, .csv...)")
+    p.add_argument("--design", type=Path, default=None, metavar="DESIGN.toml",
+                   help="group by the MAP labels of this design file's fitted model (lbm-bench fit)")
     p.add_argument("-o", "--output", required=True, type=Path, help="output image (.png, .pdf or .svg)")
     p.add_argument("--labels", nargs=2, type=Path, metavar=("ROWS", "COLS"),
                    help="group by these row and column labels (files as for evaluate)")
@@ -370,13 +379,13 @@ def _run_show(args: argparse.Namespace) -> int:
     uncertainty. Large and sparse tables are drawn as block averages. Needs matplotlib (pip install
     'lbm-bench[plots]').
     """
-    from lbm_bench.plotting import plot_table, save_figure
+    from lbm_bench.plotting import plot_file, save_figure
 
     check_writable_file(args.output, overwrite=args.force)
     labels = None
     if args.labels:
         labels = (_read_labels(args.labels[0], "ROWS"), _read_labels(args.labels[1], "COLS"))
-    figure = plot_table(args.table, labels=labels, view=args.view, max_cells=args.max_cells)
+    figure = plot_file(args.table, labels=labels, design=args.design, view=args.view, max_cells=args.max_cells)
     try:
         save_figure(figure, args.output, dpi=args.dpi, overwrite=args.force)
     except FileExistsError:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from lbm_bench._validation import arguments_in_flags, check_count
 from lbm_bench._version import __version__
 from lbm_bench.algorithms.selection import LBMSelection, select_lbm
 from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
@@ -47,15 +48,27 @@ from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.design_file import DesignFile, block_missing_design, write_design_file
 from lbm_bench.models.missing import MaskNoise, MissingDesign, mask_table
 from lbm_bench.models.registry import as_family
-from lbm_bench.storage.user_data import UserTable, user_table
+from lbm_bench.storage.user_data import UserTable, check_user_values, user_table
 
-__all__ = ["MISSING_TEST_LEVEL", "FittedDesign", "degree_ks", "fit_design"]
+__all__ = ["FIT_FLAGS", "MISSING_TEST_LEVEL", "FittedDesign", "degree_ks", "design_labels", "fit_design",
+           "fit_in_flags"]
 
 #: The blocks' missing rates are fitted one by one (the block mechanism) when the
 #: likelihood-ratio test of equal rates rejects at this level; else entries go missing at random.
 MISSING_TEST_LEVEL = 1e-3
 #: Runner-up cells of the criterion table shown beside the chosen one.
 _RUNNERS_UP = 3
+#: The arguments of :func:`fit_design` and of the reader as ``lbm-bench fit`` spells them (its
+#: refusals name them so).
+FIT_FLAGS = {"max_clusters": "--max-clusters", "kind": "--kind", "n_samples": "--samples", "jobs": "--jobs",
+             "max_memory": "--max-memory", "format": "--format", "delimiter": "--delimiter"}
+
+
+def fit_in_flags(message: str) -> str:
+    """``message`` of a refused fit with its arguments named by ``lbm-bench fit``'s flags
+    (``jobs must be >= 1`` becomes ``--jobs must be >= 1``, ``kind='poisson'`` ``--kind poisson``:
+    :func:`~lbm_bench._validation.arguments_in_flags`)."""
+    return arguments_in_flags(message, FIT_FLAGS)
 
 
 @dataclass(frozen=True)
@@ -174,6 +187,7 @@ def fit_design(
     ((2, 2), 'poisson')
     """
     rng = np.random.default_rng(rng)
+    n_samples, jobs = check_count("n_samples", n_samples), check_count("jobs", jobs)  # before the work
     table = X if isinstance(X, UserTable) else user_table(X)
     data = table.data
     selection = select_lbm(data.with_nan() if data.has_missing else data.table, max_clusters,
@@ -250,6 +264,41 @@ def degree_ks(source: Any, generated: Any) -> dict[str, float]:
             means.append(getattr(data, totals)() / np.maximum(seen, 1))
         out[side] = float(stats.ks_2samp(*means).statistic)
     return out
+
+
+def design_labels(design: ModelDesign, X: Any, *, rng: np.random.Generator | int | None = None,
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The MAP labels of a table under a design's fitted model (scale 1): how ``lbm-bench show
+    DATA --design design.toml`` groups a user's table (the design file does not keep the
+    source's labels; these are the fitted model's own reading of the table).
+
+    Parameters
+    ----------
+    design : ModelDesign
+    X : array-like, scipy.sparse matrix or UserTable of shape (n_rows, n_cols)
+        A table of the design's family; NaN entries are missing. With row and column effects
+        the design fixes the shape (its source's).
+    rng : None, int or numpy.random.Generator
+
+    Returns
+    -------
+    rows : ndarray of shape (n_rows,)
+    cols : ndarray of shape (n_cols,)
+
+    Raises
+    ------
+    ValueError
+        For a table whose values are not of the design's family, or whose shape its effects refuse.
+    """
+    table = X if isinstance(X, UserTable) else user_table(X)
+    model = design.model(1.0)
+    fixed = model.fixed_shape()
+    if fixed is not None and tuple(table.shape) != tuple(fixed):
+        raise ValueError(f"{table.path or table.name}: the design's row and column effects are those of a "
+                         f"{fixed[0]}x{fixed[1]} table, this one is {table.shape[0]}x{table.shape[1]}")
+    data = check_user_values(table, design.kind)
+    found = map_labels(model, data.with_nan() if data.has_missing else data.table, rng=rng)
+    return np.asarray(found.rows), np.asarray(found.cols)
 
 
 def _block_model(family, data: TableData, z, w, row_props, col_props, fitted):

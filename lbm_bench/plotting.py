@@ -55,7 +55,7 @@ from lbm_bench.table_image import (
     reference_labels,
 )
 
-__all__ = ["plot_table", "save_figure", "family_colormap"]
+__all__ = ["plot_file", "plot_table", "plot_user_table", "save_figure", "family_colormap"]
 
 #: Largest number of image cells per side (rows or columns) of a heatmap.
 MAX_CELLS = 1000
@@ -335,6 +335,112 @@ def plot_table(
     if title:
         fig.suptitle(_title(table, name if view == "both" else None), fontsize=10)
     return fig
+
+
+def plot_user_table(
+    table: Any,
+    *,
+    labels: tuple[Any, Any] | None = None,
+    labels_name: str = "the given labels",
+    kind: Any = None,
+    view: str = "both",
+    max_cells: int = MAX_CELLS,
+    title: bool = True,
+    figsize: tuple[float, float] | None = None,
+):
+    """Draw a user's own table (any file :func:`~lbm_bench.read_user_table` reads, or a
+    :class:`~lbm_bench.storage.user_data.UserTable`) as :func:`plot_table` draws a table file:
+    in its stored order and, given labels, grouped by them with the block boundaries, in its
+    family's colours (inferred, or ``kind``). It has no model: no block means or uncertainty.
+
+    Parameters
+    ----------
+    table : UserTable or path
+    labels : (rows, cols), optional
+        A co-clustering to group by (e.g. :func:`~lbm_bench.fitting.design_labels`); without
+        it, only the stored order is drawn.
+    labels_name : str
+        How the picture names the labels.
+    kind : str or Family, optional
+    view, max_cells, title, figsize
+        As :func:`plot_table` (``view`` applies with labels).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from lbm_bench.algorithms.inputs import infer_kind
+    from lbm_bench.storage.user_data import UserTable, read_user_table
+
+    _, Figure = _matplotlib()
+    check_choice("view", view, _VIEWS)
+    if not isinstance(table, UserTable):
+        table = read_user_table(table)
+    data = table.data
+    family = as_family(kind if kind is not None else table.kind or infer_kind(
+        data.with_nan() if data.has_missing else data.table))
+    n, d = table.shape
+    views = ("drawn",) if labels is None else {"both": ("drawn", "ordered"), "drawn": ("drawn",),
+                                               "ordered": ("ordered",)}[view]
+    orders = {"drawn": (np.arange(n), np.arange(d))}
+    if labels is not None:
+        rows = _check_labels("labels[0] (rows)", labels[0], n)
+        cols = _check_labels("labels[1] (cols)", labels[1], d)
+        orders["ordered"] = (np.argsort(rows, kind="stable"), np.argsort(cols, kind="stable"))
+    cmap, line = family_colormap(family, None, data.has_missing)
+    fig = Figure(figsize=figsize or (6.0 * len(views), 5.2), layout="constrained")
+    axes = fig.subplots(1, len(views), squeeze=False)[0]
+    images = {name: binned_image(data, *orders[name], max_cells) for name in views}
+    vmin, vmax = color_range(images[views[-1]][0], data.is_sparse)
+    for ax, name in zip(axes, views, strict=True):
+        image, r_factor, c_factor = images[name]
+        im = _draw_heatmap(ax, image, (0, d, n, 0), vmin, vmax, cmap)
+        if name == "ordered":
+            for y in block_boundaries(rows):
+                ax.axhline(y, color=line, linewidth=1.2)
+            for x in block_boundaries(cols):
+                ax.axvline(x, color=line, linewidth=1.2)
+        where = "stored order" if name == "drawn" else f"grouped by {labels_name}"
+        ax.set_xlabel(f"columns ({where})")
+        ax.set_ylabel(f"rows ({where})")
+        ax.set_yticks([])
+        ax.tick_params(labelsize=7)
+    what = ("density (mean entry)" if data.is_sparse else "mean entry") if r_factor > 1 or c_factor > 1 else "entry"
+    label = what if what == "entry" else f"{what} of {r_factor}x{c_factor} cells"
+    if data.has_missing:
+        label += f" ({family.presentation.missing_color_name}: missing)"
+    fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
+    if title:
+        missing = f", {describe_percent(data.missing_fraction, 0)} missing" if data.has_missing else ""
+        storage = f", {data.storage_text()}" if data.storage_text() else ""
+        fig.suptitle(f"{table.name}: {n}x{d} {family.presentation.entries} ({family.kind}){storage}{missing}",
+                     fontsize=10)
+    return fig
+
+
+def plot_file(path: str | os.PathLike[str], *, labels: tuple[Any, Any] | None = None, design: Any = None,
+              view: str = "both", max_cells: int = MAX_CELLS, rng: Any = 0):
+    """The picture ``lbm-bench show`` draws of a file: :func:`plot_table` of an lbm-bench table
+    file, :func:`plot_user_table` of any other table :func:`~lbm_bench.read_user_table` reads
+    (grouped by ``labels``, or by the MAP labels of a design file's fitted model,
+    :func:`~lbm_bench.fitting.design_labels`, with seed ``rng``)."""
+    from lbm_bench.storage.user_data import read_user_table
+    from lbm_bench.storage.user_formats import format_of
+
+    if design is None and format_of(Path(path), str(path)) == "table":
+        return plot_table(path, labels=labels, view=view, max_cells=max_cells)
+    if labels is not None and design is not None:
+        raise ValueError("give labels or a design to group by, not both")
+    table = read_user_table(path)
+    kind, name = None, "the given labels"
+    if design is not None:
+        from lbm_bench.fitting import design_labels
+        from lbm_bench.protocol.from_design import load_design
+
+        fitted = load_design(design)[0]
+        labels, kind = design_labels(fitted, table, rng=rng), fitted.kind
+        name = f"the MAP labels of {Path(design).name}"
+    return plot_user_table(table, labels=labels, labels_name=name, kind=kind, view=view, max_cells=max_cells)
 
 
 #: Categories above which the legend gives way to a colour bar of the codes.

@@ -1,9 +1,10 @@
 """lbm_bench.fitting: designs fitted to a table (issue 34), fitted back to what drew the table.
 
-Round trips: tables drawn from a known model (each family, dense and sparse, with and without
-missing entries) are fitted back to their counts, and to their parameters within stated
-tolerances once the classes are matched: proportions within 0.05, block parameters within
-20% (relative; Gaussian means within 0.15 of the table's unit spread), missing rates within 0.03.
+Round trips: tables drawn from a known model (each family, dense and sparse where the family
+allows it, with and without missing entries, at random and by block) are fitted back to their
+counts, and to their parameters within stated tolerances once the classes are matched:
+proportions within 0.05, block parameters within 20% (relative; Gaussian means within 0.15 of
+the table's unit spread), missing rates within 0.03.
 """
 
 import itertools
@@ -45,7 +46,17 @@ def _matched(fitted, truth_z, truth_w, z, w):
 
 CASES = [(kind, False, 0.0) for kind in ("gaussian", "poisson", "bernoulli", "categorical")]
 CASES += [("poisson", True, 0.0), ("bernoulli", True, 0.0), ("poisson", False, 0.2), ("gaussian", False, 0.2),
-          ("bernoulli", True, 0.01)]
+          ("bernoulli", True, 0.01), ("categorical", False, 0.2), ("bernoulli", False, 0.2), ("poisson", True, 0.05)]
+
+
+def _assert_blocks_close(model, truth, rows, cols):
+    """Block parameters within 20% (0.01 absolute), Gaussian means within 0.15."""
+    for name, true in truth.block_parameters().items():
+        value = model.block_parameters()[name][np.ix_(rows, cols)]
+        if name == "means":
+            np.testing.assert_allclose(value, true, atol=0.15)
+        else:
+            np.testing.assert_allclose(value, true, rtol=0.2, atol=0.01)
 
 
 @pytest.mark.parametrize("kind,sparse,missing", CASES)
@@ -65,17 +76,13 @@ def test_round_trip_counts_and_parameters(kind, sparse, missing):
     np.testing.assert_allclose(design.row_proportions[rows], ROW_PROPS, atol=0.05)
     np.testing.assert_allclose(design.col_proportions[cols], COL_PROPS, atol=0.05)
     model = fitted.model
-    for name, true in truth.block_parameters().items():
-        value = model.block_parameters()[name][np.ix_(rows, cols)]
-        if name == "means":
-            np.testing.assert_allclose(value, true, atol=0.15)
-        else:
-            np.testing.assert_allclose(value, true, rtol=0.2, atol=0.01)
+    _assert_blocks_close(model, truth, rows, cols)
     assert (design.density is not None) == sparse
     if sparse:
-        observed = n_rows * n_cols
-        nonzero = X.count_nonzero() if sp.issparse(X) else np.count_nonzero(np.nan_to_num(X))
-        assert design.density == pytest.approx(nonzero / observed, rel=0.1)
+        values = X.data if sp.issparse(X) else np.asarray(X).ravel()  # missing entries: explicit NaN
+        observed = n_rows * n_cols - np.count_nonzero(np.isnan(values))
+        nonzero = np.count_nonzero(np.nan_to_num(values))
+        assert design.density == pytest.approx(nonzero / observed, rel=1e-9)  # over the observed entries
     if missing:
         assert design.missing.mechanism == "random"
         assert design.missing.rate == pytest.approx(missing, abs=0.03)
@@ -128,19 +135,25 @@ def test_effects_are_dropped_without_heterogeneity():
     assert fitted.effects_kept is False and fitted.design.row_effects is None
 
 
-def test_block_missing_rates_are_fitted():
-    truth = _truth("gaussian", False)
+@pytest.mark.parametrize("kind", ["gaussian", "categorical", "poisson"])
+def test_block_missing_rates_are_fitted(kind):
+    """Entries missing by block (not at random): the counts, the blocks and every block's missing
+    rate (within 0.03) are fitted back."""
+    truth = _truth(kind, False)
     n_rows, n_cols = 240, 160
     rng = np.random.default_rng(5)
     X, z, w = truth.sample(n_rows, n_cols, rng=rng)
     probs = np.array([[0.05, 0.4], [0.3, 0.1], [0.2, 0.2]])
     X = X.astype(float)
     X[rng.uniform(size=X.shape) < probs[np.ix_(z, w)]] = np.nan
-    fitted = fit_design(X, (4, 4), certify=False, rng=0)
+    fitted = fit_design(X, (4, 4), kind=kind, certify=False, rng=0)
     assert fitted.counts == (3, 2)
     rows, cols = _matched(fitted.counts, z, w, fitted.selection.rows, fitted.selection.cols)
     assert fitted.design.missing.mechanism == "block"
     np.testing.assert_allclose(fitted.design.missing_probs(1.0)[np.ix_(rows, cols)], probs, atol=0.03)
+    np.testing.assert_allclose(fitted.design.row_proportions[rows], ROW_PROPS, atol=0.05)
+    np.testing.assert_allclose(fitted.design.col_proportions[cols], COL_PROPS, atol=0.05)
+    _assert_blocks_close(fitted.model, truth, rows, cols)
 
 
 def test_summary_reports_counts_runners_up_and_the_certified_floor():

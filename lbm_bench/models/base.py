@@ -269,6 +269,19 @@ class LatentBlockModel:
         """ndarray of shape (g, m): expected entry per block (unit exposure)."""
         raise NotImplementedError
 
+    @property
+    def mean_statistics(self) -> np.ndarray:  # pragma: no cover - abstract
+        """ndarray of shape (n_stats, g, m): the expected sufficient statistics ``E[T(x)]`` of
+        an entry of each block at unit exposure (the gradient of the log-partition in the
+        natural parameters)."""
+        raise NotImplementedError
+
+    def expected_statistics(self) -> np.ndarray:
+        """ndarray of shape (n_stats,): the expected sufficient statistics of an entry of the
+        table, ``sum_kl pi_k rho_l E_kl[T(x)]`` (the table's expected level; row and column
+        effects of mean one leave it unchanged)."""
+        return np.einsum("k,skl,l->s", self.row_proportions, self.mean_statistics, self.col_proportions)
+
     # -- generic methods --------------------------------------------------------
     def _check_shape_args(self, n_rows: Any, n_cols: Any) -> tuple[int, int]:
         n_rows = check_count("n_rows", n_rows)

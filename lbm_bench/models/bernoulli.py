@@ -110,6 +110,10 @@ class BernoulliLBM(LatentBlockModel):
     def entry_means(self) -> np.ndarray:
         return self.probs.copy()
 
+    @property
+    def mean_statistics(self) -> np.ndarray:
+        return self.probs[None].copy()
+
 
 class BernoulliStorage(StorageCodec):
     parameter_names = ("probs",)

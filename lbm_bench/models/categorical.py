@@ -190,6 +190,10 @@ class CategoricalLBM(LatentBlockModel):
         """The mean code of each block (codes are unordered: a summary only)."""
         return self.probs @ np.arange(self.categories, dtype=np.float64)
 
+    @property
+    def mean_statistics(self) -> np.ndarray:
+        return np.moveaxis(self.probs[:, :, 1:], 2, 0).copy()
+
 
 def category_codes(X: Any, name: str, categories: int) -> np.ndarray:
     """A dense 2-D uint8 array of codes ``0 .. categories - 1``; one-line errors otherwise."""

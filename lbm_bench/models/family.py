@@ -217,8 +217,10 @@ class Designs(_Facet):
     def model_on_path(self, design: Any, scale: float) -> LatentBlockModel:
         """The model of a fitted design (``design.path``, a
         :class:`~lbm_bench.models.block_path.BlockPath`) at ``scale``: scale 1 is the fitted
-        model, scale 0 every block at the table's overall level."""
-        return self.model_from_natural(design, design.path.at(scale))
+        model, scale 0 every block at the table's overall level; at every scale the table's
+        expected statistics are the fitted model's (:meth:`BlockPath.model_at
+        <lbm_bench.models.block_path.BlockPath.model_at>`)."""
+        return design.path.model_at(scale, lambda natural: self.model_from_natural(design, natural))
 
 
 class Estimation(_Facet):

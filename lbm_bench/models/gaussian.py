@@ -113,6 +113,10 @@ class GaussianLBM(LatentBlockModel):
     def entry_means(self) -> np.ndarray:
         return self.means.copy()
 
+    @property
+    def mean_statistics(self) -> np.ndarray:
+        return np.stack([self.means, self.means**2 + self.stds**2])
+
 
 class GaussianStorage(StorageCodec):
     parameter_names = ("means", "stds")

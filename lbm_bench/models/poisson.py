@@ -181,6 +181,10 @@ class PoissonLBM(LatentBlockModel):
     def entry_means(self) -> np.ndarray:
         return self.rates.copy()
 
+    @property
+    def mean_statistics(self) -> np.ndarray:
+        return self.rates[None].copy()
+
 
 class PoissonStorage(StorageCodec):
     parameter_names = ("rates",)

@@ -25,13 +25,12 @@ ValueError: density is defined for the poisson and bernoulli kinds, got kind='ga
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from lbm_bench._records import Record, choice, setting
-from lbm_bench._validation import check_count, check_probability
+from lbm_bench._validation import arguments_in_flags, check_count, check_probability
 from lbm_bench.models.design import check_family_options
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
@@ -211,13 +210,12 @@ def request_from_arguments(
 
 #: The arguments of a table request as ``lbm-bench generate`` spells them (its refusals name them so).
 REQUEST_FLAGS = {"target_risk": "--risk", "n_rows": "--shape", "n_cols": "--shape",
-                 "n_row_clusters": "--clusters", "n_col_clusters": "--clusters"}
+                 "n_row_clusters": "--clusters", "n_col_clusters": "--clusters", "kind": "--kind"}
 
 
 def request_in_flags(message: str) -> str:
     """``message`` of a refused table request with its arguments named by their flags
     (``target_risk must lie in (0, 1)`` becomes ``--risk must lie in (0, 1)``, ``target_risk=0.95
-    cannot be reached`` ``--risk 0.95 cannot be reached``)."""
-    for name, flag in REQUEST_FLAGS.items():
-        message = re.sub(rf"(?<![\w-]){name}[= ]", f"{flag} ", message)  # a name, not a formula's n_rows*n_cols
-    return message
+    cannot be reached`` ``--risk 0.95 cannot be reached``, ``kind='gaussian' but the design is of
+    poisson blocks`` ``--kind gaussian but ...``: :func:`~lbm_bench._validation.arguments_in_flags`)."""
+    return arguments_in_flags(message, REQUEST_FLAGS)

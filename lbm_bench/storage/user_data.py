@@ -351,7 +351,7 @@ def check_user_values(
     ...     check_user_values(user_table([[0, 1], [-1, 2]], name="votes"), "poisson")
     ... except ValueError as exc:
     ...     print(exc)
-    votes: not a table of poisson blocks: X must be non-negative, got min -1 (first at row 2, column 1: -1)
+    votes: not a table of poisson blocks: its values must be non-negative, got min -1 (first at row 2, column 1: -1)
     """
     family = get_family(kind)
     where = table.path or table.name
@@ -371,7 +371,7 @@ def check_user_values(
 
 def _checked(family: Any, table: UserTable, values: Any, where: str) -> Any:
     try:
-        return family.estimation.placeholder(values).check_table(values, "X")
+        return family.estimation.placeholder(values).check_table(values, "its values")
     except (TypeError, ValueError) as exc:
         problem = one_line(exc)
     located = _first_refused(family, table)

@@ -30,21 +30,40 @@ def _design(family):
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.kind)
-def test_scale_one_is_the_fitted_model_and_small_scales_the_overall_level(family):
+def test_scale_one_is_the_fitted_model_and_small_scales_one_level(family):
     model, centre, design = _design(family)
     for name, value in model.block_parameters().items():
         np.testing.assert_allclose(design.model(1.0).block_parameters()[name], value, rtol=1e-9, atol=1e-12)
-    near_zero = design.model(1e-9).natural_parameters
-    np.testing.assert_allclose(near_zero, np.broadcast_to(centre.natural_parameters, near_zero.shape), atol=1e-7)
+    near_zero = design.model(1e-9)
+    eta = near_zero.natural_parameters
+    np.testing.assert_allclose(eta, np.broadcast_to(eta[:, :1, :1], eta.shape), atol=1e-7)  # every block alike
+    np.testing.assert_allclose(near_zero.expected_statistics(), model.expected_statistics(), rtol=1e-8)
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.kind)
-def test_the_path_is_a_straight_line_in_the_natural_parameter(family):
+def test_the_path_moves_the_contrasts_in_the_natural_parameter_and_keeps_the_level(family):
+    """A straight line in the natural parameter, shifted by one value per statistic so that the
+    table's expected statistics (its mean count, density, mean and variance, category shares)
+    are the fitted model's at every scale."""
     model, centre, design = _design(family)
     eta0, eta1 = centre.natural_parameters, model.natural_parameters
-    for scale in (0.3, 0.7, 1.5):
-        np.testing.assert_allclose(design.model(scale).natural_parameters, eta0 + scale * (eta1 - eta0),
-                                   rtol=1e-7, atol=1e-7)
+    for scale in (0.05, 0.3, 0.7, 1.5):
+        moved = design.model(scale)
+        np.testing.assert_allclose(moved.expected_statistics(), model.expected_statistics(), rtol=1e-8)
+        shift = moved.natural_parameters - (eta0 + scale * (eta1 - eta0))
+        np.testing.assert_allclose(shift, np.broadcast_to(shift[:, :1, :1], shift.shape), atol=1e-7)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.kind)
+def test_from_the_tables_own_level_the_path_needs_no_shift_at_its_ends(family):
+    """With the centre the one-block model at the fitted model's level (as fit_design makes it),
+    scale 0 is the centre itself."""
+    model, _, design = _design(family)
+    level = design.model(1e-12)  # every block at the model's level
+    centred = ModelDesign(family, [0.6, 0.4], [0.5, 0.5], design.pattern, np.ones((2, 2)),
+                          path=BlockPath.of(model, level))
+    np.testing.assert_allclose(centred.model(1e-9).natural_parameters[:, 0, 0], level.natural_parameters[:, 0, 0],
+                               atol=1e-6)
 
 
 def test_gaussian_precisions_stay_positive_far_past_scale_one():
@@ -65,3 +84,20 @@ def test_bad_paths_are_refused():
     with pytest.raises(ValueError, match="path's blocks"):
         ModelDesign(family, [0.5, 0.5], [1.0], np.zeros((2, 1)), np.ones((2, 1)),
                     path=BlockPath(np.zeros((family.model.n_stats, 2, 2)), np.zeros(family.model.n_stats)))
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.kind)
+def test_mean_statistics_are_the_gradient_of_the_log_partition(family):
+    """E[T] per block is dA/deta (what the level's shift solves on), by central differences."""
+    model, _, design = _design(family)
+    eta, step = model.natural_parameters, 1e-6
+    gradient = np.empty_like(eta)
+    for q in range(eta.shape[0]):
+        bump = np.zeros_like(eta)
+        bump[q] = step
+        up = family.designs.model_from_natural(design, eta + bump).log_partition
+        down = family.designs.model_from_natural(design, eta - bump).log_partition
+        gradient[q] = (up - down) / (2 * step)
+    np.testing.assert_allclose(model.mean_statistics, gradient, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(model.expected_statistics(),
+                               np.einsum("k,skl,l->s", [0.6, 0.4], model.mean_statistics, [0.5, 0.5]))

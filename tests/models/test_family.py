@@ -24,12 +24,14 @@ CORE = {
     "family", "kind", "n_stats", "table_dtype", "has_effects", "can_be_sparse", "code_statistics", "sparse",
     "missing_probs", "n_levels",
     # the exponential-family interface and its tables
-    "natural_parameters", "log_partition", "sufficient_statistics", "sparse_statistics", "log_base_measure",
+    "natural_parameters", "log_partition", "mean_statistics", "sufficient_statistics", "sparse_statistics",
+    "log_base_measure",
     "check_table", "draw_noise", "table_from_noise", "sparse_level", "block_parameters", "entry_means",
     "row_weights", "col_weights", "fixed_shape",
     # the formulas written once for every family
     "n_row_clusters", "n_col_clusters", "block_shape", "nonempty_blocks", "sample_labels", "sample",
     "statistics", "block_totals", "log_likelihood", "complete_log_likelihood", "with_missing_probs", "check_data",
+    "expected_statistics",
 }
 
 #: Names the model classes carried before the split (now a facet's, or gone into one).

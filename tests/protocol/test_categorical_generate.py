@@ -83,7 +83,7 @@ BASE = ["generate", "--kind", "categorical", "--shape", "20x20", "--clusters", "
         (BASE + ["--categories", "300"], "--categories must be between 2 and 255, got 300"),
         (BASE, "categorical tables need categories"),
         (["generate", "--kind", "gaussian", "--shape", "20x20", "--clusters", "2x2", "--risk", "0.1",
-          "--categories", "5"], "categories is defined for the categorical kind, got kind='gaussian'"),
+          "--categories", "5"], "categories is defined for the categorical kind, got --kind gaussian"),
         (BASE + ["--categories", "3", "--density", "0.1"], "density is defined for the poisson and bernoulli"),
         (["generate", "--kind", "categorical", "--shape", "20x20", "--clusters", "5x2", "--risk", "0.1",
           "--categories", "2"], "impossible with 5x2 clusters and 2 categories"),

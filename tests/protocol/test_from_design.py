@@ -2,7 +2,8 @@
 
 Designs fitted to a table of each family (dense and sparse, with missing entries) calibrate
 tables whose floor is on target at 5%, 10% and 20% (within the rejection tolerance, 0.02 here),
-whose overall level is the source's (within 15%), and whose fitted model (scale 1) draws row and
+whose overall level is the source's (within 6%), whose row and column means are like the source's
+(KS statistics below KS_TOLERANCE), and whose fitted model (scale 1) draws row and
 column means like the source's (two-sample KS statistics below 0.2 and 0.25).
 """
 
@@ -19,6 +20,15 @@ SOURCES = {
     "gaussian": ({"means": [[0.0, 2.0], [2.0, 0.0]], "stds": [[1.0, 1.5], [1.0, 0.7]]}, {}),
     "categorical": ({"probs": [[[0.8, 0.1, 0.1], [0.1, 0.8, 0.1]], [[0.1, 0.1, 0.8], [0.6, 0.2, 0.2]]]}, {}),
 }
+
+#: Largest row- and column-mean KS statistics of the tables generated at 5%, 10% and 20% against
+#: their source (seeded: measured 0.05-0.07 and 0.07-0.11 for sparse Bernoulli, 0.09-0.10 and
+#: 0.10-0.12 Gaussian, 0.29-0.32 and 0.46-0.47 Poisson; before the path kept the level, 0.16-0.17
+#: and 0.21-0.23, 0.19-0.26 and 0.20-0.26, 0.31-0.35 and 0.51). The Poisson source's column
+#: classes differ in level (1.5 and 2.8 a count): at these scales their levels are closer, which
+#: the level kept does not undo. Categorical row means of codes are not degrees: its tables keep
+#: the source's category shares instead (within 0.03).
+KS_TOLERANCE = {"bernoulli-sparse": (0.12, 0.15), "gaussian": (0.15, 0.16), "poisson": (0.36, 0.5)}
 
 
 def _source(name, missing=0.0):
@@ -52,10 +62,17 @@ def test_tables_like_the_source_are_certified_on_target(design_files, name, risk
     assert table.design.digest == record.digest
     np.testing.assert_allclose(table.design.row_proportions, record.row_proportions)
     assert (table.design.density is not None) == name.endswith("sparse")
-    if risk == 0.1:  # the table's overall level is the source's (the path's centre)
-        source, data = _source(name), table.data
-        mean = (lambda t: t.sum() / np.prod(t.shape)) if name.endswith("sparse") else np.mean
-        assert mean(data) == pytest.approx(mean(source), rel=0.15, abs=0.05)
+    # the table's overall level is the source's at every scale (the path keeps the expected
+    # statistics): its mean within 6% (label shares drawn again move it by ~3%)
+    source, data = _source(name), table.data
+    if name == "categorical":
+        shares = [np.bincount(np.ravel(t), minlength=3) / np.size(t) for t in (source, data)]
+        np.testing.assert_allclose(shares[1], shares[0], atol=0.03)
+        return
+    mean = (lambda t: t.sum() / np.prod(t.shape)) if name.endswith("sparse") else np.mean
+    assert mean(data) == pytest.approx(mean(source), rel=0.06)
+    ks = degree_ks(source, data)
+    assert ks["rows"] <= KS_TOLERANCE[name][0] and ks["cols"] <= KS_TOLERANCE[name][1], ks
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
@@ -134,3 +151,18 @@ def test_a_random_design_with_a_shape_is_calibrated_too():
     table = generate_table(design=design, n_rows=80, n_cols=60, target_risk=0.1, n_samples=200, tolerance=0.03,
                            rng=1)
     assert abs(table.bayes_risk.risk - 0.1) <= 0.03 and table.design is design
+
+
+@pytest.mark.slow
+def test_tables_like_the_digits_keep_their_degrees():
+    """The real example (docs/design-files.md): scikit-learn's digits fitted at 8x8 (seed 2012) and a
+    table generated at 10% as `lbm-bench generate --design` does: on target, and its row and column
+    means within KS 0.25 and 0.3 of the source's (measured 0.19 and 0.25; 0.72 and 0.36 when the
+    path's straight line in log rates lowered the level by a fifth)."""
+    load_digits = pytest.importorskip("sklearn.datasets").load_digits
+    X = load_digits().data.astype(np.int64)
+    fitted = fit_design(X, (8, 8), certify=False, rng=2012)
+    table = generate_table(design=fitted.design, target_risk=0.1, rng=2012)
+    assert abs(table.bayes_risk.risk - 0.1) <= 0.02
+    ks = degree_ks(X, table.data)
+    assert ks["rows"] < 0.25 and ks["cols"] < 0.3, ks
