@@ -312,7 +312,8 @@ class _RejectionSampler:
         """The Bayes labels and their cross-fitted risk (X-only starts: the MAP, no truth)."""
         start = time.perf_counter()
         g, m = self.model.block_shape
-        floor = floor_certificate(samples, starts=[map_start], n_row_clusters=g, n_col_clusters=m)
+        floor = floor_certificate(samples, starts=[map_start], n_row_clusters=g, n_col_clusters=m,
+                                  jobs=self.settings.jobs)
         self.floor_seconds += time.perf_counter() - start
         return floor
 
