@@ -300,6 +300,11 @@ class _Side:
         """Labels of the ``s``-th set of this side."""
         return self.sets[s if self.index is None else self.index[s]]
 
+    def without_sets(self) -> _Side:
+        """This side without the label sets themselves (what a descent needs: the reference
+        labels and the blocks), to send to a worker; :meth:`set_labels` is then unavailable."""
+        return _Side(None, self.n_classes, ref=self.ref, blocks=self.blocks, index=None)
+
     def subset(self, chosen: np.ndarray) -> _Side:
         """The same side restricted to the sets ``chosen`` (boolean mask); the
         blocks whose sets are all chosen are shared, not copied."""
@@ -449,14 +454,24 @@ def _prepare(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bounds=
 
 def _search(rows: _Side, cols: _Side, pairs, n_set_starts: int, max_sweeps: int):
     """Descents from the marginal modes, the given pairs and some sets; the best result."""
+    return _best([_descend(rows, cols, z.astype(np.int64), w.astype(np.int64), max_sweeps)
+                  for z, w in _search_starts(rows, cols, pairs, n_set_starts)])
+
+
+def _search_starts(rows: _Side, cols: _Side, pairs, n_set_starts: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The starts of :func:`_search`: the marginal modes, the given pairs, ``n_set_starts`` sets."""
     n_sets = rows.n_sets
     ones = np.ones(n_sets, dtype=np.int64)
     modes = (rows.best(ones, rows.ref.copy()), cols.best(ones, cols.ref.copy()))
     picked = np.unique(np.linspace(0, n_sets - 1, n_set_starts).round().astype(np.int64))
     set_starts = [(rows.set_labels(s), cols.set_labels(s)) for s in picked]
+    return [modes, *pairs, *set_starts]
+
+
+def _best(descents) -> tuple[np.ndarray, np.ndarray]:
+    """The labels of the first descent ``(z, w, objective, sweeps)`` of the highest objective."""
     best = None
-    for z, w in [modes, *pairs, *set_starts]:
-        z, w, objective, _ = _descend(rows, cols, z.astype(np.int64), w.astype(np.int64), max_sweeps)
+    for z, w, objective, _ in descents:
         if best is None or objective > best[2]:
             best = (z, w, objective)
     return best[0], best[1]
@@ -521,6 +536,7 @@ def floor_certificate(
     n_col_clusters: int | None = None,
     n_set_starts: int = 4,
     max_sweeps: int = 1000,
+    jobs: int = 1,
 ) -> FloorCertificate:
     """The Bayes labels for ``l_item`` and their honest (cross-fitted) conditional risk.
 
@@ -540,6 +556,10 @@ def floor_certificate(
         Further starts of the descent, e.g. the MAP labels (X-only).
     n_row_clusters, n_col_clusters, n_set_starts, max_sweeps : int, optional
         As in :func:`bayes_labels`.
+    jobs : int, default=1
+        Workers of the joblib backend configured by the caller. The descents of a large
+        table's three searches (each half, and all the sets) then run as tasks, balanced
+        by their sets; the labels and the risk do not depend on it (integer arithmetic).
 
     Returns
     -------
@@ -550,8 +570,8 @@ def floor_certificate(
     >>> floor.rows.shape, floor.cols.shape, 0 <= floor.risk.risk <= 1
     ((40,), (30,), True)
     """
-    risk, losses, search = _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps)
-    z, w = _search(*search)
+    risk, losses, (z, w) = _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts,
+                                         max_sweeps, with_labels=True, jobs=jobs)
     return FloorCertificate(rows=z, cols=w, risk=risk, losses=losses)
 
 
@@ -565,36 +585,76 @@ def floor_risk(samples: GibbsSamples, *, starts: Sequence[tuple[Any, Any]] | Non
     >>> floor_risk(samples) == floor_certificate(samples).risk
     True
     """
-    return _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps)[0]
+    return _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps,
+                         with_labels=False)[0]
 
 
-def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps):
-    """The checked inputs' cross-fitted risk, per-set losses, and the search on all sets (its arguments)."""
+def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps, *, with_labels: bool,
+                  jobs: int = 1):
+    """The checked inputs' cross-fitted risk, per-set losses, and (``with_labels``) the labels
+    chosen on all sets, else None."""
     if not isinstance(samples, GibbsSamples):
         raise TypeError(f"samples must be GibbsSamples, got {type(samples).__name__}")
     if samples.n_samples < 2:
         raise ValueError(f"samples must hold at least 2 label sets, got {samples.n_samples}")
     max_sweeps = check_count("max_sweeps", max_sweeps)
     n_set_starts = check_count("n_set_starts", n_set_starts, minimum=0)
+    jobs = check_count("jobs", jobs)
     chain_ends = np.cumsum(samples.chain_lengths)
     half_cut = [int(samples.chain_lengths[0]) // 2] if samples.n_chains == 1 else []
     rows, cols, pairs = _prepare(samples.rows, samples.cols, starts, n_row_clusters, n_col_clusters,
                                  bounds=[*chain_ends, *half_cut])
-    risk, losses = _cross_fit(samples, rows, cols, pairs, n_set_starts, max_sweeps)
-    return risk, losses, (rows, cols, pairs, n_set_starts, max_sweeps)
-
-
-def _cross_fit(samples, rows, cols, pairs, n_set_starts, max_sweeps) -> tuple[RiskEstimate, np.ndarray]:
-    """Labels chosen on each half of the chains score the other half: the risk and per-set losses."""
-    n_rows, n_cols = samples.rows.shape[1], samples.cols.shape[1]
     half = _halves(samples.chain_lengths)
+    sides = [(rows.subset(half == 0), cols.subset(half == 0)), (rows.subset(half == 1), cols.subset(half == 1))]
+    if with_labels:
+        sides.append((rows, cols))
+    found = _searches(sides, pairs, n_set_starts, max_sweeps, jobs)
+    risk, losses = _cross_fit(samples, rows, cols, half, found[:2])
+    return risk, losses, (found[2] if with_labels else None)
+
+
+def _cross_fit(samples, rows, cols, half, labels) -> tuple[RiskEstimate, np.ndarray]:
+    """Labels chosen on each half of the chains (``labels[h]``) score the other half: the
+    risk and per-set losses."""
+    n_rows, n_cols = samples.rows.shape[1], samples.cols.shape[1]
     row_loss = np.empty(samples.n_samples)
     col_loss = np.empty(samples.n_samples)
-    for side in (0, 1):
-        chosen, scored = half == side, half != side
-        z, w = _search(rows.subset(chosen), cols.subset(chosen), pairs, n_set_starts, max_sweeps)
+    for side, (z, w) in enumerate(labels):
+        scored = half != side
         scored_rows, scored_cols = rows.subset(scored), cols.subset(scored)
         row_loss[scored] = 1.0 - scored_rows.agreements(z) / n_rows
         col_loss[scored] = 1.0 - scored_cols.agreements(w) / n_cols
     risk = risk_from_losses(row_loss, col_loss, samples.chain_lengths)
     return risk, row_loss + col_loss - row_loss * col_loss
+
+
+def _searches(sides, pairs, n_set_starts: int, max_sweeps: int, jobs: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_search` on every (rows, cols) of ``sides``. For a large table
+    (:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries) and ``jobs > 1``, all
+    their descents run as ``jobs`` tasks of about equal sets (each side's starts are chosen
+    here); the best descent of each side is the first of the highest objective, as in one
+    process."""
+    from lbm_bench.inference.chains import CHAIN_TASK_ENTRIES
+
+    n_rows, n_cols = sides[0][0].ref.shape[0], sides[0][1].ref.shape[0]
+    if jobs == 1 or n_rows * n_cols < CHAIN_TASK_ENTRIES:
+        return [_search(r, c, pairs, n_set_starts, max_sweeps) for r, c in sides]
+    from joblib import Parallel, delayed
+
+    descents = [(k, z, w) for k, (r, c) in enumerate(sides) for z, w in _search_starts(r, c, pairs, n_set_starts)]
+    cost = np.cumsum([sides[k][0].n_sets for k, _, _ in descents])
+    n_tasks = min(jobs, len(descents))
+    cuts = np.searchsorted(cost, cost[-1] * np.arange(1, n_tasks) / n_tasks, side="left") + 1
+    bundles = [b for b in np.split(np.arange(len(descents)), cuts) if b.size]
+    light = [(r.without_sets(), c.without_sets()) for r, c in sides]
+    tasks = [({int(k): light[k] for k in {descents[i][0] for i in bundle}}, [descents[i] for i in bundle])
+             for bundle in bundles]
+    parts = Parallel(n_jobs=len(tasks))(delayed(_descent_task)(held, items, max_sweeps) for held, items in tasks)
+    results = [result for part in parts for result in part]
+    return [_best([d for (k, _, _), d in zip(descents, results, strict=True) if k == side])
+            for side in range(len(sides))]
+
+
+def _descent_task(sides, items, max_sweeps):
+    """:func:`_descend` from each ``(side, z, w)`` of ``items`` on ``sides[side]`` (a task)."""
+    return [_descend(*sides[k], z.astype(np.int64), w.astype(np.int64), max_sweeps) for k, z, w in items]

@@ -53,7 +53,7 @@ from lbm_bench.inference.engine import BlockSums, Sweeper, Uniforms, smallest_ui
 from lbm_bench.models.base import LatentBlockModel
 
 __all__ = ["CHAIN_TASK_ENTRIES", "ChainRun", "ChainStreams", "chain_groups", "chain_seeds", "run_chain_tasks",
-           "run_chains"]
+           "run_chains", "table_groups", "table_tasks"]
 
 #: Entries (rows times columns) from which a table's chains may be spread over workers;
 #: smaller tables run all their chains in one batched loop, whatever ``jobs``.
@@ -224,27 +224,42 @@ def run_chain_tasks(
     n_chains = w.shape[0]
     if len(seeds) != n_chains:
         raise ValueError(f"seeds must hold {n_chains} entries, got {len(seeds)}")
+    groups = table_groups(model, table, n_chains, jobs)
+    items = [(w[list(g)], [seeds[c] for c in g]) for g in groups]
+    parts = table_tasks(_chain_task, model, table, items, jobs, per_chain, burn_in, thin, block_sums_options)
+    return np.concatenate([r for r, _ in parts]), np.concatenate([c for _, c in parts])
+
+
+def table_groups(model: LatentBlockModel, table: Any, n_items: int, jobs: int) -> list[range]:
+    """:func:`chain_groups` of ``n_items`` chains or starts of ``table`` (its entries, and
+    whether the model's sums are exact: integer tables)."""
     n, d = table.shape
-    integer = np.dtype(model.table_dtype).kind in "biu"
-    groups = chain_groups(n_chains, jobs, entries=n * d, exact=integer)
-    args = (per_chain, burn_in, thin, block_sums_options, len(groups) > 1)
-    n_tasks = min(jobs, len(groups))
-    bounds = np.linspace(0, len(groups), n_tasks + 1).round().astype(int)
-    tasks = [[(w[list(g)], [seeds[c] for c in g]) for g in groups[a:b]]
-             for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return chain_groups(n_items, jobs, entries=n * d, exact=np.dtype(model.table_dtype).kind in "biu")
+
+
+def table_tasks(task: Any, model: LatentBlockModel, table: Any, items: Sequence[Any], jobs: int,
+                *args: Any) -> list[Any]:
+    """``task(model, table, bundle, pinned, *args)`` on ``min(jobs, len(items))`` contiguous
+    bundles of ``items`` (one item: a group of chains or of MAP starts), in this process for
+    one bundle, else over the workers of the joblib backend the caller configured (loky by
+    default, or a Dask cluster: :mod:`lbm_bench.protocol.workers`). With more than one
+    item every task runs on one BLAS thread (``pinned``, in this process too: the same
+    float sums whatever ``jobs``). ``task`` returns one result per item of its bundle; the results
+    come back in the order of ``items``. The table crosses to each worker once (joblib
+    memory-maps its large arrays).
+    """
+    n_tasks = min(jobs, len(items))
+    bounds = np.linspace(0, len(items), n_tasks + 1).round().astype(int)
+    bundles = [list(items[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     if n_tasks == 1:
-        parts = [_chain_task(model, table, tasks[0], *args)]
-    else:
-        from joblib import Parallel, delayed
+        return task(model, table, bundles[0], len(items) > 1, *args)
+    from joblib import Parallel, delayed
 
-        # No backend named: loky by default, or the one the caller configured (lbm_bench.protocol.workers).
-        parts = Parallel(n_jobs=n_tasks)(delayed(_chain_task)(model, table, task, *args) for task in tasks)
-    rows = [r for part in parts for r, _ in part]
-    cols = [c for part in parts for _, c in part]
-    return np.concatenate(rows), np.concatenate(cols)
+    parts = Parallel(n_jobs=n_tasks)(delayed(task)(model, table, bundle, True, *args) for bundle in bundles)
+    return [result for part in parts for result in part]
 
 
-def _chain_task(model, table, groups, per_chain, burn_in, thin, options, pinned):
+def _chain_task(model, table, groups, pinned, per_chain, burn_in, thin, options):
     """Groups of chains of one table, one after the other on one Sweeper (built once per
     task), each group one batched loop with one stream per chain."""
     out = []

@@ -15,6 +15,7 @@ explicit ``init``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,9 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._seeds import child_seed, draw_seed
+from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_labels
+from lbm_bench.inference.chains import table_groups, table_tasks
 from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.models.base import LatentBlockModel
 
@@ -168,6 +171,25 @@ def best_of_starts(
     return loglik.argmax(axis=1), loglik
 
 
+def _alternate_starts(model: LatentBlockModel, X: Any, sweeper: Sweeper, starts_w: np.ndarray, jobs: int,
+                      **options: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`alternate` from the starts ``starts_w`` (C, n_cols) of one table, in groups of
+    starts run as tasks over ``jobs`` workers when the table is large (as chains are:
+    :func:`~lbm_bench.inference.chains.table_groups`); one batched loop otherwise."""
+    groups = table_groups(model, X, starts_w.shape[0], jobs)
+    if len(groups) == 1:
+        return alternate(sweeper, starts_w[None], **options)
+    parts = table_tasks(_alternate_task, model, X, [starts_w[list(g)] for g in groups], jobs, options)
+    return tuple(np.concatenate([part[k] for part in parts], axis=1) for k in range(4))
+
+
+def _alternate_task(model, table, bundle, pinned, options):
+    """Groups of starts of one table, one after the other on one Sweeper (built once per task)."""
+    with single_blas_thread() if pinned else contextlib.nullcontext():
+        sweeper = Sweeper.for_table(model, table)
+        return [alternate(sweeper, starts[None], **options) for starts in bundle]
+
+
 @fill_doc
 def map_labels(
     model: LatentBlockModel,
@@ -178,6 +200,7 @@ def map_labels(
     n_init: int = 10,
     max_iter: int = 100,
     method: str = "incremental",
+    jobs: int = 1,
     rng: np.random.Generator | int | None = None,
 ) -> MapResult:
     """Approximate the MAP labelling ``argmax p(z, w | X)`` by alternating exact steps.
@@ -200,6 +223,11 @@ def map_labels(
         recomputed in full (the benchmark's baseline). Both give the same
         labels (exactly for Poisson and Bernoulli tables, whose sums are
         integers; for Gaussian tables up to rounding in the last bits).
+    jobs : int, default=1
+        Workers of the joblib backend configured by the caller, over which the starts of
+        a large table (:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries or
+        more) run as tasks, grouped as chains are
+        (:func:`~lbm_bench.inference.chains.chain_groups`): the labels do not depend on it.
     rng : None, int or numpy.random.Generator
         Source of randomness for the starts.
 
@@ -232,10 +260,9 @@ def map_labels(
         starts_w.append(w0[None, None])
     if n_init:
         starts_w.append(initial_column_labels(sweeper, n_init, rng))
-    z, w, n_iter, converged = alternate(
-        sweeper, np.concatenate(starts_w, axis=1), max_iter=max_iter,
-        incremental=method == "incremental",
-    )
+    jobs = check_count("jobs", jobs)
+    z, w, n_iter, converged = _alternate_starts(model, X, sweeper, np.concatenate(starts_w, axis=1)[0], jobs,
+                                                max_iter=max_iter, incremental=method == "incremental")
     best, loglik = best_of_starts(sweeper, z, w)
     k = int(best[0])
     return MapResult(

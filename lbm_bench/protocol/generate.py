@@ -312,7 +312,8 @@ class _RejectionSampler:
         """The Bayes labels and their cross-fitted risk (X-only starts: the MAP, no truth)."""
         start = time.perf_counter()
         g, m = self.model.block_shape
-        floor = floor_certificate(samples, starts=[map_start], n_row_clusters=g, n_col_clusters=m)
+        floor = floor_certificate(samples, starts=[map_start], n_row_clusters=g, n_col_clusters=m,
+                                  jobs=self.settings.jobs)
         self.floor_seconds += time.perf_counter() - start
         return floor
 
@@ -336,7 +337,7 @@ class _RejectionSampler:
             mask = MaskNoise(self.n_rows, self.n_cols, self.design.missing, self.model.sparse,
                              rng=np.random.default_rng(child_seed(seed, 0)))
             X = mask_table(X, mask, self.missing_probs, z, w, copy=False)
-        result = map_labels(self.model, X, n_init=s.n_init, rng=rng)
+        result = map_labels(self.model, X, n_init=s.n_init, jobs=s.jobs, rng=rng)
         map_start = (result.rows, result.cols)
         starts = [(z, w), map_start]  # chain starts only: the truth never enters a classifier
         if s.screen_samples:

@@ -114,6 +114,35 @@ def test_same_label_sets_whatever_jobs_and_backend(case, monkeypatch):
         assert one.rows.tobytes() == dask.rows.tobytes() and one.cols.tobytes() == dask.cols.tobytes()
 
 
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_map_starts_of_a_large_table_run_as_tasks_with_the_same_labels(case, monkeypatch):
+    """map_labels' starts as tasks over 2 loky workers give the labels of one process; for
+    integer statistics also those of today's one batched loop (a small table's)."""
+    from lbm_bench import map_labels
+
+    kind, sparse, missing = CASES[case]
+    model = random_model(kind, 2, 3, scale=0.7, rng=1)
+    X, _, _ = model.sample(60, 40, rng=2)
+    rng = np.random.default_rng(3)
+    if sparse:
+        X = sp.csr_array(X * (rng.random(X.shape) < 0.3))
+    if missing:
+        X = _incomplete(X.toarray() if sparse else X, rng)
+        X = sp.csr_array(np.where(X == 0, 0, X)) if sparse else X
+    batched = map_labels(model, X, n_init=5, rng=4)
+    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    one = map_labels(model, X, n_init=5, jobs=1, rng=4)
+    with joblib_backend("loky", 2):
+        two = map_labels(model, X, n_init=5, jobs=2, rng=4)
+    for result in (two, *([batched] if kind != "gaussian" else [])):
+        np.testing.assert_array_equal(one.rows, result.rows)
+        np.testing.assert_array_equal(one.cols, result.cols)
+        np.testing.assert_array_equal(one.start_log_likelihoods, result.start_log_likelihoods)
+    assert one.start_log_likelihoods.shape == (7,)  # 5 random starts and the 2 deterministic ones
+    with pytest.raises(ValueError, match="jobs"):
+        map_labels(model, X, jobs=0)
+
+
 def test_a_chain_draws_the_same_labels_in_any_group_for_integer_statistics(tables, monkeypatch):
     model, Xs, labels = tables
     monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
