@@ -48,6 +48,7 @@ from lbm_bench.algorithms.embedding import embed_rows
 from lbm_bench.algorithms.inputs import few_values, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 from lbm_bench.algorithms.lbm_em import EMRun, LBMFit, em_inputs, em_run
+from lbm_bench.algorithms.moves import greedy_moves
 from lbm_bench.metrics.contingency_tables import compact_labels
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
@@ -198,6 +199,22 @@ class _Search:
                 cell.value, cell.rows, cell.cols, cell.run = value, rows, cols, run
                 cell.version += 1
             cell.fit_criteria.append(run.criterion)
+
+    def polish(self, key: tuple[int, int]) -> None:
+        """The best labelling of the cell ``key`` improved by greedy single-item moves, and its
+        model re-estimated at the new labels (the M-step of the run it came from)."""
+        cell = self.cells[key]
+        rows, cols, value = greedy_moves(self.criterion, cell.rows, cell.cols)
+        if value <= cell.value:
+            return
+        problem = self.criterion.problem
+        Z, W = onehot(rows, key[0]), onehot(cols, key[1])
+        totals = problem.block_totals(Z, W)
+        model = problem.m_step(Z, W, totals, cell.run.model)
+        run = EMRun(rows, cols, model, problem.expected_log_joint(model, Z, W, totals), cell.run.n_iter,
+                    cell.run.converged)
+        cell.value, cell.rows, cell.cols, cell.run = value, rows, cols, run
+        cell.version += 1
 
     def best(self) -> tuple[int, int]:
         """The cell of highest criterion (the fewer clusters between equals)."""
@@ -358,6 +375,7 @@ def _path(search: _Search, n_init: int, root: np.random.SeedSequence) -> None:
         _check(search, n_init, explored, started, rng)
         if search.best() == chosen:  # no better model next to it (a better labelling of it, maybe)
             break
+    _polish(search)
 
 
 def _round(search: _Search, n_init: int, explored: set, started: dict, rng: np.random.Generator) -> None:
@@ -421,6 +439,22 @@ def _restarts(search: _Search, key: tuple[int, int], rng: np.random.Generator) -
         cols[moved_cols] = rng.integers(0, m, int(moved_cols.sum()))
         if np.unique(rows).size == g and np.unique(cols).size == m:
             search.run([(g, m, rows, cols)])
+
+
+def _polish(search: _Search) -> None:
+    """Greedy single-item moves (:func:`~lbm_bench.algorithms.moves.greedy_moves`) on the best
+    labelling of the chosen cell and of every cell next to it, until the chosen cell and its
+    neighbours are all polished (a neighbour may end above the choice: the choice moves)."""
+    polished: set = set()
+    while True:
+        g, m = search.best()
+        cells = [(g + a, m + b) for a in (-1, 0, 1) for b in (-1, 0, 1) if (g + a, m + b) in search.cells]
+        todo = [cell for cell in cells if cell not in polished]
+        if not todo:
+            return
+        for cell in todo:
+            polished.add(cell)
+            search.polish(cell)
 
 
 _SEARCH_FUNCTIONS: dict[str, Callable[[_Search, int, np.random.SeedSequence], None]] = {"path": _path, "grid": _grid}
