@@ -21,6 +21,11 @@
     choice (issue 34): k-means++ starts at those no round started, the merges and splits
     that lead from each back to the choice, and runs from the chosen labelling with a
     quarter of its rows and columns moved at random; it goes on from any better cell.
+    Last, the best labellings of the chosen cell and of the cells next to it are polished by
+    greedy single-item moves (:mod:`lbm_bench.algorithms.moves`: a row or a column moved to
+    another cluster while that raises the exact ICL), where block CEM, which ends at a
+    labelling no move improves by the complete likelihood at the fitted parameters, leaves
+    a better one by the criterion; the choice moves if a neighbour ends above it.
 
 Every EM run is a task of its own; the random draws (k-means++ seedings) are made in
 the main process from ``SeedSequence`` children spawned in a fixed order, so that the
