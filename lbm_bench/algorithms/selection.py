@@ -15,11 +15,11 @@
     the ascent goes on a few steps past the best cell; then every cell at or above the
     best one proposes merges of two of its clusters (ranked from the block sums alone,
     which add up), refined the same way; and k-means++ starts are made at the best cell
-    (``n_init``) and at the three cells with one more cluster on one side or both (half as
-    many), where a search that stops too early misses the counts. Rounds repeat until the
+    (``n_init``) and at the three cells with one more cluster on one side or both (four
+    tenths as many), where a search that stops too early misses the counts. Rounds repeat until the
     best criterion stops growing. Before returning, the search checks the cells next to its
     choice (issue 34): k-means++ starts at those no round started, the merges and splits
-    that lead from each back to the choice, and runs from the chosen labelling with a
+    that lead from each back to the choice, and two runs from the chosen labelling with a
     quarter of its rows and columns moved at random; it goes on from any better cell.
     Last, the best labellings of the chosen cell and of the cells next to it are polished by
     greedy single-item moves (:mod:`lbm_bench.algorithms.moves`: a row or a column moved to
@@ -74,11 +74,11 @@ MAX_ROUNDS = 4
 SPLIT_ITER = 10
 #: Shares of ``n_init`` (rounded up) the k-means++ starts of each cell with one more cluster
 #: in a round of the path search, and of each other cell next to the choice before it returns.
-UP_STARTS = 0.5
+UP_STARTS = 0.4
 NEIGHBOUR_STARTS = 0.1
 #: Runs from the chosen labelling perturbed, before the path search returns, and the
 #: probability that a row or column is moved to a cluster drawn at random.
-RESTARTS = 6
+RESTARTS = 2
 PERTURB = 0.25
 
 
