@@ -52,7 +52,7 @@ from lbm_bench.algorithms.em_problem import EMProblem, col_totals, row_totals
 from lbm_bench.algorithms.embedding import embed_rows
 from lbm_bench.algorithms.inputs import few_values, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
-from lbm_bench.algorithms.lbm_em import EMRun, LBMFit, em_inputs, em_run
+from lbm_bench.algorithms.lbm_em import EMRun, LBMFit, em_inputs, em_run, run_at_labels
 from lbm_bench.algorithms.moves import greedy_moves
 from lbm_bench.metrics.contingency_tables import compact_labels
 from lbm_bench.models.data import TableData
@@ -206,20 +206,13 @@ class _Search:
             cell.fit_criteria.append(run.criterion)
 
     def polish(self, key: tuple[int, int]) -> None:
-        """The best labelling of the cell ``key`` improved by greedy single-item moves, and its
-        model re-estimated at the new labels (the M-step of the run it came from)."""
+        """The best labelling of the cell ``key`` improved by greedy single-item moves, its
+        model re-estimated at the new labels."""
         cell = self.cells[key]
         rows, cols, value = greedy_moves(self.criterion, cell.rows, cell.cols)
-        if value <= cell.value:
-            return
-        problem = self.criterion.problem
-        Z, W = onehot(rows, key[0]), onehot(cols, key[1])
-        totals = problem.block_totals(Z, W)
-        model = problem.m_step(Z, W, totals, cell.run.model)
-        run = EMRun(rows, cols, model, problem.expected_log_joint(model, Z, W, totals), cell.run.n_iter,
-                    cell.run.converged)
-        cell.value, cell.rows, cell.cols, cell.run = value, rows, cols, run
-        cell.version += 1
+        if value > cell.value:
+            cell.value, cell.rows, cell.cols = value, rows, cols
+            cell.run, cell.version = run_at_labels(self.criterion.problem, cell.run, rows, cols), cell.version + 1
 
     def best(self) -> tuple[int, int]:
         """The cell of highest criterion (the fewer clusters between equals)."""
@@ -230,6 +223,11 @@ class _Search:
 
     def inside(self, key: tuple[int, int]) -> bool:
         return 1 <= key[0] <= self.bounds[0] and 1 <= key[1] <= self.bounds[1]
+
+    def around(self, key: tuple[int, int]) -> list[tuple[int, int]]:
+        """The cells next to ``key`` within the bounds: a cluster more or less on a side, or both."""
+        near = [(key[0] + a, key[1] + b) for a in (-1, 0, 1) for b in (-1, 0, 1) if (a, b) != (0, 0)]
+        return [cell for cell in near if self.inside(cell)]
 
     def starts(self, key: tuple[int, int], n_starts: int, rng: np.random.Generator) -> list[_Task]:
         """``n_starts`` tasks at the cell ``key`` from k-means on the row and column embeddings."""
@@ -412,8 +410,7 @@ def _check(search: _Search, n_init: int, explored: set, started: dict, rng: np.r
     it back to it (merges from the cells above, splits from those below), and ``RESTARTS``
     runs from the best labelling perturbed. The search goes on from a better cell."""
     g, m = search.best()
-    around = [(g + a, m + b) for a in (-1, 0, 1) for b in (-1, 0, 1)
-              if (a, b) != (0, 0) and search.inside((g + a, m + b))]
+    around = search.around((g, m))
     cells = {c: _starts(NEIGHBOUR_STARTS, n_init) for c in around if c not in started}
     started.update(cells)
     search.run([task for cell, n in cells.items() for task in search.starts(cell, n, rng)])
@@ -451,14 +448,9 @@ def _polish(search: _Search) -> None:
     labelling of the chosen cell and of every cell next to it, until the chosen cell and its
     neighbours are all polished (a neighbour may end above the choice: the choice moves)."""
     polished: set = set()
-    while True:
-        g, m = search.best()
-        cells = [(g + a, m + b) for a in (-1, 0, 1) for b in (-1, 0, 1) if (g + a, m + b) in search.cells]
-        todo = [cell for cell in cells if cell not in polished]
-        if not todo:
-            return
+    while todo := [c for c in (search.best(), *search.around(search.best())) if c in search.cells.keys() - polished]:
+        polished.update(todo)
         for cell in todo:
-            polished.add(cell)
             search.polish(cell)
 
 
