@@ -41,12 +41,16 @@ from lbm_bench.algorithms.em_problem import MIN_MASS, EMProblem, row_totals
 from lbm_bench.algorithms.kmeans import onehot
 from lbm_bench.models.family import Family
 
-__all__ = ["CRITERIA", "PROPORTION_PRIOR", "Criterion", "LabelSums", "log_dirichlet_labels", "resolve_criterion"]
+__all__ = ["CRITERIA", "MOVE_CHUNK", "PROPORTION_PRIOR", "Criterion", "LabelSums", "log_dirichlet_labels",
+           "resolve_criterion"]
 
 #: The criteria :func:`~lbm_bench.algorithms.select_lbm` accepts.
 CRITERIA = ("icl", "exact-icl", "bic-icl")
 #: Every parameter of the Dirichlet prior of the row and of the column proportions (exact ICL).
 PROPORTION_PRIOR = 0.5
+#: Blocks whose terms :meth:`Criterion.move_gains` computes at once (items x clusters x the
+#: other side's clusters): the memory of a move's gains stays bounded on a tall table.
+MOVE_CHUNK = 1 << 18
 
 
 def resolve_criterion(family: Family, criterion: str) -> str:
@@ -206,7 +210,10 @@ class Criterion:
             return self.estimation.log_marginal_blocks(block_totals, block_sizes, self.prior).sum(axis=-1)
 
         now = terms(block_stats, block_exposure)  # (k,)
-        joined = terms(block_stats[:, None] + stats[:, :, None], block_exposure[None] + exposure[:, None])  # (., k)
+        step = max(1, MOVE_CHUNK // block_exposure.size)  # items at a time: (p, step, k, h) values
+        joined = np.concatenate([terms(block_stats[:, None] + stats[:, i:i + step, None],
+                                       block_exposure[None] + exposure[i:i + step, None])
+                                 for i in range(0, own.size, step)])  # (., k)
         left = terms(block_stats[:, own] - stats, block_exposure[own] - exposure)  # (.,)
         sizes = special.gammaln(counts + PROPORTION_PRIOR)
         gains = (joined - now + (left - now[own])[:, None]

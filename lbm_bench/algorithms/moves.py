@@ -100,7 +100,7 @@ def greedy_moves(crit: Criterion, rows: np.ndarray, cols: np.ndarray) -> tuple[n
     >>> X, z, w = random_model("poisson", 2, 2, scale=1.0, rng=0).sample(60, 40, rng=1)
     >>> icl = Criterion(EMProblem(X, "poisson"))
     >>> rows, cols, value = greedy_moves(icl, z, w)
-    >>> bool(value >= icl(z, w)), (rows.max() + 1, cols.max() + 1)
+    >>> bool(value >= icl(z, w)), (int(rows.max()) + 1, int(cols.max()) + 1)
     (True, (2, 2))
     """
     rows, cols = np.array(rows, dtype=np.int64), np.array(cols, dtype=np.int64)

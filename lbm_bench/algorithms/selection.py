@@ -444,9 +444,8 @@ def _restarts(search: _Search, key: tuple[int, int], rng: np.random.Generator) -
 
 
 def _polish(search: _Search) -> None:
-    """Greedy single-item moves (:func:`~lbm_bench.algorithms.moves.greedy_moves`) on the best
-    labelling of the chosen cell and of every cell next to it, until the chosen cell and its
-    neighbours are all polished (a neighbour may end above the choice: the choice moves)."""
+    """Greedy single-item moves (:func:`~lbm_bench.algorithms.moves.greedy_moves`) on the best labelling
+    of the chosen cell and of every cell next to it, until all are polished (the choice may move)."""
     polished: set = set()
     while todo := [c for c in (search.best(), *search.around(search.best())) if c in search.cells.keys() - polished]:
         polished.update(todo)
@@ -481,7 +480,8 @@ def select_lbm(
     kind : {"gaussian", "poisson", "bernoulli", "categorical"} or Family, optional
         Family of the blocks; inferred from the table when None (see :func:`fit_lbm`).
     method : {"cem", "vem"}, default="cem"
-        Block CEM or VEM (the criterion is computed at the MAP labels of VEM).
+        Block CEM or VEM (the criterion is computed at the MAP labels of VEM, which the
+        path's polish may move: the model is then the M-step at the labels returned).
     criterion : {"icl", "exact-icl", "bic-icl"}, default="icl"
         The exact ICL or its BIC-type approximation (:mod:`lbm_bench.algorithms.criteria`);
         ``"icl"`` is the family's choice (``default_icl``: exact for Bernoulli, Poisson and

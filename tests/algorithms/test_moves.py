@@ -126,6 +126,18 @@ def test_greedy_moves_improve_a_poor_labelling_deterministically():
     assert np.array_equal(same[0], rows) and np.array_equal(same[1], cols) and same[2] == bic(rows, cols)
 
 
+def test_move_gains_are_the_same_in_chunks(monkeypatch):
+    """On a tall table the gains are computed a few items at a time: the same values."""
+    from lbm_bench.algorithms import criteria
+
+    X = _table("poisson", 2, n=200)
+    crit = Criterion(EMProblem(X, "poisson"), "exact-icl")
+    rows, cols = _labels(6, 200, 3), _labels(7, 10, 2)
+    whole = _gains(crit, rows, cols, 0)
+    monkeypatch.setattr(criteria, "MOVE_CHUNK", 3 * 2 * 7)  # 7 items at a time
+    assert np.array_equal(_gains(crit, rows, cols, 0), whole)
+
+
 def test_move_gains_refuse_the_bic_type_form():
     X = _table("bernoulli", 1)
     crit = Criterion(EMProblem(X, "bernoulli"), "bic-icl")
