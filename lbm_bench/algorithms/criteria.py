@@ -41,12 +41,16 @@ from lbm_bench.algorithms.em_problem import MIN_MASS, EMProblem, row_totals
 from lbm_bench.algorithms.kmeans import onehot
 from lbm_bench.models.family import Family
 
-__all__ = ["CRITERIA", "PROPORTION_PRIOR", "Criterion", "LabelSums", "log_dirichlet_labels", "resolve_criterion"]
+__all__ = ["CRITERIA", "MOVE_CHUNK", "PROPORTION_PRIOR", "Criterion", "LabelSums", "log_dirichlet_labels",
+           "resolve_criterion"]
 
 #: The criteria :func:`~lbm_bench.algorithms.select_lbm` accepts.
 CRITERIA = ("icl", "exact-icl", "bic-icl")
 #: Every parameter of the Dirichlet prior of the row and of the column proportions (exact ICL).
 PROPORTION_PRIOR = 0.5
+#: Blocks whose terms :meth:`Criterion.move_gains` computes at once (items x clusters x the
+#: other side's clusters): the memory of a move's gains stays bounded on a tall table.
+MOVE_CHUNK = 1 << 18
 
 
 def resolve_criterion(family: Family, criterion: str) -> str:
@@ -149,6 +153,76 @@ class Criterion:
     def _penalty(self, g: int, m: int) -> float:
         n, d = self.shape
         return (g - 1) / 2 * math.log(n) + (m - 1) / 2 * math.log(d) + g * m * self.n_free / 2 * math.log(n * d)
+
+    def move_gains(
+        self,
+        items: np.ndarray,
+        labels: np.ndarray,
+        k: int,
+        other_counts: np.ndarray,
+        only: int | None = None,
+        totals: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The exact ICL's change when one item of a side moves to another of its clusters.
+
+        Parameters
+        ----------
+        items : ndarray of shape (p, n_items, h)
+            The items' sums of the statistics over the other side's ``h`` clusters
+            (:meth:`EMProblem.row_sums` of the column assignments for the rows,
+            :meth:`EMProblem.col_sums` of the row assignments for the columns; with
+            missing entries, the observed counts last).
+        labels : ndarray of shape (n_items,) of int
+            The side's labels ``0 .. k - 1``, every cluster used.
+        k : int
+            The side's number of clusters.
+        other_counts : ndarray of shape (h,)
+            The other side's cluster sizes.
+        only : int, optional
+            One item: its gains alone.
+        totals : ndarray of shape (p, k, h), optional
+            The block sums of ``items`` by ``labels`` (``Z^T items``), when the caller
+            keeps them up to date; computed when None.
+
+        Returns
+        -------
+        ndarray of shape (n_items, k), or (k,) with ``only``
+            The criterion after the move minus before: 0 at the item's own cluster,
+            ``-inf`` where the move would empty its cluster. Each block's term is the
+            family's (``log_marginal_blocks``), computed for every item and cluster at once.
+        """
+        if self.form != "exact-icl":
+            raise ValueError(f"move gains are computed for the exact ICL, not {self.form!r}")
+        p = self.n_stats
+        counts = np.bincount(labels, minlength=k).astype(np.float64)
+        if totals is None:
+            totals = row_totals(onehot(labels, k), items)  # (P, k, h)
+        if self.problem.masked:
+            stats, exposure = items[:p], items[p]
+            block_stats, block_exposure = totals[:p], totals[p]
+        else:
+            stats, exposure = items, np.broadcast_to(other_counts, items.shape[1:])
+            block_stats, block_exposure = totals, np.outer(counts, other_counts)
+        chosen = np.arange(labels.size) if only is None else np.array([only])
+        stats, exposure, own = stats[:, chosen], exposure[chosen], labels[chosen]
+
+        def terms(block_totals: np.ndarray, block_sizes: np.ndarray) -> np.ndarray:
+            return self.estimation.log_marginal_blocks(block_totals, block_sizes, self.prior).sum(axis=-1)
+
+        now = terms(block_stats, block_exposure)  # (k,)
+        step = max(1, MOVE_CHUNK // block_exposure.size)  # items at a time: (p, step, k, h) values
+        joined = np.concatenate([terms(block_stats[:, None] + stats[:, i:i + step, None],
+                                       block_exposure[None] + exposure[i:i + step, None])
+                                 for i in range(0, own.size, step)])  # (., k)
+        left = terms(block_stats[:, own] - stats, block_exposure[own] - exposure)  # (.,)
+        sizes = special.gammaln(counts + PROPORTION_PRIOR)
+        gains = (joined - now + (left - now[own])[:, None]
+                 + special.gammaln(counts + 1 + PROPORTION_PRIOR) - sizes
+                 + (special.gammaln(counts[own] - 1 + PROPORTION_PRIOR) - sizes[own])[:, None])
+        gains[np.arange(own.size), own] = 0.0
+        gains[counts[own] <= 1] = -np.inf
+        gains[counts[own] <= 1, own[counts[own] <= 1]] = 0.0
+        return gains[0] if only is not None else gains
 
     def merged(self, sums: LabelSums, side: int, a: int, b: int) -> LabelSums:
         """The block sums after merging clusters ``a < b`` of the rows (``side`` 0) or the

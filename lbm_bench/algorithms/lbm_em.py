@@ -52,7 +52,7 @@ from lbm_bench.models.registry import FAMILIES as REGISTERED
 from lbm_bench.models.registry import as_family
 
 __all__ = ["EM_METHODS", "FAMILIES", "EMRun", "LBMFit", "VARIANCE_FLOOR", "cem", "em_inputs", "em_run", "fit_lbm",
-           "vem"]
+           "run_at_labels", "vem"]
 
 #: Default numbers of random starts and iterations per method.
 _DEFAULTS = {"cem": {"n_init": 10, "max_iter": 100}, "vem": {"n_init": 10, "max_iter": 500}}
@@ -247,6 +247,19 @@ def em_run(
         labels = _seeded_start(problem, n_row_clusters, n_col_clusters, np.random.default_rng(rng))
     z, w = labels
     return EM_METHODS[method](problem, z, w, n_row_clusters, n_col_clusters, max_iter, tol)
+
+
+def run_at_labels(problem: EMProblem, run: EMRun, rows: np.ndarray, cols: np.ndarray) -> EMRun:
+    """``run`` with its labels replaced by ``rows`` and ``cols`` (labels ``0 .. g - 1`` and
+    ``0 .. m - 1`` of the run's numbers of clusters, every cluster used; a labelling moved
+    after the run, e.g. by :func:`~lbm_bench.algorithms.moves.greedy_moves`): the model the
+    M-step estimates at them, and their complete log-likelihood under it as the criterion
+    (CEM's; at hard labels also VEM's lower bound). ``n_iter`` and ``converged`` are the run's."""
+    g, m = run.model.block_shape
+    Z, W = onehot(rows, g), onehot(cols, m)
+    totals = problem.block_totals(Z, W)
+    model = problem.m_step(Z, W, totals, run.model)
+    return EMRun(rows, cols, model, problem.expected_log_joint(model, Z, W, totals), run.n_iter, run.converged)
 
 
 # -- public LBM fitting ------------------------------------------------------------------

@@ -15,12 +15,17 @@
     the ascent goes on a few steps past the best cell; then every cell at or above the
     best one proposes merges of two of its clusters (ranked from the block sums alone,
     which add up), refined the same way; and k-means++ starts are made at the best cell
-    (``n_init``) and at the three cells with one more cluster on one side or both (half as
-    many), where a search that stops too early misses the counts. Rounds repeat until the
+    (``n_init``) and at the three cells with one more cluster on one side or both (four
+    tenths as many), where a search that stops too early misses the counts. Rounds repeat until the
     best criterion stops growing. Before returning, the search checks the cells next to its
     choice (issue 34): k-means++ starts at those no round started, the merges and splits
-    that lead from each back to the choice, and runs from the chosen labelling with a
+    that lead from each back to the choice, and two runs from the chosen labelling with a
     quarter of its rows and columns moved at random; it goes on from any better cell.
+    Last, the best labellings of the chosen cell and of the cells next to it are polished by
+    greedy single-item moves (:mod:`lbm_bench.algorithms.moves`: a row or a column moved to
+    another cluster while that raises the exact ICL), where block CEM, which ends at a
+    labelling no move improves by the complete likelihood at the fitted parameters, leaves
+    a better one by the criterion; the choice moves if a neighbour ends above it.
 
 Every EM run is a task of its own; the random draws (k-means++ seedings) are made in
 the main process from ``SeedSequence`` children spawned in a fixed order, so that the
@@ -47,7 +52,8 @@ from lbm_bench.algorithms.em_problem import EMProblem, col_totals, row_totals
 from lbm_bench.algorithms.embedding import embed_rows
 from lbm_bench.algorithms.inputs import few_values, infer_kind
 from lbm_bench.algorithms.kmeans import kmeans, onehot
-from lbm_bench.algorithms.lbm_em import EMRun, LBMFit, em_inputs, em_run
+from lbm_bench.algorithms.lbm_em import EMRun, LBMFit, em_inputs, em_run, run_at_labels
+from lbm_bench.algorithms.moves import greedy_moves
 from lbm_bench.metrics.contingency_tables import compact_labels
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
@@ -68,11 +74,11 @@ MAX_ROUNDS = 4
 SPLIT_ITER = 10
 #: Shares of ``n_init`` (rounded up) the k-means++ starts of each cell with one more cluster
 #: in a round of the path search, and of each other cell next to the choice before it returns.
-UP_STARTS = 0.5
+UP_STARTS = 0.4
 NEIGHBOUR_STARTS = 0.1
 #: Runs from the chosen labelling perturbed, before the path search returns, and the
 #: probability that a row or column is moved to a cluster drawn at random.
-RESTARTS = 6
+RESTARTS = 2
 PERTURB = 0.25
 
 
@@ -199,6 +205,15 @@ class _Search:
                 cell.version += 1
             cell.fit_criteria.append(run.criterion)
 
+    def polish(self, key: tuple[int, int]) -> None:
+        """The best labelling of the cell ``key`` improved by greedy single-item moves, its
+        model re-estimated at the new labels."""
+        cell = self.cells[key]
+        rows, cols, value = greedy_moves(self.criterion, cell.rows, cell.cols)
+        if value > cell.value:
+            cell.value, cell.rows, cell.cols = value, rows, cols
+            cell.run, cell.version = run_at_labels(self.criterion.problem, cell.run, rows, cols), cell.version + 1
+
     def best(self) -> tuple[int, int]:
         """The cell of highest criterion (the fewer clusters between equals)."""
         return max(self.cells, key=lambda key: (self.cells[key].value, -key[0] - key[1], -key[0]))
@@ -208,6 +223,11 @@ class _Search:
 
     def inside(self, key: tuple[int, int]) -> bool:
         return 1 <= key[0] <= self.bounds[0] and 1 <= key[1] <= self.bounds[1]
+
+    def around(self, key: tuple[int, int]) -> list[tuple[int, int]]:
+        """The cells next to ``key`` within the bounds: a cluster more or less on a side, or both."""
+        near = [(key[0] + a, key[1] + b) for a in (-1, 0, 1) for b in (-1, 0, 1) if (a, b) != (0, 0)]
+        return [cell for cell in near if self.inside(cell)]
 
     def starts(self, key: tuple[int, int], n_starts: int, rng: np.random.Generator) -> list[_Task]:
         """``n_starts`` tasks at the cell ``key`` from k-means on the row and column embeddings."""
@@ -358,6 +378,7 @@ def _path(search: _Search, n_init: int, root: np.random.SeedSequence) -> None:
         _check(search, n_init, explored, started, rng)
         if search.best() == chosen:  # no better model next to it (a better labelling of it, maybe)
             break
+    _polish(search)
 
 
 def _round(search: _Search, n_init: int, explored: set, started: dict, rng: np.random.Generator) -> None:
@@ -389,8 +410,7 @@ def _check(search: _Search, n_init: int, explored: set, started: dict, rng: np.r
     it back to it (merges from the cells above, splits from those below), and ``RESTARTS``
     runs from the best labelling perturbed. The search goes on from a better cell."""
     g, m = search.best()
-    around = [(g + a, m + b) for a in (-1, 0, 1) for b in (-1, 0, 1)
-              if (a, b) != (0, 0) and search.inside((g + a, m + b))]
+    around = search.around((g, m))
     cells = {c: _starts(NEIGHBOUR_STARTS, n_init) for c in around if c not in started}
     started.update(cells)
     search.run([task for cell, n in cells.items() for task in search.starts(cell, n, rng)])
@@ -423,6 +443,16 @@ def _restarts(search: _Search, key: tuple[int, int], rng: np.random.Generator) -
             search.run([(g, m, rows, cols)])
 
 
+def _polish(search: _Search) -> None:
+    """Greedy single-item moves (:func:`~lbm_bench.algorithms.moves.greedy_moves`) on the best labelling
+    of the chosen cell and of every cell next to it, until all are polished (the choice may move)."""
+    polished: set = set()
+    while todo := [c for c in (search.best(), *search.around(search.best())) if c in search.cells.keys() - polished]:
+        polished.update(todo)
+        for cell in todo:
+            search.polish(cell)
+
+
 _SEARCH_FUNCTIONS: dict[str, Callable[[_Search, int, np.random.SeedSequence], None]] = {"path": _path, "grid": _grid}
 
 
@@ -450,7 +480,8 @@ def select_lbm(
     kind : {"gaussian", "poisson", "bernoulli", "categorical"} or Family, optional
         Family of the blocks; inferred from the table when None (see :func:`fit_lbm`).
     method : {"cem", "vem"}, default="cem"
-        Block CEM or VEM (the criterion is computed at the MAP labels of VEM).
+        Block CEM or VEM (the criterion is computed at the MAP labels of VEM, which the
+        path's polish may move: the model is then the M-step at the labels returned).
     criterion : {"icl", "exact-icl", "bic-icl"}, default="icl"
         The exact ICL or its BIC-type approximation (:mod:`lbm_bench.algorithms.criteria`);
         ``"icl"`` is the family's choice (``default_icl``: exact for Bernoulli, Poisson and
