@@ -48,8 +48,9 @@ from lbm_bench import metrics
 from lbm_bench._version import __version__
 from lbm_bench.algorithms import LBMSelection, select_lbm
 from lbm_bench.fitting import FittedDesign, fit_design
-from lbm_bench.inference.bayes import FloorCertificate, bayes_labels, floor_certificate
+from lbm_bench.inference.bayes import bayes_labels
 from lbm_bench.inference.classifier import MapResult, map_labels
+from lbm_bench.inference.floor import FloorCertificate, floor_certificate
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
 from lbm_bench.models import (
     BernoulliLBM,

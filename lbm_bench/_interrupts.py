@@ -20,12 +20,14 @@ around foreign code was raised by that code (record it) or is an interruption (l
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 import threading
 from collections.abc import Iterator
 
-__all__ = ["Terminated", "Watch", "handled", "hide_undeliverable_interrupts", "received", "watching"]
+__all__ = ["Terminated", "Watch", "handled", "hide_tracker_reports", "hide_undeliverable_interrupts", "received",
+           "watching"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -105,6 +107,23 @@ def watching() -> Iterator[Watch]:
         yield Watch(enabled=True)
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+#: The warnings filter that silences loky's resource tracker in the processes it is started in.
+TRACKER_FILTER = "ignore::UserWarning:joblib.externals.loky.backend.resource_tracker"
+
+
+def hide_tracker_reports() -> None:
+    """loky's resource tracker, a process of its own started with the first workers, unlinks
+    the semaphores of a pool killed by Ctrl-C or SIGTERM when the command exits, and may
+    report them as leaked first ("There appear to be 1 leaked semlock objects", then
+    FileNotFoundError for one the pool had unlinked already): two warnings after the
+    command's one line, from a race between the pool's shutdown and the tracker, not a
+    leak. The command line starts its tracker with that report silenced (the
+    ``PYTHONWARNINGS`` its child processes inherit)."""
+    current = os.environ.get("PYTHONWARNINGS", "")
+    if TRACKER_FILTER not in current.split(","):
+        os.environ["PYTHONWARNINGS"] = ",".join(part for part in (current, TRACKER_FILTER) if part)
 
 
 def hide_undeliverable_interrupts() -> None:

@@ -555,11 +555,12 @@ def _silence_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    from lbm_bench._interrupts import handled, hide_undeliverable_interrupts
+    from lbm_bench._interrupts import handled, hide_tracker_reports, hide_undeliverable_interrupts
 
     parser = build_parser()
     args = parser.parse_args(argv)
     hide_undeliverable_interrupts()
+    hide_tracker_reports()
     with handled():  # SIGTERM raises, so a killed command cleans up as for Ctrl-C
         return _run(args)
 

@@ -39,8 +39,8 @@ from scipy import special, stats
 from lbm_bench._validation import arguments_in_flags, check_count
 from lbm_bench._version import __version__
 from lbm_bench.algorithms.selection import LBMSelection, select_lbm
-from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
 from lbm_bench.inference.classifier import map_labels
+from lbm_bench.inference.floor import FloorCertificate, floor_certificate
 from lbm_bench.inference.gibbs import gibbs_labels
 from lbm_bench.models.block_path import BlockPath
 from lbm_bench.models.data import TableData

@@ -32,3 +32,25 @@ def test_handled_makes_sigterm_raise_and_restores_the_handlers():
             os.kill(os.getpid(), signal.SIGTERM)
         assert issubclass(Terminated, KeyboardInterrupt)  # every cleanup written for Ctrl-C runs
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
+
+
+def test_the_command_line_starts_its_workers_with_the_resource_tracker_silenced(monkeypatch):
+    """hide_tracker_reports adds one filter to PYTHONWARNINGS (once, keeping what was there):
+    a child process, as loky's resource tracker is, then drops the tracker's leak reports of a
+    killed pool and still shows other warnings."""
+    import os
+    import subprocess
+    import sys
+
+    from lbm_bench._interrupts import TRACKER_FILTER, hide_tracker_reports
+
+    monkeypatch.setenv("PYTHONWARNINGS", "default")
+    hide_tracker_reports()
+    hide_tracker_reports()
+    assert os.environ["PYTHONWARNINGS"] == f"default,{TRACKER_FILTER}"
+    code = ("import warnings\n"
+            "warnings.warn_explicit('There appear to be 1 leaked semlock objects', UserWarning, 'rt.py', 1,"
+            " module='joblib.externals.loky.backend.resource_tracker')\n"
+            "warnings.warn_explicit('another warning', UserWarning, 'x.py', 1, module='x')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ))
+    assert "leaked" not in done.stderr and "another warning" in done.stderr

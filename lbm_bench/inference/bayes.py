@@ -25,28 +25,18 @@ improves. Scores are integer counts (exact in float64), and a label moves only
 when another class is strictly better, so the descent terminates and is
 deterministic.
 
-The honest risk
----------------
-Labels chosen on a set of draws and scored on the same draws are biased low
-(they are fitted to the noise of those draws). :func:`floor_certificate`
-cross-fits: it splits the chains into two halves, chooses labels on each half,
-scores them on the other half, and reports the mean of the per-set losses with
-the same Monte Carlo standard error and R-hat as the MAP's risk. The labels it
-returns (to store and to compare with) are chosen on all sets.
+The honest risk of these labels, cross-fitted over halves of the chains, is
+:mod:`lbm_bench.inference.floor`'s (:func:`~lbm_bench.inference.floor.floor_certificate`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count, check_labels
-from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
-from lbm_bench.metrics.mcmc import chain_diagnostics
 
 try:  # the kernels of ``csr @ vector`` and ``csr.T @ vector``, called directly: the
     # descent makes thousands of small products, whose scipy wrappers (format checks,
@@ -56,55 +46,14 @@ try:  # the kernels of ``csr @ vector`` and ``csr.T @ vector``, called directly:
 except ImportError:  # pragma: no cover - scipy's public operators then
     _csr_matvec = _csc_matvec = None
 
-__all__ = [
-    "FloorCertificate",
-    "bayes_labels",
-    "expected_item_loss",
-    "floor_certificate",
-    "floor_risk",
-    "label_frequencies",
-    "risk_from_losses",
-]
+__all__ = ["bayes_labels", "best_descent", "descend", "expected_item_loss", "label_frequencies", "prepare_sides",
+           "search_labels", "search_starts"]
 
 #: Label-set entries compared per chunk when counting (bounds the temporary memory).
 _CHUNK_ENTRIES = 1 << 22
 #: Labels per block of consecutive sets of :class:`_Side` (bounds the temporaries of
 #: building its sparse indicators; the chains are blocks too).
 _BLOCK_ENTRIES = 1 << 26
-
-
-@dataclass(frozen=True)
-class FloorCertificate:
-    """The Bayes labels for ``l_item`` of a table and their cross-fitted risk.
-
-    Attributes
-    ----------
-    rows : ndarray of shape (n_rows,)
-        Row labels chosen on all label sets (int64).
-    cols : ndarray of shape (n_cols,)
-        Column labels chosen on all label sets (int64).
-    risk : RiskEstimate
-        Cross-fitted conditional risk: labels chosen on one half of the chains,
-        scored on the other half, and the reverse.
-    losses : ndarray of shape (n_samples,)
-        The cross-fitted ``l_item`` loss of every label set (chain-major, the
-        order of the sets), for paired comparisons with another labelling.
-    """
-
-    rows: np.ndarray
-    cols: np.ndarray
-    risk: RiskEstimate
-    losses: np.ndarray
-
-    @property
-    def row_loss(self) -> float:
-        """Cross-fitted mean ``l_row``."""
-        return self.risk.row_loss
-
-    @property
-    def col_loss(self) -> float:
-        """Cross-fitted mean ``l_col``."""
-        return self.risk.col_loss
 
 
 def _as_sets(name: str, sets: Any) -> np.ndarray:
@@ -345,7 +294,7 @@ class _Side:
         return _best_labels(scores, current)
 
 
-def _descend(
+def descend(
     rows: _Side, cols: _Side, z: np.ndarray, w: np.ndarray, max_sweeps: int
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
     """Block coordinate descent from ``(z, w)``; returns labels, objective sum_s A_s B_s, sweeps."""
@@ -421,11 +370,11 @@ def bayes_labels(
     """
     max_sweeps = check_count("max_sweeps", max_sweeps)
     n_set_starts = check_count("n_set_starts", n_set_starts, minimum=0)
-    rows, cols, pairs = _prepare(row_sets, col_sets, starts, n_row_clusters, n_col_clusters)
-    return _search(rows, cols, pairs, n_set_starts, max_sweeps)
+    rows, cols, pairs = prepare_sides(row_sets, col_sets, starts, n_row_clusters, n_col_clusters)
+    return search_labels(rows, cols, pairs, n_set_starts, max_sweeps)
 
 
-def _prepare(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bounds=None):
+def prepare_sides(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bounds=None):
     """Validate the sets and starts; the two prepared sides (blocks cut at ``bounds``
     too, e.g. the chains' ends) and the checked starts."""
     row_sets = _as_sets("row_sets", row_sets)
@@ -452,13 +401,13 @@ def _prepare(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bounds=
     return _Side(row_sets, g, bounds), _Side(col_sets, m, bounds), pairs
 
 
-def _search(rows: _Side, cols: _Side, pairs, n_set_starts: int, max_sweeps: int):
+def search_labels(rows: _Side, cols: _Side, pairs, n_set_starts: int, max_sweeps: int):
     """Descents from the marginal modes, the given pairs and some sets; the best result."""
-    return _best([_descend(rows, cols, z.astype(np.int64), w.astype(np.int64), max_sweeps)
-                  for z, w in _search_starts(rows, cols, pairs, n_set_starts)])
+    return best_descent([descend(rows, cols, z.astype(np.int64), w.astype(np.int64), max_sweeps)
+                  for z, w in search_starts(rows, cols, pairs, n_set_starts)])
 
 
-def _search_starts(rows: _Side, cols: _Side, pairs, n_set_starts: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def search_starts(rows: _Side, cols: _Side, pairs, n_set_starts: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """The starts of :func:`_search`: the marginal modes, the given pairs, ``n_set_starts`` sets."""
     n_sets = rows.n_sets
     ones = np.ones(n_sets, dtype=np.int64)
@@ -468,7 +417,7 @@ def _search_starts(rows: _Side, cols: _Side, pairs, n_set_starts: int) -> list[t
     return [modes, *pairs, *set_starts]
 
 
-def _best(descents) -> tuple[np.ndarray, np.ndarray]:
+def best_descent(descents) -> tuple[np.ndarray, np.ndarray]:
     """The labels of the first descent ``(z, w, objective, sweeps)`` of the highest objective."""
     best = None
     for z, w, objective, _ in descents:
@@ -492,169 +441,3 @@ def expected_item_loss(row_sets: Any, col_sets: Any, z: Any, w: Any) -> float:
     agree = int(np.dot(_agreements(row_sets, z), _agreements(col_sets, w)))
     total = row_sets.shape[0] * row_sets.shape[1] * col_sets.shape[1]
     return 1.0 - agree / total
-
-
-def risk_from_losses(row_loss: np.ndarray, col_loss: np.ndarray, chain_lengths: np.ndarray) -> RiskEstimate:
-    """A :class:`RiskEstimate` from per-set ``l_row`` and ``l_col`` losses (chain-major)."""
-    row_loss, col_loss = np.asarray(row_loss, dtype=np.float64), np.asarray(col_loss, dtype=np.float64)
-    losses = row_loss + col_loss - row_loss * col_loss
-    mcse, rhat = chain_diagnostics(losses, chain_lengths)
-    n_samples = losses.shape[0]
-    variance = float(losses.var())
-    ess = float(n_samples) if mcse == 0 else variance / mcse**2
-    return RiskEstimate(
-        risk=float(losses.mean()),
-        mcse=mcse,
-        rhat=rhat,
-        ess=min(ess, float(n_samples)) if variance > 0 else float(n_samples),
-        row_loss=float(row_loss.mean()),
-        col_loss=float(col_loss.mean()),
-        n_samples=n_samples,
-        n_chains=int(np.asarray(chain_lengths).shape[0]),
-    )
-
-
-def _halves(chain_lengths: np.ndarray) -> np.ndarray:
-    """Half (0 or 1) of every set: whole chains, in pairs so that both halves
-    hold chains of both starts when starts alternate; one chain is cut in two."""
-    lengths = np.asarray(chain_lengths, dtype=np.int64)
-    n_chains = lengths.shape[0]
-    if n_chains == 1:
-        half = np.zeros(int(lengths[0]), dtype=np.int64)
-        half[int(lengths[0]) // 2 :] = 1
-        return half
-    group = (np.arange(n_chains) // 2) % 2 if n_chains >= 4 else np.arange(n_chains) % 2
-    return np.repeat(group, lengths)
-
-
-@fill_doc
-def floor_certificate(
-    samples: GibbsSamples,
-    *,
-    starts: Sequence[tuple[Any, Any]] | None = None,
-    n_row_clusters: int | None = None,
-    n_col_clusters: int | None = None,
-    n_set_starts: int = 4,
-    max_sweeps: int = 1000,
-    jobs: int = 1,
-) -> FloorCertificate:
-    """The Bayes labels for ``l_item`` and their honest (cross-fitted) conditional risk.
-
-    The chains are split into two halves (pairs of consecutive chains go to
-    alternating halves, so that with chains started alternately at two points
-    both halves hold both; a single chain is cut in its middle). Labels are
-    chosen by :func:`bayes_labels` on each half and score the sets of the other
-    half; the per-set losses give the risk, its MCSE and R-hat exactly as for
-    the MAP labels (:meth:`GibbsSamples.risk`). The returned labels are chosen
-    on all sets.
-
-    Parameters
-    ----------
-    samples : GibbsSamples
-        Label sets drawn from ``p(z, w | X)``, at least two.
-    starts : sequence of (rows, cols), optional
-        Further starts of the descent, e.g. the MAP labels (X-only).
-    n_row_clusters, n_col_clusters, n_set_starts, max_sweeps : int, optional
-        As in :func:`bayes_labels`.
-    jobs : int, default=1
-        Workers of the joblib backend configured by the caller. The descents of a large
-        table's three searches (each half, and all the sets) then run as tasks, balanced
-        by their sets; the labels and the risk do not depend on it (integer arithmetic).
-
-    Returns
-    -------
-    FloorCertificate
-
-    {{gibbs_samples_example}}
-    >>> floor = floor_certificate(samples)
-    >>> floor.rows.shape, floor.cols.shape, 0 <= floor.risk.risk <= 1
-    ((40,), (30,), True)
-    """
-    risk, losses, (z, w) = _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts,
-                                         max_sweeps, with_labels=True, jobs=jobs)
-    return FloorCertificate(rows=z, cols=w, risk=risk, losses=losses)
-
-
-@fill_doc
-def floor_risk(samples: GibbsSamples, *, starts: Sequence[tuple[Any, Any]] | None = None,
-               n_row_clusters: int | None = None, n_col_clusters: int | None = None, n_set_starts: int = 4,
-               max_sweeps: int = 1000) -> RiskEstimate:
-    """``floor_certificate(samples, ...).risk`` without its labels chosen on all sets (the calibration's).
-
-    {{gibbs_samples_example}}
-    >>> floor_risk(samples) == floor_certificate(samples).risk
-    True
-    """
-    return _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps,
-                         with_labels=False)[0]
-
-
-def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps, *, with_labels: bool,
-                  jobs: int = 1):
-    """The checked inputs' cross-fitted risk, per-set losses, and (``with_labels``) the labels
-    chosen on all sets, else None."""
-    if not isinstance(samples, GibbsSamples):
-        raise TypeError(f"samples must be GibbsSamples, got {type(samples).__name__}")
-    if samples.n_samples < 2:
-        raise ValueError(f"samples must hold at least 2 label sets, got {samples.n_samples}")
-    max_sweeps = check_count("max_sweeps", max_sweeps)
-    n_set_starts = check_count("n_set_starts", n_set_starts, minimum=0)
-    jobs = check_count("jobs", jobs)
-    chain_ends = np.cumsum(samples.chain_lengths)
-    half_cut = [int(samples.chain_lengths[0]) // 2] if samples.n_chains == 1 else []
-    rows, cols, pairs = _prepare(samples.rows, samples.cols, starts, n_row_clusters, n_col_clusters,
-                                 bounds=[*chain_ends, *half_cut])
-    half = _halves(samples.chain_lengths)
-    sides = [(rows.subset(half == 0), cols.subset(half == 0)), (rows.subset(half == 1), cols.subset(half == 1))]
-    if with_labels:
-        sides.append((rows, cols))
-    found = _searches(sides, pairs, n_set_starts, max_sweeps, jobs)
-    risk, losses = _cross_fit(samples, rows, cols, half, found[:2])
-    return risk, losses, (found[2] if with_labels else None)
-
-
-def _cross_fit(samples, rows, cols, half, labels) -> tuple[RiskEstimate, np.ndarray]:
-    """Labels chosen on each half of the chains (``labels[h]``) score the other half: the
-    risk and per-set losses."""
-    n_rows, n_cols = samples.rows.shape[1], samples.cols.shape[1]
-    row_loss = np.empty(samples.n_samples)
-    col_loss = np.empty(samples.n_samples)
-    for side, (z, w) in enumerate(labels):
-        scored = half != side
-        scored_rows, scored_cols = rows.subset(scored), cols.subset(scored)
-        row_loss[scored] = 1.0 - scored_rows.agreements(z) / n_rows
-        col_loss[scored] = 1.0 - scored_cols.agreements(w) / n_cols
-    risk = risk_from_losses(row_loss, col_loss, samples.chain_lengths)
-    return risk, row_loss + col_loss - row_loss * col_loss
-
-
-def _searches(sides, pairs, n_set_starts: int, max_sweeps: int, jobs: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """:func:`_search` on every (rows, cols) of ``sides``. For a large table
-    (:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries) and ``jobs > 1``, all
-    their descents run as ``jobs`` tasks of about equal sets (each side's starts are chosen
-    here); the best descent of each side is the first of the highest objective, as in one
-    process."""
-    from lbm_bench.inference.chains import CHAIN_TASK_ENTRIES
-
-    n_rows, n_cols = sides[0][0].ref.shape[0], sides[0][1].ref.shape[0]
-    if jobs == 1 or n_rows * n_cols < CHAIN_TASK_ENTRIES:
-        return [_search(r, c, pairs, n_set_starts, max_sweeps) for r, c in sides]
-    from joblib import Parallel, delayed
-
-    descents = [(k, z, w) for k, (r, c) in enumerate(sides) for z, w in _search_starts(r, c, pairs, n_set_starts)]
-    cost = np.cumsum([sides[k][0].n_sets for k, _, _ in descents])
-    n_tasks = min(jobs, len(descents))
-    cuts = np.searchsorted(cost, cost[-1] * np.arange(1, n_tasks) / n_tasks, side="left") + 1
-    bundles = [b for b in np.split(np.arange(len(descents)), cuts) if b.size]
-    light = [(r.without_sets(), c.without_sets()) for r, c in sides]
-    tasks = [({int(k): light[k] for k in {descents[i][0] for i in bundle}}, [descents[i] for i in bundle])
-             for bundle in bundles]
-    parts = Parallel(n_jobs=len(tasks))(delayed(_descent_task)(held, items, max_sweeps) for held, items in tasks)
-    results = [result for part in parts for result in part]
-    return [_best([d for (k, _, _), d in zip(descents, results, strict=True) if k == side])
-            for side in range(len(sides))]
-
-
-def _descent_task(sides, items, max_sweeps):
-    """:func:`_descend` from each ``(side, z, w)`` of ``items`` on ``sides[side]`` (a task)."""
-    return [_descend(*sides[k], z.astype(np.int64), w.astype(np.int64), max_sweeps) for k, z, w in items]

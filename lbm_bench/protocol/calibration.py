@@ -48,9 +48,9 @@ from lbm_bench._docstrings import fill_doc
 from lbm_bench._seeds import child_seed, draw_seed
 from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_positive_float
-from lbm_bench.inference.bayes import floor_risk
 from lbm_bench.inference.classifier import alternate, best_of_starts, initial_column_labels
 from lbm_bench.inference.engine import Sweeper
+from lbm_bench.inference.floor import floor_risk
 from lbm_bench.models.design import ModelDesign, random_design
 from lbm_bench.models.missing import MaskNoise, mask_table
 from lbm_bench.models.observed import EntryFamily
@@ -372,7 +372,7 @@ def short_run_floors(
     One short run per table (:func:`~lbm_bench.protocol.short_run.short_runs`:
     ``SHORT_RUN_SAMPLES`` sets in ``SHORT_RUN_CHAINS`` chains started at the table's
     generating labels, an exact posterior draw, so no burn-in), and the cross-fitted
-    floor of its sets (:func:`~lbm_bench.inference.bayes.floor_risk`: the certificate's
+    floor of its sets (:func:`~lbm_bench.inference.floor.floor_risk`: the certificate's
     estimator, its descent started from the sets' marginal modes and from sets). The
     generating labels only start the chains; no MAP is needed.
 

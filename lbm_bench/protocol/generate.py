@@ -42,8 +42,8 @@ import numpy as np
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import child_seed, resolve_seed
-from lbm_bench.inference.bayes import FloorCertificate, floor_certificate
 from lbm_bench.inference.classifier import map_labels
+from lbm_bench.inference.floor import FloorCertificate, floor_certificate
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign

@@ -2,7 +2,7 @@
 
 The calibration (:mod:`lbm_bench.protocol.calibration`) measures, on each of its
 tables at a scale, the risk that the rejection step certifies: the floor
-(``criterion="bayes"``, :func:`~lbm_bench.inference.bayes.floor_risk`) or the
+(``criterion="bayes"``, :func:`~lbm_bench.inference.floor.floor_risk`) or the
 conditional risk of the table's X-only MAP labels (``"map"``). Both are posterior
 expectations given the table, estimated from label sets drawn from ``p(z, w | X)``.
 

@@ -69,7 +69,7 @@ def rederived_risk_problems(table: Any) -> list[str]:
     """
     import numpy as np
 
-    from lbm_bench.inference.bayes import floor_certificate
+    from lbm_bench.inference.floor import floor_certificate
 
     samples = table.gibbs
     problems = _estimate_problems(table.risk, samples.risk(table.map_rows, table.map_cols), _MAP_FIELDS,

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_labels
-from lbm_bench.inference.bayes import floor_certificate
+from lbm_bench.inference.floor import floor_certificate
 from lbm_bench.metrics import ari, cari, l_item, matching_error
 from lbm_bench.metrics.mcmc import chain_diagnostics
 from lbm_bench.metrics.partition import ari_values

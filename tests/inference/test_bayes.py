@@ -29,9 +29,9 @@ from lbm_bench import (
 from lbm_bench.inference.bayes import (
     bayes_labels,
     expected_item_loss,
-    floor_certificate,
     label_frequencies,
 )
+from lbm_bench.inference.floor import floor_certificate
 from tests.exact import exact_posterior
 
 MODELS_2x2 = {
@@ -217,17 +217,6 @@ def test_bayes_labels_bad_arguments(args, kwargs, error, match):
         bayes_labels(*args, **kwargs)
 
 
-def test_floor_certificate_single_chain_and_errors():
-    rng = np.random.default_rng(3)
-    rows = rng.integers(0, 2, size=(40, 8)).astype(np.uint8)
-    cols = rng.integers(0, 2, size=(40, 6)).astype(np.uint8)
-    one = GibbsSamples(rows=rows, cols=cols, chain_lengths=np.array([40]), burn_in=0, thin=1)
-    floor = floor_certificate(one)
-    assert floor.risk.n_chains == 1 and floor.losses.shape == (40,)
-    with pytest.raises(TypeError, match="GibbsSamples"):
-        floor_certificate((rows, cols))
-
-
 def test_prepared_sets_give_the_same_counts_in_any_blocks(monkeypatch):
     """The sparse minority indicators (kept in blocks of consecutive sets, subsets sharing
     whole blocks and copying the rows of cut ones) count exactly what direct comparisons
@@ -260,28 +249,3 @@ def test_prepared_sets_give_the_same_counts_in_any_blocks(monkeypatch):
             np.testing.assert_array_equal(sub.set_labels(2), sets[np.flatnonzero(chosen)[2]])
             again = sub.subset(np.arange(sub.n_sets) % 2 == 0)
             np.testing.assert_array_equal(again.agreements(labels), (sets[chosen][::2] == labels).sum(1))
-
-
-@pytest.mark.parametrize("n_chains", [1, 4])
-def test_the_floor_of_a_large_table_over_workers_is_the_floor_of_one_process(n_chains, monkeypatch):
-    """floor_certificate(jobs=2) on a table counted as large: its three searches' descents
-    run as tasks over 2 loky workers and give the same labels, risk and per-set losses as
-    one process (integer objectives: the first best descent of each search wins either way)."""
-    from lbm_bench import random_model
-    from lbm_bench.inference import chains
-    from lbm_bench.protocol.workers import joblib_backend
-
-    model = random_model("poisson", 3, 2, scale=0.5, rng=5)
-    X, _, _ = model.sample(50, 30, rng=6)
-    samples = gibbs_labels(model, X, n_samples=240, n_chains=n_chains, init="random", burn_in=20, rng=7)
-    start = (samples.rows[0], samples.cols[0])
-    one = floor_certificate(samples, starts=[start], jobs=1)
-    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
-    with joblib_backend("loky", 2):
-        two = floor_certificate(samples, starts=[start], jobs=2)
-    np.testing.assert_array_equal(one.rows, two.rows)
-    np.testing.assert_array_equal(one.cols, two.cols)
-    np.testing.assert_array_equal(one.losses, two.losses)
-    assert one.risk == two.risk
-    with pytest.raises(ValueError, match="jobs"):
-        floor_certificate(samples, jobs=0)

@@ -155,14 +155,22 @@ def test_a_random_design_with_a_shape_is_calibrated_too():
 
 @pytest.mark.slow
 def test_tables_like_the_digits_keep_their_degrees():
-    """The real example (docs/design-files.md): scikit-learn's digits fitted at 8x8 (seed 2012) and a
-    table generated at 10% as `lbm-bench generate --design` does: on target, and its row and column
-    means within KS 0.25 and 0.3 of the source's (measured 0.19 and 0.25; 0.72 and 0.36 when the
-    path's straight line in log rates lowered the level by a fifth)."""
+    """The real example (docs/design-files.md): scikit-learn's digits fitted at 8x8 (seed 2012) and
+    tables generated at 10% as `lbm-bench generate --design` does, at three seeds: on target, the
+    level (mean count) within 20% of the source's, and the median KS of their row and column means
+    against the source's under 0.45 and 0.3. Measured on seeds 2012-2017: rows 0.07-0.44 (median
+    0.32), columns 0.17-0.28, the mean count 4.2-5.6 against 4.88 (a row's effect, fitted within its
+    class, meets a class drawn afresh); 0.72 and 0.36 when the path's straight line in log rates
+    lowered the level by a fifth."""
     load_digits = pytest.importorskip("sklearn.datasets").load_digits
     X = load_digits().data.astype(np.int64)
     fitted = fit_design(X, (8, 8), certify=False, rng=2012)
-    table = generate_table(design=fitted.design, target_risk=0.1, rng=2012)
-    assert abs(table.bayes_risk.risk - 0.1) <= 0.02
-    ks = degree_ks(X, table.data)
-    assert ks["rows"] < 0.25 and ks["cols"] < 0.3, ks
+    rows, cols = [], []
+    for seed in (2012, 2013, 2014):
+        table = generate_table(design=fitted.design, target_risk=0.1, rng=seed)
+        assert abs(table.bayes_risk.risk - 0.1) <= 0.02
+        assert abs(np.mean(table.data) / np.mean(X) - 1) < 0.2
+        ks = degree_ks(X, table.data)
+        rows.append(ks["rows"])
+        cols.append(ks["cols"])
+    assert np.median(rows) < 0.45 and np.median(cols) < 0.3, (rows, cols)

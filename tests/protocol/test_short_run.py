@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from lbm_bench import BernoulliLBM, GaussianLBM, PoissonLBM, gibbs_labels, map_labels, random_design
-from lbm_bench.inference.bayes import floor_risk
 from lbm_bench.inference.engine import Sweeper
+from lbm_bench.inference.floor import floor_risk
 from lbm_bench.models.data import TableData
 from lbm_bench.protocol.short_run import SHORT_RUN_CHAINS, SHORT_RUN_SAMPLES, short_runs
 from tests.inference.test_bayes import CASES, exact_draws, exact_item_risks, risk_of
