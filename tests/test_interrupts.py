@@ -2,6 +2,7 @@
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -16,11 +17,22 @@ def test_exceptions_raised_by_code_are_its_own():
         assert not watch.interrupted()
 
 
+def _deliver(signum: int) -> None:
+    """Send ``signum`` to this process and wait until Python runs its handler: with other
+    threads alive in the test process (loky's executor manager after a parallel test), the
+    kernel may hand the signal to one of them, and the main thread then runs the handler at
+    its next check, not before ``os.kill`` returns. Returns after 5 s if nothing was raised."""
+    os.kill(os.getpid(), signum)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
 def test_a_real_sigint_inside_the_block_is_an_interruption():
     before = signal.getsignal(signal.SIGINT)
     with watching() as watch:
         with pytest.raises(KeyboardInterrupt) as caught:
-            os.kill(os.getpid(), signal.SIGINT)
+            _deliver(signal.SIGINT)
         assert watch.interrupted() and not watch.raised_by_code(caught.value)
     assert signal.getsignal(signal.SIGINT) is before and received()
 
@@ -29,7 +41,7 @@ def test_handled_makes_sigterm_raise_and_restores_the_handlers():
     before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
     with handled():
         with pytest.raises(Terminated):
-            os.kill(os.getpid(), signal.SIGTERM)
+            _deliver(signal.SIGTERM)
         assert issubclass(Terminated, KeyboardInterrupt)  # every cleanup written for Ctrl-C runs
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
 
@@ -38,7 +50,6 @@ def test_the_command_line_starts_its_workers_with_the_resource_tracker_silenced(
     """hide_tracker_reports adds one filter to PYTHONWARNINGS (once, keeping what was there):
     a child process, as loky's resource tracker is, then drops the tracker's leak reports of a
     killed pool and still shows other warnings."""
-    import os
     import subprocess
     import sys
 
