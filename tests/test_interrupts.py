@@ -17,6 +17,16 @@ def test_exceptions_raised_by_code_are_its_own():
         assert not watch.interrupted()
 
 
+@pytest.fixture(autouse=True)
+def pythons_own_sigint_handler():
+    """Each test starts in a program with Python's own SIGINT handler (watching()'s case) and
+    gives back the handler it found: an earlier test of the default suite leaves another
+    handler in place (on a fresh clone the signal then reached it and nothing was raised)."""
+    outer = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, outer)
+
+
 def _deliver(signum: int) -> None:
     """Send ``signum`` to this process and wait until Python runs its handler: with other
     threads alive in the test process (loky's executor manager after a parallel test), the
@@ -29,12 +39,11 @@ def _deliver(signum: int) -> None:
 
 
 def test_a_real_sigint_inside_the_block_is_an_interruption():
-    before = signal.getsignal(signal.SIGINT)
     with watching() as watch:
         with pytest.raises(KeyboardInterrupt) as caught:
             _deliver(signal.SIGINT)
         assert watch.interrupted() and not watch.raised_by_code(caught.value)
-    assert signal.getsignal(signal.SIGINT) is before and received()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler and received()
 
 
 def test_handled_makes_sigterm_raise_and_restores_the_handlers():
