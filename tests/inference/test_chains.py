@@ -87,6 +87,19 @@ CASES = {
 }
 
 
+def _case_table(model, n_rows, sparse, missing):
+    """A table of ``n_rows`` x 40 drawn from ``model`` (seed 2), made sparse (30% of its
+    entries kept) and incomplete as the case says, with its generating labels."""
+    X, z, w = model.sample(n_rows, 40, rng=2)
+    rng = np.random.default_rng(3)
+    if sparse:
+        X = sp.csr_array(X * (rng.random(X.shape) < 0.3))
+    if missing:
+        X = _incomplete(X.toarray() if sparse else X, rng)
+        X = sp.csr_array(np.where(X == 0, 0, X)) if sparse else X  # NaN kept as explicit entries
+    return X, z, w
+
+
 @pytest.mark.parametrize("case", list(CASES))
 def test_same_label_sets_whatever_jobs_and_backend(case, monkeypatch):
     """The chains of a table as tasks: in one process, over 2 loky workers and over a local
@@ -94,13 +107,7 @@ def test_same_label_sets_whatever_jobs_and_backend(case, monkeypatch):
     kind, sparse, missing = CASES[case]
     monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
     model = random_model(kind, 2, 3, scale=1.0, rng=1)
-    X, z, w = model.sample(50, 40, rng=2)
-    rng = np.random.default_rng(3)
-    if sparse:
-        X = sp.csr_array(X * (rng.random(X.shape) < 0.3))
-    if missing:
-        X = _incomplete(X.toarray() if sparse else X, rng)
-        X = sp.csr_array(np.where(X == 0, 0, X)) if sparse else X  # NaN kept as explicit entries
+    X, z, w = _case_table(model, 50, sparse, missing)
     options = dict(n_samples=60, n_chains=4, burn_in=3, init=[(z, w)], rng=4)
     one = gibbs_labels(model, X, jobs=1, **options)
     assert one.rows.shape == (60, 50)
@@ -122,13 +129,7 @@ def test_the_map_starts_of_a_large_table_run_as_tasks_with_the_same_labels(case,
 
     kind, sparse, missing = CASES[case]
     model = random_model(kind, 2, 3, scale=0.7, rng=1)
-    X, _, _ = model.sample(60, 40, rng=2)
-    rng = np.random.default_rng(3)
-    if sparse:
-        X = sp.csr_array(X * (rng.random(X.shape) < 0.3))
-    if missing:
-        X = _incomplete(X.toarray() if sparse else X, rng)
-        X = sp.csr_array(np.where(X == 0, 0, X)) if sparse else X
+    X, _, _ = _case_table(model, 60, sparse, missing)
     batched = map_labels(model, X, n_init=5, rng=4)
     monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
     one = map_labels(model, X, n_init=5, jobs=1, rng=4)
