@@ -312,6 +312,11 @@ def arguments_in_flags(message: str, flags: dict[str, str]) -> str:
     '--jobs must be >= 1, got 0; a kind of table'
     >>> arguments_in_flags("target_risk=0.95 cannot be reached", flags)
     '--risk 0.95 cannot be reached'
+
+    A pair after a flag is written as the command line takes it (``AxB``):
+
+    >>> arguments_in_flags("max_clusters (40, 40) exceeds the table", {"max_clusters": "--max-clusters"})
+    '--max-clusters 40x40 exceeds the table'
     """
     for name, flag in flags.items():
         word = re.escape(name)
@@ -319,4 +324,5 @@ def arguments_in_flags(message: str, flags: dict[str, str]) -> str:
         message = re.sub(rf"(?<![\w-]){word}=", f"{flag} ", message)
         where = r"(?<![\w-])" if "_" in name else r"(?:(?<=^)|(?<=: )|(?<=; ))"
         message = re.sub(rf"{where}{word} ", f"{flag} ", message)
-    return message
+    pair = "|".join(re.escape(flag) for flag in set(flags.values()))
+    return re.sub(rf"(?<![\w-])({pair}) \((\d+), (\d+)\)", r"\1 \2x\3", message)

@@ -55,6 +55,8 @@ BAD_DATA = {
     "negative.csv": ("-1,2\n3,4\n5,6\n", ["--kind", "poisson"], "must be non-negative"),
     "fractions.csv": ("0.5,1\n1,0\n0,1\n", ["--kind", "bernoulli"], "non-integer values"),
     "pattern.mtx": ("%%MatrixMarket matrix coordinate pattern general\n3 3 2\n1 1\n2 3\n", [], "pattern file"),
+    "small.csv": ("1,2,3\n2,1,4\n5,6,7\n", ["--max-clusters", "4x2"],
+                  "error: --max-clusters 4x2 exceeds the table's 3 rows and 3 columns"),  # as typed, not (4, 2)
 }
 
 
