@@ -20,8 +20,10 @@ def test_exceptions_raised_by_code_are_its_own():
 @pytest.fixture(autouse=True)
 def pythons_own_sigint_handler():
     """Each test starts in a program with Python's own SIGINT handler (watching()'s case) and
-    gives back the handler it found: an earlier test of the default suite leaves another
-    handler in place (on a fresh clone the signal then reached it and nothing was raised)."""
+    gives back the handler it found: pytest may start with SIGINT ignored (a background job of
+    a non-interactive shell inherits SIG_IGN, as CI's runs did: a probe of every test's
+    handlers found none changed, SIG_IGN from the start), and watching() then rightly leaves
+    the signal alone."""
     outer = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, outer)
