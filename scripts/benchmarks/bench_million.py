@@ -184,6 +184,8 @@ class ProcessMemory:
 def _short_name(command: list[str]) -> str:
     """A process's name for the report: the command's program and first words."""
     text = " ".join(command)
+    if "resource_tracker" in text or "multiprocessing.resource" in text:
+        return "resource tracker"
     if "loky" in text:
         return "loky worker " + (re.findall(r"LokyProcess-(\d+)", text) or ["?"])[0]
     for marker in ("dask scheduler", "dask worker", "distributed.cli.dask_scheduler", "distributed.cli.dask_worker"):
