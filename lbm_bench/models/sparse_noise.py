@@ -177,16 +177,14 @@ class SparseNoise:
             thinning.append(rng.random(virtual.size) * q_bin)
         # candidates already in an earlier band are dropped by the caller (their U is smaller)
         positions = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
-        exposure = 1.0
-        if weighted:
-            rows, cols = np.divmod(positions, n_cols)
-            exposure = a[rows] * b[cols]
+        del found
         # in one call: each entry's own q = P(U < T(high) | U >= T(low)) and T(low); the band's
         # width is then T(high) - T(low) = q (1 - T(low))
-        q, t_low = -portable.expm1(-exposure * np.array([[high - low], [low]]))
-        if weighted:  # thinned to each entry's own q, every bin at once
-            accept = np.concatenate(thinning) < q
-            positions, q, t_low = positions[accept], q[accept], t_low[accept]
+        widths = np.array([[high - low], [low]])
+        if weighted:  # thinned to each entry's own q, chunk by chunk (bounded temporaries)
+            positions, q, t_low = _thinned(positions, np.concatenate(thinning), a, b, n_cols, widths)
+        else:
+            q, t_low = -portable.expm1(-1.0 * widths)
         uniforms = rng.random(positions.size)
         uniforms *= q - q * t_low
         uniforms += t_low
@@ -233,6 +231,24 @@ def _merge_runs(runs: list[tuple[np.ndarray, np.ndarray]], n_entries: int) -> tu
     if filled < total:  # entries drawn again by a later band (a few): views of the arrays' start
         positions, uniforms = positions[:filled], uniforms[:filled]
     return positions, uniforms
+
+
+def _thinned(positions: np.ndarray, thinning: np.ndarray, a: np.ndarray, b: np.ndarray, n_cols: int,
+             widths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The candidates of a band drawn over bins of rows that their own ``q`` keeps (``thinning``
+    below it), with their ``q`` and ``T(low)`` (``widths``: the band's level width and lower
+    level, shape (2, 1)); over chunks of :data:`_TABLE_CHUNK` candidates (elementwise: the
+    same arrays as on all at once)."""
+    kept = []
+    for start in range(0, positions.size, _TABLE_CHUNK):
+        part = positions[start:start + _TABLE_CHUNK]
+        rows, cols = np.divmod(part, n_cols)
+        q, t_low = -portable.expm1(-(a[rows] * b[cols]) * widths)
+        accept = thinning[start:start + _TABLE_CHUNK] < q
+        kept.append((part[accept], q[accept], t_low[accept]))
+    if not kept:
+        return positions, np.empty(0), np.empty(0)
+    return tuple(np.concatenate([k[i] for k in kept]) for i in range(3))
 
 
 def _skip_sample(n_entries: int, q: float, rng: np.random.Generator) -> np.ndarray:
