@@ -39,7 +39,7 @@ from lbm_bench.models.checks import integer_table
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import DENSITY_OPTION, Designs, Estimation, Family, Options, Presentation, StorageCodec
 from lbm_bench.models.patterns import binary_pattern
-from lbm_bench.models.sparse_noise import candidate_entries, sparse_table_from_entries
+from lbm_bench.models.sparse_noise import sparse_table_from_noise
 
 __all__ = ["BERNOULLI", "BernoulliLBM", "ICL_BETA", "PROB_CLIP", "PROB_FLOOR"]
 
@@ -99,9 +99,10 @@ class BernoulliLBM(LatentBlockModel):
 
     def table_from_noise(self, noise: Any, z: np.ndarray, w: np.ndarray) -> Any:
         if self.sparse:
-            positions, uniforms, rows, cols = candidate_entries(noise, self.sparse_level())
-            keep = uniforms < self.probs[z[rows], w[cols]]
-            return sparse_table_from_entries(positions[keep], np.ones(int(keep.sum())), noise.shape, np.uint8)
+            def entries(uniforms, rows, cols):
+                return (uniforms < self.probs[z[rows], w[cols]]).astype(np.uint8)
+
+            return sparse_table_from_noise(noise, self.sparse_level(), entries, np.uint8)
         return (noise < self.probs[np.ix_(z, w)]).astype(np.uint8)
 
     def block_parameters(self) -> dict[str, np.ndarray]:

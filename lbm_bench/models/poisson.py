@@ -46,7 +46,7 @@ from lbm_bench.models.checks import integer_table
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import DENSITY_OPTION, Designs, Estimation, Family, Options, Presentation, StorageCodec
 from lbm_bench.models.patterns import real_pattern
-from lbm_bench.models.sparse_noise import candidate_entries, poisson_from_survival, sparse_table_from_entries
+from lbm_bench.models.sparse_noise import poisson_from_survival, sparse_table_from_noise
 
 __all__ = ["EFFECTS_SPREAD", "ICL_SHAPE", "POISSON", "PoissonLBM", "RATE_FLOOR"]
 
@@ -152,13 +152,13 @@ class PoissonLBM(LatentBlockModel):
 
     def table_from_noise(self, noise: Any, z: np.ndarray, w: np.ndarray) -> Any:
         if self.sparse:
-            positions, uniforms, rows, cols = candidate_entries(noise, self.sparse_level())
-            rates = self.rates[z[rows], w[cols]]
-            if self.row_effects is not None:
-                rates = rates * self.row_effects[rows] * self.col_effects[cols]
-            counts = poisson_from_survival(uniforms, rates)
-            keep = counts > 0
-            return sparse_table_from_entries(positions[keep], counts[keep], noise.shape, np.int64)
+            def entries(uniforms, rows, cols):
+                rates = self.rates[z[rows], w[cols]]
+                if self.row_effects is not None:
+                    rates = rates * self.row_effects[rows] * self.col_effects[cols]
+                return poisson_from_survival(uniforms, rates)
+
+            return sparse_table_from_noise(noise, self.sparse_level(), entries, np.int64)
         if self.row_effects is not None:
             mean = np.outer(self.row_effects, self.col_effects) * self.rates[np.ix_(z, w)]
             return stats.poisson.ppf(noise, mean).astype(np.int64)

@@ -45,6 +45,7 @@ __all__ = [
     "ladder_level",
     "poisson_from_survival",
     "sparse_table_from_entries",
+    "sparse_table_from_noise",
 ]
 
 #: Level of the first band (all entries with ``a_i b_j L_0`` below it are in band 0).
@@ -55,6 +56,10 @@ _LADDER_RATIO = math.sqrt(2.0)
 MAX_LEVEL = 2.0**11
 #: Relative width of the exposure bins used to thin the geometric skips.
 _BIN_RATIO = 1.25
+#: Entries merged at once when bands are added to the kept entries (bounds the temporaries).
+_MERGE_ENTRIES = 1 << 22
+#: Candidates turned into table entries at once (bounds the temporaries).
+_TABLE_CHUNK = 1 << 22
 
 
 def ladder_level(index: int) -> float:
@@ -131,14 +136,9 @@ class SparseNoise:
             )
         last = _band_for(level)
         if last >= self.n_bands:
-            new = [self._band(j) for j in range(self.n_bands, last + 1)]
-            positions = np.concatenate([self.positions] + [p for p, _ in new])
-            uniforms = np.concatenate([self.uniforms] + [u for _, u in new])
-            order = np.argsort(positions, kind="stable")  # merges sorted runs, earlier bands first
-            positions, uniforms = positions[order], uniforms[order]
-            first = np.ones(positions.size, dtype=bool)  # an entry belongs to its earliest band
-            np.not_equal(positions[1:], positions[:-1], out=first[1:])
-            self.positions, self.uniforms = positions[first], uniforms[first]
+            runs = [(self.positions, self.uniforms)]
+            runs += [_sorted_run(*self._band(j)) for j in range(self.n_bands, last + 1)]
+            self.positions, self.uniforms = _merge_runs(runs, self.shape[0] * self.shape[1])
             self.n_bands = last + 1
         return self.positions, self.uniforms
 
@@ -177,20 +177,78 @@ class SparseNoise:
             thinning.append(rng.random(virtual.size) * q_bin)
         # candidates already in an earlier band are dropped by the caller (their U is smaller)
         positions = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
-        exposure = 1.0
-        if weighted:
-            rows, cols = np.divmod(positions, n_cols)
-            exposure = a[rows] * b[cols]
+        del found
         # in one call: each entry's own q = P(U < T(high) | U >= T(low)) and T(low); the band's
         # width is then T(high) - T(low) = q (1 - T(low))
-        q, t_low = -portable.expm1(-exposure * np.array([[high - low], [low]]))
-        if weighted:  # thinned to each entry's own q, every bin at once
-            accept = np.concatenate(thinning) < q
-            positions, q, t_low = positions[accept], q[accept], t_low[accept]
+        widths = np.array([[high - low], [low]])
+        if weighted:  # thinned to each entry's own q, chunk by chunk (bounded temporaries)
+            positions, q, t_low = _thinned(positions, np.concatenate(thinning), a, b, n_cols, widths)
+        else:
+            q, t_low = -portable.expm1(-1.0 * widths)
         uniforms = rng.random(positions.size)
         uniforms *= q - q * t_low
         uniforms += t_low
         return positions, uniforms
+
+
+def _sorted_run(positions: np.ndarray, uniforms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A band's entries by increasing position (its positions are distinct: a stable sort
+    and any other give the same order)."""
+    if positions.size > 1 and not np.all(positions[1:] > positions[:-1]):
+        order = np.argsort(positions, kind="stable")
+        positions, uniforms = positions[order], uniforms[order]
+    return positions, uniforms
+
+
+def _merge_runs(runs: list[tuple[np.ndarray, np.ndarray]], n_entries: int) -> tuple[np.ndarray, np.ndarray]:
+    """The entries of ``runs`` (each by increasing distinct position; earlier runs: earlier
+    bands) by increasing position, an entry kept from its earliest run only.
+
+    The same arrays as one stable sort of the runs' concatenation, built over consecutive
+    ranges of positions of about :data:`_MERGE_ENTRIES` entries each, into arrays allocated
+    once: the temporaries are those of one range, not of the whole table (a table of 1e8
+    stored entries keeps about 3e8 candidates).
+    """
+    total = sum(p.size for p, _ in runs)
+    positions = np.empty(total, dtype=np.int64)
+    uniforms = np.empty(total, dtype=np.float64)
+    n_ranges = max(1, -(-total // _MERGE_ENTRIES))
+    cuts = np.linspace(0, n_entries, n_ranges + 1).round().astype(np.int64)
+    bounds = [np.searchsorted(p, cuts) for p, _ in runs]
+    filled = 0
+    for r in range(n_ranges):
+        parts = [(p[b[r]:b[r + 1]], u[b[r]:b[r + 1]]) for (p, u), b in zip(runs, bounds, strict=True)]
+        part_positions = np.concatenate([p for p, _ in parts])
+        part_uniforms = np.concatenate([u for _, u in parts])
+        order = np.argsort(part_positions, kind="stable")  # merges sorted runs, earlier bands first
+        part_positions, part_uniforms = part_positions[order], part_uniforms[order]
+        first = np.ones(part_positions.size, dtype=bool)  # an entry belongs to its earliest band
+        np.not_equal(part_positions[1:], part_positions[:-1], out=first[1:])
+        kept = int(first.sum())
+        positions[filled:filled + kept] = part_positions[first]
+        uniforms[filled:filled + kept] = part_uniforms[first]
+        filled += kept
+    if filled < total:  # entries drawn again by a later band (a few): views of the arrays' start
+        positions, uniforms = positions[:filled], uniforms[:filled]
+    return positions, uniforms
+
+
+def _thinned(positions: np.ndarray, thinning: np.ndarray, a: np.ndarray, b: np.ndarray, n_cols: int,
+             widths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The candidates of a band drawn over bins of rows that their own ``q`` keeps (``thinning``
+    below it), with their ``q`` and ``T(low)`` (``widths``: the band's level width and lower
+    level, shape (2, 1)); over chunks of :data:`_TABLE_CHUNK` candidates (elementwise: the
+    same arrays as on all at once)."""
+    kept = []
+    for start in range(0, positions.size, _TABLE_CHUNK):
+        part = positions[start:start + _TABLE_CHUNK]
+        rows, cols = np.divmod(part, n_cols)
+        q, t_low = -portable.expm1(-(a[rows] * b[cols]) * widths)
+        accept = thinning[start:start + _TABLE_CHUNK] < q
+        kept.append((part[accept], q[accept], t_low[accept]))
+    if not kept:
+        return positions, np.empty(0), np.empty(0)
+    return tuple(np.concatenate([k[i] for k in kept]) for i in range(3))
 
 
 def _skip_sample(n_entries: int, q: float, rng: np.random.Generator) -> np.ndarray:
@@ -240,14 +298,51 @@ def sparse_table_from_entries(
     positions: np.ndarray, values: np.ndarray, shape: tuple[int, int], dtype: type
 ) -> sp.csr_array:
     """CSR table from increasing linear indices ``i * n_cols + j`` and their non-zero values."""
+    return _csr_table([(positions, values)], shape, dtype)
+
+
+def sparse_table_from_noise(noise: Any, level: float, values: Any, dtype: type) -> sp.csr_array:
+    """The CSR table of a sparse model's noise: ``values(uniforms, rows, cols)`` gives the
+    entries of the candidates at ``level`` (:func:`candidate_entries`; zero where the entry
+    is zero), called on consecutive chunks of :data:`_TABLE_CHUNK` candidates so that the
+    temporaries are a chunk's (the same table as on all candidates at once: ``values`` is
+    elementwise)."""
+    if not isinstance(noise, SparseNoise):
+        raise TypeError(f"a sparse model needs SparseNoise (from draw_noise), got {type(noise).__name__}")
+    positions, uniforms = noise.entries(level)
+    n_cols = noise.shape[1]
+    kept = []
+    for start in range(0, positions.size, _TABLE_CHUNK):
+        chunk = positions[start:start + _TABLE_CHUNK]
+        rows, cols = np.divmod(chunk, n_cols)
+        entries = values(uniforms[start:start + _TABLE_CHUNK], rows, cols)
+        nonzero = entries != 0
+        kept.append((chunk[nonzero], entries[nonzero]))
+    return _csr_table(kept, noise.shape, dtype)
+
+
+def _csr_table(parts: list[tuple[np.ndarray, np.ndarray]], shape: tuple[int, int], dtype: type) -> sp.csr_array:
+    """CSR table from consecutive parts of ``(positions, values)``, the positions (linear
+    indices ``i * n_cols + j``) increasing over the parts; each part is converted to
+    columns and row counts in turn."""
     n_rows, n_cols = shape
-    rows, cols = np.divmod(positions, n_cols)
+    nnz = sum(p.size for p, _ in parts)
+    index_dtype = np.int32 if max(n_cols, nnz) < 2**31 else np.int64
+    cols = np.empty(nnz, dtype=index_dtype)
+    data = np.empty(nnz, dtype=dtype)
+    counts = np.zeros(n_rows, dtype=np.int64)
+    filled = 0
+    for positions, values in parts:
+        for start in range(0, positions.size, _TABLE_CHUNK):
+            rows, part_cols = np.divmod(positions[start:start + _TABLE_CHUNK], n_cols)
+            end = filled + rows.size
+            counts += np.bincount(rows, minlength=n_rows)
+            cols[filled:end] = part_cols
+            data[filled:end] = values[start:start + _TABLE_CHUNK]
+            filled = end
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
-    index_dtype = np.int32 if max(n_cols, positions.size) < 2**31 else np.int64
-    table = sp.csr_array(
-        (values.astype(dtype), cols.astype(index_dtype), indptr.astype(index_dtype)), shape=shape
-    )
+    np.cumsum(counts, out=indptr[1:])
+    table = sp.csr_array((data, cols, indptr.astype(index_dtype)), shape=shape)
     table.has_canonical_format = True  # sorted, unique
     return table
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from lbm_bench.models import PoissonLBM
+from lbm_bench.models import PoissonLBM, sparse_noise
 from lbm_bench.models.sparse_noise import (
     MAX_LEVEL,
     SparseNoise,
@@ -97,3 +97,37 @@ def test_a_sparse_table_from_its_entries():
     assert np.array_equal(rows * 20 + cols, positions) and np.all(uniforms < -np.expm1(-2.0))
     with pytest.raises(TypeError, match="a sparse model needs SparseNoise"):
         candidate_entries(np.zeros((30, 20)), 2.0)
+
+
+@pytest.mark.parametrize("effects", [False, True])
+def test_merging_and_tables_by_chunks_change_nothing(monkeypatch, effects):
+    """The bands are merged over ranges of positions and the table is built over chunks of
+    candidates (bounded temporaries on tables of 1e8 stored entries): tiny ranges and chunks
+    (many boundaries, entries repeated across bands at them) give the arrays of one range and
+    one chunk, and the table built directly from the candidates."""
+    rng = np.random.default_rng(3)
+    weights = (np.exp(rng.normal(0, 0.5, 400)), np.exp(rng.normal(0, 0.5, 300))) if effects else (None, None)
+    z, w = rng.integers(0, 3, 400), rng.integers(0, 2, 300)
+    rates = np.array([[0.02, 0.3], [0.05, 0.01], [0.2, 0.1]])
+
+    def draw():
+        noise = SparseNoise(400, 300, *weights, rng=np.random.default_rng(11))
+        noise.entries(0.01)  # a second call merges new bands into kept entries
+        table = sparse_noise.sparse_table_from_noise(
+            noise, 0.3, lambda u, r, c: poisson_from_survival(u, rates[z[r], w[c]]), np.int64)
+        return noise, table
+
+    whole_noise, whole = draw()
+    for merge, chunk in [(1000, 777), (5000, 3)]:
+        monkeypatch.setattr(sparse_noise, "_MERGE_ENTRIES", merge)
+        monkeypatch.setattr(sparse_noise, "_TABLE_CHUNK", chunk)
+        noise, table = draw()
+        assert np.array_equal(noise.positions, whole_noise.positions)
+        assert np.array_equal(noise.uniforms, whole_noise.uniforms)
+        for name in ("data", "indices", "indptr"):
+            assert getattr(table, name).dtype == getattr(whole, name).dtype
+            assert np.array_equal(getattr(table, name), getattr(whole, name))
+    positions, uniforms, rows, cols = candidate_entries(whole_noise, 0.3)
+    counts = poisson_from_survival(uniforms, rates[z[rows], w[cols]])
+    direct = sparse_table_from_entries(positions[counts > 0], counts[counts > 0], (400, 300), np.int64)
+    assert (direct != whole).nnz == 0 and whole.nnz > 1000
