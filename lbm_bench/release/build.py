@@ -14,13 +14,25 @@ configuration's identity. Files are written byte-stably (see
 :mod:`lbm_bench.storage`) and the manifest carries no timestamps, so the same spec
 gives the same bytes for any number of jobs and either backend.
 
-Scheduling: phase 1 runs one task per configuration with a pending table, which
-calibrates the configuration and builds its first pending table (and draws its
-thumbnail); phase 2 builds the other pending replicates with the calibrations of
-phase 1. Each phase submits its tasks longest first by a deterministic cost
-estimate (:func:`task_order`: entries ``n_rows * n_cols``, then target risk,
-descending), so the longest tasks do not start last and leave a worker idle at
-the end of a phase. Order changes no byte (seeds come from identities).
+Scheduling: one pool of workers (``n_jobs`` loky processes, or the Dask cluster)
+serves both the tables and the chains of large tables. A large table (from
+:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries: :func:`spreads_over_workers`)
+is certified by the build's own process with ``jobs=n_jobs``: its calibration's
+tables, the MAP's random starts, the Gibbs chains and the floor's descents run as
+tasks over the pool (:mod:`lbm_bench.inference.chains`), so one large table no
+longer runs in one process while the others wait for it. These tables come first,
+configuration after configuration (longest first), one at a time: the pool is never
+asked for more than ``n_jobs`` tasks at once, and no worker starts workers of its
+own (nested loky pools would oversubscribe the cores). The other tables then go to
+the pool as tasks of their own, in two phases: phase 1 runs one task per
+configuration with a pending table, which calibrates the configuration and builds
+its first pending table (and draws its thumbnail); phase 2 builds the other pending
+replicates with the calibrations of phase 1. Each phase submits its tasks longest
+first by a deterministic cost estimate (:func:`task_order`: entries ``n_rows *
+n_cols``, then target risk, descending), so the longest tasks do not start last and
+leave a worker idle at the end of a phase. Neither the order nor the route changes
+a byte: seeds come from identities, and a table's chains draw the same labels in
+any grouping.
 
 Resumability: tables already present and valid are skipped (a configuration whose
 tables are all complete is not calibrated); files are written under a temporary
@@ -37,7 +49,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +71,7 @@ __all__ = [
     "TABLE_STAGES",
     "BuildReport",
     "build_release",
+    "spreads_over_workers",
     "task_order",
     "write_release_files",
     "write_spec_file",
@@ -88,12 +101,17 @@ NO_THUMBNAILS = ("thumbnails skipped: matplotlib is not installed (pip install '
                  "index.html is written without them")
 
 
-def _calibrate_unpinned(config: TableSpec) -> tuple[str, Any, float]:
+def _settings(spec: TableSpec, jobs: int) -> Any:
+    """The spec's generation settings with ``jobs`` workers (not stored: no byte changes)."""
+    return spec.settings if jobs == spec.settings.jobs else replace(spec.settings, jobs=jobs)
+
+
+def _calibrate_unpinned(config: TableSpec, jobs: int = 1) -> tuple[str, Any, float]:
     from lbm_bench.protocol.calibration import calibrate
 
     start = time.perf_counter()
     design = None if config.design is None else config.design.at_shape(*config.shape, rng=config.calibration_seed)
-    result = calibrate(config.request, config.settings, design=design, rng=config.calibration_seed)
+    result = calibrate(config.request, _settings(config, jobs), design=design, rng=config.calibration_seed)
     return config.config_id, result, time.perf_counter() - start
 
 
@@ -124,6 +142,22 @@ def _calibrate_and_build(spec: TableSpec, out_dir: str) -> tuple[str, Any, float
     return config_id, calibration, seconds, outcome
 
 
+def _build_spread(spec: TableSpec, calibration: Any, out_dir: str, n_jobs: int) -> tuple[str, Any, float, dict]:
+    """A large table, in the build's own process with ``jobs=n_jobs``: its calibration
+    (when ``calibration`` is None) and its certification spread their tasks over the
+    build's pool (the joblib backend in force). On one BLAS thread, as in a worker, so
+    that its float sums are a worker's. Returns what :func:`_calibrate_and_build`
+    does (the calibration given, and 0 s, when one was given)."""
+    with single_blas_thread():
+        if calibration is None:
+            config_id, calibration, seconds = _calibrate_unpinned(spec, n_jobs)
+        else:
+            config_id, seconds = spec.config_id, 0.0
+        outcome = _build_table_unpinned(spec, calibration, out_dir, n_jobs)
+    _return_memory()
+    return config_id, calibration, seconds, outcome
+
+
 def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
     """Generate and write one table; never raises (errors are returned)."""
     _without_progress_lock()
@@ -143,12 +177,12 @@ def _return_memory() -> None:
     release_free_memory(collect=False)
 
 
-def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
+def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str, jobs: int = 1) -> dict:
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.storage import save_table
 
     try:
-        table = generate_table(spec.request, settings=spec.settings, calibration=calibration, rng=spec.seed)
+        table = generate_table(spec.request, settings=_settings(spec, jobs), calibration=calibration, rng=spec.seed)
         start = time.perf_counter()
         table = _with_calibration_seed(table, spec.calibration_seed)
         save_table(table, Path(out_dir) / spec.filename)
@@ -177,8 +211,6 @@ def _draw_thumbnail(table: Any, out: Path, table_id: str) -> float | None:
 
 
 def _with_calibration_seed(table: Any, calibration_seed: int) -> Any:
-    from dataclasses import replace
-
     return replace(table, options=dict(table.options, calibration_seed=calibration_seed))
 
 
@@ -227,6 +259,25 @@ def task_order(tables: list[TableSpec]) -> list[TableSpec]:
     return sorted(tables, key=lambda t: (-t.shape[0] * t.shape[1], -t.risk, t.id))
 
 
+def spreads_over_workers(spec: TableSpec) -> bool:
+    """Whether a build certifies ``spec`` over all its workers (its chains as tasks) rather
+    than as one task: from :data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries,
+    where its chains may run as tasks. Below it a table's chains run in one batched loop
+    whatever ``jobs``, and the table is one task of the pool.
+
+    Parameters
+    ----------
+    spec : TableSpec
+
+    Returns
+    -------
+    bool
+    """
+    from lbm_bench.inference import chains
+
+    return spec.shape[0] * spec.shape[1] >= chains.CHAIN_TASK_ENTRIES
+
+
 @dataclass
 class BuildReport:
     """What a build did: per-table outcomes, per-stage seconds, acceptance rates."""
@@ -240,6 +291,10 @@ class BuildReport:
     wall_seconds: float = 0.0
     calibration_seconds: dict[str, float] = field(default_factory=dict)
     table_seconds: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: The tables built over all the workers (:func:`spreads_over_workers`), in build order: their
+    #: seconds (and their configuration's calibration's) are wall seconds of the whole pool, not
+    #: one worker's.
+    spread: list[str] = field(default_factory=list)
     #: One line each for what the build could not do and the user should know (e.g. no thumbnails).
     notes: list[str] = field(default_factory=list)
     #: The archive written by ``archive=True`` and its SHA-256 (what to publish), else None.
@@ -263,6 +318,9 @@ class BuildReport:
         if any(v > 0 for v in self.stage_seconds.values()):  # none when nothing was built: a line of zeros
             stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.stage_seconds.items() if not math.isnan(v))
             lines.append(f"time per stage (summed over workers): {stages}")
+        if self.spread:
+            lines.append(f"{len(self.spread)} large table(s) certified over all the workers, one at a time "
+                         "(their seconds above are the pool's wall seconds)")
         if self.attempts:
             total = sum(self.attempts.values())
             lines.append(
@@ -435,6 +493,8 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
     by_config: dict[str, list[TableSpec]] = {}
     for t in pending:
         by_config.setdefault(t.config_id, []).append(t)
+    spread = [by_config.pop(t.config_id) for t in task_order([ts[0] for ts in by_config.values()])
+              if spreads_over_workers(t)]  # a configuration's tables share its shape
     first = task_order([tables[0] for tables in by_config.values()])
     rest = task_order([t for tables in by_config.values() for t in tables[1:]])
     stage = {"calibration": 0.0, **dict.fromkeys(TABLE_STAGES, 0.0)}
@@ -452,20 +512,32 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
         report.failed[outcome["id"]] = outcome["error"]
         return fail_fast
 
+    def calibrated(config_id: str, result: Any, seconds: float) -> None:
+        calibrations[config_id] = result
+        stage["calibration"] += seconds
+        report.calibration_seconds[config_id] = seconds
+        bar.update()
+
+    calibrations: dict[str, Any] = {}
     with _parallel(backend, n_jobs, scheduler) as parallel, tqdm(
-        total=len(by_config) + len(pending), desc=f"building {spec.name}", unit="task", disable=not progress
+        total=len(by_config) + len(spread) + len(pending), desc=f"building {spec.name}", unit="task",
+        disable=not progress
     ) as bar:
         from joblib import delayed
 
-        calibrations = {}
         stop = False
-        for config_id, result, seconds, outcome in parallel(
+        for t in (t for tables in spread for t in tables):  # one at a time, each over the whole pool
+            config_id, result, seconds, outcome = _build_spread(t, calibrations.get(t.config_id), str(out), n_jobs)
+            if config_id not in calibrations:
+                calibrated(config_id, result, seconds)
+            report.spread.append(t.id)
+            if record(outcome):
+                stop = True
+                break
+        for config_id, result, seconds, outcome in ([] if stop else parallel(
             delayed(_calibrate_and_build)(t, str(out)) for t in first
-        ):
-            calibrations[config_id] = result
-            stage["calibration"] += seconds
-            report.calibration_seconds[config_id] = seconds
-            bar.update()
+        )):
+            calibrated(config_id, result, seconds)
             if record(outcome):
                 stop = True
                 break

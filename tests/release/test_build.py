@@ -221,6 +221,36 @@ def test_dask_backend_gives_same_bytes(built, spec_path, tmp_path):
     same_bytes(out, built)
 
 
+def test_large_tables_spread_over_the_pool_with_the_same_bytes_at_every_jobs_and_backend(
+        built, spec_path, tmp_path, monkeypatch):
+    """A table from CHAIN_TASK_ENTRIES entries is certified over the whole pool (its chains,
+    MAP starts, floor descents and calibration tables as tasks), before the pool's own
+    tables; the release has the same bytes at every --jobs and on Dask. The threshold is
+    lowered here, in the build's process, where a large table's tasks are formed: the
+    30x20 configurations spread, the 24x24 one stays one task of the pool."""
+    from lbm_bench.inference import chains
+    from lbm_bench.release.build import spreads_over_workers
+
+    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 600)
+    assert [spreads_over_workers(t) for t in read_spec(spec_path).tables] == [True] * 4 + [False]
+    one = build_release(spec_path, tmp_path / "one", n_jobs=1)
+    assert one.ok, one.summary()
+    spread = ["bernoulli-30x20-2x2-r0.1-01", "bernoulli-30x20-2x2-r0.1-02", "gaussian-30x20-2x2-r0.1-01",
+              "gaussian-30x20-2x2-r0.1-02"]  # longest first, a configuration's replicates together
+    assert one.spread == spread and len(one.built) == 5
+    assert set(one.calibration_seconds) == {"bernoulli-30x20-2x2-r0.1", "gaussian-30x20-2x2-r0.1",
+                                            "poisson-24x24-3x2-r0.15"}
+    two = build_release(spec_path, tmp_path / "two", n_jobs=2)
+    assert two.ok and two.spread == spread, two.summary()
+    same_bytes(tmp_path / "two", tmp_path / "one")
+    for name in ("bernoulli-30x20-2x2-r0.1-01.h5", "poisson-24x24-3x2-r0.15-01.h5"):  # integer sums: any grouping
+        assert (tmp_path / "one" / "tables" / name).read_bytes() == (built / "tables" / name).read_bytes()
+    pytest.importorskip("dask.distributed")
+    dask = build_release(spec_path, tmp_path / "dask", n_jobs=2, backend="dask")
+    assert dask.ok and dask.spread == spread, dask.summary()
+    same_bytes(tmp_path / "dask", tmp_path / "one")
+
+
 def test_cli_build_with_timings(built, spec_path, tmp_path, capsys):
     """`lbm-bench build --timings` prints where the time went per configuration, and the
     CLI builds the same bytes as the library."""
