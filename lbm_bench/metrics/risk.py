@@ -202,19 +202,45 @@ def _matched(labels: np.ndarray, cluster_map: np.ndarray, pred: np.ndarray, name
 class _TableStack:
     """Contingency tables of every label set against one prediction, shape (S, k, k').
 
-    Kept in memory when small, otherwise rebuilt block by block on each pass.
+    Kept in memory when small, otherwise rebuilt block by block on each pass; or built
+    from tables counted elsewhere (:meth:`of_tables`, e.g. block by block from a file),
+    with the same rule for what :meth:`stacked` gives, so that the results are the same.
     """
 
     def __init__(self, ref: np.ndarray, k_ref: int, pred: np.ndarray, k_pred: int) -> None:
         self.ref, self.k_ref, self.pred, self.k_pred = ref, k_ref, pred, k_pred
         self.n_items = int(pred.size)
+        self.n_sets = int(ref.shape[0])
+        self._tables: np.ndarray | None = None
         self._cache: list[tuple[slice, np.ndarray]] | None = None
-        if ref.shape[0] * k_ref * k_pred <= _contingency_tables.CELL_BUDGET:
+        if self.n_sets * k_ref * k_pred <= _contingency_tables.CELL_BUDGET:
             self._cache = list(iter_tables(ref, k_ref, pred, k_pred))
+
+    @classmethod
+    def of_tables(cls, tables: np.ndarray) -> _TableStack:
+        """The stack of the tables ``tables`` (S, k, k'), int64, whose predicted clusters are
+        all non-empty (``k`` is one more than the largest reference label)."""
+        stack = cls.__new__(cls)
+        stack.ref = stack.pred = None
+        stack.n_sets, stack.k_ref, stack.k_pred = (int(v) for v in tables.shape)
+        stack.n_items = int(tables[0].sum()) if stack.n_sets else 0
+        stack._tables = tables
+        stack._cache = None
+        if stack.n_sets * stack.k_ref * stack.k_pred <= _contingency_tables.CELL_BUDGET:
+            stack._cache = list(stack._table_blocks())
+        return stack
+
+    def _table_blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
+        step = max(1, _contingency_tables.CELL_BUDGET // max(self.k_ref * self.k_pred, self.n_items))
+        for start in range(0, self.n_sets, step):
+            sets = slice(start, min(start + step, self.n_sets))
+            yield sets, self._tables[sets]
 
     def blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
         if self._cache is not None:
             return iter(self._cache)
+        if self._tables is not None:
+            return self._table_blocks()
         return iter_tables(self.ref, self.k_ref, self.pred, self.k_pred)
 
     def stacked(self) -> np.ndarray | None:
@@ -222,6 +248,12 @@ class _TableStack:
         if self._cache is None:
             return None
         return np.concatenate([tables for _, tables in self._cache])
+
+    def pred_sizes(self) -> np.ndarray:
+        """Items of every predicted cluster, shape (k',)."""
+        if self._tables is not None:
+            return self._tables[0].sum(axis=0)
+        return np.bincount(self.pred, minlength=self.k_pred)
 
     def weighted_sum(self, weights: np.ndarray) -> np.ndarray:
         """``sum_s weights[s] * N_s`` of shape (k, k')."""
@@ -233,7 +265,7 @@ class _TableStack:
     def hits(self, matching: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         """Correctly classified counts of every set under ``matching`` (int64, (S,))."""
         ref_idx, pred_idx = matching
-        out = np.empty(self.ref.shape[0], dtype=np.int64)
+        out = np.empty(self.n_sets, dtype=np.int64)
         for sets, tables in self.blocks():
             out[sets] = tables[:, ref_idx, pred_idx].sum(axis=1)
         return out
@@ -280,7 +312,7 @@ def _alternate(
     an exact linear assignment; a step is kept only when it increases ``F``
     (integers, so no cycling), and the loop stops when neither step does.
     """
-    ones = np.ones(rows.ref.shape[0], dtype=np.int64)
+    ones = np.ones(rows.n_sets, dtype=np.int64)
     sigma = best_matching(rows.weighted_sum(ones))
     tau = best_matching(cols.weighted_sum(ones))
     row_hits, col_hits = rows.hits(sigma), cols.hits(tau)
@@ -366,14 +398,12 @@ def _optimal_matchings(
     return sigma, tau, steps, True
 
 
-def _cluster_map(
-    matching: tuple[np.ndarray, np.ndarray], pred: np.ndarray, k_pred: int
-) -> np.ndarray:
+def _cluster_map(matching: tuple[np.ndarray, np.ndarray], stack: _TableStack) -> np.ndarray:
     """Array ``predicted cluster -> reference cluster``, -1 if unmatched or empty."""
-    out = np.full(k_pred, -1, dtype=np.int64)
+    out = np.full(stack.k_pred, -1, dtype=np.int64)
     ref_idx, pred_idx = matching
     out[pred_idx] = ref_idx
-    out[np.bincount(pred, minlength=k_pred) == 0] = -1
+    out[stack.pred_sizes() == 0] = -1
     return _read_only(out)
 
 
@@ -477,11 +507,18 @@ def conditional_risk_of_sets(
     The predictions are renumbered first (:func:`~lbm_bench.metrics.contingency_tables.label_codes`), so
     that the contingency tables are sized by the numbers of clusters, not by the label values.
     """
-    n_sets = rows_ref.shape[0]
     (rows_pred, row_labels), (cols_pred, col_labels) = label_codes(rows_pred), label_codes(cols_pred)
-    k_row_pred, k_col_pred = row_labels.size, col_labels.size
-    rows = _TableStack(rows_ref, int(rows_ref.max()) + 1, rows_pred, k_row_pred)
-    cols = _TableStack(cols_ref, int(cols_ref.max()) + 1, cols_pred, k_col_pred)
+    rows = _TableStack(rows_ref, int(rows_ref.max()) + 1, rows_pred, row_labels.size)
+    cols = _TableStack(cols_ref, int(cols_ref.max()) + 1, cols_pred, col_labels.size)
+    return conditional_risk_of_tables(rows, cols, row_labels, col_labels, lengths)
+
+
+def conditional_risk_of_tables(
+    rows: _TableStack, cols: _TableStack, row_labels: np.ndarray, col_labels: np.ndarray, lengths: Sequence[int]
+) -> ConditionalRisk:
+    """:func:`conditional_risk` from the contingency tables of every set against the
+    renumbered predictions (:class:`_TableStack`), and the distinct predicted labels."""
+    n_sets = rows.n_sets
     sigma, tau, steps, exact = _optimal_matchings(rows, cols)
     row_hits, col_hits = rows.hits(sigma), cols.hits(tau)
 
@@ -497,8 +534,8 @@ def conditional_risk_of_sets(
         mcse=chain_diagnostics(losses, np.asarray(lengths))[0],
         mean_l_row=(n_sets * n_rows - int(row_hits.sum())) / (n_sets * n_rows),
         mean_l_col=(n_sets * n_cols - int(col_hits.sum())) / (n_sets * n_cols),
-        row_map=_cluster_map(sigma, rows_pred, k_row_pred),
-        col_map=_cluster_map(tau, cols_pred, k_col_pred),
+        row_map=_cluster_map(sigma, rows),
+        col_map=_cluster_map(tau, cols),
         cari_mean=cari_mean,
         cari_sd=cari_sd,
         n_sets=n_sets,

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import h5py
 import numpy as np
 import scipy.sparse as sp
 
@@ -57,6 +58,7 @@ from lbm_bench.storage.format import (
     optional_items,
     parse_version,
 )
+from lbm_bench.storage.label_sets import StoredLabelSets
 from lbm_bench.storage.missing import read_missing
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_from_arrays, csr_problems
 
@@ -155,6 +157,8 @@ class Reader:
     version: tuple[int, int] = (MAJOR, 0)
     sizes: dict[str, int | None] = field(default_factory=dict)
     header: dict[str, Any] = field(default_factory=dict)
+    #: Datasets checked by their header only and returned as :class:`StoredLabelSets` (not read).
+    left_in_file: frozenset[str] = frozenset()
 
     def problem(self, message: str) -> None:
         if message not in self.problems:  # e.g. a missing group is reported once
@@ -208,7 +212,9 @@ class Reader:
         """Dataset ``path`` checked against its spec (shape, dtype, labels); None on a problem."""
         spec = dataset_spec(path, self.family)
         shape = tuple(self.sizes.get(e) if isinstance(e, str) else e for e in spec.shape)
-        values = self.array(path, shape, spec.kinds, dtype=spec.dtype)
+        values = self.array(path, shape, spec.kinds, dtype=spec.dtype, read=path not in self.left_in_file)
+        if isinstance(values, h5py.Dataset):  # labels checked as they are read (StoredLabelSets.read)
+            return StoredLabelSets.of_dataset(values, self.sizes[spec.labels])
         if values is not None and spec.labels is not None and values.size:
             n_classes = self.sizes[spec.labels]
             if values.max() >= n_classes:
@@ -217,9 +223,11 @@ class Reader:
         return values
 
     def array(
-        self, path: str, shape: tuple[int | None, ...], kinds: str, *, dtype: np.dtype | None = None
+        self, path: str, shape: tuple[int | None, ...], kinds: str, *, dtype: np.dtype | None = None,
+        read: bool = True,
     ) -> np.ndarray | None:
-        """Dataset ``path`` if its shape (None: any extent) and dtype fit; None on a problem."""
+        """Dataset ``path`` if its shape (None: any extent) and dtype fit; None on a problem.
+        With ``read=False`` and an HDF5 source, the dataset object itself (not read)."""
         try:
             dataset = self.source.dataset(path)
             if dataset is None:
@@ -234,6 +242,8 @@ class Reader:
                 wanted = str(dtype) if dtype is not None else _KIND_NAMES[kinds]
                 self.problem(f"dataset {path} has dtype {dataset.dtype}, expected {wanted}")
                 return None
+            if not read and isinstance(dataset, h5py.Dataset):
+                return dataset
             values = np.asarray(dataset[()])
         except HDF5_ERRORS as exc:
             self.problem(f"dataset {path} is unreadable ({one_line(exc)})")
@@ -513,7 +523,7 @@ def _read_floor(reader: Reader, gibbs: GibbsSamples | None) -> dict[str, Any] | 
         reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {describe_value(criterion)}")
         criterion = None
     marginals = [reader.dataset(f"posterior/{side}") for side in ("rows", "cols")]
-    if gibbs is not None:
+    if gibbs is not None and isinstance(gibbs.rows, np.ndarray) and isinstance(gibbs.cols, np.ndarray):
         for side, sets, k, stored in (("rows", gibbs.rows, "g", marginals[0]), ("cols", gibbs.cols, "m", marginals[1])):
             if stored is None:
                 continue
@@ -556,15 +566,24 @@ def _read_scalars(reader: Reader) -> dict[str, Any] | None:
     return values
 
 
-def read_table(source: Any, problems: list[str]) -> Table | None:
+#: The datasets ``read_table(..., label_sets=False)`` leaves in the file.
+LABEL_SETS = ("gibbs/rows", "gibbs/cols")
+
+
+def read_table(source: Any, problems: list[str], *, label_sets: bool = True) -> Table | None:
     """Check every item of ``source`` and build the Table (None when ``problems`` is not empty).
+
+    With ``label_sets=False`` (an HDF5 source), the Gibbs label sets are checked by their
+    headers only (shape, dtype) and left in the file: the table's ``gibbs.rows`` and
+    ``gibbs.cols`` are :class:`StoredLabelSets` (their labels are checked as they are read),
+    and the posterior marginals are not compared with them.
 
     Raises
     ------
     Fatal
         When the file is not a table of a supported version, or lacks the header.
     """
-    reader = Reader(source, problems)
+    reader = Reader(source, problems, left_in_file=frozenset() if label_sets else frozenset(LABEL_SETS))
     _read_header(reader)
     parts = {
         "data": _read_data(reader),

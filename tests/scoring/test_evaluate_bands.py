@@ -1,0 +1,162 @@
+"""evaluate reads and scores the Gibbs label sets band by band (issue 33): the report is the one
+the whole sets in memory give, whatever the bands and the workers."""
+
+import math
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from lbm_bench import evaluate, floor_certificate, generate_table, load_table, save_table
+from lbm_bench.metrics.mcmc import chain_diagnostics
+from lbm_bench.metrics.partition import ari_values
+from lbm_bench.metrics.risk import chance_risk_of_sets, conditional_risk_of_sets, set_item_losses
+from lbm_bench.scoring import set_counts
+from lbm_bench.scoring.evaluate import CHANCE_SEED
+from lbm_bench.storage import FormatError
+from lbm_bench.storage.label_sets import StoredLabelSets
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _whole_sets_scores(table, rows, cols) -> dict:
+    """The scores of evaluate computed as before issue 33 (b05d9fb): every metric on the whole
+    label sets in memory (the reference the banded counts must equal exactly)."""
+    g = table.gibbs
+    rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
+    result = conditional_risk_of_sets(g.rows, g.cols, rows, cols, g.chain_lengths.tolist())
+    row_l, col_l = set_item_losses(g.rows, g.cols, *result.matched_labels(rows, cols))
+    mine = row_l + col_l - row_l * col_l
+    map_row, map_col = set_item_losses(g.rows, g.cols, table.map_rows, table.map_cols)
+    map_losses = map_row + map_col - map_row * map_col
+    map_excess_mcse, _ = chain_diagnostics(mine - map_losses, g.chain_lengths)
+    out = {"risk": result.risk, "risk_mcse": result.mcse, "row_loss": result.mean_l_row,
+           "col_loss": result.mean_l_col, "cari_mean": result.cari_mean, "cari_std": result.cari_sd,
+           "row_map": result.row_map.tolist(), "col_map": result.col_map.tolist(),
+           "matching_exact": result.exact, "map_excess_risk": float(result.risk - map_losses.mean()),
+           "map_excess_mcse": float(map_excess_mcse),
+           "ari_rows": float(np.mean(ari_values(g.rows.astype(np.int64), rows))),
+           "ari_cols": float(np.mean(ari_values(g.cols.astype(np.int64), cols)))}
+    out["chance_risk"], out["chance_mcse"] = chance_risk_of_sets(
+        g.rows, g.cols, table.model.row_proportions, table.model.col_proportions,
+        rng=np.random.default_rng(CHANCE_SEED))
+    if table.bayes_risk is not None:
+        gr, gc = table.model.block_shape
+        floor = floor_certificate(g, starts=[(table.map_rows, table.map_cols)], n_row_clusters=gr,
+                                  n_col_clusters=gc).losses
+        out["excess_risk"] = float(result.risk - floor.mean())
+        out["excess_mcse"] = float(chain_diagnostics(mine - floor, g.chain_lengths)[0])
+    else:
+        out["excess_risk"], out["excess_mcse"] = out["map_excess_risk"], out["map_excess_mcse"]
+    return out
+
+
+def _same(report, expected: dict) -> None:
+    got = report.to_dict()
+    for name, value in expected.items():
+        same = got[name] == value or (isinstance(value, float) and math.isnan(value) and math.isnan(got[name]))
+        assert same, (name, got[name], value)
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    """Files: dense Bernoulli with its floor, dense Poisson with missing entries and its floor,
+    sparse with its floor, categorical, and a format 1.0 file (no floor)."""
+    folder = tmp_path_factory.mktemp("bands")
+    paths = {}
+    for name, kwargs in {
+        "bernoulli": dict(kind="bernoulli", n_rows=150, n_cols=130, n_row_clusters=3, n_col_clusters=2, rng=3),
+        "poisson_missing": dict(kind="poisson", n_rows=140, n_cols=70, n_row_clusters=2, n_col_clusters=3,
+                                missing=0.1, rng=4),
+    }.items():
+        table = generate_table(**kwargs, target_risk=0.15, tolerance=0.05, n_samples=200, n_calibration_tables=10)
+        paths[name] = folder / f"{name}.h5"
+        save_table(table, paths[name])
+    for name in ("table_v1_1_sparse", "table_v1_2_categorical", "table_v1_3_missing_sparse", "table_v1"):
+        paths[name] = folder / f"{name}.h5"
+        shutil.copy(DATA / f"{name}.h5", paths[name])
+    return paths
+
+
+def _predictions(table, seed=0):
+    """Known numbers of clusters (MAP, truth), unknown ones (more, fewer, one), huge label values."""
+    rng = np.random.default_rng(seed)
+    n, d = table.shape
+    return {
+        "map": (table.map_rows, table.map_cols),
+        "truth": (table.truth_rows, table.truth_cols),
+        "more": (rng.integers(0, 5, n), rng.integers(0, 4, d)),
+        "fewer_and_one": (np.minimum(table.map_rows, 1), np.zeros(d, dtype=np.int64)),
+        "huge": (table.map_rows.astype(np.int64) * 10**12 + 7, table.map_cols.astype(np.int64) + 3),
+    }
+
+
+@pytest.mark.parametrize("name", ["bernoulli", "poisson_missing", "table_v1_1_sparse", "table_v1_2_categorical",
+                                  "table_v1_3_missing_sparse", "table_v1"])
+def test_banded_report_equals_the_whole_sets_scores(tables, name, monkeypatch):
+    table = load_table(tables[name])
+    for key, (rows, cols) in _predictions(table).items():
+        expected = _whole_sets_scores(table, rows, cols)
+        from_file = evaluate(tables[name], rows, cols)
+        _same(from_file, expected)
+        with monkeypatch.context() as patch:  # bands of 7 items of the sets in memory
+            patch.setattr(set_counts, "BAND_LABELS", 7 * table.gibbs.n_samples)
+            in_memory = evaluate(table, rows, cols)
+        _same(in_memory, expected)
+        assert {k: v for k, v in in_memory.to_dict().items() if k != "table"} == \
+            {k: v for k, v in from_file.to_dict().items() if k != "table"}, key
+
+
+def test_workers_and_chunk_wide_bands_give_the_same_report(tables, monkeypatch):
+    """Bands one HDF5 chunk wide (64 items), counted by two worker processes."""
+    path = tables["bernoulli"]
+    table = load_table(path)
+    rows, cols = _predictions(table)["more"]
+    expected = evaluate(path, rows, cols).to_dict()
+    monkeypatch.setattr(set_counts, "BAND_LABELS", 1)
+    stored = load_table(path, label_sets=False).gibbs.rows
+    assert set_counts.band_edges(*stored.shape, stored.chunk_items, 1) == [0, 64, 128, 150]
+    assert evaluate(path, rows, cols, jobs=2).to_dict() == expected
+
+
+def test_band_edges_follow_the_chunks():
+    assert set_counts.band_edges(2000, 100_000, 64, 2000 * 6400) == [*range(0, 100_000, 6400), 100_000]
+    assert set_counts.band_edges(2000, 100, 64, 1) == [0, 64, 100]
+    assert set_counts.band_edges(10, 5, 1, 1 << 27) == [0, 5]
+
+
+def test_label_sets_left_in_the_file(tables):
+    path = tables["bernoulli"]
+    lazy, full = load_table(path, label_sets=False), load_table(path)
+    assert isinstance(lazy.gibbs.rows, StoredLabelSets) and isinstance(lazy.gibbs.cols, StoredLabelSets)
+    assert lazy.gibbs.rows.shape == full.gibbs.rows.shape and lazy.gibbs.n_samples == full.gibbs.n_samples
+    np.testing.assert_array_equal(lazy.gibbs.rows.read(10, 80), full.gibbs.rows[:, 10:80])
+    assert lazy.summary() == full.summary()
+    with pytest.raises(TypeError, match="label_sets"):
+        load_table(path, label_sets="no")
+
+
+def test_a_label_beyond_the_clusters_is_refused_as_it_is_read(tables, tmp_path):
+    path = tmp_path / "bad.h5"
+    shutil.copy(tables["bernoulli"], path)
+    with h5py.File(path, "r+") as f:
+        f["gibbs/rows"][5, 100] = 7
+    table = load_table(path, label_sets=False)  # the sets are not read
+    with pytest.raises(FormatError, match=r"bad.h5: dataset gibbs/rows holds label 7, outside \[0, 3\)"):
+        evaluate(path, table.map_rows, table.map_cols)
+    with pytest.raises(FormatError, match="gibbs/rows holds label 7"):
+        load_table(path)
+
+
+@pytest.mark.parametrize("n_classes, k", [(1, 1), (2, 1), (3, 4), (16, 256), (17, 3), (3, 257)])
+def test_set_tables_count_like_bincount(n_classes, k):
+    from lbm_bench.metrics.contingency_tables import iter_tables
+
+    rng = np.random.default_rng(n_classes * 1000 + k)
+    sets = rng.integers(0, n_classes, (37, 300)).astype(np.uint8)
+    codes = rng.integers(0, k, 300)
+    expected = np.concatenate([t for _, t in iter_tables(sets, n_classes, codes, k)])
+    np.testing.assert_array_equal(set_counts.set_tables(sets, n_classes, codes, k), expected)
+    np.testing.assert_array_equal(set_counts.set_tables(sets, n_classes, codes.astype(np.min_scalar_type(k - 1)), k), expected)
