@@ -251,18 +251,16 @@ class _Side:
                            for begin, end in _set_chunks(n_sets, n_items, bounds)]
 
     @classmethod
-    def of_entries(cls, sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, set_index: np.ndarray,
-                   item_index: np.ndarray, labels: np.ndarray, bounds: Any = None) -> _Side:
-        """The side of ``n_sets`` sets from their minority entries (the set, the item and the
-        label of every label that differs from the item's reference ``ref``), sorted by set,
-        then item: the same side as built from the sets themselves, without them in memory
-        at once. ``sets[s]`` need only give the sets :meth:`set_labels` is asked for."""
+    def of_entries(cls, sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, entries: Any,
+                   bounds: Any = None) -> _Side:
+        """The side of ``n_sets`` sets from their minority entries: ``entries(begin, end)`` gives
+        the set (within ``begin:end``), the item and the label of every label of the sets
+        ``begin:end`` that differs from the item's reference ``ref``, sorted by set, then item.
+        The same side as built from the sets themselves, without them in memory at once;
+        ``sets[s]`` need only give the sets :meth:`set_labels` is asked for."""
         n_items = ref.shape[0]
-        cuts = np.searchsorted(set_index, [b for pair in _set_chunks(n_sets, n_items, bounds) for b in pair])
-        blocks = []
-        for (begin, end), (low, high) in zip(_set_chunks(n_sets, n_items, bounds), cuts.reshape(-1, 2), strict=True):
-            blocks.append(_Block.of_entries(begin, end, set_index[low:high] - begin, item_index[low:high],
-                                            labels[low:high], n_classes, n_items))
+        blocks = [_Block.of_entries(begin, end, *entries(begin, end), n_classes, n_items)
+                  for begin, end in _set_chunks(n_sets, n_items, bounds)]
         return cls(sets, n_classes, ref=ref, blocks=blocks)
 
     @property

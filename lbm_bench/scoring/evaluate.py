@@ -397,7 +397,8 @@ class _SetCounts:
         for side in ("rows", "cols"):
             part = self.parts[side]
             sides.append(_Side.of_entries(part.picked_sets(self.picked), self.n_classes[side], part.ref,
-                                          table.gibbs.n_samples, *part.entries(), bounds=side_bounds(chain_lengths)))
+                                          table.gibbs.n_samples, part.entries, bounds=side_bounds(chain_lengths)))
+            part.set_index, part.item_index, part.labels = [], [], []  # in the side's blocks now
         g, m = table.model.block_shape
         pairs = check_starts([(table.map_rows, table.map_cols)], table.shape[0], table.shape[1], g, m)
         _, losses, _ = cross_fitted_sides(chain_lengths, *sides, pairs, FLOOR_SET_STARTS, FLOOR_MAX_SWEEPS,
@@ -426,8 +427,8 @@ def _chance_draws(table: Table, n_draws: int) -> tuple[list[np.ndarray], list[np
     n, d = table.shape
     rows, cols = [], []
     for _ in range(n_draws):
-        rows.append(label_codes(rng.choice(pi.shape[0], size=n, p=pi))[0])
-        cols.append(label_codes(rng.choice(rho.shape[0], size=d, p=rho))[0])
+        rows.append(_small(label_codes(rng.choice(pi.shape[0], size=n, p=pi))[0]))
+        cols.append(_small(label_codes(rng.choice(rho.shape[0], size=d, p=rho))[0]))
     return rows, cols
 
 

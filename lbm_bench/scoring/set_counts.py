@@ -95,11 +95,17 @@ class Counted:
     labels: list[np.ndarray]
     picked: list[np.ndarray]
 
-    def entries(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The minority entries of all the bands, sorted by set, then item."""
-        set_index = np.concatenate(self.set_index)
-        order = np.argsort(set_index, kind="stable")  # bands in item order: items stay increasing
-        return set_index[order], np.concatenate(self.item_index)[order], np.concatenate(self.labels)[order]
+    def entries(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The minority entries of the sets ``begin:end`` over all the bands: the set (counted
+        from ``begin``), the item and the label, sorted by set, then item."""
+        parts = []
+        for set_index, item_index, labels in zip(self.set_index, self.item_index, self.labels, strict=True):
+            low, high = np.searchsorted(set_index, [begin, end])
+            parts.append((set_index[low:high], item_index[low:high], labels[low:high]))
+        set_index = np.concatenate([p[0] for p in parts]) - begin
+        order = np.argsort(set_index, kind="stable")  # the bands in item order: items stay increasing
+        return (set_index[order], np.concatenate([p[1] for p in parts])[order],
+                np.concatenate([p[2] for p in parts])[order])
 
     def picked_sets(self, picked: Sequence[int]) -> dict[int, np.ndarray]:
         """The whole label sets ``picked``, by index."""

@@ -161,3 +161,33 @@ def test_set_tables_count_like_bincount(n_classes, k):
     np.testing.assert_array_equal(set_counts.set_tables(sets, n_classes, codes, k), expected)
     small = codes.astype(np.min_scalar_type(k - 1))
     np.testing.assert_array_equal(set_counts.set_tables(sets, n_classes, small, k), expected)
+
+
+def test_command_line_jobs_quiet_and_info_without_the_sets(tables, tmp_path, capsys):
+    """``evaluate --jobs 2 --quiet`` prints the report of ``--jobs 1``; ``--jobs 0`` is one line,
+    exit 2; ``info`` prints the summary without reading the label sets (a label beyond the
+    clusters in them goes unseen), which ``evaluate`` refuses in one line."""
+    from lbm_bench.cli import main
+
+    path = tmp_path / "table.h5"
+    shutil.copy(tables["bernoulli"], path)
+    table = load_table(path)
+    rows, cols = tmp_path / "rows.txt", tmp_path / "cols.txt"
+    np.savetxt(rows, table.map_rows, fmt="%d")
+    np.savetxt(cols, table.map_cols, fmt="%d")
+    command = ["evaluate", str(path), "--rows", str(rows), "--cols", str(cols), "--json"]
+    assert main(command) == 0
+    one = capsys.readouterr().out
+    assert main([*command, "--jobs", "2", "--quiet"]) == 0
+    assert capsys.readouterr().out == one
+    assert main([*command, "--jobs", "0"]) == 2
+    assert "--jobs must be >= 1, got 0" in capsys.readouterr().err
+    assert main(["info", str(path)]) == 0
+    summary = capsys.readouterr().out
+    with h5py.File(path, "r+") as f:
+        f["gibbs/cols"][0, 0] = 9
+    assert main(["info", str(path)]) == 0
+    assert capsys.readouterr().out == summary
+    assert main(command) == 2
+    err = capsys.readouterr().err.strip()
+    assert "dataset gibbs/cols holds label 9, outside [0, 2)" in err and "\n" not in err
