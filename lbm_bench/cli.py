@@ -239,9 +239,7 @@ def _json_ready(value):
 
 def _add_evaluate(sub) -> None:
     p = _command(sub, _run_evaluate, "score a co-clustering against a table's Gibbs label sets")
-    p.add_argument("table", type=Path, help="a table file (.h5), or any table lbm-bench fit reads (.npy, .csv...)")
-    p.add_argument("--design", type=Path, default=None, metavar="DESIGN.toml",
-                   help="group by the MAP labels of this design file's fitted model (lbm-bench fit)")
+    p.add_argument("table", type=Path, help="a table file (.h5)")
     p.add_argument("--rows", required=True, type=Path, help="row labels file")
     p.add_argument("--cols", required=True, type=Path, help="column labels file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
