@@ -243,8 +243,7 @@ def _add_evaluate(sub) -> None:
     p.add_argument("--rows", required=True, type=Path, help="row labels file")
     p.add_argument("--cols", required=True, type=Path, help="column labels file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="processes reading and counting the label sets of a table file (default 1)")
+    p.add_argument("--jobs", type=int, default=1, help="processes reading the label sets (default 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -264,8 +263,6 @@ def _run_evaluate(args: argparse.Namespace) -> int:
     """
     from lbm_bench.scoring.evaluate import evaluate
 
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
     rows = _read_labels(args.rows, "--rows")
     cols = _read_labels(args.cols, "--cols")
     report = evaluate(args.table, rows, cols, jobs=args.jobs, progress=_show_progress(args))

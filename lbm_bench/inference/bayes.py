@@ -47,7 +47,7 @@ except ImportError:  # pragma: no cover - scipy's public operators then
     _csr_matvec = _csc_matvec = None
 
 __all__ = ["bayes_labels", "best_descent", "check_starts", "descend", "expected_item_loss", "label_frequencies",
-           "prepare_sides", "search_labels", "search_starts"]
+           "prepare_sides", "search_labels", "search_starts", "side_of_entries"]
 
 #: Label-set entries compared per chunk when counting (bounds the temporary memory).
 _CHUNK_ENTRIES = 1 << 22
@@ -414,6 +414,12 @@ def prepare_sides(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bo
     if n_col_clusters is not None:
         m = max(m, check_count("n_col_clusters", n_col_clusters))
     return _Side(row_sets, g, bounds), _Side(col_sets, m, bounds), pairs
+
+
+def side_of_entries(sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, entries: Any, bounds: Any = None):
+    """One side of the label sets, prepared for the descents (:func:`prepare_sides`'s), from its
+    items' reference labels and minority entries (see ``_Side.of_entries``): without the sets in memory."""
+    return _Side.of_entries(sets, n_classes, ref, n_sets, entries, bounds)
 
 
 def check_starts(starts, n: int, d: int, n_row_clusters: int | None, n_col_clusters: int | None) -> list:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +31,9 @@ from lbm_bench._validation import (
 from lbm_bench.metrics import contingency_tables as _contingency_tables
 from lbm_bench.metrics.coclustering import cari_counts
 from lbm_bench.metrics.contingency_tables import (
-    PairSums,
+    TableStack,
     ari_from_counts,
     best_matching,
-    block_pair_sums,
-    iter_tables,
     label_codes,
     same_length,
 )
@@ -199,81 +197,6 @@ def _matched(labels: np.ndarray, cluster_map: np.ndarray, pred: np.ndarray, name
     return cluster_map[index]
 
 
-class _TableStack:
-    """Contingency tables of every label set against one prediction, shape (S, k, k').
-
-    Kept in memory when small, otherwise rebuilt block by block on each pass; or built
-    from tables counted elsewhere (:meth:`of_tables`, e.g. block by block from a file),
-    with the same rule for what :meth:`stacked` gives, so that the results are the same.
-    """
-
-    def __init__(self, ref: np.ndarray, k_ref: int, pred: np.ndarray, k_pred: int) -> None:
-        self.ref, self.k_ref, self.pred, self.k_pred = ref, k_ref, pred, k_pred
-        self.n_items = int(pred.size)
-        self.n_sets = int(ref.shape[0])
-        self._tables: np.ndarray | None = None
-        self._cache: list[tuple[slice, np.ndarray]] | None = None
-        if self.n_sets * k_ref * k_pred <= _contingency_tables.CELL_BUDGET:
-            self._cache = list(iter_tables(ref, k_ref, pred, k_pred))
-
-    @classmethod
-    def of_tables(cls, tables: np.ndarray) -> _TableStack:
-        """The stack of the tables ``tables`` (S, k, k'), int64, whose predicted clusters are
-        all non-empty (``k`` is one more than the largest reference label)."""
-        stack = cls.__new__(cls)
-        stack.ref = stack.pred = None
-        stack.n_sets, stack.k_ref, stack.k_pred = (int(v) for v in tables.shape)
-        stack.n_items = int(tables[0].sum()) if stack.n_sets else 0
-        stack._tables = tables
-        stack._cache = None
-        if stack.n_sets * stack.k_ref * stack.k_pred <= _contingency_tables.CELL_BUDGET:
-            stack._cache = list(stack._table_blocks())
-        return stack
-
-    def _table_blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
-        step = max(1, _contingency_tables.CELL_BUDGET // max(self.k_ref * self.k_pred, self.n_items))
-        for start in range(0, self.n_sets, step):
-            sets = slice(start, min(start + step, self.n_sets))
-            yield sets, self._tables[sets]
-
-    def blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
-        if self._cache is not None:
-            return iter(self._cache)
-        if self._tables is not None:
-            return self._table_blocks()
-        return iter_tables(self.ref, self.k_ref, self.pred, self.k_pred)
-
-    def stacked(self) -> np.ndarray | None:
-        """All tables as one array of shape (S, k, k'), or None when not kept."""
-        if self._cache is None:
-            return None
-        return np.concatenate([tables for _, tables in self._cache])
-
-    def pred_sizes(self) -> np.ndarray:
-        """Items of every predicted cluster, shape (k',)."""
-        if self._tables is not None:
-            return self._tables[0].sum(axis=0)
-        return np.bincount(self.pred, minlength=self.k_pred)
-
-    def weighted_sum(self, weights: np.ndarray) -> np.ndarray:
-        """``sum_s weights[s] * N_s`` of shape (k, k')."""
-        total = np.zeros((self.k_ref, self.k_pred), dtype=np.float64)
-        for sets, tables in self.blocks():
-            total += np.einsum("s,skl->kl", weights[sets].astype(np.float64), tables)
-        return total
-
-    def hits(self, matching: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        """Correctly classified counts of every set under ``matching`` (int64, (S,))."""
-        ref_idx, pred_idx = matching
-        out = np.empty(self.n_sets, dtype=np.int64)
-        for sets, tables in self.blocks():
-            out[sets] = tables[:, ref_idx, pred_idx].sum(axis=1)
-        return out
-
-    def pair_sums(self) -> PairSums:
-        return block_pair_sums(self.blocks(), self.n_items)
-
-
 def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
     """Lengths of the chain-major blocks of label sets."""
     if chain_lengths is not None:
@@ -302,7 +225,7 @@ def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
 
 
 def _alternate(
-    rows: _TableStack, cols: _TableStack
+    rows: TableStack, cols: TableStack
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], int]:
     """Coordinate ascent on ``F = sum_s R_s(sigma) C_s(tau)`` by exact Hungarian steps.
 
@@ -379,7 +302,7 @@ def _enumerate(
 
 
 def _optimal_matchings(
-    rows: _TableStack, cols: _TableStack
+    rows: TableStack, cols: TableStack
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], int, bool]:
     """(sigma, tau, alternating steps, exact): alternating, then enumeration when cheap."""
     sigma, tau, steps = _alternate(rows, cols)
@@ -398,7 +321,7 @@ def _optimal_matchings(
     return sigma, tau, steps, True
 
 
-def _cluster_map(matching: tuple[np.ndarray, np.ndarray], stack: _TableStack) -> np.ndarray:
+def _cluster_map(matching: tuple[np.ndarray, np.ndarray], stack: TableStack) -> np.ndarray:
     """Array ``predicted cluster -> reference cluster``, -1 if unmatched or empty."""
     out = np.full(stack.k_pred, -1, dtype=np.int64)
     ref_idx, pred_idx = matching
@@ -508,16 +431,16 @@ def conditional_risk_of_sets(
     that the contingency tables are sized by the numbers of clusters, not by the label values.
     """
     (rows_pred, row_labels), (cols_pred, col_labels) = label_codes(rows_pred), label_codes(cols_pred)
-    rows = _TableStack(rows_ref, int(rows_ref.max()) + 1, rows_pred, row_labels.size)
-    cols = _TableStack(cols_ref, int(cols_ref.max()) + 1, cols_pred, col_labels.size)
+    rows = TableStack(rows_ref, int(rows_ref.max()) + 1, rows_pred, row_labels.size)
+    cols = TableStack(cols_ref, int(cols_ref.max()) + 1, cols_pred, col_labels.size)
     return conditional_risk_of_tables(rows, cols, row_labels, col_labels, lengths)
 
 
 def conditional_risk_of_tables(
-    rows: _TableStack, cols: _TableStack, row_labels: np.ndarray, col_labels: np.ndarray, lengths: Sequence[int]
+    rows: TableStack, cols: TableStack, row_labels: np.ndarray, col_labels: np.ndarray, lengths: Sequence[int]
 ) -> ConditionalRisk:
     """:func:`conditional_risk` from the contingency tables of every set against the
-    renumbered predictions (:class:`_TableStack`), and the distinct predicted labels."""
+    renumbered predictions (:class:`TableStack`), and the distinct predicted labels."""
     n_sets = rows.n_sets
     sigma, tau, steps, exact = _optimal_matchings(rows, cols)
     row_hits, col_hits = rows.hits(sigma), cols.hits(tau)

@@ -32,12 +32,12 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_count, check_labels
-from lbm_bench.inference.bayes import _Side, check_starts
+from lbm_bench.inference.bayes import check_starts, side_of_entries
 from lbm_bench.inference.floor import cross_fitted_sides, set_start_indices, side_bounds
 from lbm_bench.metrics import ari, cari, l_item, matching_error
-from lbm_bench.metrics.contingency_tables import ari_from_counts, label_codes, pair_counts, table_pair_sums
+from lbm_bench.metrics.contingency_tables import TableStack, ari_from_counts, label_codes, pair_counts, table_pair_sums
 from lbm_bench.metrics.mcmc import chain_diagnostics
-from lbm_bench.metrics.risk import CHANCE_DRAWS, CHANCE_SETS, _TableStack, conditional_risk_of_tables
+from lbm_bench.metrics.risk import CHANCE_DRAWS, CHANCE_SETS, conditional_risk_of_tables
 from lbm_bench.protocol.table import Table
 from lbm_bench.scoring.set_counts import Labelling, count_tables
 
@@ -362,7 +362,7 @@ class _SetCounts:
     def stack(self, side: str, which: int) -> Any:
         """The table stack of labelling ``which`` (0: the submission; 2 + d: chance draw d)."""
         if (side, which) not in self._stacks:
-            self._stacks[side, which] = _TableStack.of_tables(_trimmed(self.tables[side][which]))
+            self._stacks[side, which] = TableStack.of_tables(_trimmed(self.tables[side][which]))
         return self._stacks[side, which]
 
     def map_hits(self, side: str) -> np.ndarray:
@@ -396,7 +396,7 @@ class _SetCounts:
         sides = []
         for side in ("rows", "cols"):
             part = self.parts[side]
-            sides.append(_Side.of_entries(part.picked_sets(self.picked), self.n_classes[side], part.ref,
+            sides.append(side_of_entries(part.picked_sets(self.picked), self.n_classes[side], part.ref,
                                           table.gibbs.n_samples, part.entries, bounds=side_bounds(chain_lengths)))
             part.set_index, part.item_index, part.labels = [], [], []  # in the side's blocks now
         g, m = table.model.block_shape

@@ -147,8 +147,6 @@ def _band_counts(sets: Any, begin: int, end: int, n_classes: int, labellings: Se
                  picked: Sequence[int] | None) -> tuple:
     """The tables of every labelling on the items ``begin:end`` (a worker's task), and with
     ``floor`` the band's reference classes and minority entries (see :class:`Counted`)."""
-    from lbm_bench.inference.bayes import _label_counts
-
     band = _read(sets, begin, end, n_classes)
     tables = []
     for labelling in labellings:
@@ -157,7 +155,8 @@ def _band_counts(sets: Any, begin: int, end: int, n_classes: int, labellings: Se
     if not floor:
         return tables, None, None, None, None, None
     n_sets, width = band.shape
-    ref = _label_counts(band, n_classes).argmax(axis=1).astype(np.int64)
+    # each item's modal class, the first on ties (the reference of the floor's prepared sides)
+    ref = np.stack([np.count_nonzero(band == c, axis=0) for c in range(n_classes)], axis=1).argmax(axis=1)
     flat = np.flatnonzero(band != ref)  # sorted by set, then item
     labels = band.reshape(-1)[flat]
     set_index, item_index = np.divmod(flat, width)

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import h5py
 import numpy as np
 
+from lbm_bench.storage.sources import FormatError
+
 __all__ = ["StoredLabelSets", "read_items"]
 
 
@@ -64,11 +66,9 @@ class StoredLabelSets:
 
 def read_items(dataset, begin: int, end: int, n_classes: int, where: str) -> np.ndarray:
     """Items ``begin:end`` of every set of ``dataset`` (an array or an HDF5 dataset), their
-    labels checked to lie in ``[0, n_classes)`` (:class:`~lbm_bench.storage.reader.FormatError`
+    labels checked to lie in ``[0, n_classes)`` (:class:`~lbm_bench.storage.sources.FormatError`
     naming ``where`` otherwise: what ``load_table`` refuses the file for)."""
     block = np.asarray(dataset[:, begin:end])
     if block.size and int(block.max()) >= n_classes:
-        from lbm_bench.storage.reader import FormatError
-
         raise FormatError(f"{where} holds label {int(block.max())}, outside [0, {n_classes})")
     return block

@@ -20,14 +20,10 @@ import h5py
 import numpy as np
 
 from lbm_bench.protocol.table import Table
-from lbm_bench.storage.sources import FileSource, SafeAttributes
+from lbm_bench.storage.sources import FileSource, FormatError, SafeAttributes
 from lbm_bench.storage.validate import HDF5_ERRORS, Fatal, one_line, read_table, read_version, summary
 
 __all__ = ["FormatError", "load_table", "check_file", "read_info"]
-
-
-class FormatError(ValueError):
-    """A file is not a valid lbm-bench table file (message: ``"<path>: <problem>"``)."""
 
 
 def _require_file(path: Path) -> None:

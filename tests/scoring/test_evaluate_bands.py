@@ -16,7 +16,6 @@ from lbm_bench.metrics.risk import chance_risk_of_sets, conditional_risk_of_sets
 from lbm_bench.scoring import set_counts
 from lbm_bench.scoring.evaluate import CHANCE_SEED
 from lbm_bench.storage import FormatError
-from lbm_bench.storage.label_sets import StoredLabelSets
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -121,23 +120,6 @@ def test_workers_and_chunk_wide_bands_give_the_same_report(tables, monkeypatch):
     assert evaluate(path, rows, cols, jobs=2).to_dict() == expected
 
 
-def test_band_edges_follow_the_chunks():
-    assert set_counts.band_edges(2000, 100_000, 64, 2000 * 6400) == [*range(0, 100_000, 6400), 100_000]
-    assert set_counts.band_edges(2000, 100, 64, 1) == [0, 64, 100]
-    assert set_counts.band_edges(10, 5, 1, 1 << 27) == [0, 5]
-
-
-def test_label_sets_left_in_the_file(tables):
-    path = tables["bernoulli"]
-    lazy, full = load_table(path, label_sets=False), load_table(path)
-    assert isinstance(lazy.gibbs.rows, StoredLabelSets) and isinstance(lazy.gibbs.cols, StoredLabelSets)
-    assert lazy.gibbs.rows.shape == full.gibbs.rows.shape and lazy.gibbs.n_samples == full.gibbs.n_samples
-    np.testing.assert_array_equal(lazy.gibbs.rows.read(10, 80), full.gibbs.rows[:, 10:80])
-    assert lazy.summary() == full.summary()
-    with pytest.raises(TypeError, match="label_sets"):
-        load_table(path, label_sets="no")
-
-
 def test_a_label_beyond_the_clusters_is_refused_as_it_is_read(tables, tmp_path):
     path = tmp_path / "bad.h5"
     shutil.copy(tables["bernoulli"], path)
@@ -148,19 +130,6 @@ def test_a_label_beyond_the_clusters_is_refused_as_it_is_read(tables, tmp_path):
         evaluate(path, table.map_rows, table.map_cols)
     with pytest.raises(FormatError, match="gibbs/rows holds label 7"):
         load_table(path)
-
-
-@pytest.mark.parametrize("n_classes, k", [(1, 1), (2, 1), (3, 4), (16, 256), (17, 3), (3, 257)])
-def test_set_tables_count_like_bincount(n_classes, k):
-    from lbm_bench.metrics.contingency_tables import iter_tables
-
-    rng = np.random.default_rng(n_classes * 1000 + k)
-    sets = rng.integers(0, n_classes, (37, 300)).astype(np.uint8)
-    codes = rng.integers(0, k, 300)
-    expected = np.concatenate([t for _, t in iter_tables(sets, n_classes, codes, k)])
-    np.testing.assert_array_equal(set_counts.set_tables(sets, n_classes, codes, k), expected)
-    small = codes.astype(np.min_scalar_type(k - 1))
-    np.testing.assert_array_equal(set_counts.set_tables(sets, n_classes, small, k), expected)
 
 
 def test_command_line_jobs_quiet_and_info_without_the_sets(tables, tmp_path, capsys):
@@ -181,7 +150,7 @@ def test_command_line_jobs_quiet_and_info_without_the_sets(tables, tmp_path, cap
     assert main([*command, "--jobs", "2", "--quiet"]) == 0
     assert capsys.readouterr().out == one
     assert main([*command, "--jobs", "0"]) == 2
-    assert "--jobs must be >= 1, got 0" in capsys.readouterr().err
+    assert "jobs must be >= 1, got 0" in capsys.readouterr().err
     assert main(["info", str(path)]) == 0
     summary = capsys.readouterr().out
     with h5py.File(path, "r+") as f:
