@@ -22,6 +22,7 @@ line when the submitted numbers of clusters differ from the table's.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -344,7 +345,10 @@ class _SetCounts:
         self.parts: dict[str, Any] = {}
         self.n_classes: dict[str, int] = {}
         self._stacks: dict[tuple[str, int], Any] = {}
-        bar = tqdm(total=sum(table.shape), desc="evaluate", unit="item", disable=not progress, leave=False)
+        # no tqdm object without a bar: even a disabled one makes tqdm's inter-process lock (a named
+        # semaphore), which a benchmark's worker killed by SIGTERM leaves to the resource tracker
+        bar = (tqdm(total=sum(table.shape), desc="evaluate", unit="item", leave=False) if progress
+               else contextlib.nullcontext())
         with bar:
             for side, codes, k, (own, maps), side_draws in (
                 ("rows", row_codes, row_labels.size, (gibbs.rows, table.map_rows), draws[0]),
@@ -353,7 +357,7 @@ class _SetCounts:
                 n_classes = _n_classes(own, table.model.block_shape[0 if side == "rows" else 1])
                 labellings = [Labelling(_small(codes), int(k)), Labelling(_small(maps), int(maps.max()) + 1)]
                 labellings += [Labelling(_small(c), int(c.max()) + 1, self.keep) for c in side_draws]
-                counted = count_tables(own, n_classes, labellings, jobs=jobs, progress=bar.update,
+                counted = count_tables(own, n_classes, labellings, jobs=jobs, progress=bar.update if progress else None,
                                        floor=self.floor, picked=self.picked)
                 self.n_classes[side] = n_classes
                 self.tables[side] = counted.tables
