@@ -211,8 +211,8 @@ def _run_info(args: argparse.Namespace) -> int:
 
     if args.json:
         print(json.dumps(_json_ready(read_info(args.table)), indent=2, sort_keys=True, allow_nan=False))
-    else:
-        print(load_table(args.table).summary())
+    else:  # the label sets stay in the file (gigabytes on a large table; the summary needs their shape)
+        print(load_table(args.table, label_sets=False).summary())
     return 0
 
 
@@ -239,12 +239,12 @@ def _json_ready(value):
 
 def _add_evaluate(sub) -> None:
     p = _command(sub, _run_evaluate, "score a co-clustering against a table's Gibbs label sets")
-    p.add_argument("table", type=Path, help="a table file (.h5), or any table lbm-bench fit reads (.npy, .csv...)")
-    p.add_argument("--design", type=Path, default=None, metavar="DESIGN.toml",
-                   help="group by the MAP labels of this design file's fitted model (lbm-bench fit)")
+    p.add_argument("table", type=Path, help="a table file (.h5)")
     p.add_argument("--rows", required=True, type=Path, help="row labels file")
     p.add_argument("--cols", required=True, type=Path, help="column labels file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--jobs", type=int, default=1, help="processes reading the label sets (default 1)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
 def _read_labels(path: Path, name: str):
@@ -265,7 +265,7 @@ def _run_evaluate(args: argparse.Namespace) -> int:
 
     rows = _read_labels(args.rows, "--rows")
     cols = _read_labels(args.cols, "--cols")
-    report = evaluate(args.table, rows, cols)
+    report = evaluate(args.table, rows, cols, jobs=args.jobs, progress=_show_progress(args))
     print(report.to_json() if args.json else report.summary())
     return 0
 

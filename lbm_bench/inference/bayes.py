@@ -46,8 +46,8 @@ try:  # the kernels of ``csr @ vector`` and ``csr.T @ vector``, called directly:
 except ImportError:  # pragma: no cover - scipy's public operators then
     _csr_matvec = _csc_matvec = None
 
-__all__ = ["bayes_labels", "best_descent", "descend", "expected_item_loss", "label_frequencies", "prepare_sides",
-           "search_labels", "search_starts"]
+__all__ = ["bayes_labels", "best_descent", "check_starts", "descend", "expected_item_loss", "label_frequencies",
+           "prepare_sides", "search_labels", "search_starts", "side_of_entries"]
 
 #: Label-set entries compared per chunk when counting (bounds the temporary memory).
 _CHUNK_ENTRIES = 1 << 22
@@ -175,6 +175,15 @@ class _Block:
         labels = chunk.reshape(-1)[flat]
         set_index, item_index = np.divmod(flat, n_items)
         del flat
+        return cls.of_entries(begin, end, set_index, item_index, labels, n_classes, n_items)
+
+    @classmethod
+    def of_entries(cls, begin: int, end: int, set_index: np.ndarray, item_index: np.ndarray, labels: np.ndarray,
+                   n_classes: int, n_items: int) -> _Block:
+        """The block of the sets ``begin:end`` from their minority entries: the set (within the
+        block), the item and the label of every label that differs from the item's reference,
+        sorted by set, then item."""
+        n_sets = end - begin
         index_dtype = np.int32 if n_items < 2**31 and set_index.size < 2**31 else np.int64
         minority = []
         for k in range(n_classes):
@@ -240,6 +249,19 @@ class _Side:
             self.ref = _label_counts(sets, n_classes).argmax(axis=1).astype(np.int64)
             self.blocks = [_Block.build(sets, self.ref, n_classes, begin, end)
                            for begin, end in _set_chunks(n_sets, n_items, bounds)]
+
+    @classmethod
+    def of_entries(cls, sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, entries: Any,
+                   bounds: Any = None) -> _Side:
+        """The side of ``n_sets`` sets from their minority entries: ``entries(begin, end)`` gives
+        the set (within ``begin:end``), the item and the label of every label of the sets
+        ``begin:end`` that differs from the item's reference ``ref``, sorted by set, then item.
+        The same side as built from the sets themselves, without them in memory at once;
+        ``sets[s]`` need only give the sets :meth:`set_labels` is asked for."""
+        n_items = ref.shape[0]
+        blocks = [_Block.of_entries(begin, end, *entries(begin, end), n_classes, n_items)
+                  for begin, end in _set_chunks(n_sets, n_items, bounds)]
+        return cls(sets, n_classes, ref=ref, blocks=blocks)
 
     @property
     def n_sets(self) -> int:
@@ -384,14 +406,7 @@ def prepare_sides(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bo
             f"row_sets and col_sets must hold the same number of sets, got {row_sets.shape[0]} "
             f"and {col_sets.shape[0]}"
         )
-    n, d = row_sets.shape[1], col_sets.shape[1]
-    pairs = [
-        (
-            check_labels(f"starts[{k}][0]", z, length=n, n_clusters=n_row_clusters),
-            check_labels(f"starts[{k}][1]", w, length=d, n_clusters=n_col_clusters),
-        )
-        for k, (z, w) in enumerate(starts or ())
-    ]
+    pairs = check_starts(starts, row_sets.shape[1], col_sets.shape[1], n_row_clusters, n_col_clusters)
     g = max([int(row_sets.max()) + 1] + [int(z.max()) + 1 for z, _ in pairs])
     m = max([int(col_sets.max()) + 1] + [int(w.max()) + 1 for _, w in pairs])
     if n_row_clusters is not None:
@@ -399,6 +414,23 @@ def prepare_sides(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bo
     if n_col_clusters is not None:
         m = max(m, check_count("n_col_clusters", n_col_clusters))
     return _Side(row_sets, g, bounds), _Side(col_sets, m, bounds), pairs
+
+
+def side_of_entries(sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, entries: Any, bounds: Any = None):
+    """One side of the label sets, prepared for the descents (:func:`prepare_sides`'s), from its
+    items' reference labels and minority entries (see ``_Side.of_entries``): without the sets in memory."""
+    return _Side.of_entries(sets, n_classes, ref, n_sets, entries, bounds)
+
+
+def check_starts(starts, n: int, d: int, n_row_clusters: int | None, n_col_clusters: int | None) -> list:
+    """The starts ``[(rows, cols), ...]`` checked: int64 labels of lengths ``n`` and ``d``."""
+    return [
+        (
+            check_labels(f"starts[{k}][0]", z, length=n, n_clusters=n_row_clusters),
+            check_labels(f"starts[{k}][1]", w, length=d, n_clusters=n_col_clusters),
+        )
+        for k, (z, w) in enumerate(starts or ())
+    ]
 
 
 def search_labels(rows: _Side, cols: _Side, pairs, n_set_starts: int, max_sweeps: int):

@@ -30,7 +30,8 @@ from lbm_bench.inference.bayes import best_descent, descend, prepare_sides, sear
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.metrics.mcmc import chain_diagnostics
 
-__all__ = ["FloorCertificate", "floor_certificate", "floor_risk", "risk_from_losses"]
+__all__ = ["FloorCertificate", "cross_fitted_sides", "floor_certificate", "floor_risk", "risk_from_losses",
+           "set_start_indices", "side_bounds"]
 
 
 @dataclass(frozen=True)
@@ -173,31 +174,57 @@ def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts,
     max_sweeps = check_count("max_sweeps", max_sweeps)
     n_set_starts = check_count("n_set_starts", n_set_starts, minimum=0)
     jobs = check_count("jobs", jobs)
-    chain_ends = np.cumsum(samples.chain_lengths)
-    half_cut = [int(samples.chain_lengths[0]) // 2] if samples.n_chains == 1 else []
     rows, cols, pairs = prepare_sides(samples.rows, samples.cols, starts, n_row_clusters, n_col_clusters,
-                                 bounds=[*chain_ends, *half_cut])
-    half = _halves(samples.chain_lengths)
+                                      bounds=side_bounds(samples.chain_lengths))
+    return cross_fitted_sides(samples.chain_lengths, rows, cols, pairs, n_set_starts, max_sweeps,
+                              with_labels=with_labels, jobs=jobs)
+
+
+def side_bounds(chain_lengths: np.ndarray) -> list[int]:
+    """Where the blocks of the prepared sides are cut besides their size: the chains' ends,
+    and the middle of a single chain (the halves of :func:`_halves`)."""
+    chain_lengths = np.asarray(chain_lengths)
+    half_cut = [int(chain_lengths[0]) // 2] if chain_lengths.shape[0] == 1 else []
+    return [*np.cumsum(chain_lengths).tolist(), *half_cut]
+
+
+def cross_fitted_sides(chain_lengths: np.ndarray, rows, cols, pairs, n_set_starts: int, max_sweeps: int, *,
+                       with_labels: bool = False, jobs: int = 1):
+    """:func:`_cross_fitted` of prepared sides (:func:`~lbm_bench.inference.bayes.prepare_sides`,
+    blocks cut at :func:`side_bounds`) and checked starts ``pairs``: the risk, the per-set
+    losses, and (``with_labels``) the labels chosen on all sets, else None."""
+    half = _halves(chain_lengths)
     sides = [(rows.subset(half == 0), cols.subset(half == 0)), (rows.subset(half == 1), cols.subset(half == 1))]
     if with_labels:
         sides.append((rows, cols))
     found = _searches(sides, pairs, n_set_starts, max_sweeps, jobs)
-    risk, losses = _cross_fit(samples, rows, cols, half, found[:2])
+    risk, losses = _cross_fit(chain_lengths, rows, cols, half, found[:2])
     return risk, losses, (found[2] if with_labels else None)
 
 
-def _cross_fit(samples, rows, cols, half, labels) -> tuple[RiskEstimate, np.ndarray]:
+def set_start_indices(chain_lengths: np.ndarray, n_set_starts: int) -> list[int]:
+    """The sets (indices among all) that the searches of the two halves start from."""
+    half = _halves(chain_lengths)
+    picked = []
+    for side in (0, 1):
+        index = np.flatnonzero(half == side)
+        chosen = np.unique(np.linspace(0, index.size - 1, n_set_starts).round().astype(np.int64))
+        picked += index[chosen].tolist()
+    return sorted(set(picked))
+
+
+def _cross_fit(chain_lengths, rows, cols, half, labels) -> tuple[RiskEstimate, np.ndarray]:
     """Labels chosen on each half of the chains (``labels[h]``) score the other half: the
     risk and per-set losses."""
-    n_rows, n_cols = samples.rows.shape[1], samples.cols.shape[1]
-    row_loss = np.empty(samples.n_samples)
-    col_loss = np.empty(samples.n_samples)
+    n_rows, n_cols = rows.ref.shape[0], cols.ref.shape[0]
+    row_loss = np.empty(rows.n_sets)
+    col_loss = np.empty(rows.n_sets)
     for side, (z, w) in enumerate(labels):
         scored = half != side
         scored_rows, scored_cols = rows.subset(scored), cols.subset(scored)
         row_loss[scored] = 1.0 - scored_rows.agreements(z) / n_rows
         col_loss[scored] = 1.0 - scored_cols.agreements(w) / n_cols
-    risk = risk_from_losses(row_loss, col_loss, samples.chain_lengths)
+    risk = risk_from_losses(row_loss, col_loss, chain_lengths)
     return risk, row_loss + col_loss - row_loss * col_loss
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "sets_and_prediction",
     "sparse_input",
     "SparseTable",
+    "TableStack",
     "table_arg",
     "table_input",
     "table_pair_sums",
@@ -349,6 +350,82 @@ def finish(values: Sequence[float], batched: bool) -> FloatOrArray:
     if batched:
         return np.asarray(values, dtype=np.float64)
     return float(values[0])
+
+
+class TableStack:
+    """Contingency tables of every label set against one prediction, shape (S, k, k')
+    (the conditional risk's matching, :mod:`lbm_bench.metrics.risk`).
+
+    Kept in memory when small, otherwise rebuilt block by block on each pass; or built
+    from tables counted elsewhere (:meth:`of_tables`, e.g. block by block from a file),
+    with the same rule for what :meth:`stacked` gives, so that the results are the same.
+    """
+
+    def __init__(self, ref: np.ndarray, k_ref: int, pred: np.ndarray, k_pred: int) -> None:
+        self.ref, self.k_ref, self.pred, self.k_pred = ref, k_ref, pred, k_pred
+        self.n_items = int(pred.size)
+        self.n_sets = int(ref.shape[0])
+        self._tables: np.ndarray | None = None
+        self._cache: list[tuple[slice, np.ndarray]] | None = None
+        if self.n_sets * k_ref * k_pred <= CELL_BUDGET:
+            self._cache = list(iter_tables(ref, k_ref, pred, k_pred))
+
+    @classmethod
+    def of_tables(cls, tables: np.ndarray) -> TableStack:
+        """The stack of the tables ``tables`` (S, k, k'), int64, whose predicted clusters are
+        all non-empty (``k`` is one more than the largest reference label)."""
+        stack = cls.__new__(cls)
+        stack.ref = stack.pred = None
+        stack.n_sets, stack.k_ref, stack.k_pred = (int(v) for v in tables.shape)
+        stack.n_items = int(tables[0].sum()) if stack.n_sets else 0
+        stack._tables = tables
+        stack._cache = None
+        if stack.n_sets * stack.k_ref * stack.k_pred <= CELL_BUDGET:
+            stack._cache = list(stack._table_blocks())
+        return stack
+
+    def _table_blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
+        step = max(1, CELL_BUDGET // max(self.k_ref * self.k_pred, self.n_items))
+        for start in range(0, self.n_sets, step):
+            sets = slice(start, min(start + step, self.n_sets))
+            yield sets, self._tables[sets]
+
+    def blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
+        if self._cache is not None:
+            return iter(self._cache)
+        if self._tables is not None:
+            return self._table_blocks()
+        return iter_tables(self.ref, self.k_ref, self.pred, self.k_pred)
+
+    def stacked(self) -> np.ndarray | None:
+        """All tables as one array of shape (S, k, k'), or None when not kept."""
+        if self._cache is None:
+            return None
+        return np.concatenate([tables for _, tables in self._cache])
+
+    def pred_sizes(self) -> np.ndarray:
+        """Items of every predicted cluster, shape (k',)."""
+        if self._tables is not None:
+            return self._tables[0].sum(axis=0)
+        return np.bincount(self.pred, minlength=self.k_pred)
+
+    def weighted_sum(self, weights: np.ndarray) -> np.ndarray:
+        """``sum_s weights[s] * N_s`` of shape (k, k')."""
+        total = np.zeros((self.k_ref, self.k_pred), dtype=np.float64)
+        for sets, tables in self.blocks():
+            total += np.einsum("s,skl->kl", weights[sets].astype(np.float64), tables)
+        return total
+
+    def hits(self, matching: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """Correctly classified counts of every set under ``matching`` (int64, (S,))."""
+        ref_idx, pred_idx = matching
+        out = np.empty(self.n_sets, dtype=np.int64)
+        for sets, tables in self.blocks():
+            out[sets] = tables[:, ref_idx, pred_idx].sum(axis=1)
+        return out
+
+    def pair_sums(self) -> PairSums:
+        return block_pair_sums(self.blocks(), self.n_items)
 
 
 # --------------------------------------------------------------------------- #

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +31,9 @@ from lbm_bench._validation import (
 from lbm_bench.metrics import contingency_tables as _contingency_tables
 from lbm_bench.metrics.coclustering import cari_counts
 from lbm_bench.metrics.contingency_tables import (
-    PairSums,
+    TableStack,
     ari_from_counts,
     best_matching,
-    block_pair_sums,
-    iter_tables,
     label_codes,
     same_length,
 )
@@ -199,49 +197,6 @@ def _matched(labels: np.ndarray, cluster_map: np.ndarray, pred: np.ndarray, name
     return cluster_map[index]
 
 
-class _TableStack:
-    """Contingency tables of every label set against one prediction, shape (S, k, k').
-
-    Kept in memory when small, otherwise rebuilt block by block on each pass.
-    """
-
-    def __init__(self, ref: np.ndarray, k_ref: int, pred: np.ndarray, k_pred: int) -> None:
-        self.ref, self.k_ref, self.pred, self.k_pred = ref, k_ref, pred, k_pred
-        self.n_items = int(pred.size)
-        self._cache: list[tuple[slice, np.ndarray]] | None = None
-        if ref.shape[0] * k_ref * k_pred <= _contingency_tables.CELL_BUDGET:
-            self._cache = list(iter_tables(ref, k_ref, pred, k_pred))
-
-    def blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
-        if self._cache is not None:
-            return iter(self._cache)
-        return iter_tables(self.ref, self.k_ref, self.pred, self.k_pred)
-
-    def stacked(self) -> np.ndarray | None:
-        """All tables as one array of shape (S, k, k'), or None when not kept."""
-        if self._cache is None:
-            return None
-        return np.concatenate([tables for _, tables in self._cache])
-
-    def weighted_sum(self, weights: np.ndarray) -> np.ndarray:
-        """``sum_s weights[s] * N_s`` of shape (k, k')."""
-        total = np.zeros((self.k_ref, self.k_pred), dtype=np.float64)
-        for sets, tables in self.blocks():
-            total += np.einsum("s,skl->kl", weights[sets].astype(np.float64), tables)
-        return total
-
-    def hits(self, matching: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        """Correctly classified counts of every set under ``matching`` (int64, (S,))."""
-        ref_idx, pred_idx = matching
-        out = np.empty(self.ref.shape[0], dtype=np.int64)
-        for sets, tables in self.blocks():
-            out[sets] = tables[:, ref_idx, pred_idx].sum(axis=1)
-        return out
-
-    def pair_sums(self) -> PairSums:
-        return block_pair_sums(self.blocks(), self.n_items)
-
-
 def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
     """Lengths of the chain-major blocks of label sets."""
     if chain_lengths is not None:
@@ -270,7 +225,7 @@ def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
 
 
 def _alternate(
-    rows: _TableStack, cols: _TableStack
+    rows: TableStack, cols: TableStack
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], int]:
     """Coordinate ascent on ``F = sum_s R_s(sigma) C_s(tau)`` by exact Hungarian steps.
 
@@ -280,7 +235,7 @@ def _alternate(
     an exact linear assignment; a step is kept only when it increases ``F``
     (integers, so no cycling), and the loop stops when neither step does.
     """
-    ones = np.ones(rows.ref.shape[0], dtype=np.int64)
+    ones = np.ones(rows.n_sets, dtype=np.int64)
     sigma = best_matching(rows.weighted_sum(ones))
     tau = best_matching(cols.weighted_sum(ones))
     row_hits, col_hits = rows.hits(sigma), cols.hits(tau)
@@ -347,7 +302,7 @@ def _enumerate(
 
 
 def _optimal_matchings(
-    rows: _TableStack, cols: _TableStack
+    rows: TableStack, cols: TableStack
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], int, bool]:
     """(sigma, tau, alternating steps, exact): alternating, then enumeration when cheap."""
     sigma, tau, steps = _alternate(rows, cols)
@@ -366,14 +321,12 @@ def _optimal_matchings(
     return sigma, tau, steps, True
 
 
-def _cluster_map(
-    matching: tuple[np.ndarray, np.ndarray], pred: np.ndarray, k_pred: int
-) -> np.ndarray:
+def _cluster_map(matching: tuple[np.ndarray, np.ndarray], stack: TableStack) -> np.ndarray:
     """Array ``predicted cluster -> reference cluster``, -1 if unmatched or empty."""
-    out = np.full(k_pred, -1, dtype=np.int64)
+    out = np.full(stack.k_pred, -1, dtype=np.int64)
     ref_idx, pred_idx = matching
     out[pred_idx] = ref_idx
-    out[np.bincount(pred, minlength=k_pred) == 0] = -1
+    out[stack.pred_sizes() == 0] = -1
     return _read_only(out)
 
 
@@ -477,11 +430,18 @@ def conditional_risk_of_sets(
     The predictions are renumbered first (:func:`~lbm_bench.metrics.contingency_tables.label_codes`), so
     that the contingency tables are sized by the numbers of clusters, not by the label values.
     """
-    n_sets = rows_ref.shape[0]
     (rows_pred, row_labels), (cols_pred, col_labels) = label_codes(rows_pred), label_codes(cols_pred)
-    k_row_pred, k_col_pred = row_labels.size, col_labels.size
-    rows = _TableStack(rows_ref, int(rows_ref.max()) + 1, rows_pred, k_row_pred)
-    cols = _TableStack(cols_ref, int(cols_ref.max()) + 1, cols_pred, k_col_pred)
+    rows = TableStack(rows_ref, int(rows_ref.max()) + 1, rows_pred, row_labels.size)
+    cols = TableStack(cols_ref, int(cols_ref.max()) + 1, cols_pred, col_labels.size)
+    return conditional_risk_of_tables(rows, cols, row_labels, col_labels, lengths)
+
+
+def conditional_risk_of_tables(
+    rows: TableStack, cols: TableStack, row_labels: np.ndarray, col_labels: np.ndarray, lengths: Sequence[int]
+) -> ConditionalRisk:
+    """:func:`conditional_risk` from the contingency tables of every set against the
+    renumbered predictions (:class:`TableStack`), and the distinct predicted labels."""
+    n_sets = rows.n_sets
     sigma, tau, steps, exact = _optimal_matchings(rows, cols)
     row_hits, col_hits = rows.hits(sigma), cols.hits(tau)
 
@@ -497,8 +457,8 @@ def conditional_risk_of_sets(
         mcse=chain_diagnostics(losses, np.asarray(lengths))[0],
         mean_l_row=(n_sets * n_rows - int(row_hits.sum())) / (n_sets * n_rows),
         mean_l_col=(n_sets * n_cols - int(col_hits.sum())) / (n_sets * n_cols),
-        row_map=_cluster_map(sigma, rows_pred, k_row_pred),
-        col_map=_cluster_map(tau, cols_pred, k_col_pred),
+        row_map=_cluster_map(sigma, rows),
+        col_map=_cluster_map(tau, cols),
         cari_mean=cari_mean,
         cari_sd=cari_sd,
         n_sets=n_sets,

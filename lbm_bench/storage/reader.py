@@ -20,14 +20,10 @@ import h5py
 import numpy as np
 
 from lbm_bench.protocol.table import Table
-from lbm_bench.storage.sources import FileSource, SafeAttributes
+from lbm_bench.storage.sources import FileSource, FormatError, SafeAttributes
 from lbm_bench.storage.validate import HDF5_ERRORS, Fatal, one_line, read_table, read_version, summary
 
 __all__ = ["FormatError", "load_table", "check_file", "read_info"]
-
-
-class FormatError(ValueError):
-    """A file is not a valid lbm-bench table file (message: ``"<path>: <problem>"``)."""
 
 
 def _require_file(path: Path) -> None:
@@ -46,12 +42,12 @@ def _open(path: Path) -> Iterator[h5py.File]:
         yield file
 
 
-def _inspect(path: Path) -> tuple[Table | None, list[str]]:
+def _inspect(path: Path, label_sets: bool = True) -> tuple[Table | None, list[str]]:
     _require_file(path)
     problems: list[str] = []
     try:
         with _open(path) as file:
-            table = read_table(FileSource(file), problems)
+            table = read_table(FileSource(file), problems, label_sets=label_sets)
     except Fatal as exc:
         return None, problems + [str(exc)]
     except OSError as exc:  # a damaged chunk or heap, met while reading
@@ -59,7 +55,7 @@ def _inspect(path: Path) -> tuple[Table | None, list[str]]:
     return table, problems
 
 
-def load_table(path: str | os.PathLike[str], *, missing: str = "nan") -> Table:
+def load_table(path: str | os.PathLike[str], *, missing: str = "nan", label_sets: bool = True) -> Table:
     """Read a table written by :func:`~lbm_bench.storage.writer.save_table` (any format version 1.x).
 
     Parameters
@@ -71,6 +67,12 @@ def load_table(path: str | os.PathLike[str], *, missing: str = "nan") -> Table:
         NaN in a float64 array (scikit-learn's and pandas' convention; a sparse table:
         explicit NaN values), or a NumPy masked array in the kind's dtype (dense tables
         only). A complete table is returned as it is stored either way.
+    label_sets : bool, default=True
+        Read the Gibbs label sets. ``False`` leaves them in the file (a large table's sets
+        take gigabytes): ``table.gibbs.rows`` and ``table.gibbs.cols`` are then
+        :class:`~lbm_bench.storage.label_sets.StoredLabelSets`, checked by their shape and
+        dtype only (their labels are checked as they are read, and the posterior marginals
+        are not compared with them); :func:`~lbm_bench.evaluate` reads them band by band.
 
     Returns
     -------
@@ -97,7 +99,9 @@ def load_table(path: str | os.PathLike[str], *, missing: str = "nan") -> Table:
 
     check_choice("missing", missing, ("nan", "masked"))
     path = Path(path)
-    table, problems = _inspect(path)
+    if not isinstance(label_sets, bool):
+        raise TypeError(f"label_sets must be True or False, got {label_sets!r}")
+    table, problems = _inspect(path, label_sets)
     if problems or table is None:
         raise FormatError(f"{path}: {summary(problems or ['invalid file'])}")
     if missing == "masked" and table.missing_mechanism is not None:

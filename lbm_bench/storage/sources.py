@@ -15,7 +15,11 @@ from typing import Any
 import h5py
 import numpy as np
 
-__all__ = ["Layout", "FileSource", "MemorySource", "SafeAttributes"]
+__all__ = ["FormatError", "Layout", "FileSource", "MemorySource", "SafeAttributes"]
+
+
+class FormatError(ValueError):
+    """A file is not a valid lbm-bench table file (message: ``"<path>: <problem>"``)."""
 
 
 @dataclass

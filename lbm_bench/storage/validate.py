@@ -57,6 +57,7 @@ from lbm_bench.storage.format import (
     optional_items,
     parse_version,
 )
+from lbm_bench.storage.label_sets import StoredLabelSets
 from lbm_bench.storage.missing import read_missing
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_from_arrays, csr_problems
 
@@ -79,15 +80,12 @@ def summary(problems: list[str]) -> str:
 
 
 def _as_int(value: Any) -> int | None:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        return int(value)
-    return None
+    return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) else None
 
 
 def _as_float(value: Any) -> float | None:
-    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)):
-        return float(value)
-    return None
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    return float(value) if number else None
 
 
 def _as_str(value: Any) -> str | None:
@@ -133,9 +131,7 @@ def _any_none(*values: Any) -> bool:
     return any(value is None for value in values)
 
 
-def _short(value: Any) -> str:
-    """A value read from a file, as messages show it (``5.5``, never ``np.float64(5.5)``)."""
-    return describe_value(value)
+_short = describe_value  # a value read from a file, as messages show it (``5.5``, never ``np.float64(5.5)``)
 
 
 @dataclass
@@ -155,6 +151,7 @@ class Reader:
     version: tuple[int, int] = (MAJOR, 0)
     sizes: dict[str, int | None] = field(default_factory=dict)
     header: dict[str, Any] = field(default_factory=dict)
+    left_in_file: frozenset[str] = frozenset()  # datasets not read: StoredLabelSets, checked as they are read
 
     def problem(self, message: str) -> None:
         if message not in self.problems:  # e.g. a missing group is reported once
@@ -208,8 +205,9 @@ class Reader:
         """Dataset ``path`` checked against its spec (shape, dtype, labels); None on a problem."""
         spec = dataset_spec(path, self.family)
         shape = tuple(self.sizes.get(e) if isinstance(e, str) else e for e in spec.shape)
-        values = self.array(path, shape, spec.kinds, dtype=spec.dtype)
-        if values is not None and spec.labels is not None and values.size:
+        left = self.sizes[spec.labels] if path in self.left_in_file else 0
+        values = self.array(path, shape, spec.kinds, dtype=spec.dtype, left=left)
+        if values is not None and spec.labels is not None and not left and values.size:
             n_classes = self.sizes[spec.labels]
             if values.max() >= n_classes:
                 self.problem(f"dataset {path} holds label {int(values.max())}, outside [0, {n_classes})")
@@ -217,9 +215,10 @@ class Reader:
         return values
 
     def array(
-        self, path: str, shape: tuple[int | None, ...], kinds: str, *, dtype: np.dtype | None = None
+        self, path: str, shape: tuple[int | None, ...], kinds: str, *, dtype: np.dtype | None = None, left: int = 0
     ) -> np.ndarray | None:
-        """Dataset ``path`` if its shape (None: any extent) and dtype fit; None on a problem."""
+        """Dataset ``path`` if its shape (None: any extent) and dtype fit (``left``: labels in
+        ``[0, left)``, left > 0, left in the file: a StoredLabelSets); None on a problem."""
         try:
             dataset = self.source.dataset(path)
             if dataset is None:
@@ -234,6 +233,8 @@ class Reader:
                 wanted = str(dtype) if dtype is not None else _KIND_NAMES[kinds]
                 self.problem(f"dataset {path} has dtype {dataset.dtype}, expected {wanted}")
                 return None
+            if left:
+                return StoredLabelSets.of_dataset(dataset, left)
             values = np.asarray(dataset[()])
         except HDF5_ERRORS as exc:
             self.problem(f"dataset {path} is unreadable ({one_line(exc)})")
@@ -348,8 +349,7 @@ def _read_labels(reader: Reader, group: str) -> tuple[np.ndarray, np.ndarray] | 
 def _read_gibbs(reader: Reader) -> GibbsSamples | None:
     sets = {path: reader.dataset(path) for path in ("gibbs/rows", "gibbs/cols")}
     values = {name: reader.attr("gibbs", name, kind) for name, kind in GROUP_ATTRIBUTES["gibbs"].items()}
-    lengths, n_chains = values["chain_lengths"], values["n_chains"]
-    burn_in, thin = values["burn_in"], values["thin"]
+    lengths, n_chains, burn_in, thin = (values[k] for k in ("chain_lengths", "n_chains", "burn_in", "thin"))
     count = len(reader.problems)
     if burn_in is not None and burn_in < 0:
         reader.problem(f"attribute gibbs@burn_in must be >= 0, got {burn_in}")
@@ -394,9 +394,7 @@ def _read_model(reader: Reader) -> LatentBlockModel | None:
     except (TypeError, ValueError) as exc:
         reader.problem(f"params: {exc}")
         return None
-    # The constructor renormalises the proportions, which may move them by an
-    # ulp; keep the stored values so that a round trip is exact.
-    model.row_proportions, model.col_proportions = props
+    model.row_proportions, model.col_proportions = props  # as stored (the constructor may move them by an ulp)
     return model
 
 
@@ -513,7 +511,7 @@ def _read_floor(reader: Reader, gibbs: GibbsSamples | None) -> dict[str, Any] | 
         reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {describe_value(criterion)}")
         criterion = None
     marginals = [reader.dataset(f"posterior/{side}") for side in ("rows", "cols")]
-    if gibbs is not None:
+    if gibbs is not None and isinstance(gibbs.rows, np.ndarray) and isinstance(gibbs.cols, np.ndarray):
         for side, sets, k, stored in (("rows", gibbs.rows, "g", marginals[0]), ("cols", gibbs.cols, "m", marginals[1])):
             if stored is None:
                 continue
@@ -556,15 +554,17 @@ def _read_scalars(reader: Reader) -> dict[str, Any] | None:
     return values
 
 
-def read_table(source: Any, problems: list[str]) -> Table | None:
+def read_table(source: Any, problems: list[str], *, label_sets: bool = True) -> Table | None:
     """Check every item of ``source`` and build the Table (None when ``problems`` is not empty).
+
+    ``label_sets=False``: the Gibbs sets stay in the file (StoredLabelSets), checked by shape and dtype only.
 
     Raises
     ------
     Fatal
         When the file is not a table of a supported version, or lacks the header.
     """
-    reader = Reader(source, problems)
+    reader = Reader(source, problems, left_in_file=frozenset(() if label_sets else ("gibbs/rows", "gibbs/cols")))
     _read_header(reader)
     parts = {
         "data": _read_data(reader),

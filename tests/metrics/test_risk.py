@@ -19,6 +19,7 @@ from lbm_bench.metrics import (
     l_row,
 )
 from lbm_bench.metrics import risk as risk_module
+from lbm_bench.metrics.contingency_tables import TableStack
 from tests.metrics.helpers import (
     brute_conditional_risk,
     gibbs_like,
@@ -48,8 +49,8 @@ def test_alternating_steps_find_brute_force_optimum_on_gibbs_like_sets(seed):
     Z, W = gibbs_like(rng, z0, g, 20, 0.4), gibbs_like(rng, w0, m, 20, 0.4)
     zp = np.where(rng.random(12) < 0.3, rng.integers(0, max(gp, 1), 12), z0 % max(gp, 1))
     wp = np.where(rng.random(10) < 0.3, rng.integers(0, max(mp, 1), 10), w0 % max(mp, 1))
-    rows = risk_module._TableStack(Z, int(Z.max()) + 1, zp, int(zp.max()) + 1)
-    cols = risk_module._TableStack(W, int(W.max()) + 1, wp, int(wp.max()) + 1)
+    rows = TableStack(Z, int(Z.max()) + 1, zp, int(zp.max()) + 1)
+    cols = TableStack(W, int(W.max()) + 1, wp, int(wp.max()) + 1)
     sigma, tau, _ = risk_module._alternate(rows, cols)
     hits = np.dot(rows.hits(sigma), cols.hits(tau))
     risk = 1 - hits / (Z.shape[0] * Z.shape[1] * W.shape[1])
