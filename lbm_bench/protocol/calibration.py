@@ -39,6 +39,8 @@ baseline. Both are in :mod:`lbm_bench.protocol.scale_search`.
 
 from __future__ import annotations
 
+import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -152,6 +154,8 @@ class CommonRandomNumbers:
         per_entry = 8 + (0 if design.missing is None else 1 if not design.missing.informative else 8)
         self._cache_tables = max(0, NOISE_CACHE_BYTES // (n_rows * n_cols * per_entry))
         self._known: dict[tuple[str, float, int], list[float]] = {}
+        #: Names these tables in the workers' caches (:func:`_worker`): an identity, not randomness.
+        self.token = uuid.uuid4().hex
 
     @property
     def labels(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -239,10 +243,13 @@ class CommonRandomNumbers:
         chunks = [list(c) for c in np.array_split(np.array(tables), min(self.jobs, len(tables))) if c.size]
         args = (statistic, self.design, self.n_rows, self.n_cols, scale, n_init, self.incremental,
                 self.batch_bytes)
+        # the workers keep what they draw across scales, within the parent's noise budget in all
+        # (the parent's own cache stays empty while the workers evaluate)
+        cache = (self.token, NOISE_CACHE_BYTES // self.jobs)
         # No backend named here: loky by default, or the one the caller configured
         # (``lbm-bench generate --backend dask``, see lbm_bench.protocol.workers).
         parts = Parallel(n_jobs=self.jobs)(
-            delayed(_worker)(*args, [self.table_seeds[t] for t in chunk]) for chunk in chunks
+            delayed(_worker)(*args, [self.table_seeds[t] for t in chunk], cache) for chunk in chunks
         )
         return np.concatenate(parts)
 
@@ -272,23 +279,74 @@ def _draw_mask_noise(design, n_rows, n_cols, table_seed):
     return MaskNoise(n_rows, n_cols, design.missing, design.density is not None, rng=rng)
 
 
-def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch_bytes, seeds):
-    """A statistic of the tables of ``seeds`` in a worker process (labels and noise
-    re-drawn from the seeds, BLAS on one thread so that workers do not oversubscribe)."""
+#: What a worker process drew for the calibration's tables (labels, noise, mask noise), by
+#: ``(token, table seed's spawn key)``, oldest first, and the bytes it holds: kept across the
+#: scales of a calibration (the tables are the same at every scale) within the budget the
+#: parent gives (:meth:`CommonRandomNumbers._parallel`). Drawn again when evicted: the same
+#: draws from the same seeds, so what is kept changes no result.
+_WORKER_DRAWS: OrderedDict[tuple[str, tuple[int, ...]], tuple[Any, int]] = OrderedDict()
+_WORKER_BYTES = [0]
+
+
+def _draws_nbytes(draws) -> int:
+    """Bytes held by a table's draws (a sparse noise counts the bands drawn so far)."""
+    (z, w), noise, mask = draws
+    return int(z.nbytes + w.nbytes + noise.nbytes + (0 if mask is None else mask.nbytes))
+
+
+def _worker_draws(design, n_rows, n_cols, seed, token):
+    """A table's labels, noise and mask noise in a worker: the kept ones, or drawn from its seed."""
+    key = (token, tuple(seed.spawn_key))
+    if key in _WORKER_DRAWS:
+        _WORKER_DRAWS.move_to_end(key)
+        return _WORKER_DRAWS[key][0]
+    mask = None if design.missing is None else _draw_mask_noise(design, n_rows, n_cols, seed)
+    return (_draw_labels(design, n_rows, n_cols, seed), _draw_noise(design, n_rows, n_cols, seed), mask)
+
+
+def _keep_draws(token, seed, draws, budget: int) -> None:
+    """Keep a table's draws in this worker (after use: a sparse noise has drawn its bands),
+    the oldest evicted beyond ``budget`` bytes; a table larger than the budget is not kept."""
+    key = (token, tuple(seed.spawn_key))
+    old = _WORKER_DRAWS.pop(key, None)
+    if old is not None:
+        _WORKER_BYTES[0] -= old[1]
+    size = _draws_nbytes(draws)
+    if size > budget:
+        return
+    while _WORKER_DRAWS and _WORKER_BYTES[0] + size > budget:
+        _, (_, evicted) = _WORKER_DRAWS.popitem(last=False)
+        _WORKER_BYTES[0] -= evicted
+    _WORKER_DRAWS[key] = (draws, size)
+    _WORKER_BYTES[0] += size
+
+
+def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch_bytes, seeds, cache=None):
+    """A statistic of the tables of ``seeds`` in a worker process (BLAS on one thread so that
+    workers do not oversubscribe). Labels and noise come from the seeds; with ``cache``
+    (``(token, bytes)``), those of the calibration ``token`` are kept across its scales."""
     with single_blas_thread():
         model = design.model(scale)
         per_batch = max(1, batch_bytes // (2 * _channels(design) * n_rows * n_cols * 8))
         out = []
         for s in range(0, len(seeds), per_batch):
             batch = seeds[s:s + per_batch]
-            labels = [_draw_labels(design, n_rows, n_cols, seed) for seed in batch]
-            noise = [_draw_noise(design, n_rows, n_cols, seed) for seed in batch]
+            if cache is None:
+                draws = [(_draw_labels(design, n_rows, n_cols, seed), _draw_noise(design, n_rows, n_cols, seed),
+                          None if design.missing is None else _draw_mask_noise(design, n_rows, n_cols, seed))
+                         for seed in batch]
+            else:
+                draws = [_worker_draws(design, n_rows, n_cols, seed, cache[0]) for seed in batch]
+            labels = [d[0] for d in draws]
+            noise = [d[1] for d in draws]
             missing = None
             if design.missing is not None:
-                masks = [_draw_mask_noise(design, n_rows, n_cols, seed) for seed in batch]
-                missing = (masks, design.missing_probs(scale))
+                missing = ([d[2] for d in draws], design.missing_probs(scale))
             out.append(_BATCH_STATISTICS[statistic](model, labels, noise, batch, n_init, incremental,
                                                     missing=missing))
+            if cache is not None:
+                for seed, d in zip(batch, draws, strict=True):
+                    _keep_draws(cache[0], seed, d, cache[1])
         return np.concatenate(out)
 
 
