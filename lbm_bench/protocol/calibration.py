@@ -70,6 +70,7 @@ from lbm_bench.protocol.table import CalibrationResult
 
 __all__ = [
     "BATCH_BYTES",
+    "FLOOR_BATCH_BYTES",
     "NOISE_CACHE_BYTES",
     "calibrate",
     "calibrate_scale",
@@ -91,6 +92,13 @@ NOISE_CACHE_BYTES = 512 * 2**20
 #: (0.7x for 4 tables of 1000x1000), so batches are kept about L2-sized; tables
 #: larger than this run one by one. Measured in docs/performance.md.
 BATCH_BYTES = 2 * 2**20
+#: The same for the short runs of ``criterion="bayes"`` when the tables' entries are integers
+#: (their block sums exact: :func:`~lbm_bench.protocol.short_run.exact_sums`): tables that run
+#: together share the Python work of every half-sweep, which dominates up to ~1e6 entries
+#: (CPU seconds of 8 Poisson 500x500 tables with 10x10 blocks, one by one 0.41, together
+#: 0.33: docs/performance.md), so they are batched up to this much, which the memory estimate's
+#: working set of 8 tables covers. Other tables run one by one whatever the batch.
+FLOOR_BATCH_BYTES = 32 * 2**20
 
 
 class CommonRandomNumbers:
@@ -114,6 +122,9 @@ class CommonRandomNumbers:
     batch_bytes : int, optional
         Memory for the statistics of the tables run through the MAP (and the short
         runs) together (1 runs them one by one: the benchmark's baseline).
+    floor_batch_bytes : int, optional
+        The same for the short runs of tables of integers (:data:`FLOOR_BATCH_BYTES`);
+        the floors do not depend on it.
     incremental : bool, default=True
         Update the MAP's block sums for the labels that changed (default) or
         recompute them at every step (the benchmark's baseline).
@@ -136,9 +147,11 @@ class CommonRandomNumbers:
         incremental: bool = True,
         criterion: str = "map",
         jobs: int = 1,
+        floor_batch_bytes: int = FLOOR_BATCH_BYTES,
     ) -> None:
         self.design = design
         self.batch_bytes = batch_bytes
+        self.floor_batch_bytes = floor_batch_bytes
         self.incremental = incremental
         self.criterion = check_criterion(criterion)
         self.jobs = check_count("jobs", jobs)
@@ -186,10 +199,11 @@ class CommonRandomNumbers:
             cache[t] = value
         return value
 
-    def batches(self, tables: Sequence[int] | None = None) -> list[list[int]]:
-        """Lists of table indices run through the MAP together."""
+    def batches(self, tables: Sequence[int] | None = None, statistic: str = "error") -> list[list[int]]:
+        """Lists of table indices run through the MAP (or the short runs, ``"floor"``) together."""
         tables = list(range(self.n_tables)) if tables is None else list(tables)
-        size = max(1, min(len(tables), self.batch_bytes // self.bytes_per_table))
+        size = max(1, min(len(tables), _batch_budget(statistic, self.design, self.batch_bytes,
+                                                     self.floor_batch_bytes) // self.bytes_per_table))
         return [tables[s:s + size] for s in range(0, len(tables), size)]
 
     def apparent_errors(self, scale: float, n_init: int, tables: Sequence[int] | None = None) -> np.ndarray:
@@ -233,7 +247,7 @@ class CommonRandomNumbers:
                 [self.table_seeds[t] for t in batch], n_init, self.incremental,
                 missing=None if probs is None else ([self.mask_noise(t) for t in batch], probs),
             )
-            for batch in self.batches(tables)
+            for batch in self.batches(tables, statistic)
         ]
         return np.concatenate(values) if values else np.empty(0)
 
@@ -242,7 +256,7 @@ class CommonRandomNumbers:
 
         chunks = [list(c) for c in np.array_split(np.array(tables), min(self.jobs, len(tables))) if c.size]
         args = (statistic, self.design, self.n_rows, self.n_cols, scale, n_init, self.incremental,
-                self.batch_bytes)
+                _batch_budget(statistic, self.design, self.batch_bytes, self.floor_batch_bytes))
         # the workers keep what they draw across scales, within the parent's noise budget in all
         # (the parent's own cache stays empty while the workers evaluate)
         cache = (self.token, NOISE_CACHE_BYTES // self.jobs)
@@ -257,6 +271,13 @@ class CommonRandomNumbers:
 def check_criterion(criterion: str) -> str:
     """``criterion`` if it is ``"bayes"`` or ``"map"``, else ValueError."""
     return check_choice("criterion", criterion, CRITERIA)
+
+
+def _batch_budget(statistic: str, design: ModelDesign, batch_bytes: int, floor_batch_bytes: int) -> int:
+    """Bytes of statistics per batch of tables: ``floor_batch_bytes`` for the short runs of
+    tables of integers (see :data:`FLOOR_BATCH_BYTES`), else ``batch_bytes``."""
+    integers = np.issubdtype(design.model(1.0).table_dtype, np.integer)
+    return floor_batch_bytes if statistic == "floor" and integers else batch_bytes
 
 
 def _channels(design: ModelDesign) -> int:

@@ -120,6 +120,38 @@ def test_same_errors_whatever_the_number_of_workers(jobs):
     assert np.array_equal(one.floors(0.5, 3, range(5)), many.floors(0.5, 3, range(5)))
 
 
+@pytest.mark.parametrize("kind, options", [
+    ("poisson", {}), ("bernoulli", {}), ("poisson", {"density": 0.2}), ("categorical", {"categories": 4}),
+    ("poisson", {"missing": 0.2}), ("gaussian", {}),
+])
+def test_short_runs_of_tables_together_give_the_floors_of_tables_alone(kind, options):
+    """Tables of integers run their short runs together (their block sums are exact: every
+    route gives the same bits), others one by one: the floors are those of each table alone."""
+    from lbm_bench.protocol.calibration import FLOOR_BATCH_BYTES
+
+    design = random_design(kind, 3, 2, rng=4, **options)
+    seed = np.random.SeedSequence(6)
+    together = CommonRandomNumbers(design, 40, 30, 5, seed, criterion="bayes", batch_bytes=1)
+    alone = CommonRandomNumbers(design, 40, 30, 5, seed, criterion="bayes", batch_bytes=1, floor_batch_bytes=1)
+    assert [len(b) for b in together.batches()] == [1] * 5
+    assert [len(b) for b in together.batches(statistic="floor")] == ([1] * 5 if kind == "gaussian" else [5])
+    assert [len(b) for b in alone.batches(statistic="floor")] == [1] * 5
+    assert together.floor_batch_bytes == FLOOR_BATCH_BYTES
+    for scale in (0.6, 1.4):
+        assert np.array_equal(together.floors(scale, 3), alone.floors(scale, 3))
+
+
+def test_exact_sums_needs_integer_statistics_below_two_to_the_53():
+    from lbm_bench.protocol.short_run import exact_sums
+
+    model = random_design("poisson", 2, 2, rng=0).model(1.0)
+    assert exact_sums(Sweeper(model, [np.arange(12).reshape(4, 3)] * 2))
+    gaussian = random_design("gaussian", 2, 2, rng=0).model(1.0)
+    assert exact_sums(Sweeper(gaussian, [np.ones((4, 3))]))  # integer values, whatever the family
+    assert not exact_sums(Sweeper(gaussian, [np.ones((4, 3)), np.full((4, 3), 0.5)]))
+    assert not exact_sums(Sweeper(gaussian, [np.full((4, 3), 2.0**51)]))
+
+
 @pytest.mark.parametrize("density", [None, 0.2])
 def test_workers_keep_their_tables_across_scales_within_their_budget(density):
     """A worker keeps the labels and noise of a calibration's tables (by its token) across
