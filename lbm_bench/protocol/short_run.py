@@ -84,9 +84,11 @@ def short_runs(
         return _run(sweeper, labels, rngs, per_chain, n_chains, forced_full=B > 1)
     if exact_sums(sweeper):
         return _run(sweeper, labels, rngs, per_chain, n_chains, forced_full=False)
+    # the tables as given (with their masks of missing entries), not the storage's copies
+    tables = sweeper.data if sweeper.data is not None else sweeper.storage.tables
     return [
         _run(Sweeper.for_table(sweeper.model, table), [pair], [rng], per_chain, n_chains, forced_full=False)[0]
-        for table, pair, rng in zip(sweeper.storage.tables, labels, rngs, strict=True)
+        for table, pair, rng in zip(tables, labels, rngs, strict=True)
     ]
 
 
@@ -97,10 +99,12 @@ def _always_full(sweeper: Sweeper, n_chains: int) -> bool:
 
 
 def exact_sums(sweeper: Sweeper) -> bool:
-    """Whether every route of ``sweeper``'s block sums gives the same bits: its storage says
-    so on both sides (counts of codes, integer sparse entries), or its dense statistics are
-    all integers whose totals per table stay below ``2**53`` (float64 sums of them are then
-    exact in any order).
+    """Whether every route of ``sweeper``'s block sums gives the same bits: tables without
+    row or column weights (exposures: their sums are not integers) whose storage says so on
+    both sides (counts of codes, integer sparse entries), or whose dense statistics are all
+    integers with totals per table below ``2**53`` (float64 sums of them are then exact in
+    any order). Weights are refused whatever the storage says: the likelihood's sums of
+    exposures are not integers, and the tables they weigh run one by one as before.
 
     Examples
     --------
@@ -113,6 +117,8 @@ def exact_sums(sweeper: Sweeper) -> bool:
     >>> exact_sums(Sweeper(model, [np.full((4, 3), 0.5)]))
     False
     """
+    if sweeper.row_weights is not None or sweeper.col_weights is not None:
+        return False
     if all(side.exact_sums for side in (sweeper.rows, sweeper.cols)):
         return True
     try:

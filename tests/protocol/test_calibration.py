@@ -123,6 +123,7 @@ def test_same_errors_whatever_the_number_of_workers(jobs):
 @pytest.mark.parametrize("kind, options", [
     ("poisson", {}), ("bernoulli", {}), ("poisson", {"density": 0.2}), ("categorical", {"categories": 4}),
     ("poisson", {"missing": 0.2}), ("gaussian", {}),
+    ("poisson", {"density": 0.2, "effects": (40, 30), "missing": 0.05, "missing_mechanism": "block"}),
 ])
 def test_short_runs_of_tables_together_give_the_floors_of_tables_alone(kind, options):
     """Tables of integers run their short runs together (their block sums are exact: every
@@ -150,6 +151,8 @@ def test_exact_sums_needs_integer_statistics_below_two_to_the_53():
     assert exact_sums(Sweeper(gaussian, [np.ones((4, 3))]))  # integer values, whatever the family
     assert not exact_sums(Sweeper(gaussian, [np.ones((4, 3)), np.full((4, 3), 0.5)]))
     assert not exact_sums(Sweeper(gaussian, [np.full((4, 3), 2.0**51)]))
+    effects = random_design("poisson", 2, 2, effects=(4, 3), rng=0).model(1.0)
+    assert not exact_sums(Sweeper(effects, [np.arange(12).reshape(4, 3)]))  # exposures: not integers
 
 
 @pytest.mark.parametrize("density", [None, 0.2])
