@@ -94,10 +94,10 @@ NOISE_CACHE_BYTES = 512 * 2**20
 BATCH_BYTES = 2 * 2**20
 #: The same for the short runs of ``criterion="bayes"`` when the tables' entries are integers
 #: (their block sums exact: :func:`~lbm_bench.protocol.short_run.exact_sums`): tables that run
-#: together share the Python work of every half-sweep, which dominates up to ~1e6 entries
-#: (CPU seconds of 8 Poisson 500x500 tables with 10x10 blocks, one by one 0.41, together
-#: 0.33: docs/performance.md), so they are batched up to this much, which the memory estimate's
-#: working set of 8 tables covers. Other tables run one by one whatever the batch.
+#: together share the Python work of every half-sweep (about a fifth of the short runs'
+#: CPU seconds on Poisson 500x500 tables with 10x10 blocks, none on Bernoulli 2000x1000 with
+#: 3x3: docs/performance.md), so they are batched up to this much, which the memory
+#: estimate's working set of 8 tables covers. Other tables run one by one whatever the batch.
 FLOOR_BATCH_BYTES = 32 * 2**20
 
 
