@@ -26,6 +26,9 @@ when they go missing by block; :class:`~lbm_bench.models.missing.MaskNoise`),
 the same random starts of the MAP and the same uniforms of the short run (both on the
 observed entries only). The mean risk is then a smooth, nearly monotone function of the
 scale; a table's risk at a scale, once computed, is kept: more tables cost only the new ones.
+What a table draws from its seed is kept across scales too, within :data:`NOISE_CACHE_BYTES`:
+by the parent, or with ``jobs`` above 1 by each worker for the tables it evaluates (its share
+of the budget; what is evicted is drawn again from the same seed, so nothing depends on it).
 
 **Root finding** (``method="secant"``, default): from a first guess of the
 scale from the design (:func:`lbm_bench.protocol.separation.first_guess`),
