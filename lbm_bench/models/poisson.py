@@ -164,7 +164,9 @@ class PoissonLBM(LatentBlockModel):
             return stats.poisson.ppf(noise, mean).astype(np.int64)
         key = self.rates.tobytes()  # tabulate once per model (calibration draws many tables)
         if getattr(self, "_cdf_key", None) != key:
-            self._cdf_tables = [[poisson_cdf_table(rate) for rate in row] for row in self.rates]
+            tables = poisson_cdf_tables(self.rates.ravel())
+            m = self.rates.shape[1]
+            self._cdf_tables = [tables[k * m:(k + 1) * m] for k in range(self.rates.shape[0])]
             self._cdf_key = key
         table = np.empty(noise.shape, dtype=np.int64)
         for k, l, block in self.nonempty_blocks(z, w):
@@ -336,8 +338,26 @@ POISSON = Family(
 
 def poisson_cdf_table(rate: float) -> np.ndarray:
     """CDF of Poisson(rate) at 0, 1, ..., far enough into the tail (mass beyond < 1e-30)."""
-    upper = int(rate + 12 * math.sqrt(rate) + 40)
-    return stats.poisson.cdf(np.arange(upper + 1), rate)
+    return poisson_cdf_tables(np.array([rate], dtype=np.float64))[0]
+
+
+def poisson_cdf_tables(rates: np.ndarray) -> list[np.ndarray]:
+    """:func:`poisson_cdf_table` of every rate of ``rates`` (1-D), in one call of the CDF's
+    kernel (``scipy.special.pdtr``, what ``scipy.stats.poisson.cdf`` calls entry by entry:
+    the same values; a model's tables at once cost a tenth of one call per rate).
+
+    Examples
+    --------
+    >>> [table.size for table in poisson_cdf_tables(np.array([0.5, 4.0]))]
+    [49, 69]
+    """
+    rates = np.asarray(rates, dtype=np.float64)
+    uppers = np.array([int(rate + 12 * math.sqrt(rate) + 40) for rate in rates.tolist()], dtype=np.int64)
+    if rates.size == 0:
+        return []
+    counts = np.concatenate([np.arange(upper + 1, dtype=np.float64) for upper in uppers.tolist()])
+    flat = special.pdtr(counts, np.repeat(rates, uppers + 1))
+    return np.split(flat, np.cumsum(uppers + 1)[:-1])
 
 
 def poisson_inverse_cdf(uniforms: np.ndarray, rate: float, cdf: np.ndarray | None = None) -> np.ndarray:

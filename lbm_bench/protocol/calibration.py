@@ -26,6 +26,9 @@ when they go missing by block; :class:`~lbm_bench.models.missing.MaskNoise`),
 the same random starts of the MAP and the same uniforms of the short run (both on the
 observed entries only). The mean risk is then a smooth, nearly monotone function of the
 scale; a table's risk at a scale, once computed, is kept: more tables cost only the new ones.
+What a table draws from its seed is kept across scales too, within :data:`NOISE_CACHE_BYTES`:
+by the parent, or with ``jobs`` above 1 by each worker for the tables it evaluates (its share
+of the budget; what is evicted is drawn again from the same seed, so nothing depends on it).
 
 **Root finding** (``method="secant"``, default): from a first guess of the
 scale from the design (:func:`lbm_bench.protocol.separation.first_guess`),
@@ -39,6 +42,8 @@ baseline. Both are in :mod:`lbm_bench.protocol.scale_search`.
 
 from __future__ import annotations
 
+import uuid
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -68,6 +73,7 @@ from lbm_bench.protocol.table import CalibrationResult
 
 __all__ = [
     "BATCH_BYTES",
+    "FLOOR_BATCH_BYTES",
     "NOISE_CACHE_BYTES",
     "calibrate",
     "calibrate_scale",
@@ -89,6 +95,13 @@ NOISE_CACHE_BYTES = 512 * 2**20
 #: (0.7x for 4 tables of 1000x1000), so batches are kept about L2-sized; tables
 #: larger than this run one by one. Measured in docs/performance.md.
 BATCH_BYTES = 2 * 2**20
+#: The same for the short runs of ``criterion="bayes"`` when the tables' entries are integers
+#: (their block sums exact: :func:`~lbm_bench.protocol.short_run.exact_sums`): tables that run
+#: together share the Python work of every half-sweep (about a fifth of the short runs'
+#: CPU seconds on Poisson 500x500 tables with 10x10 blocks, none on Bernoulli 2000x1000 with
+#: 3x3: docs/performance.md), so they are batched up to this much, which the memory
+#: estimate's working set of 8 tables covers. Other tables run one by one whatever the batch.
+FLOOR_BATCH_BYTES = 32 * 2**20
 
 
 class CommonRandomNumbers:
@@ -112,6 +125,9 @@ class CommonRandomNumbers:
     batch_bytes : int, optional
         Memory for the statistics of the tables run through the MAP (and the short
         runs) together (1 runs them one by one: the benchmark's baseline).
+    floor_batch_bytes : int, optional
+        The same for the short runs of tables of integers (:data:`FLOOR_BATCH_BYTES`);
+        the floors do not depend on it.
     incremental : bool, default=True
         Update the MAP's block sums for the labels that changed (default) or
         recompute them at every step (the benchmark's baseline).
@@ -134,9 +150,11 @@ class CommonRandomNumbers:
         incremental: bool = True,
         criterion: str = "map",
         jobs: int = 1,
+        floor_batch_bytes: int = FLOOR_BATCH_BYTES,
     ) -> None:
         self.design = design
         self.batch_bytes = batch_bytes
+        self.floor_batch_bytes = floor_batch_bytes
         self.incremental = incremental
         self.criterion = check_criterion(criterion)
         self.jobs = check_count("jobs", jobs)
@@ -152,6 +170,8 @@ class CommonRandomNumbers:
         per_entry = 8 + (0 if design.missing is None else 1 if not design.missing.informative else 8)
         self._cache_tables = max(0, NOISE_CACHE_BYTES // (n_rows * n_cols * per_entry))
         self._known: dict[tuple[str, float, int], list[float]] = {}
+        #: Names these tables in the workers' caches (:func:`_worker`): an identity, not randomness.
+        self.token = uuid.uuid4().hex
 
     @property
     def labels(self) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -182,10 +202,11 @@ class CommonRandomNumbers:
             cache[t] = value
         return value
 
-    def batches(self, tables: Sequence[int] | None = None) -> list[list[int]]:
-        """Lists of table indices run through the MAP together."""
+    def batches(self, tables: Sequence[int] | None = None, statistic: str = "error") -> list[list[int]]:
+        """Lists of table indices run through the MAP (or the short runs, ``"floor"``) together."""
         tables = list(range(self.n_tables)) if tables is None else list(tables)
-        size = max(1, min(len(tables), self.batch_bytes // self.bytes_per_table))
+        size = max(1, min(len(tables), _batch_budget(statistic, self.design, self.batch_bytes,
+                                                     self.floor_batch_bytes) // self.bytes_per_table))
         return [tables[s:s + size] for s in range(0, len(tables), size)]
 
     def apparent_errors(self, scale: float, n_init: int, tables: Sequence[int] | None = None) -> np.ndarray:
@@ -229,7 +250,7 @@ class CommonRandomNumbers:
                 [self.table_seeds[t] for t in batch], n_init, self.incremental,
                 missing=None if probs is None else ([self.mask_noise(t) for t in batch], probs),
             )
-            for batch in self.batches(tables)
+            for batch in self.batches(tables, statistic)
         ]
         return np.concatenate(values) if values else np.empty(0)
 
@@ -238,11 +259,14 @@ class CommonRandomNumbers:
 
         chunks = [list(c) for c in np.array_split(np.array(tables), min(self.jobs, len(tables))) if c.size]
         args = (statistic, self.design, self.n_rows, self.n_cols, scale, n_init, self.incremental,
-                self.batch_bytes)
+                _batch_budget(statistic, self.design, self.batch_bytes, self.floor_batch_bytes))
+        # the workers keep what they draw across scales, within the parent's noise budget in all
+        # (the parent's own cache stays empty while the workers evaluate)
+        cache = (self.token, NOISE_CACHE_BYTES // self.jobs)
         # No backend named here: loky by default, or the one the caller configured
         # (``lbm-bench generate --backend dask``, see lbm_bench.protocol.workers).
         parts = Parallel(n_jobs=self.jobs)(
-            delayed(_worker)(*args, [self.table_seeds[t] for t in chunk]) for chunk in chunks
+            delayed(_worker)(*args, [self.table_seeds[t] for t in chunk], cache) for chunk in chunks
         )
         return np.concatenate(parts)
 
@@ -250,6 +274,13 @@ class CommonRandomNumbers:
 def check_criterion(criterion: str) -> str:
     """``criterion`` if it is ``"bayes"`` or ``"map"``, else ValueError."""
     return check_choice("criterion", criterion, CRITERIA)
+
+
+def _batch_budget(statistic: str, design: ModelDesign, batch_bytes: int, floor_batch_bytes: int) -> int:
+    """Bytes of statistics per batch of tables: ``floor_batch_bytes`` for the short runs of
+    tables of integers (see :data:`FLOOR_BATCH_BYTES`), else ``batch_bytes``."""
+    integers = np.issubdtype(design.model(1.0).table_dtype, np.integer)
+    return floor_batch_bytes if statistic == "floor" and integers else batch_bytes
 
 
 def _channels(design: ModelDesign) -> int:
@@ -272,23 +303,74 @@ def _draw_mask_noise(design, n_rows, n_cols, table_seed):
     return MaskNoise(n_rows, n_cols, design.missing, design.density is not None, rng=rng)
 
 
-def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch_bytes, seeds):
-    """A statistic of the tables of ``seeds`` in a worker process (labels and noise
-    re-drawn from the seeds, BLAS on one thread so that workers do not oversubscribe)."""
+#: What a worker process drew for the calibration's tables (labels, noise, mask noise), by
+#: ``(token, table seed's spawn key)``, oldest first, and the bytes it holds: kept across the
+#: scales of a calibration (the tables are the same at every scale) within the budget the
+#: parent gives (:meth:`CommonRandomNumbers._parallel`). Drawn again when evicted: the same
+#: draws from the same seeds, so what is kept changes no result.
+_WORKER_DRAWS: OrderedDict[tuple[str, tuple[int, ...]], tuple[Any, int]] = OrderedDict()
+_WORKER_BYTES = [0]
+
+
+def _draws_nbytes(draws) -> int:
+    """Bytes held by a table's draws (a sparse noise counts the bands drawn so far)."""
+    (z, w), noise, mask = draws
+    return int(z.nbytes + w.nbytes + noise.nbytes + (0 if mask is None else mask.nbytes))
+
+
+def _worker_draws(design, n_rows, n_cols, seed, token):
+    """A table's labels, noise and mask noise in a worker: the kept ones, or drawn from its seed."""
+    key = (token, tuple(seed.spawn_key))
+    if key in _WORKER_DRAWS:
+        _WORKER_DRAWS.move_to_end(key)
+        return _WORKER_DRAWS[key][0]
+    mask = None if design.missing is None else _draw_mask_noise(design, n_rows, n_cols, seed)
+    return (_draw_labels(design, n_rows, n_cols, seed), _draw_noise(design, n_rows, n_cols, seed), mask)
+
+
+def _keep_draws(token, seed, draws, budget: int) -> None:
+    """Keep a table's draws in this worker (after use: a sparse noise has drawn its bands),
+    the oldest evicted beyond ``budget`` bytes; a table larger than the budget is not kept."""
+    key = (token, tuple(seed.spawn_key))
+    old = _WORKER_DRAWS.pop(key, None)
+    if old is not None:
+        _WORKER_BYTES[0] -= old[1]
+    size = _draws_nbytes(draws)
+    if size > budget:
+        return
+    while _WORKER_DRAWS and _WORKER_BYTES[0] + size > budget:
+        _, (_, evicted) = _WORKER_DRAWS.popitem(last=False)
+        _WORKER_BYTES[0] -= evicted
+    _WORKER_DRAWS[key] = (draws, size)
+    _WORKER_BYTES[0] += size
+
+
+def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch_bytes, seeds, cache=None):
+    """A statistic of the tables of ``seeds`` in a worker process (BLAS on one thread so that
+    workers do not oversubscribe). Labels and noise come from the seeds; with ``cache``
+    (``(token, bytes)``), those of the calibration ``token`` are kept across its scales."""
     with single_blas_thread():
         model = design.model(scale)
         per_batch = max(1, batch_bytes // (2 * _channels(design) * n_rows * n_cols * 8))
         out = []
         for s in range(0, len(seeds), per_batch):
             batch = seeds[s:s + per_batch]
-            labels = [_draw_labels(design, n_rows, n_cols, seed) for seed in batch]
-            noise = [_draw_noise(design, n_rows, n_cols, seed) for seed in batch]
+            if cache is None:
+                draws = [(_draw_labels(design, n_rows, n_cols, seed), _draw_noise(design, n_rows, n_cols, seed),
+                          None if design.missing is None else _draw_mask_noise(design, n_rows, n_cols, seed))
+                         for seed in batch]
+            else:
+                draws = [_worker_draws(design, n_rows, n_cols, seed, cache[0]) for seed in batch]
+            labels = [d[0] for d in draws]
+            noise = [d[1] for d in draws]
             missing = None
             if design.missing is not None:
-                masks = [_draw_mask_noise(design, n_rows, n_cols, seed) for seed in batch]
-                missing = (masks, design.missing_probs(scale))
+                missing = ([d[2] for d in draws], design.missing_probs(scale))
             out.append(_BATCH_STATISTICS[statistic](model, labels, noise, batch, n_init, incremental,
                                                     missing=missing))
+            if cache is not None:
+                for seed, d in zip(batch, draws, strict=True):
+                    _keep_draws(cache[0], seed, d, cache[1])
         return np.concatenate(out)
 
 

@@ -24,7 +24,10 @@ drawn from the table's Generator) and its block sums by its own products, so a
 table's sets are those of
 ``gibbs_labels(model, X, n_samples=SHORT_RUN_SAMPLES, n_chains=SHORT_RUN_CHAINS,
 burn_in=0, init=[(z0, w0)], rng=its_generator)`` bit for bit, whatever the
-other tables of the batch. Larger tables run one by one.
+other tables of the batch. So are tables whose block sums are exact (integer
+statistics: counts, binaries, codes; :func:`exact_sums`): every route of the sums
+(index update or full product, chosen for the batch as a whole) gives the same bits,
+and the tables run together with the engine's own routes. Other tables run one by one.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from lbm_bench.inference.chains import ChainStreams, chain_seeds, run_chains
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.inference.gibbs import GibbsSamples
 
-__all__ = ["SHORT_RUN_CHAINS", "SHORT_RUN_SAMPLES", "short_runs"]
+__all__ = ["SHORT_RUN_CHAINS", "SHORT_RUN_SAMPLES", "exact_sums", "short_runs"]
 
 #: Label sets kept per calibration table, over all its chains (as the screening run).
 SHORT_RUN_SAMPLES = 200
@@ -79,9 +82,13 @@ def short_runs(
     per_chain = n_samples // n_chains
     if B == 1 or _always_full(sweeper, n_chains):
         return _run(sweeper, labels, rngs, per_chain, n_chains, forced_full=B > 1)
+    if exact_sums(sweeper):
+        return _run(sweeper, labels, rngs, per_chain, n_chains, forced_full=False)
+    # the tables as given (with their masks of missing entries), not the storage's copies
+    tables = sweeper.data if sweeper.data is not None else sweeper.storage.tables
     return [
         _run(Sweeper.for_table(sweeper.model, table), [pair], [rng], per_chain, n_chains, forced_full=False)[0]
-        for table, pair, rng in zip(sweeper.storage.tables, labels, rngs, strict=True)
+        for table, pair, rng in zip(tables, labels, rngs, strict=True)
     ]
 
 
@@ -89,6 +96,41 @@ def _always_full(sweeper: Sweeper, n_chains: int) -> bool:
     """Whether one table alone takes the full product at every half-sweep (both sides),
     so that running tables together changes no block sum."""
     return all(side.always_full(side.full_work(1, n_chains)) for side in (sweeper.rows, sweeper.cols))
+
+
+def exact_sums(sweeper: Sweeper) -> bool:
+    """Whether every route of ``sweeper``'s block sums gives the same bits: tables without
+    row or column weights (exposures: their sums are not integers) whose storage says so on
+    both sides (counts of codes, integer sparse entries), or whose dense statistics are all
+    integers with totals per table below ``2**53`` (float64 sums of them are then exact in
+    any order). Weights are refused whatever the storage says: the likelihood's sums of
+    exposures are not integers, and the tables they weigh run one by one as before.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from lbm_bench import random_design
+    >>> model = random_design("poisson", 2, 2, rng=0).model(1.0)
+    >>> exact_sums(Sweeper(model, [np.arange(12).reshape(4, 3)]))
+    True
+    >>> model = random_design("gaussian", 2, 2, rng=0).model(1.0)
+    >>> exact_sums(Sweeper(model, [np.full((4, 3), 0.5)]))
+    False
+    """
+    if sweeper.row_weights is not None or sweeper.col_weights is not None:
+        return False
+    if all(side.exact_sums for side in (sweeper.rows, sweeper.cols)):
+        return True
+    try:
+        stats = sweeper.stats
+    except TypeError:  # a storage without dense statistics that does not say its sums are exact
+        return False
+    for table in stats:  # one table at a time: no copy of the whole batch
+        if not np.all(np.isfinite(table)) or not np.array_equal(table, np.rint(table)):
+            return False
+        if np.abs(table).sum() >= 2.0**53:
+            return False
+    return True
 
 
 def _run(

@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 from lbm_bench import PoissonLBM, random_design
-from lbm_bench.models.poisson import poisson_inverse_cdf
+from lbm_bench.models.poisson import poisson_cdf_tables, poisson_inverse_cdf
 from tests.models.family_checks import check_complete_log_likelihood, check_exponential_family_form
 
 
@@ -41,6 +41,17 @@ def test_counts_from_uniforms_by_the_inverse_cdf():
         assert np.array_equal(counts, stats.poisson.ppf(u, rate).astype(np.int64))
     low, high = poisson_inverse_cdf(u, 2.0), poisson_inverse_cdf(u, 3.0)
     assert np.all(high >= low)  # the same uniforms: more counts at a higher rate (common random numbers)
+
+
+def test_cdf_tables_at_once_are_scipys_cdf_bit_for_bit():
+    """The tables of many rates in one call hold the same bits as scipy.stats.poisson.cdf of
+    each rate (what the counts were drawn with before: the same tables, the same counts)."""
+    rates = np.concatenate([np.random.default_rng(3).lognormal(0.0, 2.5, 400), [1e-9, 1e-3, 0.5, 700.0, 2000.0]])
+    tables = poisson_cdf_tables(rates)
+    assert len(tables) == rates.size and poisson_cdf_tables(np.empty(0)) == []
+    for rate, table in zip(rates, tables, strict=True):
+        upper = int(rate + 12 * np.sqrt(rate) + 40)
+        assert np.array_equal(table, stats.poisson.cdf(np.arange(upper + 1), rate))
 
 
 def test_the_m_step_is_the_blocks_mean_count(model):

@@ -120,6 +120,73 @@ def test_same_errors_whatever_the_number_of_workers(jobs):
     assert np.array_equal(one.floors(0.5, 3, range(5)), many.floors(0.5, 3, range(5)))
 
 
+@pytest.mark.parametrize("kind, options", [
+    ("poisson", {}), ("bernoulli", {}), ("poisson", {"density": 0.2}), ("categorical", {"categories": 4}),
+    ("poisson", {"missing": 0.2}), ("gaussian", {}),
+    ("poisson", {"density": 0.2, "effects": (40, 30), "missing": 0.05, "missing_mechanism": "block"}),
+])
+def test_short_runs_of_tables_together_give_the_floors_of_tables_alone(kind, options):
+    """Tables of integers run their short runs together (their block sums are exact: every
+    route gives the same bits), others one by one: the floors are those of each table alone."""
+    from lbm_bench.protocol.calibration import FLOOR_BATCH_BYTES
+
+    design = random_design(kind, 3, 2, rng=4, **options)
+    seed = np.random.SeedSequence(6)
+    together = CommonRandomNumbers(design, 40, 30, 5, seed, criterion="bayes", batch_bytes=1)
+    alone = CommonRandomNumbers(design, 40, 30, 5, seed, criterion="bayes", batch_bytes=1, floor_batch_bytes=1)
+    assert [len(b) for b in together.batches()] == [1] * 5
+    assert [len(b) for b in together.batches(statistic="floor")] == ([1] * 5 if kind == "gaussian" else [5])
+    assert [len(b) for b in alone.batches(statistic="floor")] == [1] * 5
+    assert together.floor_batch_bytes == FLOOR_BATCH_BYTES
+    for scale in (0.6, 1.4):
+        assert np.array_equal(together.floors(scale, 3), alone.floors(scale, 3))
+
+
+def test_exact_sums_needs_integer_statistics_below_two_to_the_53():
+    from lbm_bench.protocol.short_run import exact_sums
+
+    model = random_design("poisson", 2, 2, rng=0).model(1.0)
+    assert exact_sums(Sweeper(model, [np.arange(12).reshape(4, 3)] * 2))
+    gaussian = random_design("gaussian", 2, 2, rng=0).model(1.0)
+    assert exact_sums(Sweeper(gaussian, [np.ones((4, 3))]))  # integer values, whatever the family
+    assert not exact_sums(Sweeper(gaussian, [np.ones((4, 3)), np.full((4, 3), 0.5)]))
+    assert not exact_sums(Sweeper(gaussian, [np.full((4, 3), 2.0**51)]))
+    effects = random_design("poisson", 2, 2, effects=(4, 3), rng=0).model(1.0)
+    assert not exact_sums(Sweeper(effects, [np.arange(12).reshape(4, 3)]))  # exposures: not integers
+
+
+@pytest.mark.parametrize("density", [None, 0.2])
+def test_workers_keep_their_tables_across_scales_within_their_budget(density):
+    """A worker keeps the labels and noise of a calibration's tables (by its token) across
+    scales: the statistics are those of tables drawn afresh, the bytes kept stay within the
+    budget, and a table larger than the budget is drawn again at every scale."""
+    from lbm_bench.protocol import calibration as cal
+
+    options = {} if density is None else {"density": density}
+    design = random_design("bernoulli", 2, 2, rng=9, **options)
+    crn = CommonRandomNumbers(design, 30, 20, 4, np.random.SeedSequence(10), criterion="bayes")
+    seeds = crn.table_seeds
+    args = ("floor", design, 30, 20)
+    cal._WORKER_DRAWS.clear()
+    cal._WORKER_BYTES[0] = 0
+    for scale in (0.5, 1.5, 0.5):
+        fresh = cal._worker(*args, scale, 3, True, cal.BATCH_BYTES, seeds)
+        kept = cal._worker(*args, scale, 3, True, cal.BATCH_BYTES, seeds, (crn.token, 10**6))
+        assert np.array_equal(fresh, kept)
+        assert np.array_equal(kept, crn.floors(scale, 3))
+    assert [key[0] for key in cal._WORKER_DRAWS] == [crn.token] * 4
+    assert cal._WORKER_BYTES[0] == sum(size for _, size in cal._WORKER_DRAWS.values())
+    one_table = cal._draws_nbytes(cal._WORKER_DRAWS[(crn.token, tuple(seeds[0].spawn_key))][0])
+    other = CommonRandomNumbers(design, 30, 20, 4, np.random.SeedSequence(10), criterion="bayes")
+    cal._worker(*args, 0.5, 3, True, cal.BATCH_BYTES, seeds[:2], (other.token, 3 * one_table))
+    assert cal._WORKER_BYTES[0] <= 3 * one_table  # the oldest evicted
+    assert [key[0] for key in cal._WORKER_DRAWS][-2:] == [other.token] * 2
+    cal._worker(*args, 0.5, 3, True, cal.BATCH_BYTES, seeds[:1], ("small", 1))
+    assert all(key[0] != "small" for key in cal._WORKER_DRAWS)
+    cal._WORKER_DRAWS.clear()
+    cal._WORKER_BYTES[0] = 0
+
+
 @pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli"])
 def test_first_guess_is_near_the_calibrated_scale(kind):
     design = random_design(kind, 3, 3, rng=11)

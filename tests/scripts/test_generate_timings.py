@@ -15,6 +15,18 @@ def test_tiny_request():
     assert re.fullmatch(row, lines[2]), lines[2]
 
 
+def test_cpu_clock_times_the_same_row_in_cpu_seconds():
+    """``--clock cpu``: the same row (the same table, so the same attempts and floor), the
+    total and the parts on the process's CPU clock (the total at least its parts)."""
+    request = ("--table", "poisson", "40x30", "2x2", "0.2", "--seed", "3")
+    wall = run_script("benchmarks", "generate_timings", *request).stdout.splitlines()[2]
+    cpu = run_script("benchmarks", "generate_timings", *request, "--clock", "cpu").stdout.splitlines()[2]
+    cells = [c.strip() for c in cpu.strip("|").split("|")]
+    assert [c.strip() for c in wall.strip("|").split("|")][5:] == cells[5:]
+    total, calibration, gibbs = (float(c.removesuffix(" s")) for c in cells[1:4])
+    assert 0 < calibration + gibbs <= total + 0.05
+
+
 def test_bad_table_is_a_usage_error():
     result = run_script("benchmarks", "generate_timings", "--table", "gaussian", "40by30", "2x2", "0.2", check=False)
     assert result.returncode == 2 and "--table" in result.stderr
