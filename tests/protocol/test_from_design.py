@@ -184,10 +184,12 @@ def test_tables_like_the_digits_keep_their_degrees():
     """The real example (docs/design-files.md): scikit-learn's digits fitted at 8x8 (seed 2012) and
     tables generated at 10% as `lbm-bench generate --design` does, at three seeds: on target, the
     level (mean count) within 20% of the source's, and the median KS of their row and column means
-    against the source's under 0.45 and 0.3. Measured on seeds 2012-2017: rows 0.07-0.44 (median
-    0.32), columns 0.17-0.28, the mean count 4.2-5.6 against 4.88 (a row's effect, fitted within its
-    class, meets a class drawn afresh); 0.72 and 0.36 when the path's straight line in log rates
-    lowered the level by a fifth."""
+    against the source's under 0.45 and 0.2. Measured with the classes' margins kept (the path's
+    knee) on seeds 2012-2015: rows 0.08, 0.34, 0.79 and 0.08, columns 0.14, 0.16, 0.22 and 0.17, the
+    mean count 4.94, 5.43, 3.56 and 4.87 against 4.88 (the row means follow the draw of the 64
+    columns' labels: docs/design-files.md);
+    on the straight path with the level kept, seeds 2012-2017: rows 0.07-0.44 (median 0.32),
+    columns 0.17-0.28; 0.72 and 0.36 when the straight line lowered the level by a fifth."""
     load_digits = pytest.importorskip("sklearn.datasets").load_digits
     X = load_digits().data.astype(np.int64)
     fitted = fit_design(X, (8, 8), certify=False, rng=2012)
@@ -199,4 +201,4 @@ def test_tables_like_the_digits_keep_their_degrees():
         ks = degree_ks(X, table.data)
         rows.append(ks["rows"])
         cols.append(ks["cols"])
-    assert np.median(rows) < 0.45 and np.median(cols) < 0.3, (rows, cols)
+    assert np.median(rows) < 0.45 and np.median(cols) < 0.2, (rows, cols)
