@@ -216,7 +216,7 @@ def fit_design(
         family, row_props, col_props, np.array(first, dtype=np.float64), np.ones((g, m)),
         row_effects=params.get("row_effects"), col_effects=params.get("col_effects"), density=density,
         missing=_missing_design(data, z, w, row_props, col_props),
-        path=BlockPath.of(model, centre),
+        path=BlockPath.of(model, centre, family.designs.path_knee),
     )
     file = DesignFile(
         design=design, source_name=table.name, source_sha256=table.sha256 or _array_sha256(data),

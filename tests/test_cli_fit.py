@@ -80,7 +80,7 @@ def _edited(design_file, tmp_path, old, new):
 
 
 @pytest.mark.parametrize("old,new,message", [
-    ('format = "lbm-bench-design/1.0"', 'format = "lbm-bench-design/2.0"', "newer than this lbm-bench reads"),
+    ('format = "lbm-bench-design/1.1"', 'format = "lbm-bench-design/2.0"', "newer than this lbm-bench reads"),
     ("row_proportions = [", "row_proportions = [0.9, ", "must have shape (2,)"),
     ("rates = [[", "rates = [[-", "rates must be > 0.0"),
     ("counts = [2, 2]", "counts = [2, 3]", "must have shape (3,)"),

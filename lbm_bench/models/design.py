@@ -222,6 +222,8 @@ class ModelDesign:
         if self.path is not None:
             out["path_natural"] = self.path.natural
             out["path_centre"] = self.path.centre
+            if self.path.knee is not None:
+                out["path_knee"] = self.path.knee
         return out
 
 

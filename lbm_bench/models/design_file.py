@@ -7,8 +7,10 @@ of the whole table (the path's centre, :mod:`lbm_bench.models.block_path`), row 
 column effects, the density of a sparse design, how entries go missing; and where it
 comes from: the source table's name, SHA-256 and shape, the counts and their criterion
 beside the runner-up cells, the package version. It is versioned
-(``format = "lbm-bench-design/1.0"``), written atomically (:mod:`lbm_bench._atomic`),
-and its digest is the SHA-256 of its bytes (a table generated from it records it).
+(``format = "lbm-bench-design/1.1"``: 1.1 adds ``design.path_knee``, the scale from which
+up the path keeps the classes' margins; a 1.0 file's path is the straight line), written
+atomically (:mod:`lbm_bench._atomic`), and its digest is the SHA-256 of its bytes (a table
+generated from it records it).
 
 :func:`read_design_file` refuses a file edited into a state no design has, in one line
 naming the file and the key: a wrong shape, a negative rate, proportions not summing to
@@ -42,7 +44,7 @@ __all__ = ["DESIGN_FORMAT", "DesignFile", "DesignFileError", "block_missing_desi
            "write_design_file"]
 
 #: The format name and version a design file declares (``format = ...``).
-DESIGN_FORMAT = "lbm-bench-design/1.0"
+DESIGN_FORMAT = "lbm-bench-design/1.1"
 _FORMAT_NAME, _FORMAT_VERSION = DESIGN_FORMAT.split("/")
 #: Proportions must sum to one within this.
 _SUM_TOLERANCE = 1e-6
@@ -152,7 +154,7 @@ def design_file_text(record: DesignFile) -> str:
         cells = ", ".join(f"[{int(g)}, {int(m)}, {_toml_value(float(v))}]" for g, m, v in record.runners_up)
         lines[-1:] = [f"runners_up = [{cells}]", ""]
     lines += _table("design", {"row_proportions": d.row_proportions, "col_proportions": d.col_proportions,
-                               "density": d.density})
+                               "density": d.density, "path_knee": d.path.knee})
     lines += _table("design.blocks", {name: params[name] for name in family.storage.parameter_names})
     lines += _table("design.overall", {name: np.asarray(value)[0, 0] for name, value in
                                        centre.block_parameters().items() if name in family.storage.parameter_names})
@@ -192,7 +194,8 @@ _KEYS = {
     "": {"format", "kind", "created_by", "source", "selection", "design"},
     "source": {"name", "sha256", "shape"},
     "selection": {"criterion", "value", "counts", "max_clusters", "runners_up"},
-    "design": {"row_proportions", "col_proportions", "density", "blocks", "overall", "effects", "missing"},
+    "design": {"row_proportions", "col_proportions", "density", "path_knee", "blocks", "overall", "effects",
+               "missing"},
     "design.effects": {"rows", "cols"},
     "design.missing": {"mechanism", "rate", "probs"},
 }
@@ -336,10 +339,11 @@ def _parse(source: dict) -> DesignFile:
         if not 0 < density < 1:
             raise ValueError(f"design.density must lie in (0, 1), got {density!r}")
     missing = _read_missing(des.get("missing"), row_props, col_props)
+    knee = _path_knee(des, (major, minor))
     first = params[names[0]]
     design = ModelDesign(family, row_props, col_props, first, np.ones((g, m)), row_effects=model.row_weights(shape[0]),
                          col_effects=model.col_weights(shape[1]), density=None if density is None else float(density),
-                         missing=missing, path=BlockPath.of(model, centre))
+                         missing=missing, path=BlockPath.of(model, centre, knee))
     runners = _get(sel, "selection", "runners_up", list) if "runners_up" in sel else []
     runners_up = []
     for cell in runners:
@@ -357,6 +361,18 @@ def _parse(source: dict) -> DesignFile:
         max_clusters=(int(max_clusters[0]), int(max_clusters[1])),
         package_version=str(created_by).removeprefix("lbm-bench "),
     )
+
+
+def _path_knee(des: dict, version: tuple[int, int]) -> float | None:
+    """``design.path_knee`` (1.1; absent: the straight line, as every 1.0 file's path)."""
+    if "path_knee" not in des:
+        return None
+    if version < (1, 1):
+        raise ValueError("design.path_knee is a format 1.1 key; this file declares 1.0")
+    knee = _get(des, "design", "path_knee", (int, float))
+    if not 0 < knee < 1:
+        raise ValueError(f"design.path_knee must lie in (0, 1), got {knee!r}")
+    return float(knee)
 
 
 def _read_missing(table: Any, row_props: np.ndarray, col_props: np.ndarray) -> MissingDesign | None:

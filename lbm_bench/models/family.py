@@ -176,9 +176,14 @@ class Designs(_Facet):
     ----------
     uses_dispersion : bool
         Whether its designs have block dispersions (else they are ones).
+    path_knee : float or None
+        The knee of its fitted designs' paths (:mod:`lbm_bench.models.block_path`): from this
+        scale up the classes' margins (the tables' degrees) are kept and only the blocks'
+        interaction moves; None: the straight line, the table's level kept.
     """
 
     uses_dispersion: ClassVar[bool] = True
+    path_knee: ClassVar[float | None] = None
 
     def check_clusters(self, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
         """Refuse cluster numbers its designs cannot have (ValueError), with its checked

@@ -48,8 +48,10 @@ from lbm_bench.models.family import DENSITY_OPTION, Designs, Estimation, Family,
 from lbm_bench.models.patterns import real_pattern
 from lbm_bench.models.sparse_noise import poisson_from_survival, sparse_table_from_noise
 
-__all__ = ["EFFECTS_SPREAD", "ICL_SHAPE", "POISSON", "PoissonLBM", "RATE_FLOOR"]
+__all__ = ["EFFECTS_SPREAD", "ICL_SHAPE", "MARGIN_KNEE", "POISSON", "PoissonLBM", "RATE_FLOOR"]
 
+#: The knee of a fitted Poisson design's path (:mod:`lbm_bench.models.block_path`).
+MARGIN_KNEE = 0.5
 #: Default standard deviation of the log effects (log-normal, normalised to mean one).
 EFFECTS_SPREAD = 0.3
 #: Estimated block rates are floored at this value.
@@ -235,6 +237,9 @@ class PoissonOptions(Options):
 
 class PoissonDesigns(Designs):
     uses_dispersion = False
+    #: A fitted design keeps its classes' totals down to half its scale (its degrees: row and
+    #: column sums of counts are mostly the classes' margins), only their interaction moving.
+    path_knee = MARGIN_KNEE
 
     def draw_pattern(
         self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any]

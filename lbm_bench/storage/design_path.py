@@ -3,8 +3,10 @@
 A table generated from a design fitted to a user's table (:func:`lbm_bench.fit_design`,
 :mod:`lbm_bench.models.block_path`) stores the path its scale moved along,
 ``params/design/path_natural`` (n_stats, g, m) and ``params/design/path_centre``
-(n_stats,), so that a loaded table's ``design.model(scale)`` is its ``model``; and a
-table generated from a design file names it by its SHA-256, ``params/design@digest``.
+(n_stats,), and the knee from which up it keeps the classes' margins,
+``params/design/path_knee`` (shape (1,); absent: the straight line), so that a loaded table's
+``design.model(scale)`` is its ``model``; and a table generated from a design file names
+it by its SHA-256, ``params/design@digest``.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ import numpy as np
 
 from lbm_bench.models.block_path import BlockPath
 
-__all__ = ["PATH_DATASETS", "design_path_layout", "read_design_path"]
+__all__ = ["PATH_DATASETS", "PATH_KNEE", "design_path_layout", "read_design_path"]
 
-#: The datasets of a fitted design's path, stored together or not at all.
+#: The datasets of a fitted design's path, stored together or not at all...
 PATH_DATASETS = ("params/design/path_natural", "params/design/path_centre")
+#: ... and the knee of a path that keeps the classes' margins (absent: the straight line).
+PATH_KNEE = "params/design/path_knee"
 
 
 def design_path_layout(design: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -27,6 +31,8 @@ def design_path_layout(design: Any) -> tuple[dict[str, np.ndarray], dict[str, An
     if design.path is not None:
         datasets = dict(zip(PATH_DATASETS, (np.asarray(design.path.natural, dtype=np.float64),
                                             np.asarray(design.path.centre, dtype=np.float64)), strict=True))
+        if design.path.knee is not None:
+            datasets[PATH_KNEE] = np.array([design.path.knee], dtype=np.float64)
     if design.digest is not None:
         attrs["digest"] = design.digest
     return datasets, attrs
@@ -50,8 +56,14 @@ def read_design_path(reader: Any) -> dict[str, Any] | bool:
     natural, centre = (reader.dataset(path) for path in PATH_DATASETS)
     if natural is None or centre is None:
         return False
+    knee = None
+    if reader.has_dataset(PATH_KNEE):
+        knee = reader.dataset(PATH_KNEE)
+        if knee is None:
+            return False
+        knee = float(knee[0])
     try:
-        out["path"] = BlockPath(natural, centre)
+        out["path"] = BlockPath(natural, centre, knee)
     except ValueError as exc:
         reader.problem(f"params/design/path_natural or path_centre: {exc}")
         return False

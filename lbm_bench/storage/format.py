@@ -139,9 +139,11 @@ MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
     4: ("params/design@density",),
     # 1.5: a design fitted to a table (issue 34, docs/design-files.md): the natural parameters
     # its scale moves along (scale 1: the fitted model; scale 0: the table's overall level),
-    # and the SHA-256 of the design file it was read from, so that a loaded table's
+    # the knee from which up it keeps the classes' margins (absent: the straight line), and the
+    # SHA-256 of the design file it was read from, so that a loaded table's
     # ``design.model(scale)`` is its ``model`` and the table names its design file.
-    5: ("params/design/path_natural", "params/design/path_centre", "params/design@digest"),
+    5: ("params/design/path_natural", "params/design/path_centre", "params/design/path_knee",
+        "params/design@digest"),
 }
 #: Version written by the writer: the newest known minor.
 FORMAT_VERSION = f"{MAJOR}.{max(MINOR_VERSIONS)}"
@@ -318,6 +320,7 @@ DATASETS: dict[str, DatasetSpec] = {
     # 1.5, a fitted design: its path's natural parameters (n_stats, g, m) and centre (n_stats,)
     "params/design/path_natural": DatasetSpec((None, "g", "m"), "f"),
     "params/design/path_centre": DatasetSpec((None,), "f"),
+    "params/design/path_knee": DatasetSpec((1,), "f"),  # the scale from which up it keeps the margins
 }
 #: Shapes of the optional EFFECTS (in ``params/`` and ``params/design/``).
 _EFFECT_SHAPES = {"row_effects": ("n_rows",), "col_effects": ("n_cols",)}

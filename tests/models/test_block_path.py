@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lbm_bench.models.block_path import BlockPath
+from lbm_bench.models.block_path import BlockPath, interaction_of
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.registry import FAMILIES
 
@@ -101,3 +101,64 @@ def test_mean_statistics_are_the_gradient_of_the_log_partition(family):
     np.testing.assert_allclose(model.mean_statistics, gradient, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(model.expected_statistics(),
                                np.einsum("k,skl,l->s", [0.6, 0.4], model.mean_statistics, [0.5, 0.5]))
+
+
+#: Families whose margins a knee keeps (a Gaussian's second moments by class are not always
+#: reachable by shifts of its natural parameters: no Gaussian design declares a knee).
+KNEE_FAMILIES = [f for f in FAMILIES if f.kind != "gaussian"]
+
+
+def _knee_design(family, knee=0.5):
+    model, centre, _ = _design(family)
+    if family.kind == "poisson":  # MODELS' rates are rank one: no interaction
+        model = family.model([0.6, 0.4], [0.5, 0.5], rates=[[1.0, 4.0], [3.0, 0.5]])
+    first = model.block_parameters()[family.storage.parameter_names[0]]
+    return model, ModelDesign(family, [0.6, 0.4], [0.5, 0.5], first, np.ones((2, 2)),
+                              path=BlockPath.of(model, centre, knee))
+
+
+def _margins(model):
+    means = model.mean_statistics
+    return (np.einsum("skl,l->sk", means, model.col_proportions),
+            np.einsum("k,skl->sl", model.row_proportions, means))
+
+
+@pytest.mark.parametrize("family", KNEE_FAMILIES, ids=lambda f: f.kind)
+def test_from_the_knee_up_the_classes_margins_are_kept_and_only_the_interaction_moves(family):
+    model, design = _knee_design(family)
+    gamma = interaction_of(model.natural_parameters, model.row_proportions, model.col_proportions)[1]
+    assert np.abs(gamma).max() > 0.1
+    for scale in (0.5, 0.6, 0.9, 1.5):
+        moved = design.model(scale)
+        for kept, fitted in zip(_margins(moved), _margins(model), strict=True):
+            np.testing.assert_allclose(kept, fitted, rtol=1e-8)
+        moved_gamma = interaction_of(moved.natural_parameters, moved.row_proportions, moved.col_proportions)[1]
+        np.testing.assert_allclose(moved_gamma, (scale - 0.5) / 0.5 * gamma, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", KNEE_FAMILIES, ids=lambda f: f.kind)
+def test_below_the_knee_the_knees_blocks_go_straight_to_the_level(family):
+    """Below the knee the path is continuous at it, keeps the table's level, and reaches one level."""
+    model, design = _knee_design(family)
+    at_knee = design.model(0.5).natural_parameters
+    np.testing.assert_allclose(design.model(0.5 - 1e-9).natural_parameters, at_knee, atol=1e-6)
+    for scale in (0.05, 0.25, 0.45):
+        np.testing.assert_allclose(design.model(scale).expected_statistics(), model.expected_statistics(), rtol=1e-8)
+    eta = design.model(1e-9).natural_parameters
+    np.testing.assert_allclose(eta, np.broadcast_to(eta[:, :1, :1], eta.shape), atol=1e-6)
+    np.testing.assert_allclose(design.model(1.0).natural_parameters, model.natural_parameters, rtol=1e-12)
+
+
+def test_blocks_without_interaction_take_the_straight_line():
+    """Classes that differ only by their totals (rank-one rates) have no interaction to move: the
+    knee would be a stretch of equal risk, so the path is the straight line."""
+    family = next(f for f in FAMILIES if f.kind == "poisson")
+    model = family.model([0.6, 0.4], [0.5, 0.5], rates=np.outer([1.0, 3.0], [0.5, 2.0]))
+    assert BlockPath.of(model, family.model([1.0], [1.0], rates=[[2.0]]), 0.5).knee is None
+    with pytest.raises(ValueError, match=r"knee must lie in \(0, 1\)"):
+        BlockPath(model.natural_parameters, np.zeros(1), 1.0)
+
+
+def test_poisson_designs_keep_their_margins_and_the_others_go_straight():
+    assert {f.kind: f.designs.path_knee for f in FAMILIES} == {
+        "gaussian": None, "poisson": 0.5, "bernoulli": None, "categorical": None}

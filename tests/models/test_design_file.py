@@ -56,11 +56,11 @@ def test_a_design_with_effects_and_block_missing_rates(tmp_path):
 
 
 BAD_EDITS = [
-    (lambda t: t.replace('format = "lbm-bench-design/1.0"', 'format = "lbm-bench-design/2.0"'),
+    (lambda t: t.replace('format = "lbm-bench-design/1.1"', 'format = "lbm-bench-design/2.0"'),
      "format 2.0 is newer than this lbm-bench reads"),
-    (lambda t: t.replace('format = "lbm-bench-design/1.0"', 'format = "lbm-bench-design/1.7"'),
+    (lambda t: t.replace('format = "lbm-bench-design/1.1"', 'format = "lbm-bench-design/1.7"'),
      "newer than this lbm-bench reads"),
-    (lambda t: t.replace('format = "lbm-bench-design/1.0"', 'format = "something"'), "format must be"),
+    (lambda t: t.replace('format = "lbm-bench-design/1.1"', 'format = "something"'), "format must be"),
     (lambda t: t.replace('kind = "poisson"', 'kind = "beta"'), "kind must be one of"),
     (lambda t: _replace_line(t, "row_proportions", "row_proportions = [0.5, 0.6]"), "must sum to one"),
     (lambda t: _replace_line(t, "row_proportions", "row_proportions = [0.5, 0.25, 0.25]"), "must have shape (2,)"),
@@ -70,6 +70,9 @@ BAD_EDITS = [
     (lambda t: t.replace("[source]\n", "[sauce]\n"), "unknown key sauce"),
     (lambda t: t + "\n[[[", "not a TOML design file"),
     (lambda t: _replace_line(t, "shape", 'shape = [80, "x"]'), "source.shape must be two positive integers"),
+    (lambda t: _replace_line(t, "path_knee", "path_knee = 1.5"), "design.path_knee must lie in (0, 1)"),
+    (lambda t: t.replace('format = "lbm-bench-design/1.1"', 'format = "lbm-bench-design/1.0"'),
+     "design.path_knee is a format 1.1 key"),
 ]
 
 
@@ -101,3 +104,17 @@ def test_only_fitted_designs_are_written(tmp_path):
     with pytest.raises(ValueError, match="only a fitted design"):
         replace(fitted, file=record).save(tmp_path / "x.toml")
     assert not (tmp_path / "x.toml").exists()
+
+
+def test_a_version_1_0_file_reads_as_the_straight_path(tmp_path):
+    """A 1.0 file (no ``design.path_knee``) keeps its meaning: the straight line; a 1.1 Poisson
+    design keeps the classes' margins from its knee up."""
+    path = tmp_path / "design.toml"
+    fitted = _fitted("poisson")
+    fitted.save(path)
+    text = path.read_text()
+    assert fitted.design.path.knee == 0.5 and "path_knee = 0.5" in text
+    assert read_design_file(path).design.path.knee == 0.5
+    old = "\n".join(line for line in text.splitlines() if not line.startswith("path_knee"))
+    path.write_text(old.replace('format = "lbm-bench-design/1.1"', 'format = "lbm-bench-design/1.0"'))
+    assert read_design_file(path).design.path.knee is None

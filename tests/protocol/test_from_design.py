@@ -23,12 +23,13 @@ SOURCES = {
 
 #: Largest row- and column-mean KS statistics of the tables generated at 5%, 10% and 20% against
 #: their source (seeded: measured 0.05-0.07 and 0.07-0.11 for sparse Bernoulli, 0.09-0.10 and
-#: 0.10-0.12 Gaussian, 0.29-0.32 and 0.46-0.47 Poisson; before the path kept the level, 0.16-0.17
-#: and 0.21-0.23, 0.19-0.26 and 0.20-0.26, 0.31-0.35 and 0.51). The Poisson source's column
-#: classes differ in level (1.5 and 2.8 a count): at these scales their levels are closer, which
-#: the level kept does not undo. Categorical row means of codes are not degrees: its tables keep
-#: the source's category shares instead (within 0.03).
-KS_TOLERANCE = {"bernoulli-sparse": (0.12, 0.15), "gaussian": (0.15, 0.16), "poisson": (0.36, 0.5)}
+#: 0.10-0.12 Gaussian, Poisson 0.16/0.16/0.21 and 0.15/0.25/0.36; on the straight path, which
+#: shrank the classes' totals too, Poisson was 0.29-0.32 and 0.46-0.47). The Poisson source's
+#: column classes differ in level (1.5 and 2.8 a count): their totals alone give a floor below
+#: 5%, so at 10% and 20% the path is below its knee and their levels come closer.
+#: Categorical row means of codes are not degrees: its tables keep the source's category shares
+#: instead (within 0.03).
+KS_TOLERANCE = {"bernoulli-sparse": (0.12, 0.15), "gaussian": (0.15, 0.16), "poisson": (0.25, 0.4)}
 
 
 def _source(name, missing=0.0):
@@ -89,6 +90,31 @@ def test_the_fitted_model_draws_degrees_like_the_source(name):
     redrawn = model.table_from_noise(model.draw_noise(150, 100, rng=np.random.default_rng(9)), rows, cols)
     ks = degree_ks(source, redrawn)
     assert ks["rows"] < 0.2 and ks["cols"] < 0.25, ks
+
+
+def _source_with_effects():
+    """150x100 counts of a known Poisson design with row and column effects (log-normal, sd 0.5)."""
+    rng = np.random.default_rng(0)
+    mu, nu = rng.lognormal(0, 0.5, 150), rng.lognormal(0, 0.5, 100)
+    model = get_family("poisson").model([0.6, 0.4], [0.5, 0.5], [[0.5, 4.0], [3.0, 1.0]], mu / mu.mean(),
+                                        nu / nu.mean())
+    return model.sample(150, 100, rng=rng)[0]
+
+
+def test_a_table_like_a_poisson_source_with_effects_keeps_its_degrees():
+    """At 10%, a table generated from the design fitted to a Poisson source with row and column
+    effects has row and column means like the source's: KS statistics at most 0.12 and 0.2.
+    Measured over seeds 1-6: rows 0.067-0.093, columns 0.08-0.15 (the classes' margins kept,
+    only their interaction shrunk); on the straight path (every block towards the level) rows
+    0.107-0.18 and columns 0.15-0.22 at the same seeds."""
+    X = _source_with_effects()
+    fitted = fit_design(X, (3, 3), kind="poisson", certify=False, rng=0)
+    assert fitted.effects_kept and fitted.design.path.knee == 0.5
+    table = generate_table(design=fitted.design, n_rows=150, n_cols=100, target_risk=0.1, n_samples=300,
+                           tolerance=0.02, rng=3)
+    assert abs(table.bayes_risk.risk - 0.1) <= 0.02
+    ks = degree_ks(X, table.data)
+    assert ks["rows"] <= 0.12 and ks["cols"] <= 0.2, ks
 
 
 def test_missing_entries_are_kept(tmp_path):
@@ -158,10 +184,12 @@ def test_tables_like_the_digits_keep_their_degrees():
     """The real example (docs/design-files.md): scikit-learn's digits fitted at 8x8 (seed 2012) and
     tables generated at 10% as `lbm-bench generate --design` does, at three seeds: on target, the
     level (mean count) within 20% of the source's, and the median KS of their row and column means
-    against the source's under 0.45 and 0.3. Measured on seeds 2012-2017: rows 0.07-0.44 (median
-    0.32), columns 0.17-0.28, the mean count 4.2-5.6 against 4.88 (a row's effect, fitted within its
-    class, meets a class drawn afresh); 0.72 and 0.36 when the path's straight line in log rates
-    lowered the level by a fifth."""
+    against the source's under 0.45 and 0.2. Measured with the classes' margins kept (the path's
+    knee) on seeds 2012-2015: rows 0.08, 0.34, 0.79 and 0.08, columns 0.14, 0.16, 0.22 and 0.17, the
+    mean count 4.94, 5.43, 3.56 and 4.87 against 4.88 (the row means follow the draw of the 64
+    columns' labels: docs/design-files.md);
+    on the straight path with the level kept, seeds 2012-2017: rows 0.07-0.44 (median 0.32),
+    columns 0.17-0.28; 0.72 and 0.36 when the straight line lowered the level by a fifth."""
     load_digits = pytest.importorskip("sklearn.datasets").load_digits
     X = load_digits().data.astype(np.int64)
     fitted = fit_design(X, (8, 8), certify=False, rng=2012)
@@ -173,4 +201,4 @@ def test_tables_like_the_digits_keep_their_degrees():
         ks = degree_ks(X, table.data)
         rows.append(ks["rows"])
         cols.append(ks["cols"])
-    assert np.median(rows) < 0.45 and np.median(cols) < 0.3, (rows, cols)
+    assert np.median(rows) < 0.45 and np.median(cols) < 0.2, (rows, cols)

@@ -7,7 +7,7 @@ import pytest
 
 from lbm_bench import fit_design, generate_table, get_family, load_table, save_table
 from lbm_bench.storage import check_file
-from lbm_bench.storage.design_path import PATH_DATASETS
+from lbm_bench.storage.design_path import PATH_DATASETS, PATH_KNEE
 
 
 @pytest.fixture(scope="module")
@@ -59,3 +59,23 @@ def test_damaged_paths_are_reported(fitted_file, tmp_path, damage, message):
         damage(f)
     problems = check_file(copy)
     assert any(message in problem for problem in problems), problems
+
+
+def test_a_path_with_a_knee_reads_back_with_it(tmp_path):
+    """A Poisson design's path keeps its classes' margins from its knee up: the table stores the
+    knee (params/design/path_knee), so that the loaded design's model at the table's scale is its
+    model; a knee outside (0, 1) is reported."""
+    X, _, _ = get_family("poisson").model([0.6, 0.4], [0.5, 0.5], [[0.5, 4.0], [3.0, 1.0]]).sample(80, 60, rng=0)
+    fitted = fit_design(X, (3, 3), certify=False, rng=0)
+    assert fitted.design.path.knee == 0.5
+    table = generate_table(design=fitted.design, n_rows=80, n_cols=60, target_risk=0.1, n_samples=200,
+                           tolerance=0.03, rng=1)
+    save_table(table, tmp_path / "t.h5")
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        np.testing.assert_array_equal(f[PATH_KNEE][()], [0.5])
+    back = load_table(tmp_path / "t.h5")
+    assert back.design.path.knee == 0.5
+    np.testing.assert_allclose(back.design.model(back.scale).rates, back.model.rates, rtol=1e-9)
+    with h5py.File(tmp_path / "t.h5", "r+") as f:
+        f[PATH_KNEE][...] = [1.5]
+    assert any("knee must lie in (0, 1)" in problem for problem in check_file(tmp_path / "t.h5"))

@@ -102,7 +102,7 @@ def _present(condition: str, table: Table) -> bool:
 
 def test_doc_tables_parse() -> None:
     items = documented_items()
-    assert len(items) == 108 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
+    assert len(items) == 109 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
     assert documented_data_dtypes() == {k: fmt.data_dtype(k) for k in family_names()}
     for kind in family_names():
         documented_blocks = {
