@@ -276,8 +276,7 @@ def _add_build(sub) -> None:
                    help="release spec (TOML), e.g. repository/mini.toml; or a release's spec.toml, folder or "
                    "manifest.json, to rebuild it")
     p.add_argument("--out", required=True, type=Path, help="output directory")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="parallel workers, shared by the tables and the chains of large tables (default 1)")
+    p.add_argument("--jobs", type=int, default=1, help="workers, also for large tables' chains (default 1)")
     p.add_argument("--backend", choices=["loky", "dask"], default="loky")
     p.add_argument("--scheduler", default=None, help="Dask scheduler address (default: a local cluster)")
     p.add_argument("--fail-fast", action="store_true", help="stop at the first failed table")

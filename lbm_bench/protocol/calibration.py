@@ -43,7 +43,6 @@ baseline. Both are in :mod:`lbm_bench.protocol.scale_search`.
 from __future__ import annotations
 
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -53,11 +52,8 @@ from lbm_bench._docstrings import fill_doc
 from lbm_bench._seeds import child_seed, draw_seed
 from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_positive_float
-from lbm_bench.inference.classifier import alternate, best_of_starts, initial_column_labels
-from lbm_bench.inference.engine import Sweeper
-from lbm_bench.inference.floor import floor_risk
 from lbm_bench.models.design import ModelDesign, random_design
-from lbm_bench.models.missing import MaskNoise, mask_table
+from lbm_bench.models.missing import MaskNoise
 from lbm_bench.models.observed import EntryFamily
 from lbm_bench.protocol.request import CRITERIA, TableRequest, request_from_arguments
 from lbm_bench.protocol.scale_search import (
@@ -68,8 +64,16 @@ from lbm_bench.protocol.scale_search import (
 )
 from lbm_bench.protocol.separation import check_target
 from lbm_bench.protocol.settings import GenerationSettings
-from lbm_bench.protocol.short_run import short_runs
 from lbm_bench.protocol.table import CalibrationResult
+from lbm_bench.protocol.table_draws import (
+    draw_labels,
+    draw_mask_noise,
+    draw_noise,
+    draw_table,
+    keep_draws,
+    worker_draws,
+)
+from lbm_bench.protocol.table_risks import BATCH_STATISTICS, classifier_labels, short_run_floors
 
 __all__ = [
     "BATCH_BYTES",
@@ -181,16 +185,16 @@ class CommonRandomNumbers:
     def table_labels(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         """Generating labels ``(z, w)`` of table ``t``."""
         if t not in self._labels:
-            self._labels[t] = _draw_labels(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
+            self._labels[t] = draw_labels(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
         return self._labels[t]
 
     def noise(self, t: int) -> np.ndarray:
         """Noise of table ``t``, ndarray of shape (n_rows, n_cols)."""
-        return self._cached(self._noise, t, _draw_noise)
+        return self._cached(self._noise, t, draw_noise)
 
     def mask_noise(self, t: int) -> MaskNoise | None:
         """The mask's randomness of table ``t`` (None for complete tables)."""
-        return None if self.design.missing is None else self._cached(self._masks, t, _draw_mask_noise)
+        return None if self.design.missing is None else self._cached(self._masks, t, draw_mask_noise)
 
     def _cached(self, cache: dict, t: int, draw: Callable) -> Any:
         """What ``draw`` draws for table ``t`` from its seed, kept in ``cache`` for the first
@@ -245,7 +249,7 @@ class CommonRandomNumbers:
         model = self.design.model(scale)
         probs = self.design.missing_probs(scale)
         values = [
-            _BATCH_STATISTICS[statistic](
+            BATCH_STATISTICS[statistic](
                 model, [self.table_labels(t) for t in batch], [self.noise(t) for t in batch],
                 [self.table_seeds[t] for t in batch], n_init, self.incremental,
                 missing=None if probs is None else ([self.mask_noise(t) for t in batch], probs),
@@ -288,63 +292,6 @@ def _channels(design: ModelDesign) -> int:
     return EntryFamily(design.model(1.0), design.missing is not None).n_stats
 
 
-def _draw_labels(design, n_rows, n_cols, table_seed):
-    rng = np.random.default_rng(child_seed(table_seed, 0))
-    return design.model(1.0).sample_labels(n_rows, n_cols, rng=rng)
-
-
-def _draw_noise(design, n_rows, n_cols, table_seed):
-    rng = np.random.default_rng(child_seed(table_seed, 1))
-    return design.model(1.0).draw_noise(n_rows, n_cols, rng=rng)
-
-
-def _draw_mask_noise(design, n_rows, n_cols, table_seed):
-    rng = np.random.default_rng(child_seed(table_seed, 4))
-    return MaskNoise(n_rows, n_cols, design.missing, design.density is not None, rng=rng)
-
-
-#: What a worker process drew for the calibration's tables (labels, noise, mask noise), by
-#: ``(token, table seed's spawn key)``, oldest first, and the bytes it holds: kept across the
-#: scales of a calibration (the tables are the same at every scale) within the budget the
-#: parent gives (:meth:`CommonRandomNumbers._parallel`). Drawn again when evicted: the same
-#: draws from the same seeds, so what is kept changes no result.
-_WORKER_DRAWS: OrderedDict[tuple[str, tuple[int, ...]], tuple[Any, int]] = OrderedDict()
-_WORKER_BYTES = [0]
-
-
-def _draws_nbytes(draws) -> int:
-    """Bytes held by a table's draws (a sparse noise counts the bands drawn so far)."""
-    (z, w), noise, mask = draws
-    return int(z.nbytes + w.nbytes + noise.nbytes + (0 if mask is None else mask.nbytes))
-
-
-def _worker_draws(design, n_rows, n_cols, seed, token):
-    """A table's labels, noise and mask noise in a worker: the kept ones, or drawn from its seed."""
-    key = (token, tuple(seed.spawn_key))
-    if key in _WORKER_DRAWS:
-        _WORKER_DRAWS.move_to_end(key)
-        return _WORKER_DRAWS[key][0]
-    mask = None if design.missing is None else _draw_mask_noise(design, n_rows, n_cols, seed)
-    return (_draw_labels(design, n_rows, n_cols, seed), _draw_noise(design, n_rows, n_cols, seed), mask)
-
-
-def _keep_draws(token, seed, draws, budget: int) -> None:
-    """Keep a table's draws in this worker (after use: a sparse noise has drawn its bands),
-    the oldest evicted beyond ``budget`` bytes; a table larger than the budget is not kept."""
-    key = (token, tuple(seed.spawn_key))
-    old = _WORKER_DRAWS.pop(key, None)
-    if old is not None:
-        _WORKER_BYTES[0] -= old[1]
-    size = _draws_nbytes(draws)
-    if size > budget:
-        return
-    while _WORKER_DRAWS and _WORKER_BYTES[0] + size > budget:
-        _, (_, evicted) = _WORKER_DRAWS.popitem(last=False)
-        _WORKER_BYTES[0] -= evicted
-    _WORKER_DRAWS[key] = (draws, size)
-    _WORKER_BYTES[0] += size
-
-
 def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch_bytes, seeds, cache=None):
     """A statistic of the tables of ``seeds`` in a worker process (BLAS on one thread so that
     workers do not oversubscribe). Labels and noise come from the seeds; with ``cache``
@@ -356,127 +303,20 @@ def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch
         for s in range(0, len(seeds), per_batch):
             batch = seeds[s:s + per_batch]
             if cache is None:
-                draws = [(_draw_labels(design, n_rows, n_cols, seed), _draw_noise(design, n_rows, n_cols, seed),
-                          None if design.missing is None else _draw_mask_noise(design, n_rows, n_cols, seed))
-                         for seed in batch]
+                draws = [draw_table(design, n_rows, n_cols, seed) for seed in batch]
             else:
-                draws = [_worker_draws(design, n_rows, n_cols, seed, cache[0]) for seed in batch]
+                draws = [worker_draws(design, n_rows, n_cols, seed, cache[0]) for seed in batch]
             labels = [d[0] for d in draws]
             noise = [d[1] for d in draws]
             missing = None
             if design.missing is not None:
                 missing = ([d[2] for d in draws], design.missing_probs(scale))
-            out.append(_BATCH_STATISTICS[statistic](model, labels, noise, batch, n_init, incremental,
+            out.append(BATCH_STATISTICS[statistic](model, labels, noise, batch, n_init, incremental,
                                                     missing=missing))
             if cache is not None:
                 for seed, d in zip(batch, draws, strict=True):
-                    _keep_draws(cache[0], seed, d, cache[1])
+                    keep_draws(cache[0], seed, d, cache[1])
         return np.concatenate(out)
-
-
-def _tables(model, labels, noise, missing=None) -> list:
-    """The tables of a batch; with ``missing`` (the tables' mask noise and the blocks' missing
-    probabilities), each with its mask (:class:`~lbm_bench.models.data.TableData`)."""
-    # a list: sparse tables (scipy.sparse) cannot be stacked; Sweeper stacks dense ones
-    tables = [model.table_from_noise(e, z, w) for e, (z, w) in zip(noise, labels, strict=True)]
-    if missing is None:
-        return tables
-    masks, probs = missing
-    return [mask_table(X, mask, probs, z, w, copy=False)
-            for X, mask, (z, w) in zip(tables, masks, labels, strict=True)]
-
-
-def _batch_errors(model, labels, noise, seeds, n_init, incremental, missing=None) -> np.ndarray:
-    """Apparent errors of one batch of tables: the MAP sees the tables only (their observed
-    entries; :func:`classifier_labels`); the generating ``labels`` only score it."""
-    tables = _tables(model, labels, noise, missing)
-    found = classifier_labels(model, tables, seeds, n_init, incremental=incremental)
-    errors = np.empty(len(seeds))
-    for b, ((z0, w0), (rows, cols)) in enumerate(zip(labels, found, strict=True)):
-        row = np.mean(rows != z0)
-        col = np.mean(cols != w0)
-        errors[b] = row + col - row * col
-    return errors
-
-
-def _batch_floors(model, labels, noise, seeds, n_init, incremental, missing=None) -> np.ndarray:
-    """Short-run floors of one batch of tables (:func:`short_run_floors`): the generating
-    ``labels`` build the tables (with their masks of missing entries) and start their chains."""
-    return short_run_floors(model, _tables(model, labels, noise, missing), labels, seeds)
-
-
-_BATCH_STATISTICS = {"error": _batch_errors, "floor": _batch_floors}
-
-
-def classifier_labels(
-    model: Any,
-    tables: np.ndarray,
-    seeds: Sequence[np.random.SeedSequence],
-    n_init: int,
-    *,
-    incremental: bool = True,
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The X-only MAP of the calibration on a stack of tables.
-
-    Parameters
-    ----------
-    model : LatentBlockModel
-    tables : ndarray of shape (B, n_rows, n_cols), or a list of B tables (dense or scipy.sparse,
-        or :class:`~lbm_bench.models.data.TableData` with their missing entries)
-    seeds : sequence of B SeedSequence
-        Each table's seed: child 2 draws its MAP's random starts. Nothing else
-        (no labels, no other scale) enters.
-    n_init : int
-        Random starts of the MAP.
-    incremental : bool, default=True
-        Update the block sums for the labels that changed.
-
-    Returns
-    -------
-    list of (rows, cols)
-    """
-    sweeper = Sweeper(model, tables)
-    start_rngs = [np.random.default_rng(child_seed(seed, 2)) for seed in seeds]
-    w0 = initial_column_labels(sweeper, n_init, start_rngs)
-    z, w, _, _ = alternate(sweeper, w0, incremental=incremental)
-    best, _ = best_of_starts(sweeper, z, w, base_measure=False)
-    return [(z[b, best[b]], w[b, best[b]]) for b in range(len(seeds))]
-
-
-def short_run_floors(
-    model: Any,
-    tables: Any,
-    labels: Sequence[tuple[np.ndarray, np.ndarray]],
-    seeds: Sequence[np.random.SeedSequence],
-) -> np.ndarray:
-    """The floor of each calibration table, estimated by a short Gibbs run (``criterion="bayes"``).
-
-    One short run per table (:func:`~lbm_bench.protocol.short_run.short_runs`:
-    ``SHORT_RUN_SAMPLES`` sets in ``SHORT_RUN_CHAINS`` chains started at the table's
-    generating labels, an exact posterior draw, so no burn-in), and the cross-fitted
-    floor of its sets (:func:`~lbm_bench.inference.floor.floor_risk`: the certificate's
-    estimator, its descent started from the sets' marginal modes and from sets). The
-    generating labels only start the chains; no MAP is needed.
-
-    Parameters
-    ----------
-    model : LatentBlockModel
-    tables : ndarray of shape (B, n_rows, n_cols), or a list of B tables
-        (arrays, scipy.sparse, or :class:`~lbm_bench.models.data.TableData` with their
-        missing entries)
-    labels : sequence of B (z0, w0)
-        Each table's generating labels.
-    seeds : sequence of B SeedSequence
-        Each table's seed: child 3 draws its run.
-
-    Returns
-    -------
-    ndarray of shape (B,)
-    """
-    rngs = [np.random.default_rng(child_seed(seed, 3)) for seed in seeds]
-    runs = short_runs(Sweeper(model, tables), labels, rngs)
-    g, m = model.block_shape
-    return np.array([floor_risk(run, n_row_clusters=g, n_col_clusters=m).risk for run in runs])
 
 
 def _missing_of(item: Any) -> tuple[float, str]:

@@ -56,8 +56,9 @@ def measure(kind: str, n: int, d: int, g: int, m: int, risk: float, n_tables: in
     import numpy as np
 
     from lbm_bench import floor_certificate, gibbs_labels, random_design
-    from lbm_bench.protocol.calibration import CommonRandomNumbers, _tables, classifier_labels, short_run_floors
+    from lbm_bench.protocol.calibration import CommonRandomNumbers
     from lbm_bench.protocol.separation import first_guess
+    from lbm_bench.protocol.table_risks import batch_tables, classifier_labels, short_run_floors
 
     design = random_design(kind, g, m, rng=1)
     scale = first_guess(design, n, d, risk)[0]
@@ -68,11 +69,11 @@ def measure(kind: str, n: int, d: int, g: int, m: int, risk: float, n_tables: in
     for t in range(n_tables):
         labels, seed, noise = crn.table_labels(t), crn.table_seeds[t], crn.noise(t)
         start = time.process_time()  # as the calibration: the table, then its MAP
-        tables = _tables(model, [labels], [noise])
+        tables = batch_tables(model, [labels], [noise])
         found = classifier_labels(model, tables, [seed], 10)[0]
         cpu_apparent += time.process_time() - start
         start = time.process_time()  # the table, then its short run and floor
-        short = short_run_floors(model, _tables(model, [labels], [noise]), [labels], [seed])[0]
+        short = short_run_floors(model, batch_tables(model, [labels], [noise]), [labels], [seed])[0]
         cpu_short += time.process_time() - start
         X, (z0, w0) = tables[0], labels
         row, col = np.mean(found[0] != z0), np.mean(found[1] != w0)

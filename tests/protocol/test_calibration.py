@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from lbm_bench import calibrate_scale, floor_certificate, gibbs_labels, random_design
-from lbm_bench._seeds import child_seed
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.protocol.calibration import (
     CommonRandomNumbers,
@@ -155,38 +154,6 @@ def test_exact_sums_needs_integer_statistics_below_two_to_the_53():
     assert not exact_sums(Sweeper(effects, [np.arange(12).reshape(4, 3)]))  # exposures: not integers
 
 
-@pytest.mark.parametrize("density", [None, 0.2])
-def test_workers_keep_their_tables_across_scales_within_their_budget(density):
-    """A worker keeps the labels and noise of a calibration's tables (by its token) across
-    scales: the statistics are those of tables drawn afresh, the bytes kept stay within the
-    budget, and a table larger than the budget is drawn again at every scale."""
-    from lbm_bench.protocol import calibration as cal
-
-    options = {} if density is None else {"density": density}
-    design = random_design("bernoulli", 2, 2, rng=9, **options)
-    crn = CommonRandomNumbers(design, 30, 20, 4, np.random.SeedSequence(10), criterion="bayes")
-    seeds = crn.table_seeds
-    args = ("floor", design, 30, 20)
-    cal._WORKER_DRAWS.clear()
-    cal._WORKER_BYTES[0] = 0
-    for scale in (0.5, 1.5, 0.5):
-        fresh = cal._worker(*args, scale, 3, True, cal.BATCH_BYTES, seeds)
-        kept = cal._worker(*args, scale, 3, True, cal.BATCH_BYTES, seeds, (crn.token, 10**6))
-        assert np.array_equal(fresh, kept)
-        assert np.array_equal(kept, crn.floors(scale, 3))
-    assert [key[0] for key in cal._WORKER_DRAWS] == [crn.token] * 4
-    assert cal._WORKER_BYTES[0] == sum(size for _, size in cal._WORKER_DRAWS.values())
-    one_table = cal._draws_nbytes(cal._WORKER_DRAWS[(crn.token, tuple(seeds[0].spawn_key))][0])
-    other = CommonRandomNumbers(design, 30, 20, 4, np.random.SeedSequence(10), criterion="bayes")
-    cal._worker(*args, 0.5, 3, True, cal.BATCH_BYTES, seeds[:2], (other.token, 3 * one_table))
-    assert cal._WORKER_BYTES[0] <= 3 * one_table  # the oldest evicted
-    assert [key[0] for key in cal._WORKER_DRAWS][-2:] == [other.token] * 2
-    cal._worker(*args, 0.5, 3, True, cal.BATCH_BYTES, seeds[:1], ("small", 1))
-    assert all(key[0] != "small" for key in cal._WORKER_DRAWS)
-    cal._WORKER_DRAWS.clear()
-    cal._WORKER_BYTES[0] = 0
-
-
 @pytest.mark.parametrize("kind", ["gaussian", "poisson", "bernoulli"])
 def test_first_guess_is_near_the_calibrated_scale(kind):
     design = random_design(kind, 3, 3, rng=11)
@@ -303,37 +270,6 @@ def test_mean_floor_of_the_calibration_is_the_mean_certified_floor():
     difference = short - floors
     se = difference.std(ddof=1) / math.sqrt(n_tables)
     assert abs(difference.mean()) <= 3 * se + 0.004, (difference.mean(), se)
-
-
-def test_short_run_floor_uses_the_generating_labels_as_chain_starts_only(monkeypatch):
-    """The guard for criterion "bayes": the generating labels start the short run's chains (an
-    exact posterior draw given X) and nothing else; the floor's descent gets the sets alone
-    (no starts), so it depends on X and the run's own uniforms only."""
-    import lbm_bench.protocol.calibration as calibration
-    import lbm_bench.protocol.short_run as short_run
-
-    design = random_design("gaussian", 2, 2, rng=4)
-    model = design.model(0.6)
-    X, z0, w0 = model.sample(30, 25, rng=5)
-    seed = np.random.SeedSequence(6)
-    seen = {}
-    real_runs, real_floor = short_run.short_runs, calibration.floor_risk
-
-    def spy_runs(sweeper, labels, rngs, **options):
-        seen["labels"] = labels
-        return real_runs(sweeper, labels, rngs, **options)
-
-    def spy_floor(samples, **options):
-        seen["floor options"] = options
-        return real_floor(samples, **options)
-
-    monkeypatch.setattr(calibration, "short_runs", spy_runs)
-    monkeypatch.setattr(calibration, "floor_risk", spy_floor)
-    value = short_run_floors(model, X[None], [(z0, w0)], [seed])[0]
-    assert seen["labels"][0][0] is z0 and seen["labels"][0][1] is w0
-    assert set(seen["floor options"]) == {"n_row_clusters", "n_col_clusters"}  # no starts
-    run = real_runs(Sweeper(model, X[None]), [(z0, w0)], [np.random.default_rng(child_seed(seed, 3))])[0]
-    assert value == real_floor(run, n_row_clusters=2, n_col_clusters=2).risk
 
 
 def test_calibration_record_round_trip(tmp_path):

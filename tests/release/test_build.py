@@ -13,7 +13,6 @@ import time
 import pytest
 
 from lbm_bench.release import (
-    BuildReport,
     build_release,
     load_release,
     parse_spec,
@@ -273,33 +272,6 @@ def test_cli_build_with_timings(built, spec_path, tmp_path, capsys):
     if can_draw_thumbnails():  # drawn by the workers, right after each table: timed (NaN when not drawn),
         assert all(float(r[8]) >= 0 and not math.isnan(float(r[8])) for r in rows.values())  # ms, printed 0.00
     same_bytes(out, built)
-
-
-def test_timings_by_configuration_arithmetic(tmp_path):
-    report = BuildReport(out_dir=tmp_path)
-    report.calibration_seconds = {"gaussian-30x20-2x2-r0.1": 6.0}
-    report.attempts = {"gaussian-30x20-2x2-r0.1-01": 1, "gaussian-30x20-2x2-r0.1-02": 3}
-    report.table_seconds = {
-        t: {"rejection": 1.0, "gibbs": 0.5, "floor": 0.25, "writing": 0.5, "thumbnail": 0.25} for t in report.attempts
-    }
-    (row,) = report.timings_by_configuration()
-    assert row["tables"] == 2 and row["attempts"] == 4 and row["floor"] == 0.5 and row["thumbnail"] == 0.5
-    assert row["per_kept_table"] == (6.0 + 2 * 2.5) / 2
-    total = report.format_timings().splitlines()[-1].split()
-    assert total[0] == "total" and total[-4:] == ["0.50", "1.00", "0.50", "5.50"]  # floor, write, thumb, per table
-
-
-def test_timings_without_the_floor_say_so(tmp_path):
-    """Timings of a generator that does not time the floor: '-' (unknown), not 0 s."""
-    report = BuildReport(out_dir=tmp_path)
-    report.calibration_seconds = {"gaussian-30x20-2x2-r0.1": 6.0}
-    report.attempts = {"gaussian-30x20-2x2-r0.1-01": 1}
-    report.table_seconds = {"gaussian-30x20-2x2-r0.1-01": {"rejection": 1.0, "gibbs": 0.5, "writing": 0.5}}
-    (row,) = report.timings_by_configuration()
-    assert row["floor"] != row["floor"] and row["per_kept_table"] == 8.0  # NaN, left out of the total
-    assert report.format_timings().splitlines()[-1].split()[-4:] == ["-", "0.50", "-", "8.00"]
-    report.stage_seconds = {"calibration": 6.0, "rejection": 1.0, "gibbs": 0.5, "floor": float("nan")}
-    assert "floor" not in report.summary() and "gibbs 0.5 s" in report.summary()
 
 
 def test_release_file_writers_are_called_after_the_manifest_and_checksummed(built, spec_path, tmp_path, monkeypatch):
