@@ -1,4 +1,4 @@
-"""The items of a fitted design in table files (format 1.5, docs/format.md "Fitted designs").
+"""The items of a fitted design in table files (format 1.5, the knee 1.6; docs/format.md "Fitted designs").
 
 A table generated from a design fitted to a user's table (:func:`lbm_bench.fit_design`,
 :mod:`lbm_bench.models.block_path`) stores the path its scale moved along,

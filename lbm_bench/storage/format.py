@@ -139,11 +139,13 @@ MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
     4: ("params/design@density",),
     # 1.5: a design fitted to a table (issue 34, docs/design-files.md): the natural parameters
     # its scale moves along (scale 1: the fitted model; scale 0: the table's overall level),
-    # the knee from which up it keeps the classes' margins (absent: the straight line), and the
-    # SHA-256 of the design file it was read from, so that a loaded table's
+    # and the SHA-256 of the design file it was read from, so that a loaded table's
     # ``design.model(scale)`` is its ``model`` and the table names its design file.
-    5: ("params/design/path_natural", "params/design/path_centre", "params/design/path_knee",
-        "params/design@digest"),
+    5: ("params/design/path_natural", "params/design/path_centre", "params/design@digest"),
+    # 1.6: the knee from which up a fitted design's path keeps the classes' margins (Poisson
+    # designs; absent: the straight line of 1.5), without which a 1.5 reader would rebuild
+    # another model at the table's scale.
+    6: ("params/design/path_knee",),
 }
 #: Version written by the writer: the newest known minor.
 FORMAT_VERSION = f"{MAJOR}.{max(MINOR_VERSIONS)}"

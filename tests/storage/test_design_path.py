@@ -1,5 +1,5 @@
 """lbm_bench.storage.design_path: a fitted design's path and its design file's digest in table
-files (format 1.5), and the files of random designs unchanged."""
+files (format 1.5, the knee 1.6), and the files of random designs unchanged."""
 
 import h5py
 import numpy as np
@@ -73,6 +73,7 @@ def test_a_path_with_a_knee_reads_back_with_it(tmp_path):
     save_table(table, tmp_path / "t.h5")
     with h5py.File(tmp_path / "t.h5", "r") as f:
         np.testing.assert_array_equal(f[PATH_KNEE][()], [0.5])
+        assert f.attrs["format_version"] == b"1.6"  # a 1.5 reader would rebuild the straight line
     back = load_table(tmp_path / "t.h5")
     assert back.design.path.knee == 0.5
     np.testing.assert_allclose(back.design.model(back.scale).rates, back.model.rates, rtol=1e-9)

@@ -87,6 +87,8 @@ def _present(condition: str, table: Table) -> bool:
         return table.design.density is not None
     if condition == "1.5 fitted design":
         return table.design.path is not None
+    if condition == "1.6 fitted design with a knee":
+        return table.design.path is not None and table.design.path.knee is not None
     if condition == "1.5 design file":
         return table.design.digest is not None
     if condition.startswith("missing"):
@@ -180,7 +182,7 @@ def test_attribute_values(name: str, tables: dict[str, Table], files: dict[str, 
     with h5py.File(files[name], "r") as f:
         root = {key: v.decode() if isinstance(v, bytes) else v for key, v in f.attrs.items()}
         assert root["format"] == FORMAT_NAME == "lbm-bench-table"
-        assert FORMAT_VERSION == "1.5"
+        assert FORMAT_VERSION == "1.6"
         expected = "1.2" if table.kind == "categorical" else "1.1" if table.bayes_risk is not None else "1.0"
         assert root["format_version"] == expected  # dense, complete, no floor: 1.0; categorical: 1.2
         assert root.get("categories") == getattr(table.model, "categories", None)
@@ -380,15 +382,15 @@ def test_h5dump_shows_the_layout(files: dict[str, Path]) -> None:
 # The table of versions
 # ---------------------------------------------------------------------------
 def test_version_table() -> None:
-    assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.5", ("1.0", "1.1", "1.2", "1.3", "1.4",
-                                                                                "1.5"))
+    assert (fmt.MAJOR, fmt.FORMAT_VERSION, fmt.ACCEPTED_VERSIONS) == (1, "1.6", ("1.0", "1.1", "1.2", "1.3", "1.4",
+                                                                                "1.5", "1.6"))
     items = documented_items()
     floor = {name for name, (_, _, _, present) in items.items() if present.startswith("1.1")}
     floor -= {"bayes", "posterior"}  # groups are implied by their datasets
     sparse = {name for name, (_, _, _, present) in items.items() if present == "sparse"} - {"data|sparse"}
     assert sparse == {"data@encoding", "data@shape", "data/indices", "data/indptr", "data/values"}
     missing = {name for name, (_, _, _, present) in items.items() if present.startswith("missing")} - {"missing"}
-    assert set(fmt.MINOR_VERSIONS) == {0, 1, 2, 3, 4, 5} and fmt.MINOR_VERSIONS[0] == ()
+    assert set(fmt.MINOR_VERSIONS) == {0, 1, 2, 3, 4, 5, 6} and fmt.MINOR_VERSIONS[0] == ()
     assert set(fmt.MINOR_VERSIONS[1]) == floor | sparse  # 1.1: the floor and sparse data, as docs/format.md marks them
     categorical = {name for name, (_, _, _, present) in items.items() if present == "categorical" and "|" not in name}
     assert set(fmt.MINOR_VERSIONS[2]) == categorical == {"@categories"}  # 1.2: categorical tables
@@ -403,7 +405,10 @@ def test_version_table() -> None:
     fitted = {name for name, (_, _, _, present) in items.items() if present.startswith("1.5")}
     assert set(fmt.MINOR_VERSIONS[5]) == fitted  # 1.5: a fitted design's path, a design file's digest
     assert fmt.optional_items((1, 5)) == floor | sparse | categorical | missing | design | fitted
-    assert fmt.optional_items((1, 5)) == fmt.optional_items((1, 7))
+    knee = {name for name, (_, _, _, present) in items.items() if present.startswith("1.6")}
+    assert set(fmt.MINOR_VERSIONS[6]) == knee == {"params/design/path_knee"}  # 1.6: the path's knee
+    assert fmt.optional_items((1, 6)) == floor | sparse | categorical | missing | design | fitted | knee
+    assert fmt.optional_items((1, 6)) == fmt.optional_items((1, 7))
     assert fmt.version_for(["data", "gibbs/rows", "@categories"]) == "1.2"
     assert fmt.added_in("observed") == "1.3" and fmt.added_in("data/values") == "1.1"
     assert fmt.added_in("@categories") == "1.2"
