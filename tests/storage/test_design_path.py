@@ -1,6 +1,8 @@
 """lbm_bench.storage.design_path: a fitted design's path and its design file's digest in table
 files (format 1.5, the knee 1.6), and the files of random designs unchanged."""
 
+from pathlib import Path
+
 import h5py
 import numpy as np
 import pytest
@@ -80,3 +82,18 @@ def test_a_path_with_a_knee_reads_back_with_it(tmp_path):
     with h5py.File(tmp_path / "t.h5", "r+") as f:
         f[PATH_KNEE][...] = [1.5]
     assert any("knee must lie in (0, 1)" in problem for problem in check_file(tmp_path / "t.h5"))
+
+
+def test_the_committed_1_5_sample_reads_back_its_straight_path():
+    """A 1.5 file (written at b05d9fb, before the knee) has no ``path_knee``: its path is the
+    straight line, and the loaded design's model at the table's scale is still its model."""
+    path = Path(__file__).resolve().parents[1] / "data" / "table_v1_5_fitted_poisson.h5"
+    with h5py.File(path, "r") as f:
+        assert f.attrs["format_version"] == b"1.5" and PATH_KNEE not in f
+    assert check_file(path) == []
+    table = load_table(path)
+    assert table.design.path is not None and table.design.path.knee is None
+    assert table.scale == pytest.approx(0.3984481593723129, rel=1e-15)
+    np.testing.assert_allclose(table.model.rates, [[3.1246124955082593, 1.4397878958941308],
+                                                   [1.8530125539752866, 2.764170354988126]], rtol=1e-15)
+    np.testing.assert_allclose(table.design.model(table.scale).rates, table.model.rates, rtol=1e-9)
