@@ -550,11 +550,11 @@ _PROSE_FIGURE = re.compile(rf"(?<![\w.])[+-]?\d*\.\d{{2,}}(?![\w.])|(?<![\w.])\d
 #: A figure in a table row: any decimal (with its unit).
 _TABLE_FIGURE = re.compile(rf"(?<![\w.])[+-]?\d+\.\d+(?:{_UNIT})?(?![\d.])")
 #: Numbers that are not results: versions (3.11.7, format 1.1, the bare 1.0, 1.1 and 1.2 of the
-#: format and layout versions, to 1.5), section numbers of the paper, defaults of options, sizes
+#: format and layout versions, to 1.6), section numbers of the paper, defaults of options, sizes
 #: that are powers of two (chunk sizes of the format).
 _NOT_RESULTS = re.compile(r"\d+\.\d+\.\d+|\b(?:format|version|versions|layout|Croissant|HDF5|Python|numpy|scipy"
                           r"|h5py|matplotlib)\s+`?\d+\.\d+`?|\bdefaults?:?\s+(?:\*\*)?\w*\s*(?:is\s+)?`?[\d.]+`?"
-                          r"|\b[Ss]ections?\s+\d+(?:\.\d+)*|(?<![\w.])1\.[0-5](?![\w.%]| ?s\b)"
+                          r"|\b[Ss]ections?\s+\d+(?:\.\d+)*|(?<![\w.])1\.[0-6](?![\w.%]| ?s\b)"
                           r"|(?<![\w.])(?:1|2|4|8|16|32|64|128|256|512|1024) ?[KMGT]iB\b")  # sizes of a layout
 
 
