@@ -36,11 +36,26 @@ same labels in any group. Float statistics (Gaussian tables) may round different
 a batch, so their grouping is fixed by the table alone (one chain per task, whatever
 the number of workers). Either way the same seed gives the same label sets whatever
 ``jobs`` and the backend.
+
+The table crosses once
+----------------------
+A task's large inputs (the table, the floor's label sides) cross to the workers once,
+not once per task. On loky, joblib memory-maps every array above 1 MiB found in a task's
+arguments (the dense table, the CSR arrays of a sparse one, a mask): the parent writes
+it to a file once per :class:`joblib.Parallel` call and sends each task a reference (it
+hashes the array to name the file, once per task). On a Dask cluster, :func:`shipped`
+scatters such an input once to every worker (``broadcast=True``) and the tasks take its
+future: the parent keeps the futures of the last few inputs it shipped, keyed by their
+content, so the MAP's starts, the screening and certifying runs of one table reuse one
+copy per worker and nothing large travels in the task graph.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import pickle
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,11 +68,18 @@ from lbm_bench.inference.engine import BlockSums, Sweeper, Uniforms, smallest_ui
 from lbm_bench.models.base import LatentBlockModel
 
 __all__ = ["CHAIN_TASK_ENTRIES", "ChainRun", "ChainStreams", "chain_groups", "chain_seeds", "run_chain_tasks",
-           "run_chains", "table_groups", "table_tasks"]
+           "run_chains", "shipped", "table_groups", "table_tasks"]
 
 #: Entries (rows times columns) from which a table's chains may be spread over workers;
 #: smaller tables run all their chains in one batched loop, whatever ``jobs``.
 CHAIN_TASK_ENTRIES = 2**22
+#: Pickled bytes from which :func:`shipped` scatters a task's input to a Dask cluster
+#: rather than sending it in the task graph.
+SHIP_BYTES = 2**20
+#: Inputs whose futures :func:`shipped` keeps for reuse: the last ones shipped (a table and
+#: its model); older ones are released from the workers.
+_KEEP_SHIPPED = 2
+_SHIPPED: OrderedDict = OrderedDict()
 
 
 class ChainStreams:
@@ -245,8 +267,8 @@ def table_tasks(task: Any, model: LatentBlockModel, table: Any, items: Sequence[
     default, or a Dask cluster: :mod:`lbm_bench.protocol.workers`). With more than one
     item every task runs on one BLAS thread (``pinned``, in this process too: the same
     float sums whatever ``jobs``). ``task`` returns one result per item of its bundle; the results
-    come back in the order of ``items``. The table crosses to each worker once (joblib
-    memory-maps its large arrays).
+    come back in the order of ``items``. The table and the model cross to each worker once
+    (joblib memory-maps their large arrays on loky; :func:`shipped` scatters them on Dask).
     """
     n_tasks = min(jobs, len(items))
     bounds = np.linspace(0, len(items), n_tasks + 1).round().astype(int)
@@ -255,8 +277,56 @@ def table_tasks(task: Any, model: LatentBlockModel, table: Any, items: Sequence[
         return task(model, table, bundles[0], len(items) > 1, *args)
     from joblib import Parallel, delayed
 
+    model, table = shipped(model), shipped(table)
     parts = Parallel(n_jobs=n_tasks)(delayed(task)(model, table, bundle, True, *args) for bundle in bundles)
     return [result for part in parts for result in part]
+
+
+def shipped(value: Any, *, broadcast: bool = True, reuse: bool = True) -> Any:
+    """``value``, or on a Dask cluster (the joblib backend in force) the future of ``value``
+    scattered once, to give to tasks in its place.
+
+    On Dask, an input of at least :data:`SHIP_BYTES` pickled bytes is scattered
+    (``hash=False``; to every worker with ``broadcast``, else to one, the others fetching it
+    when a task needs it) and its future returned; the futures of the last inputs shipped
+    are kept, keyed by the input's content (a digest of its pickle, arrays read in place),
+    so an input shipped again (the same table for its MAP starts, then its Gibbs runs)
+    does not cross again; with ``reuse=False`` (an input of one call) it is not kept. Anywhere
+    else (loky, which memory-maps large arrays, or in this process) ``value`` itself.
+    """
+    client = _dask_client()
+    if client is None:
+        return value
+    buffers: list[pickle.PickleBuffer] = []
+    head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+    if len(head) + sum(memoryview(b).nbytes for b in buffers) < SHIP_BYTES:
+        return value
+    if not reuse:  # in a list: a tuple or dict given alone would be scattered item by item
+        return client.scatter([value], broadcast=broadcast, hash=False)[0]
+    digest = hashlib.sha256(head)
+    for buffer in buffers:
+        digest.update(memoryview(buffer).cast("B"))
+    for stale in [key for key in _SHIPPED if key[0] != id(client)]:  # another cluster's futures
+        del _SHIPPED[stale]
+    key = (id(client), broadcast, digest.hexdigest())
+    if key in _SHIPPED and _SHIPPED[key].status == "finished":
+        _SHIPPED.move_to_end(key)
+        return _SHIPPED[key]
+    _SHIPPED[key] = client.scatter([value], broadcast=broadcast, hash=False)[0]
+    while len(_SHIPPED) > _KEEP_SHIPPED:
+        _SHIPPED.popitem(last=False)[1].release()
+    return _SHIPPED[key]
+
+
+def _dask_client() -> Any:
+    """The Dask client of the joblib backend in force, or None (loky, threads, no backend)."""
+    from joblib.parallel import get_active_backend
+
+    backend, _ = get_active_backend()
+    client = getattr(backend, "client", None)
+    if client is None or type(backend).__name__ != "DaskDistributedBackend" or client.status != "running":
+        return None
+    return client
 
 
 def _chain_task(model, table, groups, pinned, per_chain, burn_in, thin, options):

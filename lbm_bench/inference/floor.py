@@ -234,7 +234,7 @@ def _searches(sides, pairs, n_set_starts: int, max_sweeps: int, jobs: int) -> li
     their descents run as ``jobs`` tasks of about equal sets (each side's starts are chosen
     here); the best descent of each side is the first of the highest objective, as in one
     process."""
-    from lbm_bench.inference.chains import CHAIN_TASK_ENTRIES
+    from lbm_bench.inference.chains import CHAIN_TASK_ENTRIES, shipped
 
     n_rows, n_cols = sides[0][0].ref.shape[0], sides[0][1].ref.shape[0]
     if jobs == 1 or n_rows * n_cols < CHAIN_TASK_ENTRIES:
@@ -246,7 +246,9 @@ def _searches(sides, pairs, n_set_starts: int, max_sweeps: int, jobs: int) -> li
     n_tasks = min(jobs, len(descents))
     cuts = np.searchsorted(cost, cost[-1] * np.arange(1, n_tasks) / n_tasks, side="left") + 1
     bundles = [b for b in np.split(np.arange(len(descents)), cuts) if b.size]
-    light = [(r.without_sets(), c.without_sets()) for r, c in sides]
+    # each side crosses once (scattered to one Dask worker, fetched by another when a task
+    # there needs it; memory-mapped on loky), not in every task that descends on it
+    light = [shipped((r.without_sets(), c.without_sets()), broadcast=False, reuse=False) for r, c in sides]
     tasks = [({int(k): light[k] for k in {descents[i][0] for i in bundle}}, [descents[i] for i in bundle])
              for bundle in bundles]
     parts = Parallel(n_jobs=len(tasks))(delayed(_descent_task)(held, items, max_sweeps) for held, items in tasks)

@@ -78,6 +78,30 @@ def timed_save(*args, **kwargs):
     return out
 
 generate.generate_table, storage.save_table = timed_generate, timed_save
+record.update(task_bytes=0, tasks=0, scattered_bytes=0, scatters=0, large_graph_warnings=0)
+try:  # on Dask: the bytes of the tasks' arguments sent in the graph, and of the data scattered
+    import pickle, warnings
+    import distributed
+    original_submit, original_scatter = distributed.Client.submit, distributed.Client.scatter
+
+    def counted_submit(self, func, *args, **kwargs):
+        record["tasks"] += 1
+        record["task_bytes"] += len(pickle.dumps((args, kwargs), protocol=5))
+        return original_submit(self, func, *args, **kwargs)
+
+    def counted_scatter(self, data, *args, **kwargs):
+        record["scatters"] += 1
+        record["scattered_bytes"] += len(pickle.dumps(data, protocol=5))
+        return original_scatter(self, data, *args, **kwargs)
+
+    def counted_warning(message, category, *args, original=warnings.showwarning):
+        record["large_graph_warnings"] += "large graph" in str(message)
+        return original(message, category, *args)
+
+    distributed.Client.submit, distributed.Client.scatter = counted_submit, counted_scatter
+    warnings.showwarning = counted_warning
+except ImportError:
+    pass
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -250,6 +274,10 @@ def print_generate(result: dict, jobs: int) -> None:
           f"{result['stored']:,}; chain sweeps {result['chain_sweeps']:,}")
     per = result["gibbs"] * jobs / (result["stored"] * result["chain_sweeps"])
     print(f"  Gibbs: {per * 1e9:.2f} ns per stored entry per chain per sweep ({jobs} workers' seconds)")
+    if result.get("tasks"):
+        print(f"  Dask: {result['tasks']} task submissions carrying {result['task_bytes'] / 2**20:.1f} MiB of "
+              f"arguments in the graph, {result['scatters']} scatters of {result['scattered_bytes'] / 2**20:.1f} "
+              f"MiB, {result['large_graph_warnings']} 'large graph' warnings")
     print(f"  file {result['bytes'] / 2**20:.0f} MiB, sha256 {result['sha256']}")
     print("  memory and CPU of every process:")
     print("\n".join(result["memory"].report()))

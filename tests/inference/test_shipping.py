@@ -1,0 +1,82 @@
+"""A large table crosses to the workers once (issue 33, item 2): memory-mapped for loky
+workers, scattered once to a Dask cluster (lbm_bench.inference.chains.shipped), never in
+every task's graph; the label sets stay those of one process."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from lbm_bench import gibbs_labels, map_labels, random_model
+from lbm_bench.inference import chains
+from lbm_bench.protocol.workers import joblib_backend
+
+
+def _memory_mapped(array):
+    """Whether ``array`` is a view of a np.memmap (what joblib gives loky workers)."""
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return True
+        array = getattr(array, "base", None)
+    return False
+
+
+def _arrays_task(model, table, bundle, pinned):
+    """A task of table_tasks that reports, for each item, whether the table's CSR arrays
+    arrived memory-mapped."""
+    csr = table.table
+    return [[_memory_mapped(csr.data), _memory_mapped(csr.indices)] for _ in bundle]
+
+
+def test_loky_workers_read_a_large_sparse_table_memory_mapped():
+    """The CSR arrays above joblib's 1 MiB threshold reach every loky task as memory maps of
+    one file, not as pickled copies."""
+    model = random_model("poisson", 2, 2, scale=1.0, rng=1)
+    X = sp.random_array((2000, 1000), density=0.2, rng=3, format="csr", dtype=np.float64)
+    X.data = np.ceil(X.data * 3)  # counts
+    table = model.check_data(sp.csr_array(X.astype(np.int64)))
+    assert table.table.indices.nbytes > 2**20
+    with joblib_backend("loky", 2):
+        seen = chains.table_tasks(_arrays_task, model, table, [0, 1, 2, 3], 2)
+    assert seen == [[True, True]] * 4
+
+
+def test_a_large_table_crosses_to_the_dask_workers_once(monkeypatch):
+    """The MAP's starts and two Gibbs runs of one table on a local Dask cluster: the table is
+    scattered once (not in each task's graph, not again for the next run), and the label
+    sets are those of one process."""
+    distributed = pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    monkeypatch.setattr(chains, "SHIP_BYTES", 2**14)
+    model = random_model("poisson", 2, 3, scale=0.7, rng=1)
+    X, z, w = model.sample(300, 200, rng=2)
+    table_bytes = X.nbytes
+    options = dict(n_samples=40, n_chains=4, burn_in=2, init=[(z, w)], rng=4)
+    one = gibbs_labels(model, X, jobs=1, **options)
+    start = map_labels(model, X, n_init=4, jobs=1, rng=5)
+
+    sent, scattered = [], []
+    submit, scatter = distributed.Client.submit, distributed.Client.scatter
+
+    def counted_submit(self, func, *args, **kwargs):
+        sent.append(len(pickle.dumps((args, kwargs), protocol=5)))
+        return submit(self, func, *args, **kwargs)
+
+    def counted_scatter(self, data, *args, **kwargs):
+        scattered.extend(type(item).__name__ for item in data)
+        return scatter(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "submit", counted_submit)
+    monkeypatch.setattr(distributed.Client, "scatter", counted_scatter)
+    with joblib_backend("dask", 2):
+        found = map_labels(model, X, n_init=4, jobs=2, rng=5)
+        runs = [gibbs_labels(model, X, jobs=2, **options) for _ in range(2)]
+    assert len(sent) >= 6  # 2 tasks for the starts, 2 per Gibbs run
+    assert max(sent) < table_bytes / 4, f"a task carried {max(sent)} bytes; the table has {table_bytes}"
+    assert sum(name.endswith("TableData") for name in scattered) == 1, scattered
+    np.testing.assert_array_equal(found.rows, start.rows)
+    for run in runs:
+        assert run.rows.tobytes() == one.rows.tobytes() and run.cols.tobytes() == one.cols.tobytes()
