@@ -138,7 +138,8 @@ def generate_table(
         runs of a large table (:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES`
         entries or more) their chains; the settings' ``jobs`` when omitted. The table
         does not depend on it (same bytes for any number of workers and either backend).
-        The memory guard counts the workers' copies.
+        The memory guard counts the workers' copies, except those of a Dask cluster at a
+        ``scheduler`` address (on the cluster's machines; the estimate says so).
     backend : {"loky", "dask"}, optional
         Where the workers run (:func:`~lbm_bench.protocol.workers.joblib_backend`): local
         processes, or a Dask cluster (``scheduler``, or a local cluster of ``jobs``
@@ -199,7 +200,8 @@ def generate_table(
         request, settings = request_from_arguments(kind, sizes, settings, options, caller="generate_table")
     if backend is not None or scheduler is not None:
         check_backend("loky" if backend is None else backend, settings.jobs, scheduler)
-    estimate = estimate_request_memory(request, settings, calibrated=calibration is not None)
+    estimate = estimate_request_memory(request, settings, calibrated=calibration is not None,
+                                       remote_workers=backend == "dask" and scheduler is not None)
     check_memory(estimate, max_memory)
     if backend is None:
         return _generate(request, settings, calibration, design, progress, root, seed)

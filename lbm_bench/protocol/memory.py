@@ -36,6 +36,14 @@ chains as tasks (``jobs`` above 1, a table of at least
     (dense: their working set per worker; sparse: the same copy per worker beyond the
     first), so the part ``"calibration"`` counts the workers' copies of both, and a
     refusal where it weighs a quarter of the estimate advises fewer workers;
+workers on a Dask cluster (``backend="dask"`` with a ``scheduler`` address)
+    the workers' copies live on the cluster's machines, whose memory this process can
+    neither see nor use: the guard counts this process only (the parts above with no
+    worker's copy: ``"calibration"`` is 0 when ``jobs`` is above 1) and says so in its
+    estimate and refusals ("not counted: ..."), so that a request is never refused
+    locally for memory the cluster holds (Dask's own worker memory limits apply there). A
+    local Dask cluster (no address) runs on this machine: its workers count as loky's.
+    Whenever workers are counted, the estimate says how many copies it holds;
 both
     the Gibbs label sets, ``n_samples (n_rows + n_cols)`` labels in the
     smallest unsigned dtype, twice (the sampler's array, and the floor's
@@ -208,12 +216,16 @@ class MemoryEstimate:
         Whether the table is sparse (``density`` given).
     can_be_sparse : bool
         Whether the table's family can hold sparse tables (a density can be advised).
+    workers : str
+        What the estimate says of the workers' copies (counted, or held by a Dask cluster
+        and not counted); empty with one worker.
     """
 
     what: str
     parts: dict[str, int] = field(default_factory=dict)
     sparse: bool = False
     can_be_sparse: bool = False
+    workers: str = ""
 
     @property
     def total(self) -> int:
@@ -224,7 +236,7 @@ class MemoryEstimate:
         """``'559 GiB (table 559 GiB, label sets 381 MiB, ...)'``, largest parts first."""
         parts = sorted(self.parts.items(), key=lambda kv: -kv[1])
         detail = ", ".join(f"{name} {format_bytes(size)}" for name, size in parts if size)
-        return f"{format_bytes(self.total)} ({detail})"
+        return f"{format_bytes(self.total)} ({detail}{'; ' + self.workers if self.workers else ''})"
 
 
 def estimate_generation_memory(
@@ -242,6 +254,7 @@ def estimate_generation_memory(
     options: Mapping[str, Any] | None = None,
     missing: float = 0.0,
     missing_mechanism: str = "random",
+    remote_workers: bool = False,
 ) -> MemoryEstimate:
     """Estimated peak memory of :func:`~lbm_bench.protocol.generate.generate_table`.
 
@@ -265,6 +278,9 @@ def estimate_generation_memory(
     missing : float, default=0.0
         Expected fraction of missing entries (0: a complete table).
     missing_mechanism : {"random", "block"}, default="random"
+    remote_workers : bool, default=False
+        The ``jobs`` workers run on a Dask cluster at a scheduler's address: their copies
+        are not counted, and the estimate says so (the module docstring).
 
     Returns
     -------
@@ -284,12 +300,14 @@ def estimate_generation_memory(
         family, own, n, d, g, m, density=density, n_samples=check_count("n_samples", n_samples),
         n_chains=check_count("n_chains", n_chains), n_tables=check_count("n_calibration_tables", n_calibration_tables),
         n_jobs=check_count("jobs", jobs), missing=missing, missing_mechanism=missing_mechanism,
+        remote_workers=remote_workers,
     )
 
 
 def _estimate(
     family: Family, options: dict[str, Any], n: int, d: int, g: int, m: int, *, density: float | None,
     n_samples: int, n_chains: int, n_tables: int, n_jobs: int, missing: float, missing_mechanism: str,
+    remote_workers: bool = False,
 ) -> MemoryEstimate:
     """The estimate of a checked request: a family with its checked own ``options`` (the
     module docstring)."""
@@ -321,7 +339,14 @@ def _estimate(
         what = f"sparse {family.kind} {n}x{d} table at density {float(density):g}"
     if missing > 0:
         what += f" with {float(missing):g} of its entries missing"
-    return MemoryEstimate(what=what, parts=parts, sparse=density is not None, can_be_sparse=family.model.can_be_sparse)
+    workers = ""
+    if n_jobs > 1 and remote_workers:
+        parts["calibration"] = 0
+        workers = f"not counted: the copies of the {n_jobs} workers, held by the Dask cluster"
+    elif n_jobs > 1:
+        workers = f"counting the copies of {n_jobs} workers"
+    return MemoryEstimate(what=what, parts=parts, sparse=density is not None, can_be_sparse=family.model.can_be_sparse,
+                          workers=workers)
 
 
 def _uint_bytes(n_clusters: int) -> int:
@@ -382,6 +407,7 @@ def estimate_request_memory(
     *,
     calibrated: bool = False,
     jobs: int | None = None,
+    remote_workers: bool = False,
 ) -> MemoryEstimate:
     """:func:`estimate_generation_memory` of a request and its settings.
 
@@ -395,6 +421,9 @@ def estimate_request_memory(
         A calibration is reused: no calibration tables are drawn.
     jobs : int, optional
         Workers of the calibration and of a large table's chains; default: ``settings.jobs``.
+    remote_workers : bool, default=False
+        The workers run on a Dask cluster at a scheduler's address: their copies are not
+        counted (the module docstring).
     """
     settings = GenerationSettings() if settings is None else settings
     tables = settings.n_calibration_tables
@@ -406,4 +435,5 @@ def estimate_request_memory(
         density=getattr(options, "density", None), n_samples=settings.n_samples, n_chains=settings.n_chains,
         n_tables=1 if calibrated else tables, n_jobs=check_count("jobs", settings.jobs if jobs is None else jobs),
         missing=getattr(options, "missing", 0.0), missing_mechanism=getattr(options, "missing_mechanism", "random"),
+        remote_workers=remote_workers,
     )

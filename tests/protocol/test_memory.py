@@ -193,3 +193,32 @@ def test_categorical_estimate_follows_the_categories():
     assert five.parts["table"] == one.parts["table"] < forty.parts["table"]
     with pytest.raises(ValueError, match="categorical tables need categories"):
         estimate_generation_memory("categorical", 1000, 1000, 3, 2)
+
+
+def test_the_workers_copies_are_counted_and_said_except_on_a_dask_cluster():
+    """Local workers (loky, or a local Dask cluster) hold copies on this machine: counted, and
+    the estimate says how many; a Dask cluster at a scheduler's address holds them on its
+    own machines: not counted, and said, so a local request is not refused for them."""
+    args = ("bernoulli", 100_000, 10_000, 3, 3)
+    one = estimate_generation_memory(*args, density=0.01)
+    local = estimate_generation_memory(*args, density=0.01, jobs=4)
+    remote = estimate_generation_memory(*args, density=0.01, jobs=4, remote_workers=True)
+    assert one.workers == "" and "workers" not in one.describe()
+    assert local.parts["calibration"] == 3 * (one.parts["table"] - 2 * 110_000 * 8 + one.parts["block sums"])
+    assert "counting the copies of 4 workers" in local.describe()
+    assert remote.parts["calibration"] == 0 and remote.total == one.total
+    assert "not counted: the copies of the 4 workers, held by the Dask cluster" in remote.describe()
+    with pytest.raises(MemoryLimitError, match="counting the copies of 4 workers.*fewer workers"):
+        check_memory(local, remote.total + 1)
+    check_memory(remote, remote.total + 1)  # the cluster's memory is not this machine's
+    dense = estimate_generation_memory("gaussian", 2000, 2000, 3, 2, jobs=2, remote_workers=True)
+    assert dense.parts["calibration"] == 0
+
+
+def test_generate_table_says_a_dask_clusters_workers_are_not_counted():
+    """The refusal comes before connecting to the scheduler (none listens at this address)."""
+    with pytest.raises(MemoryLimitError, match="not counted: the copies of the 2 workers, held by the Dask cluster"):
+        generate_table("bernoulli", 2000, 2000, 3, 2, 0.1, jobs=2, backend="dask", scheduler="tcp://127.0.0.1:1",
+                       max_memory="200M", rng=0)
+    with pytest.raises(MemoryLimitError, match="counting the copies of 2 workers"):
+        generate_table("bernoulli", 2000, 2000, 3, 2, 0.1, jobs=2, max_memory="200M", rng=0)
