@@ -52,6 +52,7 @@ from lbm_bench._docstrings import fill_doc
 from lbm_bench._seeds import child_seed, draw_seed
 from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_positive_float
+from lbm_bench.inference.chains import shipped
 from lbm_bench.models.design import ModelDesign, random_design
 from lbm_bench.models.missing import MaskNoise
 from lbm_bench.models.observed import EntryFamily
@@ -262,7 +263,8 @@ class CommonRandomNumbers:
         from joblib import Parallel, delayed
 
         chunks = [list(c) for c in np.array_split(np.array(tables), min(self.jobs, len(tables))) if c.size]
-        args = (statistic, self.design, self.n_rows, self.n_cols, scale, n_init, self.incremental,
+        # a design of large tables (row and column effects) crosses to a Dask cluster once
+        args = (statistic, shipped(self.design), self.n_rows, self.n_cols, scale, n_init, self.incremental,
                 _batch_budget(statistic, self.design, self.batch_bytes, self.floor_batch_bytes))
         # the workers keep what they draw across scales, within the parent's noise budget in all
         # (the parent's own cache stays empty while the workers evaluate)
