@@ -42,8 +42,8 @@ The table crosses once
 A task's large inputs (the table, the floor's label sides) cross to the workers once,
 not once per task. On loky, joblib memory-maps every array above 1 MiB found in a task's
 arguments (the dense table, the CSR arrays of a sparse one, a mask): the parent writes
-it to a file once per :class:`joblib.Parallel` call and sends each task a reference (it
-hashes the array to name the file, once per task). On a Dask cluster, :func:`shipped`
+it to a file (in ``/dev/shm`` when it can) once per :class:`joblib.Parallel` call and
+array, and every task gets a reference to that file, whose pages the workers share. On a Dask cluster, :func:`shipped`
 scatters such an input once to every worker (``broadcast=True``) and the tasks take its
 future: the parent keeps the futures of the last few inputs it shipped, keyed by their
 content, so the MAP's starts, the screening and certifying runs of one table reuse one
