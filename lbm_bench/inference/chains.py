@@ -68,7 +68,7 @@ from lbm_bench.inference.engine import BlockSums, Sweeper, Uniforms, smallest_ui
 from lbm_bench.models.base import LatentBlockModel
 
 __all__ = ["CHAIN_TASK_ENTRIES", "ChainRun", "ChainStreams", "chain_groups", "chain_seeds", "run_chain_tasks",
-           "run_chains", "shipped", "table_groups", "table_tasks"]
+           "release_shipped", "run_chains", "shipped", "table_groups", "table_tasks"]
 
 #: Entries (rows times columns) from which a table's chains may be spread over workers;
 #: smaller tables run all their chains in one batched loop, whatever ``jobs``.
@@ -316,6 +316,14 @@ def shipped(value: Any, *, broadcast: bool = True, reuse: bool = True) -> Any:
     while len(_SHIPPED) > _KEEP_SHIPPED:
         _SHIPPED.popitem(last=False)[1].release()
     return _SHIPPED[key]
+
+
+def release_shipped() -> None:
+    """Release every input :func:`shipped` keeps (their copies on the workers are dropped):
+    called when the Dask client of :func:`~lbm_bench.protocol.workers.joblib_backend` closes."""
+    while _SHIPPED:
+        with contextlib.suppress(Exception):  # a closed client's futures are gone already
+            _SHIPPED.popitem()[1].release()
 
 
 def _dask_client() -> Any:

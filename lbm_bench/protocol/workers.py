@@ -16,6 +16,7 @@ import contextlib
 from collections.abc import Iterator
 
 from lbm_bench._validation import check_choice, check_count
+from lbm_bench.inference.chains import release_shipped
 
 __all__ = ["BACKENDS", "check_backend", "joblib_backend", "kill_local_workers", "stop_local_workers"]
 
@@ -72,6 +73,7 @@ def joblib_backend(backend: str = "loky", n_jobs: int = 1, scheduler: str | None
         with joblib.parallel_config(backend="dask", n_jobs=n_jobs):
             yield
     finally:
+        release_shipped()  # the last tables' copies, before the client that holds them closes
         client.close()
         if cluster is not None:
             cluster.close()

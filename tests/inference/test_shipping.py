@@ -74,6 +74,8 @@ def test_a_large_table_crosses_to_the_dask_workers_once(monkeypatch):
     with joblib_backend("dask", 2):
         found = map_labels(model, X, n_init=4, jobs=2, rng=5)
         runs = [gibbs_labels(model, X, jobs=2, **options) for _ in range(2)]
+        assert len(chains._SHIPPED) == 1  # the table's future, kept while the client lives
+    assert not chains._SHIPPED  # released when the client closed
     assert len(sent) >= 6  # 2 tasks for the starts, 2 per Gibbs run
     assert max(sent) < table_bytes / 4, f"a task carried {max(sent)} bytes; the table has {table_bytes}"
     assert sum(name.endswith("TableData") for name in scattered) == 1, scattered
