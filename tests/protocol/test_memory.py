@@ -204,9 +204,9 @@ def test_the_workers_copies_are_counted_and_said_except_on_a_dask_cluster():
     local = estimate_generation_memory(*args, density=0.01, jobs=4)
     remote = estimate_generation_memory(*args, density=0.01, jobs=4, remote_workers=True)
     assert one.workers == "" and "workers" not in one.describe()
-    assert local.parts["calibration"] == 3 * (one.parts["table"] - 2 * 110_000 * 8 + one.parts["block sums"])
+    assert local.parts["calibration"] > one.parts["calibration"] == 0  # three workers beyond this process
     assert "counting the copies of 4 workers" in local.describe()
-    assert remote.parts["calibration"] == 0 and remote.total == one.total
+    assert remote.parts["calibration"] == 0 and remote.total == one.total < local.total
     assert "not counted: the copies of the 4 workers, held by the Dask cluster" in remote.describe()
     with pytest.raises(MemoryLimitError, match="counting the copies of 4 workers.*fewer workers"):
         check_memory(local, remote.total + 1)
