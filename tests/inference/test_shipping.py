@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from lbm_bench import gibbs_labels, map_labels, random_model
+from lbm_bench import floor_certificate, gibbs_labels, map_labels, random_model
 from lbm_bench.inference import chains
 from lbm_bench.protocol.workers import joblib_backend
 
@@ -50,13 +50,14 @@ def test_a_large_table_crosses_to_the_dask_workers_once(monkeypatch):
     sets are those of one process."""
     distributed = pytest.importorskip("dask.distributed")
     monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
-    monkeypatch.setattr(chains, "SHIP_BYTES", 2**14)
+    monkeypatch.setattr(chains, "SHIP_BYTES", 2**12)  # the table and the floor's sides, not the model
     model = random_model("poisson", 2, 3, scale=0.7, rng=1)
     X, z, w = model.sample(300, 200, rng=2)
     table_bytes = X.nbytes
     options = dict(n_samples=40, n_chains=4, burn_in=2, init=[(z, w)], rng=4)
     one = gibbs_labels(model, X, jobs=1, **options)
     start = map_labels(model, X, n_init=4, jobs=1, rng=5)
+    floor = floor_certificate(one, starts=[(start.rows, start.cols)], jobs=1)
 
     sent, scattered = [], []
     submit, scatter = distributed.Client.submit, distributed.Client.scatter
@@ -75,10 +76,15 @@ def test_a_large_table_crosses_to_the_dask_workers_once(monkeypatch):
         found = map_labels(model, X, n_init=4, jobs=2, rng=5)
         runs = [gibbs_labels(model, X, jobs=2, **options) for _ in range(2)]
         assert len(chains._SHIPPED) == 1  # the table's future, kept while the client lives
+        spread = floor_certificate(runs[0], starts=[(found.rows, found.cols)], jobs=2)
     assert not chains._SHIPPED  # released when the client closed
-    assert len(sent) >= 6  # 2 tasks for the starts, 2 per Gibbs run
+    assert len(sent) >= 8  # 2 tasks for the starts, 2 per Gibbs run, 2 for the floor's descents
     assert max(sent) < table_bytes / 4, f"a task carried {max(sent)} bytes; the table has {table_bytes}"
     assert sum(name.endswith("TableData") for name in scattered) == 1, scattered
+    assert scattered.count("tuple") >= 2  # the floor's label sides, each once
+    np.testing.assert_array_equal(spread.rows, floor.rows)
+    np.testing.assert_array_equal(spread.cols, floor.cols)
+    assert spread.risk == floor.risk
     np.testing.assert_array_equal(found.rows, start.rows)
     for run in runs:
         assert run.rows.tobytes() == one.rows.tobytes() and run.cols.tobytes() == one.cols.tobytes()
