@@ -298,7 +298,10 @@ def shipped(value: Any, *, broadcast: bool = True, reuse: bool = True) -> Any:
     if client is None:
         return value
     buffers: list[pickle.PickleBuffer] = []
-    head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+    try:
+        head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+    except (pickle.PicklingError, TypeError, AttributeError):  # cloudpickle's to send, as before
+        return value
     if len(head) + sum(memoryview(b).nbytes for b in buffers) < SHIP_BYTES:
         return value
     if not reuse:  # in a list: a tuple or dict given alone would be scattered item by item
