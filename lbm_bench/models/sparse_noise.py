@@ -36,6 +36,7 @@ import numpy as np
 from scipy import sparse as sp
 
 import lbm_bench._portable as portable
+from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import child_seed, draw_seed
 
 __all__ = [
@@ -57,7 +58,7 @@ MAX_LEVEL = 2.0**11
 #: Relative width of the exposure bins used to thin the geometric skips.
 _BIN_RATIO = 1.25
 #: Entries merged at once when bands are added to the kept entries (bounds the temporaries).
-_MERGE_ENTRIES = 1 << 22
+_MERGE_ENTRIES = 1 << 20
 #: Candidates turned into table entries at once (bounds the temporaries).
 _TABLE_CHUNK = 1 << 22
 #: Expected candidates (an upper bound) above which a noise with no band drawn yet builds its
@@ -162,7 +163,9 @@ class SparseNoise:
         merged range by range as :meth:`entries` would merge them, a band's uniforms drawn
         for one range after the other (they are consecutive draws of its stream, in the
         order of its positions): the same parts, without the kept arrays (a table of 1e8
-        stored entries keeps about 2-3e8 candidates, 16 bytes each). Calling it again
+        stored entries keeps about 2-3e8 candidates, 16 bytes each); the heap's free pages
+        are then given back (:func:`~lbm_bench._memory.release_free_memory`: the ranges'
+        temporaries, a few MiB each, would otherwise stay resident). Calling it again
         draws the bands again.
         """
         last = _check_level(level)
@@ -173,6 +176,8 @@ class SparseNoise:
             return
         runs = [self._band(j, lazy=True) for j in range(last + 1)]
         yield from _merged_ranges(runs, self.shape[0] * self.shape[1])
+        del runs
+        release_free_memory(collect=False)  # the ranges' temporaries, before the table's next stage
 
     # -- one band ------------------------------------------------------------------
     def _row_bins(self) -> list[np.ndarray]:
