@@ -49,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import child_seed, draw_seed
 from lbm_bench._threads import single_blas_thread
 from lbm_bench.inference.engine import BlockSums, Sweeper, Uniforms, smallest_uint
@@ -346,8 +347,19 @@ def table_tasks(task: Any, model: LatentBlockModel, table: Any, items: Sequence[
         return task(model, table, bundles[0], len(items) > 1, *args)
     from joblib import Parallel, delayed
 
-    parts = Parallel(n_jobs=n_tasks)(delayed(task)(model, table, bundle, True, *args) for bundle in bundles)
+    parts = Parallel(n_jobs=n_tasks)(delayed(_trimmed)(task, model, table, bundle, True, *args) for bundle in bundles)
     return [result for part in parts for result in part]
+
+
+def _trimmed(task: Any, *args: Any) -> Any:
+    """``task(*args)`` in a worker, then the heap's free pages given back
+    (:func:`~lbm_bench._memory.release_free_memory`): a worker lives on between tasks (the
+    calibration's tables, the MAP's starts, the chains), and what glibc keeps of one task's
+    temporaries would otherwise stay resident under the next one's."""
+    try:
+        return task(*args)
+    finally:
+        release_free_memory(collect=False)
 
 
 def _chain_task(model, table, groups, pinned, per_chain, burn_in, thin, options, sink=None):
