@@ -54,14 +54,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import pickle
+import tempfile
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import child_seed, draw_seed
 from lbm_bench._threads import single_blas_thread
 from lbm_bench.inference.engine import BlockSums, Sweeper, Uniforms, smallest_uint
@@ -157,6 +160,7 @@ def run_chains(
     *,
     burn_in: int = 0,
     thin: int = 1,
+    keep: Callable[[int, np.ndarray, np.ndarray], None] | None = None,
     **block_sums_options: Any,
 ) -> ChainRun:
     """Run ``C`` chains on each of the sweeper's ``B`` tables, from column labels ``w``.
@@ -177,6 +181,10 @@ def run_chains(
         Sweeps discarded at the start of every chain.
     thin : int, default=1
         Sweeps per kept set (the last of every ``thin`` sweeps is kept).
+    keep : callable, optional
+        Called as ``keep(index, z, w)`` with every kept set's index and its labels, of shapes
+        (B, C, n_rows) and (B, C, n_cols), instead of storing them: the run's ``rows`` and
+        ``cols`` are then None (the caller writes them where it needs them).
     **block_sums_options
         Options of both :class:`~lbm_bench.inference.engine.BlockSums`: ``incremental``,
         ``max_changed``, ``recompute_every``, ``kernel``.
@@ -190,8 +198,10 @@ def run_chains(
     row_dtype, col_dtype = smallest_uint(model.n_row_clusters), smallest_uint(model.n_col_clusters)
     row_sums = BlockSums(sweeper, "rows", **block_sums_options)
     col_sums = BlockSums(sweeper, "cols", **block_sums_options)
-    rows = np.empty((B, C, per_chain, sweeper.n_rows), dtype=row_dtype)
-    cols = np.empty((B, C, per_chain, sweeper.n_cols), dtype=col_dtype)
+    rows = cols = None
+    if keep is None:
+        rows = np.empty((B, C, per_chain, sweeper.n_rows), dtype=row_dtype)
+        cols = np.empty((B, C, per_chain, sweeper.n_cols), dtype=col_dtype)
     w = w.astype(col_dtype)
     for sweep in range(burn_in + per_chain * thin):
         row_sums.update(w)
@@ -200,8 +210,11 @@ def run_chains(
         w = sweeper.sample_cols(col_sums, uniforms)
         kept, offset = divmod(sweep - burn_in + 1, thin)
         if sweep >= burn_in and offset == 0:
-            rows[:, :, kept - 1] = z
-            cols[:, :, kept - 1] = w
+            if keep is not None:
+                keep(kept - 1, z, w)
+            else:
+                rows[:, :, kept - 1] = z
+                cols[:, :, kept - 1] = w
     return ChainRun(rows=rows, cols=cols, row_sums=row_sums, col_sums=col_sums)
 
 
@@ -243,13 +256,92 @@ def run_chain_tasks(
     rows : ndarray of shape (C, per_chain, n_rows)
     cols : ndarray of shape (C, per_chain, n_cols)
     """
-    n_chains = w.shape[0]
+    n_chains, n_cols = w.shape
     if len(seeds) != n_chains:
         raise ValueError(f"seeds must hold {n_chains} entries, got {len(seeds)}")
+    n_rows = table.shape[0]
     groups = table_groups(model, table, n_chains, jobs)
-    items = [(w[list(g)], [seeds[c] for c in g]) for g in groups]
-    parts = table_tasks(_chain_task, model, table, items, jobs, per_chain, burn_in, thin, block_sums_options)
-    return np.concatenate([r for r, _ in parts]), np.concatenate([c for _, c in parts])
+    items = [(w[list(g)], [seeds[c] for c in g], g.start) for g in groups]
+    sets = _LabelSets(n_chains, per_chain, n_rows, n_cols, smallest_uint(model.n_row_clusters),
+                      smallest_uint(model.n_col_clusters))
+    args = (per_chain, burn_in, thin, block_sums_options)
+    if min(jobs, len(items)) == 1:  # in this process: the chains write into the arrays
+        table_tasks(_chain_task, model, table, items, jobs, *args, sets)
+    elif local_backend():  # the workers write to a file the arrays are read from
+        with tempfile.TemporaryDirectory(prefix="lbm-bench-chains-") as folder:
+            sink = _LabelFile(os.path.join(folder, "labels"), sets)
+            table_tasks(_chain_task, model, table, items, jobs, *args, sink)
+            sink.read_into(sets)
+    else:  # a cluster's workers send their sets back
+        parts = table_tasks(_chain_task, model, table, items, jobs, *args, None)
+        for (_, _, first), (rows, cols) in zip(items, parts, strict=True):
+            sets.rows[first:first + rows.shape[0]], sets.cols[first:first + cols.shape[0]] = rows, cols
+    return sets.rows, sets.cols
+
+
+def local_backend() -> bool:
+    """Whether the joblib backend the caller configured runs its workers on this machine (loky,
+    the default; multiprocessing; threads), so that they can write to this machine's files."""
+    from joblib.parallel import get_active_backend
+
+    backend = type(get_active_backend()[0]).__name__
+    return backend in ("LokyBackend", "MultiprocessingBackend", "ThreadingBackend", "SequentialBackend")
+
+
+class _LabelSets:
+    """The label sets of a table's chains, ``rows`` (C, per_chain, n_rows) and ``cols``
+    (C, per_chain, n_cols), allocated once; ``writer(first)`` keeps a group's sets (chains
+    ``first``, ``first + 1``...) in them (:func:`run_chains`'s ``keep``)."""
+
+    def __init__(self, n_chains, per_chain, n_rows, n_cols, row_dtype, col_dtype) -> None:
+        self.rows = np.empty((n_chains, per_chain, n_rows), dtype=row_dtype)
+        self.cols = np.empty((n_chains, per_chain, n_cols), dtype=col_dtype)
+
+    def writer(self, first: int) -> tuple[Callable, Callable]:
+        def keep(index, z, w):
+            self.rows[first:first + z.shape[1], index] = z[0]
+            self.cols[first:first + w.shape[1], index] = w[0]
+
+        return keep, lambda: None
+
+
+class _LabelFile:
+    """A file holding the label sets of :class:`_LabelSets` (rows, then columns, C-ordered),
+    written in place by the chain tasks of the workers (``os.pwrite``: no worker holds its
+    sets, and the file's pages are the system's cache, not a process's memory), then read
+    into the arrays."""
+
+    def __init__(self, path: str, sets: _LabelSets) -> None:
+        self.path = path
+        self.row_shape, self.col_shape = sets.rows.shape, sets.cols.shape
+        self.row_dtype, self.col_dtype = sets.rows.dtype, sets.cols.dtype
+        with open(path, "wb") as handle:
+            handle.truncate(sets.rows.nbytes + sets.cols.nbytes)
+
+    def writer(self, first: int) -> tuple[Callable, Callable]:
+        fd = os.open(self.path, os.O_WRONLY)
+        C, per_chain, n = self.row_shape
+        d = self.col_shape[2]
+        row_size, col_size = n * self.row_dtype.itemsize, d * self.col_dtype.itemsize
+        cols_start = C * per_chain * row_size
+
+        def keep(index, z, w):
+            for c in range(z.shape[1]):
+                chain = (first + c) * per_chain + index
+                os.pwrite(fd, np.ascontiguousarray(z[0, c], dtype=self.row_dtype), chain * row_size)
+                os.pwrite(fd, np.ascontiguousarray(w[0, c], dtype=self.col_dtype), cols_start + chain * col_size)
+
+        return keep, lambda: os.close(fd)
+
+    def read_into(self, sets: _LabelSets) -> None:
+        with open(self.path, "rb") as handle:
+            for array in (sets.rows, sets.cols):
+                view, done = memoryview(array.reshape(-1).view(np.uint8)), 0
+                while done < array.nbytes:
+                    got = handle.readinto(view[done:])
+                    if not got:
+                        raise OSError(f"{self.path}: the chains' label sets end early")
+                    done += got
 
 
 def table_groups(model: LatentBlockModel, table: Any, n_items: int, jobs: int) -> list[range]:
@@ -278,7 +370,7 @@ def table_tasks(task: Any, model: LatentBlockModel, table: Any, items: Sequence[
     from joblib import Parallel, delayed
 
     model, table = shipped(model), shipped(table)
-    parts = Parallel(n_jobs=n_tasks)(delayed(task)(model, table, bundle, True, *args) for bundle in bundles)
+    parts = Parallel(n_jobs=n_tasks)(delayed(_trimmed)(task, model, table, bundle, True, *args) for bundle in bundles)
     return [result for part in parts for result in part]
 
 
@@ -340,14 +432,33 @@ def _dask_client() -> Any:
     return client
 
 
-def _chain_task(model, table, groups, pinned, per_chain, burn_in, thin, options):
+def _trimmed(task: Any, *args: Any) -> Any:
+    """``task(*args)`` in a worker, then the heap's free pages given back
+    (:func:`~lbm_bench._memory.release_free_memory`): a worker lives on between tasks (the
+    calibration's tables, the MAP's starts, the chains), and what glibc keeps of one task's
+    temporaries would otherwise stay resident under the next one's."""
+    try:
+        return task(*args)
+    finally:
+        release_free_memory(collect=False)
+
+
+def _chain_task(model, table, groups, pinned, per_chain, burn_in, thin, options, sink=None):
     """Groups of chains of one table, one after the other on one Sweeper (built once per
-    task), each group one batched loop with one stream per chain."""
+    task), each group one batched loop with one stream per chain; each group's label sets
+    are written by ``sink`` (:class:`_LabelSets`, :class:`_LabelFile`) and None returned
+    for it, or returned as ``(rows, cols)`` without one."""
     out = []
     with single_blas_thread() if pinned else contextlib.nullcontext():
         sweeper = Sweeper.for_table(model, table)
-        for w, seeds in groups:
+        for w, seeds, first in groups:
             streams = ChainStreams([[np.random.default_rng(seed) for seed in seeds]])
-            run = run_chains(sweeper, w[None], per_chain, streams, burn_in=burn_in, thin=thin, **options)
-            out.append((run.rows[0], run.cols[0]))
+            keep, close = (None, None) if sink is None else sink.writer(first)
+            try:
+                run = run_chains(sweeper, w[None], per_chain, streams, burn_in=burn_in, thin=thin, keep=keep,
+                                 **options)
+            finally:
+                if close is not None:
+                    close()
+            out.append(None if sink is not None else (run.rows[0], run.cols[0]))
     return out

@@ -212,13 +212,11 @@ class SparseStatistics:
         row_out = np.empty((B, n, A.shape[0]))
         col_out = np.empty((B, d, A.shape[1]))
         for t, X in enumerate(self.values):
-            rows = np.repeat(np.arange(n), np.diff(X.indptr))
-            cols, x = X.indices, X.data
             row_scores, col_scores = row_out[t], col_out[t]
             if a is None:
                 zero_row = logsumexp(log_rho - A, axis=1)  # (g,)
                 zero_col = logsumexp(log_pi[:, None] - A, axis=0)  # (m,)
-                values, inverse = np.unique(x, return_inverse=True)
+                values = _stored_values(X)
                 dens = eta * values[:, None, None] - A  # (U, g, m)
                 row_gain = logsumexp(dens + log_rho, axis=2) - zero_row  # (U, g)
                 col_gain = logsumexp(dens + log_pi[:, None], axis=1) - zero_col  # (U, m)
@@ -227,11 +225,14 @@ class SparseStatistics:
                 if self.data[t].has_missing:  # missing entries are no zeros: they add nothing
                     row_scores -= self.data[t].missing_row_counts()[:, None] * zero_row
                     col_scores -= self.data[t].missing_col_counts()[:, None] * zero_col
-                for k in range(row_gain.shape[1]):
-                    row_scores[:, k] += np.bincount(rows, weights=row_gain[inverse, k], minlength=n)
-                for l in range(col_gain.shape[1]):
-                    col_scores[:, l] += np.bincount(cols, weights=col_gain[inverse, l], minlength=d)
+                # each row's gains summed in its entries' order, over ranges of rows; each
+                # column's likewise over the transposed table (a column's entries by
+                # increasing row, as in the table): the sums of one pass over all entries
+                _add_gains(row_scores, X, values, row_gain)
+                _add_gains(col_scores, self.by_cols[t] if self.rows.n_stats == 1 else X.T.tocsr(), values, col_gain)
             else:
+                rows = np.repeat(np.arange(n), np.diff(X.indptr))
+                cols, x = X.indices, X.data
                 row_scores[:] = _grouped_zero_terms(a, b, log_rho, A)
                 col_scores[:] = _grouped_zero_terms(b, a, log_pi, A.T)
                 if self.data[t].has_missing:  # the zero terms of the missing entries, taken out
@@ -257,8 +258,36 @@ class SparseStatistics:
 
 #: Stored entries per chunk in the sparse entrywise scores with effects.
 _SPARSE_CHUNK = 2**18
+#: Stored entries per range of rows (or columns) in the sparse entrywise scores without effects.
+_SCORE_CHUNK = 1 << 21
 #: Exposure groups summarising the other side's effects in the zeros' terms.
 _ZERO_GROUPS = 64
+
+
+def _stored_values(X: Any) -> np.ndarray:
+    """The distinct stored values of a CSR table, increasing (``np.unique`` of its data, over
+    ranges of :data:`_SCORE_CHUNK` entries)."""
+    values = np.unique(X.data[:_SCORE_CHUNK])
+    for start in range(_SCORE_CHUNK, X.data.size, _SCORE_CHUNK):
+        values = np.union1d(values, X.data[start:start + _SCORE_CHUNK])
+    return values
+
+
+def _add_gains(scores: np.ndarray, X: Any, values: np.ndarray, gains: np.ndarray) -> None:
+    """``scores[i, k] += sum of gains[value of entry, k]`` over the stored entries of row ``i``
+    of the CSR ``X`` (``values``: its distinct stored values), summed in the entries' order
+    (``np.bincount``) over ranges of rows of about :data:`_SCORE_CHUNK` entries."""
+    indptr, n = X.indptr, X.shape[0]
+    start = 0
+    while start < n:
+        stop = max(start + 1, int(np.searchsorted(indptr, indptr[start] + _SCORE_CHUNK, side="right")) - 1)
+        stop = min(stop, n)
+        lo, hi = int(indptr[start]), int(indptr[stop])
+        rows = np.repeat(np.arange(stop - start), np.diff(indptr[start:stop + 1]))
+        inverse = np.searchsorted(values, X.data[lo:hi])
+        for k in range(gains.shape[1]):
+            scores[start:stop, k] += np.bincount(rows, weights=gains[inverse, k], minlength=stop - start)
+        start = stop
 
 
 def _remove_zero_terms(row_scores, col_scores, rows, cols, a, b, A, log_pi, log_rho) -> None:

@@ -36,6 +36,7 @@ import numpy as np
 from scipy import sparse as sp
 
 import lbm_bench._portable as portable
+from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import child_seed, draw_seed
 
 __all__ = [
@@ -57,9 +58,13 @@ MAX_LEVEL = 2.0**11
 #: Relative width of the exposure bins used to thin the geometric skips.
 _BIN_RATIO = 1.25
 #: Entries merged at once when bands are added to the kept entries (bounds the temporaries).
-_MERGE_ENTRIES = 1 << 22
+_MERGE_ENTRIES = 1 << 20
 #: Candidates turned into table entries at once (bounds the temporaries).
 _TABLE_CHUNK = 1 << 22
+#: Expected candidates (an upper bound) above which a noise with no band drawn yet builds its
+#: table range by range without keeping the candidates (:meth:`SparseNoise.ranges`): about
+#: 256 MiB of kept entries, the most a calibration worker keeps of all its tables.
+_STREAM_CANDIDATES = 1 << 24
 
 
 def ladder_level(index: int) -> float:
@@ -129,18 +134,50 @@ class SparseNoise:
 
         Draws the missing bands. Raises ValueError above :data:`MAX_LEVEL`.
         """
-        if not level <= MAX_LEVEL:
-            raise ValueError(
-                f"sparse tables need entry probabilities below 1 - 1e-9 and rates below {MAX_LEVEL:g};"
-                f" this model needs level {level:.4g}: use a dense table (no density) or a smaller scale"
-            )
-        last = _band_for(level)
+        last = _check_level(level)
         if last >= self.n_bands:
             runs = [(self.positions, self.uniforms)]
-            runs += [_sorted_run(*self._band(j)) for j in range(self.n_bands, last + 1)]
+            runs += [self._band(j) for j in range(self.n_bands, last + 1)]
             self.positions, self.uniforms = _merge_runs(runs, self.shape[0] * self.shape[1])
             self.n_bands = last + 1
         return self.positions, self.uniforms
+
+    def expected_candidates(self, level: float) -> float:
+        """An upper bound of the expected candidates of the bands covering ``level``:
+        ``sum_ij T_ij(L) <= L sum_i a_i sum_j b_j`` (``L`` the last band's level), at most
+        every entry."""
+        top = ladder_level(_band_for(level))
+        n_rows, n_cols = self.shape
+        a = n_rows if self.row_weights is None else float(self.row_weights.sum())
+        b = n_cols if self.col_weights is None else float(self.col_weights.sum())
+        return float(min(n_rows * n_cols, top * a * b))
+
+    def ranges(self, level: float):
+        """The entries of :meth:`entries` (``(positions, uniforms)`` covering ``level``, by
+        increasing position) in consecutive parts, for building a table part by part.
+
+        A noise with bands already drawn, or one expected to keep fewer than
+        :data:`_STREAM_CANDIDATES` candidates, draws and keeps them (:meth:`entries`). A
+        larger noise with no band drawn yet keeps nothing: its bands' positions are drawn
+        (the uniforms too when the band is thinned over bins of rows), and the bands are
+        merged range by range as :meth:`entries` would merge them, a band's uniforms drawn
+        for one range after the other (they are consecutive draws of its stream, in the
+        order of its positions): the same parts, without the kept arrays (a table of 1e8
+        stored entries keeps about 2-3e8 candidates, 16 bytes each); the heap's free pages
+        are then given back (:func:`~lbm_bench._memory.release_free_memory`: the ranges'
+        temporaries, a few MiB each, would otherwise stay resident). Calling it again
+        draws the bands again.
+        """
+        last = _check_level(level)
+        if self.n_bands > 0 or self.expected_candidates(level) < _STREAM_CANDIDATES:
+            positions, uniforms = self.entries(level)
+            for start in range(0, positions.size, _TABLE_CHUNK):
+                yield positions[start:start + _TABLE_CHUNK], uniforms[start:start + _TABLE_CHUNK]
+            return
+        runs = [self._band(j, lazy=True) for j in range(last + 1)]
+        yield from _merged_ranges(runs, self.shape[0] * self.shape[1])
+        del runs
+        release_free_memory(collect=False)  # the ranges' temporaries, before the table's next stage
 
     # -- one band ------------------------------------------------------------------
     def _row_bins(self) -> list[np.ndarray]:
@@ -155,7 +192,9 @@ class SparseNoise:
                 self._bins = [np.sort(rows) for rows in np.split(order, bounds)]
         return self._bins
 
-    def _band(self, index: int) -> tuple[np.ndarray, np.ndarray]:
+    def _band(self, index: int, lazy: bool = False) -> tuple[np.ndarray, Any]:
+        """Band ``index``'s positions and uniforms, by increasing position; with ``lazy``, a
+        band drawn over one bin of rows gives its uniforms as :class:`_BandUniforms`."""
         rng = np.random.default_rng(child_seed(self.seed, index))
         low = 0.0 if index == 0 else ladder_level(index - 1)
         high = ladder_level(index)
@@ -185,10 +224,35 @@ class SparseNoise:
             positions, q, t_low = _thinned(positions, np.concatenate(thinning), a, b, n_cols, widths)
         else:
             q, t_low = -portable.expm1(-1.0 * widths)
-        uniforms = rng.random(positions.size)
-        uniforms *= q - q * t_low
-        uniforms += t_low
-        return positions, uniforms
+        uniforms = _BandUniforms(rng, q, t_low)
+        if lazy and not weighted:  # one bin: the positions increase, drawn in that order
+            return positions, uniforms
+        return _sorted_run(positions, uniforms.take(positions.size))
+
+
+class _BandUniforms:
+    """A band's uniforms in order, drawn as they are taken: uniforms on [0, 1) of the band's
+    stream scaled to ``[T(low), T(high))`` (``q`` and ``t_low``: scalars, or one per entry
+    for a thinned band taken at once). Taking ``k`` then ``l`` gives the ``k + l`` of one take."""
+
+    def __init__(self, rng: np.random.Generator, q: np.ndarray, t_low: np.ndarray) -> None:
+        self.rng, self.q, self.t_low = rng, q, t_low
+
+    def take(self, size: int) -> np.ndarray:
+        uniforms = self.rng.random(size)
+        uniforms *= self.q - self.q * self.t_low
+        uniforms += self.t_low
+        return uniforms
+
+
+def _check_level(level: float) -> int:
+    """The last band covering ``level``; ValueError above :data:`MAX_LEVEL`."""
+    if not level <= MAX_LEVEL:
+        raise ValueError(
+            f"sparse tables need entry probabilities below 1 - 1e-9 and rates below {MAX_LEVEL:g};"
+            f" this model needs level {level:.4g}: use a dense table (no density) or a smaller scale"
+        )
+    return _band_for(level)
 
 
 def _sorted_run(positions: np.ndarray, uniforms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -205,32 +269,42 @@ def _merge_runs(runs: list[tuple[np.ndarray, np.ndarray]], n_entries: int) -> tu
     bands) by increasing position, an entry kept from its earliest run only.
 
     The same arrays as one stable sort of the runs' concatenation, built over consecutive
-    ranges of positions of about :data:`_MERGE_ENTRIES` entries each, into arrays allocated
-    once: the temporaries are those of one range, not of the whole table (a table of 1e8
-    stored entries keeps about 3e8 candidates).
+    ranges of positions (:func:`_merged_ranges`) into arrays allocated once: the temporaries
+    are those of one range, not of the whole table.
     """
     total = sum(p.size for p, _ in runs)
     positions = np.empty(total, dtype=np.int64)
     uniforms = np.empty(total, dtype=np.float64)
-    n_ranges = max(1, -(-total // _MERGE_ENTRIES))
-    cuts = np.linspace(0, n_entries, n_ranges + 1).round().astype(np.int64)
-    bounds = [np.searchsorted(p, cuts) for p, _ in runs]
     filled = 0
-    for r in range(n_ranges):
-        parts = [(p[b[r]:b[r + 1]], u[b[r]:b[r + 1]]) for (p, u), b in zip(runs, bounds, strict=True)]
-        part_positions = np.concatenate([p for p, _ in parts])
-        part_uniforms = np.concatenate([u for _, u in parts])
-        order = np.argsort(part_positions, kind="stable")  # merges sorted runs, earlier bands first
-        part_positions, part_uniforms = part_positions[order], part_uniforms[order]
-        first = np.ones(part_positions.size, dtype=bool)  # an entry belongs to its earliest band
-        np.not_equal(part_positions[1:], part_positions[:-1], out=first[1:])
-        kept = int(first.sum())
-        positions[filled:filled + kept] = part_positions[first]
-        uniforms[filled:filled + kept] = part_uniforms[first]
+    for part_positions, part_uniforms in _merged_ranges(runs, n_entries):
+        kept = part_positions.size
+        positions[filled:filled + kept] = part_positions
+        uniforms[filled:filled + kept] = part_uniforms
         filled += kept
     if filled < total:  # entries drawn again by a later band (a few): views of the arrays' start
         positions, uniforms = positions[:filled], uniforms[:filled]
     return positions, uniforms
+
+
+def _merged_ranges(runs: list[tuple[np.ndarray, Any]], n_entries: int):
+    """The merged entries of ``runs`` (see :func:`_merge_runs`) over consecutive ranges of
+    positions of about :data:`_MERGE_ENTRIES` candidates each, range after range; a run's
+    uniforms are an array or :class:`_BandUniforms` (taken range after range)."""
+    total = sum(p.size for p, _ in runs)
+    n_ranges = max(1, -(-total // _MERGE_ENTRIES))
+    cuts = np.linspace(0, n_entries, n_ranges + 1).round().astype(np.int64)
+    bounds = [np.searchsorted(p, cuts) for p, _ in runs]
+    for r in range(n_ranges):
+        parts = [(p[b[r]:b[r + 1]], u[b[r]:b[r + 1]] if isinstance(u, np.ndarray) else u.take(b[r + 1] - b[r]))
+                 for (p, u), b in zip(runs, bounds, strict=True)]
+        part_positions = np.concatenate([p for p, _ in parts])
+        part_uniforms = np.concatenate([u for _, u in parts])
+        del parts
+        order = np.argsort(part_positions, kind="stable")  # merges sorted runs, earlier bands first
+        part_positions, part_uniforms = part_positions[order], part_uniforms[order]
+        first = np.ones(part_positions.size, dtype=bool)  # an entry belongs to its earliest band
+        np.not_equal(part_positions[1:], part_positions[:-1], out=first[1:])
+        yield part_positions[first], part_uniforms[first]
 
 
 def _thinned(positions: np.ndarray, thinning: np.ndarray, a: np.ndarray, b: np.ndarray, n_cols: int,
@@ -304,42 +378,43 @@ def sparse_table_from_entries(
 def sparse_table_from_noise(noise: Any, level: float, values: Any, dtype: type) -> sp.csr_array:
     """The CSR table of a sparse model's noise: ``values(uniforms, rows, cols)`` gives the
     entries of the candidates at ``level`` (:func:`candidate_entries`; zero where the entry
-    is zero), called on consecutive chunks of :data:`_TABLE_CHUNK` candidates so that the
-    temporaries are a chunk's (the same table as on all candidates at once: ``values`` is
-    elementwise)."""
+    is zero), called on the consecutive parts of :meth:`SparseNoise.ranges` so that the
+    temporaries are a part's (the same table as on all candidates at once: ``values`` is
+    elementwise); a large noise keeps no candidates (see there)."""
     if not isinstance(noise, SparseNoise):
         raise TypeError(f"a sparse model needs SparseNoise (from draw_noise), got {type(noise).__name__}")
-    positions, uniforms = noise.entries(level)
     n_cols = noise.shape[1]
-    kept = []
-    for start in range(0, positions.size, _TABLE_CHUNK):
-        chunk = positions[start:start + _TABLE_CHUNK]
-        rows, cols = np.divmod(chunk, n_cols)
-        entries = values(uniforms[start:start + _TABLE_CHUNK], rows, cols)
-        nonzero = entries != 0
-        kept.append((chunk[nonzero], entries[nonzero]))
-    return _csr_table(kept, noise.shape, dtype)
+
+    def nonzeros():
+        for positions, uniforms in noise.ranges(level):
+            rows, cols = np.divmod(positions, n_cols)
+            entries = values(uniforms, rows, cols)
+            nonzero = entries != 0
+            yield positions[nonzero], entries[nonzero]
+
+    return _csr_table(nonzeros(), noise.shape, dtype)
 
 
-def _csr_table(parts: list[tuple[np.ndarray, np.ndarray]], shape: tuple[int, int], dtype: type) -> sp.csr_array:
-    """CSR table from consecutive parts of ``(positions, values)``, the positions (linear
-    indices ``i * n_cols + j``) increasing over the parts; each part is converted to
-    columns and row counts in turn."""
+def _csr_table(parts: Any, shape: tuple[int, int], dtype: type) -> sp.csr_array:
+    """CSR table from consecutive parts of ``(positions, values)`` (an iterable, consumed
+    once), the positions (linear indices ``i * n_cols + j``) increasing over the parts; each
+    part is converted to columns and row counts in turn, and only those are kept."""
     n_rows, n_cols = shape
-    nnz = sum(p.size for p, _ in parts)
-    index_dtype = np.int32 if max(n_cols, nnz) < 2**31 else np.int64
-    cols = np.empty(nnz, dtype=index_dtype)
-    data = np.empty(nnz, dtype=dtype)
     counts = np.zeros(n_rows, dtype=np.int64)
-    filled = 0
+    col_parts, data_parts = [], []
+    col_dtype = np.int32 if n_cols < 2**31 else np.int64
     for positions, values in parts:
         for start in range(0, positions.size, _TABLE_CHUNK):
             rows, part_cols = np.divmod(positions[start:start + _TABLE_CHUNK], n_cols)
-            end = filled + rows.size
             counts += np.bincount(rows, minlength=n_rows)
-            cols[filled:end] = part_cols
-            data[filled:end] = values[start:start + _TABLE_CHUNK]
-            filled = end
+            col_parts.append(part_cols.astype(col_dtype))
+            data_parts.append(np.asarray(values[start:start + _TABLE_CHUNK], dtype=dtype))
+    nnz = int(counts.sum())
+    index_dtype = np.int32 if max(n_cols, nnz) < 2**31 else np.int64
+    cols = np.concatenate(col_parts, dtype=index_dtype) if col_parts else np.empty(0, dtype=index_dtype)
+    del col_parts
+    data = np.concatenate(data_parts) if data_parts else np.empty(0, dtype=dtype)
+    del data_parts
     indptr = np.zeros(n_rows + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
     table = sp.csr_array((data, cols, indptr.astype(index_dtype)), shape=shape)

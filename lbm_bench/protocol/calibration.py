@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._docstrings import fill_doc
+from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import child_seed, draw_seed
 from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_positive_float
@@ -94,6 +95,9 @@ __all__ = [
 METHODS = ("secant", "bisection")
 #: Bytes of noise kept in memory across evaluations; beyond, it is re-drawn from seeds.
 NOISE_CACHE_BYTES = 512 * 2**20
+#: Entries of a table from which a calibration worker gives the heap's free pages back after
+#: each batch (``malloc_trim``: milliseconds, against seconds of such a table's batch).
+_TRIM_ENTRIES = 10**7
 #: Bytes of sufficient statistics (both layouts) per batch of tables run through the
 #: MAP together. Batching pays for small tables (fewer, larger array operations:
 #: 1.3x on 50x50) and loses for large ones once a batch falls out of the caches
@@ -318,6 +322,9 @@ def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch
             if cache is not None:
                 for seed, d in zip(batch, draws, strict=True):
                     keep_draws(cache[0], seed, d, cache[1])
+            del draws, labels, noise, missing
+            if n_rows * n_cols >= _TRIM_ENTRIES:  # the batch's temporaries, before the next batch's
+                release_free_memory(collect=False)
         return np.concatenate(out)
 
 

@@ -15,12 +15,13 @@ dense tables (``N = n_rows * n_cols`` entries, ``p`` sufficient statistics:
     calibration the noise cache (up to 512 MiB) and, per worker, a working set
     of ``(24 + 16 p) (3 + min(n_tables, 8))`` bytes per entry (measured);
 sparse tables (``nnz = density * N`` expected non-zeros)
-    ``BYTES_PER_NONZERO`` bytes per non-zero, per worker: drawing a table
-    (the kept uniforms and their positions, sorted and merged across bands,
-    then the CSR table) followed by its MAP's first scores (the table in CSR
-    and its transpose with float64 values) is the peak of the large sparse
-    runs; and the per-row and per-column block sums of the chains
-    (``n_chains (n_rows m + n_cols g) p`` float64);
+    ``BYTES_PER_NONZERO`` bytes per non-zero, per process that holds a table: its draw
+    (the bands' positions, 8 bytes a candidate, about 2-3 candidates a stored entry, and
+    the CSR table; a large noise keeps no uniforms), its MAP's statistics (the table in
+    float64 CSR and its transpose) and the chains' sums, whichever is larger, with what
+    glibc keeps of the temporaries; and the per-row and per-column block sums of the
+    chains (``n_chains (n_rows m + n_cols g) p`` float64); during the calibration the
+    noise its workers keep across scales (:data:`NOISE_CACHE_BYTES` in all);
 missing entries (``missing`` rate ``q``)
     one or two more statistic channels in ``p`` (the missing entries' exposures;
     and the mask's indicator by block), the mask (one byte per entry; eight for the
@@ -77,6 +78,7 @@ from lbm_bench.protocol.settings import GenerationSettings
 __all__ = [
     "BASELINE_BYTES",
     "BYTES_PER_NONZERO",
+    "WEIGHTED_BYTES_PER_NONZERO",
     "MemoryEstimate",
     "MemoryLimitError",
     "available_memory",
@@ -90,11 +92,18 @@ __all__ = [
 
 #: Interpreter, numpy, scipy, h5py and the package, measured at about 110 MiB RSS.
 BASELINE_BYTES = 160 * 2**20
-#: Bytes per expected non-zero of a sparse table (see the module docstring). Measured
-#: peak RSS less the baseline, per non-zero, all parts included: 101 for Bernoulli
-#: 100000x10000 at 1%, 134 for Poisson with effects 50000x5000 at 2%
-#: (docs/performance.md); with a margin.
-BYTES_PER_NONZERO = 144
+#: Bytes per expected non-zero of a sparse table, per process holding one (see the module
+#: docstring). Measured: the largest process's peak RSS less the baseline and the workers'
+#: kept noise, per non-zero, in the phase trace of ``generate`` at ``--jobs 2``
+#: (scripts/benchmarks/bench_million_phases.py): 56 for Bernoulli 100000x10000 at 1%
+#: (docs/performance.md, issue 33's million rows); with a margin. (It was 144 while a
+#: table's draw kept its candidates and the MAP's first scores took whole-table
+#: temporaries: 101 measured for the same table.)
+BYTES_PER_NONZERO = 64
+#: The same for a table with row and column effects (its bands are thinned over bins of
+#: rows and keep their uniforms; not re-measured since the draw changed): the 144 measured
+#: before (134 for Poisson with effects 50000x5000 at 2%, with a margin).
+WEIGHTED_BYTES_PER_NONZERO = 144
 #: Most tables ``n_tables="auto"`` evaluates at one scale (16;
 #: :mod:`lbm_bench.protocol.scale_search`).
 _AUTO_MAX_TABLES = AUTO_MOST_TABLES
@@ -332,10 +341,11 @@ def _estimate(
         what = f"dense {family.kind} {n}x{d} table"
     else:
         nonzeros = math.ceil((float(density) + float(missing)) * entries)
+        per_nonzero = WEIGHTED_BYTES_PER_NONZERO if options.get("effects") else BYTES_PER_NONZERO
         chains = n_chains * (n * m + d * g) * p * 8 + 4 * (n * g + d * m) * 8
-        parts["table"] = BYTES_PER_NONZERO * nonzeros + 2 * (n + d) * 8
+        parts["table"] = per_nonzero * nonzeros + 2 * (n + d) * 8
         parts["block sums"] = chains
-        parts["calibration"] = (n_jobs - 1) * (BYTES_PER_NONZERO * nonzeros + chains)
+        parts["calibration"] = (n_jobs - 1) * (per_nonzero * nonzeros + chains) + NOISE_CACHE_BYTES
         what = f"sparse {family.kind} {n}x{d} table at density {float(density):g}"
     if missing > 0:
         what += f" with {float(missing):g} of its entries missing"

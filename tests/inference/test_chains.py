@@ -154,6 +154,11 @@ def test_a_chain_draws_the_same_labels_in_any_group_for_integer_statistics(table
     assert one[0].shape == (5, 6, 40)
     np.testing.assert_array_equal(one[0], split[0])
     np.testing.assert_array_equal(one[1], split[1])
+    # the workers of a cluster (not this machine's) send their sets back instead of writing a file
+    monkeypatch.setattr(chains, "local_backend", lambda: False)
+    sent = run_chain_tasks(model, Xs[0], w, 6, seeds, jobs=3, burn_in=2)
+    np.testing.assert_array_equal(one[0], sent[0])
+    np.testing.assert_array_equal(one[1], sent[1])
     with pytest.raises(ValueError, match="seeds must hold 5 entries, got 4"):
         run_chain_tasks(model, Xs[0], w, 6, seeds[:4])
 

@@ -94,6 +94,22 @@ def test_sparse_logits_likelihood_and_entrywise_scores_match_dense(kind, effects
         np.testing.assert_allclose(s, d, rtol=1e-4)
 
 
+@pytest.mark.parametrize("kind", ["bernoulli", "poisson"])
+def test_entrywise_scores_over_ranges_of_rows_are_those_of_one_pass(monkeypatch, kind):
+    """The scores without effects are summed over ranges of rows (and of the transposed
+    table's rows) of about ``_SCORE_CHUNK`` entries, each row's and column's gains in the
+    order of one pass over all entries: the same bits at every range size."""
+    model, X, _, _ = _sparse_model_and_table(kind, 400, 300, 0.05, 1.0, 43)
+    sweeper = Sweeper.for_table(model, X)
+    monkeypatch.setattr(sparse_sums, "_SCORE_CHUNK", 1 << 30)
+    rows, cols = sweeper.entrywise_scores()
+    for chunk in (1, 3, 100):
+        monkeypatch.setattr(sparse_sums, "_SCORE_CHUNK", chunk)
+        for got, want in zip(sweeper.entrywise_scores(), (rows, cols), strict=True):
+            assert np.array_equal(got, want)
+    assert kind == "bernoulli" or np.unique(X.data).size > 1
+
+
 def test_sparse_map_equals_dense_map_on_the_same_table():
     model, X, _, _ = _sparse_model_and_table("bernoulli", 1500, 500, 0.03, 1.0, 51)
     a, b = map_labels(model, X, rng=3), map_labels(model, X.toarray(), rng=3)

@@ -131,3 +131,35 @@ def test_merging_and_tables_by_chunks_change_nothing(monkeypatch, effects):
     counts = poisson_from_survival(uniforms, rates[z[rows], w[cols]])
     direct = sparse_table_from_entries(positions[counts > 0], counts[counts > 0], (400, 300), np.int64)
     assert (direct != whole).nnz == 0 and whole.nnz > 1000
+
+
+@pytest.mark.parametrize("effects", [False, True])
+def test_a_large_noise_builds_its_table_without_keeping_candidates(monkeypatch, effects):
+    """A noise expected to keep more than ``_STREAM_CANDIDATES`` candidates (here: any) and
+    with no band drawn yet builds its table range by range, a band's uniforms drawn range
+    after range, and keeps nothing: the same table (values and dtypes) as from the kept
+    candidates, at every range size, twice in a row (the bands drawn again)."""
+    rng = np.random.default_rng(4)
+    weights = (np.exp(rng.normal(0, 0.5, 400)), np.exp(rng.normal(0, 0.5, 300))) if effects else (None, None)
+    z, w = rng.integers(0, 3, 400), rng.integers(0, 2, 300)
+    rates = np.array([[0.02, 0.3], [0.05, 0.01], [0.2, 0.1]])
+
+    def table(noise):
+        return sparse_noise.sparse_table_from_noise(
+            noise, 0.3, lambda u, r, c: poisson_from_survival(u, rates[z[r], w[c]]), np.int64)
+
+    kept = SparseNoise(400, 300, *weights, rng=np.random.default_rng(11))
+    whole = table(kept)
+    assert kept.n_bands > 0 and whole.nnz > 1000
+    monkeypatch.setattr(sparse_noise, "_STREAM_CANDIDATES", 0)
+    for merge, chunk in [(1 << 22, 1 << 22), (1000, 777), (5000, 3)]:
+        monkeypatch.setattr(sparse_noise, "_MERGE_ENTRIES", merge)
+        monkeypatch.setattr(sparse_noise, "_TABLE_CHUNK", chunk)
+        noise = SparseNoise(400, 300, *weights, rng=np.random.default_rng(11))
+        for _ in range(2):
+            streamed = table(noise)
+            assert noise.n_bands == 0 and noise.nbytes == 0
+            for name in ("data", "indices", "indptr"):
+                assert getattr(streamed, name).dtype == getattr(whole, name).dtype
+                assert np.array_equal(getattr(streamed, name), getattr(whole, name))
+    assert kept.expected_candidates(0.3) >= kept.positions.size
