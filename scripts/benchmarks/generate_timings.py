@@ -1,6 +1,6 @@
 """Where the time of ``generate_table`` goes, at its defaults, on issue 15's tables.
 
-    python scripts/benchmarks/generate_timings.py [--seed 5] [--quick]
+    python scripts/benchmarks/generate_timings.py [--seed 5] [--quick] [--clock cpu] [--phases]
     python scripts/benchmarks/generate_timings.py --table gaussian 200x100 3x3 0.1 [--table ...]
 
 Issue 15 measured ``generate_table`` at default settings on four tables (a
@@ -21,13 +21,18 @@ seconds, in the total and in the table's timings alike: on a shared machine whos
 load changes during the run, the ratio of CPU seconds holds where wall seconds stretch
 each part by the load of its moment (``generate_table`` runs in this one process at
 its default ``jobs=1``).
+``--phases`` adds a line under each table: where its calibration's seconds went (on the
+same clock: the tables drawn at each scale, their short Gibbs runs, the floor's estimator
+on each run, the first guess, the design) and its evaluations (scale, mean floor, tables).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import time
 import types
+from collections.abc import Callable
 
 #: (kind, n_rows, n_cols, g, m, target risk) of issue 15's table.
 ISSUE_TABLES = [
@@ -49,6 +54,44 @@ def parse_table(kind: str, shape: str, clusters: str, risk: str) -> tuple[str, i
     return kind, n, d, g, m, float(risk)
 
 
+#: (module, function, phase) timed by ``--phases``: each call's seconds go to its phase.
+PHASES = [
+    ("lbm_bench.protocol.table_risks", "batch_tables", "tables"),
+    ("lbm_bench.protocol.table_risks", "short_runs", "short runs"),
+    ("lbm_bench.protocol.table_risks", "floor_risk", "floor estimator"),
+    ("lbm_bench.protocol.scale_search", "first_guess", "first guess"),
+    ("lbm_bench.protocol.calibration", "random_design", "design"),
+]
+
+
+def time_phases(clock: Callable[[], float]) -> dict[str, float]:
+    """Wrap the functions of :data:`PHASES` (in the modules that call them) so that their
+    seconds on ``clock`` add up in the returned dictionary, by phase."""
+    import importlib
+
+    seconds: dict[str, float] = collections.defaultdict(float)
+    for module_name, name, phase in PHASES:
+        module = importlib.import_module(module_name)
+        function = getattr(module, name)
+
+        def timed(*args, _function=function, _phase=phase, **kwargs):
+            start = clock()
+            try:
+                return _function(*args, **kwargs)
+            finally:
+                seconds[_phase] += clock() - start
+
+        setattr(module, name, timed)
+    return seconds
+
+
+def describe_phases(seconds: dict[str, float], history) -> str:
+    """The ``--phases`` line: the calibration's seconds by phase and its evaluations."""
+    parts = ", ".join(f"{phase} {seconds[phase]:.2f} s" for _, _, phase in PHASES)
+    evaluations = "; ".join(f"{scale:.4g}: {mean:.4f} on {int(n)}" for scale, mean, _, n in history)
+    return f"  calibration: {parts}; evaluations (scale: mean floor on tables): {evaluations}"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=5)
@@ -57,6 +100,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="time this request instead of issue 15's (repeatable)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="wall seconds (default) or the process's CPU seconds")
+    parser.add_argument("--phases", action="store_true",
+                        help="also print where each calibration's seconds went, and its evaluations")
     args = parser.parse_args(argv)
     import lbm_bench.protocol.generate as generate
     from lbm_bench import generate_table
@@ -65,6 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.clock == "cpu":  # the table's timings on the same clock
         generate.time = types.SimpleNamespace(perf_counter=time.process_time)
 
+    seconds = time_phases(clock) if args.phases else None
     if args.table:
         try:
             requests = [parse_table(*table) for table in args.table]
@@ -76,6 +122,8 @@ def main(argv: list[str] | None = None) -> None:
           "(acceptance) | floor (target) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for kind, n, d, g, m, risk in requests:
+        if seconds is not None:
+            seconds.clear()
         start = clock()
         table = generate_table(kind, n, d, g, m, risk, rng=args.seed)
         total = clock() - start
@@ -84,6 +132,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"| {kind} {n}x{d} {g}x{m}, {risk:.0%} | {total:.1f} s | {t['calibration']:.1f} s | "
               f"{t['gibbs']:.1f} s | {total / t['gibbs']:.1f} | {attempts} ({1 / attempts:.2f}) | "
               f"{table.bayes_risk.risk:.4f} ({risk}) |", flush=True)
+        if seconds is not None:
+            print(describe_phases(seconds, table.calibration.history), flush=True)
 
 
 if __name__ == "__main__":

@@ -32,3 +32,16 @@ def test_bad_table_is_a_usage_error():
     assert result.returncode == 2 and "--table" in result.stderr
     assert load_script("benchmarks", "generate_timings").parse_table("poisson", "50X40", "3x2", "0.1") == (
         "poisson", 50, 40, 3, 2, 0.1)
+
+
+def test_phases_line_splits_the_calibration_and_lists_its_evaluations():
+    """``--phases``: under the row, the calibration's seconds by phase (at most its total)
+    and every evaluation (scale, mean floor, tables) of the table's calibration history."""
+    request = ("--table", "poisson", "40x30", "2x2", "0.2", "--seed", "3", "--clock", "cpu")
+    lines = run_script("benchmarks", "generate_timings", *request, "--phases").stdout.splitlines()
+    assert len(lines) == 4 and lines[3].startswith("  calibration: tables ")
+    phases = [float(v) for v in re.findall(r"([\d.]+) s\b", lines[3].split(";")[0])]
+    calibration = float(lines[2].split("|")[3].strip().removesuffix(" s"))
+    assert len(phases) == 5 and sum(phases) <= calibration + 0.05
+    evaluations = re.findall(r"[\d.e-]+: (0\.\d{4}) on (\d+)", lines[3].split("evaluations")[1])
+    assert evaluations and all(int(n) >= 1 for _, n in evaluations)
