@@ -143,6 +143,12 @@ class BernoulliOptions(Options):
 
 
 class BernoulliDesigns(Designs):
+    #: A fitted design keeps its classes' margins (their densities: the degrees of a binary table)
+    #: down to half its scale, as Poisson's, only their interaction moving: on the straight line a
+    #: dense source's row means narrowed beyond the spread between two generated tables at 5-20%
+    #: (scripts/checks/degree_spread.py, docs/design-files.md).
+    path_knee = 0.5
+
     def check_clusters(self, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
         g, m = n_row_clusters, n_col_clusters
         if g > 2**m or m > 2**g:

@@ -143,8 +143,8 @@ MINOR_VERSIONS: dict[int, tuple[str, ...]] = {
     # ``design.model(scale)`` is its ``model`` and the table names its design file.
     5: ("params/design/path_natural", "params/design/path_centre", "params/design@digest"),
     # 1.6: the knee from which up a fitted design's path keeps the classes' margins (Poisson
-    # designs; absent: the straight line of 1.5), without which a 1.5 reader would rebuild
-    # another model at the table's scale.
+    # and Bernoulli designs; absent: the straight line of 1.5), without which a 1.5 reader
+    # would rebuild another model at the table's scale.
     6: ("params/design/path_knee",),
 }
 #: Version written by the writer: the newest known minor.

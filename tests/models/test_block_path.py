@@ -159,6 +159,6 @@ def test_blocks_without_interaction_take_the_straight_line():
         BlockPath(model.natural_parameters, np.zeros(1), 1.0)
 
 
-def test_poisson_designs_keep_their_margins_and_the_others_go_straight():
+def test_poisson_and_bernoulli_designs_keep_their_margins_and_the_others_go_straight():
     assert {f.kind: f.designs.path_knee for f in FAMILIES} == {
-        "gaussian": None, "poisson": 0.5, "bernoulli": None, "categorical": None}
+        "gaussian": None, "poisson": 0.5, "bernoulli": 0.5, "categorical": None}
