@@ -12,7 +12,9 @@ cross-fitted losses, its costliest part). Then runs, as a user does, ``lbm-bench
 (``git archive`` into a temporary folder, ``PYTHONPATH``) and with the working tree, old and new
 alternating, ``--repeats`` times (the best is kept), the new one at every ``--jobs``. Prints wall
 seconds, CPU seconds (the command and its workers), the peak resident memory of the command's
-process and of its largest worker, old over new, whether the reports are identical, and the
+process (its own ``VmHWM``) and of its largest worker (each worker's resident memory polled every
+0.2 s by ``bench_million.ProcessMemory``: a worker's own peak, not its parent's carried over a
+fork), old over new, whether the reports are identical, and the
 load average (``/proc/loadavg``) before each command: the machine may be shared.
 """
 
@@ -31,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules (scripts/README.md)
 
+from bench_million import ProcessMemory  # noqa: E402
 from bench_sparse_io import build_table  # noqa: E402
 
 from lbm_bench import floor_certificate, save_table  # noqa: E402
@@ -38,16 +41,15 @@ from lbm_bench.protocol.memory import format_bytes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
-#: Runs ``python -m lbm_bench ARGS`` and prints, on stderr, the peak RSS of this process and the
-#: largest of its reaped children (the loky workers).
-_CODE = """import sys, runpy, resource
+#: Runs ``python -m lbm_bench ARGS`` and prints, on stderr, the peak RSS of this process
+#: (``VmHWM``: exact, whatever the polling misses).
+_CODE = """import sys, runpy
 sys.argv = ['lbm-bench', *sys.argv[1:]]
 try:
     runpy.run_module('lbm_bench', run_name='__main__')
 finally:
     hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]
-    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    print('RSS', int(hwm.split()[1]) * 1024, children, file=sys.stderr)
+    print('RSS', int(hwm.split()[1]) * 1024, file=sys.stderr)
 """
 
 
@@ -63,15 +65,20 @@ def run(pythonpath: str, *args: str) -> dict:
     start = time.perf_counter()
     # run from an empty folder: ``python -c`` puts the working directory first on sys.path
     with tempfile.TemporaryDirectory() as cwd:
-        result = subprocess.run([sys.executable, "-c", _CODE, *args], capture_output=True, text=True, env=env,
-                                cwd=cwd, check=False)
+        process = subprocess.Popen([sys.executable, "-c", _CODE, *args], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+        with ProcessMemory([process.pid]) as memory:
+            stdout, stderr = process.communicate()
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if result.returncode:
-        raise RuntimeError(f"{' '.join(args)} failed:\n{result.stderr}")
-    rss, workers = (int(v) for v in result.stderr.split("RSS")[-1].split()[:2])
+    if process.returncode:
+        raise RuntimeError(f"{' '.join(args)} failed:\n{stderr}")
+    rss = int(stderr.split("RSS")[-1].split()[0])
+    # the command's workers: every process of its tree but itself and loky's resource tracker
+    workers = max((peak for key, peak in memory.peaks.items()
+                   if not key.startswith(f"{process.pid} ") and not key.endswith("resource tracker")), default=0)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"seconds": seconds, "cpu": cpu, "rss": rss, "workers": workers, "out": result.stdout, "load": load}
+    return {"seconds": seconds, "cpu": cpu, "rss": rss, "workers": workers, "out": stdout, "load": load}
 
 
 def build(path: Path, shape: str, density: float, samples: int, uncertain: float, floor: bool) -> None:
