@@ -69,9 +69,13 @@ def read_design_path(reader: Any) -> dict[str, Any] | bool:
         return False
     g, m = out["path"].block_shape
     try:  # the family turns the path into a model, whose natural parameters have the path's shape
-        shape = reader.family.designs.model_from_natural(_Probe(g, m), out["path"].natural).natural_parameters.shape
+        # (a path outside the family's domain, such as a Gaussian precision of zero, is a problem
+        # of the file, not a floating-point warning of the family's formulas)
+        with np.errstate(divide="raise", invalid="raise", over="raise"):
+            model = reader.family.designs.model_from_natural(_Probe(g, m), out["path"].natural)
+        shape = model.natural_parameters.shape
         problem = None if shape == out["path"].natural.shape else f"its model's natural parameters are {shape}"
-    except (IndexError, TypeError, ValueError) as exc:
+    except (IndexError, TypeError, ValueError, FloatingPointError) as exc:
         problem = str(exc)
     if problem is not None:
         reader.problem(f"params/design/path_natural is not a path of {reader.family.kind} blocks ({problem})")

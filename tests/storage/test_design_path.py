@@ -54,6 +54,9 @@ def test_a_random_design_writes_none_of_it(tmp_path):
                 f.create_dataset("params/design/path_natural", data=np.full((3, 2, 2), -1.0)),
                 f.create_dataset("params/design/path_centre", data=np.full(3, -1.0))),
      "not a path of gaussian blocks"),
+    # every natural parameter zero: a precision of zero, outside the Gaussian domain (was a
+    # division's RuntimeWarning inside the family's formulas)
+    (lambda f: f["params/design/path_natural"].__setitem__(Ellipsis, 0.0), "not a path of gaussian blocks"),
 ])
 def test_damaged_paths_are_reported(fitted_file, tmp_path, damage, message):
     _, path = fitted_file
