@@ -267,7 +267,7 @@ def run_chain_tasks(
     args = (per_chain, burn_in, thin, block_sums_options)
     if min(jobs, len(items)) == 1:  # in this process: the chains write into the arrays
         table_tasks(_chain_task, model, table, items, jobs, *args, sets)
-    elif local_backend():  # the workers write to a file the arrays are read from
+    elif local_backend() and hasattr(os, "pwrite"):  # the workers write to a file the arrays are read from (POSIX)
         with tempfile.TemporaryDirectory(prefix="lbm-bench-chains-") as folder:
             sink = _LabelFile(os.path.join(folder, "labels"), sets)
             table_tasks(_chain_task, model, table, items, jobs, *args, sink)
