@@ -23,7 +23,11 @@ two errors solved as a fixed point. The prediction only starts the root finding
 of :mod:`lbm_bench.protocol.calibration`, which corrects it with the tables'
 risks. It needs nothing family-specific: the divergences come from the
 exponential-family interface (natural parameters, log-partition and the mean
-sufficient statistics, the latter estimated once on a fixed sample of noise).
+sufficient statistics, each family's closed form). Until 2026-11 the mean statistics were
+estimated on a fixed sample of 48 x 48 entries per block: a sparse design's blocks (rates
+near its density, 0.001 for a million-row table) held a few non-zeros there, so the predicted
+error jumped with the scale, and its slope, which sizes the search's first steps, came out
+up to twenty times too steep (issue 33: nine evaluations where three do).
 """
 
 from __future__ import annotations
@@ -34,19 +38,10 @@ import numpy as np
 from scipy import optimize, special
 
 from lbm_bench._validation import describe_percent
-from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.missing import unreachable_risk
 
 __all__ = ["block_divergences", "check_target", "predicted_error", "first_guess", "guessing_risk"]
-
-#: Entries per block and side in the fixed sample that estimates the mean sufficient
-#: statistics: 48 x 48 up to 3 x 3 blocks, then fewer so that the sample stays near
-#: 144 x 144 entries in all (never below 16 x 16: 10 x 10 blocks took 20 ms per
-#: prediction with 48 x 48, most of the first guess of a Poisson 500x500 table).
-_ENTRIES_PER_SIDE = 48
-_SAMPLE_SIDE = 144
-_MIN_ENTRIES_PER_SIDE = 16
 
 #: The other side's errors attenuate a side's separations by ``(1 - e / e_max) **
 #: ATTENUATION_POWER`` (``e_max``: the error of guessing). A uniform confusion of the
@@ -57,12 +52,6 @@ _MIN_ENTRIES_PER_SIDE = 16
 #: (``scripts/benchmarks/calibration_cost.py repository/paper.toml`` prints the mean
 #: log ratio of the guess to the calibrated scale and its spread: docs/performance.md).
 ATTENUATION_POWER = 0.5
-
-
-def _entries_per_side(design: ModelDesign) -> int:
-    """Entries per block and side of the reference sample (see ``_ENTRIES_PER_SIDE``)."""
-    g, m = design.block_shape
-    return min(_ENTRIES_PER_SIDE, max(_MIN_ENTRIES_PER_SIDE, int(_SAMPLE_SIDE / math.sqrt(g * m))))
 
 
 def guessing_risk(row_proportions: np.ndarray, col_proportions: np.ndarray) -> float:
@@ -78,35 +67,22 @@ def guessing_risk(row_proportions: np.ndarray, col_proportions: np.ndarray) -> f
     return row + col - row * col
 
 
-def _reference_noise(design: ModelDesign) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    g, m = design.block_shape
-    z = np.repeat(np.arange(g), _entries_per_side(design))
-    w = np.repeat(np.arange(m), _entries_per_side(design))
-    noise = design.without_effects().model(1.0).draw_noise(z.size, w.size, rng=np.random.default_rng(0))
-    return noise, z, w
-
-
-def block_divergences(design: ModelDesign, scale: float, _noise=None) -> np.ndarray:
+def block_divergences(design: ModelDesign, scale: float) -> np.ndarray:
     """Symmetrised Kullback-Leibler divergences between block distributions.
 
     ``J[k, l, k', l'] = (KL(kl || k'l') + KL(k'l' || kl)) / 2`` per entry, from the
-    exponential-family form ``KL(a || b) = (eta_a - eta_b) . E_a[T] - A_a + A_b``.
-    ``E_a[T]`` is the mean sufficient statistic of block ``a`` over a fixed sample
-    of ``48 x 48`` entries (the same noise at every scale, so ``J`` is smooth in
-    the scale). Poisson row and column effects are left out (they average one).
+    exponential-family form ``KL(a || b) = (eta_a - eta_b) . E_a[T] - A_a + A_b``, with
+    each family's mean sufficient statistics ``E_a[T]``
+    (:attr:`~lbm_bench.models.base.LatentBlockModel.mean_statistics`): exact, and smooth in
+    the scale however sparse the blocks. Poisson row and column effects are left out (they
+    average one).
 
     Returns
     -------
     ndarray of shape (g, m, g, m)
     """
-    noise, z, w = _noise if _noise is not None else _reference_noise(design)
     model = design.without_effects().model(scale)
-    g, m = design.block_shape
-    sample = TableData.of(model.table_from_noise(noise, z, w)).densify()  # small: g R x m R entries
-    stats = model.sufficient_statistics(sample)  # (p, g R, m R)
-    p = stats.shape[0]
-    R = _entries_per_side(design)
-    mean_t = stats.reshape(p, g, R, m, R).mean(axis=(2, 4))  # (p, g, m)
+    mean_t = model.mean_statistics  # (p, g, m)
     eta = model.natural_parameters  # (p, g, m)
     A = model.log_partition  # (g, m)
     # cross[a, b] = eta_b . E_a[T], summed over the statistics in order by elementwise
@@ -132,9 +108,9 @@ def _side_error(separation: np.ndarray, proportions: np.ndarray, attenuation: fl
     return min(float((proportions * tail.sum(axis=1)).sum()), 1.0 - float(np.max(proportions)))
 
 
-def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float, _noise=None) -> float:
+def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float) -> float:
     """Predicted ``l_item`` of the MAP at ``scale`` (see the module documentation)."""
-    J = block_divergences(design, scale, _noise)
+    J = block_divergences(design, scale)
     if design.missing is not None:  # a row sees (1 - rate) n_cols entries on average
         n_rows, n_cols = n_rows * (1.0 - design.missing.rate), n_cols * (1.0 - design.missing.rate)
     rows = _separations(J, design.col_proportions, n_cols)
@@ -169,10 +145,8 @@ def first_guess(
     >>> 0 < scale and slope < 0
     True
     """
-    noise = _reference_noise(design)
-
     def f(x: float) -> float:
-        return predicted_error(design, n_rows, n_cols, math.exp(x), noise) - target_risk
+        return predicted_error(design, n_rows, n_cols, math.exp(x)) - target_risk
 
     # bracket from scale 1 by factors of 4 (a wide fixed range overflows Poisson rates)
     step = math.log(4.0)
