@@ -47,7 +47,7 @@ except ImportError:  # pragma: no cover - scipy's public operators then
     _csr_matvec = _csc_matvec = None
 
 __all__ = ["bayes_labels", "best_descent", "check_starts", "descend", "expected_item_loss", "label_frequencies",
-           "prepare_sides", "search_labels", "search_starts", "side_of_entries"]
+           "prepare_sides", "search_labels", "search_starts", "side_of_minority"]
 
 #: Label-set entries compared per chunk when counting (bounds the temporary memory).
 _CHUNK_ENTRIES = 1 << 22
@@ -251,15 +251,15 @@ class _Side:
                            for begin, end in _set_chunks(n_sets, n_items, bounds)]
 
     @classmethod
-    def of_entries(cls, sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, entries: Any,
-                   bounds: Any = None) -> _Side:
-        """The side of ``n_sets`` sets from their minority entries: ``entries(begin, end)`` gives
-        the set (within ``begin:end``), the item and the label of every label of the sets
-        ``begin:end`` that differs from the item's reference ``ref``, sorted by set, then item.
-        The same side as built from the sets themselves, without them in memory at once;
-        ``sets[s]`` need only give the sets :meth:`set_labels` is asked for."""
+    def of_minority(cls, sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, minority: Any,
+                    bounds: Any = None) -> _Side:
+        """The side of ``n_sets`` sets from their minority entries: ``minority(begin, end)`` gives,
+        for each class ``k``, the CSR pattern ``(indices, indptr)`` of the sets ``begin:end`` (row
+        ``s - begin``: the items, increasing, to which set ``s`` gives ``k`` when it is not their
+        reference ``ref``). The same side as built from the sets themselves, without them in memory
+        at once; ``sets[s]`` need only give the sets :meth:`set_labels` is asked for."""
         n_items = ref.shape[0]
-        blocks = [_Block.of_entries(begin, end, *entries(begin, end), n_classes, n_items)
+        blocks = [_Block(begin, end, _with_ones(minority(begin, end), n_items))
                   for begin, end in _set_chunks(n_sets, n_items, bounds)]
         return cls(sets, n_classes, ref=ref, blocks=blocks)
 
@@ -416,10 +416,11 @@ def prepare_sides(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bo
     return _Side(row_sets, g, bounds), _Side(col_sets, m, bounds), pairs
 
 
-def side_of_entries(sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, entries: Any, bounds: Any = None):
+def side_of_minority(sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, minority: Any, bounds: Any = None):
     """One side of the label sets, prepared for the descents (:func:`prepare_sides`'s), from its
-    items' reference labels and minority entries (see ``_Side.of_entries``): without the sets in memory."""
-    return _Side.of_entries(sets, n_classes, ref, n_sets, entries, bounds)
+    items' reference labels and minority entries by class (see ``_Side.of_minority``): without
+    the sets in memory."""
+    return _Side.of_minority(sets, n_classes, ref, n_sets, minority, bounds)
 
 
 def check_starts(starts, n: int, d: int, n_row_clusters: int | None, n_col_clusters: int | None) -> list:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_count, check_labels
-from lbm_bench.inference.bayes import check_starts, side_of_entries
+from lbm_bench.inference.bayes import check_starts, side_of_minority
 from lbm_bench.inference.floor import cross_fitted_sides, set_start_indices, side_bounds
 from lbm_bench.metrics import ari, cari, l_item, matching_error
 from lbm_bench.metrics.contingency_tables import TableStack, ari_from_counts, label_codes, pair_counts, table_pair_sums
@@ -400,9 +400,9 @@ class _SetCounts:
         sides = []
         for side in ("rows", "cols"):
             part = self.parts[side]
-            sides.append(side_of_entries(part.picked_sets(self.picked), self.n_classes[side], part.ref,
-                                          table.gibbs.n_samples, part.entries, bounds=side_bounds(chain_lengths)))
-            part.set_index, part.item_index, part.labels = [], [], []  # in the side's blocks now
+            sides.append(side_of_minority(part.picked_sets(self.picked), self.n_classes[side], part.ref,
+                                          table.gibbs.n_samples, part.minority, bounds=side_bounds(chain_lengths)))
+            part.counts, part.items = [], []  # in the side's blocks now
         g, m = table.model.block_shape
         pairs = check_starts([(table.map_rows, table.map_cols)], table.shape[0], table.shape[1], g, m)
         _, losses, _ = cross_fitted_sides(chain_lengths, *sides, pairs, FLOOR_SET_STARTS, FLOOR_MAX_SWEEPS,
