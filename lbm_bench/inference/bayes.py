@@ -21,9 +21,9 @@ by each set's column agreement ``B_s``, all rows at once; and symmetrically for
 the columns. :func:`bayes_labels` alternates these two exact block updates
 (block coordinate descent) from several starts until no row and no column label
 changes; the result is a labelling that no single row or column change
-improves. Scores are integer counts (exact in float64), and a label moves only
-when another class is strictly better, so the descent terminates and is
-deterministic.
+improves. Scores are integer counts (computed in integers: int32 when the sums
+fit, which is also the fastest, else int64), and a label moves only when another
+class is strictly better, so the descent terminates and is deterministic.
 
 The honest risk of these labels, cross-fitted over halves of the chains, is
 :mod:`lbm_bench.inference.floor`'s (:func:`~lbm_bench.inference.floor.floor_certificate`).
@@ -31,6 +31,8 @@ The honest risk of these labels, cross-fitted over halves of the chains, is
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,6 +56,11 @@ _CHUNK_ENTRIES = 1 << 22
 #: Labels per block of consecutive sets of :class:`_Side` (bounds the temporaries of
 #: building its sparse indicators; the chains are blocks too).
 _BLOCK_ENTRIES = 1 << 26
+#: Agreements of the last labellings a side counted, kept (the descents from several starts
+#: mostly end at the same labels, and count their agreements again).
+_KEEP_AGREEMENTS = 4
+#: The ones of every dtype the kernels were given, per dtype (see :func:`_ones`).
+_ONES: dict[np.dtype, np.ndarray] = {}
 
 
 def _as_sets(name: str, sets: Any) -> np.ndarray:
@@ -129,21 +136,38 @@ def _agreements(sets: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return out
 
 
+def _ones(size: int, dtype: Any) -> np.ndarray:
+    """``size`` ones of ``dtype``: a view of one buffer kept per dtype (the values of the 0/1
+    matrices as the kernels take them: of the vector's dtype)."""
+    dtype = np.dtype(dtype)
+    if dtype not in _ONES or _ONES[dtype].size < size:
+        _ONES[dtype] = np.ones(max(size, 1 << 20), dtype=dtype)
+    return _ONES[dtype][:size]
+
+
+def _sum_dtype(bound: int) -> type:
+    """The integers in which sums of absolute value at most ``bound`` are exact: int32 when they
+    fit (the kernels are fastest in the narrowest type), else int64."""
+    return np.int32 if bound < 2**31 else np.int64
+
+
 def _add_product(matrix, vector: np.ndarray, out: np.ndarray) -> None:
-    """``out += matrix @ vector`` for a CSR ``matrix`` (float64 ``vector`` and ``out``,
-    ``out`` contiguous). Exact here: 0/1 entries and integer-valued vectors."""
+    """``out += matrix @ vector`` for a 0/1 CSR ``matrix``, integer ``vector`` and contiguous
+    ``out`` of one dtype (exact while the sums fit in it)."""
     if _csr_matvec is None:
         out += matrix @ vector
     else:
-        _csr_matvec(matrix.shape[0], matrix.shape[1], matrix.indptr, matrix.indices, matrix.data, vector, out)
+        _csr_matvec(matrix.shape[0], matrix.shape[1], matrix.indptr, matrix.indices,
+                    _ones(matrix.indices.size, out.dtype), vector, out)
 
 
 def _add_transposed_product(matrix, vector: np.ndarray, out: np.ndarray) -> None:
-    """``out += matrix.T @ vector`` for a CSR ``matrix`` (read as the CSC matrix of its transpose)."""
+    """``out += matrix.T @ vector`` for a 0/1 CSR ``matrix`` (read as the CSC matrix of its transpose)."""
     if _csc_matvec is None:
         out += matrix.T @ vector
     else:
-        _csc_matvec(matrix.shape[1], matrix.shape[0], matrix.indptr, matrix.indices, matrix.data, vector, out)
+        _csc_matvec(matrix.shape[1], matrix.shape[0], matrix.indptr, matrix.indices,
+                    _ones(matrix.indices.size, out.dtype), vector, out)
 
 
 def _best_labels(scores: np.ndarray, current: np.ndarray) -> np.ndarray:
@@ -204,10 +228,11 @@ class _Block:
 
 
 def _with_ones(parts: list, n_items: int) -> list:
-    """CSR matrices of ones from ``(indices, indptr)`` pairs, their values views of one buffer."""
+    """CSR matrices of ones from ``(indices, indptr)`` pairs, their values views of one buffer
+    (int8: the kernels are given ones of their vector's dtype, :func:`_ones`)."""
     from scipy import sparse
 
-    ones = np.ones(max([indices.size for indices, _ in parts] + [1]))
+    ones = np.ones(max([indices.size for indices, _ in parts] + [1]), dtype=np.int8)
     return [
         sparse.csr_matrix((ones[: indices.size], indices, indptr), shape=(indptr.size - 1, n_items))
         for indices, indptr in parts
@@ -233,7 +258,7 @@ class _Side:
     Any reference label gives exact results (it only sets the sparsity), so a
     subset of the sets reuses the same reference, and the blocks of the sets
     it keeps whole. Sparse products with 0/1 entries and integer weights are
-    exact in float64, whatever the blocks.
+    exact in integers wide enough for their sums, whatever the blocks.
     """
 
     def __init__(self, sets: np.ndarray, n_classes: int, bounds: Any = None, *,
@@ -242,6 +267,7 @@ class _Side:
         self.sets = sets  # all the sets; this side holds sets[index] (all when index is None)
         self.index = index
         self.n_classes = n_classes
+        self._agreed: OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         if blocks is not None:
             self.ref, self.blocks = ref, blocks
         else:
@@ -293,26 +319,39 @@ class _Side:
         return _Side(self.sets, self.n_classes, ref=self.ref, blocks=blocks, index=index)
 
     def agreements(self, labels: np.ndarray) -> np.ndarray:
-        """Items on which each set agrees with ``labels``, int64 of shape (n_sets,)."""
-        at_ref = (labels == self.ref).astype(np.float64)
-        moves = [(labels == k).astype(np.float64) - at_ref for k in range(self.n_classes)]
-        agree = np.full(self.n_sets, at_ref.sum())
+        """Items on which each set agrees with ``labels``, int64 of shape (n_sets,)
+        (the last few labellings' kept: a copy, checked equal, gives the same array again)."""
+        key = hashlib.blake2b(np.ascontiguousarray(labels).tobytes(), digest_size=16).digest()
+        kept = self._agreed.get(key)
+        if kept is not None and np.array_equal(kept[0], labels):
+            self._agreed.move_to_end(key)
+            return kept[1].copy()
+        dtype = _sum_dtype(self.ref.shape[0])  # a set's sum over its entries is within +-n_items
+        at_ref = labels == self.ref
+        moves = [(labels == k).astype(dtype) - at_ref for k in range(self.n_classes)]
+        agree = np.full(self.n_sets, np.count_nonzero(at_ref), dtype=np.int64)
         for block in self.blocks:
-            part = agree[block.begin : block.end]
+            part = np.zeros(block.end - block.begin, dtype=dtype)
             for matrix, move in zip(block.minority, moves, strict=True):
                 _add_product(matrix, move, part)
-        return np.rint(agree).astype(np.int64)
+            agree[block.begin : block.end] += part
+        self._agreed[key] = (np.array(labels), agree.copy())
+        while len(self._agreed) > _KEEP_AGREEMENTS:
+            self._agreed.popitem(last=False)
+        return agree
 
     def best(self, weights: np.ndarray, current: np.ndarray) -> np.ndarray:
         """Best labels given per-set integer ``weights``, keeping ``current`` on ties."""
-        weights = np.asarray(weights, dtype=np.float64)
-        scores = np.zeros((self.n_classes, self.ref.shape[0]))  # class-major: contiguous rows
+        weights = np.asarray(weights, dtype=np.int64)
+        total = int(weights.sum())
+        dtype = _sum_dtype(int(np.abs(weights).sum()))  # every score is a sum of some of the weights
+        scores = np.zeros((self.n_classes, self.ref.shape[0]), dtype=dtype)  # class-major: contiguous rows
         for block in self.blocks:
-            part = np.ascontiguousarray(weights[block.begin : block.end])
+            part = weights[block.begin : block.end].astype(dtype)
             for k, matrix in enumerate(block.minority):
                 _add_transposed_product(matrix, part, scores[k])
         scores = scores.T
-        scores[np.arange(self.ref.shape[0]), self.ref] = weights.sum() - scores.sum(axis=1)
+        scores[np.arange(self.ref.shape[0]), self.ref] = total - scores.sum(axis=1)
         return _best_labels(scores, current)
 
 

@@ -249,3 +249,33 @@ def test_prepared_sets_give_the_same_counts_in_any_blocks(monkeypatch):
             np.testing.assert_array_equal(sub.set_labels(2), sets[np.flatnonzero(chosen)[2]])
             again = sub.subset(np.arange(sub.n_sets) % 2 == 0)
             np.testing.assert_array_equal(again.agreements(labels), (sets[chosen][::2] == labels).sum(1))
+
+
+@pytest.mark.parametrize("kernels", ["int32", "int64", "scipy"])
+def test_counts_are_the_same_in_any_integers_and_kept_agreements_are_copies(kernels, monkeypatch):
+    """The descent's products are integer sums: int32 when they fit, int64 otherwise, or
+    scipy's own operators without its kernels; the same counts. A side keeps the agreements
+    of its last labellings: asked again (an equal copy of the labels), the same values, in an
+    array of the caller's own."""
+    from lbm_bench.inference import bayes
+
+    if kernels == "int64":
+        monkeypatch.setattr(bayes, "_sum_dtype", lambda bound: np.int64)
+    if kernels == "scipy":
+        monkeypatch.setattr(bayes, "_csr_matvec", None)
+        monkeypatch.setattr(bayes, "_csc_matvec", None)
+    rng = np.random.default_rng(8)
+    sets = np.where(rng.random((41, 29)) < 0.3, rng.integers(0, 4, (41, 29)), rng.integers(0, 4, 29)).astype(np.uint8)
+    side = bayes._Side(sets, 4, bounds=[20])
+    weights = rng.integers(0, 10**6, 41)
+    current = rng.integers(0, 4, 29)
+    scores = np.stack([(weights[:, None] * (sets == k)).sum(0) for k in range(4)], 1)
+    np.testing.assert_array_equal(side.best(weights, current), bayes._best_labels(scores, current))
+    for _ in range(2):
+        for labels in (rng.integers(0, 4, 29), current, current.copy()):
+            first = side.agreements(labels)
+            first[0] = -1  # the caller's array: the kept one is untouched
+            again = side.agreements(labels.copy())
+            np.testing.assert_array_equal(again, (sets == labels).sum(1))
+            assert again.dtype == np.int64
+    assert len(side._agreed) <= bayes._KEEP_AGREEMENTS
