@@ -212,7 +212,7 @@ def evaluate(
         Predicted column labels.
     jobs : int, default=1
         Processes reading and counting the bands of a table file's label sets at once (each
-        opens the file itself); the floor's searches of a large table use them too.
+        opens the file itself); then threads for the floor's searches of a large table.
     progress : bool, default=False
         Show a tqdm bar of the items counted.
 
@@ -395,6 +395,8 @@ class _SetCounts:
     def floor_losses(self, jobs: int) -> np.ndarray:
         """Per-set cross-fitted losses of the floor, recomputed from the stored sets (deterministic);
         their mean is the stored ``@bayes_risk`` when the file was written by the same rule."""
+        from joblib import parallel_config
+
         table = self.table
         chain_lengths = table.gibbs.chain_lengths
         sides = []
@@ -405,8 +407,9 @@ class _SetCounts:
             part.counts, part.items = [], []  # in the side's blocks now
         g, m = table.model.block_shape
         pairs = check_starts([(table.map_rows, table.map_cols)], table.shape[0], table.shape[1], g, m)
-        _, losses, _ = cross_fitted_sides(chain_lengths, *sides, pairs, FLOOR_SET_STARTS, FLOOR_MAX_SWEEPS,
-                                          jobs=jobs)
+        with parallel_config(backend="threading"):  # the descents share the sides here; their kernels free the GIL
+            _, losses, _ = cross_fitted_sides(chain_lengths, *sides, pairs, FLOOR_SET_STARTS, FLOOR_MAX_SWEEPS,
+                                              jobs=jobs)
         return losses
 
 
