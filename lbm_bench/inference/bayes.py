@@ -358,14 +358,16 @@ class _Side:
 def descend(
     rows: _Side, cols: _Side, z: np.ndarray, w: np.ndarray, max_sweeps: int
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Block coordinate descent from ``(z, w)``; returns labels, objective sum_s A_s B_s, sweeps."""
-    row_agree = rows.agreements(z)
+    """Block coordinate descent from ``(z, w)``; returns labels, objective sum_s A_s B_s, sweeps.
+    (The rows' agreements are counted once the rows are chosen: those of the start are needed
+    only when the first choice keeps it.)"""
+    row_agree = None
     col_agree = cols.agreements(w)
     sweeps = 0
     while sweeps < max_sweeps:
         sweeps += 1
         new_z = rows.best(col_agree, z)
-        if not np.array_equal(new_z, z):
+        if row_agree is None or not np.array_equal(new_z, z):
             z = new_z
             row_agree = rows.agreements(z)
         new_w = cols.best(row_agree, w)
@@ -375,6 +377,8 @@ def descend(
             break
         w = new_w
         col_agree = cols.agreements(w)
+    if row_agree is None:  # no sweep
+        row_agree = rows.agreements(z)
     objective = int(np.dot(row_agree, col_agree))
     return z, w, objective, sweeps
 

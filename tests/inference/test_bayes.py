@@ -279,3 +279,41 @@ def test_counts_are_the_same_in_any_integers_and_kept_agreements_are_copies(kern
             np.testing.assert_array_equal(again, (sets == labels).sum(1))
             assert again.dtype == np.int64
     assert len(side._agreed) <= bayes._KEEP_AGREEMENTS
+
+
+@pytest.mark.parametrize("max_sweeps", [1, 2, 1000])
+def test_descent_counts_the_start_s_row_agreements_only_when_kept(max_sweeps, monkeypatch):
+    """The descent (rows' agreements counted once the rows are chosen) ends where the descent
+    counting them at the start too ends: the same labels, objective and sweeps, from random
+    starts and from starts already at a fixed point; and one count fewer when the rows move."""
+    from lbm_bench.inference import bayes
+
+    def eager(rows, cols, z, w, max_sweeps):
+        row_agree, col_agree, sweeps = rows.agreements(z), cols.agreements(w), 0
+        while sweeps < max_sweeps:
+            sweeps += 1
+            new_z = rows.best(col_agree, z)
+            if not np.array_equal(new_z, z):
+                z, row_agree = new_z, rows.agreements(new_z)
+            new_w = cols.best(row_agree, w)
+            if np.array_equal(new_w, w):
+                break
+            w, col_agree = new_w, cols.agreements(new_w)
+        return z, w, int(np.dot(row_agree, col_agree)), sweeps
+
+    rng = np.random.default_rng(max_sweeps)
+    row_sets = np.where(rng.random((30, 40)) < 0.4, rng.integers(0, 3, (30, 40)), rng.integers(0, 3, 40))
+    col_sets = np.where(rng.random((30, 25)) < 0.4, rng.integers(0, 2, (30, 25)), rng.integers(0, 2, 25))
+    rows, cols = bayes._Side(row_sets, 3), bayes._Side(col_sets, 2)
+    fixed = bayes.descend(rows, cols, rng.integers(0, 3, 40), rng.integers(0, 2, 25), 1000)[:2]
+    for z, w in [(rng.integers(0, 3, 40), rng.integers(0, 2, 25)) for _ in range(5)] + [fixed]:
+        got, want = bayes.descend(rows, cols, z, w, max_sweeps), eager(rows, cols, z, w, max_sweeps)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        assert got[2:] == want[2:]
+    counted = []
+    monkeypatch.setattr(bayes._Side, "agreements", lambda self, labels: counted.append(self) or
+                        (np.asarray(self.sets) == labels).sum(1))
+    z = (rows.ref + 1) % 3  # far from the rows' choice: they move at the first sweep
+    bayes.descend(rows, cols, z, rng.integers(0, 2, 25), 1)
+    assert counted.count(rows) == 1
