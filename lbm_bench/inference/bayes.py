@@ -146,9 +146,9 @@ def _ones(size: int, dtype: Any) -> np.ndarray:
 
 
 def _sum_dtype(bound: int) -> type:
-    """The integers in which sums of absolute value at most ``bound`` are exact: int32 when they
-    fit (the kernels are fastest in the narrowest type), else int64."""
-    return np.int32 if bound < 2**31 else np.int64
+    """The narrowest integers in which sums of absolute value at most ``bound`` are exact: int16,
+    int32 or int64 (the kernels are fastest in the narrowest type: less memory to read)."""
+    return np.int16 if bound < 2**15 else np.int32 if bound < 2**31 else np.int64
 
 
 def _add_product(matrix, vector: np.ndarray, out: np.ndarray) -> None:
@@ -268,6 +268,7 @@ class _Side:
         self.index = index
         self.n_classes = n_classes
         self._agreed: OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._counts: np.ndarray | None = None
         if blocks is not None:
             self.ref, self.blocks = ref, blocks
         else:
@@ -340,16 +341,37 @@ class _Side:
             self._agreed.popitem(last=False)
         return agree
 
+    def class_counts(self) -> np.ndarray:
+        """Sets giving each item each class other than its reference, int64 of shape
+        (n_classes, n_items) (zero at the reference; counted once)."""
+        if self._counts is None:
+            self._counts = self._weighted_counts(np.ones(self.n_sets, dtype=np.int64)).astype(np.int64)
+        return self._counts
+
+    def _weighted_counts(self, weights: np.ndarray) -> np.ndarray:
+        """``minority[k].T @ weights`` for every class, shape (n_classes, n_items), for non-negative
+        integer ``weights``, in the narrowest integers that hold their sum."""
+        dtype = _sum_dtype(int(weights.sum()))  # every count is a sum of some of the weights
+        scores = np.zeros((self.n_classes, self.ref.shape[0]), dtype=dtype)  # class-major: contiguous rows
+        if weights.any():
+            for block in self.blocks:
+                part = weights[block.begin : block.end].astype(dtype)
+                for k, matrix in enumerate(block.minority):
+                    _add_transposed_product(matrix, part, scores[k])
+        return scores
+
     def best(self, weights: np.ndarray, current: np.ndarray) -> np.ndarray:
-        """Best labels given per-set integer ``weights``, keeping ``current`` on ties."""
+        """Best labels given per-set integer ``weights``, keeping ``current`` on ties.
+
+        The scores are ``low`` times :meth:`class_counts` plus the products of the weights'
+        excess over their least ``low``: small when the weights are close (the agreements of
+        the other side), so counted in narrow integers (the same integers)."""
         weights = np.asarray(weights, dtype=np.int64)
         total = int(weights.sum())
-        dtype = _sum_dtype(int(np.abs(weights).sum()))  # every score is a sum of some of the weights
-        scores = np.zeros((self.n_classes, self.ref.shape[0]), dtype=dtype)  # class-major: contiguous rows
-        for block in self.blocks:
-            part = weights[block.begin : block.end].astype(dtype)
-            for k, matrix in enumerate(block.minority):
-                _add_transposed_product(matrix, part, scores[k])
+        low = int(weights.min()) if weights.size else 0
+        scores = self._weighted_counts(weights - low).astype(np.int64)
+        if low:
+            scores += low * self.class_counts()
         scores = scores.T
         scores[np.arange(self.ref.shape[0]), self.ref] = total - scores.sum(axis=1)
         return _best_labels(scores, current)

@@ -253,8 +253,10 @@ def test_prepared_sets_give_the_same_counts_in_any_blocks(monkeypatch):
 
 @pytest.mark.parametrize("kernels", ["int32", "int64", "scipy"])
 def test_counts_are_the_same_in_any_integers_and_kept_agreements_are_copies(kernels, monkeypatch):
-    """The descent's products are integer sums: int32 when they fit, int64 otherwise, or
-    scipy's own operators without its kernels; the same counts. A side keeps the agreements
+    """The descent's products are integer sums: int16 or int32 when they fit, int64 otherwise,
+    or scipy's own operators without its kernels; the same counts (and the best labels for
+    weights far from zero but close to each other: their least times the class counts, plus
+    the products of the small excess). A side keeps the agreements
     of its last labellings: asked again (an equal copy of the labels), the same values, in an
     array of the caller's own."""
     from lbm_bench.inference import bayes
@@ -271,6 +273,11 @@ def test_counts_are_the_same_in_any_integers_and_kept_agreements_are_copies(kern
     current = rng.integers(0, 4, 29)
     scores = np.stack([(weights[:, None] * (sets == k)).sum(0) for k in range(4)], 1)
     np.testing.assert_array_equal(side.best(weights, current), bayes._best_labels(scores, current))
+    close = 10**9 + rng.integers(0, 3, 41)  # weights far from zero, close to each other: narrow excess
+    scores = np.stack([(close[:, None] * (sets == k)).sum(0) for k in range(4)], 1)
+    np.testing.assert_array_equal(side.best(close, current), bayes._best_labels(scores, current))
+    np.testing.assert_array_equal(side.class_counts(),
+                                  [((sets == k) & (side.ref != k)).sum(0) for k in range(4)])
     for _ in range(2):
         for labels in (rng.integers(0, 4, 29), current, current.copy()):
             first = side.agreements(labels)
