@@ -31,6 +31,7 @@ The honest risk of these labels, cross-fitted over halves of the chains, is
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -140,9 +141,10 @@ def _ones(size: int, dtype: Any) -> np.ndarray:
     """``size`` ones of ``dtype``: a view of one buffer kept per dtype (the values of the 0/1
     matrices as the kernels take them: of the vector's dtype)."""
     dtype = np.dtype(dtype)
-    if dtype not in _ONES or _ONES[dtype].size < size:
-        _ONES[dtype] = np.ones(max(size, 1 << 20), dtype=dtype)
-    return _ONES[dtype][:size]
+    buffer = _ONES.get(dtype)
+    if buffer is None or buffer.size < size:  # (this buffer, whatever another thread keeps meanwhile)
+        buffer = _ONES[dtype] = np.ones(max(size, 1 << 20), dtype=dtype)
+    return buffer[:size]
 
 
 def _sum_dtype(bound: int) -> type:
@@ -323,9 +325,10 @@ class _Side:
         """Items on which each set agrees with ``labels``, int64 of shape (n_sets,)
         (the last few labellings' kept: a copy, checked equal, gives the same array again)."""
         key = hashlib.blake2b(np.ascontiguousarray(labels).tobytes(), digest_size=16).digest()
-        kept = self._agreed.get(key)
+        kept = self._agreed.get(key)  # (descents in threads may share a side: no step assumes another's)
         if kept is not None and np.array_equal(kept[0], labels):
-            self._agreed.move_to_end(key)
+            with contextlib.suppress(KeyError):
+                self._agreed.move_to_end(key)  # the most recent again
             return kept[1].copy()
         dtype = _sum_dtype(self.ref.shape[0])  # a set's sum over its entries is within +-n_items
         at_ref = labels == self.ref
@@ -338,7 +341,8 @@ class _Side:
             agree[block.begin : block.end] += part
         self._agreed[key] = (np.array(labels), agree.copy())
         while len(self._agreed) > _KEEP_AGREEMENTS:
-            self._agreed.popitem(last=False)
+            with contextlib.suppress(KeyError):
+                self._agreed.popitem(last=False)
         return agree
 
     def class_counts(self) -> np.ndarray:

@@ -324,3 +324,25 @@ def test_descent_counts_the_start_s_row_agreements_only_when_kept(max_sweeps, mo
     z = (rows.ref + 1) % 3  # far from the rows' choice: they move at the first sweep
     bayes.descend(rows, cols, z, rng.integers(0, 2, 25), 1)
     assert counted.count(rows) == 1
+
+
+def test_descents_in_threads_sharing_sides_end_where_they_end_one_by_one(monkeypatch):
+    """The floor's descents may run in threads sharing a side (its kept agreements and class
+    counts) and the kernels' buffers of ones (grown by whichever thread needs more): each
+    descent ends where it ends alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lbm_bench.inference import bayes
+
+    rng = np.random.default_rng(12)
+    row_sets = np.where(rng.random((60, 900)) < 0.2, rng.integers(0, 3, (60, 900)), rng.integers(0, 3, 900))
+    col_sets = np.where(rng.random((60, 700)) < 0.2, rng.integers(0, 3, (60, 700)), rng.integers(0, 3, 700))
+    starts = [(rng.integers(0, 3, 900), rng.integers(0, 3, 700)) for _ in range(16)]
+    alone = [bayes.descend(bayes._Side(row_sets, 3), bayes._Side(col_sets, 3), z, w, 1000) for z, w in starts]
+    monkeypatch.setattr(bayes, "_ONES", {})
+    monkeypatch.setattr(bayes, "_KEEP_AGREEMENTS", 1)
+    rows, cols = bayes._Side(row_sets, 3), bayes._Side(col_sets, 3)
+    with ThreadPoolExecutor(4) as pool:
+        shared = list(pool.map(lambda start: bayes.descend(rows, cols, *start, 1000), starts))
+    for (z, w, objective, sweeps), (z2, w2, objective2, sweeps2) in zip(alone, shared, strict=True):
+        assert np.array_equal(z, z2) and np.array_equal(w, w2) and (objective, sweeps) == (objective2, sweeps2)
