@@ -21,9 +21,9 @@ by each set's column agreement ``B_s``, all rows at once; and symmetrically for
 the columns. :func:`bayes_labels` alternates these two exact block updates
 (block coordinate descent) from several starts until no row and no column label
 changes; the result is a labelling that no single row or column change
-improves. Scores are integer counts (exact in float64), and a label moves only
-when another class is strictly better, so the descent terminates and is
-deterministic.
+improves. Scores are integer counts (computed in integers: int32 when the sums
+fit, which is also the fastest, else int64), and a label moves only when another
+class is strictly better, so the descent terminates and is deterministic.
 
 The honest risk of these labels, cross-fitted over halves of the chains, is
 :mod:`lbm_bench.inference.floor`'s (:func:`~lbm_bench.inference.floor.floor_certificate`).
@@ -31,6 +31,9 @@ The honest risk of these labels, cross-fitted over halves of the chains, is
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,13 +50,18 @@ except ImportError:  # pragma: no cover - scipy's public operators then
     _csr_matvec = _csc_matvec = None
 
 __all__ = ["bayes_labels", "best_descent", "check_starts", "descend", "expected_item_loss", "label_frequencies",
-           "prepare_sides", "search_labels", "search_starts", "side_of_entries"]
+           "prepare_sides", "search_labels", "search_starts", "side_of_minority"]
 
 #: Label-set entries compared per chunk when counting (bounds the temporary memory).
 _CHUNK_ENTRIES = 1 << 22
 #: Labels per block of consecutive sets of :class:`_Side` (bounds the temporaries of
 #: building its sparse indicators; the chains are blocks too).
 _BLOCK_ENTRIES = 1 << 26
+#: Agreements of the last labellings a side counted, kept (the descents from several starts
+#: mostly end at the same labels, and count their agreements again).
+_KEEP_AGREEMENTS = 4
+#: The ones of every dtype the kernels were given, per dtype (see :func:`_ones`).
+_ONES: dict[np.dtype, np.ndarray] = {}
 
 
 def _as_sets(name: str, sets: Any) -> np.ndarray:
@@ -129,21 +137,39 @@ def _agreements(sets: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return out
 
 
+def _ones(size: int, dtype: Any) -> np.ndarray:
+    """``size`` ones of ``dtype``: a view of one buffer kept per dtype (the values of the 0/1
+    matrices as the kernels take them: of the vector's dtype)."""
+    dtype = np.dtype(dtype)
+    buffer = _ONES.get(dtype)
+    if buffer is None or buffer.size < size:  # (this buffer, whatever another thread keeps meanwhile)
+        buffer = _ONES[dtype] = np.ones(max(size, 1 << 20), dtype=dtype)
+    return buffer[:size]
+
+
+def _sum_dtype(bound: int) -> type:
+    """The narrowest integers in which sums of absolute value at most ``bound`` are exact: int16,
+    int32 or int64 (the kernels are fastest in the narrowest type: less memory to read)."""
+    return np.int16 if bound < 2**15 else np.int32 if bound < 2**31 else np.int64
+
+
 def _add_product(matrix, vector: np.ndarray, out: np.ndarray) -> None:
-    """``out += matrix @ vector`` for a CSR ``matrix`` (float64 ``vector`` and ``out``,
-    ``out`` contiguous). Exact here: 0/1 entries and integer-valued vectors."""
+    """``out += matrix @ vector`` for a 0/1 CSR ``matrix``, integer ``vector`` and contiguous
+    ``out`` of one dtype (exact while the sums fit in it)."""
     if _csr_matvec is None:
         out += matrix @ vector
     else:
-        _csr_matvec(matrix.shape[0], matrix.shape[1], matrix.indptr, matrix.indices, matrix.data, vector, out)
+        _csr_matvec(matrix.shape[0], matrix.shape[1], matrix.indptr, matrix.indices,
+                    _ones(matrix.indices.size, out.dtype), vector, out)
 
 
 def _add_transposed_product(matrix, vector: np.ndarray, out: np.ndarray) -> None:
-    """``out += matrix.T @ vector`` for a CSR ``matrix`` (read as the CSC matrix of its transpose)."""
+    """``out += matrix.T @ vector`` for a 0/1 CSR ``matrix`` (read as the CSC matrix of its transpose)."""
     if _csc_matvec is None:
         out += matrix.T @ vector
     else:
-        _csc_matvec(matrix.shape[1], matrix.shape[0], matrix.indptr, matrix.indices, matrix.data, vector, out)
+        _csc_matvec(matrix.shape[1], matrix.shape[0], matrix.indptr, matrix.indices,
+                    _ones(matrix.indices.size, out.dtype), vector, out)
 
 
 def _best_labels(scores: np.ndarray, current: np.ndarray) -> np.ndarray:
@@ -204,10 +230,11 @@ class _Block:
 
 
 def _with_ones(parts: list, n_items: int) -> list:
-    """CSR matrices of ones from ``(indices, indptr)`` pairs, their values views of one buffer."""
+    """CSR matrices of ones from ``(indices, indptr)`` pairs, their values views of one buffer
+    (int8: the kernels are given ones of their vector's dtype, :func:`_ones`)."""
     from scipy import sparse
 
-    ones = np.ones(max([indices.size for indices, _ in parts] + [1]))
+    ones = np.ones(max([indices.size for indices, _ in parts] + [1]), dtype=np.int8)
     return [
         sparse.csr_matrix((ones[: indices.size], indices, indptr), shape=(indptr.size - 1, n_items))
         for indices, indptr in parts
@@ -233,7 +260,7 @@ class _Side:
     Any reference label gives exact results (it only sets the sparsity), so a
     subset of the sets reuses the same reference, and the blocks of the sets
     it keeps whole. Sparse products with 0/1 entries and integer weights are
-    exact in float64, whatever the blocks.
+    exact in integers wide enough for their sums, whatever the blocks.
     """
 
     def __init__(self, sets: np.ndarray, n_classes: int, bounds: Any = None, *,
@@ -242,6 +269,8 @@ class _Side:
         self.sets = sets  # all the sets; this side holds sets[index] (all when index is None)
         self.index = index
         self.n_classes = n_classes
+        self._agreed: OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._counts: np.ndarray | None = None
         if blocks is not None:
             self.ref, self.blocks = ref, blocks
         else:
@@ -251,15 +280,15 @@ class _Side:
                            for begin, end in _set_chunks(n_sets, n_items, bounds)]
 
     @classmethod
-    def of_entries(cls, sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, entries: Any,
-                   bounds: Any = None) -> _Side:
-        """The side of ``n_sets`` sets from their minority entries: ``entries(begin, end)`` gives
-        the set (within ``begin:end``), the item and the label of every label of the sets
-        ``begin:end`` that differs from the item's reference ``ref``, sorted by set, then item.
-        The same side as built from the sets themselves, without them in memory at once;
-        ``sets[s]`` need only give the sets :meth:`set_labels` is asked for."""
+    def of_minority(cls, sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, minority: Any,
+                    bounds: Any = None) -> _Side:
+        """The side of ``n_sets`` sets from their minority entries: ``minority(begin, end)`` gives,
+        for each class ``k``, the CSR pattern ``(indices, indptr)`` of the sets ``begin:end`` (row
+        ``s - begin``: the items, increasing, to which set ``s`` gives ``k`` when it is not their
+        reference ``ref``). The same side as built from the sets themselves, without them in memory
+        at once; ``sets[s]`` need only give the sets :meth:`set_labels` is asked for."""
         n_items = ref.shape[0]
-        blocks = [_Block.of_entries(begin, end, *entries(begin, end), n_classes, n_items)
+        blocks = [_Block(begin, end, _with_ones(minority(begin, end), n_items))
                   for begin, end in _set_chunks(n_sets, n_items, bounds)]
         return cls(sets, n_classes, ref=ref, blocks=blocks)
 
@@ -293,40 +322,78 @@ class _Side:
         return _Side(self.sets, self.n_classes, ref=self.ref, blocks=blocks, index=index)
 
     def agreements(self, labels: np.ndarray) -> np.ndarray:
-        """Items on which each set agrees with ``labels``, int64 of shape (n_sets,)."""
-        at_ref = (labels == self.ref).astype(np.float64)
-        moves = [(labels == k).astype(np.float64) - at_ref for k in range(self.n_classes)]
-        agree = np.full(self.n_sets, at_ref.sum())
+        """Items on which each set agrees with ``labels``, int64 of shape (n_sets,)
+        (the last few labellings' kept: a copy, checked equal, gives the same array again)."""
+        key = hashlib.blake2b(np.ascontiguousarray(labels).tobytes(), digest_size=16).digest()
+        kept = self._agreed.get(key)  # (descents in threads may share a side: no step assumes another's)
+        if kept is not None and np.array_equal(kept[0], labels):
+            with contextlib.suppress(KeyError):
+                self._agreed.move_to_end(key)  # the most recent again
+            return kept[1].copy()
+        dtype = _sum_dtype(self.ref.shape[0])  # a set's sum over its entries is within +-n_items
+        at_ref = labels == self.ref
+        moves = [(labels == k).astype(dtype) - at_ref for k in range(self.n_classes)]
+        agree = np.full(self.n_sets, np.count_nonzero(at_ref), dtype=np.int64)
         for block in self.blocks:
-            part = agree[block.begin : block.end]
+            part = np.zeros(block.end - block.begin, dtype=dtype)
             for matrix, move in zip(block.minority, moves, strict=True):
                 _add_product(matrix, move, part)
-        return np.rint(agree).astype(np.int64)
+            agree[block.begin : block.end] += part
+        self._agreed[key] = (np.array(labels), agree.copy())
+        while len(self._agreed) > _KEEP_AGREEMENTS:
+            with contextlib.suppress(KeyError):
+                self._agreed.popitem(last=False)
+        return agree
+
+    def class_counts(self) -> np.ndarray:
+        """Sets giving each item each class other than its reference, int64 of shape
+        (n_classes, n_items) (zero at the reference; counted once)."""
+        if self._counts is None:
+            self._counts = self._weighted_counts(np.ones(self.n_sets, dtype=np.int64)).astype(np.int64)
+        return self._counts
+
+    def _weighted_counts(self, weights: np.ndarray) -> np.ndarray:
+        """``minority[k].T @ weights`` for every class, shape (n_classes, n_items), for non-negative
+        integer ``weights``, in the narrowest integers that hold their sum."""
+        dtype = _sum_dtype(int(weights.sum()))  # every count is a sum of some of the weights
+        scores = np.zeros((self.n_classes, self.ref.shape[0]), dtype=dtype)  # class-major: contiguous rows
+        if weights.any():
+            for block in self.blocks:
+                part = weights[block.begin : block.end].astype(dtype)
+                for k, matrix in enumerate(block.minority):
+                    _add_transposed_product(matrix, part, scores[k])
+        return scores
 
     def best(self, weights: np.ndarray, current: np.ndarray) -> np.ndarray:
-        """Best labels given per-set integer ``weights``, keeping ``current`` on ties."""
-        weights = np.asarray(weights, dtype=np.float64)
-        scores = np.zeros((self.n_classes, self.ref.shape[0]))  # class-major: contiguous rows
-        for block in self.blocks:
-            part = np.ascontiguousarray(weights[block.begin : block.end])
-            for k, matrix in enumerate(block.minority):
-                _add_transposed_product(matrix, part, scores[k])
+        """Best labels given per-set integer ``weights``, keeping ``current`` on ties.
+
+        The scores are ``low`` times :meth:`class_counts` plus the products of the weights'
+        excess over their least ``low``: small when the weights are close (the agreements of
+        the other side), so counted in narrow integers (the same integers)."""
+        weights = np.asarray(weights, dtype=np.int64)
+        total = int(weights.sum())
+        low = int(weights.min()) if weights.size else 0
+        scores = self._weighted_counts(weights - low).astype(np.int64)
+        if low:
+            scores += low * self.class_counts()
         scores = scores.T
-        scores[np.arange(self.ref.shape[0]), self.ref] = weights.sum() - scores.sum(axis=1)
+        scores[np.arange(self.ref.shape[0]), self.ref] = total - scores.sum(axis=1)
         return _best_labels(scores, current)
 
 
 def descend(
     rows: _Side, cols: _Side, z: np.ndarray, w: np.ndarray, max_sweeps: int
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Block coordinate descent from ``(z, w)``; returns labels, objective sum_s A_s B_s, sweeps."""
-    row_agree = rows.agreements(z)
+    """Block coordinate descent from ``(z, w)``; returns labels, objective sum_s A_s B_s, sweeps.
+    (The rows' agreements are counted once the rows are chosen: those of the start are needed
+    only when the first choice keeps it.)"""
+    row_agree = None
     col_agree = cols.agreements(w)
     sweeps = 0
     while sweeps < max_sweeps:
         sweeps += 1
         new_z = rows.best(col_agree, z)
-        if not np.array_equal(new_z, z):
+        if row_agree is None or not np.array_equal(new_z, z):
             z = new_z
             row_agree = rows.agreements(z)
         new_w = cols.best(row_agree, w)
@@ -336,6 +403,8 @@ def descend(
             break
         w = new_w
         col_agree = cols.agreements(w)
+    if row_agree is None:  # no sweep
+        row_agree = rows.agreements(z)
     objective = int(np.dot(row_agree, col_agree))
     return z, w, objective, sweeps
 
@@ -416,10 +485,11 @@ def prepare_sides(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bo
     return _Side(row_sets, g, bounds), _Side(col_sets, m, bounds), pairs
 
 
-def side_of_entries(sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, entries: Any, bounds: Any = None):
+def side_of_minority(sets: Any, n_classes: int, ref: np.ndarray, n_sets: int, minority: Any, bounds: Any = None):
     """One side of the label sets, prepared for the descents (:func:`prepare_sides`'s), from its
-    items' reference labels and minority entries (see ``_Side.of_entries``): without the sets in memory."""
-    return _Side.of_entries(sets, n_classes, ref, n_sets, entries, bounds)
+    items' reference labels and minority entries by class (see ``_Side.of_minority``): without
+    the sets in memory."""
+    return _Side.of_minority(sets, n_classes, ref, n_sets, minority, bounds)
 
 
 def check_starts(starts, n: int, d: int, n_row_clusters: int | None, n_col_clusters: int | None) -> list:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_count, check_labels
-from lbm_bench.inference.bayes import check_starts, side_of_entries
+from lbm_bench.inference.bayes import check_starts, side_of_minority
 from lbm_bench.inference.floor import cross_fitted_sides, set_start_indices, side_bounds
 from lbm_bench.metrics import ari, cari, l_item, matching_error
 from lbm_bench.metrics.contingency_tables import TableStack, ari_from_counts, label_codes, pair_counts, table_pair_sums
@@ -212,7 +212,7 @@ def evaluate(
         Predicted column labels.
     jobs : int, default=1
         Processes reading and counting the bands of a table file's label sets at once (each
-        opens the file itself); the floor's searches of a large table use them too.
+        opens the file itself); then threads for the floor's searches of a large table.
     progress : bool, default=False
         Show a tqdm bar of the items counted.
 
@@ -395,18 +395,21 @@ class _SetCounts:
     def floor_losses(self, jobs: int) -> np.ndarray:
         """Per-set cross-fitted losses of the floor, recomputed from the stored sets (deterministic);
         their mean is the stored ``@bayes_risk`` when the file was written by the same rule."""
+        from joblib import parallel_config
+
         table = self.table
         chain_lengths = table.gibbs.chain_lengths
         sides = []
         for side in ("rows", "cols"):
             part = self.parts[side]
-            sides.append(side_of_entries(part.picked_sets(self.picked), self.n_classes[side], part.ref,
-                                          table.gibbs.n_samples, part.entries, bounds=side_bounds(chain_lengths)))
-            part.set_index, part.item_index, part.labels = [], [], []  # in the side's blocks now
+            sides.append(side_of_minority(part.picked_sets(self.picked), self.n_classes[side], part.ref,
+                                          table.gibbs.n_samples, part.minority, bounds=side_bounds(chain_lengths)))
+            part.counts, part.items = [], []  # in the side's blocks now
         g, m = table.model.block_shape
         pairs = check_starts([(table.map_rows, table.map_cols)], table.shape[0], table.shape[1], g, m)
-        _, losses, _ = cross_fitted_sides(chain_lengths, *sides, pairs, FLOOR_SET_STARTS, FLOOR_MAX_SWEEPS,
-                                          jobs=jobs)
+        with parallel_config(backend="threading"):  # the descents share the sides here; their kernels free the GIL
+            _, losses, _ = cross_fitted_sides(chain_lengths, *sides, pairs, FLOOR_SET_STARTS, FLOOR_MAX_SWEEPS,
+                                              jobs=jobs)
         return losses
 
 

@@ -9,6 +9,15 @@ the sets, so each chunk is read and inflated once), the tables of each band are 
 (``jobs`` workers, each opening the file itself: only the path, the band and the
 labellings' codes on the band cross to a worker), and the bands' tables are added in
 int64. Memory: one band per worker (:data:`BAND_LABELS` labels) and the tables.
+
+Where the sets mostly agree (the floor's searches need it anyway; otherwise when at most
+:data:`ENTRIES_FRACTION` of a band's labels differ from their item's modal class), a band's
+tables are counted from its **minority entries** (the labels that differ from their item's
+modal class, :func:`entry_tables`): the tables of the modal classes, the same for every set,
+corrected by each set's few differing labels; the same integers as counting every label
+(:func:`set_tables`, still used for more than 16 classes or 256 clusters). For the floor, a
+worker sends back those entries split by class (the items, and how many in each set): what
+the floor's sparse indicators are assembled from (:meth:`Counted.minority`), 4 bytes an entry.
 """
 
 from __future__ import annotations
@@ -21,7 +30,8 @@ import numpy as np
 
 from lbm_bench.metrics.contingency_tables import iter_tables
 
-__all__ = ["BAND_LABELS", "Counted", "Labelling", "band_edges", "count_tables", "set_tables"]
+__all__ = ["BAND_LABELS", "ENTRIES_FRACTION", "Counted", "Labelling", "band_edges", "count_tables", "entry_tables",
+           "modal_classes", "set_tables"]
 
 #: Labels of one band of items (all the sets): 128 MiB of uint8 labels read at once per worker.
 BAND_LABELS = 1 << 27
@@ -30,6 +40,11 @@ _BLOCK_LABELS = 1 << 24
 #: Largest numbers of reference classes and of clusters counted class by class
 #: (:func:`set_tables`); more are counted by one ``np.bincount`` per block of sets.
 _BY_CLASS_CLASSES, _BY_CLASS_CLUSTERS = 16, 256
+#: Largest fraction of a band's labels differing from their item's modal class at which the
+#: band's tables are counted from these minority entries (:func:`entry_tables`) without the floor.
+ENTRIES_FRACTION = 0.125
+#: Largest count of (set, cell, cell) of :func:`entry_tables`'s one joint count (else two counts).
+_JOINT_CELLS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -81,36 +96,91 @@ class Counted:
         One per labelling: ``tables[s, c, p]`` items of class ``c`` in set ``s`` and of cluster ``p``.
     ref : ndarray of shape (n_items,) or None
         (``floor=True``) every item's modal class over the sets, the first on ties.
-    set_index, item_index, labels : list of ndarray
-        (``floor=True``) per band, the set, item and label of every label that differs from its
-        item's ``ref`` (sorted by set, then item, within a band).
+    counts : list of ndarray of shape (n_classes, n_sets), int64
+        (``floor=True``) per band, the labels of each class in each set that differ from their
+        item's ``ref`` (the minority entries).
+    items : list of ndarray
+        (``floor=True``) per band, the items of those entries, by class, then set, then item.
     picked : list of ndarray of shape (n_picked, width)
         Per band, the labels of the sets ``picked``.
     """
 
     tables: list[np.ndarray]
     ref: np.ndarray | None
-    set_index: list[np.ndarray]
-    item_index: list[np.ndarray]
-    labels: list[np.ndarray]
+    counts: list[np.ndarray]
+    items: list[np.ndarray]
     picked: list[np.ndarray]
 
-    def entries(self, begin: int, end: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The minority entries of the sets ``begin:end`` over all the bands: the set (counted
-        from ``begin``), the item and the label, sorted by set, then item."""
+    def minority(self, begin: int, end: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The minority entries of the sets ``begin:end`` over all the bands, one CSR pattern
+        ``(indices, indptr)`` per class: row ``s - begin`` lists, increasing, the items to which
+        set ``s`` gives that class when it is not their ``ref``. Indices and ``indptr`` are
+        int32 when they fit (what :func:`~lbm_bench.inference.bayes.side_of_minority` takes)."""
+        n_classes = self.counts[0].shape[0] if self.counts else 0
+        n_items = self.ref.shape[0]
+        # where each (class, set) of each band starts among the band's items
+        offsets = [np.concatenate([[0], np.cumsum(counts.reshape(-1))]) for counts in self.counts]
+        n_sets = self.counts[0].shape[1]
         parts = []
-        for set_index, item_index, labels in zip(self.set_index, self.item_index, self.labels, strict=True):
-            low, high = np.searchsorted(set_index, [begin, end])
-            parts.append((set_index[low:high], item_index[low:high], labels[low:high]))
-        set_index = np.concatenate([p[0] for p in parts]) - begin
-        order = np.argsort(set_index, kind="stable")  # the bands in item order: items stay increasing
-        return (set_index[order], np.concatenate([p[1] for p in parts])[order],
-                np.concatenate([p[2] for p in parts])[order])
+        for k in range(n_classes):
+            counts = np.stack([c[k, begin:end] for c in self.counts])  # (n_bands, end - begin)
+            indptr = np.zeros(end - begin + 1, dtype=np.int64)
+            np.cumsum(counts.sum(axis=0), out=indptr[1:])
+            dtype = np.int32 if n_items < 2**31 and indptr[-1] < 2**31 else np.int64
+            indices = np.empty(int(indptr[-1]), dtype=dtype)
+            before = np.cumsum(counts, axis=0) - counts  # entries of the earlier bands, set by set
+            for band, (items, offset) in enumerate(zip(self.items, offsets, strict=True)):
+                starts = offset[k * n_sets + begin : k * n_sets + end + 1]
+                shift = indptr[:-1] + before[band] - (starts[:-1] - starts[0])
+                indices[np.repeat(shift, counts[band]) + np.arange(starts[-1] - starts[0])] = \
+                    items[starts[0] : starts[-1]]
+            parts.append((indices, indptr.astype(dtype)))
+        return parts
 
     def picked_sets(self, picked: Sequence[int]) -> dict[int, np.ndarray]:
         """The whole label sets ``picked``, by index."""
         rows = np.concatenate(self.picked, axis=1) if self.picked else np.zeros((len(picked), 0))
         return {int(s): rows[i] for i, s in enumerate(picked)}
+
+
+def modal_classes(band: np.ndarray, n_classes: int) -> tuple[np.ndarray, int]:
+    """Every item's modal class over the sets of ``band`` (n_sets, width), the first on ties
+    (int64), and the number of labels that differ from it."""
+    n_sets = band.shape[0]
+    dtype = np.min_scalar_type(n_sets)  # exact counts of at most n_sets, in the narrowest integers
+    counts = np.empty((n_classes, band.shape[1]), dtype=dtype)
+    for c in range(n_classes - 1):
+        np.sum(band == c, axis=0, dtype=dtype, out=counts[c])
+    counts[n_classes - 1] = n_sets - counts[: n_classes - 1].sum(axis=0, dtype=np.int64)
+    ref = counts.argmax(axis=0).astype(np.int64)
+    return ref, int(band.size - counts.max(axis=0).sum(dtype=np.int64))
+
+
+def entry_tables(entries: tuple[np.ndarray, np.ndarray, np.ndarray], ref: np.ndarray, n_sets: int,
+                 n_classes: int, codes: np.ndarray, k: int) -> np.ndarray:
+    """Contingency tables of ``n_sets`` sets against ``codes``, shape (n_sets, n_classes, k), int64,
+    from the items' classes ``ref`` (n_items,) and the minority ``entries``: the set, the item and
+    the label of every label that differs from its item's ``ref``. The tables of ``ref``, the
+    same for every set, plus each set's entries at their labels, minus them at ``ref``: what
+    :func:`set_tables` counts on the sets."""
+    set_index, item_index, labels = entries
+    cells = n_classes * k
+    codes = codes.astype(np.intp)
+    cell = ref * k + codes  # every item's cell at its reference class
+    base = np.bincount(cell, minlength=cells).reshape(n_classes, k)
+    if n_sets * cells * cells <= _JOINT_CELLS:  # one count of (set, cell at ref, cell at label)
+        key = set_index * (cells * cells)
+        key += (cell * cells + codes)[item_index]
+        key += np.multiply(labels, k, dtype=np.intp)
+        joint = np.bincount(key, minlength=n_sets * cells * cells).reshape(n_sets, cells, cells)
+        change = joint.sum(axis=1) - joint.sum(axis=2)
+    else:
+        at = set_index * cells
+        moved = at + codes[item_index]
+        moved += np.multiply(labels, k, dtype=np.intp)  # every entry's cell at its label
+        at += cell[item_index]  # and at its item's reference class
+        change = np.bincount(moved, minlength=n_sets * cells) - np.bincount(at, minlength=n_sets * cells)
+    return change.reshape(n_sets, n_classes, k) + base
 
 
 def set_tables(sets: np.ndarray, n_classes: int, codes: np.ndarray, k: int) -> np.ndarray:
@@ -146,24 +216,40 @@ def set_tables(sets: np.ndarray, n_classes: int, codes: np.ndarray, k: int) -> n
 def _band_counts(sets: Any, begin: int, end: int, n_classes: int, labellings: Sequence[Labelling], floor: bool,
                  picked: Sequence[int] | None) -> tuple:
     """The tables of every labelling on the items ``begin:end`` (a worker's task), and with
-    ``floor`` the band's reference classes and minority entries (see :class:`Counted`)."""
+    ``floor`` the band's reference classes and minority entries by class (see :class:`Counted`)."""
     band = _read(sets, begin, end, n_classes)
-    tables = []
-    for labelling in labellings:
-        chosen = band if labelling.sets is None else band[labelling.sets]
-        tables.append(set_tables(chosen, n_classes, labelling.codes, labelling.k))
-    if not floor:
-        return tables, None, None, None, None, None
     n_sets, width = band.shape
-    # each item's modal class, the first on ties (the reference of the floor's prepared sides)
-    ref = np.stack([np.count_nonzero(band == c, axis=0) for c in range(n_classes)], axis=1).argmax(axis=1)
-    flat = np.flatnonzero(band != ref)  # sorted by set, then item
-    labels = band.reshape(-1)[flat]
-    set_index, item_index = np.divmod(flat, width)
-    del flat
+    entries = {}
+    if floor or n_classes <= _BY_CLASS_CLASSES:
+        ref, n_minority = modal_classes(band, n_classes)
+        if floor or n_minority <= ENTRIES_FRACTION * band.size:
+            flat = np.flatnonzero(band != ref.astype(band.dtype))  # sorted by set, then item
+            labels = band.reshape(-1)[flat]
+            set_index, item_index = np.divmod(flat, width)
+            del flat
+            entries[None] = (set_index, item_index, labels)
+    tables = []
+    for lab in labellings:
+        if not entries or lab.k > _BY_CLASS_CLUSTERS:  # (keeps ``entry_tables``' counts small)
+            tables.append(set_tables(band if lab.sets is None else band[lab.sets], n_classes, lab.codes, lab.k))
+            continue
+        key = None if lab.sets is None else lab.sets.tobytes()
+        if key not in entries:  # the entries of the sets ``lab.sets``, renumbered
+            position = np.full(n_sets, -1, dtype=np.int64)
+            position[lab.sets] = np.arange(lab.sets.size)
+            within = position[set_index]
+            keep = within >= 0
+            entries[key] = (within[keep], item_index[keep], labels[keep])
+        tables.append(entry_tables(entries[key], ref, n_sets if lab.sets is None else lab.sets.size, n_classes,
+                                   lab.codes, lab.k))
+    if not floor:
+        return tables, None, None, None, None
+    del entries
     index_dtype = np.int32 if max(n_sets, sets.shape[1]) < 2**31 else np.int64
-    return (tables, ref, set_index.astype(index_dtype), (item_index + begin).astype(index_dtype), labels,
-            band[list(picked or [])])
+    order = np.argsort(labels, kind="stable")  # by class, then set, then item
+    counts = np.bincount(labels.astype(np.intp) * n_sets + set_index, minlength=n_classes * n_sets)
+    items = (item_index[order] + begin).astype(index_dtype)
+    return tables, ref, counts.reshape(n_classes, n_sets), items, band[list(picked or [])]
 
 
 def count_tables(
@@ -192,7 +278,7 @@ def count_tables(
     progress : callable, optional
         Called with the number of items of each band counted.
     floor : bool, default=False
-        Also the items' modal classes and the minority entries (the floor's searches).
+        Also the items' modal classes and the minority entries by class (the floor's searches).
     picked : sequence of int, optional
         Sets to return whole (with ``floor``: the searches' set starts).
     band_labels : int, optional
@@ -209,20 +295,19 @@ def count_tables(
     edges = band_edges(n_sets, n_items, sets.chunk_items if stored else 1,
                        BAND_LABELS if band_labels is None else band_labels)
     out = Counted([np.zeros((n_sets if lab.sets is None else lab.sets.size, n_classes, lab.k), dtype=np.int64)
-                   for lab in labellings], None, [], [], [], [])
+                   for lab in labellings], None, [], [], [])
     refs: list[np.ndarray] = []
     tasks = [(begin, end, [lab.band(begin, end) for lab in labellings])
              for begin, end in zip(edges[:-1], edges[1:], strict=True)]
 
     def add(parts: tuple, width: int) -> None:
-        tables, ref, set_index, item_index, labels, chosen = parts
+        tables, ref, counts, items, chosen = parts
         for total, part in zip(out.tables, tables, strict=True):
             total += part
         if floor:
             refs.append(ref)
-            out.set_index.append(set_index)
-            out.item_index.append(item_index)
-            out.labels.append(labels)
+            out.counts.append(counts)
+            out.items.append(items)
             out.picked.append(chosen)
         if progress is not None:
             progress(width)

@@ -1,7 +1,7 @@
 """`lbm-bench evaluate` and `lbm-bench info` on a large table file: a git revision against the working tree.
 
     python scripts/benchmarks/bench_evaluate.py --against b05d9fb [--shape 100000x10000] [--samples 2000]
-        [--floor] [--jobs 1 2] [--repeats 1] [--keep FILE | --reuse FILE]
+        [--floor] [--jobs 1 2] [--paired-jobs] [--repeats 1] [--keep FILE | --reuse FILE [--rows R --cols C]]
 
 Builds, without the generator (a benchmark of reading and scoring, not of generation), the
 table of ``bench_sparse_io.py`` (Bernoulli, 3x3 clusters, entries uniform at ``--density``, Gibbs
@@ -10,12 +10,15 @@ floor too (``floor_certificate``, criterion ``bayes``: evaluate then recomputes 
 cross-fitted losses, its costliest part). Then runs, as a user does, ``lbm-bench evaluate FILE
 --rows MAP --cols MAP --json`` and ``lbm-bench info FILE`` with the package at ``--against``
 (``git archive`` into a temporary folder, ``PYTHONPATH``) and with the working tree, old and new
-alternating, ``--repeats`` times (the best is kept), the new one at every ``--jobs``. Prints wall
-seconds, CPU seconds (the command and its workers), the peak resident memory of the command's
-process (its own ``VmHWM``) and of its largest worker (each worker's resident memory polled every
-0.2 s by ``bench_million.ProcessMemory``: a worker's own peak, not its parent's carried over a
-fork), old over new, whether the reports are identical, and the
-load average (``/proc/loadavg``) before each command: the machine may be shared.
+alternating, ``--repeats`` times (the best is kept), the new one at every ``--jobs`` (and the old
+one too with ``--paired-jobs``; else at its default). Prints wall seconds, CPU seconds (the command
+and its workers), the peak resident memory of the command's process (its own ``VmHWM``), the peak
+of the resident memory summed over its processes (``sum``) and of its largest worker (each
+process's resident memory polled every 0.2 s by ``bench_million.ProcessMemory``: a worker's own
+peak, not its parent's carried over a fork), old over new, whether the reports are identical,
+and the load average (``/proc/loadavg``) before each command: the machine may be shared.
+``--reuse FILE`` scores an existing file (read only), with ``--rows`` and ``--cols`` label files
+(default: the file's MAP labels).
 """
 
 from __future__ import annotations
@@ -78,7 +81,8 @@ def run(pythonpath: str, *args: str) -> dict:
     workers = max((peak for key, peak in memory.peaks.items()
                    if not key.startswith(f"{process.pid} ") and not key.endswith("resource tracker")), default=0)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"seconds": seconds, "cpu": cpu, "rss": rss, "workers": workers, "out": stdout, "load": load}
+    return {"seconds": seconds, "cpu": cpu, "rss": rss, "sum": max(memory.peak_sum, rss), "workers": workers,
+            "out": stdout, "load": load}
 
 
 def build(path: Path, shape: str, density: float, samples: int, uncertain: float, floor: bool) -> None:
@@ -101,8 +105,9 @@ def build(path: Path, shape: str, density: float, samples: int, uncertain: float
 def _row(name: str, old: dict | None, new: dict, same: str) -> str:
     def cell(r: dict | None) -> str:
         if r is None:
-            return f"{'':>29}"
-        return f"{r['seconds']:7.1f} {r['cpu']:6.1f} {format_bytes(r['rss']):>9} {r['load']:>4}"
+            return f"{'':>39}"
+        memory = f"{format_bytes(r['rss']):>9} {format_bytes(r['sum']):>9}"
+        return f"{r['seconds']:7.1f} {r['cpu']:6.1f} {memory} {r['load']:>4}"
 
     ratio = f"{old['seconds'] / new['seconds']:5.2f}x" if old else "      "
     workers = format_bytes(new["workers"]) if new["workers"] else "-"
@@ -118,9 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--uncertain", type=float, default=0.05)
     parser.add_argument("--floor", action="store_true", help="store the floor (evaluate recomputes its losses)")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="new evaluate's --jobs (default 1 2)")
+    parser.add_argument("--paired-jobs", action="store_true", help="the old evaluate at every --jobs too")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each command, the best kept")
     parser.add_argument("--keep", type=Path, help="keep the built file here")
     parser.add_argument("--reuse", type=Path, help="an existing file (skip building)")
+    parser.add_argument("--rows", type=Path, help="row labels to score (default: the file's MAP labels)")
+    parser.add_argument("--cols", type=Path, help="column labels to score (default: the file's MAP labels)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
@@ -130,8 +138,11 @@ def main(argv: list[str] | None = None) -> int:
         from lbm_bench import load_table
 
         table = load_table(path, label_sets=False)
-        np.savetxt(folder / "rows.txt", table.map_rows, fmt="%d")
-        np.savetxt(folder / "cols.txt", table.map_cols, fmt="%d")
+        rows, cols = args.rows or folder / "rows.txt", args.cols or folder / "cols.txt"
+        if args.rows is None:
+            np.savetxt(rows, table.map_rows, fmt="%d")
+        if args.cols is None:
+            np.savetxt(cols, table.map_cols, fmt="%d")
         print(f"# {path}: {table.shape[0]}x{table.shape[1]}, {table.gibbs.n_samples} label sets, "
               f"floor {'stored' if table.bayes_risk is not None else 'not stored'}; {os.cpu_count()} CPUs")
         old_root = None
@@ -141,19 +152,20 @@ def main(argv: list[str] | None = None) -> int:
             archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.against, "lbm_bench"],
                                      capture_output=True, check=True).stdout
             subprocess.run(["tar", "-x", "-C", str(old_root)], input=archive, check=True)
-        evaluate = ["evaluate", str(path), "--rows", str(folder / "rows.txt"), "--cols", str(folder / "cols.txt"),
-                    "--json"]
+        evaluate = ["evaluate", str(path), "--rows", str(rows), "--cols", str(cols), "--json"]
         commands = [("info", ["info", str(path)], [[]])]
         commands.append(("evaluate", evaluate, [["--jobs", str(j)] for j in args.jobs]))
-        print(f"{'command':<22} {'old: wall':>7} {'CPU':>6} {'peak RSS':>9} {'load':>4} | {'new: wall':>7} {'CPU':>6} "
-              f"{'peak RSS':>9} {'load':>4} {'worker':>9} | old/new")
+        print(f"{'command':<22} {'old: wall':>7} {'CPU':>6} {'peak RSS':>9} {'sum':>9} {'load':>4} | {'new: wall':>7} "
+              f"{'CPU':>6} {'peak RSS':>9} {'sum':>9} {'load':>4} {'worker':>9} | old/new")
         for name, command, variants in commands:
             best_old = None
             for extra in variants:
                 best_new = None
+                if args.paired_jobs:
+                    best_old = None
                 for _ in range(args.repeats):  # old and new alternate
-                    if old_root is not None and (best_old is None or extra is variants[0]):
-                        old = run(str(old_root), *command)
+                    if old_root is not None and (best_old is None or extra is variants[0] or args.paired_jobs):
+                        old = run(str(old_root), *command, *(extra if args.paired_jobs else []))
                         best_old = old if best_old is None or old["seconds"] < best_old["seconds"] else best_old
                     new = run(str(ROOT), *command, *extra)
                     best_new = new if best_new is None or new["seconds"] < best_new["seconds"] else best_new

@@ -249,3 +249,100 @@ def test_prepared_sets_give_the_same_counts_in_any_blocks(monkeypatch):
             np.testing.assert_array_equal(sub.set_labels(2), sets[np.flatnonzero(chosen)[2]])
             again = sub.subset(np.arange(sub.n_sets) % 2 == 0)
             np.testing.assert_array_equal(again.agreements(labels), (sets[chosen][::2] == labels).sum(1))
+
+
+@pytest.mark.parametrize("kernels", ["int32", "int64", "scipy"])
+def test_counts_are_the_same_in_any_integers_and_kept_agreements_are_copies(kernels, monkeypatch):
+    """The descent's products are integer sums: int16 or int32 when they fit, int64 otherwise,
+    or scipy's own operators without its kernels; the same counts (and the best labels for
+    weights far from zero but close to each other: their least times the class counts, plus
+    the products of the small excess). A side keeps the agreements
+    of its last labellings: asked again (an equal copy of the labels), the same values, in an
+    array of the caller's own."""
+    from lbm_bench.inference import bayes
+
+    if kernels == "int64":
+        monkeypatch.setattr(bayes, "_sum_dtype", lambda bound: np.int64)
+    if kernels == "scipy":
+        monkeypatch.setattr(bayes, "_csr_matvec", None)
+        monkeypatch.setattr(bayes, "_csc_matvec", None)
+    rng = np.random.default_rng(8)
+    sets = np.where(rng.random((41, 29)) < 0.3, rng.integers(0, 4, (41, 29)), rng.integers(0, 4, 29)).astype(np.uint8)
+    side = bayes._Side(sets, 4, bounds=[20])
+    weights = rng.integers(0, 10**6, 41)
+    current = rng.integers(0, 4, 29)
+    scores = np.stack([(weights[:, None] * (sets == k)).sum(0) for k in range(4)], 1)
+    np.testing.assert_array_equal(side.best(weights, current), bayes._best_labels(scores, current))
+    close = 10**9 + rng.integers(0, 3, 41)  # weights far from zero, close to each other: narrow excess
+    scores = np.stack([(close[:, None] * (sets == k)).sum(0) for k in range(4)], 1)
+    np.testing.assert_array_equal(side.best(close, current), bayes._best_labels(scores, current))
+    np.testing.assert_array_equal(side.class_counts(),
+                                  [((sets == k) & (side.ref != k)).sum(0) for k in range(4)])
+    for _ in range(2):
+        for labels in (rng.integers(0, 4, 29), current, current.copy()):
+            first = side.agreements(labels)
+            first[0] = -1  # the caller's array: the kept one is untouched
+            again = side.agreements(labels.copy())
+            np.testing.assert_array_equal(again, (sets == labels).sum(1))
+            assert again.dtype == np.int64
+    assert len(side._agreed) <= bayes._KEEP_AGREEMENTS
+
+
+@pytest.mark.parametrize("max_sweeps", [1, 2, 1000])
+def test_descent_counts_the_start_s_row_agreements_only_when_kept(max_sweeps, monkeypatch):
+    """The descent (rows' agreements counted once the rows are chosen) ends where the descent
+    counting them at the start too ends: the same labels, objective and sweeps, from random
+    starts and from starts already at a fixed point; and one count fewer when the rows move."""
+    from lbm_bench.inference import bayes
+
+    def eager(rows, cols, z, w, max_sweeps):
+        row_agree, col_agree, sweeps = rows.agreements(z), cols.agreements(w), 0
+        while sweeps < max_sweeps:
+            sweeps += 1
+            new_z = rows.best(col_agree, z)
+            if not np.array_equal(new_z, z):
+                z, row_agree = new_z, rows.agreements(new_z)
+            new_w = cols.best(row_agree, w)
+            if np.array_equal(new_w, w):
+                break
+            w, col_agree = new_w, cols.agreements(new_w)
+        return z, w, int(np.dot(row_agree, col_agree)), sweeps
+
+    rng = np.random.default_rng(max_sweeps)
+    row_sets = np.where(rng.random((30, 40)) < 0.4, rng.integers(0, 3, (30, 40)), rng.integers(0, 3, 40))
+    col_sets = np.where(rng.random((30, 25)) < 0.4, rng.integers(0, 2, (30, 25)), rng.integers(0, 2, 25))
+    rows, cols = bayes._Side(row_sets, 3), bayes._Side(col_sets, 2)
+    fixed = bayes.descend(rows, cols, rng.integers(0, 3, 40), rng.integers(0, 2, 25), 1000)[:2]
+    for z, w in [(rng.integers(0, 3, 40), rng.integers(0, 2, 25)) for _ in range(5)] + [fixed]:
+        got, want = bayes.descend(rows, cols, z, w, max_sweeps), eager(rows, cols, z, w, max_sweeps)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        assert got[2:] == want[2:]
+    counted = []
+    monkeypatch.setattr(bayes._Side, "agreements", lambda self, labels: counted.append(self) or
+                        (np.asarray(self.sets) == labels).sum(1))
+    z = (rows.ref + 1) % 3  # far from the rows' choice: they move at the first sweep
+    bayes.descend(rows, cols, z, rng.integers(0, 2, 25), 1)
+    assert counted.count(rows) == 1
+
+
+def test_descents_in_threads_sharing_sides_end_where_they_end_one_by_one(monkeypatch):
+    """The floor's descents may run in threads sharing a side (its kept agreements and class
+    counts) and the kernels' buffers of ones (grown by whichever thread needs more): each
+    descent ends where it ends alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lbm_bench.inference import bayes
+
+    rng = np.random.default_rng(12)
+    row_sets = np.where(rng.random((60, 900)) < 0.2, rng.integers(0, 3, (60, 900)), rng.integers(0, 3, 900))
+    col_sets = np.where(rng.random((60, 700)) < 0.2, rng.integers(0, 3, (60, 700)), rng.integers(0, 3, 700))
+    starts = [(rng.integers(0, 3, 900), rng.integers(0, 3, 700)) for _ in range(16)]
+    alone = [bayes.descend(bayes._Side(row_sets, 3), bayes._Side(col_sets, 3), z, w, 1000) for z, w in starts]
+    monkeypatch.setattr(bayes, "_ONES", {})
+    monkeypatch.setattr(bayes, "_KEEP_AGREEMENTS", 1)
+    rows, cols = bayes._Side(row_sets, 3), bayes._Side(col_sets, 3)
+    with ThreadPoolExecutor(4) as pool:
+        shared = list(pool.map(lambda start: bayes.descend(rows, cols, *start, 1000), starts))
+    for (z, w, objective, sweeps), (z2, w2, objective2, sweeps2) in zip(alone, shared, strict=True):
+        assert np.array_equal(z, z2) and np.array_equal(w, w2) and (objective, sweeps) == (objective2, sweeps2)

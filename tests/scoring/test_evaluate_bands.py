@@ -160,3 +160,21 @@ def test_command_line_jobs_quiet_and_info_without_the_sets(tables, tmp_path, cap
     assert main(command) == 2
     err = capsys.readouterr().err.strip()
     assert "dataset gibbs/cols holds label 9, outside [0, 2)" in err and "\n" not in err
+
+
+@pytest.mark.parametrize("name", ["bernoulli", "table_v1_2_categorical"])
+def test_the_floor_s_descents_as_tasks_give_the_same_report(tables, name, monkeypatch):
+    """The floor's descents of a large table run as tasks over ``jobs`` threads of this process
+    (every table counts as large here): the report of ``jobs=1``, which runs them one by one."""
+    from lbm_bench.inference import chains, floor
+
+    path = tables[name]
+    table = load_table(path)
+    rows, cols = _predictions(table)["more"]
+    expected = evaluate(path, rows, cols).to_dict()
+    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    tasks = []
+    original = floor._descent_task
+    monkeypatch.setattr(floor, "_descent_task", lambda *args: tasks.append(1) or original(*args))
+    assert evaluate(path, rows, cols, jobs=2).to_dict() == expected
+    assert len(tasks) == 2  # the descents ran as two tasks, in threads (a patched function)
