@@ -9,9 +9,11 @@ has mean ``n_cols * sum_l rho_l KL(kl || k'l)``. With the symmetrised
 Kullback-Leibler divergence ``J`` per entry (for Gaussian blocks of equal
 variance ``J = delta^2 / (2 sigma^2)``) the error of that test is about
 ``Phi(-sqrt(D / 2))`` with ``D = n_cols sum_l rho_l J(kl, k'l)`` (exact for
-equal-variance Gaussian blocks), and a row's error about the sum over the other
-classes. Columns likewise with ``n_rows``. The predicted ``l_item`` combines
-the two (eq. 3).
+equal-variance Gaussian blocks). A row errs when any other class wins: the
+ratios against the other classes are correlated (they share the row's noise),
+and a row's error is the probability that one of them is positive, the ratios
+taken as jointly normal (:class:`_Side`). Columns likewise with ``n_rows``. The
+predicted ``l_item`` combines the two (eq. 3).
 
 With missing entries, a row is informed by its observed entries only: ``n_cols``
 becomes ``(1 - rate) n_cols`` (and the block mechanism's mask, which also
@@ -37,6 +39,7 @@ import math
 import numpy as np
 from scipy import optimize, special
 
+import lbm_bench._portable as portable
 from lbm_bench._validation import describe_percent
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.missing import unreachable_risk
@@ -47,11 +50,23 @@ __all__ = ["block_divergences", "check_target", "predicted_error", "first_guess"
 #: ATTENUATION_POWER`` (``e_max``: the error of guessing). A uniform confusion of the
 #: other side's labels would give the power 2 (the separations are squared mean
 #: differences); the labels that the MAP gets wrong are the ambiguous ones, which carry
-#: little anyway, and the power that centres the first guess on the calibrated scales
-#: of the 63 configurations of ``repository/paper.toml`` is 1/2
-#: (``scripts/benchmarks/calibration_cost.py repository/paper.toml`` prints the mean
-#: log ratio of the guess to the calibrated scale and its spread: docs/performance.md).
-ATTENUATION_POWER = 0.5
+#: little anyway. With each side's error from jointly normal ratios (:class:`_Side`), the
+#: power 1 centres the first guess on the calibrated scales of the 63 configurations of
+#: ``repository/paper.toml`` (1/2 did with the union bound used until 2026-11;
+#: ``scripts/benchmarks/calibration_cost.py repository/paper.toml`` prints the mean log
+#: ratio of the guess to the calibrated scale and its spread: docs/performance.md).
+ATTENUATION_POWER = 1.0
+#: Closest classes whose likelihood ratios :class:`_Side` takes as jointly normal (one
+#: factor); farther classes add their errors. Their mean correlation is kept below
+#: ``MOST_CORRELATION`` (nearly identical classes), where the grid still resolves the integral.
+COMPETITORS = 8
+MOST_CORRELATION = 0.9
+#: Standard normal factor's grid and weights (trapezoid, 0.1 apart within 7 standard
+#: deviations): the integrands are smooth on it. The weights come from the portable ``exp``,
+#: so the first guess has the same bits on every CPU.
+FACTOR_NODES = np.linspace(-7.0, 7.0, 141)
+FACTOR_WEIGHTS = portable.exp(-0.5 * FACTOR_NODES * FACTOR_NODES)
+FACTOR_WEIGHTS = FACTOR_WEIGHTS / FACTOR_WEIGHTS.sum()
 
 
 def guessing_risk(row_proportions: np.ndarray, col_proportions: np.ndarray) -> float:
@@ -100,12 +115,66 @@ def _separations(divergence: np.ndarray, other: np.ndarray, n_other: int) -> np.
     return (n_other * diagonal * other).sum(axis=-1)
 
 
-def _side_error(separation: np.ndarray, proportions: np.ndarray, attenuation: float = 1.0) -> float:
-    """Predicted error of one side's labels from the separations ``D`` between its
-    classes, each seen through the other side's labels with ``attenuation``."""
-    tail = 0.5 * special.erfc(np.sqrt(np.maximum(attenuation * separation, 0.0) / 2) / math.sqrt(2))
-    np.fill_diagonal(tail, 0.0)
-    return min(float((proportions * tail.sum(axis=1)).sum()), 1.0 - float(np.max(proportions)))
+class _Side:
+    """Predicted error of one side's labels from the separations ``D`` between its classes
+    (:meth:`error`, at each attenuation of the fixed point).
+
+    An item of class ``a`` is mistaken when another class's log-likelihood ratio against ``a``
+    is positive. The ratios are taken as jointly normal, as they are for Gaussian blocks of
+    equal variance: against class ``b`` of mean ``-D_ab`` and variance ``2 D_ab``, so that it
+    errs with probability ``Phi(-sqrt(D_ab / 2))``, and against ``b`` and ``c`` of correlation
+    ``(D_ab + D_ac - D_bc) / (2 sqrt(D_ab D_ac))`` (an attenuation scales every ``D`` alike and
+    leaves it). The :data:`COMPETITORS` closest classes share one factor, their mean
+    correlation weighted by their pairs' errors (at most :data:`MOST_CORRELATION`), and the
+    probability that one of them wins is integrated over that factor on a fixed grid
+    (:data:`FACTOR_NODES`); the farther classes add their own errors (the union bound). The
+    sum over all the classes used until 2026-11 counts twice the items that several close
+    classes would take: with ten classes it overstated a side's error by about a third and
+    the first guess's scale by 2-3% (``scripts/checks/first_guess_error.py``).
+    """
+
+    def __init__(self, separation: np.ndarray, proportions: np.ndarray) -> None:
+        D = np.maximum(separation, 0.0)
+        g = D.shape[0]
+        self.proportions = proportions
+        self.ceiling = 1.0 - float(np.max(proportions))
+        order = np.argsort(D + np.diag(np.full(g, np.inf)), axis=1, kind="stable")  # closest first
+        k = min(g - 1, COMPETITORS)
+        self.near, self.far = order[:, :k], order[:, k:g - 1]
+        rows = np.arange(g)[:, None]
+        self.d_near, self.d_far = D[rows, self.near], D[rows, self.far]
+        pair = np.sqrt(self.d_near[:, :, None] * self.d_near[:, None, :])
+        inner = self.d_near[:, :, None] + self.d_near[:, None, :] - D[self.near[:, :, None], self.near[:, None, :]]
+        correlation = np.divide(inner, 2 * pair, out=np.zeros_like(pair), where=pair > 0)
+        p_near = _tail(self.d_near)
+        weight = p_near[:, :, None] * p_near[:, None, :]
+        weight[:, np.arange(k), np.arange(k)] = 0.0
+        total = weight.sum(axis=(1, 2))
+        rho = np.divide((weight * correlation).sum(axis=(1, 2)), total, out=np.zeros(g), where=total > 0)
+        rho = np.clip(rho, 0.0, MOST_CORRELATION)
+        # q_j(u) = P(class j wins | factor u) = Phi((sqrt(rho) u - t_j) / sqrt(1 - rho)), t_j = sqrt(D_aj / 2)
+        self.shift = (np.sqrt(rho)[:, None] * FACTOR_NODES) / np.sqrt(2.0 * (1.0 - rho))[:, None]
+        self.width = np.sqrt(2.0 * (1.0 - rho))[:, None]
+
+    def error(self, attenuation: float = 1.0) -> float:
+        """The side's error with every separation multiplied by ``attenuation``."""
+        return min(float((self.proportions * self.class_errors(attenuation)).sum()), self.ceiling)
+
+    def class_errors(self, attenuation: float = 1.0) -> np.ndarray:
+        """Each class's error (ndarray of shape (g,)) with every separation multiplied by ``attenuation``."""
+        a = max(attenuation, 0.0)
+        error = np.zeros(self.shift.shape)  # P(one of the close classes wins | factor)
+        none_yet = np.ones(self.shift.shape)
+        for j in range(self.d_near.shape[1]):  # 1 - prod(1 - q_j) as sum_j q_j prod_{i<j} (1 - q_i)
+            q = 0.5 * special.erfc(np.sqrt(a * self.d_near[:, j, None] / 2) / self.width - self.shift)
+            error += none_yet * q
+            none_yet *= 1.0 - q
+        return (error * FACTOR_WEIGHTS).sum(axis=1) + _tail(a * self.d_far).sum(axis=1)
+
+
+def _tail(separation: np.ndarray) -> np.ndarray:
+    """``Phi(-sqrt(D / 2))``: a pairwise test's error at separation ``D``."""
+    return 0.5 * special.erfc(np.sqrt(separation / 2) / math.sqrt(2))
 
 
 def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float) -> float:
@@ -117,10 +186,11 @@ def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float)
     cols = _separations(J.transpose(1, 0, 3, 2), design.row_proportions, n_rows)
     row_ceiling = 1.0 - float(np.max(design.row_proportions))
     col_ceiling = 1.0 - float(np.max(design.col_proportions))
+    row_side, col_side = _Side(rows, design.row_proportions), _Side(cols, design.col_proportions)
     row = col = 0.0
     for _ in range(100):  # the fixed point reached from error-free labels on the other side
-        new_row = _side_error(rows, design.row_proportions, (1.0 - col / col_ceiling) ** ATTENUATION_POWER)
-        new_col = _side_error(cols, design.col_proportions, (1.0 - row / row_ceiling) ** ATTENUATION_POWER)
+        new_row = row_side.error((1.0 - col / col_ceiling) ** ATTENUATION_POWER)
+        new_col = col_side.error((1.0 - row / row_ceiling) ** ATTENUATION_POWER)
         done = abs(new_row - row) < 1e-9 and abs(new_col - col) < 1e-9
         row, col = new_row, new_col
         if done:

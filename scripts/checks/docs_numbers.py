@@ -380,7 +380,9 @@ def benchmark_mini(work: Workdir) -> str:
     for kind in kinds:
         best = min(("cem", "vem", "double-kmeans", "spectral-coclustering", "spectral-biclustering"),
                    key=lambda a: by_kind[(a, kind)])
-        claim(best == "vem", f"benchmark.md says VEM is the closest to the floor on every kind: {best} on {kind}")
+        claim(by_kind[("vem", kind)] <= by_kind[(best, kind)] + 0.002,
+              f"benchmark.md says VEM is the closest to the floor on every kind, or within 0.002 of it: "
+              f"{best} on {kind} by {by_kind[('vem', kind)] - by_kind[(best, kind)]:.4f}")
     for shape in ("60x40", "120x80"):
         claim(by_shape[("cem", shape)] > by_shape[("vem", shape)],
               f"benchmark.md says CEM is behind VEM on {shape}")

@@ -5,9 +5,11 @@ can reach."""
 
 import numpy as np
 import pytest
+from scipy import special
 
 from lbm_bench import random_design
 from lbm_bench.protocol.separation import (
+    _Side,
     block_divergences,
     check_target,
     first_guess,
@@ -108,3 +110,39 @@ def test_unreachable_targets_are_refused_in_words():
     sparse_rows = random_design("bernoulli", 2, 2, equal_proportions=True, missing=0.9, rng=0)
     with pytest.raises(ValueError, match="with 90% of the entries missing: rows or columns with no observed entry"):
         check_target(0.1, sparse_rows, 100, 5)  # 0.9^5 of the rows see nothing
+
+
+def _tails(separations):
+    return 0.5 * special.erfc(np.sqrt(separations / 2) / np.sqrt(2))
+
+
+def test_two_classes_err_as_their_test():
+    """One competitor: the side's error is the pairwise test's, Phi(-sqrt(D / 2)), weighted by the
+    proportions (the factor's grid integrates a constant)."""
+    D = np.array([[0.0, 3.0], [3.0, 0.0]])
+    props = np.array([0.3, 0.7])
+    assert _Side(D, props).error() == pytest.approx(_tails(3.0), rel=1e-12)
+    assert _Side(D, props).error(0.5) == pytest.approx(_tails(1.5), rel=1e-12)
+
+
+def test_a_sides_error_is_at_most_the_union_bound_and_at_least_its_largest_term():
+    """Several competitors: the probability that one of them wins lies between the largest
+    pairwise error and their sum, for separations of a real design (a distance's squares)."""
+    rng = np.random.default_rng(3)
+    for g in (3, 6, 12):
+        points = rng.normal(size=(g, 4))
+        D = 4.0 * ((points[:, None] - points[None]) ** 2).sum(axis=-1)
+        props = np.full(g, 1.0 / g)
+        tails = _tails(D)
+        np.fill_diagonal(tails, 0.0)
+        error = _Side(D, props).error()
+        assert (props * tails.max(axis=1)).sum() - 1e-12 <= error <= (props * tails.sum(axis=1)).sum() + 1e-12
+
+
+def test_identical_competitors_count_little_more_than_once():
+    """Two classes at the same place, seen from a third: their ratios against it are one ratio
+    (correlation 1, kept at MOST_CORRELATION 0.9): the error is a third more than one pairwise
+    error (0.105 against 0.079), not twice it as in the union bound."""
+    D = np.array([[0.0, 4.0, 4.0], [4.0, 0.0, 0.0], [4.0, 0.0, 0.0]])
+    single = _tails(4.0)
+    assert single <= _Side(D, np.full(3, 1 / 3)).class_errors()[0] < 1.4 * single
