@@ -15,8 +15,8 @@ statistics from each family's closed form instead of a fixed sample of 48 x 48 e
 block (a sparse design's prediction jumped with the scale), so every calibration starts
 elsewhere and lands on another scale; and again when the first guess took each side's error
 as the probability that one of the other classes wins, their likelihood ratios jointly
-normal, instead of the sum of the pairwise errors (too high with many classes). A refactor must not move a single bit of the
-data, the labels, the Gibbs label sets, the certified risks, the scale or the block
+normal, instead of the sum of the pairwise errors (too high with many classes). A refactor
+must not move a single bit of the data, the labels, the Gibbs label sets, the certified risks, the scale or the block
 parameters. (File bytes are not compared here: the stored options record changed
 form, and HDF5 bytes depend on the h5py build; see tests/storage for those.) When a
 deliberate change of the protocol moves them, the commit says why and updates them.
