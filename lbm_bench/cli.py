@@ -327,6 +327,8 @@ def _add_verify(sub) -> None:
     p.add_argument("release", type=Path, help="release directory")
     p.add_argument("--against", type=Path, default=None, metavar="OTHER",
                    help="also compare the release's SHA256SUMS with OTHER's (e.g. a rebuild and the original)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="processes checking the tables, each table in one of them (default 1)")
 
 
 def _run_verify(args: argparse.Namespace) -> int:
@@ -337,7 +339,9 @@ def _run_verify(args: argparse.Namespace) -> int:
     """
     from lbm_bench.release import compare_releases, load_release, verify_release
 
-    problems = verify_release(args.release)
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be >= 1, got {args.jobs}")
+    problems = verify_release(args.release, jobs=args.jobs)
     for problem in problems:
         print(f"PROBLEM {problem}")
     differences = compare_releases(args.release, args.against) if args.against is not None else []

@@ -112,6 +112,7 @@ def test_evaluate_a_format_1_0_file_says_it_has_no_floor(tmp_path, capsys):
         (["info", "missing.h5"], "missing.h5"),
         (["build", "missing.toml", "--out", "x"], "does not exist"),
         (["verify", "."], "no manifest.json"),
+        (["verify", ".", "--jobs", "0"], "--jobs must be >= 1, got 0"),
         (["benchmark", ".", "--algorithm", "nosuch", "--out", "x"], "nosuch"),
     ],
 )

@@ -30,7 +30,9 @@ its first pending table (and draws its thumbnail); phase 2 builds the other pend
 replicates with the calibrations of phase 1. Each phase submits its tasks longest
 first by a deterministic cost estimate (:func:`task_order`: entries ``n_rows *
 n_cols``, then target risk, descending), so the longest tasks do not start last and
-leave a worker idle at the end of a phase. Neither the order nor the route changes
+leave a worker idle at the end of a phase. Once the release files are written, the
+build verifies them with the same pool (:func:`~lbm_bench.release.verify_release`'s
+checks of each table are tasks of it) before closing it. Neither the order nor the route changes
 a byte: seeds come from identities, and a table's chains draw the same labels in
 any grouping.
 
@@ -352,7 +354,7 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
     """The build of :func:`build_release`, in the folder it holds."""
     from tqdm.auto import tqdm
 
-    from lbm_bench.release.verify import verify_release
+    from lbm_bench.release.verify import _pool_map, _verify
 
     (out / "tables").mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(out / "tables", out / THUMBNAILS)
@@ -417,16 +419,16 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
             for outcome in parallel(jobs):
                 if record(outcome):
                     break
-    report.built.sort()
-    report.stage_seconds = stage
-    if not report.failed:
-        write_release_files(spec, out, spec_path=spec_path)
-        if not can_draw_thumbnails():
-            report.notes.append(NO_THUMBNAILS)
-        report.problems = verify_release(out)
-        if archive and not report.problems:
-            report.archive = write_archive(out)
-            report.archive_sha256 = sha256_file(report.archive)
+        report.built.sort()
+        report.stage_seconds = stage
+        if not report.failed:  # verified with the pool still open: each table's checks are a task of it
+            write_release_files(spec, out, spec_path=spec_path)
+            if not can_draw_thumbnails():
+                report.notes.append(NO_THUMBNAILS)
+            report.problems = _verify(out, _pool_map(parallel))
+    if archive and not report.failed and not report.problems:
+        report.archive = write_archive(out)
+        report.archive_sha256 = sha256_file(report.archive)
     return report
 
 

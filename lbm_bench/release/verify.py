@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from lbm_bench._validation import describe_value
+from lbm_bench._validation import check_count, describe_value
 from lbm_bench.release._files import sha256_file
 from lbm_bench.release.card import THUMBNAILS, card_problems
 from lbm_bench.release.croissant import croissant_problems
@@ -124,7 +125,7 @@ def _missing_manifest_problems(info: dict, entry: dict) -> list[str]:
     return problems
 
 
-def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
+def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1) -> list[str]:
     """Re-check every checksum and every file against the format and the manifest.
 
     Every table must load (its checks include the mask of missing entries: its count,
@@ -143,14 +144,87 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     point to files of the release with their digests, and ``index.html`` must link
     only to files of the release.
 
+    Parameters
+    ----------
+    out_dir : path
+        The release directory.
+    jobs : int, default=1
+        Processes (loky) checking the tables, each table in one of them; a table of
+        :data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries or more is checked
+        by the calling process, one at a time, so that two large tables' label sets are
+        never in memory at once. The problems are the same, in the same order, whatever
+        ``jobs``.
+
     Returns
     -------
     list of str
-        Problems found (empty when the release is intact).
-    """
-    from lbm_bench.storage import check_file, load_table, read_info
+        Problems found (empty when the release is intact), the tables' in the manifest's order.
 
+    Raises
+    ------
+    ValueError
+        When ``out_dir`` holds no readable ``manifest.json``, or ``jobs`` is below 1.
+    TypeError
+        When ``jobs`` is not an integer.
+    """
+    jobs = check_count("jobs", jobs)
     out = Path(out_dir)
+    if jobs == 1:
+        return _verify(out, _serial_map)
+    import joblib
+
+    with joblib.Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered") as parallel:
+        return _verify(out, _pool_map(parallel))
+
+
+#: ``map_tables(function, arguments)``: ``[function(*a) for a in arguments]``, in that order,
+#: however the calls are spread.
+_TableMap = Callable[[Callable[..., Any], Sequence[tuple]], list]
+
+
+def _serial_map(function: Callable[..., Any], arguments: Sequence[tuple]) -> list:
+    return [function(*a) for a in arguments]
+
+
+def _indexed(function: Callable[..., Any], index: int, arguments: tuple) -> tuple[int, Any]:
+    return index, function(*arguments)
+
+
+def _pool_map(parallel: Any) -> _TableMap:
+    """A :data:`_TableMap` running each call as a task of ``parallel`` (a ``joblib.Parallel``,
+    of any backend and ``return_as``: the results are put back in the arguments' order).
+    The build verifies the release it wrote with its own pool this way."""
+    from joblib import delayed
+
+    def run(function: Callable[..., Any], arguments: Sequence[tuple]) -> list:
+        results: list = [None] * len(arguments)
+        for index, result in parallel(delayed(_indexed)(function, i, a) for i, a in enumerate(arguments)):
+            results[index] = result
+        return results
+
+    return run
+
+
+def _is_large(entry: dict) -> bool:
+    """A table whose label sets take the memory of a large table (its manifest shape)."""
+    from lbm_bench.inference.chains import CHAIN_TASK_ENTRIES
+
+    try:
+        n_rows, n_cols = (int(n) for n in entry["shape"])
+    except (TypeError, ValueError):
+        return False
+    return n_rows * n_cols >= CHAIN_TASK_ENTRIES
+
+
+def _size(entry: dict) -> int:
+    """The manifest's size of a table file (0 when it is not an integer: the check reports it)."""
+    size = entry.get("size")
+    return size if isinstance(size, int) else 0
+
+
+def _verify(out: Path, map_tables: _TableMap) -> list[str]:
+    """:func:`verify_release`, the tables' checks (:func:`_table_problems`) run by ``map_tables``
+    (the large tables' by this process, one at a time)."""
     manifest = read_manifest(out)
     problems: list[str] = []
     sums_path = out / "SHA256SUMS"
@@ -167,36 +241,18 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
             problems.append(f"{name}: missing")
         elif sha256_file(path) != digest:
             problems.append(f"{name}: SHA-256 mismatch")
-    for entry in manifest.get("tables", []):
-        path = out / entry["file"]
-        if not path.is_file():
-            if entry["file"] not in listed:
-                problems.append(f"{entry['file']}: missing")
-            continue
-        if entry["file"] not in listed:
-            problems.append(f"{entry['file']}: not listed in SHA256SUMS")
-        if path.stat().st_size != entry["size"]:
-            problems.append(f"{entry['file']}: size {path.stat().st_size} differs from the manifest's {entry['size']}")
-        if sha256_file(path) != entry["sha256"]:
-            problems.append(f"{entry['file']}: SHA-256 differs from the manifest")
-        file_problems = check_file(path)
-        problems += [f"{entry['file']}: {p}" for p in file_problems]
-        if not file_problems:
-            info = read_info(path)
-            for key, expected in (("kind", entry["kind"]), ("seed", entry["seed"])):
-                if info.get(key) != expected:
-                    problems.append(
-                        f"{entry['file']}: {key} {describe_value(info.get(key))} differs from the manifest's "
-                        f"{describe_value(expected)}"
-                    )
-            if [int(info["n_rows"]), int(info["n_cols"])] != entry["shape"]:
-                problems.append(f"{entry['file']}: shape differs from the manifest")
-            if abs(float(info["risk"]) - entry["risk"]) > 1e-12:
-                problems.append(f"{entry['file']}: risk differs from the manifest")
-            problems += [f"{entry['file']}: {p}" for p in _floor_manifest_problems(info, entry)]
-            problems += [f"{entry['file']}: {p}" for p in _missing_manifest_problems(info, entry)]
-            problems += [f"{entry['file']}: {p}" for p in rederived_risk_problems(load_table(path))]
-    known = {e["file"] for e in manifest.get("tables", [])}
+    entries = manifest.get("tables", [])
+    names = frozenset(listed)
+    large = [i for i, entry in enumerate(entries) if _is_large(entry)]
+    small = [i for i, entry in enumerate(entries) if not _is_large(entry)]
+    # the pool's tasks longest first (file size), so that none starts last and leaves a worker idle
+    small.sort(key=lambda i: -_size(entries[i]))
+    per_table: dict[int, list[str]] = dict(zip(small, map_tables(
+        _table_problems, [(out, entries[i], names) for i in small]), strict=True))
+    per_table.update({i: _table_problems(out, entries[i], names) for i in large})
+    for i in range(len(entries)):
+        problems += per_table[i]
+    known = {e["file"] for e in entries}
     for path in sorted((out / "tables").glob("*.h5")):
         rel = path.relative_to(out).as_posix()
         if rel not in known:
@@ -213,6 +269,56 @@ def verify_release(out_dir: str | os.PathLike[str]) -> list[str]:
     problems += card_problems(out)
     return problems
 
+
+def _table_problems(out: Path, entry: dict, listed: Collection[str]) -> list[str]:
+    """The problems of one table of a release: its file against ``SHA256SUMS``'s names
+    (``listed``), its manifest entry, the format, and its risks re-derived from its label
+    sets; each line starts with the file's name. The file is read once (its checks, its
+    table and its root attributes), on one BLAS thread (as the build computes), and the
+    memory its label sets took is given back afterwards (the call may be a worker's task)."""
+    from lbm_bench._memory import release_free_memory
+    from lbm_bench._threads import single_blas_thread
+
+    with single_blas_thread():
+        problems = _table_problems_unpinned(out, entry, listed)
+    release_free_memory(collect=False)
+    return problems
+
+
+def _table_problems_unpinned(out: Path, entry: dict, listed: Collection[str]) -> list[str]:
+    from lbm_bench.storage import read_info
+    from lbm_bench.storage.reader import _inspect_with_attributes
+
+    name = entry["file"]
+    path = out / name
+    if not path.is_file():
+        return [] if name in listed else [f"{name}: missing"]
+    problems = [] if name in listed else [f"{name}: not listed in SHA256SUMS"]
+    size = path.stat().st_size
+    if size != entry["size"]:
+        problems.append(f"{name}: size {size} differs from the manifest's {entry['size']}")
+    if sha256_file(path) != entry["sha256"]:
+        problems.append(f"{name}: SHA-256 differs from the manifest")
+    table, file_problems, info = _inspect_with_attributes(path)
+    problems += [f"{name}: {p}" for p in file_problems]
+    if file_problems or table is None:
+        return problems
+    if info is None:  # the attributes could not be read with the table: read_info says why
+        info = read_info(path)
+    for key, expected in (("kind", entry["kind"]), ("seed", entry["seed"])):
+        if info.get(key) != expected:
+            problems.append(
+                f"{name}: {key} {describe_value(info.get(key))} differs from the manifest's "
+                f"{describe_value(expected)}"
+            )
+    if [int(info["n_rows"]), int(info["n_cols"])] != entry["shape"]:
+        problems.append(f"{name}: shape differs from the manifest")
+    if abs(float(info["risk"]) - entry["risk"]) > 1e-12:
+        problems.append(f"{name}: risk differs from the manifest")
+    problems += [f"{name}: {p}" for p in _floor_manifest_problems(info, entry)]
+    problems += [f"{name}: {p}" for p in _missing_manifest_problems(info, entry)]
+    problems += [f"{name}: {p}" for p in rederived_risk_problems(table)]
+    return problems
 
 
 def spec_problems(out: Path, manifest: dict) -> list[str]:

@@ -43,16 +43,35 @@ def _open(path: Path) -> Iterator[h5py.File]:
 
 
 def _inspect(path: Path, label_sets: bool = True) -> tuple[Table | None, list[str]]:
+    """The table and the problems :func:`check_file` reports (the table is None when there are any)."""
+    table, problems, _ = _inspect_with_attributes(path, label_sets, attributes=False)
+    return table, problems
+
+
+def _inspect_with_attributes(
+    path: Path, label_sets: bool = True, *, attributes: bool = True
+) -> tuple[Table | None, list[str], dict[str, Any] | None]:
+    """:func:`_inspect`, and the root attributes of a valid file as :func:`read_info` gives them
+    (plain Python values), read from the same open file: one pass over the file where
+    :func:`check_file`, :func:`load_table` and :func:`read_info` would take three.
+
+    The attributes are None when the file has problems, when ``attributes`` is False, or
+    when they could not be read (the caller may then ask :func:`read_info`, which reports why).
+    """
     _require_file(path)
     problems: list[str] = []
+    root: dict[str, Any] | None = None
     try:
         with _open(path) as file:
             table = read_table(FileSource(file), problems, label_sets=label_sets)
+            if attributes and table is not None and not problems:
+                with contextlib.suppress(*HDF5_ERRORS):
+                    root = _plain_attributes(file)
     except Fatal as exc:
-        return None, problems + [str(exc)]
+        return None, problems + [str(exc)], None
     except OSError as exc:  # a damaged chunk or heap, met while reading
-        return None, problems + [f"unreadable HDF5 content ({one_line(exc)})"]
-    return table, problems
+        return None, problems + [f"unreadable HDF5 content ({one_line(exc)})"], None
+    return table, problems, root
 
 
 def load_table(path: str | os.PathLike[str], *, missing: str = "nan", label_sets: bool = True) -> Table:

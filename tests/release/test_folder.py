@@ -115,3 +115,21 @@ def test_a_build_never_succeeds_on_a_release_its_verify_rejects(built, tmp_path)
     done = subprocess.run([sys.executable, "-m", "lbm_bench.cli", "build", str(_spec(tmp_path, "pair")), "--out",
                            str(out), "-q"], capture_output=True, text=True)
     assert done.returncode == 1 and "does not pass verify (1 problem(s))" in done.stderr
+
+
+def test_a_build_verifies_its_tables_in_its_pool_and_never_succeeds_on_a_rejected_one(built, tmp_path):
+    """A table whose @risk was edited still loads with its kind and seed, so a resumed build
+    keeps it and writes the edited risk into the manifest; the re-derivation from its label
+    sets, run as a task of the build's two workers, rejects it as verify does."""
+    import h5py
+
+    out = _copy(built, tmp_path)
+    victim = sorted((out / "tables").glob("*.h5"))[1]
+    with h5py.File(victim, "a") as f:
+        f.attrs["risk"] = f.attrs["risk"] + 0.01
+    report = build_release(_spec(tmp_path, "pair"), out, n_jobs=2)
+    assert len(report.skipped) == 2 and not report.built
+    assert not report.ok and len(report.problems) == 1
+    assert report.problems[0].startswith(f"tables/{victim.name}: @risk ")
+    assert "differs from the MAP labels' risk re-derived from the label sets" in report.problems[0]
+    assert report.problems == verify_release(out) == verify_release(out, jobs=2)
