@@ -354,7 +354,7 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
     """The build of :func:`build_release`, in the folder it holds."""
     from tqdm.auto import tqdm
 
-    from lbm_bench.release.verify import _pool_map, _verify
+    from lbm_bench.release.verify import verify_release
 
     (out / "tables").mkdir(parents=True, exist_ok=True)
     _remove_stale_temporaries(out / "tables", out / THUMBNAILS)
@@ -425,7 +425,7 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
             write_release_files(spec, out, spec_path=spec_path)
             if not can_draw_thumbnails():
                 report.notes.append(NO_THUMBNAILS)
-            report.problems = _verify(out, _pool_map(parallel))
+            report.problems = verify_release(out, parallel=parallel)
     if archive and not report.failed and not report.problems:
         report.archive = write_archive(out)
         report.archive_sha256 = sha256_file(report.archive)

@@ -125,7 +125,7 @@ def _missing_manifest_problems(info: dict, entry: dict) -> list[str]:
     return problems
 
 
-def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1) -> list[str]:
+def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1, parallel: Any = None) -> list[str]:
     """Re-check every checksum and every file against the format and the manifest.
 
     Every table must load (its checks include the mask of missing entries: its count,
@@ -154,6 +154,9 @@ def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1) -> list[st
         by the calling process, one at a time, so that two large tables' label sets are
         never in memory at once. The problems are the same, in the same order, whatever
         ``jobs``.
+    parallel : joblib.Parallel, optional
+        A pool already running (any backend: the build's, loky or Dask) to check the
+        tables in instead of ``jobs`` new processes; ``jobs`` is then ignored.
 
     Returns
     -------
@@ -169,6 +172,8 @@ def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1) -> list[st
     """
     jobs = check_count("jobs", jobs)
     out = Path(out_dir)
+    if parallel is not None:
+        return _verify(out, _pool_map(parallel))
     if jobs == 1:
         return _verify(out, _serial_map)
     import joblib
@@ -287,7 +292,7 @@ def _table_problems(out: Path, entry: dict, listed: Collection[str]) -> list[str
 
 def _table_problems_unpinned(out: Path, entry: dict, listed: Collection[str]) -> list[str]:
     from lbm_bench.storage import read_info
-    from lbm_bench.storage.reader import _inspect_with_attributes
+    from lbm_bench.storage.reader import inspect_file
 
     name = entry["file"]
     path = out / name
@@ -299,7 +304,7 @@ def _table_problems_unpinned(out: Path, entry: dict, listed: Collection[str]) ->
         problems.append(f"{name}: size {size} differs from the manifest's {entry['size']}")
     if sha256_file(path) != entry["sha256"]:
         problems.append(f"{name}: SHA-256 differs from the manifest")
-    table, file_problems, info = _inspect_with_attributes(path)
+    table, file_problems, info = inspect_file(path)
     problems += [f"{name}: {p}" for p in file_problems]
     if file_problems or table is None:
         return problems

@@ -23,7 +23,7 @@ from lbm_bench.protocol.table import Table
 from lbm_bench.storage.sources import FileSource, FormatError, SafeAttributes
 from lbm_bench.storage.validate import HDF5_ERRORS, Fatal, one_line, read_table, read_version, summary
 
-__all__ = ["FormatError", "load_table", "check_file", "read_info"]
+__all__ = ["FormatError", "load_table", "check_file", "read_info", "inspect_file"]
 
 
 def _require_file(path: Path) -> None:
@@ -44,11 +44,11 @@ def _open(path: Path) -> Iterator[h5py.File]:
 
 def _inspect(path: Path, label_sets: bool = True) -> tuple[Table | None, list[str]]:
     """The table and the problems :func:`check_file` reports (the table is None when there are any)."""
-    table, problems, _ = _inspect_with_attributes(path, label_sets, attributes=False)
+    table, problems, _ = inspect_file(path, label_sets, attributes=False)
     return table, problems
 
 
-def _inspect_with_attributes(
+def inspect_file(
     path: Path, label_sets: bool = True, *, attributes: bool = True
 ) -> tuple[Table | None, list[str], dict[str, Any] | None]:
     """:func:`_inspect`, and the root attributes of a valid file as :func:`read_info` gives them
