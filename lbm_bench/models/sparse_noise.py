@@ -203,7 +203,8 @@ class SparseNoise:
         a = np.ones(n_rows) if self.row_weights is None else self.row_weights
         b_max = float(b.max())
         weighted = self.row_weights is not None or self.col_weights is not None
-        found, thinning = [], []
+        found = []
+        widths = np.array([[high - low], [low]])
         for rows in self._row_bins():
             q_bin = -math.expm1(-float(a[rows].max()) * b_max * (high - low))
             if q_bin <= 0.0:
@@ -212,20 +213,23 @@ class SparseNoise:
             if not weighted:
                 found.append(virtual)  # one bin of all rows: virtual indices are positions
                 continue
-            found.append(rows[virtual // n_cols] * np.int64(n_cols) + virtual % n_cols)
-            thinning.append(rng.random(virtual.size) * q_bin)
+            # thinned to each entry's own q as the bin is drawn: its thinning uniforms are the
+            # next draws of the stream, so only the kept candidates outlive the bin
+            positions = rows[virtual // n_cols] * np.int64(n_cols) + virtual % n_cols
+            del virtual
+            thinning = rng.random(positions.size)
+            thinning *= q_bin
+            found.append(_thinned(positions, thinning, a, b, n_cols, widths))
+            del positions, thinning
         # candidates already in an earlier band are dropped by the caller (their U is smaller)
         positions = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
         del found
-        # in one call: each entry's own q = P(U < T(high) | U >= T(low)) and T(low); the band's
-        # width is then T(high) - T(low) = q (1 - T(low))
-        widths = np.array([[high - low], [low]])
-        if weighted:  # thinned to each entry's own q, chunk by chunk (bounded temporaries)
-            positions, q, t_low = _thinned(positions, np.concatenate(thinning), a, b, n_cols, widths)
-        else:
-            q, t_low = -portable.expm1(-1.0 * widths)
+        if weighted:  # each entry's own q = P(U < T(high) | U >= T(low)) and T(low), from its position
+            return _thinned_run(positions, rng, a, b, n_cols, widths)
+        # in one call: the band's q and T(low); its width is then T(high) - T(low) = q (1 - T(low))
+        q, t_low = -portable.expm1(-1.0 * widths)
         uniforms = _BandUniforms(rng, q, t_low)
-        if lazy and not weighted:  # one bin: the positions increase, drawn in that order
+        if lazy:  # one bin: the positions increase, drawn in that order
             return positions, uniforms
         return _sorted_run(positions, uniforms.take(positions.size))
 
@@ -307,22 +311,45 @@ def _merged_ranges(runs: list[tuple[np.ndarray, Any]], n_entries: int):
         yield part_positions[first], part_uniforms[first]
 
 
+def _entry_widths(positions: np.ndarray, a: np.ndarray, b: np.ndarray, n_cols: int,
+                  widths: np.ndarray) -> np.ndarray:
+    """``[q, T(low)]`` of each entry at ``positions`` (shape (2, k); ``widths``: the band's
+    level width and lower level, shape (2, 1)): elementwise, the same bits on any part."""
+    rows, cols = np.divmod(positions, n_cols)
+    return -portable.expm1(-(a[rows] * b[cols]) * widths)
+
+
 def _thinned(positions: np.ndarray, thinning: np.ndarray, a: np.ndarray, b: np.ndarray, n_cols: int,
-             widths: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The candidates of a band drawn over bins of rows that their own ``q`` keeps (``thinning``
-    below it), with their ``q`` and ``T(low)`` (``widths``: the band's level width and lower
-    level, shape (2, 1)); over chunks of :data:`_TABLE_CHUNK` candidates (elementwise: the
-    same arrays as on all at once)."""
+             widths: np.ndarray) -> np.ndarray:
+    """The candidates of a bin of rows that their own ``q`` keeps (``thinning`` below it),
+    over chunks of :data:`_TABLE_CHUNK` candidates (elementwise: the same as on all at once)."""
     kept = []
     for start in range(0, positions.size, _TABLE_CHUNK):
         part = positions[start:start + _TABLE_CHUNK]
-        rows, cols = np.divmod(part, n_cols)
-        q, t_low = -portable.expm1(-(a[rows] * b[cols]) * widths)
-        accept = thinning[start:start + _TABLE_CHUNK] < q
-        kept.append((part[accept], q[accept], t_low[accept]))
-    if not kept:
-        return positions, np.empty(0), np.empty(0)
-    return tuple(np.concatenate([k[i] for k in kept]) for i in range(3))
+        q = _entry_widths(part, a, b, n_cols, widths)[0]
+        kept.append(part[thinning[start:start + _TABLE_CHUNK] < q])
+    return np.concatenate(kept) if kept else positions
+
+
+def _thinned_run(positions: np.ndarray, rng: np.random.Generator, a: np.ndarray, b: np.ndarray, n_cols: int,
+                 widths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A thinned band's entries by increasing position and their uniforms: the next draws of
+    the band's stream in the order of ``positions`` (bin after bin), scaled to each entry's
+    ``[T(low), T(high))``. The same arrays as :class:`_BandUniforms` taken at once and
+    :func:`_sorted_run` (its ``q`` and ``T(low)`` are elementwise functions of the position,
+    computed here chunk by chunk after the sort instead of kept for every candidate)."""
+    uniforms = rng.random(positions.size)
+    if positions.size > 1 and not np.all(positions[1:] > positions[:-1]):
+        order = np.argsort(positions, kind="stable")
+        positions = positions[order]
+        uniforms = uniforms[order]
+        del order
+    for start in range(0, positions.size, _TABLE_CHUNK):
+        q, t_low = _entry_widths(positions[start:start + _TABLE_CHUNK], a, b, n_cols, widths)
+        part = uniforms[start:start + _TABLE_CHUNK]
+        part *= q - q * t_low
+        part += t_low
+    return positions, uniforms
 
 
 def _skip_sample(n_entries: int, q: float, rng: np.random.Generator) -> np.ndarray:

@@ -100,10 +100,15 @@ BASELINE_BYTES = 160 * 2**20
 #: table's draw kept its candidates and the MAP's first scores took whole-table
 #: temporaries: 101 measured for the same table.)
 BYTES_PER_NONZERO = 64
-#: The same for a table with row and column effects (its bands are thinned over bins of
-#: rows and keep their uniforms; not re-measured since the draw changed): the 144 measured
-#: before (134 for Poisson with effects 50000x5000 at 2%, with a margin).
-WEIGHTED_BYTES_PER_NONZERO = 144
+#: The same for a table with row and column effects (Poisson: its int64 counts, and its
+#: bands thinned over bins of rows, bin by bin). Measured the same way (docs/performance.md,
+#: "Poisson with effects"): Poisson with effects 100000x10000 at 1%, ``--jobs 2``, 1.0e7
+#: stored entries; its largest process per stored entry is a MAP worker, 74 bytes less the
+#: baseline (the calibration's workers 47 less the baseline and kept noise; the parent 70
+#: less the baseline and the label sets); 84 with the same margin as above (a seventh). (It
+#: was 144 while each band held its bins' candidates, thinning uniforms and per-entry
+#: probabilities at once: 134 measured for 50000x5000 at 2%.)
+WEIGHTED_BYTES_PER_NONZERO = 84
 #: Most tables ``n_tables="auto"`` evaluates at one scale (16;
 #: :mod:`lbm_bench.protocol.scale_search`).
 _AUTO_MAX_TABLES = AUTO_MOST_TABLES

@@ -1,14 +1,16 @@
 """Peak resident memory of ``generate_table`` by phase, in the command's process and its workers.
 
-    python scripts/benchmarks/bench_million_phases.py 100000x10000 0.01 2 out.h5 [KIND]
+    python scripts/benchmarks/bench_million_phases.py 100000x10000 0.01 2 out.h5 [KIND [effects]]
 
 Runs ``generate_table(KIND, n_rows, n_cols, 3, 3, 0.1, density=DENSITY, jobs=JOBS, rng=1,
-max_memory="1T")`` (KIND default bernoulli) then ``save_table`` in this process, polls the
-RSS of this process and of its children every 0.2 s, and prints per phase (calibration;
-then per candidate: its draw, its MAP, the Gibbs runs, the floor; writing the file; a
-primed name is what follows a phase until the next one) the peak of the sum over processes,
-of this process and of the largest worker, in GiB and in bytes per stored entry. Peak RSS
-is robust to the machine's load; the wall times are not.
+max_memory="1T")`` (KIND default bernoulli; ``effects``: with ``effects=True``, the
+Poisson family's row and column effects, as ``lbm-bench generate --effects``) then
+``save_table`` in this process, polls the RSS of this process and of its children every
+0.2 s, and prints per phase (calibration; then per candidate: its draw, its MAP, the Gibbs
+runs, the floor; writing the file; a primed name is what follows a phase until the next
+one) the peak of the sum over processes, of this process and of the largest worker, in GiB
+and in bytes per stored entry. Peak RSS is robust to the machine's load; the wall times
+are not.
 """
 import json
 import sys
@@ -22,6 +24,7 @@ import lbm_bench.storage as storage
 
 shape, density, jobs, out = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 kind = sys.argv[5] if len(sys.argv) > 5 else "bernoulli"
+options = {"effects": True} if sys.argv[6:7] == ["effects"] else {}
 n, d = map(int, shape.split("x"))
 phase = ["start"]
 peaks = {}  # phase -> {"sum":, "parent":, "workers": max worker, "nproc":}
@@ -76,7 +79,8 @@ G._RejectionSampler.try_candidate = try_candidate
 t = threading.Thread(target=poll, daemon=True)
 t.start()
 t0 = time.time()
-table = G.generate_table(kind, n, d, 3, 3, 0.1, density=density, jobs=jobs, rng=1, max_memory="1T")
+table = G.generate_table(kind, n, d, 3, 3, 0.1, density=density, jobs=jobs, rng=1, max_memory="1T",
+                         **options)
 phase[0] = "write"
 storage.save_table(table, out)
 phase[0] = "end"
@@ -86,7 +90,8 @@ t.join()
 nnz = int(table.data.nnz)
 GiB = 2**30
 timings = json.dumps({k: round(v, 1) for k, v in table.timings.items()})
-print(f"{kind} {shape} density {density} jobs {jobs}: nnz {nnz:,} wall {time.time() - t0:.0f}s timings {timings}")
+what = f"{kind}{' with effects' if options else ''}"
+print(f"{what} {shape} density {density} jobs {jobs}: nnz {nnz:,} wall {time.time() - t0:.0f}s timings {timings}")
 print(f"{'phase':14s} {'sum GiB':>8s} {'parent':>8s} {'worker':>8s}  sum B/nnz parent B/nnz worker B/nnz  nworkers")
 for ph in order:
     r = peaks[ph]

@@ -143,21 +143,34 @@ def test_cli_max_memory_option(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
+#: Requests whose estimate must bound their measured peak: a dense table, and a sparse Poisson
+#: table with row and column effects (its own bytes per non-zero, WEIGHTED_BYTES_PER_NONZERO).
+_MEASURED_REQUESTS = {
+    "dense gaussian": ("gaussian", (1200, 800, 3, 2), {}),
+    "sparse poisson with effects": ("poisson", (30000, 3000, 3, 3), {"density": 0.02, "effects": True}),
+}
+
+
 @pytest.mark.slow
-def test_estimate_bounds_the_measured_peak(tmp_path):
+@pytest.mark.parametrize("request_name", list(_MEASURED_REQUESTS))
+def test_estimate_bounds_the_measured_peak(request_name):
     """The estimate is not below the peak RSS of a real run (a child process, its VmHWM:
-    ru_maxrss would include the parent's peak, which Linux carries over fork and exec)."""
+    ru_maxrss would include the parent's peak, which Linux carries over fork and exec), and
+    at most 4 times above it."""
+    kind, sizes, options = _MEASURED_REQUESTS[request_name]
     code = (
         "from lbm_bench.protocol.generate import generate_table\n"
-        "generate_table('gaussian', 1200, 800, 3, 2, 0.1, tolerance=0.05, n_calibration_tables=8,"
-        " n_samples=400, screen_samples=0, rng=1)\n"
+        f"generate_table({kind!r}, *{sizes!r}, 0.1, tolerance=0.05, n_calibration_tables=8,"
+        f" n_samples=400, screen_samples=0, rng=1, **{options!r})\n"
         "print(int([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1]) * 1024)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
     peak = int(result.stdout.split()[-1])
-    estimate = estimate_generation_memory("gaussian", 1200, 800, 3, 2, n_samples=400,
-                                          n_calibration_tables=8).total
+    density = options.get("density")
+    design = {key: value for key, value in options.items() if key != "density"}
+    estimate = estimate_generation_memory(kind, *sizes, density=density, n_samples=400, n_calibration_tables=8,
+                                          options=design).total
     assert peak <= estimate <= 4 * peak, (format_bytes(peak), format_bytes(estimate))
 
 
