@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 import pickle
 import tempfile
@@ -79,6 +80,8 @@ CHAIN_TASK_ENTRIES = 2**22
 #: Pickled bytes from which :func:`shipped` scatters a task's input to a Dask cluster
 #: rather than sending it in the task graph.
 SHIP_BYTES = 2**20
+#: Uniforms each chain of :class:`ChainStreams` draws at a time for small requests.
+AHEAD = 2**12
 #: Inputs whose futures :func:`shipped` keeps for reuse: the last ones shipped (a table and
 #: its model); older ones are released from the workers.
 _KEEP_SHIPPED = 2
@@ -87,7 +90,15 @@ _SHIPPED: OrderedDict = OrderedDict()
 
 class ChainStreams:
     """Uniforms from one Generator per chain: ``random((B, C, n))`` fills chain ``c`` of
-    table ``b`` with ``rngs[b][c].random(n)``, table after table, chain after chain.
+    table ``b`` with the next ``n`` uniforms of ``rngs[b][c]``, as ``rngs[b][c].random(n)``
+    would, bit for bit.
+
+    Requests below :data:`AHEAD` uniforms per chain are served from a buffer each chain
+    fills :data:`AHEAD` at a time (a Generator's doubles come one after the other from its
+    stream, so drawing ahead gives the same values in the same order): a small table's
+    half-sweep asks for a few dozen, and one call of every chain's Generator per half-sweep
+    cost a seventh of its Gibbs runs (``scripts/benchmarks/bench_gibbs.py``). Larger requests
+    are drawn straight into the result, after what the buffer holds.
 
     Parameters
     ----------
@@ -96,17 +107,34 @@ class ChainStreams:
 
     def __init__(self, rngs: Sequence[Sequence[np.random.Generator]]) -> None:
         self.rngs = [list(table) for table in rngs]
+        self._ahead: np.ndarray | None = None  # (B, C, AHEAD), served from self._next
+        self._next = 0
 
     def random(self, shape: tuple[int, ...]) -> np.ndarray:
         B, C = shape[:2]
         if B != len(self.rngs) or any(len(table) != C for table in self.rngs):
             held = [len(table) for table in self.rngs]
             raise ValueError(f"uniforms for {B} tables of {C} chains asked of streams for {held} chains")
-        out = np.empty(shape)
-        for b, table in enumerate(self.rngs):
-            for c, rng in enumerate(table):
-                out[b, c] = rng.random(shape[2:])
-        return out
+        n = math.prod(shape[2:])
+        out = np.empty((B, C, n))
+        have = 0
+        if self._ahead is not None:  # what was drawn ahead comes first
+            have = min(n, AHEAD - self._next)
+            out[:, :, :have] = self._ahead[:, :, self._next:self._next + have]
+            self._next += have
+        if n - have >= AHEAD:  # a large request: straight from the streams
+            for b, table in enumerate(self.rngs):
+                for c, rng in enumerate(table):
+                    rng.random(out=out[b, c, have:])
+        elif n > have:  # the buffer is spent: every chain draws AHEAD more
+            if self._ahead is None:
+                self._ahead = np.empty((B, C, AHEAD))
+            for b, table in enumerate(self.rngs):
+                for c, rng in enumerate(table):
+                    rng.random(out=self._ahead[b, c])
+            out[:, :, have:] = self._ahead[:, :, :n - have]
+            self._next = n - have
+        return out.reshape(shape)
 
 
 def chain_seeds(rng: np.random.Generator, n_chains: int) -> list[np.random.SeedSequence]:

@@ -209,3 +209,20 @@ def test_the_sweep_loop_is_written_once():
     )
     assert users == ["protocol/short_run.py"]
     assert "run_chain_tasks(" in (PACKAGE / "inference" / "gibbs.py").read_text(encoding="utf-8")
+
+
+def test_streams_give_each_chains_own_uniforms_in_order_whatever_the_requests():
+    """Small requests come from what each chain drew ahead, large ones straight from its
+    Generator: every chain's uniforms are the ones its Generator gives in sequence, bit for
+    bit, across requests that cross the buffer's end and mix both kinds."""
+    from lbm_bench.inference.chains import AHEAD
+
+    seeds = [[np.random.SeedSequence([t, c]) for c in range(3)] for t in range(2)]
+    streams = ChainStreams([[np.random.default_rng(s) for s in table] for table in seeds])
+    sizes = [5, 40, AHEAD - 30, 17, AHEAD + 3, 1, AHEAD, 9]
+    drawn = [streams.random((2, 3, n)) for n in sizes]
+    for t in range(2):
+        for c in range(3):
+            expected = np.random.default_rng(seeds[t][c]).random(sum(sizes))
+            assert np.array_equal(np.concatenate([d[t, c] for d in drawn]), expected)
+    assert drawn[0].shape == (2, 3, 5)
