@@ -140,11 +140,11 @@ class _Side:
         self.ceiling = 1.0 - float(np.max(proportions))
         order = np.argsort(D + np.diag(np.full(g, np.inf)), axis=1, kind="stable")  # closest first
         k = min(g - 1, COMPETITORS)
-        self.near, self.far = order[:, :k], order[:, k:g - 1]
+        near, far = order[:, :k], order[:, k:g - 1]
         rows = np.arange(g)[:, None]
-        self.d_near, self.d_far = D[rows, self.near], D[rows, self.far]
+        self.d_near, self.d_far = D[rows, near], D[rows, far]
         pair = np.sqrt(self.d_near[:, :, None] * self.d_near[:, None, :])
-        inner = self.d_near[:, :, None] + self.d_near[:, None, :] - D[self.near[:, :, None], self.near[:, None, :]]
+        inner = self.d_near[:, :, None] + self.d_near[:, None, :] - D[near[:, :, None], near[:, None, :]]
         correlation = np.divide(inner, 2 * pair, out=np.zeros_like(pair), where=pair > 0)
         p_near = _tail(self.d_near)
         weight = p_near[:, :, None] * p_near[:, None, :]
