@@ -12,13 +12,17 @@ masses, inverse-CDF sampling). The block sums themselves are the storage's:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 __all__ = ["Side", "class_mass", "onehot_t", "sample_categorical", "sample_class_major", "smallest_uint"]
 
 
+@functools.lru_cache(maxsize=64)
 def smallest_uint(n_values: int) -> np.dtype:
-    """Smallest unsigned integer dtype holding ``0 .. n_values - 1``."""
+    """Smallest unsigned integer dtype holding ``0 .. n_values - 1`` (cached: it is asked
+    at every Gibbs step, and ``np.iinfo`` costs microseconds)."""
     for dtype in (np.uint8, np.uint16, np.uint32):
         if n_values - 1 <= np.iinfo(dtype).max:
             return np.dtype(dtype)

@@ -10,6 +10,7 @@ a real pattern (block means or log-rates) or a +-1 binary one (modes).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -23,10 +24,20 @@ _MAX_ENUMERATED = 20_000
 _MIN_ASYMMETRY = 0.5
 
 
+@functools.lru_cache(maxsize=64)
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (i, j) of the pairs i < j of ``n`` classes (read-only, cached: the pattern
+    searches ask for them some 10^5 times per release)."""
+    i, j = np.triu_indices(n, 1)
+    i.flags.writeable = j.flags.writeable = False
+    return i, j
+
+
 def _pairwise_rms(vectors: np.ndarray) -> np.ndarray:
     """RMS distances between all pairs of rows of ``vectors`` (pairs i < j)."""
-    i, j = np.triu_indices(vectors.shape[0], 1)
-    return np.sqrt(np.mean((vectors[i] - vectors[j]) ** 2, axis=1))
+    i, j = _pairs(vectors.shape[0])
+    squares = (vectors[i] - vectors[j]) ** 2
+    return np.sqrt(np.add.reduce(squares, axis=1) / squares.shape[1])  # np.mean's sum and division
 
 
 def _separation_spread(pattern: np.ndarray) -> float:
