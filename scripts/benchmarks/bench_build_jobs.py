@@ -29,6 +29,21 @@ table at density 0.01: 4e7 entries, above ``CHAIN_TASK_ENTRIES``) beside a few s
 ones, where the old build certifies the large table in one worker. The machine's
 load average (``uptime``) is printed before and after each build: other work on the
 same cores moves the numbers, so read them side by side.
+
+``--repeat N`` builds every (package, ``--jobs``) N times, in rounds (each round: old then
+new at every ``--jobs``), so that the two packages meet the machine's drift alike: a
+2-core machine's speed moves by 10-15% over minutes, more than many a change. The table
+then gives each wall time as the median of the rounds (with their range), the new/old
+ratio as the median of the rounds' ratios (old and new of one round, built one after the
+other) with every round's ratio, and the critical path of the median build.
+
+``--seeds S ...`` builds the spec once per release seed (its ``[release] seed`` replaced,
+in a copy beside the temporary builds): what a release costs depends on its draws (the
+candidates that rejection sampling tries, a fifth more or less from one seed to another),
+and two commits whose draws differ are compared fairly over several seeds. A last table
+sums the seeds: each package's wall time and candidates, and the new/old ratio of the sums.
+
+    python scripts/benchmarks/bench_build_jobs.py --against d94874f --jobs 2 --seeds 1 2 3 4 5
 """
 
 from __future__ import annotations
@@ -37,11 +52,19 @@ import argparse
 import hashlib
 import json
 import os
+import re
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout (scripts/benchmarks/ is two below)
 
@@ -56,7 +79,8 @@ report = build_release(sys.argv[1], sys.argv[2], n_jobs=int(sys.argv[3]))
 wall = time.perf_counter() - start
 print(json.dumps({"ok": report.ok, "wall": wall, "package": lbm_bench.__file__, "table_seconds": report.table_seconds,
                   "calibration_seconds": report.calibration_seconds,
-                  "spread": getattr(report, "spread", []), "summary": report.summary()}))
+                  "spread": getattr(report, "spread", []), "summary": report.summary(),
+                  "candidates": sum(getattr(report, "attempts", {}).values())}))
 """
 
 #: The ``--large`` spec: one sparse table above CHAIN_TASK_ENTRIES entries, and small dense tables.
@@ -88,6 +112,25 @@ clusters = ["3x3"]
 risks = [0.1]
 replicates = 2
 """
+
+
+def with_seed(spec: Path, seed: int, folder: Path) -> Path:
+    """A copy of ``spec`` in ``folder`` whose ``[release] seed`` is ``seed`` (the rest verbatim)."""
+    text = spec.read_text(encoding="utf-8")
+    if "seed" not in tomllib.loads(text).get("release", {}):
+        raise SystemExit(f"{spec} has no [release] seed to replace")
+    header = re.search(r"^\[release\][ \t]*$", text, flags=re.MULTILINE)
+    after = re.search(r"^\[", text[header.end():], flags=re.MULTILINE)
+    end = header.end() + (after.start() if after else len(text) - header.end())
+    section, count = re.subn(r"^(seed[ \t]*=[ \t]*)\d+", rf"\g<1>{seed}", text[header.end():end], count=1,
+                             flags=re.MULTILINE)
+    if count != 1:
+        raise SystemExit(f"{spec}: its [release] seed is not written as 'seed = <integer>' on a line of its own")
+    copy = folder / f"{spec.stem}-seed{seed}.toml"
+    copy.write_text(text[:header.end()] + section + text[end:], encoding="utf-8")
+    if tomllib.loads(copy.read_text(encoding="utf-8"))["release"]["seed"] != seed:
+        raise SystemExit(f"{spec}: could not set its seed to {seed}")
+    return copy
 
 
 def critical_path(run: dict) -> tuple[float, str]:
@@ -132,39 +175,85 @@ def build(package: str, spec: Path, out: Path, jobs: int) -> dict:
             "tables": hashlib.sha256(tables.encode()).hexdigest()}
 
 
-def bench(spec: Path, packages: dict[str, str], jobs: list[int], folder: Path) -> bool:
-    """Build ``spec`` with every package at every ``jobs``, side by side; print the table; True
-    when the bytes agree everywhere."""
+def _median_run(rows: list[dict]) -> dict:
+    """The build of median wall time (the upper middle one of an even count)."""
+    return sorted(rows, key=lambda run: run["wall"])[len(rows) // 2]
+
+
+def bench(spec: Path, packages: dict[str, str], jobs: list[int], folder: Path,
+          repeat: int = 1) -> tuple[bool, dict[str, dict[int, list[dict]]]]:
+    """Build ``spec`` with every package at every ``jobs``, ``repeat`` rounds, side by side; print
+    the table; whether the bytes agree everywhere, and the builds (package -> jobs -> rounds)."""
     print(f"\n## {spec.name}: build_release(spec, out, n_jobs=J), each build in its own process")
-    runs: dict[str, list[dict]] = {name: [] for name in packages}
-    for j in jobs:
-        for name, package in packages.items():
-            run = build(package, spec, folder / f"{spec.stem}-{name}-{j}", j)
-            runs[name].append(run)
-            print(f"  built: {name} --jobs {j}: {run['wall']:.1f} s (load {run['load_before']} -> "
-                  f"{run['load_after']})", flush=True)
-    print("| package | --jobs | wall s | vs first --jobs | new/old | critical path s (configuration) | "
-          "path/wall | spread tables | load before -> after |")
-    print("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |")
-    for name, rows in runs.items():
-        for k, run in enumerate(rows):
-            path, longest = critical_path(run)
-            old = runs.get("old")
-            versus = f"{run['wall'] / old[k]['wall']:.2f}" if old and name != "old" else ""
-            print(f"| {name} | {run['jobs']} | {run['wall']:.1f} | {run['wall'] / rows[0]['wall']:.2f} | {versus} | "
-                  f"{path:.1f} ({longest}) | {path / run['wall']:.2f} | {len(run['spread'])} | "
-                  f"{run['load_before']} -> {run['load_after']} |")
+    runs: dict[str, dict[int, list[dict]]] = {name: {j: [] for j in jobs} for name in packages}
+    for r in range(repeat):
+        for j in jobs:
+            for name, package in packages.items():
+                out = folder / f"{spec.stem}-{name}-{j}"
+                run = build(package, spec, out, j)
+                shutil.rmtree(out)  # its digests are kept; the next round builds afresh
+                runs[name][j].append(run)
+                round_ = f" (round {r + 1} of {repeat})" if repeat > 1 else ""
+                print(f"  built: {name} --jobs {j}{round_}: {run['wall']:.1f} s (load {run['load_before']} -> "
+                      f"{run['load_after']})", flush=True)
+    rounds = " | walls s by round | new/old by round" if repeat > 1 else ""
+    print(f"| package | --jobs | wall s | vs first --jobs | new/old | critical path s (configuration) | "
+          f"path/wall | spread tables | load before -> after{rounds} |")
+    print("| --- | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---" + (" | --- | ---" if repeat > 1 else "") + " |")
+    old = runs.get("old")
+    for name, by_jobs in runs.items():
+        first = statistics.median(run["wall"] for run in by_jobs[jobs[0]])
+        for j, rows in by_jobs.items():
+            wall = statistics.median(run["wall"] for run in rows)
+            ratios = [run["wall"] / base["wall"] for run, base in zip(rows, old[j], strict=True)] \
+                if old and name != "old" else []
+            versus = f"{statistics.median(ratios):.2f}" if ratios else ""
+            median_run = _median_run(rows)
+            path, longest = critical_path(median_run)
+            line = (f"| {name} | {j} | {wall:.1f} | {wall / first:.2f} | {versus} | {path:.1f} ({longest}) | "
+                    f"{path / median_run['wall']:.2f} | {len(median_run['spread'])} | "
+                    f"{median_run['load_before']} -> {median_run['load_after']}")
+            if repeat > 1:
+                line += (" | " + " ".join(f"{run['wall']:.1f}" for run in rows) + " | "
+                         + " ".join(f"{ratio:.2f}" for ratio in ratios))
+            print(line + " |")
     same = True
-    for name, rows in runs.items():
-        agree = len({r["all_files"] for r in rows}) == 1
+    for name, by_jobs in runs.items():
+        digests = {run["all_files"] for rows in by_jobs.values() for run in rows}
+        agree = len(digests) == 1
         same &= agree
         print(f"{name}: same SHA256SUMS (every file) at every --jobs: {'yes' if agree else 'NO'} "
-              f"({rows[0]['all_files'][:16]})")
+              f"({by_jobs[jobs[0]][0]['all_files'][:16]})")
     if len(runs) > 1:
-        agree = len({r["tables"] for rows in runs.values() for r in rows}) == 1
+        agree = len({run["tables"] for by_jobs in runs.values() for rows in by_jobs.values() for run in rows}) == 1
         same &= agree
         print(f"same tables (manifest SHA-256) in both packages: {'yes' if agree else 'NO'}")
-    return same
+    return same, runs
+
+
+def seeds_summary(by_seed: dict[int, dict[str, dict[int, list[dict]]]], jobs: list[int]) -> None:
+    """The seeds side by side and summed: median wall and candidates per package, new/old."""
+    names = list(next(iter(by_seed.values())))
+    print("\n## over the seeds: median wall s (candidates tried) per build")
+    print("| seed | --jobs | " + " | ".join(names) + (" | new/old |" if "old" in names else " |"))
+    print("| ---: | ---: | " + " | ".join("---:" for _ in names) + (" | ---: |" if "old" in names else " |"))
+    totals = {(name, j): [0.0, 0] for name in names for j in jobs}
+    for seed, runs in by_seed.items():
+        for j in jobs:
+            cells, walls = [], {}
+            for name in names:
+                rows = runs[name][j]
+                walls[name] = statistics.median(run["wall"] for run in rows)
+                candidates = rows[0]["candidates"]  # the same tables in every round
+                totals[name, j][0] += walls[name]
+                totals[name, j][1] += candidates
+                cells.append(f"{walls[name]:.1f} ({candidates})")
+            versus = f" | {walls['new'] / walls['old']:.2f}" if "old" in names else ""
+            print(f"| {seed} | {j} | " + " | ".join(cells) + versus + " |")
+    for j in jobs:
+        cells = [f"{totals[name, j][0]:.1f} ({totals[name, j][1]})" for name in names]
+        versus = f" | {totals['new', j][0] / totals['old', j][0]:.2f}" if "old" in names else ""
+        print(f"| all | {j} | " + " | ".join(cells) + versus + " |")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -174,9 +263,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", metavar="REV", help="git revision of the old build, run side by side")
     parser.add_argument("--large", action="store_true", help="also a spec with one table above CHAIN_TASK_ENTRIES")
     parser.add_argument("--only-large", action="store_true", help="the --large spec only")
+    parser.add_argument("--seeds", type=int, nargs="+", metavar="S",
+                        help="build the spec once per release seed (its [release] seed replaced); a summed table")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="rounds of builds (old then new at every --jobs); medians and each round's ratio")
     args = parser.parse_args(argv)
     if any(j < 1 for j in args.jobs):
         parser.error("--jobs takes positive counts")
+    if args.repeat < 1:
+        parser.error(f"--repeat takes a positive count, got {args.repeat}")
     print(f"cores {os.cpu_count()}; {subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -192,12 +287,20 @@ def main(argv: list[str] | None = None) -> int:
             packages = {"old": str(folder / "old"), "new": str(ROOT)}
             print(f"old: {args.against}; new: the working tree at {commit}")
         specs = [] if args.only_large else [Path(args.spec).resolve()]
+        if args.seeds and specs:
+            specs = [with_seed(specs[0], seed, folder) for seed in args.seeds]
         if args.large or args.only_large:
             large = folder / "one-large-table.toml"
             large.write_text(LARGE_SPEC)
             specs.append(large)
-        for spec in specs:
-            same &= bench(spec, packages, args.jobs, folder)
+        by_seed = {}
+        for k, spec in enumerate(specs):
+            agree, runs = bench(spec, packages, args.jobs, folder, args.repeat)
+            same &= agree
+            if args.seeds and k < len(args.seeds):
+                by_seed[args.seeds[k]] = runs
+        if len(by_seed) > 1:
+            seeds_summary(by_seed, args.jobs)
     print(f"\n{subprocess.run(['uptime'], capture_output=True, text=True).stdout.strip()}")
     return 0 if same else 1
 
