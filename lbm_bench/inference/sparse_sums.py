@@ -246,9 +246,9 @@ class SparseStatistics:
                     exposure = (a[r] * b[c])[:, None, None]
                     zero = -exposure * A  # (e, g, m)
                     dens = zero + eta * v[:, None, None]
-                    row_gain = logsumexp(dens + log_rho, axis=2) - logsumexp(zero + log_rho, axis=2)
-                    col_gain = (logsumexp(dens + log_pi[:, None], axis=1)
-                                - logsumexp(zero + log_pi[:, None], axis=1))
+                    row_gain = _logsumexp(dens + log_rho, axis=2) - _logsumexp(zero + log_rho, axis=2)
+                    col_gain = (_logsumexp(dens + log_pi[:, None], axis=1)
+                                - _logsumexp(zero + log_pi[:, None], axis=1))
                     for k in range(row_gain.shape[1]):
                         row_scores[:, k] += np.bincount(r, weights=row_gain[:, k], minlength=n)
                     for l in range(col_gain.shape[1]):
@@ -262,6 +262,59 @@ _SPARSE_CHUNK = 2**18
 _SCORE_CHUNK = 1 << 21
 #: Exposure groups summarising the other side's effects in the zeros' terms.
 _ZERO_GROUPS = 64
+
+
+def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
+    """``scipy.special.logsumexp(x, axis=axis)`` of a finite float64 array, bit for bit, at
+    about twice its speed on the (2**18, 3, 3) chunks of the scores with effects, where it was
+    most of a MAP's time on a sparse Poisson table with effects.
+
+    The same floating-point operations in the same order: the maximum over the axis; every
+    other term's ``exp(x - max)`` (on an array of ``x``'s layout, as scipy's); their sum, left
+    to right as ``np.sum`` adds fewer than 8 terms (8 or more: ``np.sum`` itself, whose order
+    is its own); divided by the count of maxima; ``log1p(sum) + log(count) + max``. Only
+    scipy's array-API layer and the reductions over a short axis are gone
+    (``tests/inference/test_sparse_sums.py`` compares the two on random arrays with ties).
+    Inputs here are finite, so scipy's sign and infinity branches never apply.
+    """
+    n_terms = x.shape[axis]
+    if n_terms >= 8:
+        top = x.max(axis=axis, keepdims=True)  # exact in any order
+        is_max = x == top
+        terms = x - top
+        np.copyto(terms, -np.inf, where=is_max)  # scipy takes the maxima out: exp(-inf) = 0
+        np.exp(terms, out=terms)
+        count = is_max.sum(axis=axis, keepdims=True, dtype=np.float64)
+        total = terms.sum(axis=axis, keepdims=True)
+        np.divide(total, count, out=total, where=total != 0)
+        out = np.log1p(total)
+        out += np.log(count)
+        out += top
+        return out.squeeze(axis)
+    index = [slice(None)] * x.ndim
+
+    def term(array: np.ndarray, k: int) -> np.ndarray:
+        index[axis] = k
+        return array[tuple(index)]
+
+    top = term(x, 0).copy()  # the maximum, exact in any order
+    for k in range(1, n_terms):
+        np.maximum(top, term(x, k), out=top)
+    wide = np.expand_dims(top, axis)
+    is_max = x == wide
+    terms = x - wide
+    np.copyto(terms, -np.inf, where=is_max)
+    np.exp(terms, out=terms)
+    total = term(terms, 0).copy()
+    count = term(is_max, 0).astype(np.float64)
+    for k in range(1, n_terms):
+        total += term(terms, k)
+        count += term(is_max, k)
+    np.divide(total, count, out=total, where=total != 0)
+    out = np.log1p(total)
+    out += np.log(count)
+    out += top
+    return out
 
 
 def _stored_values(X: Any) -> np.ndarray:
@@ -297,8 +350,8 @@ def _remove_zero_terms(row_scores, col_scores, rows, cols, a, b, A, log_pi, log_
         part = slice(start, start + _SPARSE_CHUNK)
         r, c = rows[part], cols[part]
         zero = -(a[r] * b[c])[:, None, None] * A  # (e, g, m)
-        row_terms = logsumexp(zero + log_rho, axis=2)
-        col_terms = logsumexp(zero + log_pi[:, None], axis=1)
+        row_terms = _logsumexp(zero + log_rho, axis=2)
+        col_terms = _logsumexp(zero + log_pi[:, None], axis=1)
         for k in range(row_terms.shape[1]):
             row_scores[:, k] -= np.bincount(r, weights=row_terms[:, k], minlength=n)
         for l in range(col_terms.shape[1]):
@@ -314,5 +367,5 @@ def _grouped_zero_terms(own: np.ndarray, other: np.ndarray, log_prior_other, A: 
     out = np.zeros((own.size, A.shape[0]))
     for mean, size in zip(means, sizes, strict=True):
         exposure = (own * mean)[:, None, None]  # (n_own, 1, 1)
-        out += size * logsumexp(log_prior_other - exposure * A, axis=2)
+        out += size * _logsumexp(log_prior_other - exposure * A, axis=2)
     return out

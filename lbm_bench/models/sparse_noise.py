@@ -215,12 +215,10 @@ class SparseNoise:
                 continue
             # thinned to each entry's own q as the bin is drawn: its thinning uniforms are the
             # next draws of the stream, so only the kept candidates outlive the bin
-            positions = rows[virtual // n_cols] * np.int64(n_cols) + virtual % n_cols
-            del virtual
-            thinning = rng.random(positions.size)
+            thinning = rng.random(virtual.size)
             thinning *= q_bin
-            found.append(_thinned(positions, thinning, a, b, n_cols, widths))
-            del positions, thinning
+            found.append(_thinned(virtual, rows, thinning, a, b, n_cols, widths[0]))
+            del virtual, thinning
         # candidates already in an earlier band are dropped by the caller (their U is smaller)
         positions = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
         del found
@@ -319,16 +317,24 @@ def _entry_widths(positions: np.ndarray, a: np.ndarray, b: np.ndarray, n_cols: i
     return -portable.expm1(-(a[rows] * b[cols]) * widths)
 
 
-def _thinned(positions: np.ndarray, thinning: np.ndarray, a: np.ndarray, b: np.ndarray, n_cols: int,
-             widths: np.ndarray) -> np.ndarray:
-    """The candidates of a bin of rows that their own ``q`` keeps (``thinning`` below it),
-    over chunks of :data:`_TABLE_CHUNK` candidates (elementwise: the same as on all at once)."""
+def _thinned(virtual: np.ndarray, rows: np.ndarray, thinning: np.ndarray, a: np.ndarray, b: np.ndarray,
+             n_cols: int, width: np.ndarray) -> np.ndarray:
+    """The positions of the candidates of a bin of rows (``virtual``: ``local row * n_cols +
+    col`` over the bin's ``rows``) that their own ``q`` keeps (``thinning`` below it), over
+    chunks of :data:`_TABLE_CHUNK` candidates (elementwise: the same as on all at once).
+
+    ``q`` is row 0 of :func:`_entry_widths` (``width``: the band's level width, shape (1,)),
+    computed alone and from the candidates' rows and columns: the positions of the candidates
+    that are dropped are never formed, nor their ``T(low)``."""
     kept = []
-    for start in range(0, positions.size, _TABLE_CHUNK):
-        part = positions[start:start + _TABLE_CHUNK]
-        q = _entry_widths(part, a, b, n_cols, widths)[0]
-        kept.append(part[thinning[start:start + _TABLE_CHUNK] < q])
-    return np.concatenate(kept) if kept else positions
+    for start in range(0, virtual.size, _TABLE_CHUNK):
+        local, cols = np.divmod(virtual[start:start + _TABLE_CHUNK], n_cols)
+        bin_rows = rows[local]
+        del local
+        q = -portable.expm1(-(a[bin_rows] * b[cols]) * width)
+        keep = thinning[start:start + _TABLE_CHUNK] < q
+        kept.append(bin_rows[keep] * np.int64(n_cols) + cols[keep])
+    return np.concatenate(kept) if kept else np.empty(0, dtype=np.int64)
 
 
 def _thinned_run(positions: np.ndarray, rng: np.random.Generator, a: np.ndarray, b: np.ndarray, n_cols: int,
