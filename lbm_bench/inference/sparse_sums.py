@@ -279,37 +279,32 @@ def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
     """
     n_terms = x.shape[axis]
     if n_terms >= 8:
-        top = x.max(axis=axis, keepdims=True)  # exact in any order
-        is_max = x == top
-        terms = x - top
+        top = x.max(axis=axis)  # exact in any order
+        is_max = x == np.expand_dims(top, axis)
+        terms = x - np.expand_dims(top, axis)
         np.copyto(terms, -np.inf, where=is_max)  # scipy takes the maxima out: exp(-inf) = 0
         np.exp(terms, out=terms)
-        count = is_max.sum(axis=axis, keepdims=True, dtype=np.float64)
-        total = terms.sum(axis=axis, keepdims=True)
-        np.divide(total, count, out=total, where=total != 0)
-        out = np.log1p(total)
-        out += np.log(count)
-        out += top
-        return out.squeeze(axis)
-    index = [slice(None)] * x.ndim
+        total = terms.sum(axis=axis)
+        count = is_max.sum(axis=axis, dtype=np.float64)
+    else:
+        index = [slice(None)] * x.ndim
 
-    def term(array: np.ndarray, k: int) -> np.ndarray:
-        index[axis] = k
-        return array[tuple(index)]
+        def term(array: np.ndarray, k: int) -> np.ndarray:
+            index[axis] = k
+            return array[tuple(index)]
 
-    top = term(x, 0).copy()  # the maximum, exact in any order
-    for k in range(1, n_terms):
-        np.maximum(top, term(x, k), out=top)
-    wide = np.expand_dims(top, axis)
-    is_max = x == wide
-    terms = x - wide
-    np.copyto(terms, -np.inf, where=is_max)
-    np.exp(terms, out=terms)
-    total = term(terms, 0).copy()
-    count = term(is_max, 0).astype(np.float64)
-    for k in range(1, n_terms):
-        total += term(terms, k)
-        count += term(is_max, k)
+        top = term(x, 0).copy()  # the maximum, exact in any order
+        for k in range(1, n_terms):
+            np.maximum(top, term(x, k), out=top)
+        is_max = x == np.expand_dims(top, axis)
+        terms = x - np.expand_dims(top, axis)
+        np.copyto(terms, -np.inf, where=is_max)
+        np.exp(terms, out=terms)
+        total = term(terms, 0).copy()
+        count = term(is_max, 0).astype(np.float64)
+        for k in range(1, n_terms):  # left to right, as np.sum adds fewer than 8 terms
+            total += term(terms, k)
+            count += term(is_max, k)
     np.divide(total, count, out=total, where=total != 0)
     out = np.log1p(total)
     out += np.log(count)
