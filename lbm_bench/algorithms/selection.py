@@ -27,10 +27,9 @@
     labelling no move improves by the complete likelihood at the fitted parameters, leaves
     a better one by the criterion; the choice moves if a neighbour ends above it.
 
-Every EM run is a task of its own; the random draws (k-means++ seedings) are made in
-the main process from ``SeedSequence`` children spawned in a fixed order, so that the
-same ``rng`` gives the same selection whatever ``jobs`` (BLAS pinned to one thread in
-every task).
+Every EM run is a task of its own; the random draws (k-means++ seedings) are made in the main
+process from named streams (a grid's ``"cell"``, a path's ``"round"``: ``_seeds.SEED_TREE``), so
+that the same ``rng`` gives the same selection whatever ``jobs`` (BLAS pinned to one thread).
 """
 
 from __future__ import annotations
@@ -44,7 +43,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lbm_bench._seeds import draw_seed
+from lbm_bench._seeds import draw_seed, stream
 from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count
 from lbm_bench.algorithms.criteria import Criterion, LabelSums
@@ -241,8 +240,9 @@ def _grid(search: _Search, n_init: int, root: np.random.SeedSequence) -> None:
     G, M = search.bounds
     cells = [(g, m) for g in range(1, G + 1) for m in range(1, M + 1)]
     tasks = []
-    for key, child in zip(cells, root.spawn(len(cells)), strict=True):
-        tasks += search.starts(key, n_init, np.random.default_rng(child))
+    for i, key in enumerate(cells):
+        rng = np.random.default_rng(stream(root, "grid search", "cell", i))
+        tasks += search.starts(key, n_init, rng)
     search.run(tasks)
 
 
@@ -367,9 +367,9 @@ def _path(search: _Search, n_init: int, root: np.random.SeedSequence) -> None:
     search.run([(1, 1, np.zeros(n_rows, np.int64), np.zeros(n_cols, np.int64))])
     explored: set = set()
     started: dict = {}  # k-means++ starts made at each cell
-    for number, round_seed in enumerate(root.spawn(MAX_ROUNDS + 1)):
+    for number in range(MAX_ROUNDS + 1):
         before = search.value(search.best())
-        rng = np.random.default_rng(round_seed)
+        rng = np.random.default_rng(stream(root, "path search", "round", number))
         if number < MAX_ROUNDS:
             _round(search, n_init, explored, started, rng)
             if search.value(search.best()) > before:

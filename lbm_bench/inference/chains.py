@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._memory import release_free_memory
-from lbm_bench._seeds import child_seed, draw_seed
+from lbm_bench._seeds import draw_seed, stream
 from lbm_bench._threads import single_blas_thread
 from lbm_bench.inference.engine import BlockSums, Sweeper, Uniforms, smallest_uint
 from lbm_bench.models.base import LatentBlockModel
@@ -138,10 +138,11 @@ class ChainStreams:
 
 
 def chain_seeds(rng: np.random.Generator, n_chains: int) -> list[np.random.SeedSequence]:
-    """The seeds of ``n_chains`` chains: children 0 to ``n_chains - 1`` of a root drawn from
-    ``rng`` (one ``integers`` call, :func:`~lbm_bench._seeds.draw_seed`)."""
+    """The seeds of ``n_chains`` chains: the ``"chain"`` children 0 to ``n_chains - 1`` of a
+    ``"chains"`` root drawn from ``rng`` (one ``integers`` call,
+    :func:`~lbm_bench._seeds.draw_seed`)."""
     root = np.random.SeedSequence(draw_seed(rng))
-    return [child_seed(root, c) for c in range(n_chains)]
+    return [stream(root, "chains", "chain", c) for c in range(n_chains)]
 
 
 def chain_groups(n_chains: int, jobs: int, *, entries: int, exact: bool) -> list[range]:

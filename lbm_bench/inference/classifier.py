@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench._seeds import child_seed, draw_seed
+from lbm_bench._seeds import draw_seed, stream
 from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_labels
 from lbm_bench.inference.chains import table_groups, table_tasks
@@ -87,8 +87,9 @@ def initial_column_labels(
     Generator for all tables. With one Generator per table, the starts of a
     table do not depend on which other tables are in the batch, so a batched
     run gives the same starts as tables run one by one. Each table's Generator
-    gives one seed (one ``integers`` call); random start ``k`` draws its labels
-    from child ``k`` of that seed, so a start's labels depend on its index alone
+    gives one seed (one ``integers`` call), the root of its ``"random starts"``; random
+    start ``k`` draws its labels from that root's ``"start"`` ``k``
+    (:data:`~lbm_bench._seeds.SEED_TREE`), so a start's labels depend on its index alone
     (the starts could run as tasks in any grouping).
     """
     model = sweeper.model
@@ -103,8 +104,8 @@ def initial_column_labels(
     w = np.empty((B, n_init, d), dtype=np.int64)
     for b, table_rng in enumerate(rngs):
         root = np.random.SeedSequence(draw_seed(table_rng))
-        for k in range(n_init):  # each random start from its own stream (child k): starts are tasks
-            start_rng = np.random.default_rng(child_seed(root, k))
+        for k in range(n_init):  # each random start from its own stream: starts are tasks
+            start_rng = np.random.default_rng(stream(root, "random starts", "start", k))
             z[b, k] = start_rng.choice(model.n_row_clusters, size=n, p=model.row_proportions)
             w[b, k] = start_rng.choice(model.n_col_clusters, size=d, p=model.col_proportions)
     from_rows = np.concatenate([z_marginal, z[:, 1::2]], axis=1)

@@ -20,7 +20,8 @@ given that ``U >= T(L_{j-1})``, this happens with probability
 then ``U`` is uniform on ``[T(L_{j-1}), T(L_j))``. So band ``j`` is drawn by
 geometric skips over the entries (rows grouped by exposure, thinned to the
 exact ``q``), dropping the entries already in an earlier band. Band ``j``
-comes from its own stream (child ``j`` of the noise's seed), so the noise is
+comes from its own stream (the ``"band"`` ``j`` of the noise's seed, the root of its
+``"noise bands"``: :data:`~lbm_bench._seeds.SEED_TREE`), so the noise is
 the same whatever order of levels the calibration asks for: it is exactly the
 set of small uniforms of one dense uniform table. Memory and time are
 proportional to the entries kept, about the table's non-zeros times at most
@@ -37,7 +38,7 @@ from scipy import sparse as sp
 
 import lbm_bench._portable as portable
 from lbm_bench._memory import release_free_memory
-from lbm_bench._seeds import child_seed, draw_seed
+from lbm_bench._seeds import draw_seed, stream
 
 __all__ = [
     "MAX_LEVEL",
@@ -195,7 +196,7 @@ class SparseNoise:
     def _band(self, index: int, lazy: bool = False) -> tuple[np.ndarray, Any]:
         """Band ``index``'s positions and uniforms, by increasing position; with ``lazy``, a
         band drawn over one bin of rows gives its uniforms as :class:`_BandUniforms`."""
-        rng = np.random.default_rng(child_seed(self.seed, index))
+        rng = np.random.default_rng(stream(self.seed, "noise bands", "band", index))
         low = 0.0 if index == 0 else ladder_level(index - 1)
         high = ladder_level(index)
         n_rows, n_cols = self.shape

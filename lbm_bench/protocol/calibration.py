@@ -50,7 +50,7 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._memory import release_free_memory
-from lbm_bench._seeds import child_seed, draw_seed
+from lbm_bench._seeds import draw_seed, stream
 from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_positive_float
 from lbm_bench.inference.chains import shipped
@@ -67,14 +67,7 @@ from lbm_bench.protocol.scale_search import (
 from lbm_bench.protocol.separation import check_target
 from lbm_bench.protocol.settings import GenerationSettings
 from lbm_bench.protocol.table import CalibrationResult
-from lbm_bench.protocol.table_draws import (
-    draw_labels,
-    draw_mask_noise,
-    draw_noise,
-    draw_table,
-    keep_draws,
-    worker_draws,
-)
+from lbm_bench.protocol.table_draws import draw_table, keep_draws, worker_draws
 from lbm_bench.protocol.table_risks import BATCH_STATISTICS, classifier_labels, short_run_floors
 
 __all__ = [
@@ -169,12 +162,12 @@ class CommonRandomNumbers:
         self.jobs = check_count("jobs", jobs)
         self.n_rows, self.n_cols, self.n_tables = n_rows, n_cols, n_tables
         self.seed = seed
-        self.table_seeds = [child_seed(seed, t) for t in range(n_tables)]
+        self.table_seeds = [stream(seed, "calibration tables", "calibration table", t)
+                            for t in range(n_tables)]
         #: Bytes of one table's statistics in the MAP (both layouts), the unit of ``batch_bytes``.
         self.bytes_per_table = 2 * _channels(design) * n_rows * n_cols * 8
         self._labels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._noise: dict[int, np.ndarray] = {}
-        self._masks: dict[int, MaskNoise] = {}
+        self._draws: dict[int, tuple] = {}
         #: noise bytes of one table per entry: float64, plus the mask (random) or its uniforms (block)
         per_entry = 8 + (0 if design.missing is None else 1 if not design.missing.informative else 8)
         self._cache_tables = max(0, NOISE_CACHE_BYTES // (n_rows * n_cols * per_entry))
@@ -189,27 +182,27 @@ class CommonRandomNumbers:
 
     def table_labels(self, t: int) -> tuple[np.ndarray, np.ndarray]:
         """Generating labels ``(z, w)`` of table ``t``."""
-        if t not in self._labels:
-            self._labels[t] = draw_labels(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
-        return self._labels[t]
+        return self._labels[t] if t in self._labels else self.table_draws(t)[0]
 
     def noise(self, t: int) -> np.ndarray:
         """Noise of table ``t``, ndarray of shape (n_rows, n_cols)."""
-        return self._cached(self._noise, t, draw_noise)
+        return self.table_draws(t)[1]
 
     def mask_noise(self, t: int) -> MaskNoise | None:
         """The mask's randomness of table ``t`` (None for complete tables)."""
-        return None if self.design.missing is None else self._cached(self._masks, t, draw_mask_noise)
+        return self.table_draws(t)[2]
 
-    def _cached(self, cache: dict, t: int, draw: Callable) -> Any:
-        """What ``draw`` draws for table ``t`` from its seed, kept in ``cache`` for the first
-        tables (those whose noise fits in :data:`NOISE_CACHE_BYTES`), re-drawn for the others."""
-        if t in cache:
-            return cache[t]
-        value = draw(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
+    def table_draws(self, t: int) -> tuple:
+        """Table ``t``'s labels, noise and mask noise (:func:`draw_table`, from its seed):
+        its labels kept, the rest kept for the first tables (those whose noise fits in
+        :data:`NOISE_CACHE_BYTES`), drawn again for the others."""
+        if t in self._draws:
+            return self._draws[t]
+        draws = draw_table(self.design, self.n_rows, self.n_cols, self.table_seeds[t])
+        self._labels.setdefault(t, draws[0])
         if t < self._cache_tables:
-            cache[t] = value
-        return value
+            self._draws[t] = draws
+        return draws
 
     def batches(self, tables: Sequence[int] | None = None, statistic: str = "error") -> list[list[int]]:
         """Lists of table indices run through the MAP (or the short runs, ``"floor"``) together."""
@@ -253,14 +246,15 @@ class CommonRandomNumbers:
             return self._parallel(statistic, scale, n_init, tables)
         model = self.design.model(scale)
         probs = self.design.missing_probs(scale)
-        values = [
-            BATCH_STATISTICS[statistic](
-                model, [self.table_labels(t) for t in batch], [self.noise(t) for t in batch],
+        values = []
+        for batch in self.batches(tables, statistic):
+            draws = [self.table_draws(t) for t in batch]
+            values.append(BATCH_STATISTICS[statistic](
+                model, [d[0] for d in draws], [d[1] for d in draws],
                 [self.table_seeds[t] for t in batch], n_init, self.incremental,
-                missing=None if probs is None else ([self.mask_noise(t) for t in batch], probs),
-            )
-            for batch in self.batches(tables, statistic)
-        ]
+                missing=None if probs is None else ([d[2] for d in draws], probs),
+            ))
+            del draws
         return np.concatenate(values) if values else np.empty(0)
 
     def _parallel(self, statistic: str, scale: float, n_init: int, tables: list[int]) -> np.ndarray:

@@ -18,11 +18,11 @@ R-hat compares chains from two different starting points. Whatever the
 criterion, the kept table records both risks and the Bayes labels.
 
 **Missing entries.** With ``missing=`` (every family) each candidate's mask is
-drawn with it, from its own stream (child 0 of the candidate's seed; random or
-by block, :mod:`lbm_bench.models.missing`); the MAP, the Gibbs sampler and the
-floor see the observed entries only (and, by block, the mask), so the certified
-risk is the risk given what a user sees. The kept table's ``data`` holds NaN at
-its missing entries (a sparse table: explicit NaN values).
+drawn with it, from its own stream (the ``"mask"`` child of the candidate's seed,
+:mod:`lbm_bench._seeds`; random or by block, :mod:`lbm_bench.models.missing`); the
+MAP, the Gibbs sampler and the floor see the observed entries only (and, by block,
+the mask), so the certified risk is the risk given what a user sees. The kept table's
+``data`` holds NaN at its missing entries (a sparse table: explicit NaN values).
 
 **Sparse tables.** With ``density=`` (Bernoulli and Poisson) the design is
 sparse (:mod:`lbm_bench.models.design`) and the table's ``data`` is a
@@ -41,19 +41,20 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._memory import release_free_memory
-from lbm_bench._seeds import child_seed, resolve_seed
+from lbm_bench._seeds import resolve_seed, stream
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.floor import FloorCertificate, floor_certificate
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
-from lbm_bench.models.missing import MaskNoise, mask_table
+from lbm_bench.models.missing import mask_table
 from lbm_bench.protocol.calibration import calibrate
 from lbm_bench.protocol.from_design import design_request, load_design
 from lbm_bench.protocol.memory import check_memory, estimate_request_memory
 from lbm_bench.protocol.request import TableRequest, request_from_arguments
 from lbm_bench.protocol.settings import GenerationSettings
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
+from lbm_bench.protocol.table_draws import draw_candidate
 from lbm_bench.protocol.workers import check_backend, joblib_backend
 
 __all__ = ["RejectionError", "generate_table", "stored_options"]
@@ -194,7 +195,8 @@ def generate_table(
             raise TypeError("generate_table() takes a design or a calibration, not both")
         request, settings, design = _design_arguments(design, kind, (n_rows, n_cols, n_row_clusters,
                                                                      n_col_clusters, target_risk), settings, options)
-        design = design.at_shape(*request.shape, rng=np.random.default_rng(child_seed(child_seed(root, 0), 1)))
+        effects = stream(stream(root, "generate_table", "calibration"), "calibration", "effects")
+        design = design.at_shape(*request.shape, rng=np.random.default_rng(effects))
     else:
         sizes = (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk)
         request, settings = request_from_arguments(kind, sizes, settings, options, caller="generate_table")
@@ -217,7 +219,8 @@ def _generate(request: TableRequest, settings: GenerationSettings, calibration: 
     if calibration is None:
         with _progress_bar(progress, None, "calibration") as bar:
             calibration = calibrate(
-                request, settings, design=design, rng=np.random.default_rng(child_seed(root, 0)),
+                request, settings, design=design,
+                rng=np.random.default_rng(stream(root, "generate_table", "calibration")),
                 callback=lambda scale, error: (
                     bar.update(), bar.set_postfix(scale=f"{scale:.4g}", error=f"{error:.4f}")
                 ),
@@ -234,7 +237,7 @@ def _generate(request: TableRequest, settings: GenerationSettings, calibration: 
     with _progress_bar(progress, s.max_attempts, "rejection sampling") as bar:
         for attempt in range(s.max_attempts):
             bar.update()
-            kept = sampler.try_candidate(child_seed(root, attempt + 1))
+            kept = sampler.try_candidate(stream(root, "generate_table", "candidate", attempt))
             if kept is not None:
                 break
             bar.set_postfix(last_risk=f"{sampler.risks[-1]:.4f}")
@@ -334,12 +337,13 @@ class _RejectionSampler:
 
     def try_candidate(self, seed):
         s = self.settings
-        rng = np.random.default_rng(seed)
-        z, w = self.model.sample_labels(self.n_rows, self.n_cols, rng=rng)
-        X = self.model.table_from_noise(self.model.draw_noise(self.n_rows, self.n_cols, rng=rng), z, w)
-        if self.missing_probs is not None:  # the mask, from its own stream: X-only inference sees what is left
-            mask = MaskNoise(self.n_rows, self.n_cols, self.design.missing, self.model.sparse,
-                             rng=np.random.default_rng(child_seed(seed, 0)))
+        # labels, noise and the MAP's starts from the candidate's stream (its Gibbs runs after
+        # them), the mask from its own child
+        (z, w), noise, mask, rng = draw_candidate(self.model, self.n_rows, self.n_cols, seed,
+                                                  "candidate", self.design.missing)
+        X = self.model.table_from_noise(noise, z, w)
+        del noise  # before the MAP's and the sweeps' buffers
+        if mask is not None:  # X-only inference sees what is left
             X = mask_table(X, mask, self.missing_probs, z, w, copy=False)
         result = map_labels(self.model, X, n_init=s.n_init, jobs=s.jobs, rng=rng)
         map_start = (result.rows, result.cols)

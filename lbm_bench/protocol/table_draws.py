@@ -1,47 +1,92 @@
-"""What a calibration table is drawn from, and what a worker keeps of it across scales.
+"""A candidate table's draws from its seed, and what a calibration worker keeps of them.
 
-A calibration table (:class:`~lbm_bench.protocol.calibration.CommonRandomNumbers`) is the
-same at every scale: its generating labels, its noise and the uniforms of its mask come from
-children of its seed. A worker process evaluating the calibration's tables keeps what it drew,
-by the calibration's token, within the byte budget the parent gives it; an evicted table is
+A candidate table is drawn in two places, by one function (:func:`draw_candidate`): the
+candidates of :func:`lbm_bench.generate_table` and the calibration's tables
+(:class:`~lbm_bench.protocol.calibration.CommonRandomNumbers`). Its labels, noise, mask and
+MAP starts come from the streams its seed's node lays out
+(:class:`~lbm_bench._seeds.TableStreams`): a ``"candidate"`` draws its labels, noise and MAP
+starts one after the other from its own stream and its mask from a child; a ``"calibration
+table"`` draws each part from a child of its own, so that it is the same at every scale.
+A worker process evaluating the calibration's tables keeps what it drew, by the
+calibration's token, within the byte budget the parent gives it; an evicted table is
 drawn again from the same seed, so what is kept changes no result.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from lbm_bench._seeds import child_seed
+from lbm_bench._seeds import TableStreams
 from lbm_bench.models.missing import MaskNoise
 
-__all__ = ["draw_labels", "draw_mask_noise", "draw_noise", "draw_table", "draws_nbytes", "keep_draws", "worker_draws"]
+__all__ = [
+    "CandidateDraws",
+    "draw_candidate",
+    "draw_table",
+    "draws_nbytes",
+    "keep_draws",
+    "worker_draws",
+]
 
 
-def draw_labels(design, n_rows, n_cols, table_seed):
-    """The generating labels ``(z, w)`` of a calibration table, from its seed's child 0."""
-    rng = np.random.default_rng(child_seed(table_seed, 0))
-    return design.model(1.0).sample_labels(n_rows, n_cols, rng=rng)
+class CandidateDraws(NamedTuple):
+    """A candidate table's draws (:func:`draw_candidate`)."""
+
+    #: The generating labels ``(z, w)``: ndarrays of shape (n_rows,) and (n_cols,).
+    labels: tuple[np.ndarray, np.ndarray]
+    #: The noise the table is made from (``model.table_from_noise``): (n_rows, n_cols), or a
+    #: sparse noise.
+    noise: Any
+    #: The randomness of its mask of missing entries
+    #: (:class:`~lbm_bench.models.missing.MaskNoise`), or None.
+    mask: MaskNoise | None
+    #: The stream its MAP draws its random starts from (a candidate's: its Gibbs runs' after them).
+    starts: np.random.Generator
 
 
-def draw_noise(design, n_rows, n_cols, table_seed):
-    """The noise a calibration table is made from at every scale, from its seed's child 1."""
-    rng = np.random.default_rng(child_seed(table_seed, 1))
-    return design.model(1.0).draw_noise(n_rows, n_cols, rng=rng)
+def draw_candidate(model, n_rows: int, n_cols: int, seed: np.random.SeedSequence, node: str,
+                   missing=None) -> CandidateDraws:
+    """A candidate table's labels, noise, mask and MAP starts, drawn from ``seed`` as its
+    node lays them out, in the order of :data:`~lbm_bench._seeds.TABLE_PARTS`.
 
+    Parameters
+    ----------
+    model : LatentBlockModel
+        Draws the labels (its proportions) and the noise.
+    n_rows, n_cols : int
+        The table's shape.
+    seed : SeedSequence
+        The table's seed.
+    node : {"candidate", "calibration table"}
+        Its kind in the seed tree (:data:`~lbm_bench._seeds.SEED_TREE`): which stream draws
+        each part.
+    missing : MissingDesign, optional
+        The design's missing entries (None: a complete table, no mask drawn).
 
-def draw_mask_noise(design, n_rows, n_cols, table_seed):
-    """The uniforms of a calibration table's mask of missing entries, from its seed's child 4."""
-    rng = np.random.default_rng(child_seed(table_seed, 4))
-    return MaskNoise(n_rows, n_cols, design.missing, design.density is not None, rng=rng)
+    Returns
+    -------
+    CandidateDraws
+        ``(labels, noise, mask, starts)``.
+    """
+    streams = TableStreams(seed, node)
+    labels = model.sample_labels(n_rows, n_cols, rng=streams.rng("labels"))
+    noise = model.draw_noise(n_rows, n_cols, rng=streams.rng("noise"))
+    mask = None
+    if missing is not None:
+        mask = MaskNoise(n_rows, n_cols, missing, model.sparse, rng=streams.rng("mask"))
+    return CandidateDraws(labels, noise, mask, streams.rng("map starts"))
 
 
 def draw_table(design, n_rows, n_cols, table_seed):
-    """A calibration table's draws: ``((z, w), noise, mask noise or None)``."""
-    mask = None if design.missing is None else draw_mask_noise(design, n_rows, n_cols, table_seed)
-    return (draw_labels(design, n_rows, n_cols, table_seed), draw_noise(design, n_rows, n_cols, table_seed), mask)
+    """A calibration table's draws, the same at every scale: ``((z, w), noise, mask noise or
+    None)`` (:func:`draw_candidate` of its seed as a ``"calibration table"``, the design at
+    scale 1; its MAP's starts are drawn afresh at each scale, from the same child)."""
+    labels, noise, mask, _ = draw_candidate(design.model(1.0), n_rows, n_cols, table_seed,
+                                            "calibration table", design.missing)
+    return labels, noise, mask
 
 
 #: What a worker process drew for the calibration's tables (labels, noise, mask noise), by

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench._seeds import child_seed
+from lbm_bench._seeds import TableStreams, stream
 from lbm_bench.inference.classifier import alternate, best_of_starts, initial_column_labels
 from lbm_bench.inference.engine import Sweeper
 from lbm_bench.inference.floor import floor_risk
@@ -74,8 +74,9 @@ def classifier_labels(
     tables : ndarray of shape (B, n_rows, n_cols), or a list of B tables (dense or scipy.sparse,
         or :class:`~lbm_bench.models.data.TableData` with their missing entries)
     seeds : sequence of B SeedSequence
-        Each table's seed: child 2 draws its MAP's random starts. Nothing else
-        (no labels, no other scale) enters.
+        Each table's seed: its ``"map starts"`` child draws its MAP's random starts (the
+        layout of a ``"calibration table"``, :class:`~lbm_bench._seeds.TableStreams`).
+        Nothing else (no labels, no other scale) enters.
     n_init : int
         Random starts of the MAP.
     incremental : bool, default=True
@@ -86,7 +87,8 @@ def classifier_labels(
     list of (rows, cols)
     """
     sweeper = Sweeper(model, tables)
-    start_rngs = [np.random.default_rng(child_seed(seed, 2)) for seed in seeds]
+    # as draw_candidate lays out a calibration table: a fresh stream at every scale
+    start_rngs = [TableStreams(seed, "calibration table").rng("map starts") for seed in seeds]
     w0 = initial_column_labels(sweeper, n_init, start_rngs)
     z, w, _, _ = alternate(sweeper, w0, incremental=incremental)
     best, _ = best_of_starts(sweeper, z, w, base_measure=False)
@@ -117,13 +119,13 @@ def short_run_floors(
     labels : sequence of B (z0, w0)
         Each table's generating labels.
     seeds : sequence of B SeedSequence
-        Each table's seed: child 3 draws its run.
+        Each table's seed: its ``"short run"`` child draws its run.
 
     Returns
     -------
     ndarray of shape (B,)
     """
-    rngs = [np.random.default_rng(child_seed(seed, 3)) for seed in seeds]
+    rngs = [np.random.default_rng(stream(seed, "calibration table", "short run")) for seed in seeds]
     runs = short_runs(Sweeper(model, tables), labels, rngs)
     g, m = model.block_shape
     return np.array([floor_risk(run, n_row_clusters=g, n_col_clusters=m).risk for run in runs])

@@ -5,8 +5,9 @@ MAP's apparent error comes from the table and its own seed."""
 import numpy as np
 
 from lbm_bench import random_design
-from lbm_bench._seeds import child_seed
+from lbm_bench._seeds import stream
 from lbm_bench.inference.engine import Sweeper
+from lbm_bench.protocol.table_draws import draw_candidate
 from lbm_bench.protocol.table_risks import batch_errors, classifier_labels, short_run_floors
 
 
@@ -37,7 +38,8 @@ def test_short_run_floor_uses_the_generating_labels_as_chain_starts_only(monkeyp
     value = short_run_floors(model, X[None], [(z0, w0)], [seed])[0]
     assert seen["labels"][0][0] is z0 and seen["labels"][0][1] is w0
     assert set(seen["floor options"]) == {"n_row_clusters", "n_col_clusters"}  # no starts
-    run = real_runs(Sweeper(model, X[None]), [(z0, w0)], [np.random.default_rng(child_seed(seed, 3))])[0]
+    own = np.random.default_rng(stream(seed, "calibration table", "short run"))
+    run = real_runs(Sweeper(model, X[None]), [(z0, w0)], [own])[0]
     assert value == real_floor(run, n_row_clusters=2, n_col_clusters=2).risk
 
 
@@ -46,8 +48,11 @@ def test_the_apparent_error_of_a_batch_is_that_of_each_table_alone():
     starts), and the generating labels only score them: other labels give other errors."""
     model = random_design("poisson", 2, 2, rng=3).model(0.8)
     seeds = np.random.SeedSequence(8).spawn(3)
-    labels = [model.sample_labels(30, 20, rng=np.random.default_rng(child_seed(seed, 0))) for seed in seeds]
-    noise = [model.draw_noise(30, 20, rng=np.random.default_rng(child_seed(seed, 1))) for seed in seeds]
+    labels, noise = [], []
+    for seed in seeds:
+        (z, w), e, _, _ = draw_candidate(model, 30, 20, seed, "calibration table")
+        labels.append((z, w))
+        noise.append(e)
     together = batch_errors(model, labels, noise, seeds, 3, True)
     alone = [batch_errors(model, [z], [e], [seed], 3, True)[0] for z, e, seed in zip(labels, noise, seeds, strict=True)]
     assert np.array_equal(together, alone) and np.all((0 <= together) & (together <= 1))
