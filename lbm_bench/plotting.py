@@ -122,13 +122,13 @@ def _title(table: Any, order_name: str | None) -> str:
     return head if order_name is None else f"{head}\nright: grouped by {order_name}"
 
 
-def family_colormap(kind: Family | str, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
-    """Colour map and block-boundary colour of the tables of family ``kind`` (a family or its
-    name; its presentation facet): with ``levels`` (unordered categories), one colour per
+def family_colormap(family: Family, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
+    """Colour map and block-boundary colour of the tables of ``family`` (its presentation
+    facet): with ``levels`` (unordered categories), one colour per
     category from the family's qualitative map, or from turbo when that map has too few
     colours; with ``missing``, the map draws missing cells (NaN) in the family's neutral
     ``missing_color``."""
-    shown = as_family(kind).presentation
+    shown = family.presentation
     if levels is None and not missing:
         return shown.colormap, shown.boundary_color
     matplotlib, _ = _matplotlib()
@@ -369,7 +369,7 @@ def plot_user_table(
     -------
     matplotlib.figure.Figure
     """
-    from lbm_bench.algorithms.inputs import infer_kind
+    from lbm_bench.algorithms.inputs import infer_family
     from lbm_bench.storage.user_data import UserTable, read_user_table
 
     _, Figure = _matplotlib()
@@ -377,8 +377,11 @@ def plot_user_table(
     if not isinstance(table, UserTable):
         table = read_user_table(table)
     data = table.data
-    family = as_family(kind if kind is not None else table.kind or infer_kind(
-        data.with_nan() if data.has_missing else data.table))
+    if kind is not None:
+        family = as_family(kind)
+    else:  # the file's own (an lbm-bench table file's @kind), else inferred from the values
+        values = data.with_nan() if data.has_missing else data.table
+        family = table.family or infer_family(TableData.incomplete(values))
     n, d = table.shape
     views = ("drawn",) if labels is None else {"both": ("drawn", "ordered"), "drawn": ("drawn",),
                                                "ordered": ("ordered",)}[view]
@@ -438,7 +441,7 @@ def plot_file(path: str | os.PathLike[str], *, labels: tuple[Any, Any] | None = 
         from lbm_bench.protocol.from_design import load_design
 
         fitted = load_design(design)[0]
-        labels, kind = design_labels(fitted, table, rng=rng), fitted.kind
+        labels, kind = design_labels(fitted, table, rng=rng), fitted.family
         name = f"the MAP labels of {Path(design).name}"
     return plot_user_table(table, labels=labels, labels_name=name, kind=kind, view=view, max_cells=max_cells)
 

@@ -15,7 +15,7 @@ Modules
         Latent block model with estimated parameters (Govaert and Nadif):
         :func:`cem` (block classification EM) and :func:`vem` (block
         variational EM) for the blocks of every registered family (Gaussian,
-        Poisson, Bernoulli, categorical: :data:`FAMILIES`); :func:`fit_lbm` returns
+        Poisson, Bernoulli, categorical: :data:`lbm_bench.models.registry.FAMILIES`); :func:`fit_lbm` returns
         the fitted model and criterion too.
     :mod:`~lbm_bench.algorithms.selection`
         :func:`select_lbm`: the numbers of clusters chosen by ICL (exact or BIC-type,
@@ -56,7 +56,7 @@ Examples
 
 from lbm_bench.algorithms.inputs import infer_kind
 from lbm_bench.algorithms.kmeans import double_kmeans
-from lbm_bench.algorithms.lbm_em import FAMILIES, LBMFit, cem, fit_lbm, vem
+from lbm_bench.algorithms.lbm_em import LBMFit, cem, fit_lbm, vem
 from lbm_bench.algorithms.registry import (
     ALGORITHMS,
     CONTRACTS,
@@ -87,7 +87,6 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ALGORITHMS",
-    "FAMILIES",
     "FAMILY_ALGORITHMS",
     "SELECTION_ALGORITHMS",
     "CONTRACTS",

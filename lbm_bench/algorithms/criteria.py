@@ -95,8 +95,9 @@ class Criterion:
     Examples
     --------
     >>> from lbm_bench import random_model
-    >>> X, z, w = random_model("bernoulli", 2, 2, scale=3.0, rng=0).sample(40, 30, rng=1)
-    >>> icl = Criterion(EMProblem(X, "bernoulli"), "icl")
+    >>> model = random_model("bernoulli", 2, 2, scale=3.0, rng=0)
+    >>> X, z, w = model.sample(40, 30, rng=1)
+    >>> icl = Criterion(EMProblem(X, model.family), "icl")
     >>> icl.form, bool(icl(z, w) > icl(z * 0, w * 0))
     ('exact-icl', True)
     """

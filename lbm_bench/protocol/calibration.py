@@ -55,6 +55,7 @@ from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_positive_float
 from lbm_bench.inference.chains import shipped
 from lbm_bench.models.design import ModelDesign, random_design
+from lbm_bench.models.family import Family
 from lbm_bench.models.missing import MaskNoise
 from lbm_bench.models.observed import EntryFamily
 from lbm_bench.protocol.request import CRITERIA, TableRequest, request_from_arguments
@@ -389,7 +390,7 @@ def calibrate(
 
 @fill_doc
 def calibrate_scale(
-    kind: str | TableRequest,
+    kind: Family | str | TableRequest,
     n_rows: int | None = None,
     n_cols: int | None = None,
     n_row_clusters: int | None = None,

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from lbm_bench.models.family import Family
-from lbm_bench.models.registry import as_family
 
 __all__ = [
     "FORMAT_NAME",
@@ -230,29 +229,30 @@ def version_for(items: Iterable[str]) -> str:
 # ---------------------------------------------------------------------------
 # Datasets
 # ---------------------------------------------------------------------------
-def data_dtype(kind: Family | str) -> np.dtype:
-    """dtype of ``data`` (the dataset, or ``data/values`` of a sparse table) for family ``kind``
-    (a family or its name): the model class's ``table_dtype`` (:mod:`lbm_bench.models.registry`).
+def data_dtype(family: Family) -> np.dtype:
+    """dtype of ``data`` (the dataset, or ``data/values`` of a sparse table) for ``family``: the
+    model class's ``table_dtype``.
 
     Examples
     --------
-    >>> data_dtype("poisson")
+    >>> from lbm_bench.models.registry import get_family
+    >>> data_dtype(get_family("poisson"))
     dtype('int64')
     """
-    return as_family(kind).model.table_dtype
+    return family.model.table_dtype
 
 
-def block_parameters(kind: Family | str) -> tuple[str, ...]:
-    """Block parameter datasets of ``params/`` for family ``kind``, each of shape (g, m)
+def block_parameters(family: Family) -> tuple[str, ...]:
+    """Block parameter datasets of ``params/`` for ``family``, each of shape (g, m)
     (its storage codec's ``parameter_names``; the optional EFFECTS come on top)."""
-    return as_family(kind).storage.parameter_names
+    return family.storage.parameter_names
 
 
-def header_attributes(kind: Family | str) -> dict[str, str]:
-    """Root attributes the files of family ``kind`` carry beyond :data:`ROOT_ATTRIBUTES`
+def header_attributes(family: Family) -> dict[str, str]:
+    """Root attributes the files of ``family`` carry beyond :data:`ROOT_ATTRIBUTES`
     (name -> attribute kind; its storage codec's ``header_attributes``): ``{"categories": "int"}``
     for categorical tables (version 1.2), none otherwise."""
-    return {name: kind_ for name, (kind_, _) in as_family(kind).storage.header_attributes.items()}
+    return {name: kind for name, (kind, _) in family.storage.header_attributes.items()}
 
 
 #: Optional per-row/column parameters (the exposures of a family that ``has_effects``: the
@@ -328,8 +328,8 @@ DATASETS: dict[str, DatasetSpec] = {
 _EFFECT_SHAPES = {"row_effects": ("n_rows",), "col_effects": ("n_cols",)}
 
 
-def dataset_spec(path: str, kind: Family | str) -> DatasetSpec:
-    """What dataset ``path`` must be in a file of family ``kind`` (a family or its name).
+def dataset_spec(path: str, family: Family) -> DatasetSpec:
+    """What dataset ``path`` must be in a file of ``family``.
 
     The fixed datasets of :data:`DATASETS`; the family's block parameters
     ``params/<name>`` (:func:`block_parameters`) and the design's
@@ -340,9 +340,11 @@ def dataset_spec(path: str, kind: Family | str) -> DatasetSpec:
 
     Examples
     --------
-    >>> dataset_spec("params/rates", "poisson").shape, dataset_spec("truth/rows", "poisson").labels
+    >>> from lbm_bench.models.registry import get_family
+    >>> poisson = get_family("poisson")
+    >>> dataset_spec("params/rates", poisson).shape, dataset_spec("truth/rows", poisson).labels
     (('g', 'm'), 'g')
-    >>> dataset_spec("params/probs", "categorical").shape
+    >>> dataset_spec("params/probs", get_family("categorical")).shape
     ('g', 'm', '@categories')
     """
     if path in DATASETS:
@@ -350,7 +352,6 @@ def dataset_spec(path: str, kind: Family | str) -> DatasetSpec:
     group, _, name = path.rpartition("/")
     if group in ("params", "params/design") and name in _EFFECT_SHAPES:
         return DatasetSpec(_EFFECT_SHAPES[name], "f")
-    family = as_family(kind)
     if (group == "params" and name in block_parameters(family)) or path == "params/design/pattern":
         return DatasetSpec(("g", "m") + family.storage.block_extents, "f")
     dtype = data_dtype(family)

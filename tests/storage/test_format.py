@@ -105,14 +105,14 @@ def _present(condition: str, table: Table) -> bool:
 def test_doc_tables_parse() -> None:
     items = documented_items()
     assert len(items) == 109 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
-    assert documented_data_dtypes() == {k: fmt.data_dtype(k) for k in family_names()}
+    assert documented_data_dtypes() == {k: fmt.data_dtype(get_family(k)) for k in family_names()}
     for kind in family_names():
         documented_blocks = {
             name.split("|")[0].split("/")[1] for name, (_, _, _, present) in items.items()
             if name.count("/") == 1 and name.startswith("params/") and kind in present.split(", ")
         }  # fmt: skip
-        assert documented_blocks == set(fmt.block_parameters(kind)), kind
-        for name in fmt.block_parameters(kind):  # the documented shape is the format's
+        assert documented_blocks == set(fmt.block_parameters(get_family(kind))), kind
+        for name in fmt.block_parameters(get_family(kind)):  # the documented shape is the format's
             shape = next(v[2] for k, v in items.items() if k.split("|")[0] == f"params/{name}" and kind in v[3])
             named = {"@categories": "K"}  # the notation of docs/format.md for the header sizes
             extents = ("g", "m") + tuple(named[e] for e in get_family(kind).storage.block_extents)
@@ -120,7 +120,7 @@ def test_doc_tables_parse() -> None:
     header = {
         name[1:] for name, (_, _, _, present) in items.items() if name.startswith("@") and present in family_names()
     }
-    assert header == {name for kind in family_names() for name in fmt.header_attributes(kind)}
+    assert header == {name for kind in family_names() for name in fmt.header_attributes(get_family(kind))}
 
 
 @pytest.mark.parametrize("name", FAMILIES)

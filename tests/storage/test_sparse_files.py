@@ -41,7 +41,7 @@ def test_round_trip_gives_a_csr_array(name: str, sparse_tables, sparse_files) ->
     table, path = sparse_tables[name], sparse_files[name]
     loaded = load_table(path)
     assert isinstance(loaded.data, sp.csr_array) and loaded.data.has_canonical_format
-    assert loaded.data.dtype == fmt.data_dtype(table.kind)
+    assert loaded.data.dtype == fmt.data_dtype(table.model.family)
     assert_same(table, loaded)
     np.testing.assert_array_equal(loaded.data.toarray(), table.data.toarray())
     assert check_file(path) == []
@@ -58,7 +58,7 @@ def test_layout_version_and_compression(name: str, sparse_tables, sparse_files) 
         assert group.attrs["shape"].dtype == np.int64
         assert group["indptr"].shape == (table.shape[0] + 1,) and group["indptr"].dtype == np.int32
         assert group["indices"].dtype == np.int32 and group["indices"].shape == (table.data.nnz,)
-        assert group["values"].dtype == fmt.data_dtype(table.kind)
+        assert group["values"].dtype == fmt.data_dtype(table.model.family)
         for key in ("indptr", "indices", "values"):
             ds = group[key]
             assert ds.chunks == fmt.chunk_shape(ds.shape, ds.dtype.itemsize, f"data/{key}"), key
