@@ -36,9 +36,10 @@ from lbm_bench._validation import check_count, check_labels
 from lbm_bench.inference.bayes import check_starts, side_of_minority
 from lbm_bench.inference.floor import cross_fitted_sides, set_start_indices, side_bounds
 from lbm_bench.metrics import ari, cari, l_item, matching_error
+from lbm_bench.metrics.chance import CHANCE_DRAWS, CHANCE_SETS
 from lbm_bench.metrics.contingency_tables import TableStack, ari_from_counts, label_codes, pair_counts, table_pair_sums
 from lbm_bench.metrics.mcmc import chain_diagnostics
-from lbm_bench.metrics.risk import CHANCE_DRAWS, CHANCE_SETS, conditional_risk_of_tables
+from lbm_bench.metrics.risk import conditional_risk_of_tables
 from lbm_bench.protocol.table import Table
 from lbm_bench.scoring.set_counts import Labelling, count_tables
 
@@ -428,7 +429,7 @@ def _small(codes: np.ndarray) -> np.ndarray:
 
 def _chance_draws(table: Table, n_draws: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """The chance level's random labellings (seed :data:`CHANCE_SEED`), drawn in the order of
-    :func:`~lbm_bench.metrics.risk.chance_risk_of_sets`, each renumbered ``0..k-1``."""
+    :func:`~lbm_bench.metrics.chance.chance_risk_of_sets`, each renumbered ``0..k-1``."""
     rng = np.random.default_rng(CHANCE_SEED)
     pi, rho = table.model.row_proportions, table.model.col_proportions
     n, d = table.shape
