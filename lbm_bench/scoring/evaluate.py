@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_count, check_labels
-from lbm_bench.inference.bayes import check_starts, side_of_minority
+from lbm_bench.inference.bayes import check_starts
 from lbm_bench.inference.floor import cross_fitted_sides, set_start_indices, side_bounds
+from lbm_bench.inference.label_sides import LabelSide
 from lbm_bench.metrics import ari, cari, l_item, matching_error
 from lbm_bench.metrics.chance import CHANCE_DRAWS, CHANCE_SETS
 from lbm_bench.metrics.contingency_tables import TableStack, ari_from_counts, label_codes, pair_counts, table_pair_sums
@@ -403,7 +404,7 @@ class _SetCounts:
         sides = []
         for side in ("rows", "cols"):
             part = self.parts[side]
-            sides.append(side_of_minority(part.picked_sets(self.picked), self.n_classes[side], part.ref,
+            sides.append(LabelSide.of_minority(part.picked_sets(self.picked), self.n_classes[side], part.ref,
                                           table.gibbs.n_samples, part.minority, bounds=side_bounds(chain_lengths)))
             part.counts, part.items = [], []  # in the side's blocks now
         g, m = table.model.block_shape
