@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench._validation import check_choice
+from lbm_bench._validation import check_choice, one_line
 from lbm_bench.models.data import DenseTableData, TableData
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
@@ -58,7 +58,6 @@ from lbm_bench.storage.user_formats import (
     UserTableError,
     file_stem,
     format_of,
-    one_line,
     pattern_kinds,
     read_format,
     reads_patterns,

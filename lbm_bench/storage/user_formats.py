@@ -22,7 +22,7 @@ import numpy as np
 from scipy import io as spio
 from scipy import sparse as sp
 
-from lbm_bench._validation import check_choice
+from lbm_bench._validation import check_choice, one_line
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import FAMILIES
 from lbm_bench.protocol.memory import (
@@ -39,7 +39,7 @@ from lbm_bench.storage.format import FORMAT_NAME
 from lbm_bench.storage.reader import FormatError, load_table
 
 __all__ = ["PATTERN", "USER_FORMATS", "FormatRead", "ReadGuard", "ReadLimitError", "UserTableError", "file_stem",
-           "format_of", "one_line", "pattern_kinds", "read_format", "reads_patterns"]
+           "format_of", "pattern_kinds", "read_format", "reads_patterns"]
 
 #: The formats :func:`read_user_table` reads and the file name endings that select them
 #: (``.h5`` and ``.hdf5`` files are told apart by their content: an lbm-bench table file or
@@ -375,9 +375,3 @@ def read_format(path: Path, fmt: str, guard: ReadGuard, options: dict[str, Any])
 
 def _dtype_name(dtype: np.dtype) -> str:
     return np.dtype(dtype).name
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception's message on one line (its type's name when it has none)."""
-    return " ".join(str(exc).split()) or type(exc).__name__
-

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from lbm_bench._validation import describe_value
+from lbm_bench._validation import describe_value, one_line
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.design import ModelDesign
@@ -61,16 +61,11 @@ from lbm_bench.storage.label_sets import StoredLabelSets
 from lbm_bench.storage.missing import read_missing
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_from_arrays, csr_problems
 
-__all__ = ["Fatal", "HDF5_ERRORS", "read_table", "read_version", "one_line", "summary"]
+__all__ = ["Fatal", "HDF5_ERRORS", "read_table", "read_version", "summary"]
 
 
 class Fatal(Exception):
     """A problem after which the rest of the file cannot be checked."""
-
-
-def one_line(exc: BaseException) -> str:
-    """The message of ``exc`` on one line (its type name when it has none)."""
-    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def summary(problems: list[str]) -> str:

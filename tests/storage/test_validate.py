@@ -9,7 +9,7 @@ import pytest
 
 from lbm_bench.storage import load_table
 from lbm_bench.storage.sources import MemorySource
-from lbm_bench.storage.validate import Fatal, one_line, read_table, read_version, summary
+from lbm_bench.storage.validate import Fatal, read_table, read_version, summary
 from tests.storage.tables import assert_same, layout_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -65,4 +65,3 @@ def test_a_source_that_is_not_a_table_is_fatal(change, message):
 def test_versions_and_messages():
     assert read_version(MemorySource(layout_of(DATA / "table_v1.h5"))) == (1, 0)
     assert read_version(MemorySource(layout_of(DATA / "table_v1_3_missing_sparse.h5"))) == (1, 3)
-    assert one_line(ValueError("two\n  lines")) == "two lines" and one_line(KeyError()) == "KeyError"
