@@ -65,7 +65,7 @@ def describe_percent(fraction: float, decimals: int = 1) -> str:
 
 
 def one_line(value: Any) -> str:
-    """The message of an exception (or any value) on one line: its words joined by single
+    r"""The message of an exception (or any value) on one line: its words joined by single
     spaces; the type's name when it has none (``KeyError()``).
 
     >>> one_line(ValueError("two\n  lines")), one_line(KeyError())

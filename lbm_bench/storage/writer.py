@@ -55,10 +55,11 @@ from lbm_bench.storage.format import (
     header_attributes,
     version_for,
 )
+from lbm_bench.storage.item_reader import summary
 from lbm_bench.storage.missing import missing_layout
 from lbm_bench.storage.sources import Layout, MemorySource
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_arrays
-from lbm_bench.storage.validate import read_table, summary
+from lbm_bench.storage.validate import read_table
 
 __all__ = ["save_table"]
 
