@@ -60,14 +60,8 @@ __all__ = [
     "CRITERIA",
     "POSTERIOR_DTYPE",
     "GROUP_ATTRIBUTES",
-    "COMPRESSED",
-    "GZIP_LEVEL",
-    "CHUNK_BYTES",
-    "GIBBS_CHUNK",
     "SPARSE_DATA",
     "MAX_STRING_BYTES",
-    "chunk_shape",
-    "dataset_options",
 ]
 
 # ---------------------------------------------------------------------------
@@ -444,74 +438,7 @@ GROUP_ATTRIBUTES = {
 #: Longest string attribute, in UTF-8 bytes (version-1 object headers cap a message near 64 KiB).
 MAX_STRING_BYTES = 64_000
 
-# ---------------------------------------------------------------------------
-# Chunking and compression
-# ---------------------------------------------------------------------------
 #: The datasets of a sparse table's ``data`` group (CSR, version 1.1).
 SPARSE_DATA = ("data/indptr", "data/indices", "data/values")
-#: Datasets stored chunked and compressed; every other dataset is contiguous.
-COMPRESSED = ("data", "gibbs/cols", "gibbs/rows", "observed") + SPARSE_DATA + MISSING_DATA
-#: Compression of the chunked datasets (gzip level, with the shuffle filter).
-GZIP_LEVEL = 4
-#: Upper bound on the bytes of one chunk.
-CHUNK_BYTES = 1 << 20
-#: Chunk shape bounds of the Gibbs label sets: (sets, items). Consecutive sets of a
-#: chunk repeat the same 64 items, so that deflate finds each set's labels in the
-#: previous set's (it matches within 32 KiB): 2,000 sets of 100,000 rows store in
-#: about 8 MiB where whole-row chunks took 48 MiB (scripts/benchmarks/bench_sparse_io.py).
-GIBBS_CHUNK = (1024, 64)
 
 
-def chunk_shape(shape: tuple[int, ...], itemsize: int, path: str = "data") -> tuple[int, ...]:
-    """Chunk shape of a compressed dataset, at most 1 MiB.
-
-    ``data`` (2-D): whole rows when they fit, ``chunk_cols = min(c, max(1, 2^20 // s))``,
-    ``chunk_rows = min(r, max(1, 2^20 // (chunk_cols * s)))``; the Gibbs sets
-    ``gibbs/rows`` and ``gibbs/cols``: ``(min(r, 1024), min(c, 64))``
-    (:data:`GIBBS_CHUNK`); 1-D datasets (the sparse ``data/...``):
-    ``min(n, max(1, 2^20 // s))`` elements (an empty dataset is not chunked).
-
-    Parameters
-    ----------
-    shape : tuple of int
-        Dataset shape.
-    itemsize : int
-        Bytes per element.
-    path : str, default="data"
-        The dataset.
-
-    Returns
-    -------
-    tuple of int
-
-    Examples
-    --------
-    >>> chunk_shape((2000, 10_000), 1, "gibbs/rows"), chunk_shape((10_000, 10_000), 8)
-    ((1024, 64), (13, 10000))
-    """
-    if len(shape) == 1:
-        return (max(1, min(shape[0], max(1, CHUNK_BYTES // itemsize))),)
-    n_rows, n_cols = shape
-    if path.startswith("gibbs/"):
-        return min(n_rows, GIBBS_CHUNK[0]), min(n_cols, GIBBS_CHUNK[1])
-    cols = min(n_cols, max(1, CHUNK_BYTES // itemsize))
-    rows = min(n_rows, max(1, CHUNK_BYTES // (cols * itemsize)))
-    return rows, cols
-
-
-def dataset_options(path: str, shape: tuple[int, ...], itemsize: int) -> dict[str, object]:
-    """Storage keywords of ``h5py.Group.create_dataset`` for dataset ``path``.
-
-    Those of :data:`COMPRESSED` are chunked (:func:`chunk_shape`), shuffled and
-    gzip-compressed at :data:`GZIP_LEVEL` unless empty; every other dataset is
-    contiguous (no keyword). No dataset records timestamps.
-    """
-    options: dict[str, object] = {"track_times": False}
-    if path in COMPRESSED and 0 not in shape:  # HDF5 cannot chunk an empty dataset
-        options.update(
-            chunks=chunk_shape(shape, itemsize, path),
-            compression="gzip",
-            compression_opts=GZIP_LEVEL,
-            shuffle=True,
-        )
-    return options

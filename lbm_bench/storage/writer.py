@@ -38,6 +38,7 @@ from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
 from lbm_bench.protocol.table import Table
+from lbm_bench.storage.chunking import dataset_options
 from lbm_bench.storage.design_path import design_path_layout
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
@@ -51,7 +52,6 @@ from lbm_bench.storage.format import (
     RISK_ATTRIBUTES,
     ROOT_ATTRIBUTES,
     data_dtype,
-    dataset_options,
     header_attributes,
     version_for,
 )
@@ -330,7 +330,7 @@ def _create_group(file: h5py.File, path: str) -> None:
 
 
 def _write_dataset(file: h5py.File, path: str, array: np.ndarray) -> None:
-    """Write one dataset with the storage of :func:`~lbm_bench.storage.format.dataset_options`."""
+    """Write one dataset with the storage of :func:`~lbm_bench.storage.chunking.dataset_options`."""
     options = dataset_options(path, array.shape, array.dtype.itemsize)
     file.create_dataset(path, data=array, **options)
     if "chunks" in options:
