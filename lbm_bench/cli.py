@@ -380,7 +380,8 @@ def _run_show(args: argparse.Namespace) -> int:
     uncertainty. Large and sparse tables are drawn as block averages. Needs matplotlib (pip install
     'lbm-bench[plots]').
     """
-    from lbm_bench.plotting import plot_file, save_figure
+    from lbm_bench.plotting import save_figure
+    from lbm_bench.user_plots import plot_file
 
     check_writable_file(args.output, overwrite=args.force)
     labels = None

@@ -29,6 +29,7 @@ LAYERS = {
     "_portable": 0,
     "algorithms": 5,
     "plotting": 5,
+    "user_plots": 5,
     "fitting": 5,
     "table_image": 5,
     "release": 5,
