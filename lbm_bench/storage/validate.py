@@ -53,7 +53,7 @@ from lbm_bench.storage.format import (
     optional_items,
 )
 from lbm_bench.storage.item_reader import HDF5_ERRORS, Fatal, Reader, any_none, check_format
-from lbm_bench.storage.missing import read_missing
+from lbm_bench.storage.missing_mask import read_missing
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_from_arrays, csr_problems
 
 __all__ = ["read_table"]

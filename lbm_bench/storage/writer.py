@@ -56,7 +56,7 @@ from lbm_bench.storage.format import (
     version_for,
 )
 from lbm_bench.storage.item_reader import summary
-from lbm_bench.storage.missing import missing_layout
+from lbm_bench.storage.missing_mask import missing_layout
 from lbm_bench.storage.sources import Layout, MemorySource
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_arrays
 from lbm_bench.storage.validate import read_table
@@ -256,7 +256,7 @@ def _floor_items(table: Table, layout: Layout) -> None:
 
 
 def _missing_items(table: Table, data: TableData, layout: Layout) -> None:
-    """Version 1.3 items of a table with missing entries (:mod:`lbm_bench.storage.missing`)."""
+    """Version 1.3 items of a table with missing entries (:mod:`lbm_bench.storage.missing_mask`)."""
     datasets, attrs = missing_layout(table, data)
     layout.datasets.update(datasets)
     kinds = {"": MISSING_ATTRIBUTES, "missing": {"encoding": "str", "shape": "ints"},

@@ -1,4 +1,4 @@
-"""The registry of built-in algorithms, and the per-family LBM algorithms.
+"""The catalog of algorithms: the built-ins by name, the per-family LBM algorithms, and the loader of plugged-in ones.
 
 An *algorithm* is any callable
 
@@ -126,7 +126,7 @@ __all__ += sorted(FAMILY_ALGORITHMS)
 
 
 def __getattr__(name: str) -> Algorithm:
-    """The per-family algorithms as attributes of the module (``registry.poisson_cem``: where
+    """The per-family algorithms as attributes of the module (``catalog.poisson_cem``: where
     pickle finds them by reference), looked up in :data:`FAMILY_ALGORITHMS` (PEP 562)."""
     return family_algorithm_attribute(__name__, name)
 

@@ -1,4 +1,4 @@
-"""The registry (lbm_bench.algorithms.registry): output contract, reproducibility, names."""
+"""The registry (lbm_bench.algorithms.catalog): output contract, reproducibility, names."""
 
 import numpy as np
 import pytest
