@@ -58,7 +58,7 @@ from lbm_bench.models.design import ModelDesign, random_design
 from lbm_bench.models.family import Family
 from lbm_bench.models.missing import MaskNoise
 from lbm_bench.models.observed import EntryFamily
-from lbm_bench.protocol.request import CRITERIA, TableRequest, request_from_arguments
+from lbm_bench.protocol.request import RISK_CRITERIA, TableRequest, request_from_arguments
 from lbm_bench.protocol.scale_search import (
     AUTO_MAX_TABLES,
     AUTO_SE_FRACTION,
@@ -88,7 +88,6 @@ __all__ = [
     "classifier_labels",
     "short_run_floors",
     "CommonRandomNumbers",
-    "CRITERIA",
     "METHODS",
 ]
 
@@ -284,7 +283,7 @@ class CommonRandomNumbers:
 
 def check_criterion(criterion: str) -> str:
     """``criterion`` if it is ``"bayes"`` or ``"map"``, else ValueError."""
-    return check_choice("criterion", criterion, CRITERIA)
+    return check_choice("criterion", criterion, RISK_CRITERIA)
 
 
 def _batch_budget(statistic: str, design: ModelDesign, batch_bytes: int, floor_batch_bytes: int) -> int:

@@ -57,7 +57,6 @@ __all__ = [
     "BAYES_RISK_ATTRIBUTES",
     "FLOOR_ATTRIBUTES",
     "FLOOR_DATASETS",
-    "CRITERIA",
     "POSTERIOR_DTYPE",
     "GROUP_ATTRIBUTES",
     "SPARSE_DATA",
@@ -407,8 +406,6 @@ FLOOR_DATASETS = ("bayes/rows", "bayes/cols", "posterior/rows", "posterior/cols"
 MISSING_ATTRIBUTES = {"missing_rate": "float", "missing_mechanism": "str", "n_missing": "int"}
 #: Version 1.3: the datasets of a sparse table's missing set (CSR positions, no values).
 MISSING_DATA = ("missing/indptr", "missing/indices")
-#: Values of ``@criterion``: which risk the target and the rejection step applied to.
-CRITERIA = ("bayes", "map")
 #: dtype of ``posterior/rows`` (n_rows, n_row_clusters) and ``posterior/cols`` (n_cols, n_col_clusters).
 POSTERIOR_DTYPE = np.dtype(np.float32)
 #: Attributes of the groups (group path -> {name: kind}); the names of the

@@ -34,11 +34,11 @@ from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.registry import FAMILIES, family_names, get_family
+from lbm_bench.protocol.request import RISK_CRITERIA
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.storage.design_path import read_design_path
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
-    CRITERIA,
     EFFECTS,
     FLOOR_ATTRIBUTES,
     FLOOR_DATASETS,
@@ -297,8 +297,9 @@ def _read_floor(reader: Reader, gibbs: GibbsSamples | None) -> dict[str, Any] | 
     labels = _read_labels(reader, "bayes")
     risk = _read_risk(reader, gibbs, BAYES_RISK_ATTRIBUTES)
     criterion = reader.attr("", "criterion", FLOOR_ATTRIBUTES["criterion"])
-    if criterion is not None and criterion not in CRITERIA:
-        reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {describe_value(criterion)}")
+    if criterion is not None and criterion not in RISK_CRITERIA:
+        reader.problem(f"attribute @criterion must be one of {', '.join(RISK_CRITERIA)}, "
+                       f"got {describe_value(criterion)}")
         criterion = None
     marginals = [reader.dataset(f"posterior/{side}") for side in ("rows", "cols")]
     if gibbs is not None and isinstance(gibbs.rows, np.ndarray) and isinstance(gibbs.cols, np.ndarray):

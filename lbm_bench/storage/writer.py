@@ -37,12 +37,12 @@ from lbm_bench._validation import check_choice, check_label_sets, check_labels, 
 from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
+from lbm_bench.protocol.request import RISK_CRITERIA
 from lbm_bench.protocol.table import Table
 from lbm_bench.storage.chunking import dataset_options
 from lbm_bench.storage.design_path import design_path_layout
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
-    CRITERIA,
     DESIGN_ARRAYS,
     FLOOR_ATTRIBUTES,
     FORMAT_NAME,
@@ -236,7 +236,7 @@ def _floor_items(table: Table, layout: Layout) -> None:
         return  # a table without the floor is written as before (format 1.0)
     if any(item is None for item in floor):
         raise ValueError("bayes_rows, bayes_cols and bayes_risk must be given together")
-    check_choice("criterion", table.criterion, CRITERIA)
+    check_choice("criterion", table.criterion, RISK_CRITERIA)
     risk = table.bayes_risk
     if risk.n_samples != table.gibbs.n_samples or risk.n_chains != table.gibbs.n_chains:
         raise ValueError(
