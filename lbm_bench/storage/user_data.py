@@ -281,7 +281,7 @@ def _check_content(table: UserTable) -> None:
                              "a table to co-cluster needs at least 2 of each")
     if data.n_missing == n * d:
         raise UserTableError(f"{where}: every entry is missing")
-    values = _observed_values(data)
+    values = data.observed_values()
     if values.dtype.kind == "f" and not np.all(np.isfinite(values)):
         row, col = _first_entry(data, ~np.isfinite(data.stored_values()))
         raise UserTableError(f"{where}: holds an infinite value at {table.cell(row, col)}")
@@ -294,12 +294,6 @@ def _check_content(table: UserTable) -> None:
     if low == high:
         what = "0" if low == 0 else f"{float(low):g}"
         raise UserTableError(f"{where}: every observed entry is {what}: nothing to co-cluster")
-
-
-def _observed_values(data: TableData) -> np.ndarray:
-    if data.is_sparse or not data.has_missing:
-        return data.stored_values()
-    return data.table[data.observed]
 
 
 def _first_entry(data: TableData, flags: np.ndarray) -> tuple[int, int]:
