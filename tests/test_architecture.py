@@ -26,6 +26,7 @@ LAYERS = {
     "_atomic": 0,
     "_interrupts": 0,
     "_seeds": 0,
+    "_dtypes": 0,
     "_portable": 0,
     "algorithms": 5,
     "plotting": 5,
@@ -387,7 +388,7 @@ def test_no_module_imports_another_modules_private_names():
 #: Modules whose name starts with an underscore but that are the package's shared helpers
 #: (layer 0): importing them is their purpose.
 PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version", "_atomic",
-                   "_interrupts", "_portable", "_seeds"}
+                   "_interrupts", "_portable", "_seeds", "_dtypes"}
 
 
 SCRIPTS = PACKAGE.parent / "scripts"

@@ -33,8 +33,8 @@ import h5py
 import numpy as np
 
 from lbm_bench._atomic import atomic_path, write_error
+from lbm_bench._dtypes import smallest_uint
 from lbm_bench._validation import check_choice, check_label_sets, check_labels, describe_value
-from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
 from lbm_bench.protocol.request import RISK_CRITERIA

@@ -19,7 +19,7 @@ import pytest
 import scipy.sparse as sp
 
 import lbm_bench.storage.format as fmt
-from lbm_bench.inference.engine import smallest_uint
+from lbm_bench._dtypes import smallest_uint
 from lbm_bench.models import family_names, get_family
 from lbm_bench.protocol.table import Table
 from lbm_bench.storage import (
