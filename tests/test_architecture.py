@@ -581,3 +581,16 @@ def test_no_dead_code():
     dead = sorted(f"{path}:{line} {name}" for (path, name), line in found.items() if (path, name) not in NOT_DEAD)
     assert not dead, f"unused code: {dead}"
     assert set(NOT_DEAD) <= set(found), f"no longer reported: {sorted(set(NOT_DEAD) - set(found))}"
+
+
+def test_every_module_and_class_name_is_unique_in_the_package():
+    """One name, one meaning (issue 45, item 7): no two modules share a file name (two
+    ``missing.py``, two ``registry.py`` were), no two classes a name (two ``_Side``)."""
+    from collections import Counter
+
+    modules = Counter(path.name for path in PACKAGE.rglob("*.py") if path.name != "__init__.py")
+    classes = Counter(node.name for path in MODULES.values()
+                      for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                      if isinstance(node, ast.ClassDef))
+    assert [name for name, n in modules.items() if n > 1] == []
+    assert [name for name, n in classes.items() if n > 1] == []
