@@ -29,6 +29,7 @@ __all__ = [
     "check_vector",
     "describe_percent",
     "describe_value",
+    "one_line",
 ]
 
 def _plain(value: Any) -> Any:
@@ -61,6 +62,16 @@ def describe_percent(fraction: float, decimals: int = 1) -> str:
         decimals += 1
         text = f"{fraction:.{decimals}%}"
     return text
+
+
+def one_line(value: Any) -> str:
+    r"""The message of an exception (or any value) on one line: its words joined by single
+    spaces; the type's name when it has none (``KeyError()``).
+
+    >>> one_line(ValueError("two\n  lines")), one_line(KeyError())
+    ('two lines', 'KeyError')
+    """
+    return " ".join(str(value).split()) or type(value).__name__
 
 
 def check_count(name: str, value: Any, *, minimum: int = 1) -> int:

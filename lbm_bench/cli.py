@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 from lbm_bench._atomic import check_writable_file, check_writable_folder, describe_os_error
 from lbm_bench._records import add_cli_arguments
-from lbm_bench.models.registry import FAMILIES, family_names
+from lbm_bench.models.registry import FAMILIES, family_names, get_family
 from lbm_bench.protocol.request import RequestOptions
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
@@ -123,7 +123,8 @@ def _run_generate(args: argparse.Namespace) -> int:
     try:  # a refused request names its arguments as the command line spells them
         if args.design is not None:  # the design fixes the kind, the clusters and the model options
             given = {f"--{name.replace('_', '-')}": value for name, value in options.design_options().items()}
-            request, design = design_request(args.design, args.risk, *(args.shape or (None, None)), kind=args.kind,
+            request, design = design_request(args.design, args.risk, *(args.shape or (None, None)), kind=None
+                                             if args.kind is None else get_family(args.kind),  # --kind: a name
                                              clusters=args.clusters or (None, None), options=given,
                                              **RequestOptions.from_cli(args).to_record())
         elif absent := [flag for flag in ("--kind", "--shape", "--clusters") if getattr(args, flag[2:]) is None]:
@@ -379,7 +380,8 @@ def _run_show(args: argparse.Namespace) -> int:
     uncertainty. Large and sparse tables are drawn as block averages. Needs matplotlib (pip install
     'lbm-bench[plots]').
     """
-    from lbm_bench.plotting import plot_file, save_figure
+    from lbm_bench.plotting import save_figure
+    from lbm_bench.user_plots import plot_file
 
     check_writable_file(args.output, overwrite=args.force)
     labels = None

@@ -46,8 +46,8 @@ from lbm_bench.models.block_path import BlockPath
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.design_file import DesignFile, block_missing_design, write_design_file
+from lbm_bench.models.family import Family
 from lbm_bench.models.missing import MaskNoise, MissingDesign, mask_table
-from lbm_bench.models.registry import as_family
 from lbm_bench.storage.user_data import UserTable, check_user_values, user_table
 
 __all__ = ["FIT_FLAGS", "MISSING_TEST_LEVEL", "FittedDesign", "degree_ks", "design_labels", "fit_design",
@@ -191,9 +191,9 @@ def fit_design(
     table = X if isinstance(X, UserTable) else user_table(X)
     data = table.data
     selection = select_lbm(data.with_nan() if data.has_missing else data.table, max_clusters,
-                           kind=kind if kind is not None else table.kind, search=search, n_init=n_init, jobs=jobs,
+                           kind=kind if kind is not None else table.family, search=search, n_init=n_init, jobs=jobs,
                            rng=rng)
-    family = as_family(selection.fit.kind)
+    family = selection.fit.family
     z, w = selection.rows, selection.cols
     g, m = selection.n_row_clusters, selection.n_col_clusters
     row_props = np.bincount(z, minlength=g) / z.size
@@ -296,12 +296,12 @@ def design_labels(design: ModelDesign, X: Any, *, rng: np.random.Generator | int
     if fixed is not None and tuple(table.shape) != tuple(fixed):
         raise ValueError(f"{table.path or table.name}: the design's row and column effects are those of a "
                          f"{fixed[0]}x{fixed[1]} table, this one is {table.shape[0]}x{table.shape[1]}")
-    data = check_user_values(table, design.kind)
+    data = check_user_values(table, design.family)
     found = map_labels(model, data.with_nan() if data.has_missing else data.table, rng=rng)
     return np.asarray(found.rows), np.asarray(found.cols)
 
 
-def _block_model(family, data: TableData, z, w, row_props, col_props, fitted):
+def _block_model(family: Family, data: TableData, z, w, row_props, col_props, fitted):
     """The fitted blocks at the labels (the family's M-step over the observed entries, with
     ``fitted``'s effects), and the one-block model of the whole table (the path's centre)."""
     totals, exposure = fitted.block_totals(data, z, w)

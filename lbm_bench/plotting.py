@@ -1,5 +1,8 @@
 """Pictures of tables: :func:`plot_table` and :func:`save_figure` (``lbm-bench show``).
 
+(A user's own table, which has no model, is drawn by :mod:`lbm_bench.user_plots`, on the
+heatmaps, labels and colour maps of this module.)
+
 A table is drawn as a heatmap twice: in its drawn order (what an algorithm
 receives) and with its rows and columns grouped by a co-clustering (the Bayes
 labels when the table has them, else its MAP labels, or a user's labels), with
@@ -42,7 +45,6 @@ from lbm_bench._atomic import atomic_path
 from lbm_bench._validation import check_choice, describe_percent, describe_value
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
-from lbm_bench.models.registry import as_family
 from lbm_bench.table_image import (
     as_table,
     binned_image,
@@ -55,16 +57,18 @@ from lbm_bench.table_image import (
     reference_labels,
 )
 
-__all__ = ["plot_file", "plot_table", "plot_user_table", "save_figure", "family_colormap"]
+__all__ = ["MAX_CELLS", "VIEWS", "check_plot_labels", "draw_heatmap", "family_colormap", "matplotlib_modules",
+           "plot_table", "save_figure"]
 
 #: Largest number of image cells per side (rows or columns) of a heatmap.
 MAX_CELLS = 1000
 #: Blocks above which block means are not written on the picture.
 _MAX_ANNOTATED_BLOCKS = 64
-_VIEWS = ("both", "ordered", "drawn")
+#: The views of a picture: both, the grouped one, the stored order.
+VIEWS = ("both", "ordered", "drawn")
 
 
-def _matplotlib():
+def matplotlib_modules():
     """The matplotlib modules used here; a one-line ImportError when not installed."""
     try:
         import matplotlib
@@ -74,7 +78,7 @@ def _matplotlib():
     return matplotlib, Figure
 
 
-def _check_labels(name: str, labels: Any, length: int) -> np.ndarray:
+def check_plot_labels(name: str, labels: Any, length: int) -> np.ndarray:
     """A user's labels, checked and renumbered ``0..k-1`` in increasing order: the blocks drawn
     depend on the partition, and their count (not the label values) sizes the arrays."""
     from lbm_bench._validation import check_labels
@@ -122,16 +126,16 @@ def _title(table: Any, order_name: str | None) -> str:
     return head if order_name is None else f"{head}\nright: grouped by {order_name}"
 
 
-def family_colormap(kind: Family | str, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
-    """Colour map and block-boundary colour of the tables of family ``kind`` (a family or its
-    name; its presentation facet): with ``levels`` (unordered categories), one colour per
+def family_colormap(family: Family, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
+    """Colour map and block-boundary colour of the tables of ``family`` (its presentation
+    facet): with ``levels`` (unordered categories), one colour per
     category from the family's qualitative map, or from turbo when that map has too few
     colours; with ``missing``, the map draws missing cells (NaN) in the family's neutral
     ``missing_color``."""
-    shown = as_family(kind).presentation
+    shown = family.presentation
     if levels is None and not missing:
         return shown.colormap, shown.boundary_color
-    matplotlib, _ = _matplotlib()
+    matplotlib, _ = matplotlib_modules()
     from matplotlib.colors import ListedColormap
 
     base = matplotlib.colormaps[shown.colormap]
@@ -160,7 +164,8 @@ def _block_texts(data: Any, rows: np.ndarray, cols: np.ndarray, levels: int | No
                      for rows_ in zip(mode, share, total, strict=True)], dtype=object)
 
 
-def _draw_heatmap(ax, image, extent, vmin, vmax, cmap):
+def draw_heatmap(ax, image, extent, vmin, vmax, cmap):
+    """An image of a table's (binned) cells on ``ax``, nearest-neighbour, first row at the top."""
     return ax.imshow(image, aspect="auto", interpolation="nearest", extent=extent, vmin=vmin, vmax=vmax,
                      cmap=cmap, origin="upper")
 
@@ -168,7 +173,7 @@ def _draw_heatmap(ax, image, extent, vmin, vmax, cmap):
 def _draw_ordered(ax, table, rows, cols, name, image, extent, vmin, vmax, cmap, line, *, means: bool,
                   uncertainty: bool, max_cells: int, row_order, col_order):
     n, d = table.shape
-    im = _draw_heatmap(ax, image, extent, vmin, vmax, cmap)
+    im = draw_heatmap(ax, image, extent, vmin, vmax, cmap)
     r_bounds, c_bounds = block_boundaries(rows), block_boundaries(cols)
     for y in r_bounds:
         ax.axhline(y, color=line, linewidth=1.2)
@@ -265,9 +270,9 @@ def plot_table(
     >>> fig = plot_table("table.h5")  # doctest: +SKIP
     >>> save_figure(fig, "table.png")  # doctest: +SKIP
     """
-    _, Figure = _matplotlib()
+    _, Figure = matplotlib_modules()
     table = as_table(table)
-    check_choice("view", view, _VIEWS)
+    check_choice("view", view, VIEWS)
     if ax is not None and view == "both":
         view = "ordered"
     if not isinstance(max_cells, (int, np.integer)) or isinstance(max_cells, bool) or max_cells < 1:
@@ -278,8 +283,8 @@ def plot_table(
     else:
         if not isinstance(labels, (tuple, list)) or len(labels) != 2:
             raise TypeError("labels must be a pair (rows, cols)")
-        rows = _check_labels("labels[0] (rows)", labels[0], n)
-        cols = _check_labels("labels[1] (cols)", labels[1], d)
+        rows = check_plot_labels("labels[0] (rows)", labels[0], n)
+        cols = check_plot_labels("labels[1] (cols)", labels[1], d)
         name = "the given labels"
     rows, cols = np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)
     data = table.table_data()  # with its mask: missing entries are drawn apart
@@ -309,7 +314,7 @@ def plot_table(
     panel = 0
     if drawn is not None:
         a = axes[panel]
-        im = _draw_heatmap(a, drawn, extent, vmin, vmax, cmap)
+        im = draw_heatmap(a, drawn, extent, vmin, vmax, cmap)
         a.set_xlabel("columns (drawn order)")
         a.set_ylabel("rows (drawn order)")
         a.set_yticks([])
@@ -335,112 +340,6 @@ def plot_table(
     if title:
         fig.suptitle(_title(table, name if view == "both" else None), fontsize=10)
     return fig
-
-
-def plot_user_table(
-    table: Any,
-    *,
-    labels: tuple[Any, Any] | None = None,
-    labels_name: str = "the given labels",
-    kind: Any = None,
-    view: str = "both",
-    max_cells: int = MAX_CELLS,
-    title: bool = True,
-    figsize: tuple[float, float] | None = None,
-):
-    """Draw a user's own table (any file :func:`~lbm_bench.read_user_table` reads, or a
-    :class:`~lbm_bench.storage.user_data.UserTable`) as :func:`plot_table` draws a table file:
-    in its stored order and, given labels, grouped by them with the block boundaries, in its
-    family's colours (inferred, or ``kind``). It has no model: no block means or uncertainty.
-
-    Parameters
-    ----------
-    table : UserTable or path
-    labels : (rows, cols), optional
-        A co-clustering to group by (e.g. :func:`~lbm_bench.fitting.design_labels`); without
-        it, only the stored order is drawn.
-    labels_name : str
-        How the picture names the labels.
-    kind : str or Family, optional
-    view, max_cells, title, figsize
-        As :func:`plot_table` (``view`` applies with labels).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    from lbm_bench.algorithms.inputs import infer_kind
-    from lbm_bench.storage.user_data import UserTable, read_user_table
-
-    _, Figure = _matplotlib()
-    check_choice("view", view, _VIEWS)
-    if not isinstance(table, UserTable):
-        table = read_user_table(table)
-    data = table.data
-    family = as_family(kind if kind is not None else table.kind or infer_kind(
-        data.with_nan() if data.has_missing else data.table))
-    n, d = table.shape
-    views = ("drawn",) if labels is None else {"both": ("drawn", "ordered"), "drawn": ("drawn",),
-                                               "ordered": ("ordered",)}[view]
-    orders = {"drawn": (np.arange(n), np.arange(d))}
-    if labels is not None:
-        rows = _check_labels("labels[0] (rows)", labels[0], n)
-        cols = _check_labels("labels[1] (cols)", labels[1], d)
-        orders["ordered"] = (np.argsort(rows, kind="stable"), np.argsort(cols, kind="stable"))
-    cmap, line = family_colormap(family, None, data.has_missing)
-    fig = Figure(figsize=figsize or (6.0 * len(views), 5.2), layout="constrained")
-    axes = fig.subplots(1, len(views), squeeze=False)[0]
-    images = {name: binned_image(data, *orders[name], max_cells) for name in views}
-    vmin, vmax = color_range(images[views[-1]][0], data.is_sparse)
-    for ax, name in zip(axes, views, strict=True):
-        image, r_factor, c_factor = images[name]
-        im = _draw_heatmap(ax, image, (0, d, n, 0), vmin, vmax, cmap)
-        if name == "ordered":
-            for y in block_boundaries(rows):
-                ax.axhline(y, color=line, linewidth=1.2)
-            for x in block_boundaries(cols):
-                ax.axvline(x, color=line, linewidth=1.2)
-        where = "stored order" if name == "drawn" else f"grouped by {labels_name}"
-        ax.set_xlabel(f"columns ({where})")
-        ax.set_ylabel(f"rows ({where})")
-        ax.set_yticks([])
-        ax.tick_params(labelsize=7)
-    what = ("density (mean entry)" if data.is_sparse else "mean entry") if r_factor > 1 or c_factor > 1 else "entry"
-    label = what if what == "entry" else f"{what} of {r_factor}x{c_factor} cells"
-    if data.has_missing:
-        label += f" ({family.presentation.missing_color_name}: missing)"
-    fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
-    if title:
-        missing = f", {describe_percent(data.missing_fraction, 0)} missing" if data.has_missing else ""
-        storage = f", {data.storage_text()}" if data.storage_text() else ""
-        fig.suptitle(f"{table.name}: {n}x{d} {family.presentation.entries} ({family.kind}){storage}{missing}",
-                     fontsize=10)
-    return fig
-
-
-def plot_file(path: str | os.PathLike[str], *, labels: tuple[Any, Any] | None = None, design: Any = None,
-              view: str = "both", max_cells: int = MAX_CELLS, rng: Any = 0):
-    """The picture ``lbm-bench show`` draws of a file: :func:`plot_table` of an lbm-bench table
-    file, :func:`plot_user_table` of any other table :func:`~lbm_bench.read_user_table` reads
-    (grouped by ``labels``, or by the MAP labels of a design file's fitted model,
-    :func:`~lbm_bench.fitting.design_labels`, with seed ``rng``)."""
-    from lbm_bench.storage.user_data import read_user_table
-    from lbm_bench.storage.user_formats import format_of
-
-    if design is None and format_of(Path(path), str(path)) == "table":
-        return plot_table(path, labels=labels, view=view, max_cells=max_cells)
-    if labels is not None and design is not None:
-        raise ValueError("give labels or a design to group by, not both")
-    table = read_user_table(path)
-    kind, name = None, "the given labels"
-    if design is not None:
-        from lbm_bench.fitting import design_labels
-        from lbm_bench.protocol.from_design import load_design
-
-        fitted = load_design(design)[0]
-        labels, kind = design_labels(fitted, table, rng=rng), fitted.kind
-        name = f"the MAP labels of {Path(design).name}"
-    return plot_user_table(table, labels=labels, labels_name=name, kind=kind, view=view, max_cells=max_cells)
 
 
 #: Categories above which the legend gives way to a colour bar of the codes.
@@ -487,7 +386,7 @@ def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100, overw
     -------
     Path
     """
-    matplotlib, _ = _matplotlib()
+    matplotlib, _ = matplotlib_modules()
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower() or "png"
     metadata = {

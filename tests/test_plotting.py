@@ -353,8 +353,9 @@ def test_categorical_tables_show_their_categories(tables):
 
 
 def test_many_categories_get_distinct_colours():
+    from lbm_bench.models.registry import get_family
     from lbm_bench.plotting import family_colormap
 
-    cmap, _ = family_colormap("categorical", 30)
+    cmap, _ = family_colormap(get_family("categorical"), 30)
     colours = {tuple(np.round(cmap(c), 6)) for c in range(30)}
     assert len(colours) == 30

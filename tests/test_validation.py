@@ -113,3 +113,11 @@ def test_a_share_strictly_between_0_and_1_never_prints_as_0_or_100_percent(fract
     from lbm_bench._validation import describe_percent
 
     assert describe_percent(fraction, decimals) == text
+
+
+def test_one_line_joins_a_message_and_names_the_type_when_it_has_none():
+    """One helper for every one-line message of a caught error (it was written four times)."""
+    from lbm_bench._validation import one_line
+
+    assert one_line(ValueError("two\n  lines")) == "two lines" and one_line(KeyError()) == "KeyError"
+    assert one_line("  a  b ") == "a b" and one_line("") == "str"

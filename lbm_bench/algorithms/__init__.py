@@ -15,7 +15,7 @@ Modules
         Latent block model with estimated parameters (Govaert and Nadif):
         :func:`cem` (block classification EM) and :func:`vem` (block
         variational EM) for the blocks of every registered family (Gaussian,
-        Poisson, Bernoulli, categorical: :data:`FAMILIES`); :func:`fit_lbm` returns
+        Poisson, Bernoulli, categorical: :data:`lbm_bench.models.registry.FAMILIES`); :func:`fit_lbm` returns
         the fitted model and criterion too.
     :mod:`~lbm_bench.algorithms.selection`
         :func:`select_lbm`: the numbers of clusters chosen by ICL (exact or BIC-type,
@@ -31,7 +31,7 @@ Modules
         :func:`sparsebm_lbm`, sparsebm's Bernoulli LBM (``pip install
         'lbm-bench[sparsebm]'``), seeded reproducibly and with settings that keep
         a release's benchmark practical.
-    :mod:`~lbm_bench.algorithms.registry`
+    :mod:`~lbm_bench.algorithms.catalog`
         :data:`ALGORITHMS`, :func:`resolve_algorithm`, :func:`algorithm_source`
         (the file a plugged-in algorithm was loaded from), :data:`SELECTION_ALGORITHMS` (the
         algorithms that choose the numbers of clusters), :data:`CONTRACTS` (how the algorithms
@@ -54,10 +54,7 @@ Examples
 ((60,), (40,))
 """
 
-from lbm_bench.algorithms.inputs import infer_kind
-from lbm_bench.algorithms.kmeans import double_kmeans
-from lbm_bench.algorithms.lbm_em import FAMILIES, LBMFit, cem, fit_lbm, vem
-from lbm_bench.algorithms.registry import (
+from lbm_bench.algorithms.catalog import (
     ALGORITHMS,
     CONTRACTS,
     FAMILY_ALGORITHMS,
@@ -70,6 +67,9 @@ from lbm_bench.algorithms.registry import (
     fits_family,
     resolve_algorithm,
 )
+from lbm_bench.algorithms.inputs import infer_kind
+from lbm_bench.algorithms.kmeans import double_kmeans
+from lbm_bench.algorithms.lbm_em import LBMFit, cem, fit_lbm, vem
 from lbm_bench.algorithms.selection import LBMSelection, select_lbm
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
@@ -87,7 +87,6 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ALGORITHMS",
-    "FAMILIES",
     "FAMILY_ALGORITHMS",
     "SELECTION_ALGORITHMS",
     "CONTRACTS",

@@ -41,11 +41,11 @@ from lbm_bench.algorithms.em_problem import MIN_MASS, EMProblem, row_totals
 from lbm_bench.algorithms.kmeans import onehot
 from lbm_bench.models.family import Family
 
-__all__ = ["CRITERIA", "MOVE_CHUNK", "PROPORTION_PRIOR", "Criterion", "LabelSums", "log_dirichlet_labels",
+__all__ = ["ICL_CRITERIA", "MOVE_CHUNK", "PROPORTION_PRIOR", "Criterion", "LabelSums", "log_dirichlet_labels",
            "resolve_criterion"]
 
 #: The criteria :func:`~lbm_bench.algorithms.select_lbm` accepts.
-CRITERIA = ("icl", "exact-icl", "bic-icl")
+ICL_CRITERIA = ("icl", "exact-icl", "bic-icl")
 #: Every parameter of the Dirichlet prior of the row and of the column proportions (exact ICL).
 PROPORTION_PRIOR = 0.5
 #: Blocks whose terms :meth:`Criterion.move_gains` computes at once (items x clusters x the
@@ -56,7 +56,7 @@ MOVE_CHUNK = 1 << 18
 def resolve_criterion(family: Family, criterion: str) -> str:
     """The form of ``criterion`` for a family: ``"icl"`` becomes its estimation facet's
     ``default_icl``; ``"exact-icl"`` needs a closed form (``icl_prior``)."""
-    check_choice("criterion", criterion, CRITERIA)
+    check_choice("criterion", criterion, ICL_CRITERIA)
     form = family.estimation.default_icl if criterion == "icl" else criterion
     if form == "exact-icl" and not family.estimation.icl_prior:
         raise ValueError(f"criterion 'exact-icl': {family.kind} blocks have no closed-form ICL; use 'bic-icl'")
@@ -95,8 +95,9 @@ class Criterion:
     Examples
     --------
     >>> from lbm_bench import random_model
-    >>> X, z, w = random_model("bernoulli", 2, 2, scale=3.0, rng=0).sample(40, 30, rng=1)
-    >>> icl = Criterion(EMProblem(X, "bernoulli"), "icl")
+    >>> model = random_model("bernoulli", 2, 2, scale=3.0, rng=0)
+    >>> X, z, w = model.sample(40, 30, rng=1)
+    >>> icl = Criterion(EMProblem(X, model.family), "icl")
     >>> icl.form, bool(icl(z, w) > icl(z * 0, w * 0))
     ('exact-icl', True)
     """

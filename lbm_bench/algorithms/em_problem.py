@@ -29,7 +29,7 @@ from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.checks import refuse_sparse
 from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
 from lbm_bench.models.family import Family
-from lbm_bench.models.registry import as_family, sparse_family_names
+from lbm_bench.models.registry import sparse_family_names
 
 __all__ = ["EMProblem", "MIN_MASS", "VARIANCE_FLOOR", "block_logits", "col_totals", "one_hot_codes",
            "proportions", "row_totals"]
@@ -59,14 +59,13 @@ class EMProblem:
     ----------
     X : ndarray, scipy.sparse array or TableData
         The table (a :class:`~lbm_bench.models.data.TableData` carries its missing entries).
-    family : Family or str
-        The family fitted (a name is looked up: a boundary).
+    family : Family
+        The family fitted.
     method : str, default="cem"
         The method, for messages.
     """
 
-    def __init__(self, X: np.ndarray | sp.csr_array | TableData, family: Family | str, method: str = "cem") -> None:
-        family = as_family(family)
+    def __init__(self, X: np.ndarray | sp.csr_array | TableData, family: Family, method: str = "cem") -> None:
         kind = family.kind
         self.kind = kind
         self.family = family

@@ -190,11 +190,11 @@ def infer_family(data: TableData) -> Family:
     low = high = None
     dtype_kind = table.dtype.kind
     if data.n_missing and dtype_kind == "f":
-        values = _observed_values(data)
+        values = data.observed_values(implicit_zero=True)
         if values.size and np.all(values == np.round(values)):
             dtype_kind = "i"
     if dtype_kind != "f":
-        values = _observed_values(data) if data.n_missing else None
+        values = data.observed_values(implicit_zero=True) if data.n_missing else None
         if values is None:
             low, high = int(table.min()), int(table.max())
         else:
@@ -207,20 +207,9 @@ def infer_family(data: TableData) -> Family:
 def few_values(data: TableData, most: int = 2) -> list[float] | None:
     """The distinct values of the observed entries, sorted, when there are at most ``most``
     of them (a 0/1 table: ``[0.0, 1.0]``); None otherwise. Stops at the first ``most + 1``."""
-    values = _observed_values(data).ravel()
+    values = data.observed_values(implicit_zero=True).ravel()
     found: list[float] = []
     while values.size and len(found) <= most:
         found.append(float(values[0]))
         values = values[values != values[0]]
     return sorted(found) if len(found) <= most else None
-
-
-def _observed_values(data: TableData) -> np.ndarray:
-    """The values of the observed entries (the stored ones of a sparse table, plus a 0 when
-    it has implicit zeros among its observed entries)."""
-    if data.is_sparse:
-        stored = np.asarray(data.table.data)
-        n, d = data.shape
-        zeros = n * d - data.table.nnz - data.n_missing > 0
-        return np.concatenate([stored, [0]]) if zeros else stored
-    return np.asarray(data.table)[data.observed]

@@ -2,7 +2,7 @@
 
 :func:`cem` (block classification EM) and :func:`vem` (block variational EM)
 of Govaert and Nadif, for Gaussian, Poisson, Bernoulli and categorical blocks
-(the table :data:`FAMILIES`); :func:`fit_lbm` returns the fitted model and
+(every registered family, :data:`lbm_bench.models.registry.FAMILIES`); :func:`fit_lbm` returns the fitted model and
 criterion too.
 
 Both are written once on the exponential-family interface of
@@ -31,9 +31,8 @@ fit the observed entries only, ``n_l`` becoming each row's observed count in cla
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -48,10 +47,9 @@ from lbm_bench.algorithms.kmeans import fill_empty, onehot, seeded_labels
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
-from lbm_bench.models.registry import FAMILIES as REGISTERED
 from lbm_bench.models.registry import as_family
 
-__all__ = ["EM_METHODS", "FAMILIES", "EMRun", "LBMFit", "VARIANCE_FLOOR", "cem", "em_inputs", "em_run", "fit_lbm",
+__all__ = ["EM_METHODS", "EMRun", "LBMFit", "VARIANCE_FLOOR", "cem", "em_inputs", "em_run", "fit_lbm",
            "run_at_labels", "vem"]
 
 #: Default numbers of random starts and iterations per method.
@@ -59,11 +57,6 @@ _DEFAULTS = {"cem": {"n_init": 10, "max_iter": 100}, "vem": {"n_init": 10, "max_
 #: Each VEM start is initialised by at most this many CEM iterations (cemInitStep).
 _VEM_INIT_CEM_ITER = 20
 
-
-#: The families fitted by :func:`fit_lbm`, by kind: every registered family (its model class's
-#: table check, statistics and base measure, its estimation facet's M-step); the per-family
-#: algorithms of :mod:`lbm_bench.algorithms.registry` (``gaussian_cem``, ...) are made from it.
-FAMILIES: Mapping[str, Family] = MappingProxyType({family.kind: family for family in REGISTERED})
 
 
 def _log_posteriors(logits: np.ndarray) -> np.ndarray:
@@ -286,8 +279,8 @@ class LBMFit:
         Final criterion of every start.
     method : str
         ``"cem"`` or ``"vem"``.
-    kind : str
-        Family of the fitted model.
+    family : Family
+        Family of the fitted model (``kind`` is its name).
     """
 
     rows: np.ndarray
@@ -298,7 +291,12 @@ class LBMFit:
     converged: bool
     start_criteria: np.ndarray
     method: str
-    kind: str
+    family: Family
+
+    @property
+    def kind(self) -> str:
+        """The name of the fitted model's family."""
+        return self.family.kind
 
     @classmethod
     def from_run(
@@ -312,7 +310,7 @@ class LBMFit:
         return cls(rows=np.asarray(rows).astype(np.int64), cols=np.asarray(cols).astype(np.int64),
                    model=problem.restore(run.model), criterion=run.criterion, n_iter=run.n_iter,
                    converged=run.converged, start_criteria=np.asarray(start_criteria, dtype=np.float64),
-                   method=method, kind=problem.family.kind)
+                   method=method, family=problem.family)
 
 
 def em_inputs(X: Any, kind: Family | str | None, method: str) -> tuple[TableData, Family]:

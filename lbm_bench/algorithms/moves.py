@@ -97,8 +97,9 @@ def greedy_moves(crit: Criterion, rows: np.ndarray, cols: np.ndarray) -> tuple[n
     --------
     >>> from lbm_bench import random_model
     >>> from lbm_bench.algorithms.em_problem import EMProblem
-    >>> X, z, w = random_model("poisson", 2, 2, scale=1.0, rng=0).sample(60, 40, rng=1)
-    >>> icl = Criterion(EMProblem(X, "poisson"))
+    >>> model = random_model("poisson", 2, 2, scale=1.0, rng=0)
+    >>> X, z, w = model.sample(60, 40, rng=1)
+    >>> icl = Criterion(EMProblem(X, model.family))
     >>> rows, cols, value = greedy_moves(icl, z, w)
     >>> bool(value >= icl(z, w)), (int(rows.max()) + 1, int(cols.max()) + 1)
     (True, (2, 2))

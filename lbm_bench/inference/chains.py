@@ -65,10 +65,11 @@ from typing import Any
 
 import numpy as np
 
+from lbm_bench._dtypes import smallest_uint
 from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import draw_seed, stream
 from lbm_bench._threads import single_blas_thread
-from lbm_bench.inference.engine import BlockSums, Sweeper, Uniforms, smallest_uint
+from lbm_bench.inference.engine import BlockSums, Sweeper, Uniforms
 from lbm_bench.models.base import LatentBlockModel
 
 __all__ = ["CHAIN_TASK_ENTRIES", "ChainRun", "ChainStreams", "chain_groups", "chain_seeds", "run_chain_tasks",

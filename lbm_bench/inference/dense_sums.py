@@ -287,11 +287,6 @@ class DenseStatistics:
         """(B, p, n_rows, n_cols) view of the sufficient statistics."""
         return self.by_row.transpose(0, 2, 1, 3)
 
-    @property
-    def stats_t(self) -> np.ndarray:
-        """(B, p, n_cols, n_rows) view of the transposed sufficient statistics."""
-        return self.by_col.transpose(0, 2, 1, 3)
-
     def entrywise_scores(self, sweeper: Any) -> tuple[np.ndarray, np.ndarray]:
         """Class scores of rows and columns with the other labels integrated out entry by
         entry (see :func:`lbm_bench.inference.classifier.initial_column_labels`), in

@@ -58,12 +58,12 @@ import numpy as np
 from lbm_bench._validation import check_choice
 from lbm_bench.inference.dense_sums import DenseStatistics
 from lbm_bench.inference.kernels import TableLayout, choose_kernel
-from lbm_bench.inference.side import class_mass, onehot_t, sample_categorical, sample_class_major, smallest_uint
+from lbm_bench.inference.side import class_mass, onehot_t, sample_categorical, sample_class_major
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.data import TableData
 from lbm_bench.models.observed import EntryFamily
 
-__all__ = ["RECOMPUTE_EVERY", "BlockSums", "Sweeper", "Uniforms", "sample_categorical", "smallest_uint"]
+__all__ = ["RECOMPUTE_EVERY", "BlockSums", "Sweeper", "Uniforms", "sample_categorical"]
 
 #: Incremental block sums are recomputed in full after this many updates (one per sweep).
 RECOMPUTE_EVERY = 50

@@ -12,21 +12,11 @@ masses, inverse-CDF sampling). The block sums themselves are the storage's:
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-__all__ = ["Side", "class_mass", "onehot_t", "sample_categorical", "sample_class_major", "smallest_uint"]
+from lbm_bench._dtypes import smallest_uint
 
-
-@functools.lru_cache(maxsize=64)
-def smallest_uint(n_values: int) -> np.dtype:
-    """Smallest unsigned integer dtype holding ``0 .. n_values - 1`` (cached: it is asked
-    at every Gibbs step, and ``np.iinfo`` costs microseconds)."""
-    for dtype in (np.uint8, np.uint16, np.uint32):
-        if n_values - 1 <= np.iinfo(dtype).max:
-            return np.dtype(dtype)
-    return np.dtype(np.uint64)
+__all__ = ["Side", "class_mass", "onehot_t", "sample_categorical", "sample_class_major"]
 
 
 def onehot_t(labels: np.ndarray, n_classes: int) -> np.ndarray:

@@ -27,12 +27,14 @@ Conditional risk (:mod:`lbm_bench.metrics.risk`)
     :func:`conditional_risk` scores one co-clustering against Gibbs label sets
     under a single label matching and returns a :class:`ConditionalRisk`;
     :func:`item_losses` gives the per-set row and column error rates under the
-    identity matching.
+    identity matching; :func:`chance_risk` (:mod:`lbm_bench.metrics.chance`) the risk of
+    labels drawn at random from the proportions.
 
 Pair counts (Rand, ARI, CARI) are exact integers (see
 :mod:`lbm_bench.metrics.contingency_tables`), so the final ratio is correctly rounded.
 """
 
+from lbm_bench.metrics.chance import chance_risk
 from lbm_bench.metrics.coclustering import cari, ce, l_col, l_full, l_item, l_row
 from lbm_bench.metrics.contingency_tables import contingency
 from lbm_bench.metrics.partition import (
@@ -45,7 +47,7 @@ from lbm_bench.metrics.partition import (
     pair_sets_index,
     rand,
 )
-from lbm_bench.metrics.risk import ConditionalRisk, chance_risk, conditional_risk, item_losses
+from lbm_bench.metrics.risk import ConditionalRisk, conditional_risk, item_losses
 
 __all__ = [
     "ConditionalRisk",

@@ -1,18 +1,15 @@
 """Conditional risk of a co-clustering against Gibbs label sets, and the item losses.
 
 :func:`conditional_risk` scores one co-clustering against Gibbs label sets
-under a single label matching and returns a :class:`ConditionalRisk`;
-:func:`item_losses` gives the per-set row and column error rates of a
-labelling under the identity matching (the Gibbs sampler runs with the true
-parameters, so its sets live in the generating label space); :func:`chance_risk`
-gives the scale's other end: the mean conditional risk of labels drawn at random
-from the proportions.
+under a single label matching (:mod:`lbm_bench.metrics.label_matching`) and returns a
+:class:`ConditionalRisk`; :func:`item_losses` gives the per-set row and column error rates
+of a labelling under the identity matching (the Gibbs sampler runs with the true
+parameters, so its sets live in the generating label space). The scale's other end, the
+chance level, is :mod:`lbm_bench.metrics.chance`'s.
 """
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,41 +18,29 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lbm_bench._validation import (
-    check_count,
     check_integer_array,
     check_label_sets,
     check_labels,
-    check_proportions,
     describe_value,
 )
-from lbm_bench.metrics import contingency_tables as _contingency_tables
 from lbm_bench.metrics.coclustering import cari_counts
 from lbm_bench.metrics.contingency_tables import (
     TableStack,
     ari_from_counts,
-    best_matching,
     label_codes,
     same_length,
 )
+from lbm_bench.metrics.label_matching import cluster_map, optimal_matchings
 from lbm_bench.metrics.mcmc import chain_diagnostics
 
 __all__ = [
-    "CHANCE_DRAWS",
-    "CHANCE_SETS",
     "ConditionalRisk",
-    "chance_risk",
-    "chance_risk_of_sets",
+    "check_gibbs_sets",
     "conditional_risk",
     "conditional_risk_of_sets",
     "item_losses",
     "set_item_losses",
 ]
-
-#: Safety cap on the alternating Hungarian steps of :func:`conditional_risk`.
-_MAX_ALTERNATIONS = 1000
-#: Largest number of maximal one-to-one matchings of one side that
-#: :func:`conditional_risk` enumerates to certify the global optimum.
-_MAX_ENUMERATION = 720
 
 
 # --------------------------------------------------------------------------- #
@@ -63,7 +48,7 @@ _MAX_ENUMERATION = 720
 # --------------------------------------------------------------------------- #
 
 
-def _check_gibbs_sets(gibbs_rows: Any, gibbs_cols: Any) -> tuple[np.ndarray, np.ndarray]:
+def check_gibbs_sets(gibbs_rows: Any, gibbs_cols: Any) -> tuple[np.ndarray, np.ndarray]:
     """The row and column label sets drawn by Gibbs, checked: as many sets on each side."""
     rows = check_label_sets("gibbs_rows", gibbs_rows)
     cols = check_label_sets("gibbs_cols", gibbs_cols)
@@ -107,7 +92,7 @@ def item_losses(
     >>> row_loss.tolist(), col_loss.tolist()
     ([0.0, 0.3333333333333333], [0.5, 0.5])
     """
-    rows, cols = _check_gibbs_sets(gibbs_rows, gibbs_cols)
+    rows, cols = check_gibbs_sets(gibbs_rows, gibbs_cols)
     z = check_labels("z", z, length=rows.shape[1], nonnegative=False)
     w = check_labels("w", w, length=cols.shape[1], nonnegative=False)
     return set_item_losses(rows, cols, z, w)
@@ -123,8 +108,6 @@ def set_item_losses(
 # --------------------------------------------------------------------------- #
 # Conditional risk against Gibbs label sets                                   #
 # --------------------------------------------------------------------------- #
-
-
 
 
 @dataclass(frozen=True, eq=False)
@@ -224,112 +207,6 @@ def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
     return [size + (1 if c < extra else 0) for c in range(int(n_chains))]
 
 
-def _alternate(
-    rows: TableStack, cols: TableStack
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], int]:
-    """Coordinate ascent on ``F = sum_s R_s(sigma) C_s(tau)`` by exact Hungarian steps.
-
-    Minimising the mean ``l_item`` is maximising ``F``, with ``R_s``/``C_s`` the
-    correctly classified row/column counts of set ``s``. Given ``tau``, ``F`` is
-    linear in the row matching with weights ``sum_s C_s N_s``, so each step is
-    an exact linear assignment; a step is kept only when it increases ``F``
-    (integers, so no cycling), and the loop stops when neither step does.
-    """
-    ones = np.ones(rows.n_sets, dtype=np.int64)
-    sigma = best_matching(rows.weighted_sum(ones))
-    tau = best_matching(cols.weighted_sum(ones))
-    row_hits, col_hits = rows.hits(sigma), cols.hits(tau)
-    best = int(np.dot(row_hits, col_hits))
-    stale, steps, update_rows = 0, 0, True
-    while stale < 2 and steps < _MAX_ALTERNATIONS:
-        steps += 1
-        if update_rows:
-            candidate = best_matching(rows.weighted_sum(col_hits))
-            hits = rows.hits(candidate)
-            value = int(np.dot(hits, col_hits))
-        else:
-            candidate = best_matching(cols.weighted_sum(row_hits))
-            hits = cols.hits(candidate)
-            value = int(np.dot(row_hits, hits))
-        if value > best:
-            best, stale = value, 0
-            if update_rows:
-                sigma, row_hits = candidate, hits
-            else:
-                tau, col_hits = candidate, hits
-        else:
-            stale += 1
-        update_rows = not update_rows
-    return sigma, tau, steps
-
-
-def _maximal_matchings(k_ref: int, k_pred: int) -> tuple[np.ndarray, np.ndarray]:
-    """Every maximal one-to-one matching, as index arrays of shape (n_matchings, min(k, k'))."""
-    size = min(k_ref, k_pred)
-    chosen = np.array(
-        list(itertools.permutations(range(max(k_ref, k_pred)), size)), dtype=np.int64
-    ).reshape(-1, size)
-    fixed = np.broadcast_to(np.arange(size, dtype=np.int64), chosen.shape)
-    return (chosen, fixed) if k_ref >= k_pred else (fixed, chosen)
-
-
-def _enumerate(
-    side: np.ndarray, other: np.ndarray
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """Global maximiser of ``F`` by enumerating the maximal matchings of ``side``.
-
-    ``side`` and ``other`` are table stacks of shapes (S, k, k') and (S, l, l').
-    For each matching of ``side`` the best matching of ``other`` is an exact
-    linear assignment with weights ``sum_s R_s M_s``; non-negative weights make
-    maximal matchings sufficient.
-    """
-    ref_idx, pred_idx = _maximal_matchings(side.shape[1], side.shape[2])
-    other_flat = other.reshape(other.shape[0], -1).astype(np.float64)
-    step = max(1, _contingency_tables.CELL_BUDGET // max(1, side.shape[0] * ref_idx.shape[1]))
-    best_value, best = -1.0, (ref_idx[0], pred_idx[0])
-    best_other = (np.arange(0), np.arange(0))
-    for start in range(0, ref_idx.shape[0], step):
-        block = slice(start, start + step)
-        hits = side[:, ref_idx[block], pred_idx[block]].sum(axis=2)
-        weights = (hits.T.astype(np.float64) @ other_flat).reshape(-1, *other.shape[1:])
-        for offset, weight in enumerate(weights):
-            matching = best_matching(weight)
-            value = float(weight[matching].sum())
-            if value > best_value:
-                index = start + offset
-                best_value, best, best_other = value, (ref_idx[index], pred_idx[index]), matching
-    return best, best_other
-
-
-def _optimal_matchings(
-    rows: TableStack, cols: TableStack
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], int, bool]:
-    """(sigma, tau, alternating steps, exact): alternating, then enumeration when cheap."""
-    sigma, tau, steps = _alternate(rows, cols)
-    n_row = math.perm(max(rows.k_ref, rows.k_pred), min(rows.k_ref, rows.k_pred))
-    n_col = math.perm(max(cols.k_ref, cols.k_pred), min(cols.k_ref, cols.k_pred))
-    row_tables, col_tables = rows.stacked(), cols.stacked()
-    if min(n_row, n_col) > _MAX_ENUMERATION or row_tables is None or col_tables is None:
-        return sigma, tau, steps, False
-    if n_row <= n_col:
-        new_sigma, new_tau = _enumerate(row_tables, col_tables)
-    else:
-        new_tau, new_sigma = _enumerate(col_tables, row_tables)
-    current = int(np.dot(rows.hits(sigma), cols.hits(tau)))
-    if int(np.dot(rows.hits(new_sigma), cols.hits(new_tau))) > current:
-        sigma, tau = new_sigma, new_tau
-    return sigma, tau, steps, True
-
-
-def _cluster_map(matching: tuple[np.ndarray, np.ndarray], stack: TableStack) -> np.ndarray:
-    """Array ``predicted cluster -> reference cluster``, -1 if unmatched or empty."""
-    out = np.full(stack.k_pred, -1, dtype=np.int64)
-    ref_idx, pred_idx = matching
-    out[pred_idx] = ref_idx
-    out[stack.pred_sizes() == 0] = -1
-    return _read_only(out)
-
-
 def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
     array = np.asarray(values, dtype=np.float64)
     sd = float(np.std(array, ddof=1)) if array.size > 1 else float("nan")
@@ -406,7 +283,7 @@ def conditional_risk(
     """
     # Sets keep their stored dtype (uint8 for g <= 256): an int64 copy of 2,000 sets of
     # 100,000 rows would take 1.6 GB; the contingency tables are built block by block.
-    rows_ref, cols_ref = _check_gibbs_sets(gibbs_rows, gibbs_cols)
+    rows_ref, cols_ref = check_gibbs_sets(gibbs_rows, gibbs_cols)
     rows_pred = check_labels("z_pred", z_pred)
     cols_pred = check_labels("w_pred", w_pred)
     same_length("gibbs_rows", rows_ref, "z_pred", rows_pred)
@@ -442,7 +319,7 @@ def conditional_risk_of_tables(
     """:func:`conditional_risk` from the contingency tables of every set against the
     renumbered predictions (:class:`TableStack`), and the distinct predicted labels."""
     n_sets = rows.n_sets
-    sigma, tau, steps, exact = _optimal_matchings(rows, cols)
+    sigma, tau, steps, exact = optimal_matchings(rows, cols)
     row_hits, col_hits = rows.hits(sigma), cols.hits(tau)
 
     n_rows, n_cols = rows.n_items, cols.n_items
@@ -457,8 +334,8 @@ def conditional_risk_of_tables(
         mcse=chain_diagnostics(losses, np.asarray(lengths))[0],
         mean_l_row=(n_sets * n_rows - int(row_hits.sum())) / (n_sets * n_rows),
         mean_l_col=(n_sets * n_cols - int(col_hits.sum())) / (n_sets * n_cols),
-        row_map=_cluster_map(sigma, rows),
-        col_map=_cluster_map(tau, cols),
+        row_map=cluster_map(sigma, rows),
+        col_map=cluster_map(tau, cols),
         cari_mean=cari_mean,
         cari_sd=cari_sd,
         n_sets=n_sets,
@@ -474,84 +351,3 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return array
 
 
-#: Labellings drawn, and Gibbs sets used (evenly spaced), by :func:`chance_risk` by default:
-#: 20 x 100 set scorings, the cost of scoring one labelling against 2,000 sets.
-CHANCE_DRAWS, CHANCE_SETS = 20, 100
-
-
-def chance_risk(
-    gibbs_rows: ArrayLike,
-    gibbs_cols: ArrayLike,
-    row_proportions: ArrayLike,
-    col_proportions: ArrayLike,
-    *,
-    n_draws: int = CHANCE_DRAWS,
-    max_sets: int = CHANCE_SETS,
-    rng: np.random.Generator | int | None = None,
-) -> tuple[float, float]:
-    """The chance level of the conditional risk: the mean ``r_item`` of labels drawn from
-    the proportions, independently of the table, scored as any labelling is.
-
-    Monte Carlo: ``n_draws`` labellings are drawn (each row label from
-    ``row_proportions``, each column label from ``col_proportions``, all independent
-    and independent of X), and each is scored like a submission, its conditional risk
-    under its own optimal label matching (:func:`conditional_risk`), against at most
-    ``max_sets`` of the label sets, evenly spaced. The matching fitted to each random
-    labelling is what a random submission gets: on small tables it gains from chance
-    agreements, so the chance level is a few hundredths below the risk under a
-    matching fixed in advance (``1 - 1/g`` per side for equal proportions).
-
-    Parameters
-    ----------
-    gibbs_rows : array-like of shape (n_sets, n_rows)
-        Row label sets.
-    gibbs_cols : array-like of shape (n_sets, n_cols)
-        Column label sets, as many as the row sets.
-    row_proportions : array-like of shape (g,)
-        Proportions of the row classes (the model's prior), positive, summing to 1.
-    col_proportions : array-like of shape (m,)
-        Proportions of the column classes.
-    n_draws : int, default=20
-        Random labellings scored.
-    max_sets : int, default=100
-        Label sets each labelling is scored against (all of them when fewer).
-    rng : None, int or numpy.random.Generator
-        Seed of the draws (``lbm_bench.evaluate`` uses 0, so its report is reproducible).
-
-    Returns
-    -------
-    risk : float
-        The mean conditional risk of the random labellings.
-    standard_error : float
-        Its Monte Carlo standard error (standard deviation over the draws / sqrt(n_draws)).
-
-    Examples
-    --------
-    >>> sets = np.random.default_rng(0).integers(0, 2, size=(50, 40))
-    >>> risk, se = chance_risk(sets, sets, [0.5, 0.5], [0.5, 0.5], rng=0)
-    >>> 0.6 < risk < 0.75, se < 0.02   # 1 - 1/4 = 0.75 under a fixed matching
-    (True, True)
-    """
-    rng = np.random.default_rng(rng)
-    rows, cols = _check_gibbs_sets(gibbs_rows, gibbs_cols)
-    pi = check_proportions("row_proportions", row_proportions)
-    rho = check_proportions("col_proportions", col_proportions)
-    n_draws = check_count("n_draws", n_draws, minimum=2)
-    max_sets = check_count("max_sets", max_sets)
-    return chance_risk_of_sets(rows, cols, pi, rho, n_draws=n_draws, max_sets=max_sets, rng=rng)
-
-
-def chance_risk_of_sets(
-    rows: np.ndarray, cols: np.ndarray, pi: np.ndarray, rho: np.ndarray, *,
-    n_draws: int = CHANCE_DRAWS, max_sets: int = CHANCE_SETS, rng: np.random.Generator,
-) -> tuple[float, float]:
-    """:func:`chance_risk` of validated arrays and a Generator."""
-    n_sets = rows.shape[0]
-    keep = np.unique(np.linspace(0, n_sets - 1, min(n_sets, max_sets)).round().astype(np.int64))
-    rows, cols = rows[keep], cols[keep]
-    risks = np.array([
-        conditional_risk_of_sets(rows, cols, rng.choice(pi.shape[0], size=rows.shape[1], p=pi),
-                          rng.choice(rho.shape[0], size=cols.shape[1], p=rho), [keep.shape[0]]).risk
-        for _ in range(n_draws)
-    ])
-    return float(risks.mean()), float(risks.std(ddof=1) / math.sqrt(n_draws))

@@ -139,6 +139,12 @@ class TableData:
         """The values held, 1-D (every entry of a dense table, the non-zeros of a sparse one)."""
         raise NotImplementedError
 
+    def observed_values(self, *, implicit_zero: bool = False) -> np.ndarray:  # pragma: no cover
+        """The values of the observed entries that the table holds, 1-D: every observed entry of
+        a dense table, the stored values of a sparse one; with ``implicit_zero``, one 0 after
+        them when a sparse table has observed entries it does not store (its zeros; a copy)."""
+        raise NotImplementedError
+
     def row_totals(self) -> np.ndarray:
         """Sum of each row, float64 of shape (n_rows,)."""
         return np.asarray(self.table.sum(axis=1), dtype=np.float64).ravel()
@@ -289,6 +295,9 @@ class DenseTableData(TableData):
     def stored_values(self) -> np.ndarray:
         return self.table.ravel()
 
+    def observed_values(self, *, implicit_zero: bool = False) -> np.ndarray:
+        return self.table.ravel() if self.observed is None else self.table[self.observed]
+
     def group_sums(self, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
         """Converted to float64 by bands of columns of at most 4 MiB, so the memory
         beyond the table is bounded whatever its size."""
@@ -385,6 +394,12 @@ class SparseTableData(TableData):
         return int(self.table.nnz)
 
     def stored_values(self) -> np.ndarray:
+        return self.table.data
+
+    def observed_values(self, *, implicit_zero: bool = False) -> np.ndarray:
+        n, d = self.shape
+        if implicit_zero and n * d - self.table.nnz - self.n_missing > 0:
+            return np.concatenate([self.table.data, [0]])
         return self.table.data
 
     def group_sums(self, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:

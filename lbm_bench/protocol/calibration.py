@@ -55,9 +55,10 @@ from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_positive_float
 from lbm_bench.inference.chains import shipped
 from lbm_bench.models.design import ModelDesign, random_design
+from lbm_bench.models.family import Family
 from lbm_bench.models.missing import MaskNoise
 from lbm_bench.models.observed import EntryFamily
-from lbm_bench.protocol.request import CRITERIA, TableRequest, request_from_arguments
+from lbm_bench.protocol.request import RISK_CRITERIA, TableRequest, request_from_arguments
 from lbm_bench.protocol.scale_search import (
     AUTO_MAX_TABLES,
     AUTO_SE_FRACTION,
@@ -80,7 +81,6 @@ __all__ = [
     "classifier_labels",
     "short_run_floors",
     "CommonRandomNumbers",
-    "CRITERIA",
     "METHODS",
 ]
 
@@ -277,7 +277,7 @@ class CommonRandomNumbers:
 
 def check_criterion(criterion: str) -> str:
     """``criterion`` if it is ``"bayes"`` or ``"map"``, else ValueError."""
-    return check_choice("criterion", criterion, CRITERIA)
+    return check_choice("criterion", criterion, RISK_CRITERIA)
 
 
 def _batch_budget(statistic: str, design: ModelDesign, batch_bytes: int, floor_batch_bytes: int) -> int:
@@ -383,7 +383,7 @@ def calibrate(
 
 @fill_doc
 def calibrate_scale(
-    kind: str | TableRequest,
+    kind: Family | str | TableRequest,
     n_rows: int | None = None,
     n_cols: int | None = None,
     n_row_clusters: int | None = None,

@@ -19,7 +19,7 @@ from typing import Any
 
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.design_file import read_design_file
-from lbm_bench.models.registry import as_family
+from lbm_bench.models.family import Family
 from lbm_bench.protocol.request import TableRequest
 
 __all__ = ["design_request", "load_design"]
@@ -51,7 +51,7 @@ def design_request(
     n_rows: int | None = None,
     n_cols: int | None = None,
     *,
-    kind: Any = None,
+    kind: Family | None = None,
     clusters: tuple[Any, Any] = (None, None),
     criterion: str = "bayes",
     options: Mapping[str, Any] | None = None,
@@ -65,8 +65,10 @@ def design_request(
     target_risk : float
     n_rows, n_cols : int, optional
         The shape; default: the design file's source shape (or the design's effects').
-    kind, clusters : optional
-        When given, they must be the design's (a family and its numbers of clusters).
+    kind : Family, optional
+        When given, it must be the design's family.
+    clusters : (int, int), optional
+        When given, they must be the design's numbers of clusters.
     criterion : {"bayes", "map"}
     options : mapping, optional
         Design options, refused: the design fixes them.
@@ -79,8 +81,8 @@ def design_request(
     design, shape = load_design(design)
     if options:
         raise ValueError(f"{', '.join(sorted(options))}: the design fixes its design options; drop them")
-    if kind is not None and as_family(kind) is not design.family:
-        raise ValueError(f"kind={as_family(kind).kind!r} but the design is of {design.kind} blocks")
+    if kind is not None and kind is not design.family:
+        raise ValueError(f"kind={kind.kind!r} but the design is of {design.kind} blocks")
     if any(c is not None for c in clusters) and tuple(clusters) != design.block_shape:
         raise ValueError(f"the design has {design.block_shape[0]}x{design.block_shape[1]} clusters, "
                          f"not {clusters[0]}x{clusters[1]}")

@@ -47,7 +47,9 @@ from lbm_bench.inference.floor import FloorCertificate, floor_certificate
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
+from lbm_bench.models.family import Family
 from lbm_bench.models.missing import mask_table
+from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.calibration import calibrate
 from lbm_bench.protocol.from_design import design_request, load_design
 from lbm_bench.protocol.memory import check_memory, estimate_request_memory
@@ -85,7 +87,7 @@ def _progress_bar(enabled: bool, total: int | None, desc: str):
 
 @fill_doc
 def generate_table(
-    kind: str | TableRequest | None = None,
+    kind: Family | str | TableRequest | None = None,
     n_rows: int | None = None,
     n_cols: int | None = None,
     n_row_clusters: int | None = None,
@@ -276,7 +278,8 @@ def _design_arguments(design, kind, sizes, settings, options) -> tuple[TableRequ
     options = dict(options)
     given = {name: options.pop(name) for name in list(options) if name in GenerationSettings.names()}
     criterion = options.pop("criterion", "bayes")
-    request, design = design_request(design, target, n_rows, n_cols, kind=kind, clusters=(g, m),
+    family = None if kind is None else as_family(kind)  # generate_table's kind=, a name or a family
+    request, design = design_request(design, target, n_rows, n_cols, kind=family, clusters=(g, m),
                                      criterion=criterion, options=options)
     request, settings = request_from_arguments(request, (None,) * 5, settings, given, caller="generate_table")
     return request, settings, design

@@ -36,11 +36,12 @@ from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
-__all__ = ["CRITERIA", "REQUEST_FLAGS", "RequestOptions", "TableRequest", "request_from_arguments", "request_in_flags"]
+__all__ = ["REQUEST_FLAGS", "RISK_CRITERIA", "RequestOptions", "TableRequest", "request_from_arguments",
+           "request_in_flags"]
 
 #: What the target risk can apply to: the floor (the Bayes labels for l_item) or the
-#: X-only MAP labels (the paper's protocol).
-CRITERIA = ("bayes", "map")
+#: X-only MAP labels (the paper's protocol); a table file's ``@criterion``.
+RISK_CRITERIA = ("bayes", "map")
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class RequestOptions(Record):
     read them the same way."""
 
     criterion: str = setting(
-        "bayes", choice(*CRITERIA), "--criterion",
+        "bayes", choice(*RISK_CRITERIA), "--criterion",
         "risk the target applies to: 'bayes' (the floor, the Bayes labels for l_item) "
         "or 'map' (the X-only MAP labels, the paper's protocol)",
     )

@@ -12,7 +12,7 @@ variance ``J = delta^2 / (2 sigma^2)``) the error of that test is about
 equal-variance Gaussian blocks). A row errs when any other class wins: the
 ratios against the other classes are correlated (they share the row's noise),
 and a row's error is the probability that one of them is positive, the ratios
-taken as jointly normal (:class:`_Side`). Columns likewise with ``n_rows``. The
+taken as jointly normal (:class:`SideError`). Columns likewise with ``n_rows``. The
 predicted ``l_item`` combines the two (eq. 3).
 
 With missing entries, a row is informed by its observed entries only: ``n_cols``
@@ -44,19 +44,19 @@ from lbm_bench._validation import describe_percent
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.missing import unreachable_risk
 
-__all__ = ["block_divergences", "check_target", "predicted_error", "first_guess", "guessing_risk"]
+__all__ = ["SideError", "block_divergences", "check_target", "first_guess", "guessing_risk", "predicted_error"]
 
 #: The other side's errors attenuate a side's separations by ``(1 - e / e_max) **
 #: ATTENUATION_POWER`` (``e_max``: the error of guessing). A uniform confusion of the
 #: other side's labels would give the power 2 (the separations are squared mean
 #: differences); the labels that the MAP gets wrong are the ambiguous ones, which carry
-#: little anyway. With each side's error from jointly normal ratios (:class:`_Side`), the
+#: little anyway. With each side's error from jointly normal ratios (:class:`SideError`), the
 #: power 1 centres the first guess on the calibrated scales of the 63 configurations of
 #: ``repository/paper.toml`` (1/2 did with the union bound used until 2026-11;
 #: ``scripts/benchmarks/calibration_cost.py repository/paper.toml`` prints the mean log
 #: ratio of the guess to the calibrated scale and its spread: docs/performance.md).
 ATTENUATION_POWER = 1.0
-#: Closest classes whose likelihood ratios :class:`_Side` takes as jointly normal (one
+#: Closest classes whose likelihood ratios :class:`SideError` takes as jointly normal (one
 #: factor); farther classes add their errors. Their mean correlation is kept below
 #: ``MOST_CORRELATION`` (nearly identical classes), where the grid still resolves the integral.
 COMPETITORS = 8
@@ -115,7 +115,7 @@ def _separations(divergence: np.ndarray, other: np.ndarray, n_other: int) -> np.
     return (n_other * diagonal * other).sum(axis=-1)
 
 
-class _Side:
+class SideError:
     """Predicted error of one side's labels from the separations ``D`` between its classes
     (:meth:`error`, at each attenuation of the fixed point).
 
@@ -186,7 +186,7 @@ def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float)
     cols = _separations(J.transpose(1, 0, 3, 2), design.row_proportions, n_rows)
     row_ceiling = 1.0 - float(np.max(design.row_proportions))
     col_ceiling = 1.0 - float(np.max(design.col_proportions))
-    row_side, col_side = _Side(rows, design.row_proportions), _Side(cols, design.col_proportions)
+    row_side, col_side = SideError(rows, design.row_proportions), SideError(cols, design.col_proportions)
     row = col = 0.0
     for _ in range(100):  # the fixed point reached from error-free labels on the other side
         new_row = row_side.error((1.0 - col / col_ceiling) ** ATTENUATION_POWER)

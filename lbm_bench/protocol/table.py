@@ -13,6 +13,7 @@ from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
+from lbm_bench.models.family import Family
 from lbm_bench.protocol.request import TableRequest
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
@@ -187,7 +188,13 @@ class Table:
     format_version: str | None = field(default=None, compare=False)
 
     @property
+    def family(self) -> Family:
+        """The family of the table's model."""
+        return self.model.family
+
+    @property
     def kind(self) -> str:
+        """The name of the table's family."""
         return self.model.kind
 
     def header_values(self) -> dict[str, Any]:

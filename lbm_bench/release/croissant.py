@@ -33,7 +33,7 @@ from pathlib import Path
 from lbm_bench._atomic import atomic_write_text
 from lbm_bench.models.registry import family_names
 from lbm_bench.release._files import sha256_file
-from lbm_bench.release.manifest import header_fields
+from lbm_bench.release.manifest import entry_family, header_fields
 
 __all__ = [
     "CROISSANT_CONTEXT",
@@ -157,7 +157,7 @@ def table_fields(manifest: dict) -> tuple[tuple[str, str, str], ...]:
     :data:`MISSING_FIELDS` when a table of the release has missing entries."""
     extra: dict[str, tuple[str, str, str]] = {}
     for entry in manifest["tables"]:
-        for name, (kind, text) in header_fields(entry["kind"]).items():
+        for name, (kind, text) in header_fields(entry_family(entry)).items():
             extra.setdefault(name, (name, _DATA_TYPES[kind], f"{entry['kind']} tables: {text}"))
     missing = MISSING_FIELDS if any("missing_rate" in entry for entry in manifest["tables"]) else ()
     return TABLE_FIELDS + tuple(extra[name] for name in sorted(extra)) + missing

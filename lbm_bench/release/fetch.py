@@ -55,8 +55,10 @@ import urllib.request
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from lbm_bench._atomic import describe_os_error
+from lbm_bench._validation import one_line
 from lbm_bench.protocol.memory import format_bytes, parse_memory_size
 
 __all__ = ["DEFAULT_MAX_SIZE", "DEFAULT_MIN_RATE", "FetchError", "default_cache_dir", "fetch_release"]
@@ -251,16 +253,15 @@ def _download(url: str, target: Path, *, timeout: float, min_rate: float, max_si
     except urllib.error.HTTPError as exc:
         raise FetchError(f"cannot download {url}: HTTP {exc.code} {exc.reason}") from None
     except urllib.error.URLError as exc:
-        raise FetchError(f"cannot download {url}: {_one_line(exc.reason)}") from None
+        raise FetchError(f"cannot download {url}: {_words(exc.reason)}") from None
     except (OSError, ValueError, http.client.HTTPException) as exc:  # timeouts, resets, file:// errors
-        raise FetchError(f"cannot download {url}: {_one_line(exc)}") from None
+        raise FetchError(f"cannot download {url}: {_words(exc)}") from None
     return digest.hexdigest(), size
 
 
-def _one_line(value) -> str:
-    if isinstance(value, OSError):
-        value = describe_os_error(value)
-    return " ".join(str(value).split()) or type(value).__name__
+def _words(value: Any) -> str:
+    """A download's or an archive's error on one line, an operating system's error in words."""
+    return one_line(describe_os_error(value) if isinstance(value, OSError) else value)
 
 
 def _safe_member(member: tarfile.TarInfo, url: str) -> list[str]:
@@ -315,7 +316,7 @@ def _declared_files(index: dict[str, bytes], url: str) -> dict[str, int | None]:
             declared[str(entry["file"])] = size
     except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
         raise FetchError(f"{url}: not a release archive: its SHA256SUMS or manifest.json is malformed "
-                         f"({_one_line(exc)})") from None
+                         f"({_words(exc)})") from None
     return declared
 
 
@@ -419,7 +420,7 @@ def _extract(archive: Path, into: Path, url: str, max_size: int) -> Path:
     except FetchError:
         raise
     except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-        raise FetchError(f"{url} is not a readable release archive ({_one_line(exc)})") from None
+        raise FetchError(f"{url} is not a readable release archive ({_words(exc)})") from None
     return top
 
 
@@ -513,7 +514,7 @@ def fetch_release(
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise FetchError(f"cannot create the cache folder {cache}: {_one_line(exc)}") from None
+        raise FetchError(f"cannot create the cache folder {cache}: {_words(exc)}") from None
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=cache))
     try:
         archive = work / "archive"
@@ -528,7 +529,7 @@ def fetch_release(
         try:
             problems = verify_release(folder)
         except (ValueError, OSError) as exc:
-            raise FetchError(f"{url} is not a release archive: {_one_line(exc)}") from None
+            raise FetchError(f"{url} is not a release archive: {_words(exc)}") from None
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise FetchError(f"{url}: the release does not verify: {problems[0]}{more}")

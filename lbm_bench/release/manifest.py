@@ -18,7 +18,7 @@ from typing import Any
 from lbm_bench._atomic import atomic_write_text
 from lbm_bench._validation import describe_percent
 from lbm_bench.models.family import Family
-from lbm_bench.models.registry import as_family
+from lbm_bench.models.registry import get_family
 from lbm_bench.release._files import sha256_file
 from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec
 
@@ -26,6 +26,7 @@ __all__ = [
     "RELEASE_FORMAT_VERSION",
     "built_with",
     "has_missing_entries",
+    "entry_family",
     "header_fields",
     "kind_text",
     "missing_text",
@@ -110,15 +111,27 @@ def release_format_version(manifest: dict) -> tuple[int, int]:
         return (1, 0)
 
 
-def header_fields(kind: Family | str) -> dict[str, tuple[str, str]]:
-    """The header attributes of family ``kind`` (a family or its name) a manifest entry repeats
-    (``categories`` of a categorical table), name to (attribute kind, description)."""
-    return dict(as_family(kind).storage.header_attributes)
+def entry_family(entry: dict) -> Family:
+    """The family of a manifest entry: its ``kind``, a name read from a manifest file (where
+    the name becomes the family, as a table file's ``@kind`` does).
+
+    Raises
+    ------
+    ValueError
+        When the entry names no registered family.
+    """
+    return get_family(entry["kind"])
+
+
+def header_fields(family: Family) -> dict[str, tuple[str, str]]:
+    """The header attributes of ``family`` a manifest entry repeats (``categories`` of a
+    categorical table), name to (attribute kind, description)."""
+    return dict(family.storage.header_attributes)
 
 
 def kind_text(entry: dict) -> str:
     """The kind of a manifest entry with its header values, for cards: ``"categorical (categories 5)"``."""
-    extra = ", ".join(f"{name} {entry[name]}" for name in header_fields(entry["kind"]) if name in entry)
+    extra = ", ".join(f"{name} {entry[name]}" for name in header_fields(entry_family(entry)) if name in entry)
     return f"{entry['kind']} ({extra})" if extra else entry["kind"]
 
 

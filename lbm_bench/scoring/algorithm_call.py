@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._interrupts import watching
-from lbm_bench.algorithms.registry import CONTRACTS, GIVEN_COUNTS, Contract
+from lbm_bench.algorithms.catalog import CONTRACTS, GIVEN_COUNTS, Contract
 
 __all__ = ["RunFailed", "algorithm_input", "failure_text", "family_keywords", "fit_labels"]
 
@@ -81,7 +81,7 @@ def algorithm_input(fit: Any, table: Any) -> Any:
     table: explicit NaN values), or a NumPy masked array in the table's dtype for an algorithm
     that asks for one (attribute :data:`lbm_bench.algorithms.MASKED_INPUT`) when the dense
     table has missing entries."""
-    from lbm_bench.algorithms.registry import MASKED_INPUT
+    from lbm_bench.algorithms.catalog import MASKED_INPUT
     from lbm_bench.models.data import TableData
 
     data = table.data

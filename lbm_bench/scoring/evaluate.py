@@ -33,12 +33,14 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._validation import check_count, check_labels
-from lbm_bench.inference.bayes import check_starts, side_of_minority
+from lbm_bench.inference.bayes import check_starts
 from lbm_bench.inference.floor import cross_fitted_sides, set_start_indices, side_bounds
+from lbm_bench.inference.label_sides import LabelSide
 from lbm_bench.metrics import ari, cari, l_item, matching_error
+from lbm_bench.metrics.chance import CHANCE_DRAWS, CHANCE_SETS
 from lbm_bench.metrics.contingency_tables import TableStack, ari_from_counts, label_codes, pair_counts, table_pair_sums
 from lbm_bench.metrics.mcmc import chain_diagnostics
-from lbm_bench.metrics.risk import CHANCE_DRAWS, CHANCE_SETS, conditional_risk_of_tables
+from lbm_bench.metrics.risk import conditional_risk_of_tables
 from lbm_bench.protocol.table import Table
 from lbm_bench.scoring.set_counts import Labelling, count_tables
 
@@ -402,7 +404,7 @@ class _SetCounts:
         sides = []
         for side in ("rows", "cols"):
             part = self.parts[side]
-            sides.append(side_of_minority(part.picked_sets(self.picked), self.n_classes[side], part.ref,
+            sides.append(LabelSide.of_minority(part.picked_sets(self.picked), self.n_classes[side], part.ref,
                                           table.gibbs.n_samples, part.minority, bounds=side_bounds(chain_lengths)))
             part.counts, part.items = [], []  # in the side's blocks now
         g, m = table.model.block_shape
@@ -428,7 +430,7 @@ def _small(codes: np.ndarray) -> np.ndarray:
 
 def _chance_draws(table: Table, n_draws: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """The chance level's random labellings (seed :data:`CHANCE_SEED`), drawn in the order of
-    :func:`~lbm_bench.metrics.risk.chance_risk_of_sets`, each renumbered ``0..k-1``."""
+    :func:`~lbm_bench.metrics.chance.chance_risk_of_sets`, each renumbered ``0..k-1``."""
     rng = np.random.default_rng(CHANCE_SEED)
     pi, rho = table.model.row_proportions, table.model.col_proportions
     n, d = table.shape

@@ -2,7 +2,7 @@
 CSV, means and the plot.
 
 A **track** of ``lbm-bench benchmark`` is a :class:`Track`: how its algorithms are called (its
-:class:`~lbm_bench.algorithms.registry.Contract`), its runner, its results' columns and summary, and
+:class:`~lbm_bench.algorithms.catalog.Contract`), its runner, its results' columns and summary, and
 the options it takes. Each track is declared in its own module (:mod:`lbm_bench.scoring.known_clusters`:
 the numbers of clusters given; :mod:`lbm_bench.scoring.unknown_clusters`: chosen by the algorithm)
 and listed in :data:`lbm_bench.scoring.benchmark.TRACKS`, which ``run_benchmark`` and the command
@@ -28,7 +28,7 @@ import numpy as np
 
 from lbm_bench._atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from lbm_bench._records import Record
-from lbm_bench.algorithms.registry import Contract
+from lbm_bench.algorithms.catalog import Contract
 from lbm_bench.scoring.algorithm_call import RunFailed, algorithm_input, family_keywords, fit_labels
 
 __all__ = ["MISSING_COLUMN", "REPORT_FIELDS", "RESULT_COLUMNS", "RunFailed", "Track", "Writes", "algorithm_input",

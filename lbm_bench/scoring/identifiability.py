@@ -107,14 +107,14 @@ def identifiability(table: Table, max_clusters: tuple[int, int], *, name: str | 
         raise ValueError(f"max_clusters {G}x{M} does not include the table's {g}x{m} clusters")
     name = name if name is not None else f"{table.kind} table seed {table.seed}"
     seed = zlib.crc32(name.encode())
-    kind = table.kind
-    reference = [select_lbm(table.data, (G, M), kind=kind, search=search, rng=[seed, i]).criterion_table
+    family = table.model.family
+    reference = [select_lbm(table.data, (G, M), kind=family, search=search, rng=[seed, i]).criterion_table
                  for i, search in enumerate(("grid", "path"))]
     values = np.fmax(*reference)
     bayes = table.bayes_rows is not None
     rows, cols = (table.bayes_rows, table.bayes_cols) if bayes else (table.map_rows, table.map_cols)
     rows, cols = compact_labels(rows), compact_labels(cols)
-    criterion = Criterion(EMProblem(table.table_data(), kind), "icl")
+    criterion = Criterion(EMProblem(table.table_data(), family), "icl")
     labels_value = criterion(rows, cols)
     others = values.copy()
     others[g - 1, m - 1] = np.nan

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from lbm_bench._atomic import atomic_write_text
 from lbm_bench._records import Record
-from lbm_bench.algorithms.registry import GIVEN_COUNTS
+from lbm_bench.algorithms.catalog import GIVEN_COUNTS
 from lbm_bench.scoring.harness import (
     MISSING_COLUMN,
     RESULT_COLUMNS,

@@ -115,7 +115,7 @@ class Counted:
         """The minority entries of the sets ``begin:end`` over all the bands, one CSR pattern
         ``(indices, indptr)`` per class: row ``s - begin`` lists, increasing, the items to which
         set ``s`` gives that class when it is not their ``ref``. Indices and ``indptr`` are
-        int32 when they fit (what :func:`~lbm_bench.inference.bayes.side_of_minority` takes)."""
+        int32 when they fit (what :meth:`~lbm_bench.inference.label_sides.LabelSide.of_minority` takes)."""
         n_classes = self.counts[0].shape[0] if self.counts else 0
         n_items = self.ref.shape[0]
         # where each (class, set) of each band starts among the band's items

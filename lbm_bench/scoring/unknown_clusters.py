@@ -40,7 +40,7 @@ import numpy as np
 
 from lbm_bench._atomic import atomic_write_text
 from lbm_bench._records import Record, setting
-from lbm_bench.algorithms.registry import CHOSEN_COUNTS
+from lbm_bench.algorithms.catalog import CHOSEN_COUNTS
 from lbm_bench.algorithms.selection import check_max_clusters
 from lbm_bench.scoring.harness import (
     RESULT_COLUMNS,

@@ -13,7 +13,7 @@ versions, item names and kinds, dtypes, chunking), :mod:`~lbm_bench.storage.writ
 (:func:`save_table`: atomic and byte-stable), :mod:`~lbm_bench.storage.reader`
 (:func:`load_table`, :func:`check_file`, :func:`read_info`),
 :mod:`~lbm_bench.storage.validate` (the checks, shared by the writer and the
-reader), :mod:`~lbm_bench.storage.missing` (the mask's items and their checks) and
+reader), :mod:`~lbm_bench.storage.missing_mask` (the mask's items and their checks) and
 :mod:`~lbm_bench.storage.compare` (two files item by item: the same table up to
 rounding, or another table).
 

@@ -26,6 +26,8 @@ import h5py
 import numpy as np
 from scipy import sparse as sp
 
+from lbm_bench._validation import one_line
+
 __all__ = ["AnnDataError", "AnnDataX", "is_anndata", "read_anndata_x"]
 
 #: Sparse encodings of ``X`` and the scipy constructor of each.
@@ -90,7 +92,7 @@ def read_anndata_x(file: h5py.File, *, guard: Guard | None = None) -> AnnDataX:
         rows = _names(file.get("obs"), "obs", table.shape[0])
         cols = _names(file.get("var"), "var", table.shape[1])
     except (OSError, KeyError, TypeError) as exc:
-        raise AnnDataError(f"damaged AnnData file ({_one_line(exc)})") from None
+        raise AnnDataError(f"damaged AnnData file ({one_line(exc)})") from None
     return AnnDataX(table, dtype, rows, cols)
 
 
@@ -128,7 +130,7 @@ def _sparse(group: h5py.Group, guard: Guard | None) -> tuple[sp.csr_array, np.dt
         table = _SPARSE[encoding]((group["data"][()], group["indices"][()], group["indptr"][()]), shape=shape)
         table.check_format(full_check=True)
     except ValueError as exc:
-        raise AnnDataError(f"X ({encoding}) is inconsistent ({_one_line(exc)})") from None
+        raise AnnDataError(f"X ({encoding}) is inconsistent ({one_line(exc)})") from None
     table = sp.csr_array(table)
     table.eliminate_zeros()
     return table, dtype
@@ -164,7 +166,3 @@ def _text(value: Any) -> str | None:
     if isinstance(value, bytes):
         return value.decode("utf-8", "replace")
     return None if value is None else str(value)
-
-
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__

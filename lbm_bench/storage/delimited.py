@@ -117,7 +117,7 @@ def _rows(handle: io.TextIOBase, delimiter: str) -> Iterator[tuple[int, list[str
         raise DelimitedTextError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
-class _Parser:
+class _RowConverter:
     """Rows converted as they are read: the first column kept apart (names or numbers,
     decided at the end), the other cells as float64 (text refused at once)."""
 
@@ -225,7 +225,7 @@ def read_delimited(
             raise DelimitedTextError("has no data (empty, or only blank lines)")
         line, cells = first
         is_header = header if header is not None else (any(_is_text(c) for c in cells[1:]))
-        parser = _Parser(capacity, cells if is_header else None, row_names)
+        parser = _RowConverter(capacity, cells if is_header else None, row_names)
         if not is_header:
             parser.add(line, cells)
         for line, cells in rows:

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from lbm_bench.models.family import Family
-from lbm_bench.models.registry import as_family
 
 __all__ = [
     "FORMAT_NAME",
@@ -58,17 +57,10 @@ __all__ = [
     "BAYES_RISK_ATTRIBUTES",
     "FLOOR_ATTRIBUTES",
     "FLOOR_DATASETS",
-    "CRITERIA",
     "POSTERIOR_DTYPE",
     "GROUP_ATTRIBUTES",
-    "COMPRESSED",
-    "GZIP_LEVEL",
-    "CHUNK_BYTES",
-    "GIBBS_CHUNK",
     "SPARSE_DATA",
     "MAX_STRING_BYTES",
-    "chunk_shape",
-    "dataset_options",
 ]
 
 # ---------------------------------------------------------------------------
@@ -230,29 +222,30 @@ def version_for(items: Iterable[str]) -> str:
 # ---------------------------------------------------------------------------
 # Datasets
 # ---------------------------------------------------------------------------
-def data_dtype(kind: Family | str) -> np.dtype:
-    """dtype of ``data`` (the dataset, or ``data/values`` of a sparse table) for family ``kind``
-    (a family or its name): the model class's ``table_dtype`` (:mod:`lbm_bench.models.registry`).
+def data_dtype(family: Family) -> np.dtype:
+    """dtype of ``data`` (the dataset, or ``data/values`` of a sparse table) for ``family``: the
+    model class's ``table_dtype``.
 
     Examples
     --------
-    >>> data_dtype("poisson")
+    >>> from lbm_bench.models.registry import get_family
+    >>> data_dtype(get_family("poisson"))
     dtype('int64')
     """
-    return as_family(kind).model.table_dtype
+    return family.model.table_dtype
 
 
-def block_parameters(kind: Family | str) -> tuple[str, ...]:
-    """Block parameter datasets of ``params/`` for family ``kind``, each of shape (g, m)
+def block_parameters(family: Family) -> tuple[str, ...]:
+    """Block parameter datasets of ``params/`` for ``family``, each of shape (g, m)
     (its storage codec's ``parameter_names``; the optional EFFECTS come on top)."""
-    return as_family(kind).storage.parameter_names
+    return family.storage.parameter_names
 
 
-def header_attributes(kind: Family | str) -> dict[str, str]:
-    """Root attributes the files of family ``kind`` carry beyond :data:`ROOT_ATTRIBUTES`
+def header_attributes(family: Family) -> dict[str, str]:
+    """Root attributes the files of ``family`` carry beyond :data:`ROOT_ATTRIBUTES`
     (name -> attribute kind; its storage codec's ``header_attributes``): ``{"categories": "int"}``
     for categorical tables (version 1.2), none otherwise."""
-    return {name: kind_ for name, (kind_, _) in as_family(kind).storage.header_attributes.items()}
+    return {name: kind for name, (kind, _) in family.storage.header_attributes.items()}
 
 
 #: Optional per-row/column parameters (the exposures of a family that ``has_effects``: the
@@ -328,8 +321,8 @@ DATASETS: dict[str, DatasetSpec] = {
 _EFFECT_SHAPES = {"row_effects": ("n_rows",), "col_effects": ("n_cols",)}
 
 
-def dataset_spec(path: str, kind: Family | str) -> DatasetSpec:
-    """What dataset ``path`` must be in a file of family ``kind`` (a family or its name).
+def dataset_spec(path: str, family: Family) -> DatasetSpec:
+    """What dataset ``path`` must be in a file of ``family``.
 
     The fixed datasets of :data:`DATASETS`; the family's block parameters
     ``params/<name>`` (:func:`block_parameters`) and the design's
@@ -340,9 +333,11 @@ def dataset_spec(path: str, kind: Family | str) -> DatasetSpec:
 
     Examples
     --------
-    >>> dataset_spec("params/rates", "poisson").shape, dataset_spec("truth/rows", "poisson").labels
+    >>> from lbm_bench.models.registry import get_family
+    >>> poisson = get_family("poisson")
+    >>> dataset_spec("params/rates", poisson).shape, dataset_spec("truth/rows", poisson).labels
     (('g', 'm'), 'g')
-    >>> dataset_spec("params/probs", "categorical").shape
+    >>> dataset_spec("params/probs", get_family("categorical")).shape
     ('g', 'm', '@categories')
     """
     if path in DATASETS:
@@ -350,7 +345,6 @@ def dataset_spec(path: str, kind: Family | str) -> DatasetSpec:
     group, _, name = path.rpartition("/")
     if group in ("params", "params/design") and name in _EFFECT_SHAPES:
         return DatasetSpec(_EFFECT_SHAPES[name], "f")
-    family = as_family(kind)
     if (group == "params" and name in block_parameters(family)) or path == "params/design/pattern":
         return DatasetSpec(("g", "m") + family.storage.block_extents, "f")
     dtype = data_dtype(family)
@@ -412,8 +406,6 @@ FLOOR_DATASETS = ("bayes/rows", "bayes/cols", "posterior/rows", "posterior/cols"
 MISSING_ATTRIBUTES = {"missing_rate": "float", "missing_mechanism": "str", "n_missing": "int"}
 #: Version 1.3: the datasets of a sparse table's missing set (CSR positions, no values).
 MISSING_DATA = ("missing/indptr", "missing/indices")
-#: Values of ``@criterion``: which risk the target and the rejection step applied to.
-CRITERIA = ("bayes", "map")
 #: dtype of ``posterior/rows`` (n_rows, n_row_clusters) and ``posterior/cols`` (n_cols, n_col_clusters).
 POSTERIOR_DTYPE = np.dtype(np.float32)
 #: Attributes of the groups (group path -> {name: kind}); the names of the
@@ -443,74 +435,7 @@ GROUP_ATTRIBUTES = {
 #: Longest string attribute, in UTF-8 bytes (version-1 object headers cap a message near 64 KiB).
 MAX_STRING_BYTES = 64_000
 
-# ---------------------------------------------------------------------------
-# Chunking and compression
-# ---------------------------------------------------------------------------
 #: The datasets of a sparse table's ``data`` group (CSR, version 1.1).
 SPARSE_DATA = ("data/indptr", "data/indices", "data/values")
-#: Datasets stored chunked and compressed; every other dataset is contiguous.
-COMPRESSED = ("data", "gibbs/cols", "gibbs/rows", "observed") + SPARSE_DATA + MISSING_DATA
-#: Compression of the chunked datasets (gzip level, with the shuffle filter).
-GZIP_LEVEL = 4
-#: Upper bound on the bytes of one chunk.
-CHUNK_BYTES = 1 << 20
-#: Chunk shape bounds of the Gibbs label sets: (sets, items). Consecutive sets of a
-#: chunk repeat the same 64 items, so that deflate finds each set's labels in the
-#: previous set's (it matches within 32 KiB): 2,000 sets of 100,000 rows store in
-#: about 8 MiB where whole-row chunks took 48 MiB (scripts/benchmarks/bench_sparse_io.py).
-GIBBS_CHUNK = (1024, 64)
 
 
-def chunk_shape(shape: tuple[int, ...], itemsize: int, path: str = "data") -> tuple[int, ...]:
-    """Chunk shape of a compressed dataset, at most 1 MiB.
-
-    ``data`` (2-D): whole rows when they fit, ``chunk_cols = min(c, max(1, 2^20 // s))``,
-    ``chunk_rows = min(r, max(1, 2^20 // (chunk_cols * s)))``; the Gibbs sets
-    ``gibbs/rows`` and ``gibbs/cols``: ``(min(r, 1024), min(c, 64))``
-    (:data:`GIBBS_CHUNK`); 1-D datasets (the sparse ``data/...``):
-    ``min(n, max(1, 2^20 // s))`` elements (an empty dataset is not chunked).
-
-    Parameters
-    ----------
-    shape : tuple of int
-        Dataset shape.
-    itemsize : int
-        Bytes per element.
-    path : str, default="data"
-        The dataset.
-
-    Returns
-    -------
-    tuple of int
-
-    Examples
-    --------
-    >>> chunk_shape((2000, 10_000), 1, "gibbs/rows"), chunk_shape((10_000, 10_000), 8)
-    ((1024, 64), (13, 10000))
-    """
-    if len(shape) == 1:
-        return (max(1, min(shape[0], max(1, CHUNK_BYTES // itemsize))),)
-    n_rows, n_cols = shape
-    if path.startswith("gibbs/"):
-        return min(n_rows, GIBBS_CHUNK[0]), min(n_cols, GIBBS_CHUNK[1])
-    cols = min(n_cols, max(1, CHUNK_BYTES // itemsize))
-    rows = min(n_rows, max(1, CHUNK_BYTES // (cols * itemsize)))
-    return rows, cols
-
-
-def dataset_options(path: str, shape: tuple[int, ...], itemsize: int) -> dict[str, object]:
-    """Storage keywords of ``h5py.Group.create_dataset`` for dataset ``path``.
-
-    Those of :data:`COMPRESSED` are chunked (:func:`chunk_shape`), shuffled and
-    gzip-compressed at :data:`GZIP_LEVEL` unless empty; every other dataset is
-    contiguous (no keyword). No dataset records timestamps.
-    """
-    options: dict[str, object] = {"track_times": False}
-    if path in COMPRESSED and 0 not in shape:  # HDF5 cannot chunk an empty dataset
-        options.update(
-            chunks=chunk_shape(shape, itemsize, path),
-            compression="gzip",
-            compression_opts=GZIP_LEVEL,
-            shuffle=True,
-        )
-    return options

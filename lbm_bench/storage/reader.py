@@ -19,9 +19,11 @@ from typing import Any
 import h5py
 import numpy as np
 
+from lbm_bench._validation import one_line
 from lbm_bench.protocol.table import Table
+from lbm_bench.storage.item_reader import HDF5_ERRORS, Fatal, read_version, summary
 from lbm_bench.storage.sources import FileSource, FormatError, SafeAttributes
-from lbm_bench.storage.validate import HDF5_ERRORS, Fatal, one_line, read_table, read_version, summary
+from lbm_bench.storage.validate import read_table
 
 __all__ = ["FormatError", "load_table", "check_file", "read_info", "inspect_file"]
 

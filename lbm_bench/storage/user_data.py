@@ -47,9 +47,10 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench._validation import check_choice
+from lbm_bench._validation import check_choice, one_line
 from lbm_bench.models.data import DenseTableData, TableData
-from lbm_bench.models.registry import check_kind, get_family
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import as_family
 from lbm_bench.storage.user_formats import (
     PATTERN,
     USER_FORMATS,
@@ -57,7 +58,6 @@ from lbm_bench.storage.user_formats import (
     UserTableError,
     file_stem,
     format_of,
-    one_line,
     pattern_kinds,
     read_format,
     reads_patterns,
@@ -89,8 +89,9 @@ class UserTable:
     source_dtype : str
         The stored dtype (``"float32"``, ``"int64"``...), ``"text"`` for a text file,
         :data:`PATTERN` for a Matrix Market pattern file.
-    kind : str or None
-        The family the file declares (an lbm-bench table file's ``@kind``), else None.
+    family : Family or None
+        The family the file declares (an lbm-bench table file's ``@kind``), else None;
+        ``kind`` is its name.
     path : str or None
         The file as given.
     """
@@ -102,8 +103,13 @@ class UserTable:
     row_names: tuple[str, ...] | None = None
     col_names: tuple[str, ...] | None = None
     source_dtype: str = ""
-    kind: str | None = None
+    family: Family | None = None
     path: str | None = None
+
+    @property
+    def kind(self) -> str | None:
+        """The name of the family the file declares, or None."""
+        return None if self.family is None else self.family.kind
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -148,7 +154,7 @@ def _quoted(names: tuple[str, ...] | None, index: int) -> str:
 def read_user_table(
     path: str | os.PathLike[str],
     *,
-    kind: str | None = None,
+    kind: Family | str | None = None,
     format: str | None = None,
     header: bool | None = None,
     row_names: bool | None = None,
@@ -163,8 +169,8 @@ def read_user_table(
     path : str or os.PathLike
         A ``.npy``, ``.npz``, ``.mtx`` (``.mtx.gz``), ``.csv`` / ``.tsv`` (``.gz``), ``.h5ad``
         or lbm-bench table (``.h5``) file.
-    kind : str, optional
-        A family: its value checks are made too (:func:`check_user_values`) and the table
+    kind : str or Family, optional
+        A family (or its name): its value checks are made too (:func:`check_user_values`) and the table
         is returned in that family's dtype and storage; it also lets a family of 0/1
         tables read a Matrix Market pattern file.
     format : str, optional
@@ -207,7 +213,7 @@ def read_user_table(
     """
     path = Path(path)
     where = str(path)
-    kind = None if kind is None else check_kind(kind)
+    family = None if kind is None else as_family(kind)
     if not path.exists():
         raise FileNotFoundError(2, "No such file or directory", where)
     if path.is_dir():
@@ -218,15 +224,15 @@ def read_user_table(
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
         raise ValueError(f"delimiter must be one character, got {delimiter!r}")
     guard = ReadGuard(where, max_memory, style)
-    options = {"kind": kind, "header": header, "row_names": row_names, "delimiter": delimiter}
+    options = {"family": family, "header": header, "row_names": row_names, "delimiter": delimiter}
     read = read_format(path, fmt, guard, options)
     data = TableData.incomplete(read.table)
     out = UserTable(data=data, name=file_stem(path), format=fmt, sha256=_sha256(path), row_names=read.row_names,
-                    col_names=read.col_names, source_dtype=read.source_dtype, kind=read.kind, path=where)
+                    col_names=read.col_names, source_dtype=read.source_dtype, family=read.family, path=where)
     _check_content(out)
-    if kind is None:
+    if family is None:
         return out
-    return replace(out, data=check_user_values(out, kind, max_memory=max_memory, style=style))
+    return replace(out, data=check_user_values(out, family, max_memory=max_memory, style=style))
 
 
 def user_table(
@@ -275,7 +281,7 @@ def _check_content(table: UserTable) -> None:
                              "a table to co-cluster needs at least 2 of each")
     if data.n_missing == n * d:
         raise UserTableError(f"{where}: every entry is missing")
-    values = _observed_values(data)
+    values = data.observed_values()
     if values.dtype.kind == "f" and not np.all(np.isfinite(values)):
         row, col = _first_entry(data, ~np.isfinite(data.stored_values()))
         raise UserTableError(f"{where}: holds an infinite value at {table.cell(row, col)}")
@@ -288,12 +294,6 @@ def _check_content(table: UserTable) -> None:
     if low == high:
         what = "0" if low == 0 else f"{float(low):g}"
         raise UserTableError(f"{where}: every observed entry is {what}: nothing to co-cluster")
-
-
-def _observed_values(data: TableData) -> np.ndarray:
-    if data.is_sparse or not data.has_missing:
-        return data.stored_values()
-    return data.table[data.observed]
 
 
 def _first_entry(data: TableData, flags: np.ndarray) -> tuple[int, int]:
@@ -312,7 +312,7 @@ _CHUNK = 1 << 20
 
 def check_user_values(
     table: UserTable,
-    kind: str,
+    kind: Family | str,
     *,
     max_memory: int | str | None = None,
     style: str = "api",
@@ -328,8 +328,8 @@ def check_user_values(
     Parameters
     ----------
     table : UserTable
-    kind : str
-        A family name.
+    kind : Family or str
+        A family, or its name.
     max_memory, style
         As :func:`read_user_table`.
 
@@ -353,7 +353,7 @@ def check_user_values(
     ...     print(exc)
     votes: not a table of poisson blocks: its values must be non-negative, got min -1 (first at row 2, column 1: -1)
     """
-    family = get_family(kind)
+    family = as_family(kind)
     where = table.path or table.name
     if table.source_dtype == PATTERN and not reads_patterns(family):
         raise UserTableError(f"{where}: a Matrix Market pattern file (positions, no values) cannot hold "
@@ -369,7 +369,7 @@ def check_user_values(
     return data.with_table(checked)
 
 
-def _checked(family: Any, table: UserTable, values: Any, where: str) -> Any:
+def _checked(family: Family, table: UserTable, values: Any, where: str) -> Any:
     try:
         return family.estimation.placeholder(values).check_table(values, "its values")
     except (TypeError, ValueError) as exc:
@@ -378,7 +378,7 @@ def _checked(family: Any, table: UserTable, values: Any, where: str) -> Any:
     raise UserTableError(f"{where}: not a table of {family.kind} blocks: {problem}{located}") from None
 
 
-def _first_refused(family: Any, table: UserTable) -> str:
+def _first_refused(family: Family, table: UserTable) -> str:
     """`` (first at row i, column j: value)`` for the first stored value the family refuses on
     its own, found chunk by chunk and then by bisection; empty when none is refused alone."""
     values = table.data.stored_values()
@@ -403,7 +403,7 @@ def _first_refused(family: Any, table: UserTable) -> str:
     return ""
 
 
-def _densified(table: UserTable, family: Any, max_memory: int | str | None, style: str) -> DenseTableData:
+def _densified(table: UserTable, family: Family, max_memory: int | str | None, style: str) -> DenseTableData:
     where = table.path or table.name
     n, d = table.shape
     guard = ReadGuard(where, max_memory, style)

@@ -22,8 +22,9 @@ import numpy as np
 from scipy import io as spio
 from scipy import sparse as sp
 
-from lbm_bench._validation import check_choice
-from lbm_bench.models.registry import FAMILIES, get_family
+from lbm_bench._validation import check_choice, one_line
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import FAMILIES
 from lbm_bench.protocol.memory import (
     BASELINE_BYTES,
     STYLES,
@@ -38,7 +39,7 @@ from lbm_bench.storage.format import FORMAT_NAME
 from lbm_bench.storage.reader import FormatError, load_table
 
 __all__ = ["PATTERN", "USER_FORMATS", "FormatRead", "ReadGuard", "ReadLimitError", "UserTableError", "file_stem",
-           "format_of", "one_line", "pattern_kinds", "read_format", "reads_patterns"]
+           "format_of", "pattern_kinds", "read_format", "reads_patterns"]
 
 #: The formats :func:`read_user_table` reads and the file name endings that select them
 #: (``.h5`` and ``.hdf5`` files are told apart by their content: an lbm-bench table file or
@@ -138,7 +139,7 @@ class FormatRead:
     source_dtype: str
     row_names: tuple[str, ...] | None = None
     col_names: tuple[str, ...] | None = None
-    kind: str | None = None
+    family: Family | None = None
 
 
 def _numeric_dtype(where: str, dtype: np.dtype) -> None:
@@ -228,7 +229,7 @@ def _read_mtx(path: Path, where: str, guard: ReadGuard, options: dict) -> Format
         raise UserTableError(f"{where}: not a Matrix Market file ({one_line(exc)})") from None
     if field == "complex":
         raise UserTableError(f"{where}: holds complex numbers (a Matrix Market {field} file), not real values")
-    if field == PATTERN and not _pattern_allowed(options.get("kind")):
+    if field == PATTERN and not _pattern_allowed(options.get("family")):
         readers = " or ".join(f"kind={k!r}" for k in pattern_kinds())
         raise UserTableError(f"{where}: a Matrix Market pattern file (the positions of its entries, no values): "
                              f"refused unless read as a 0/1 table, with {readers}")
@@ -304,7 +305,7 @@ def _read_hdf5(path: Path, where: str, guard: ReadGuard, options: dict) -> Forma
         table = load_table(path)
     except FormatError as exc:
         raise UserTableError(str(exc)) from None
-    return FormatRead(table.data, _dtype_name(np.dtype(table.data.dtype)), kind=table.kind)
+    return FormatRead(table.data, _dtype_name(np.dtype(table.data.dtype)), family=table.model.family)
 
 
 def _text(value: Any) -> str | None:
@@ -352,7 +353,7 @@ def file_stem(path: Path) -> str:
     return path.stem
 
 
-def reads_patterns(family: Any) -> bool:
+def reads_patterns(family: Family) -> bool:
     """Whether a family's tables are 0/1: it describes a 0/1 table and not one holding a 2."""
     return bool(family.estimation.describes("b", 0, 1)) and not family.estimation.describes("u", 0, 2)
 
@@ -362,21 +363,15 @@ def pattern_kinds() -> list[str]:
     return [family.kind for family in FAMILIES if reads_patterns(family)]
 
 
-def _pattern_allowed(kind: str | None) -> bool:
-    return kind is not None and reads_patterns(get_family(kind))
+def _pattern_allowed(family: Family | None) -> bool:
+    return family is not None and reads_patterns(family)
 
 
 def read_format(path: Path, fmt: str, guard: ReadGuard, options: dict[str, Any]) -> FormatRead:
     """Read ``path`` as format ``fmt`` (a key of :data:`USER_FORMATS`), its reading checked by
-    ``guard``; ``options``: ``kind``, ``header``, ``row_names``, ``delimiter``."""
+    ``guard``; ``options``: ``family`` (a Family or None), ``header``, ``row_names``, ``delimiter``."""
     return _READERS[fmt](path, str(path), guard, options)
 
 
 def _dtype_name(dtype: np.dtype) -> str:
     return np.dtype(dtype).name
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception's message on one line (its type's name when it has none)."""
-    return " ".join(str(exc).split()) or type(exc).__name__
-

@@ -1,13 +1,13 @@
-"""The checks of an ``lbm-bench-table`` file's items, and the Table they build.
+"""The checks of an ``lbm-bench-table`` file's items together, and the Table they build.
 
 :func:`read_table` reads every item of a source (an open file, or the layout
 the writer is about to write), records a one-line problem for each bad item
 and builds the :class:`~lbm_bench.protocol.table.Table` when there is none.
 It walks the format's own tables (:mod:`lbm_bench.storage.format`): each
-dataset is read by :meth:`Reader.dataset` against its
+dataset is read by :meth:`~lbm_bench.storage.item_reader.Reader.dataset` against its
 :func:`~lbm_bench.storage.format.dataset_spec` (shape from the header's sizes and
 the attributes read before it, dtype, label range), each group's attributes by
-:meth:`Reader.attrs` against ``GROUP_ATTRIBUTES``; what remains here are the
+:meth:`~lbm_bench.storage.item_reader.Reader.attrs` against ``GROUP_ATTRIBUTES``; what remains here are the
 checks between items (chains, the calibration's layout, the floor, the values
 of the table for its family). A problem after which nothing else can be checked
 (not a table, an unsupported version, no header) raises :class:`Fatal`.
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -33,245 +33,35 @@ from lbm_bench._validation import describe_value
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.design import ModelDesign
-from lbm_bench.models.family import Family
 from lbm_bench.models.registry import FAMILIES, family_names, get_family
+from lbm_bench.protocol.request import RISK_CRITERIA
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.storage.design_path import read_design_path
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
-    CRITERIA,
     EFFECTS,
     FLOOR_ATTRIBUTES,
     FLOOR_DATASETS,
-    FORMAT_NAME,
     GROUP_ATTRIBUTES,
     LABEL_GROUPS,
-    MAJOR,
     POSTERIOR_DTYPE,
     RISK_ATTRIBUTES,
     ROOT_ATTRIBUTES,
     SPARSE_DATA,
     block_parameters,
-    dataset_spec,
     header_attributes,
     optional_items,
-    parse_version,
 )
-from lbm_bench.storage.label_sets import StoredLabelSets
-from lbm_bench.storage.missing import read_missing
+from lbm_bench.storage.item_reader import HDF5_ERRORS, Fatal, Reader, any_none, check_format
+from lbm_bench.storage.missing_mask import read_missing
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_from_arrays, csr_problems
 
-__all__ = ["Fatal", "HDF5_ERRORS", "read_table", "read_version", "one_line", "summary"]
-
-
-class Fatal(Exception):
-    """A problem after which the rest of the file cannot be checked."""
-
-
-def one_line(exc: BaseException) -> str:
-    """The message of ``exc`` on one line (its type name when it has none)."""
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def summary(problems: list[str]) -> str:
-    """The first problem, and how many more there are."""
-    extra = len(problems) - 1
-    return problems[0] + (f" (and {extra} more problem{'s' if extra > 1 else ''})" if extra else "")
-
-
-def _as_int(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) else None
-
-
-def _as_float(value: Any) -> float | None:
-    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-    return float(value) if number else None
-
-
-def _as_str(value: Any) -> str | None:
-    if isinstance(value, bytes):
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    return value if isinstance(value, str) else None
-
-
-def _as_vector(kinds: str, dtype: type) -> Callable[[Any], np.ndarray | None]:
-    def convert(value: Any) -> np.ndarray | None:
-        if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in kinds:
-            return value.astype(dtype)
-        return None
-
-    return convert
-
-
-#: Attribute converters by expected kind, with the description used in messages.
-_CONVERTERS: dict[str, tuple[Callable[[Any], Any], str]] = {
-    "int": (_as_int, "an integer"),
-    "float": (_as_float, "a real number"),
-    "str": (_as_str, "a UTF-8 string"),
-    "ints": (_as_vector("iu", np.int64), "a 1-D integer array"),
-    "floats": (_as_vector("iuf", np.float64), "a 1-D real array"),
-}
-#: Dataset dtype kinds by name, for messages.
-_KIND_NAMES = {"u": "unsigned integer", "f": "float", "iu": "integer"}
-#: What h5py raises on damaged or exotic content (a missing item is not an error: see _FileSource).
-HDF5_ERRORS = (KeyError, OSError, RuntimeError, TypeError, ValueError)
-
-
-def _shape_text(shape: tuple[int | None, ...]) -> str:
-    """``(12, *)`` for an expected shape (None: any extent)."""
-    inner = ", ".join("*" if e is None else str(e) for e in shape)
-    return f"({inner},)" if len(shape) == 1 else f"({inner})"
-
-
-def _any_none(*values: Any) -> bool:
-    """True when one of ``values`` is None (safe with arrays, unlike ``None in values``)."""
-    return any(value is None for value in values)
-
-
-_short = describe_value  # a value read from a file, as messages show it (``5.5``, never ``np.float64(5.5)``)
-
-
-@dataclass
-class Reader:
-    """Reads items from a source, recording a one-line problem per bad item.
-
-    ``sizes`` holds the extents datasets are checked against: the header's
-    ``n_rows``, ``n_cols``, ``g``, ``m`` and the attributes read so far
-    (``"calibration@n_steps"``, ``"@categories"``); ``family`` (from ``@kind``) and
-    ``version`` come from the header, ``header`` holds the values of the family's header
-    attributes.
-    """
-
-    source: Any
-    problems: list[str]
-    family: Family | None = None
-    version: tuple[int, int] = (MAJOR, 0)
-    sizes: dict[str, int | None] = field(default_factory=dict)
-    header: dict[str, Any] = field(default_factory=dict)
-    left_in_file: frozenset[str] = frozenset()  # datasets not read: StoredLabelSets, checked as they are read
-
-    def problem(self, message: str) -> None:
-        if message not in self.problems:  # e.g. a missing group is reported once
-            self.problems.append(message)
-
-    def attr(self, path: str, name: str, kind: str, *, fatal: bool = False) -> Any:
-        """Attribute ``name`` of group ``path`` converted by ``kind``; None on a problem."""
-        convert, description = _CONVERTERS[kind]
-        try:
-            attrs = self.source.attrs(path)
-            raw = None if attrs is None else attrs.get(name)
-        except HDF5_ERRORS as exc:
-            attrs, raw = {}, exc
-        value = None if raw is None or isinstance(raw, Exception) else convert(raw)
-        if isinstance(value, int):
-            self.sizes[f"{path}@{name}"] = value
-        if value is not None:
-            return value
-        where = f"{path}@{name}"
-        if attrs is None:
-            message = f"group {path} is missing"
-        elif raw is None:
-            message = f"attribute {where} is missing"
-        elif isinstance(raw, Exception):
-            message = f"attribute {where} is unreadable ({one_line(raw)})"
-        else:
-            message = f"attribute {where} must be {description}, got {_short(raw)}"
-        if fatal:
-            raise Fatal(message)
-        self.problem(message)
-        return None
-
-    def attrs(self, path: str, kinds: Mapping[str, str]) -> dict[str, Any] | None:
-        """Every attribute of ``kinds`` of group ``path`` (None when one is bad: a problem recorded)."""
-        values = {name: self.attr(path, name, kind) for name, kind in kinds.items()}
-        return None if _any_none(*values.values()) else values
-
-    def has_attr(self, path: str, name: str) -> bool:
-        try:
-            return name in (self.source.attrs(path) or {})
-        except HDF5_ERRORS:
-            return False
-
-    def has_dataset(self, path: str) -> bool:
-        try:
-            return self.source.dataset(path) is not None
-        except HDF5_ERRORS:
-            return True  # present but damaged: array() reports it
-
-    def dataset(self, path: str) -> np.ndarray | None:
-        """Dataset ``path`` checked against its spec (shape, dtype, labels); None on a problem."""
-        spec = dataset_spec(path, self.family)
-        shape = tuple(self.sizes.get(e) if isinstance(e, str) else e for e in spec.shape)
-        left = self.sizes[spec.labels] if path in self.left_in_file else 0
-        values = self.array(path, shape, spec.kinds, dtype=spec.dtype, left=left)
-        if values is not None and spec.labels is not None and not left and values.size:
-            n_classes = self.sizes[spec.labels]
-            if values.max() >= n_classes:
-                self.problem(f"dataset {path} holds label {int(values.max())}, outside [0, {n_classes})")
-                return None
-        return values
-
-    def array(
-        self, path: str, shape: tuple[int | None, ...], kinds: str, *, dtype: np.dtype | None = None, left: int = 0
-    ) -> np.ndarray | None:
-        """Dataset ``path`` if its shape (None: any extent) and dtype fit (``left``: labels in
-        ``[0, left)``, left > 0, left in the file: a StoredLabelSets); None on a problem."""
-        try:
-            dataset = self.source.dataset(path)
-            if dataset is None:
-                self.problem(f"dataset {path} is missing")
-                return None
-            actual = tuple(dataset.shape)
-            fits = len(actual) == len(shape) and all(e in (None, a) for e, a in zip(shape, actual, strict=True))
-            if not fits:
-                self.problem(f"dataset {path} has shape {actual}, expected {_shape_text(shape)}")
-                return None
-            if (dtype is not None and dataset.dtype != dtype) or dataset.dtype.kind not in kinds:
-                wanted = str(dtype) if dtype is not None else _KIND_NAMES[kinds]
-                self.problem(f"dataset {path} has dtype {dataset.dtype}, expected {wanted}")
-                return None
-            if left:
-                return StoredLabelSets.of_dataset(dataset, left)
-            values = np.asarray(dataset[()])
-        except HDF5_ERRORS as exc:
-            self.problem(f"dataset {path} is unreadable ({one_line(exc)})")
-            return None
-        return values.astype(np.float64, copy=False) if kinds == "f" else values
-
-
-def read_version(source: Any) -> tuple[int, int]:
-    """``(major, minor)`` of a source whose root says ``lbm-bench-table`` of a supported major.
-
-    Raises
-    ------
-    Fatal
-        When the format name or version is missing, another or unsupported.
-    """
-    return _check_format(Reader(source, []))
-
-
-def _check_format(reader: Reader) -> tuple[int, int]:
-    """The file's version; Fatal unless the root says ``lbm-bench-table`` of major MAJOR."""
-    name = reader.attr("", "format", ROOT_ATTRIBUTES["format"], fatal=True)
-    if name != FORMAT_NAME:
-        raise Fatal(f"not an {FORMAT_NAME} file (@format is {describe_value(name)})")
-    text = reader.attr("", "format_version", ROOT_ATTRIBUTES["format_version"], fatal=True)
-    version = parse_version(text)
-    if version is None:
-        raise Fatal(f"@format_version must look like MAJOR.MINOR, got {describe_value(text)}")
-    if version[0] > MAJOR:
-        raise Fatal(f"format version {text} is newer than this reader (supports {MAJOR}.x); upgrade lbm-bench")
-    if version[0] < MAJOR:
-        raise Fatal(f"format version {text} is not supported (this reader reads {MAJOR}.x)")
-    return version
+__all__ = ["read_table"]
 
 
 def _read_header(reader: Reader) -> None:
     """The version, family and sizes every other check needs (Fatal when one is bad)."""
-    reader.version = _check_format(reader)
+    reader.version = check_format(reader)
     kind = reader.attr("", "kind", ROOT_ATTRIBUTES["kind"], fatal=True)
     if kind not in family_names():
         raise Fatal(f"@kind must be one of {', '.join(family_names())}, got {describe_value(kind)}")
@@ -331,7 +121,7 @@ def _read_data(reader: Reader) -> np.ndarray | sp.csr_array | None:
     if shape is not None and tuple(shape.tolist()) != (n_rows, n_cols):
         reader.problem(f"attribute data@shape {tuple(shape.tolist())} differs from (@n_rows, @n_cols) "
                        f"= ({n_rows}, {n_cols})")
-    if len(reader.problems) > count or _any_none(encoding, shape, indptr, indices, values):
+    if len(reader.problems) > count or any_none(encoding, shape, indptr, indices, values):
         return None
     problems = csr_problems((n_rows, n_cols), indptr, indices, values)
     for problem in problems:
@@ -364,7 +154,7 @@ def _read_gibbs(reader: Reader) -> GibbsSamples | None:
             if array is not None and array.shape[0] != int(lengths.sum()):
                 reader.problem(f"dataset {name} holds {array.shape[0]} label sets"
                                f" but sum(gibbs@chain_lengths) is {int(lengths.sum())}")
-    if len(reader.problems) > count or _any_none(*sets.values(), lengths, n_chains, burn_in, thin):
+    if len(reader.problems) > count or any_none(*sets.values(), lengths, n_chains, burn_in, thin):
         return None
     return GibbsSamples(rows=sets["gibbs/rows"], cols=sets["gibbs/cols"], chain_lengths=lengths,
                         burn_in=burn_in, thin=thin)
@@ -380,14 +170,14 @@ def _read_effects(reader: Reader, group: str) -> dict[str, np.ndarray] | None:
         reader.problem(f"{group}/row_effects and {group}/col_effects must come together, for the {kinds} kind only")
         return None
     arrays = {name: reader.dataset(f"{group}/{name}") for name in EFFECTS}
-    return None if _any_none(*arrays.values()) else arrays
+    return None if any_none(*arrays.values()) else arrays
 
 
 def _read_model(reader: Reader) -> LatentBlockModel | None:
     props = [reader.dataset(f"params/{side}_proportions") for side in ("row", "col")]
     blocks = {name: reader.dataset(f"params/{name}") for name in block_parameters(reader.family)}
     effects = _read_effects(reader, "params")
-    if _any_none(*props, effects, *blocks.values()):
+    if any_none(*props, effects, *blocks.values()):
         return None
     try:
         model = reader.family.model(*props, **blocks, **effects)
@@ -403,7 +193,7 @@ def _read_design(reader: Reader) -> ModelDesign | None:
     arrays = {name: reader.dataset(f"params/design/{name}") for name in names}
     effects = _read_effects(reader, "params/design")
     values = reader.attrs("params/design", GROUP_ATTRIBUTES["params/design"])
-    if _any_none(effects, values, *arrays.values()):
+    if any_none(effects, values, *arrays.values()):
         return None
     if "params/design@density" in optional_items(reader.version) and reader.has_attr("params/design", "density"):
         density = reader.attr("params/design", "density", "float")  # 1.4: a sparse design
@@ -484,7 +274,7 @@ def _read_rejection(reader: Reader) -> RejectionRecord | None:
 def _read_risk(reader: Reader, gibbs: GibbsSamples | None, attributes: Mapping[str, str]) -> RiskEstimate | None:
     """A risk estimate stored as root attributes (field -> attribute), with the sets' counts."""
     values = {name: reader.attr("", attr, "float") for name, attr in attributes.items()}
-    if _any_none(gibbs, *values.values()):
+    if any_none(gibbs, *values.values()):
         return None
     return RiskEstimate(**values, n_samples=gibbs.n_samples, n_chains=gibbs.n_chains)
 
@@ -507,8 +297,9 @@ def _read_floor(reader: Reader, gibbs: GibbsSamples | None) -> dict[str, Any] | 
     labels = _read_labels(reader, "bayes")
     risk = _read_risk(reader, gibbs, BAYES_RISK_ATTRIBUTES)
     criterion = reader.attr("", "criterion", FLOOR_ATTRIBUTES["criterion"])
-    if criterion is not None and criterion not in CRITERIA:
-        reader.problem(f"attribute @criterion must be one of {', '.join(CRITERIA)}, got {describe_value(criterion)}")
+    if criterion is not None and criterion not in RISK_CRITERIA:
+        reader.problem(f"attribute @criterion must be one of {', '.join(RISK_CRITERIA)}, "
+                       f"got {describe_value(criterion)}")
         criterion = None
     marginals = [reader.dataset(f"posterior/{side}") for side in ("rows", "cols")]
     if gibbs is not None and isinstance(gibbs.rows, np.ndarray) and isinstance(gibbs.cols, np.ndarray):
@@ -518,7 +309,7 @@ def _read_floor(reader: Reader, gibbs: GibbsSamples | None) -> dict[str, Any] | 
             counts = np.stack([np.count_nonzero(sets == c, axis=0) for c in range(reader.sizes[k])], axis=1)
             if not np.allclose(stored, (counts / sets.shape[0]).astype(POSTERIOR_DTYPE), rtol=0, atol=1e-6):
                 reader.problem(f"dataset posterior/{side} differs from the shares of the Gibbs label sets")
-    if _any_none(labels, criterion, risk, *marginals):
+    if any_none(labels, criterion, risk, *marginals):
         return None
     return {"bayes_rows": labels[0], "bayes_cols": labels[1], "bayes_risk": risk, "criterion": criterion}
 
@@ -584,7 +375,7 @@ def read_table(source: Any, problems: list[str], *, label_sets: bool = True) -> 
     parts["calibration"] = _read_calibration(reader, parts["design"])
     parts["risk"] = _read_risk(reader, parts["gibbs"], RISK_ATTRIBUTES)
     floor = _read_floor(reader, parts["gibbs"]) if _has_floor(reader) else {}
-    if problems or floor is None or missing is None or _any_none(*parts.values()):
+    if problems or floor is None or missing is None or any_none(*parts.values()):
         if not problems:  # pragma: no cover - every None above records a problem
             problems.append("incomplete file")
         return None

@@ -33,15 +33,16 @@ import h5py
 import numpy as np
 
 from lbm_bench._atomic import atomic_path, write_error
+from lbm_bench._dtypes import smallest_uint
 from lbm_bench._validation import check_choice, check_label_sets, check_labels, describe_value
-from lbm_bench.inference.engine import smallest_uint
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
+from lbm_bench.protocol.request import RISK_CRITERIA
 from lbm_bench.protocol.table import Table
+from lbm_bench.storage.chunking import dataset_options
 from lbm_bench.storage.design_path import design_path_layout
 from lbm_bench.storage.format import (
     BAYES_RISK_ATTRIBUTES,
-    CRITERIA,
     DESIGN_ARRAYS,
     FLOOR_ATTRIBUTES,
     FORMAT_NAME,
@@ -51,14 +52,14 @@ from lbm_bench.storage.format import (
     RISK_ATTRIBUTES,
     ROOT_ATTRIBUTES,
     data_dtype,
-    dataset_options,
     header_attributes,
     version_for,
 )
-from lbm_bench.storage.missing import missing_layout
+from lbm_bench.storage.item_reader import summary
+from lbm_bench.storage.missing_mask import missing_layout
 from lbm_bench.storage.sources import Layout, MemorySource
 from lbm_bench.storage.sparse import CSR_ENCODING, csr_arrays
-from lbm_bench.storage.validate import read_table, summary
+from lbm_bench.storage.validate import read_table
 
 __all__ = ["save_table"]
 
@@ -235,7 +236,7 @@ def _floor_items(table: Table, layout: Layout) -> None:
         return  # a table without the floor is written as before (format 1.0)
     if any(item is None for item in floor):
         raise ValueError("bayes_rows, bayes_cols and bayes_risk must be given together")
-    check_choice("criterion", table.criterion, CRITERIA)
+    check_choice("criterion", table.criterion, RISK_CRITERIA)
     risk = table.bayes_risk
     if risk.n_samples != table.gibbs.n_samples or risk.n_chains != table.gibbs.n_chains:
         raise ValueError(
@@ -255,7 +256,7 @@ def _floor_items(table: Table, layout: Layout) -> None:
 
 
 def _missing_items(table: Table, data: TableData, layout: Layout) -> None:
-    """Version 1.3 items of a table with missing entries (:mod:`lbm_bench.storage.missing`)."""
+    """Version 1.3 items of a table with missing entries (:mod:`lbm_bench.storage.missing_mask`)."""
     datasets, attrs = missing_layout(table, data)
     layout.datasets.update(datasets)
     kinds = {"": MISSING_ATTRIBUTES, "missing": {"encoding": "str", "shape": "ints"},
@@ -329,7 +330,7 @@ def _create_group(file: h5py.File, path: str) -> None:
 
 
 def _write_dataset(file: h5py.File, path: str, array: np.ndarray) -> None:
-    """Write one dataset with the storage of :func:`~lbm_bench.storage.format.dataset_options`."""
+    """Write one dataset with the storage of :func:`~lbm_bench.storage.chunking.dataset_options`."""
     options = dataset_options(path, array.shape, array.dtype.itemsize)
     file.create_dataset(path, data=array, **options)
     if "chunks" in options:

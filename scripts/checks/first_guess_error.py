@@ -13,7 +13,7 @@ guess gives for an ``l_item`` of 0.1, it prints the row error measured over ``--
 tables of that design (mean and standard error) beside two predictions from the same
 separations: the sum of the pairwise errors over the other classes (the union bound the
 first guess used until 2026-11) and the jointly normal likelihood ratios it uses now
-(``_Side``).
+(``SideError``).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def check(kind: str, n_rows: int, n_cols: int, g: int, m: int, tables: int, seed
     divergences = separation.block_divergences(design, scale)
     rows = separation._separations(divergences, design.col_proportions, n_cols)
     union = union_bound_error(rows, design.row_proportions)
-    joint = separation._Side(rows, design.row_proportions).error()
+    joint = separation.SideError(rows, design.row_proportions).error()
     mean, se = measured_row_error(design, n_rows, n_cols, scale, tables, np.random.default_rng(seed))
     return (f"| {kind} {n_rows}x{n_cols} {g}x{m} | {scale:.4f} | {mean:.4f} ({se:.4f}) | {union:.4f} "
             f"| {joint:.4f} |")

@@ -99,7 +99,7 @@ def test_the_exact_icl_is_the_numerical_integral(kind):
     """log p(X, z, w) with the proportions and every block's parameters integrated out by
     quadrature equals the closed form, to 1e-6."""
     X = TABLES[kind]
-    crit = Criterion(EMProblem(X, kind), "exact-icl")
+    crit = Criterion(EMProblem(X, get_family(kind)), "exact-icl")
     numeric = _dirichlet_two(np.bincount(ROWS)) + _dirichlet_two(np.bincount(COLS))
     for k in range(2):
         for l in range(2):
@@ -119,7 +119,7 @@ def test_with_missing_entries_the_exact_icl_integrates_the_observed_entries(kind
     from lbm_bench.models.data import TableData
 
     X = TABLES[kind]
-    crit = Criterion(EMProblem(TableData.incomplete(np.ma.masked_array(X, MISSING)), kind), "exact-icl")
+    crit = Criterion(EMProblem(TableData.incomplete(np.ma.masked_array(X, MISSING)), get_family(kind)), "exact-icl")
     seen = X[~MISSING].astype(np.float64)
     numeric = _dirichlet_two(np.bincount(ROWS)) + _dirichlet_two(np.bincount(COLS))
     for k in range(2):
@@ -136,22 +136,22 @@ def test_the_dirichlet_term_of_three_clusters_is_the_numerical_integral():
 
 def test_two_categories_are_the_bernoulli_icl():
     X = TABLES["bernoulli"]
-    bernoulli = Criterion(EMProblem(X, "bernoulli"), "exact-icl")
-    categorical = Criterion(EMProblem(X, "categorical"), "exact-icl")
+    bernoulli = Criterion(EMProblem(X, get_family("bernoulli")), "exact-icl")
+    categorical = Criterion(EMProblem(X, get_family("categorical")), "exact-icl")
     assert categorical(ROWS, COLS) == pytest.approx(bernoulli(ROWS, COLS), rel=1e-12)
 
 
 def test_the_gaussian_icl_does_not_change_with_the_unit_or_the_origin():
     X = TABLES["gaussian"]
-    base = Criterion(EMProblem(X, "gaussian"), "exact-icl")(ROWS, COLS)
-    moved = Criterion(EMProblem(3.0 * X - 40.0, "gaussian"), "exact-icl")(ROWS, COLS)
+    base = Criterion(EMProblem(X, get_family("gaussian")), "exact-icl")(ROWS, COLS)
+    moved = Criterion(EMProblem(3.0 * X - 40.0, get_family("gaussian")), "exact-icl")(ROWS, COLS)
     assert moved == pytest.approx(base - X.size * math.log(3.0), rel=1e-10)  # the density's Jacobian only
 
 
 @pytest.mark.parametrize("kind", sorted(TABLES))
 def test_the_bic_icl_is_the_complete_likelihood_less_its_penalty(kind):
     X = TABLES[kind]
-    problem = EMProblem(X, kind)
+    problem = EMProblem(X, get_family(kind))
     crit = Criterion(problem, "bic-icl")
     n, d = X.shape
     family = get_family(kind)
@@ -166,7 +166,7 @@ def test_the_bic_icl_is_the_complete_likelihood_less_its_penalty(kind):
 
 def test_a_merge_adds_up_the_block_sums():
     X = TABLES["poisson"]
-    crit = Criterion(EMProblem(X, "poisson"), "icl")
+    crit = Criterion(EMProblem(X, get_family("poisson")), "icl")
     rows, cols = np.array([0, 1, 2, 2, 1]), np.array([1, 0, 2, 2])
     merged = crit.merged(crit.sums(rows, cols), 1, 0, 2)  # column cluster 2 joins 0, 1 stays
     direct = crit.sums(rows, np.array([1, 0, 0, 0]))

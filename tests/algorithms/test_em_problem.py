@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from lbm_bench import PoissonLBM, random_model
 from lbm_bench.algorithms.em_problem import EMProblem, one_hot_codes, proportions
 from lbm_bench.models.data import TableData
+from lbm_bench.models.registry import get_family
 from tests.exact import entry_log_densities
 
 MODEL = PoissonLBM([0.4, 0.6], [0.3, 0.3, 0.4], [[0.5, 3.0, 1.0], [2.0, 0.8, 6.0]])
@@ -23,7 +24,7 @@ def drawn():
 
 def test_block_sums_and_the_expected_log_joint(drawn):
     X, z, w, Z, W = drawn
-    problem = EMProblem(X, "poisson")
+    problem = EMProblem(X, get_family("poisson"))
     totals = problem.block_totals(Z, W)
     assert totals.shape == (1, 2, 3) and totals[0, 1, 2] == X[np.ix_(z == 1, w == 2)].sum()
     assert np.array_equal(problem.exposure(Z, W, totals), np.outer(Z.sum(0), W.sum(0)))
@@ -32,7 +33,7 @@ def test_block_sums_and_the_expected_log_joint(drawn):
 
 def test_the_row_step_logits_are_the_label_posteriors(drawn):
     X, z, w, Z, W = drawn
-    _, logits = EMProblem(X, "poisson").row_step(MODEL, W)
+    _, logits = EMProblem(X, get_family("poisson")).row_step(MODEL, W)
     dens = entry_log_densities(MODEL, X)  # (n, d, g, m)
     expected = np.log(MODEL.row_proportions) + dens[:, np.arange(20), :, w].sum(axis=0)  # (n, g)
     gap = logits - expected
@@ -41,7 +42,7 @@ def test_the_row_step_logits_are_the_label_posteriors(drawn):
 
 def test_the_m_step_is_the_blocks_estimates_and_the_labels_shares(drawn):
     X, z, w, Z, W = drawn
-    problem = EMProblem(X, "poisson")
+    problem = EMProblem(X, get_family("poisson"))
     fitted = problem.m_step(Z, W, problem.block_totals(Z, W), previous=None)
     sizes = np.outer(Z.sum(0), W.sum(0))
     assert np.allclose(fitted.rates, problem.block_totals(Z, W)[0] / sizes)
@@ -57,7 +58,7 @@ def test_missing_entries_count_out_of_every_sum(drawn):
     X, z, w, Z, W = drawn
     holes = X.astype(float)
     holes[0, :5] = np.nan
-    problem = EMProblem(TableData.incomplete(holes), "poisson")  # the boundary reads the NaN once
+    problem = EMProblem(TableData.incomplete(holes), get_family("poisson"))  # the boundary reads the NaN once
     assert problem.masked
     totals = problem.block_totals(Z, W)
     assert totals.shape == (2, 2, 3)  # the observed counts, one more channel
@@ -68,18 +69,18 @@ def test_missing_entries_count_out_of_every_sum(drawn):
 
 def test_sparse_tables_give_the_dense_numbers_and_others_are_refused(drawn):
     X, z, w, Z, W = drawn
-    dense, sparse = EMProblem(X, "poisson"), EMProblem(sp.csr_array(X), "poisson")
+    dense, sparse = EMProblem(X, get_family("poisson")), EMProblem(sp.csr_array(X), get_family("poisson"))
     assert sparse.sparse and np.allclose(sparse.block_totals(Z, W), dense.block_totals(Z, W))
     assert sparse.expected_log_joint(MODEL, Z, W, sparse.block_totals(Z, W)) == pytest.approx(
         dense.expected_log_joint(MODEL, Z, W, dense.block_totals(Z, W)))
     with pytest.raises(TypeError, match="^cem with gaussian blocks does not accept sparse tables .*poisson or bern"):
-        EMProblem(sp.csr_array(np.eye(3)), "gaussian")
+        EMProblem(sp.csr_array(np.eye(3)), get_family("gaussian"))
 
 
 def test_gaussian_tables_are_centred_and_restored():
     model = random_model("gaussian", 2, 2, scale=1.0, rng=1)
     X, z, w = model.sample(25, 20, rng=2)
-    problem = EMProblem(X + 100.0, "gaussian")
+    problem = EMProblem(X + 100.0, get_family("gaussian"))
     Z, W = np.eye(2)[z], np.eye(2)[w]
     fitted = problem.restore(problem.m_step(Z, W, problem.block_totals(Z, W), previous=None))
     block = (X + 100.0)[np.ix_(z == 1, w == 0)]

@@ -14,6 +14,7 @@ from lbm_bench.algorithms.em_problem import EMProblem
 from lbm_bench.algorithms.kmeans import onehot
 from lbm_bench.algorithms.moves import MOVE_TOLERANCE, greedy_moves
 from lbm_bench.models.data import TableData
+from lbm_bench.models.registry import get_family
 
 from .common import KINDS, OPTIONS
 
@@ -73,7 +74,7 @@ def test_every_move_gain_is_the_criterion_recomputed_after_the_move(kind, storag
     the ICL before, for every item and cluster (to 1e-9), -inf where a cluster would empty,
     and one item's gains (``only``) are its row of the whole."""
     X = _table(kind, 3, missing=0.2 if storage == "missing" else 0.0, sparse=storage == "sparse")
-    crit = Criterion(EMProblem(TableData.of(X), kind), "exact-icl")
+    crit = Criterion(EMProblem(TableData.of(X), get_family(kind)), "exact-icl")
     rows, cols = _labels(4, 14, 3), _labels(5, 10, 2)
     rows[3:] = np.where(rows[3:] == 2, 0, rows[3:])  # cluster 2 of a single row: its move is refused
     expected = _brute_gains(crit, rows, cols, side)
@@ -96,7 +97,7 @@ def test_greedy_moves_end_at_a_local_optimum_never_below_the_start(kind, seed):
     and the value it returns, and no single move of a row or a column to another cluster
     raises its exact ICL (every move recomputed from the table)."""
     X = _table(kind, 10 * seed, missing=0.15 if seed % 2 else 0.0)
-    crit = Criterion(EMProblem(TableData.of(X), kind), "exact-icl")
+    crit = Criterion(EMProblem(TableData.of(X), get_family(kind)), "exact-icl")
     rows, cols = _labels(seed + 100, 14, 3), _labels(seed + 200, 10, 2)
     new_rows, new_cols, value = greedy_moves(crit, rows, cols)
     assert value == pytest.approx(crit(new_rows, new_cols), abs=1e-9)
@@ -112,7 +113,7 @@ def test_greedy_moves_improve_a_poor_labelling_deterministically():
     the ICL; the same input gives the same labels (its arrays left unchanged), and the
     BIC-type form is returned as it is."""
     X, z, w = random_model("poisson", 3, 3, scale=1.5, rng=1).sample(60, 40, rng=2)
-    crit = Criterion(EMProblem(X, "poisson"), "exact-icl")
+    crit = Criterion(EMProblem(X, get_family("poisson")), "exact-icl")
     rng = np.random.default_rng(3)
     rows = np.where(rng.random(60) < 1 / 3, rng.integers(0, 3, 60), z)
     cols = np.where(rng.random(40) < 1 / 3, rng.integers(0, 3, 40), w)
@@ -121,7 +122,7 @@ def test_greedy_moves_improve_a_poor_labelling_deterministically():
     assert first[2] > crit(rows, cols) + 10
     assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1]) and first[2] == second[2]
     assert np.array_equal(rows, kept[0]) and np.array_equal(cols, kept[1])
-    bic = Criterion(EMProblem(X, "poisson"), "bic-icl")
+    bic = Criterion(EMProblem(X, get_family("poisson")), "bic-icl")
     same = greedy_moves(bic, rows, cols)
     assert np.array_equal(same[0], rows) and np.array_equal(same[1], cols) and same[2] == bic(rows, cols)
 
@@ -131,7 +132,7 @@ def test_move_gains_are_the_same_in_chunks(monkeypatch):
     from lbm_bench.algorithms import criteria
 
     X = _table("poisson", 2, n=200)
-    crit = Criterion(EMProblem(X, "poisson"), "exact-icl")
+    crit = Criterion(EMProblem(X, get_family("poisson")), "exact-icl")
     rows, cols = _labels(6, 200, 3), _labels(7, 10, 2)
     whole = _gains(crit, rows, cols, 0)
     monkeypatch.setattr(criteria, "MOVE_CHUNK", 3 * 2 * 7)  # 7 items at a time
@@ -140,6 +141,6 @@ def test_move_gains_are_the_same_in_chunks(monkeypatch):
 
 def test_move_gains_refuse_the_bic_type_form():
     X = _table("bernoulli", 1)
-    crit = Criterion(EMProblem(X, "bernoulli"), "bic-icl")
+    crit = Criterion(EMProblem(X, get_family("bernoulli")), "bic-icl")
     with pytest.raises(ValueError, match="exact ICL"):
         _gains(crit, _labels(1, 14, 3), _labels(2, 10, 2), 0)

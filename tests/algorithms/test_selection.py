@@ -202,7 +202,7 @@ def test_the_path_polishes_its_choice_to_a_local_optimum_of_single_moves(monkeyp
 
     X, _, _ = random_model("poisson", 3, 2, scale=0.35, rng=1).sample(80, 50, rng=2)
     chosen = select_lbm(X, (4, 3), kind="poisson", n_init=4, rng=1)
-    icl = Criterion(EMProblem(X, "poisson"))
+    icl = Criterion(EMProblem(X, chosen.fit.family))
     assert chosen.value == pytest.approx(icl(chosen.rows, chosen.cols), abs=1e-9)
     for labels, side in ((chosen.rows, 0), (chosen.cols, 1)):
         k = labels.max() + 1

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 from lbm_bench import random_model
 from lbm_bench.algorithms import ALGORITHMS, fit_lbm, infer_kind
 from lbm_bench.algorithms.em_problem import EMProblem
+from lbm_bench.models.registry import get_family
 from tests.algorithms.common import EASY_SCALES, SKLEARN_NAMES
 
 
@@ -44,9 +45,9 @@ def test_sparse_fit_has_the_dense_criterion_and_model(count_table):
 
 def test_sparse_problem_never_densifies(count_table):
     kind, X, _, _ = count_table
-    prob = EMProblem(sp.csr_array(X), kind)
+    prob = EMProblem(sp.csr_array(X), get_family(kind))
     assert sp.issparse(prob.values) and all(sp.issparse(t) for t in (*prob.T, *prob.T_t))
-    dense = EMProblem(X, kind)
+    dense = EMProblem(X, get_family(kind))
     assert prob.base_measure == pytest.approx(dense.base_measure, rel=1e-12)
     np.testing.assert_allclose(prob.row_base(), dense.row_base(), rtol=1e-12)
     np.testing.assert_allclose(prob.col_base(), dense.col_base(), rtol=1e-12)

@@ -217,83 +217,12 @@ def test_bayes_labels_bad_arguments(args, kwargs, error, match):
         bayes_labels(*args, **kwargs)
 
 
-def test_prepared_sets_give_the_same_counts_in_any_blocks(monkeypatch):
-    """The sparse minority indicators (kept in blocks of consecutive sets, subsets sharing
-    whole blocks and copying the rows of cut ones) count exactly what direct comparisons
-    of the label sets count, whatever the block size."""
-    from lbm_bench.inference import bayes
-
-    rng = np.random.default_rng(5)
-    sets = np.where(rng.random((37, 23)) < 0.3, rng.integers(0, 3, (37, 23)), rng.integers(0, 3, 23))
-    sets = sets.astype(np.uint8)
-    labels = rng.integers(0, 3, 23)
-    weights = rng.integers(0, 50, 37)
-    current = rng.integers(0, 3, 23)
-
-    def direct_best(chosen_sets, chosen_weights):
-        scores = np.stack([(chosen_weights[:, None] * (chosen_sets == k)).sum(0) for k in range(3)], 1)
-        return bayes._best_labels(scores.astype(np.float64), current)
-
-    for block_entries in (1, 50, 200, 1 << 26):
-        monkeypatch.setattr(bayes, "_BLOCK_ENTRIES", block_entries)
-        side = bayes._Side(sets, 3, bounds=[10, 11, 30])
-        assert side.n_sets == 37 and side.blocks[0].begin == 0
-        np.testing.assert_array_equal(side.agreements(labels), (sets == labels).sum(1))
-        np.testing.assert_array_equal(side.best(weights, current), direct_best(sets, weights))
-        for chosen in (np.arange(37) < 11, rng.random(37) < 0.5, np.arange(37) % 3 == 1):
-            sub = side.subset(chosen)
-            assert sub.n_sets == chosen.sum()
-            np.testing.assert_array_equal(sub.agreements(labels), (sets[chosen] == labels).sum(1))
-            np.testing.assert_array_equal(sub.best(weights[chosen], current),
-                                          direct_best(sets[chosen], weights[chosen]))
-            np.testing.assert_array_equal(sub.set_labels(2), sets[np.flatnonzero(chosen)[2]])
-            again = sub.subset(np.arange(sub.n_sets) % 2 == 0)
-            np.testing.assert_array_equal(again.agreements(labels), (sets[chosen][::2] == labels).sum(1))
-
-
-@pytest.mark.parametrize("kernels", ["int32", "int64", "scipy"])
-def test_counts_are_the_same_in_any_integers_and_kept_agreements_are_copies(kernels, monkeypatch):
-    """The descent's products are integer sums: int16 or int32 when they fit, int64 otherwise,
-    or scipy's own operators without its kernels; the same counts (and the best labels for
-    weights far from zero but close to each other: their least times the class counts, plus
-    the products of the small excess). A side keeps the agreements
-    of its last labellings: asked again (an equal copy of the labels), the same values, in an
-    array of the caller's own."""
-    from lbm_bench.inference import bayes
-
-    if kernels == "int64":
-        monkeypatch.setattr(bayes, "_sum_dtype", lambda bound: np.int64)
-    if kernels == "scipy":
-        monkeypatch.setattr(bayes, "_csr_matvec", None)
-        monkeypatch.setattr(bayes, "_csc_matvec", None)
-    rng = np.random.default_rng(8)
-    sets = np.where(rng.random((41, 29)) < 0.3, rng.integers(0, 4, (41, 29)), rng.integers(0, 4, 29)).astype(np.uint8)
-    side = bayes._Side(sets, 4, bounds=[20])
-    weights = rng.integers(0, 10**6, 41)
-    current = rng.integers(0, 4, 29)
-    scores = np.stack([(weights[:, None] * (sets == k)).sum(0) for k in range(4)], 1)
-    np.testing.assert_array_equal(side.best(weights, current), bayes._best_labels(scores, current))
-    close = 10**9 + rng.integers(0, 3, 41)  # weights far from zero, close to each other: narrow excess
-    scores = np.stack([(close[:, None] * (sets == k)).sum(0) for k in range(4)], 1)
-    np.testing.assert_array_equal(side.best(close, current), bayes._best_labels(scores, current))
-    np.testing.assert_array_equal(side.class_counts(),
-                                  [((sets == k) & (side.ref != k)).sum(0) for k in range(4)])
-    for _ in range(2):
-        for labels in (rng.integers(0, 4, 29), current, current.copy()):
-            first = side.agreements(labels)
-            first[0] = -1  # the caller's array: the kept one is untouched
-            again = side.agreements(labels.copy())
-            np.testing.assert_array_equal(again, (sets == labels).sum(1))
-            assert again.dtype == np.int64
-    assert len(side._agreed) <= bayes._KEEP_AGREEMENTS
-
-
 @pytest.mark.parametrize("max_sweeps", [1, 2, 1000])
 def test_descent_counts_the_start_s_row_agreements_only_when_kept(max_sweeps, monkeypatch):
     """The descent (rows' agreements counted once the rows are chosen) ends where the descent
     counting them at the start too ends: the same labels, objective and sweeps, from random
     starts and from starts already at a fixed point; and one count fewer when the rows move."""
-    from lbm_bench.inference import bayes
+    from lbm_bench.inference import bayes, label_sides
 
     def eager(rows, cols, z, w, max_sweeps):
         row_agree, col_agree, sweeps = rows.agreements(z), cols.agreements(w), 0
@@ -311,7 +240,7 @@ def test_descent_counts_the_start_s_row_agreements_only_when_kept(max_sweeps, mo
     rng = np.random.default_rng(max_sweeps)
     row_sets = np.where(rng.random((30, 40)) < 0.4, rng.integers(0, 3, (30, 40)), rng.integers(0, 3, 40))
     col_sets = np.where(rng.random((30, 25)) < 0.4, rng.integers(0, 2, (30, 25)), rng.integers(0, 2, 25))
-    rows, cols = bayes._Side(row_sets, 3), bayes._Side(col_sets, 2)
+    rows, cols = label_sides.LabelSide(row_sets, 3), label_sides.LabelSide(col_sets, 2)
     fixed = bayes.descend(rows, cols, rng.integers(0, 3, 40), rng.integers(0, 2, 25), 1000)[:2]
     for z, w in [(rng.integers(0, 3, 40), rng.integers(0, 2, 25)) for _ in range(5)] + [fixed]:
         got, want = bayes.descend(rows, cols, z, w, max_sweeps), eager(rows, cols, z, w, max_sweeps)
@@ -319,7 +248,7 @@ def test_descent_counts_the_start_s_row_agreements_only_when_kept(max_sweeps, mo
         np.testing.assert_array_equal(got[1], want[1])
         assert got[2:] == want[2:]
     counted = []
-    monkeypatch.setattr(bayes._Side, "agreements", lambda self, labels: counted.append(self) or
+    monkeypatch.setattr(label_sides.LabelSide, "agreements", lambda self, labels: counted.append(self) or
                         (np.asarray(self.sets) == labels).sum(1))
     z = (rows.ref + 1) % 3  # far from the rows' choice: they move at the first sweep
     bayes.descend(rows, cols, z, rng.integers(0, 2, 25), 1)
@@ -332,16 +261,17 @@ def test_descents_in_threads_sharing_sides_end_where_they_end_one_by_one(monkeyp
     descent ends where it ends alone."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from lbm_bench.inference import bayes
+    from lbm_bench.inference import bayes, label_sides
 
     rng = np.random.default_rng(12)
     row_sets = np.where(rng.random((60, 900)) < 0.2, rng.integers(0, 3, (60, 900)), rng.integers(0, 3, 900))
     col_sets = np.where(rng.random((60, 700)) < 0.2, rng.integers(0, 3, (60, 700)), rng.integers(0, 3, 700))
     starts = [(rng.integers(0, 3, 900), rng.integers(0, 3, 700)) for _ in range(16)]
-    alone = [bayes.descend(bayes._Side(row_sets, 3), bayes._Side(col_sets, 3), z, w, 1000) for z, w in starts]
-    monkeypatch.setattr(bayes, "_ONES", {})
-    monkeypatch.setattr(bayes, "_KEEP_AGREEMENTS", 1)
-    rows, cols = bayes._Side(row_sets, 3), bayes._Side(col_sets, 3)
+    side = label_sides.LabelSide
+    alone = [bayes.descend(side(row_sets, 3), side(col_sets, 3), z, w, 1000) for z, w in starts]
+    monkeypatch.setattr(label_sides, "_ONES", {})
+    monkeypatch.setattr(label_sides, "_KEEP_AGREEMENTS", 1)
+    rows, cols = label_sides.LabelSide(row_sets, 3), label_sides.LabelSide(col_sets, 3)
     with ThreadPoolExecutor(4) as pool:
         shared = list(pool.map(lambda start: bayes.descend(rows, cols, *start, 1000), starts))
     for (z, w, objective, sweeps), (z2, w2, objective2, sweeps2) in zip(alone, shared, strict=True):

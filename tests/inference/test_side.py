@@ -10,13 +10,7 @@ from lbm_bench.inference.side import (
     onehot_t,
     sample_categorical,
     sample_class_major,
-    smallest_uint,
 )
-
-
-def test_smallest_uint():
-    assert [smallest_uint(n) for n in (1, 256, 257, 65536, 65537, 2**32 + 1)] == [
-        np.uint8, np.uint8, np.uint16, np.uint16, np.uint32, np.uint64]
 
 
 def test_onehot_and_class_mass():

@@ -19,7 +19,6 @@ from lbm_bench.metrics import (
     l_row,
 )
 from lbm_bench.metrics import risk as risk_module
-from lbm_bench.metrics.contingency_tables import TableStack
 from tests.metrics.helpers import (
     brute_conditional_risk,
     gibbs_like,
@@ -38,23 +37,6 @@ def test_conditional_risk_equals_brute_force(seed):
     result = conditional_risk(Z, W, zp, wp)
     assert result.exact
     assert result.risk == pytest.approx(brute_conditional_risk(Z, W, zp, wp), abs=1e-14)
-
-
-@pytest.mark.parametrize("seed", range(15))
-def test_alternating_steps_find_brute_force_optimum_on_gibbs_like_sets(seed):
-    rng = np.random.default_rng(100 + seed)
-    g, m = int(rng.integers(2, 4)), int(rng.integers(2, 4))
-    gp, mp = g + int(rng.integers(-1, 2)), m + int(rng.integers(-1, 2))
-    z0, w0 = rng.integers(0, g, 12), rng.integers(0, m, 10)
-    Z, W = gibbs_like(rng, z0, g, 20, 0.4), gibbs_like(rng, w0, m, 20, 0.4)
-    zp = np.where(rng.random(12) < 0.3, rng.integers(0, max(gp, 1), 12), z0 % max(gp, 1))
-    wp = np.where(rng.random(10) < 0.3, rng.integers(0, max(mp, 1), 10), w0 % max(mp, 1))
-    rows = TableStack(Z, int(Z.max()) + 1, zp, int(zp.max()) + 1)
-    cols = TableStack(W, int(W.max()) + 1, wp, int(wp.max()) + 1)
-    sigma, tau, _ = risk_module._alternate(rows, cols)
-    hits = np.dot(rows.hits(sigma), cols.hits(tau))
-    risk = 1 - hits / (Z.shape[0] * Z.shape[1] * W.shape[1])
-    assert risk == pytest.approx(brute_conditional_risk(Z, W, zp, wp), abs=1e-14)
 
 
 def test_conditional_risk_is_consistent_with_the_losses():
@@ -194,43 +176,3 @@ def test_item_losses_identity_matching_and_bad_input():
         item_losses(Z - 1, W, z, w)
     with pytest.raises(TypeError, match=r"w must hold integer labels"):
         item_losses(Z, W, z, w + 0.5)
-
-
-def test_chance_risk_is_what_random_labels_score():
-    """The chance level is the mean conditional risk of labellings drawn from the proportions
-    (scored with their own matching): reproducible from its seed, within 4 standard errors
-    of an independent Monte Carlo over all sets, below the fixed-matching value 1 - 1/g per
-    side for equal proportions, and close to it on a large table."""
-    from lbm_bench.metrics import chance_risk
-
-    rng = np.random.default_rng(5)
-    pi, rho = np.array([0.5, 0.3, 0.2]), np.array([0.6, 0.4])
-    z = rng.choice(3, size=120, p=pi)
-    w = rng.choice(2, size=60, p=rho)
-    rows = np.where(rng.random((200, 120)) < 0.1, rng.integers(0, 3, (200, 120)), z)
-    cols = np.where(rng.random((200, 60)) < 0.05, rng.integers(0, 2, (200, 60)), w)
-    risk, se = chance_risk(rows, cols, pi, rho, rng=0)
-    assert (risk, se) == chance_risk(rows, cols, pi, rho, rng=0)
-    assert 0 < se < 0.01
-    independent = [conditional_risk(rows, cols, rng.choice(3, 120, p=pi), rng.choice(2, 60, p=rho)).risk
-                   for _ in range(40)]
-    assert abs(np.mean(independent) - risk) <= 4 * math.hypot(se, np.std(independent) / math.sqrt(40))
-    # equal proportions: 1 - 1/g per side under a fixed matching; the fitted matching gains a little
-    big_rows = rng.integers(0, 2, size=(30, 4000))
-    big_cols = rng.integers(0, 2, size=(30, 4000))
-    big, big_se = chance_risk(big_rows, big_cols, [0.5, 0.5], [0.5, 0.5], n_draws=10, rng=1)
-    assert 0.75 - 0.02 < big < 0.75 and big_se < 0.005
-    small, _ = chance_risk(big_rows[:, :20], big_cols[:, :20], [0.5, 0.5], [0.5, 0.5], rng=1)
-    assert small < big - 0.01  # on 20 items the matching fitted to the draws gains more
-
-
-def test_chance_risk_checks_its_inputs():
-    from lbm_bench.metrics import chance_risk
-
-    sets = np.zeros((4, 6), dtype=int)
-    with pytest.raises(ValueError, match="row_proportions must sum to 1"):
-        chance_risk(sets, sets, [0.5, 0.6], [0.5, 0.5])
-    with pytest.raises(ValueError, match="n_draws must be >= 2"):
-        chance_risk(sets, sets, [0.5, 0.5], [0.5, 0.5], n_draws=1)
-    with pytest.raises(ValueError, match="equally many label sets"):
-        chance_risk(sets, sets[:3], [0.5, 0.5], [0.5, 0.5])

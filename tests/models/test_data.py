@@ -96,3 +96,20 @@ def test_table_data_conventions_and_conversions():
     assert not complete.has_missing and complete.n_missing == 0
     explicit = TableData.incomplete(np.arange(4).reshape(2, 2), [[1, 0], [1, 1]])
     assert explicit.table.tolist() == [[0, 0], [2, 3]] and explicit.n_missing == 1
+
+
+def test_observed_values_are_the_observed_entries_held_and_a_sparse_tables_zero_when_asked():
+    """One definition of a table's observed values (the EM baselines' family inference and the
+    user's-table checks each wrote their own)."""
+    import scipy.sparse as sp
+
+    from lbm_bench.models.data import TableData
+
+    dense = TableData.incomplete(np.array([[1.0, np.nan], [3.0, 0.0]]))
+    assert sorted(dense.observed_values().tolist()) == [0.0, 1.0, 3.0]
+    assert TableData.of(np.eye(2)).observed_values().tolist() == [1.0, 0.0, 0.0, 1.0]
+    sparse = TableData.incomplete(sp.csr_array(np.array([[2.0, 0.0], [np.nan, 5.0]])))
+    assert sparse.observed_values().tolist() == [2.0, 5.0]  # the stored values, the NaN missing
+    assert sparse.observed_values(implicit_zero=True).tolist() == [2.0, 5.0, 0.0]
+    full = TableData.of(sp.csr_array(np.array([[2, 1], [4, 5]])))
+    assert full.observed_values(implicit_zero=True).tolist() == [2, 1, 4, 5]  # no zero to add

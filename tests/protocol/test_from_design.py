@@ -161,7 +161,7 @@ def test_same_seed_same_bytes(design_files):
 def test_requests_the_design_contradicts_are_refused(design_files, tmp_path):
     path = design_files["poisson"]
     with pytest.raises(ValueError, match="kind='gaussian' but the design is of poisson blocks"):
-        design_request(path, 0.1, kind="gaussian")
+        design_request(path, 0.1, kind=get_family("gaussian"))
     with pytest.raises(ValueError, match="the design has 2x2 clusters, not 3x2"):
         design_request(path, 0.1, clusters=(3, 2))
     with pytest.raises(ValueError, match="density: the design fixes"):

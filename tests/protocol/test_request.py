@@ -5,7 +5,7 @@ the request and the generation settings."""
 import pytest
 
 from lbm_bench import GenerationSettings, ModelOptions, TableRequest
-from lbm_bench.protocol.request import CRITERIA, RequestOptions, request_from_arguments
+from lbm_bench.protocol.request import RISK_CRITERIA, RequestOptions, request_from_arguments
 
 
 def test_a_request_is_checked_and_normalised_once():
@@ -58,4 +58,4 @@ def test_a_calls_arguments_split_into_the_request_and_the_settings():
         request_from_arguments("gaussian", (60, 40, 3, 2, 0.1), None, {"colour": 1}, caller="generate_table")
     with pytest.raises(TypeError, match="settings must be a GenerationSettings"):
         request_from_arguments("gaussian", (60, 40, 3, 2, 0.1), {"n_samples": 3}, {}, caller="generate_table")
-    assert RequestOptions().criterion == "bayes" and CRITERIA == ("bayes", "map")
+    assert RequestOptions().criterion == "bayes" and RISK_CRITERIA == ("bayes", "map")

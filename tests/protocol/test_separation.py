@@ -9,7 +9,7 @@ from scipy import special
 
 from lbm_bench import random_design
 from lbm_bench.protocol.separation import (
-    _Side,
+    SideError,
     block_divergences,
     check_target,
     first_guess,
@@ -121,8 +121,8 @@ def test_two_classes_err_as_their_test():
     proportions (the factor's grid integrates a constant)."""
     D = np.array([[0.0, 3.0], [3.0, 0.0]])
     props = np.array([0.3, 0.7])
-    assert _Side(D, props).error() == pytest.approx(_tails(3.0), rel=1e-12)
-    assert _Side(D, props).error(0.5) == pytest.approx(_tails(1.5), rel=1e-12)
+    assert SideError(D, props).error() == pytest.approx(_tails(3.0), rel=1e-12)
+    assert SideError(D, props).error(0.5) == pytest.approx(_tails(1.5), rel=1e-12)
 
 
 def test_a_sides_error_is_at_most_the_union_bound_and_at_least_its_largest_term():
@@ -135,7 +135,7 @@ def test_a_sides_error_is_at_most_the_union_bound_and_at_least_its_largest_term(
         props = np.full(g, 1.0 / g)
         tails = _tails(D)
         np.fill_diagonal(tails, 0.0)
-        error = _Side(D, props).error()
+        error = SideError(D, props).error()
         assert (props * tails.max(axis=1)).sum() - 1e-12 <= error <= (props * tails.sum(axis=1)).sum() + 1e-12
 
 
@@ -145,4 +145,4 @@ def test_identical_competitors_count_little_more_than_once():
     error (0.105 against 0.079), not twice it as in the union bound."""
     D = np.array([[0.0, 4.0, 4.0], [4.0, 0.0, 0.0], [4.0, 0.0, 0.0]])
     single = _tails(4.0)
-    assert single <= _Side(D, np.full(3, 1 / 3)).class_errors()[0] < 1.4 * single
+    assert single <= SideError(D, np.full(3, 1 / 3)).class_errors()[0] < 1.4 * single

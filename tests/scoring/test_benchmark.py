@@ -11,15 +11,15 @@ import pytest
 
 from lbm_bench import cli
 from lbm_bench._records import Record, count, setting
-from lbm_bench.algorithms import registry as algorithm_registry
+from lbm_bench.algorithms import catalog as algorithm_catalog
 from lbm_bench.scoring import benchmark
 from lbm_bench.scoring.harness import Track
 
 
 def test_every_track_has_its_algorithms_contract():
-    assert benchmark.track_names() == tuple(algorithm_registry.CONTRACTS) == ("known-clusters", "unknown-clusters")
+    assert benchmark.track_names() == tuple(algorithm_catalog.CONTRACTS) == ("known-clusters", "unknown-clusters")
     for name, track in benchmark.TRACKS.items():
-        assert track.name == name and track.contract is algorithm_registry.CONTRACTS[name]
+        assert track.name == name and track.contract is algorithm_catalog.CONTRACTS[name]
         assert track.signature.startswith("fit(X, ") and track.signature.endswith(", *, rng)")
         assert issubclass(track.options, Record)
     assert benchmark.DEFAULT_TRACK == "known-clusters"
@@ -73,10 +73,10 @@ def _toy_run(release_dir, algorithms, out_dir, *, n_jobs, seed, progress, timeou
 
 @pytest.fixture()
 def toy_track(monkeypatch):
-    contract = algorithm_registry.Contract("toy-levels", "fit(X, n_levels, *, rng)", {"toy": _toy_fit})
+    contract = algorithm_catalog.Contract("toy-levels", "fit(X, n_levels, *, rng)", {"toy": _toy_fit})
     track = Track(contract=contract, description="the toy is told a number of levels", run=_toy_run,
                   columns=lambda rows: ["algorithm", "levels"], summarise=lambda rows: "toy", options=_ToyOptions)
-    monkeypatch.setitem(algorithm_registry.CONTRACTS, contract.track, contract)
+    monkeypatch.setitem(algorithm_catalog.CONTRACTS, contract.track, contract)
     monkeypatch.setitem(benchmark.TRACKS, track.name, track)
     return track
 

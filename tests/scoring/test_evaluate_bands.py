@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from lbm_bench import evaluate, floor_certificate, generate_table, load_table, save_table
+from lbm_bench.metrics.chance import chance_risk_of_sets
 from lbm_bench.metrics.mcmc import chain_diagnostics
 from lbm_bench.metrics.partition import ari_values
-from lbm_bench.metrics.risk import chance_risk_of_sets, conditional_risk_of_sets, set_item_losses
+from lbm_bench.metrics.risk import conditional_risk_of_sets, set_item_losses
 from lbm_bench.scoring import set_counts
 from lbm_bench.scoring.evaluate import CHANCE_SEED
 from lbm_bench.storage import FormatError

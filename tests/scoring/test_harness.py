@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lbm_bench.algorithms.registry import CHOSEN_COUNTS, GIVEN_COUNTS
+from lbm_bench.algorithms.catalog import CHOSEN_COUNTS, GIVEN_COUNTS
 from lbm_bench.scoring import harness
 from lbm_bench.scoring.evaluate import Report, evaluate
 from lbm_bench.storage import load_table

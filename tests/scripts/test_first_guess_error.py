@@ -28,7 +28,7 @@ def test_ten_classes_are_predicted_closer_than_by_the_union_bound():
     scale, _ = separation.first_guess(design, 500, 500, 0.1)
     rows = separation._separations(separation.block_divergences(design, scale), design.col_proportions, 500)
     union = script.union_bound_error(rows, design.row_proportions)
-    joint = separation._Side(rows, design.row_proportions).error()
+    joint = separation.SideError(rows, design.row_proportions).error()
     measured, se = script.measured_row_error(design, 500, 500, scale, 10, np.random.default_rng(0))
     assert joint < union
     assert abs(joint - measured) < abs(union - measured)

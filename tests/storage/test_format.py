@@ -19,13 +19,14 @@ import pytest
 import scipy.sparse as sp
 
 import lbm_bench.storage.format as fmt
-from lbm_bench.inference.engine import smallest_uint
+from lbm_bench._dtypes import smallest_uint
 from lbm_bench.models import family_names, get_family
 from lbm_bench.protocol.table import Table
 from lbm_bench.storage import (
     FORMAT_NAME,
     FORMAT_VERSION,
     check_file,
+    chunking,
     load_table,
     read_info,
     save_table,
@@ -105,14 +106,14 @@ def _present(condition: str, table: Table) -> bool:
 def test_doc_tables_parse() -> None:
     items = documented_items()
     assert len(items) == 109 and items["gibbs/rows"] == ("dataset", "uint[g]", "(n_samples, n_rows)", "always")
-    assert documented_data_dtypes() == {k: fmt.data_dtype(k) for k in family_names()}
+    assert documented_data_dtypes() == {k: fmt.data_dtype(get_family(k)) for k in family_names()}
     for kind in family_names():
         documented_blocks = {
             name.split("|")[0].split("/")[1] for name, (_, _, _, present) in items.items()
             if name.count("/") == 1 and name.startswith("params/") and kind in present.split(", ")
         }  # fmt: skip
-        assert documented_blocks == set(fmt.block_parameters(kind)), kind
-        for name in fmt.block_parameters(kind):  # the documented shape is the format's
+        assert documented_blocks == set(fmt.block_parameters(get_family(kind))), kind
+        for name in fmt.block_parameters(get_family(kind)):  # the documented shape is the format's
             shape = next(v[2] for k, v in items.items() if k.split("|")[0] == f"params/{name}" and kind in v[3])
             named = {"@categories": "K"}  # the notation of docs/format.md for the header sizes
             extents = ("g", "m") + tuple(named[e] for e in get_family(kind).storage.block_extents)
@@ -120,7 +121,7 @@ def test_doc_tables_parse() -> None:
     header = {
         name[1:] for name, (_, _, _, present) in items.items() if name.startswith("@") and present in family_names()
     }
-    assert header == {name for kind in family_names() for name in fmt.header_attributes(kind)}
+    assert header == {name for kind in family_names() for name in fmt.header_attributes(get_family(kind))}
 
 
 @pytest.mark.parametrize("name", FAMILIES)
@@ -280,41 +281,10 @@ def test_chunking_and_compression(name: str, files: dict[str, Path]) -> None:
         for key in datasets:
             ds = f[key]
             if key in ("data", "gibbs/rows", "gibbs/cols"):
-                assert ds.chunks == fmt.chunk_shape(ds.shape, ds.dtype.itemsize, key), key
+                assert ds.chunks == chunking.chunk_shape(ds.shape, ds.dtype.itemsize, key), key
                 assert (ds.compression, ds.compression_opts, ds.shuffle) == ("gzip", 4, True), key
             else:
                 assert ds.chunks is None and ds.compression is None and not ds.shuffle, key
-
-
-@pytest.mark.parametrize(
-    ("shape", "itemsize", "path", "expected"),
-    [
-        ((50, 12), 1, "gibbs/rows", (50, 12)),
-        ((2000, 10_000), 1, "gibbs/rows", (1024, 64)),
-        ((2000, 100_000), 2, "gibbs/cols", (1024, 64)),
-        ((5000, 30), 1, "gibbs/cols", (1024, 30)),
-        ((10_000, 10_000), 8, "data", (13, 10_000)),
-        ((7, 300_000), 8, "data", (1, 131_072)),
-        ((3, 2_000_000), 1, "data", (1, 1_048_576)),
-    ],
-)
-def test_chunk_shape_formula(shape, itemsize, path, expected) -> None:
-    chunk = fmt.chunk_shape(shape, itemsize, path)
-    if path == "data":
-        cols = min(shape[1], max(1, 2**20 // itemsize))
-        rows = min(shape[0], max(1, 2**20 // (cols * itemsize)))
-    else:
-        rows, cols = min(shape[0], 1024), min(shape[1], 64)
-    assert chunk == expected == (rows, cols)
-    assert chunk[0] * chunk[1] * itemsize <= 2**20
-
-
-@pytest.mark.parametrize(("length", "itemsize", "expected"), [(94, 4, 94), (10**7, 4, 262_144),
-                                                               (10**7, 1, 1_048_576)])
-def test_chunk_shape_of_sparse_datasets(length, itemsize, expected) -> None:
-    assert fmt.chunk_shape((length,), itemsize, "data/indices") == (expected,)
-    assert expected == max(1, min(length, 2**20 // itemsize))
-    assert "chunks" not in fmt.dataset_options("data/indices", (0,), itemsize)  # empty: contiguous
 
 
 def test_container_version_zero_superblock_no_user_block(files: dict[str, Path]) -> None:

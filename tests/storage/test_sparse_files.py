@@ -16,7 +16,7 @@ import pytest
 import scipy.sparse as sp
 
 import lbm_bench.storage.format as fmt
-from lbm_bench.storage import FormatError, check_file, load_table, read_info, save_table
+from lbm_bench.storage import FormatError, check_file, chunking, load_table, read_info, save_table
 from tests.storage.tables import (
     DOC,
     SAMPLE,
@@ -41,7 +41,7 @@ def test_round_trip_gives_a_csr_array(name: str, sparse_tables, sparse_files) ->
     table, path = sparse_tables[name], sparse_files[name]
     loaded = load_table(path)
     assert isinstance(loaded.data, sp.csr_array) and loaded.data.has_canonical_format
-    assert loaded.data.dtype == fmt.data_dtype(table.kind)
+    assert loaded.data.dtype == fmt.data_dtype(table.model.family)
     assert_same(table, loaded)
     np.testing.assert_array_equal(loaded.data.toarray(), table.data.toarray())
     assert check_file(path) == []
@@ -58,10 +58,10 @@ def test_layout_version_and_compression(name: str, sparse_tables, sparse_files) 
         assert group.attrs["shape"].dtype == np.int64
         assert group["indptr"].shape == (table.shape[0] + 1,) and group["indptr"].dtype == np.int32
         assert group["indices"].dtype == np.int32 and group["indices"].shape == (table.data.nnz,)
-        assert group["values"].dtype == fmt.data_dtype(table.kind)
+        assert group["values"].dtype == fmt.data_dtype(table.model.family)
         for key in ("indptr", "indices", "values"):
             ds = group[key]
-            assert ds.chunks == fmt.chunk_shape(ds.shape, ds.dtype.itemsize, f"data/{key}"), key
+            assert ds.chunks == chunking.chunk_shape(ds.shape, ds.dtype.itemsize, f"data/{key}"), key
             assert (ds.compression, ds.compression_opts, ds.shuffle) == ("gzip", 4, True), key
             info = h5py.h5o.get_info(ds.id)
             assert (info.atime, info.mtime, info.ctime, info.btime) == (0, 0, 0, 0)
@@ -94,7 +94,7 @@ def test_label_sets_of_a_real_sparse_run_are_compressed(sparse_tables, tmp_path:
         for key in ("gibbs/rows", "gibbs/cols"):
             ds = f[key]
             assert ds.shape[0] == 2000 and ds.dtype == np.uint8
-            assert ds.chunks == fmt.chunk_shape(ds.shape, 1, key) and ds.chunks[0] == 1024, key
+            assert ds.chunks == chunking.chunk_shape(ds.shape, 1, key) and ds.chunks[0] == 1024, key
             assert (ds.compression, ds.shuffle) == ("gzip", True), key
             raw, stored = raw + ds.nbytes, stored + ds.id.get_storage_size()
     assert raw == 2000 * 4000 and stored <= raw / 4

@@ -18,7 +18,6 @@ from lbm_bench.storage.user_formats import (
     UserTableError,
     file_stem,
     format_of,
-    one_line,
     pattern_kinds,
     read_format,
     reads_patterns,
@@ -86,5 +85,3 @@ def test_readers_return_the_raw_table(tmp_path):
     assert read.row_names == ("r", "s") and read.col_names == ("a", "b") and read.source_dtype == "text"
 
 
-def test_one_line():
-    assert one_line(ValueError("a\n  b")) == "a b" and one_line(KeyError()) == "KeyError"

@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from lbm_bench.storage import load_table
+from lbm_bench.storage.item_reader import summary
 from lbm_bench.storage.sources import MemorySource
-from lbm_bench.storage.validate import Fatal, one_line, read_table, read_version, summary
+from lbm_bench.storage.validate import read_table
 from tests.storage.tables import assert_same, layout_of
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -38,31 +39,3 @@ def test_every_bad_item_is_one_line_naming_it():
     assert all("\n" not in p for p in problems)
     assert summary(problems).startswith(problems[0]) and f"(and {len(problems) - 1} more problems)" in summary(problems)
     assert summary(problems[:1]) == problems[0]
-
-
-def test_labels_outside_the_clusters_are_refused():
-    layout = layout_of(DATA / "table_v1_1.h5")
-    layout.datasets["truth/rows"] = layout.datasets["truth/rows"].copy()
-    layout.datasets["truth/rows"][0] = 7
-    problems = []
-    assert read_table(MemorySource(layout), problems) is None
-    assert "dataset truth/rows holds label 7, outside [0, 2)" in problems
-
-
-@pytest.mark.parametrize("change, message", [
-    ({"format": "hdf5-thing"}, "not an lbm-bench-table file (@format is 'hdf5-thing')"),
-    ({"format_version": "one"}, "@format_version must look like MAJOR.MINOR, got 'one'"),
-    ({"format_version": "2.0"}, "format version 2.0 is newer than this reader (supports 1.x); upgrade lbm-bench"),
-    ({"format_version": "0.9"}, "format version 0.9 is not supported (this reader reads 1.x)"),
-])
-def test_a_source_that_is_not_a_table_is_fatal(change, message):
-    layout = layout_of(DATA / "table_v1_1.h5")
-    layout.attrs[""].update(change)
-    with pytest.raises(Fatal, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
-        read_table(MemorySource(layout), [])
-
-
-def test_versions_and_messages():
-    assert read_version(MemorySource(layout_of(DATA / "table_v1.h5"))) == (1, 0)
-    assert read_version(MemorySource(layout_of(DATA / "table_v1_3_missing_sparse.h5"))) == (1, 3)
-    assert one_line(ValueError("two\n  lines")) == "two lines" and one_line(KeyError()) == "KeyError"

@@ -39,7 +39,7 @@ from tests.storage.tables import (
 def test_round_trip_every_field(name: str, tables: dict[str, Table], files: dict[str, Path]) -> None:
     loaded = load_table(files[name])
     assert_same(tables[name], loaded)
-    assert loaded.data.dtype == fmt.data_dtype(loaded.kind)
+    assert loaded.data.dtype == fmt.data_dtype(loaded.model.family)
     assert loaded.truth_rows.dtype == loaded.map_cols.dtype == np.int64
     assert loaded.gibbs.rows.dtype == np.uint8
     assert (loaded.design.row_effects is not None) == name.startswith("poisson-effects")

@@ -1,4 +1,4 @@
-"""The registry of built-in algorithms, and the per-family LBM algorithms.
+"""The catalog of algorithms: the built-ins by name, the per-family LBM algorithms, and the loader of plugged-in ones.
 
 An *algorithm* is any callable
 
@@ -26,7 +26,7 @@ known-clusters track it is to be compared with (``cem_icl.given_counts == "cem"`
 
 The per-family algorithms (``gaussian_cem``, ..., ``bernoulli_vem``: block CEM
 or VEM with the family forced, their defaults otherwise) are generated from the
-family table :data:`lbm_bench.algorithms.lbm_em.FAMILIES`, one for each family
+registered families (:data:`lbm_bench.models.registry.FAMILIES`), one for each family
 and method, in :data:`FAMILY_ALGORITHMS`; they are registered as
 ``"gaussian-cem"`` and so on.
 """
@@ -48,10 +48,12 @@ from numpy.typing import ArrayLike
 
 from lbm_bench._validation import check_choice
 from lbm_bench.algorithms.kmeans import double_kmeans
-from lbm_bench.algorithms.lbm_em import FAMILIES, cem, vem
+from lbm_bench.algorithms.lbm_em import cem, vem
 from lbm_bench.algorithms.selection import cem_icl, vem_icl
 from lbm_bench.algorithms.sparsebm import sparsebm_lbm, sparsebm_selection
 from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclustering
+from lbm_bench.models.family import Family
+from lbm_bench.models.registry import FAMILIES
 
 __all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attributes (__getattr__ below)
     "ALGORITHMS",
@@ -84,15 +86,16 @@ LBM_METHODS: dict[str, tuple[Algorithm, str]] = {
 }
 
 
-def _fitted_blocks(family: Any) -> str:
+def _fitted_blocks(family: Family) -> str:
     """What the EM baselines fit of a family, for the docstrings of its algorithms."""
     blocks = family.presentation.block_description
     return blocks + (", without row or column effects" if family.model.has_effects else "")
 
 
-def _family_algorithm(kind: str, method: str) -> Algorithm:
-    """``method`` (``"cem"`` or ``"vem"``) with ``kind`` forced, as an algorithm."""
+def _family_algorithm(family: Family, method: str) -> Algorithm:
+    """``method`` (``"cem"`` or ``"vem"``) with ``family`` forced, as an algorithm."""
     fit, title = LBM_METHODS[method]
+    kind = family.kind
 
     def algorithm(
         X: ArrayLike,
@@ -101,13 +104,13 @@ def _family_algorithm(kind: str, method: str) -> Algorithm:
         *,
         rng: np.random.Generator | int | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
-        return fit(X, n_row_clusters, n_col_clusters, kind=kind, rng=rng)
+        return fit(X, n_row_clusters, n_col_clusters, kind=family, rng=rng)
 
     algorithm.__name__ = algorithm.__qualname__ = f"{kind}_{method}"
     setattr(algorithm, MASKED_INPUT, True)
-    algorithm.kind = kind  # the family it fits (see fits_family)
+    algorithm.kind = kind  # the name of the family it fits (see fits_family)
     algorithm.__doc__ = (
-        f"{title} with {_fitted_blocks(FAMILIES[kind])}.\n\n"
+        f"{title} with {_fitted_blocks(family)}.\n\n"
         f"    :func:`lbm_bench.algorithms.{method}` with ``kind={kind!r}`` and its defaults;\n"
         "    returns ``(rows, cols)``, two int64 arrays of shapes (n_rows,) and (n_cols,).\n"
     )
@@ -115,15 +118,15 @@ def _family_algorithm(kind: str, method: str) -> Algorithm:
 
 
 #: The per-family algorithms by function name (``"gaussian_cem"``, ...): one for
-#: each family of :data:`~lbm_bench.algorithms.lbm_em.FAMILIES` and each method.
+#: each registered family (:data:`~lbm_bench.models.registry.FAMILIES`) and each method.
 FAMILY_ALGORITHMS: dict[str, Algorithm] = {
-    f"{kind}_{method}": _family_algorithm(kind, method) for kind in FAMILIES for method in LBM_METHODS
+    f"{family.kind}_{method}": _family_algorithm(family, method) for family in FAMILIES for method in LBM_METHODS
 }
 __all__ += sorted(FAMILY_ALGORITHMS)
 
 
 def __getattr__(name: str) -> Algorithm:
-    """The per-family algorithms as attributes of the module (``registry.poisson_cem``: where
+    """The per-family algorithms as attributes of the module (``catalog.poisson_cem``: where
     pickle finds them by reference), looked up in :data:`FAMILY_ALGORITHMS` (PEP 562)."""
     return family_algorithm_attribute(__name__, name)
 

@@ -1,4 +1,4 @@
-"""The registry (lbm_bench.algorithms.registry): output contract, reproducibility, names."""
+"""The registry (lbm_bench.algorithms.catalog): output contract, reproducibility, names."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,6 @@ import pytest
 from lbm_bench import algorithms
 from lbm_bench.algorithms import (
     ALGORITHMS,
-    FAMILIES,
     FAMILY_ALGORITHMS,
     cem,
     double_kmeans,
@@ -14,6 +13,7 @@ from lbm_bench.algorithms import (
     resolve_algorithm,
     vem,
 )
+from lbm_bench.models.registry import family_names, get_family
 from tests.algorithms.common import (
     FAMILY_NAMES,
     KINDS,
@@ -28,7 +28,7 @@ def test_builtin_lbm_infers_the_family(easy, name):
     inferred (categorical codes look like counts): the benchmark harness passes its kind."""
     kind, _, X, z, w = easy
     told = {}
-    if FAMILIES[kind].estimation.inference_order is None:
+    if get_family(kind).estimation.inference_order is None:
         assert infer_kind(X) == "poisson"
         told = {"kind": kind}
     else:
@@ -96,8 +96,8 @@ def test_registry_names():
 def test_per_family_entries_match_the_family_table(small_tables):
     """One registry entry per (family, method), named after both, that is the
     method with the family forced: same labels as cem/vem(kind=...) from the same seed."""
-    assert set(FAMILIES) == set(KINDS)
-    expected = {f"{kind}_{method}" for kind in FAMILIES for method in ("cem", "vem")}
+    assert set(family_names()) == set(KINDS)
+    expected = {f"{kind}_{method}" for kind in family_names() for method in ("cem", "vem")}
     assert set(FAMILY_ALGORITHMS) == expected
     assert set(FAMILY_NAMES) == {name.replace("_", "-") for name in expected}
     for name, fit in FAMILY_ALGORITHMS.items():
@@ -105,7 +105,7 @@ def test_per_family_entries_match_the_family_table(small_tables):
         assert fit.__name__ == name and getattr(algorithms, name) is fit
         assert ALGORITHMS[f"{kind}-{method}"] is fit
         assert resolve_algorithm(f"lbm_bench.algorithms:{name}")[1] is fit
-        assert FAMILIES[kind].presentation.block_description in fit.__doc__
+        assert get_family(kind).presentation.block_description in fit.__doc__
         X = small_tables[kind]
         got = fit(X, 3, 2, rng=4)
         want = {"cem": cem, "vem": vem}[method](X, 3, 2, kind=kind, rng=4)

@@ -1,4 +1,4 @@
-"""Missing entries in files (lbm_bench.storage.missing, format 1.3): what a table with missing entries
+"""Missing entries in files (lbm_bench.storage.missing_mask, format 1.3): what a table with missing entries
 adds (missing_layout), its layout, round trips, the mask's size, and the reader's rejections."""
 
 from __future__ import annotations
@@ -205,7 +205,7 @@ def test_r_snippets_read_missing_entries_as_na(missing_files, tmp_path) -> None:
 def test_the_layout_a_table_with_missing_entries_adds(missing_tables) -> None:
     """Plain arrays and attributes, no HDF5: the mask of a dense table, the CSR positions of a sparse
     one's missing entries, the block mechanism's items; nothing for a complete table."""
-    from lbm_bench.storage.missing import BLOCK_ITEMS, missing_layout
+    from lbm_bench.storage.missing_mask import BLOCK_ITEMS, missing_layout
     from tests.storage.tables import make_table
 
     dense = missing_tables["bernoulli-missing-block"]
