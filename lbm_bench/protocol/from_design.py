@@ -78,7 +78,8 @@ def design_request(
     """
     design, shape = load_design(design)
     if options:
-        raise ValueError(f"{', '.join(sorted(options))}: the design fixes its design options; drop them")
+        given = ", ".join(f"{name}=" for name in sorted(options))
+        raise ValueError(f"{given}: the design fixes its design options; drop them")
     if kind is not None and as_family(kind) is not design.family:
         raise ValueError(f"kind={as_family(kind).kind!r} but the design is of {design.kind} blocks")
     if any(c is not None for c in clusters) and tuple(clusters) != design.block_shape:
