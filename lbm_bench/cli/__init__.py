@@ -1,4 +1,5 @@
-"""Command line: ``lbm-bench generate | fit | info | show | evaluate | build | verify | fetch | benchmark``.
+"""Command line: ``lbm-bench generate | fit | info | show | evaluate | build | verify | fetch |
+benchmark``.
 
 One module per command (``generate_command.py``, ...: its parser and its run), what they
 share (``common.py``), the library's argument names as the flags spell them (``flags.py``)

@@ -95,12 +95,13 @@ def add_record_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup
         text = f"{f.metadata['help']} (default {f.default})"
         metavar = f.metadata["flag"].lstrip("-").upper().replace("-", "_")
         if f.type in ("bool", bool):
-            parser.add_argument(f.metadata["flag"], dest=f.name, action="store_true", default=None, help=text)
+            parser.add_argument(f.metadata["flag"], dest=f.name, action="store_true", default=None,
+                                help=text)
             continue
-        kind = f.metadata.get("parse") or {"int": int, "float": float, "str": str}.get(str(f.type).split(" ")[0])
-        parser.add_argument(
-            f.metadata["flag"], dest=f.name, type=kind or float, default=None, metavar=metavar, help=text
-        )
+        types = {"int": int, "float": float, "str": str}
+        kind = f.metadata.get("parse") or types.get(str(f.type).split(" ")[0])
+        parser.add_argument(f.metadata["flag"], dest=f.name, type=kind or float, default=None,
+                            metavar=metavar, help=text)
 
 
 def record_from_options(cls: type[_R], args: argparse.Namespace) -> _R:
@@ -120,5 +121,6 @@ def read_labels_file(path: Path, name: str):
 
     labels, header = read_labels(path, name=name, return_header=True)
     if header is not None:
-        print(f"note: {name} file {path}: first line {header!r} read as a header (skipped)", file=sys.stderr)
+        print(f"note: {name} file {path}: first line {header!r} read as a header (skipped)",
+              file=sys.stderr)
     return labels

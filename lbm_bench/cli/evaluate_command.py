@@ -13,12 +13,14 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub: Any) -> None:
     """Add ``evaluate`` to the subcommands ``sub``."""
-    p = add_command(sub, "evaluate", run, "score a co-clustering against a table's Gibbs label sets")
+    p = add_command(sub, "evaluate", run,
+                    "score a co-clustering against a table's Gibbs label sets")
     p.add_argument("table", type=Path, help="a table file (.h5)")
     p.add_argument("--rows", required=True, type=Path, help="row labels file")
     p.add_argument("--cols", required=True, type=Path, help="column labels file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--jobs", type=int, default=1, help="processes reading the label sets (default 1)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="processes reading the label sets (default 1)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 

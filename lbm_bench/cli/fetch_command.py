@@ -19,39 +19,46 @@ ARGUMENTS = ("sha256", "timeout", "min_rate", "max_size")
 
 def add_parser(sub: Any) -> None:
     """Add ``fetch`` to the subcommands ``sub``."""
-    p = add_command(sub, "fetch", run, "download, check and cache a published release (a build --archive tarball)",
+    p = add_command(sub, "fetch", run,
+                    "download, check and cache a published release (a build --archive tarball)",
                     ARGUMENTS)
     p.add_argument("url", help="URL or path of the release archive (.tar.gz)")
-    p.add_argument("--sha256", default=None, help="expected SHA-256 of the archive (refused if different)")
-    p.add_argument("--cache", type=Path, default=None, help="cache folder (default: $LBM_BENCH_CACHE)")
+    p.add_argument("--sha256", default=None,
+                   help="expected SHA-256 of the archive (refused if different)")
+    p.add_argument("--cache", type=Path, default=None,
+                   help="cache folder (default: $LBM_BENCH_CACHE)")
     p.add_argument("--timeout", type=float, default=60.0,
-                   help="seconds to wait for the server (default 60); the download also fails when the server "
-                   "sends less than --min-rate bytes per second over any such window (a server that trickles)")
+                   help="seconds to wait for the server (default 60); the download also fails "
+                   "when the server sends less than --min-rate bytes per second over any such "
+                   "window (a server that trickles)")
     p.add_argument("--min-rate", type=float, default=1024.0, metavar="BYTES_PER_S",
-                   help="slowest download accepted, in bytes per second over any --timeout seconds "
-                   "(default 1024; 0: no minimum)")
+                   help="slowest download accepted, in bytes per second over any --timeout "
+                   "seconds (default 1024; 0: no minimum)")
     p.add_argument("--max-size", default="16G", metavar="SIZE",
-                   help="largest archive to download and release to unpack, e.g. 500M, 64G (default 16G); "
-                   "checked from the archive's listing before anything is written")
+                   help="largest archive to download and release to unpack, e.g. 500M, 64G "
+                   "(default 16G); checked from the archive's listing before anything is written")
     p.add_argument("-q", "--quiet", action="store_true", help="print only the release folder")
 
 
 def run(args: argparse.Namespace) -> int:
     """Download a release archive (https://, http://, file:// or a local path), check its SHA-256
     when given, extract it safely, verify it, keep it in the cache (LBM_BENCH_CACHE, default
-    ~/.cache/lbm-bench) and print the release folder. A second fetch uses the cache. The archive's
-    listing must be the release's own (SHA256SUMS, manifest.json and its table sizes) and at most
-    --max-size before anything is written; a server slower than --min-rate is given up.
+    ~/.cache/lbm-bench) and print the release folder. A second fetch uses the cache. The
+    archive's listing must be the release's own (SHA256SUMS, manifest.json and its table sizes)
+    and at most --max-size before anything is written; a server slower than --min-rate is given
+    up.
     """
     from lbm_bench.release import fetch_release, load_release
 
     if args.cache is not None:
         check_writable_folder(args.cache, what="--cache")
-    folder = fetch_release(args.url, sha256=args.sha256, cache_dir=args.cache, timeout=args.timeout,
-                           min_rate=args.min_rate, max_size=args.max_size, progress=show_progress(args))
+    folder = fetch_release(args.url, sha256=args.sha256, cache_dir=args.cache,
+                           timeout=args.timeout, min_rate=args.min_rate, max_size=args.max_size,
+                           progress=show_progress(args))
     if not args.quiet:
-        release = load_release(folder)["release"]
-        print(f"OK: {release['name']} {release['version']}, {len(load_release(folder)['tables'])} table(s), "
-              "verified", file=sys.stderr)
+        loaded = load_release(folder)
+        release, tables = loaded["release"], len(loaded["tables"])
+        print(f"OK: {release['name']} {release['version']}, {tables} table(s), verified",
+              file=sys.stderr)
     print(folder)
     return 0

@@ -74,8 +74,10 @@ def flag_table() -> dict[str, str]:
     from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
     from lbm_bench.scoring.benchmark import TRACKS
 
-    records = [GenerationSettings, RequestOptions, ModelOptions, *(track.options for track in TRACKS.values())]
-    declared = {f.name: f.metadata["flag"] for record in records for f in dataclasses.fields(record)}
+    records = [GenerationSettings, RequestOptions, ModelOptions,
+               *(track.options for track in TRACKS.values())]
+    declared = {f.name: f.metadata["flag"] for record in records
+                for f in dataclasses.fields(record)}
     return {**declared, **FLAGS}
 
 
@@ -101,8 +103,9 @@ def flag_words(message: str, names: Iterable[str], *, anywhere: bool = False) ->
     '--jobs must be >= 1, got 0; a kind of table'
     >>> flag_words("max_clusters (40, 40) exceeds the table", ["max_clusters"])
     '--max-clusters 40x40 exceeds the table'
-    >>> flag_words("use a smaller n_rows and n_cols, or a larger max_memory=", ["n_rows", "n_cols", "max_memory"])
-    'use a smaller --shape, or a larger --max-memory'
+    >>> flag_words("a smaller n_rows and n_cols, or a larger max_memory=",
+    ...            ["n_rows", "n_cols", "max_memory"])
+    'a smaller --shape, or a larger --max-memory'
     >>> flag_words("output t.h5 exists (use overwrite=True to overwrite)", ["overwrite"])
     'output t.h5 exists (use --force to overwrite)'
     >>> flag_words("missing=0.2 is more than density=0.1", ["missing", "density"], anywhere=True)
@@ -112,7 +115,8 @@ def flag_words(message: str, names: Iterable[str], *, anywhere: bool = False) ->
     flags = {name: table[name] for name in names if name in table}
     for first, second in itertools.permutations(flags, 2):  # two arguments of one flag, named once
         if flags[first] == flags[second]:
-            message = re.sub(rf"(?<![\w-]){re.escape(first)} and {re.escape(second)}(?![\w-])", flags[first], message)
+            both = rf"(?<![\w-]){re.escape(first)} and {re.escape(second)}(?![\w-])"
+            message = re.sub(both, flags[first], message)
     for name, flag in flags.items():
         word = re.escape(name)
         if anywhere:

@@ -17,15 +17,17 @@ def add_parser(sub: Any) -> None:
     p = add_command(sub, "info", run, "print the summary of a table file")
     p.add_argument("table", type=Path)
     p.add_argument("--json", action="store_true",
-                   help="print the file's attributes as JSON (a value that is not a number is null)")
+                   help="print the file's attributes as JSON (a value that is not a number is "
+                   "null)")
 
 
 def run(args: argparse.Namespace) -> int:  # no docstring: ``info --help`` has no description
     from lbm_bench.storage import load_table, read_info
 
     if args.json:
-        print(json.dumps(json_ready(read_info(args.table)), indent=2, sort_keys=True, allow_nan=False))
-    else:  # the label sets stay in the file (gigabytes on a large table; the summary needs their shape)
+        info = json_ready(read_info(args.table))
+        print(json.dumps(info, indent=2, sort_keys=True, allow_nan=False))
+    else:  # the label sets stay in the file (gigabytes on a large table): their shape is enough
         print(load_table(args.table, label_sets=False).summary())
     return 0
 
@@ -41,7 +43,8 @@ def json_ready(value: Any) -> Any:
     if isinstance(value, dict):
         return {key: json_ready(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
-        return [json_ready(item) for item in (value.tolist() if isinstance(value, np.ndarray) else value)]
+        items = value.tolist() if isinstance(value, np.ndarray) else value
+        return [json_ready(item) for item in items]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):

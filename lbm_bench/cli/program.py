@@ -20,14 +20,20 @@ from lbm_bench.cli import (
     show_command,
     verify_command,
 )
-from lbm_bench.cli.common import EXIT_BROKEN_PIPE, EXIT_FAILURE, EXIT_TERMINATED, EXIT_USAGE, CommandParser
+from lbm_bench.cli.common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILURE,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    CommandParser,
+)
 from lbm_bench.cli.flags import OptionsError, flag_words
 
 __all__ = ["COMMANDS", "build_parser", "error_line", "main"]
 
 #: The command modules, in the order ``lbm-bench --help`` lists them.
-COMMANDS = (generate_command, fit_command, info_command, show_command, evaluate_command, build_command,
-            verify_command, fetch_command, benchmark_command)
+COMMANDS = (generate_command, fit_command, info_command, show_command, evaluate_command,
+            build_command, verify_command, fetch_command, benchmark_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

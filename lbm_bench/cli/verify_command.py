@@ -18,14 +18,17 @@ def add_parser(sub: Any) -> None:
     p = add_command(sub, "verify", run, "re-check a release's checksums, files and manifest")
     p.add_argument("release", type=Path, help="release directory")
     p.add_argument("--against", type=Path, default=None, metavar="OTHER",
-                   help="also compare the release's SHA256SUMS with OTHER's (e.g. a rebuild and the original)")
-    p.add_argument("--jobs", type=int, default=1, help="processes checking the tables (default 1)")
+                   help="also compare the release's SHA256SUMS with OTHER's (e.g. a rebuild and "
+                   "the original)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="processes checking the tables (default 1)")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Re-check every checksum, every file against the format and the manifest, and each table's certified
-    risks re-derived from its own label sets. With --against OTHER, also compare the two releases file by
-    file (SHA256SUMS): a rebuild from a release's spec.toml gives the same bytes with the same versions."""
+    """Re-check every checksum, every file against the format and the manifest, and each table's
+    certified risks re-derived from its own label sets. With --against OTHER, also compare the two
+    releases file by file (SHA256SUMS): a rebuild from a release's spec.toml gives the same bytes
+    with the same versions."""
     from lbm_bench.release import compare_releases, load_release, verify_release
 
     if args.jobs < 1:
@@ -33,16 +36,17 @@ def run(args: argparse.Namespace) -> int:
     problems = verify_release(args.release, jobs=args.jobs)
     for problem in problems:
         print(f"PROBLEM {problem}")
-    differences = compare_releases(args.release, args.against) if args.against is not None else []
+    against = args.against
+    differences = compare_releases(args.release, against) if against is not None else []
     for difference in differences:
         print(f"DIFFERS {difference}")
     if problems or differences:
-        print(f"{len(problems)} problem(s) in {args.release}"
-              + (f", {len(differences)} difference(s) from {args.against}" if args.against is not None else ""),
-              file=sys.stderr)
+        other = f", {len(differences)} difference(s) from {against}" if against is not None else ""
+        print(f"{len(problems)} problem(s) in {args.release}{other}", file=sys.stderr)
         return EXIT_FAILURE
-    print(f"OK: {len(load_release(args.release)['tables'])} table(s), checksums, formats and manifest agree")
-    if args.against is not None:
+    tables = len(load_release(args.release)["tables"])
+    print(f"OK: {tables} table(s), checksums, formats and manifest agree")
+    if against is not None:
         files = len((args.release / "SHA256SUMS").read_text(encoding="utf-8").splitlines())
-        print(f"same bytes as {args.against}: {files} file(s), identical SHA256SUMS")
+        print(f"same bytes as {against}: {files} file(s), identical SHA256SUMS")
     return 0
