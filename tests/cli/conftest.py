@@ -19,7 +19,8 @@ def table_file(tmp_path_factory):
 @pytest.fixture(scope="module")
 def counts(tmp_path_factory):
     folder = tmp_path_factory.mktemp("fit")
-    X, _, _ = get_family("poisson").model([0.6, 0.4], [0.5, 0.5], [[0.5, 4.0], [3.0, 1.0]]).sample(120, 80, rng=0)
+    model = get_family("poisson").model([0.6, 0.4], [0.5, 0.5], [[0.5, 4.0], [3.0, 1.0]])
+    X, _, _ = model.sample(120, 80, rng=0)
     np.save(folder / "counts.npy", X)
     return folder / "counts.npy"
 
@@ -27,5 +28,6 @@ def counts(tmp_path_factory):
 @pytest.fixture(scope="module")
 def design_file(counts):
     out = counts.with_name("design.toml")
-    assert main(["fit", str(counts), "--max-clusters", "4x4", "--samples", "200", "-o", str(out), "-q"]) == 0
+    assert main(["fit", str(counts), "--max-clusters", "4x4", "--samples", "200", "-o", str(out),
+                 "-q"]) == 0
     return out

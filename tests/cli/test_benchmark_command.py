@@ -12,7 +12,8 @@ DATA = REPO / "tests" / "data"
 
 
 def test_a_tracks_options_are_parsed_and_refused_on_another_track():
-    args = build_parser().parse_args(["benchmark", "r", "--algorithm", "cem", "--out", "o", "--max-clusters", "4x3"])
+    args = build_parser().parse_args(["benchmark", "r", "--algorithm", "cem", "--out", "o",
+                                      "--max-clusters", "4x3"])
     assert track_options(args, TRACKS["unknown-clusters"]) == {"max_clusters": (4, 3)}
     with pytest.raises(ValueError, match="^--max-clusters goes with --track unknown-clusters"):
         track_options(args, TRACKS["known-clusters"])
@@ -22,10 +23,13 @@ def test_a_tracks_options_are_parsed_and_refused_on_another_track():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--algorithm", "cem", "--track", "nosuch"], "--track must be known-clusters or unknown-clusters, got 'nosuch'"),
-    (["--algorithm", "cem", "--timeout", "0"], "--timeout must be a positive number of seconds, got 0"),
-    (["--algorithm", "cem-icl"], "'cem-icl' is an algorithm of the unknown-clusters track, called as "
-     "fit(X, max_row_clusters, max_col_clusters, *, rng) (--track unknown-clusters); the known-clusters track's"),
+    (["--algorithm", "cem", "--track", "nosuch"],
+     "--track must be known-clusters or unknown-clusters, got 'nosuch'"),
+    (["--algorithm", "cem", "--timeout", "0"],
+     "--timeout must be a positive number of seconds, got 0"),
+    (["--algorithm", "cem-icl"],
+     "'cem-icl' is an algorithm of the unknown-clusters track, called as fit(X, max_row_clusters, "
+     "max_col_clusters, *, rng) (--track unknown-clusters); the known-clusters track's"),
 ])
 def test_refusals_before_any_run(args, message, tmp_path, capsys):
     assert main(["benchmark", str(DATA), *args, "--out", str(tmp_path / "out")]) == 2

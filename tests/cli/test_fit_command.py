@@ -71,5 +71,6 @@ def test_a_table_too_large_to_read_is_refused_naming_max_memory(counts, tmp_path
     out = tmp_path / "d.toml"
     assert main(["fit", str(counts), "--max-memory", "1K", "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and err.startswith(f"lbm-bench fit: error: {counts}: reading the ")
+    assert len(err.strip().splitlines()) == 1
+    assert err.startswith(f"lbm-bench fit: error: {counts}: reading the ")
     assert "allowed by --max-memory;" in err and "max_memory=" not in err and not out.exists()

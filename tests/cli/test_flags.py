@@ -4,7 +4,9 @@ item 4)."""
 
 import argparse
 import ast
+import dataclasses
 import pickle
+import re
 from pathlib import Path
 
 import pytest
@@ -36,14 +38,14 @@ def test_every_flag_of_the_table_is_an_option_of_the_command_that_rewords_it():
 def test_the_table_and_the_declared_fields_agree():
     """An argument that is also a record's field (``n_samples``, ``jobs``, ``max_clusters``) has
     one flag, the one the field declares."""
-    import dataclasses
-
     from lbm_bench.protocol.request import RequestOptions
     from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
     from lbm_bench.scoring.benchmark import TRACKS
 
-    records = [GenerationSettings, RequestOptions, ModelOptions, *(t.options for t in TRACKS.values())]
-    declared = {f.name: f.metadata["flag"] for record in records for f in dataclasses.fields(record)}
+    records = [GenerationSettings, RequestOptions, ModelOptions,
+               *(t.options for t in TRACKS.values())]
+    declared = {f.name: f.metadata["flag"] for record in records
+                for f in dataclasses.fields(record)}
     assert {"n_samples", "jobs", "max_clusters"} <= declared.keys() & FLAGS.keys()
     assert all(FLAGS[name] == flag for name, flag in declared.items() if name in FLAGS)
     assert flag_table() == {**declared, **FLAGS}
@@ -51,24 +53,29 @@ def test_the_table_and_the_declared_fields_agree():
 
 @pytest.mark.parametrize("message, names, worded", [
     ("target_risk=0.95 cannot be reached", ["target_risk"], "--risk 0.95 cannot be reached"),
-    ("target_risk must lie in (0, 1), got 5.5", ["target_risk"], "--risk must lie in (0, 1), got 5.5"),
+    ("target_risk must lie in (0, 1), got 5.5", ["target_risk"],
+     "--risk must lie in (0, 1), got 5.5"),
     ("kind='gaussian' but the design is of poisson blocks", ["kind"],
      "--kind gaussian but the design is of poisson blocks"),
     ("density is defined for the poisson kind, got kind='gaussian'", ["density", "kind"],
      "--density is defined for the poisson kind, got --kind gaussian"),
-    ("max_clusters (4, 2) exceeds the table", ["max_clusters"], "--max-clusters 4x2 exceeds the table"),
-    ("below 1/(n_rows*n_cols) = 0.01", ["n_rows", "n_cols"], "below 1/(n_rows*n_cols) = 0.01"),  # a formula
+    ("max_clusters (4, 2) exceeds the table", ["max_clusters"],
+     "--max-clusters 4x2 exceeds the table"),
+    ("below 1/(n_rows*n_cols) = 0.01", ["n_rows", "n_cols"],
+     "below 1/(n_rows*n_cols) = 0.01"),  # a formula
     ("give n_rows and n_cols", ["n_rows", "n_cols"], "give --shape"),
-    ("jobs must be >= 1; the jobs of a kind", ["jobs", "kind"], "--jobs must be >= 1; the jobs of a kind"),
-    ("equal_proportions=, missing=: the design fixes its design options", ["equal_proportions", "missing"],
-     "--equal-proportions, --missing: the design fixes its design options"),
-    ("out exists (use overwrite=True to overwrite)", ["overwrite"], "out exists (use --force to overwrite)"),
+    ("jobs must be >= 1; the jobs of a kind", ["jobs", "kind"],
+     "--jobs must be >= 1; the jobs of a kind"),
+    ("equal_proportions=, missing=: the design fixes it", ["equal_proportions", "missing"],
+     "--equal-proportions, --missing: the design fixes it"),
+    ("out exists (use overwrite=True to overwrite)", ["overwrite"],
+     "out exists (use --force to overwrite)"),
     ("build into another out=, or give force=True to replace it", ["out", "force"],
      "build into another --out, or give --force to replace it"),
     ("1024 bytes/s (min_rate=)", ["min_rate"], "1024 bytes/s (--min-rate)"),
     ("fit(X) (track='unknown-clusters'); the", ["track"], "fit(X) (--track unknown-clusters); the"),
     ("--jobs must be >= 1", ["jobs"], "--jobs must be >= 1"),  # a flag already
-    ("target_risk=0.1 cannot be reached", [], "target_risk=0.1 cannot be reached"),  # not the command's
+    ("target_risk=0.1 cannot be reached", [], "target_risk=0.1 cannot be reached"),  # not passed on
 ])
 def test_a_refusal_names_the_commands_flags(message, names, worded):
     assert flag_words(message, names) == worded
@@ -76,19 +83,20 @@ def test_a_refusal_names_the_commands_flags(message, names, worded):
 
 def test_a_records_refusal_names_its_fields_anywhere():
     fields = ["missing", "missing_mechanism", "density"]
-    assert flag_words("missing_mechanism is set but missing is 0 (a complete table): give missing, the rate",
-                      fields, anywhere=True) == ("--missing-mechanism is set but --missing is 0 (a complete table): "
-                                                 "give --missing, the rate")
-    assert flag_words("missing=0.2 is more than density=0.1", fields, anywhere=True) == \
-        "--missing=0.2 is more than --density=0.1"
+    message = "missing_mechanism is set but missing is 0 (a complete table): give missing, the rate"
+    assert flag_words(message, fields, anywhere=True) == (
+        "--missing-mechanism is set but --missing is 0 (a complete table): give --missing, the rate")
+    assert flag_words("missing=0.2 is more than density=0.1", fields, anywhere=True) == (
+        "--missing=0.2 is more than --density=0.1")
     error = OptionsError("n_samples must be >= 1", ["n_samples"])
     copy = pickle.loads(pickle.dumps(error))
-    assert isinstance(copy, ValueError) and str(copy) == str(error) and copy.names == ("n_samples",)
+    assert isinstance(copy, ValueError) and str(copy) == str(error)
+    assert copy.names == ("n_samples",)
 
 
 def test_the_memory_guards_refusal_names_the_flags_of_generate():
-    """generate_table's refusal names its keyword arguments; the command line, its flags (it used to
-    be restyled by the library, ``style="cli"``)."""
+    """generate_table's refusal names its keyword arguments; the command line, its flags (it used
+    to be restyled by the library, ``style="cli"``)."""
     from lbm_bench.cli.generate_command import ARGUMENTS
     from lbm_bench.protocol.memory import MemoryLimitError, check_memory, estimate_generation_memory
 
@@ -97,7 +105,8 @@ def test_the_memory_guards_refusal_names_the_flags_of_generate():
         check_memory(estimate, "1G")
     message = flag_words(str(info.value), ARGUMENTS)
     assert "\n" not in message and "dense bernoulli 20000x20000 table" in message
-    assert "1 GiB allowed by --max-memory" in message and "--density" in message and "--shape" in message
+    assert "1 GiB allowed by --max-memory" in message
+    assert "--density" in message and "--shape" in message
     assert "=" not in message and "n_cols" not in message
     estimate = estimate_generation_memory("bernoulli", 200_000, 100, 2, 2, n_samples=100_000)
     with pytest.raises(MemoryLimitError) as info:
@@ -114,17 +123,17 @@ def test_a_read_refusal_names_fits_max_memory():
     assert flag_words(str(info.value), ARGUMENTS).endswith("allowed by --max-memory; go")
 
 
-# -- no flag wording outside the command line -----------------------------------------------------
+# -- no flag wording outside the command line ---------------------------------------------------
 
 #: Modules outside lbm_bench/cli/ that may write a flag of the parser in a string, and why.
 FLAG_WORDING_ALLOWED = {
-    # the release's own files (README card, HTML card, Croissant) quote the commands that use a
-    # release: their text is part of the release's bytes, not a message
+    # the release's own files quote the commands that use a release: their text is part of the
+    # release's bytes, not a message
     "release/readme.py": "the README of a release quotes the commands that use it",
     "release/card.py": "the HTML card of a release quotes the commands that use it",
     "release/croissant.py": "the Croissant metadata of a release says how to rebuild it",
-    # the task service (issue 45, item 1) moves this module and rewords its refusal with backend=:
-    # remove this line when it is merged (the test fails on a stale entry)
+    # the task service (issue 45, item 1) moves this module and rewords its refusal with
+    # backend=: remove this line when it is merged (the test fails on a stale entry)
     "protocol/workers.py": "check_backend's refusal, reworded by the task service",
 }
 
@@ -134,9 +143,10 @@ def _parser_flags() -> set[str]:
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
+    scopes = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
     return {id(node.body[0].value) for node in ast.walk(tree)
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-            and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+            if isinstance(node, scopes) and node.body and isinstance(node.body[0], ast.Expr)
+            and isinstance(node.body[0].value, ast.Constant)}
 
 
 def _declarations(tree: ast.AST) -> set[int]:
@@ -148,15 +158,16 @@ def _declarations(tree: ast.AST) -> set[int]:
 
 
 def _flag_wording(path: Path, flags: set[str], root: Path = PACKAGE) -> list[str]:
-    import re
-
-    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(flags, key=len, reverse=True)))
-                         + r")(?![\w-])")
+    """``module:line: flag`` of every string of ``path`` that writes one of ``flags`` (docstrings
+    and field declarations aside)."""
+    words = "|".join(map(re.escape, sorted(flags, key=len, reverse=True)))
+    pattern = re.compile(rf"(?<![\w-])({words})(?![\w-])")
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skipped = _docstrings(tree) | _declarations(tree)
     return [f"{path.relative_to(root)}:{node.lineno}: {pattern.search(node.value).group(1)}"
-            for node in ast.walk(tree) if isinstance(node, ast.Constant) and isinstance(node.value, str)
-            and id(node) not in skipped and pattern.search(node.value)]
+            for node in ast.walk(tree) if isinstance(node, ast.Constant)
+            and isinstance(node.value, str) and id(node) not in skipped
+            and pattern.search(node.value)]
 
 
 def _library_modules() -> list[Path]:
@@ -164,8 +175,8 @@ def _library_modules() -> list[Path]:
 
 
 def test_no_library_module_words_a_message_with_a_flag():
-    """Library code names its Python arguments (``target_risk``, ``max_memory=``); only the command
-    line names flags (docstrings aside, and the fields' declarations the parser reads)."""
+    """Library code names its Python arguments (``target_risk``, ``max_memory=``); only the
+    command line names flags (docstrings aside, and the fields' declarations the parser reads)."""
     flags = _parser_flags()
     hits = [hit for path in _library_modules() for hit in _flag_wording(path, flags)
             if hit.partition(":")[0] not in FLAG_WORDING_ALLOWED]
@@ -177,8 +188,10 @@ def test_no_library_module_words_a_message_with_a_flag():
 
 def test_the_flag_wording_test_sees_messages_and_skips_declarations(tmp_path):
     source = tmp_path / "example.py"
-    source.write_text('"""Use --risk."""\n\ndef f():\n    """--shape."""\n    raise ValueError("use --force")\n\n'
-                      'X = setting(1, check, "--jobs", "workers (see --samples)")\nY = f"--kind {1}"\n')
+    source.write_text('"""Use --risk."""\n\ndef f():\n    """--shape."""\n'
+                      '    raise ValueError("use --force")\n\n'
+                      'X = setting(1, check, "--jobs", "workers (see --samples)")\n'
+                      'Y = f"--kind {1}"\n')
     found = {hit.rpartition(": ")[2] for hit in _flag_wording(source, _parser_flags(), tmp_path)}
     assert found == {"--force", "--kind"}
 

@@ -27,5 +27,7 @@ def test_json_ready_values_are_strict_json():
 
     from lbm_bench.cli.info_command import json_ready
 
-    value = {"a": np.float64("nan"), "b": np.arange(3), "c": (np.int64(2), float("inf")), "d": Path("t.h5")}
-    assert json.dumps(json_ready(value), allow_nan=False) == '{"a": null, "b": [0, 1, 2], "c": [2, null], "d": "t.h5"}'
+    value = {"a": np.float64("nan"), "b": np.arange(3), "c": (np.int64(2), float("inf")),
+             "d": Path("t.h5")}
+    assert json.dumps(json_ready(value), allow_nan=False) == (
+        '{"a": null, "b": [0, 1, 2], "c": [2, null], "d": "t.h5"}')

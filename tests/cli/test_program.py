@@ -161,13 +161,16 @@ def test_an_error_line_names_the_commands_flags_once():
     from lbm_bench.cli.flags import OptionsError
     from lbm_bench.cli.program import error_line
 
-    assert error_line("generate", ValueError("target_risk=0.95 cannot\n be reached"), ["target_risk"]) == \
-        "lbm-bench generate: error: --risk 0.95 cannot be reached"
-    assert error_line("fetch", RuntimeError("refused: more than max_size (1 KiB)"), ["max_size"]) == \
-        "lbm-bench fetch: error: refused: more than --max-size (1 KiB)"
-    assert error_line("evaluate", ValueError("jobs must be >= 1, got 0")) == \
-        "lbm-bench evaluate: error: jobs must be >= 1, got 0"  # evaluate passes no argument on by name
-    refusal = OptionsError("n_chains (40) exceeds n_samples (30)", ["n_samples", "n_chains"])
-    assert error_line("generate", refusal) == "lbm-bench generate: error: --chains (40) exceeds --samples (30)"
-    assert error_line("info", FileNotFoundError(errno.ENOENT, "No such file or directory", "t.h5")) == \
-        "lbm-bench info: error: t.h5: no such file or directory"
+    refusal = ValueError("target_risk=0.95 cannot\n be reached")
+    assert error_line("generate", refusal, ["target_risk"]) == (
+        "lbm-bench generate: error: --risk 0.95 cannot be reached")
+    failure = RuntimeError("refused: more than max_size (1 KiB)")
+    assert error_line("fetch", failure, ["max_size"]) == (
+        "lbm-bench fetch: error: refused: more than --max-size (1 KiB)")
+    assert error_line("evaluate", ValueError("jobs must be >= 1, got 0")) == (
+        "lbm-bench evaluate: error: jobs must be >= 1, got 0")  # evaluate passes no name on
+    options = OptionsError("n_chains (40) exceeds n_samples (30)", ["n_samples", "n_chains"])
+    assert error_line("generate", options) == (
+        "lbm-bench generate: error: --chains (40) exceeds --samples (30)")
+    missing = FileNotFoundError(errno.ENOENT, "No such file or directory", "t.h5")
+    assert error_line("info", missing) == "lbm-bench info: error: t.h5: no such file or directory"

@@ -9,10 +9,11 @@ def test_problems_and_differences_are_printed_and_exit_1(tmp_path, capsys, monke
 
     monkeypatch.setattr(release, "verify_release", lambda folder, jobs: ["t.h5: checksum differs"])
     monkeypatch.setattr(release, "compare_releases", lambda a, b: ["u.h5: only in the release"])
-    assert main(["verify", str(tmp_path), "--against", str(tmp_path / "other"), "--jobs", "2"]) == 1
+    other = tmp_path / "other"
+    assert main(["verify", str(tmp_path), "--against", str(other), "--jobs", "2"]) == 1
     captured = capsys.readouterr()
     assert captured.out == "PROBLEM t.h5: checksum differs\nDIFFERS u.h5: only in the release\n"
-    assert captured.err == f"1 problem(s) in {tmp_path}, 1 difference(s) from {tmp_path / 'other'}\n"
+    assert captured.err == f"1 problem(s) in {tmp_path}, 1 difference(s) from {other}\n"
 
 
 def test_jobs_below_one_are_refused(tmp_path, capsys):
