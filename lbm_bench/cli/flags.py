@@ -89,7 +89,8 @@ def flag_words(message: str, names: Iterable[str], *, anywhere: bool = False) ->
     switch), ``name=`` without a value (``allowed by max_memory=``) the flag, ``name=value``
     ``flag value``; ``name`` followed by a space becomes the flag where it names an argument: a
     name with an underscore anywhere, a plain word (``kind``, ``jobs``) only where a sentence
-    starts (the message's start, or after ``: `` or ``; ``), not inside prose. A name inside a
+    starts (the message's start, or after ``: `` or ``; ``), not inside prose, as do the names
+    listed before a colon where a sentence starts (``density, effects: ...``). A name inside a
     formula (``n_rows*n_cols``) is kept. A pair after a flag is written as the command line
     takes it (``AxB``), and two arguments of one flag are named once (``n_rows and n_cols``).
     With ``anywhere`` (a record's refusal, which speaks of its fields only), every occurrence
@@ -117,6 +118,10 @@ def flag_words(message: str, names: Iterable[str], *, anywhere: bool = False) ->
         if flags[first] == flags[second]:
             both = rf"(?<![\w-]){re.escape(first)} and {re.escape(second)}(?![\w-])"
             message = re.sub(both, flags[first], message)
+    if flags and not anywhere:  # names that open a sentence, alone or as a list: ``a, b: ...``
+        words = "|".join(map(re.escape, sorted(flags, key=len, reverse=True)))
+        listed = rf"(?:(?<=^)|(?<=: )|(?<=; ))((?:(?:{words}), )*(?:{words}))(?=: )"
+        message = re.sub(listed, lambda m: ", ".join(flags[n] for n in m[1].split(", ")), message)
     for name, flag in flags.items():
         word = re.escape(name)
         if anywhere:

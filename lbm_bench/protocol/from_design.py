@@ -78,8 +78,7 @@ def design_request(
     """
     design, shape = load_design(design)
     if options:
-        given = ", ".join(f"{name}=" for name in sorted(options))
-        raise ValueError(f"{given}: the design fixes its design options; drop them")
+        raise ValueError(f"{', '.join(sorted(options))}: the design fixes its design options; drop them")
     if kind is not None and as_family(kind) is not design.family:
         raise ValueError(f"kind={as_family(kind).kind!r} but the design is of {design.kind} blocks")
     if any(c is not None for c in clusters) and tuple(clusters) != design.block_shape:

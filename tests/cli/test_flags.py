@@ -66,8 +66,11 @@ def test_the_table_and_the_declared_fields_agree():
     ("give n_rows and n_cols", ["n_rows", "n_cols"], "give --shape"),
     ("jobs must be >= 1; the jobs of a kind", ["jobs", "kind"],
      "--jobs must be >= 1; the jobs of a kind"),
-    ("equal_proportions=, missing=: the design fixes it", ["equal_proportions", "missing"],
+    ("equal_proportions, missing: the design fixes it", ["equal_proportions", "missing"],
      "--equal-proportions, --missing: the design fixes it"),
+    ("density: the design fixes it", ["density"], "--density: the design fixes it"),
+    ("a.toml: density: it", ["density"], "a.toml: --density: it"),
+    ("the entries missing: rows", ["missing"], "the entries missing: rows"),  # prose
     ("out exists (use overwrite=True to overwrite)", ["overwrite"],
      "out exists (use --force to overwrite)"),
     ("build into another out=, or give force=True to replace it", ["out", "force"],
