@@ -52,6 +52,9 @@ FLAGS = {
     "sha256": "--sha256",
 }
 
+#: Where a sentence starts: the message's start, or after ``: `` or ``; ``.
+_STARTS = r"(?:(?<=^)|(?<=: )|(?<=; ))"
+
 
 class OptionsError(ValueError):
     """A record's refusal of the options given on the command line (its message names the
@@ -118,22 +121,28 @@ def flag_words(message: str, names: Iterable[str], *, anywhere: bool = False) ->
         if flags[first] == flags[second]:
             both = rf"(?<![\w-]){re.escape(first)} and {re.escape(second)}(?![\w-])"
             message = re.sub(both, flags[first], message)
-    if flags and not anywhere:  # names that open a sentence, alone or as a list: ``a, b: ...``
+    if anywhere:
+        for name, flag in flags.items():
+            message = re.sub(rf"(?<![\w-]){re.escape(name)}\b", flag, message)
+        return message
+    if flags:  # names that open a sentence, alone or as a list: ``a, b: ...``
         words = "|".join(map(re.escape, sorted(flags, key=len, reverse=True)))
-        listed = rf"(?:(?<=^)|(?<=: )|(?<=; ))((?:(?:{words}), )*(?:{words}))(?=: )"
+        listed = rf"{_STARTS}((?:(?:{words}), )*(?:{words}))(?=: )"
         message = re.sub(listed, lambda m: ", ".join(flags[n] for n in m[1].split(", ")), message)
     for name, flag in flags.items():
-        word = re.escape(name)
-        if anywhere:
-            message = re.sub(rf"(?<![\w-]){word}\b", flag, message)
-            continue
-        message = re.sub(rf"(?<![\w-]){word}=(['\"])(.*?)\1", rf"{flag} \2", message)
-        message = re.sub(rf"(?<![\w-]){word}=True\b", flag, message)
-        message = re.sub(rf"(?<![\w-]){word}=(?=[),;:]|$)", flag, message)
-        message = re.sub(rf"(?<![\w-]){word}=", f"{flag} ", message)
-        where = r"(?<![\w-])" if "_" in name else r"(?:(?<=^)|(?<=: )|(?<=; ))"
-        message = re.sub(rf"{where}{word} ", f"{flag} ", message)
+        message = _argument_in_flag(message, name, flag)
     for flag in set(flags.values()):
         word = re.escape(flag)
         message = re.sub(rf"(?<![\w-]){word} \((\d+), (\d+)\)", rf"{flag} \1x\2", message)
     return message
+
+
+def _argument_in_flag(message: str, name: str, flag: str) -> str:
+    """``message`` with the argument ``name`` written as ``flag`` (:func:`flag_words`' rules)."""
+    word = re.escape(name)
+    message = re.sub(rf"(?<![\w-]){word}=(['\"])(.*?)\1", rf"{flag} \2", message)
+    message = re.sub(rf"(?<![\w-]){word}=True\b", flag, message)
+    message = re.sub(rf"(?<![\w-]){word}=(?=[),;:]|$)", flag, message)
+    message = re.sub(rf"(?<![\w-]){word}=", f"{flag} ", message)
+    where = r"(?<![\w-])" if "_" in name else _STARTS
+    return re.sub(rf"{where}{word} ", f"{flag} ", message)
