@@ -161,7 +161,7 @@ def check_writable_file(path: Path, *, overwrite: bool, what: str = "output") ->
     if path.is_dir():
         raise ValueError(f"{what} {path} is a directory")
     if path.exists() and not overwrite:
-        raise ValueError(f"{what} {path} exists (use --force to overwrite)")
+        raise ValueError(f"{what} {path} exists (use overwrite=True to overwrite)")
     parent = path.parent
     if not parent.exists():
         ancestor = _existing_ancestor(path)

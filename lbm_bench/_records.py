@@ -5,7 +5,8 @@ function that checks it (``check(name, value) -> normalised value``, raising
 ``ValueError``/``TypeError`` naming the field), its command-line flag and its
 help. A record (a frozen dataclass deriving from :class:`Record`) validates
 every field on construction, is built from a mapping (keyword arguments, a TOML
-table) or from parsed command-line options, and serialises to a plain dict.
+table), and serialises to a plain dict; the command line reads the fields' flags and
+help to make its options (:mod:`lbm_bench.cli.common`).
 The generation settings (:mod:`lbm_bench.protocol.settings`), the table request
 (:mod:`lbm_bench.protocol.request`) and the design options that each family
 declares in its own module (:mod:`lbm_bench.models`) are all declared this way,
@@ -14,17 +15,14 @@ so that the API, release specs and the command line check them identically.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from lbm_bench._validation import check_choice, check_count, check_positive_float, check_probability, describe_value
 
 __all__ = [
     "Record",
-    "add_cli_arguments",
     "choice",
     "count",
     "flag",
@@ -154,18 +152,6 @@ class Record:
         of older versions store fewer fields, or more)."""
         return cls(**{name: record[name] for name in cls.names() if name in record})
 
-    @classmethod
-    def from_cli(cls: type[_R], args: argparse.Namespace) -> _R:
-        """Build from parsed command-line options made by :func:`add_cli_arguments`."""
-        given = {name: getattr(args, name) for name in cls.names() if getattr(args, name, None) is not None}
-        try:
-            return cls.from_mapping(given)
-        except (TypeError, ValueError) as exc:  # name the options as the command line spells them
-            message = str(exc)
-            for f in dataclasses.fields(cls):
-                message = re.sub(rf"(?<![\w-]){re.escape(f.name)}\b", f.metadata["flag"], message)
-            raise type(exc)(message) from None
-
     def replace(self: _R, **changes: Any) -> _R:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
@@ -188,32 +174,3 @@ class Record:
                 continue
             out[f.name] = value
         return {k: out[k] for k in sorted(out)}
-
-    @classmethod
-    def flag_of(cls, name: str) -> str:
-        """The command-line flag of field ``name``."""
-        return next(f.metadata["flag"] for f in dataclasses.fields(cls) if f.name == name)
-
-
-def add_cli_arguments(
-    parser: argparse.ArgumentParser | argparse._ArgumentGroup,
-    fields: type[Record] | Iterable[dataclasses.Field],
-) -> None:
-    """Add one command-line option per field (defaults shown in the help).
-
-    ``fields`` is a record class or its fields. Options left out on the command line
-    are ``None`` in the parsed namespace, so :meth:`Record.from_cli` keeps the
-    record's defaults.
-    """
-    if isinstance(fields, type):
-        fields = dataclasses.fields(fields)
-    for f in fields:
-        text = f"{f.metadata['help']} (default {f.default})"
-        metavar = f.metadata["flag"].lstrip("-").upper().replace("-", "_")
-        if f.type in ("bool", bool):
-            parser.add_argument(f.metadata["flag"], dest=f.name, action="store_true", default=None, help=text)
-            continue
-        kind = f.metadata.get("parse") or {"int": int, "float": float, "str": str}.get(str(f.type).split(" ")[0])
-        parser.add_argument(
-            f.metadata["flag"], dest=f.name, type=kind or float, default=None, metavar=metavar, help=text
-        )

@@ -8,14 +8,12 @@ can show it as a one-line error.
 from __future__ import annotations
 
 import numbers
-import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 __all__ = [
-    "arguments_in_flags",
     "check_block_array",
     "check_choice",
     "check_count",
@@ -302,38 +300,3 @@ def check_choice(name: str, value: Any, choices: Any) -> Any:
     if not known:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {describe_value(value)}")
     return value
-
-
-def arguments_in_flags(message: str, flags: dict[str, str]) -> str:
-    """``message`` (a refusal naming Python arguments) with the arguments named as the command
-    line spells them: ``flags`` maps an argument's name to its flag.
-
-    ``name=value`` becomes ``flag value`` (quotes dropped: ``kind='gaussian'`` becomes ``--kind
-    gaussian``); ``name`` followed by a space becomes the flag where it names an argument: a
-    name with an underscore anywhere, a plain word (``kind``, ``jobs``) only where a sentence
-    starts (the message's start, or after ``: `` or ``; ``), not inside prose. A name inside a
-    formula (``n_rows*n_cols``) is kept.
-
-    Examples
-    --------
-    >>> flags = {"target_risk": "--risk", "kind": "--kind", "jobs": "--jobs"}
-    >>> arguments_in_flags("kind='gaussian' but the design is of poisson blocks", flags)
-    '--kind gaussian but the design is of poisson blocks'
-    >>> arguments_in_flags("jobs must be >= 1, got 0; a kind of table", flags)
-    '--jobs must be >= 1, got 0; a kind of table'
-    >>> arguments_in_flags("target_risk=0.95 cannot be reached", flags)
-    '--risk 0.95 cannot be reached'
-
-    A pair after a flag is written as the command line takes it (``AxB``):
-
-    >>> arguments_in_flags("max_clusters (40, 40) exceeds the table", {"max_clusters": "--max-clusters"})
-    '--max-clusters 40x40 exceeds the table'
-    """
-    for name, flag in flags.items():
-        word = re.escape(name)
-        message = re.sub(rf"(?<![\w-]){word}=(['\"])(.*?)\1", rf"{flag} \2", message)
-        message = re.sub(rf"(?<![\w-]){word}=", f"{flag} ", message)
-        where = r"(?<![\w-])" if "_" in name else r"(?:(?<=^)|(?<=: )|(?<=; ))"
-        message = re.sub(rf"{where}{word} ", f"{flag} ", message)
-    pair = "|".join(re.escape(flag) for flag in set(flags.values()))
-    return re.sub(rf"(?<![\w-])({pair}) \((\d+), (\d+)\)", r"\1 \2x\3", message)

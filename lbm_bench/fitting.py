@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from lbm_bench._validation import arguments_in_flags, check_count
+from lbm_bench._validation import check_count
 from lbm_bench._version import __version__
 from lbm_bench.algorithms.selection import LBMSelection, select_lbm
 from lbm_bench.inference.classifier import map_labels
@@ -50,25 +50,13 @@ from lbm_bench.models.family import Family
 from lbm_bench.models.missing import MaskNoise, MissingDesign, mask_table
 from lbm_bench.storage.user_data import UserTable, check_user_values, user_table
 
-__all__ = ["FIT_FLAGS", "MISSING_TEST_LEVEL", "FittedDesign", "degree_ks", "design_labels", "fit_design",
-           "fit_in_flags"]
+__all__ = ["MISSING_TEST_LEVEL", "FittedDesign", "degree_ks", "design_labels", "fit_design"]
 
 #: The blocks' missing rates are fitted one by one (the block mechanism) when the
 #: likelihood-ratio test of equal rates rejects at this level; else entries go missing at random.
 MISSING_TEST_LEVEL = 1e-3
 #: Runner-up cells of the criterion table shown beside the chosen one.
 _RUNNERS_UP = 3
-#: The arguments of :func:`fit_design` and of the reader as ``lbm-bench fit`` spells them (its
-#: refusals name them so).
-FIT_FLAGS = {"max_clusters": "--max-clusters", "kind": "--kind", "n_samples": "--samples", "jobs": "--jobs",
-             "max_memory": "--max-memory", "format": "--format", "delimiter": "--delimiter"}
-
-
-def fit_in_flags(message: str) -> str:
-    """``message`` of a refused fit with its arguments named by ``lbm-bench fit``'s flags
-    (``jobs must be >= 1`` becomes ``--jobs must be >= 1``, ``kind='poisson'`` ``--kind poisson``:
-    :func:`~lbm_bench._validation.arguments_in_flags`)."""
-    return arguments_in_flags(message, FIT_FLAGS)
 
 
 @dataclass(frozen=True)

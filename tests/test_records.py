@@ -1,15 +1,15 @@
 """Checked frozen records (lbm_bench._records): each field carries its check, flag and help; a record
-is checked on construction, built from a mapping or the command line, and serialised to a dict."""
+is checked on construction, built from a mapping, and serialised to a dict (the command line's options
+made from the fields: tests/cli/test_common.py)."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 
 import pytest
 
 from lbm_bench import _records
-from lbm_bench._records import Record, add_cli_arguments, setting
+from lbm_bench._records import Record, setting
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,19 +72,3 @@ def test_mappings_and_records():
         Knobs.from_mapping({"colour": 1}, where="grid[2]")
     with pytest.raises(ValueError, match="grid\\[2\\]: n_items"):
         Knobs.from_mapping({"n_items": -1}, where="grid[2]")
-    assert Knobs.flag_of("share") == "--share"
-
-
-def test_command_line_options_from_the_fields():
-    parser = argparse.ArgumentParser()
-    add_cli_arguments(parser, Knobs)
-    args = parser.parse_args(["--n-items", "5", "--loud", "--size", "12"])
-    assert (args.n_items, args.loud, args.size, args.share) == (5, True, 12, None)
-    knobs = Knobs.from_cli(args)
-    assert (knobs.n_items, knobs.loud, knobs.size, knobs.share) == (5, True, 12, 0.5)  # not given: the default
-    assert Knobs.from_cli(parser.parse_args(["--size", "auto"])).size == "auto"
-    with pytest.raises(ValueError, match="--n-items must be"):  # messages name the flag, not the field
-        Knobs.from_cli(parser.parse_args(["--n-items", "0"]))
-    help_text = " ".join(parser.format_help().split())
-    assert "--n-items N_ITEMS how many items (default 10)" in help_text
-    assert "--loud say more (default False)" in help_text

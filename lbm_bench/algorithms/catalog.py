@@ -388,8 +388,8 @@ def resolve_algorithm(name: str, *, track: str = GIVEN_COUNTS.track) -> tuple[st
             other = next((c for c in CONTRACTS.values() if c.track != track and key in c.builtins), None)
             if other is not None:
                 raise ValueError(
-                    f"{name!r} is an algorithm of the {other.track} track, called as {other.signature} (lbm-bench "
-                    f"benchmark --track {other.track}); the {track} track's built-ins are {known}, or 'module:function'"
+                    f"{name!r} is an algorithm of the {other.track} track, called as {other.signature} "
+                    f"(track={other.track!r}); the {track} track's built-ins are {known}, or 'module:function'"
                 )
             raise ValueError(
                 f"unknown algorithm {name!r}: expected one of {known}, or 'module:function'"

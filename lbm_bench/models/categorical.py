@@ -256,7 +256,7 @@ class CategoricalOptions(Options):
         if out["categories"] is None:
             raise ValueError(
                 f"categorical tables need categories, the number of categories K (2 to {MAX_CATEGORIES}),"
-                " e.g. categories=5 (--categories 5)"
+                " e.g. categories=5"
             )
         return out
 

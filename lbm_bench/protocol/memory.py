@@ -66,7 +66,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lbm_bench._validation import check_choice, check_count
+from lbm_bench._validation import check_count
 from lbm_bench.inference.code_sums import words_per_entry
 from lbm_bench.models.design import check_family_options
 from lbm_bench.models.family import Family
@@ -87,7 +87,6 @@ __all__ = [
     "estimate_request_memory",
     "format_bytes",
     "parse_memory_size",
-    "STYLES",
 ]
 
 #: Interpreter, numpy, scipy, h5py and the package, measured at about 110 MiB RSS.
@@ -114,20 +113,10 @@ WEIGHTED_BYTES_PER_NONZERO = 84
 _AUTO_MAX_TABLES = AUTO_MOST_TABLES
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
-#: Styles of the messages: Python keyword arguments or command-line options.
-STYLES = ("api", "cli")
-
-
-def _names(style: str) -> dict[str, str]:
-    """How each setting is named in messages, as the caller spells it: the keyword
-    arguments of :func:`~lbm_bench.generate_table`, or the flags of ``lbm-bench generate``
-    (taken from the settings records' own fields)."""
-    check_choice("style", style, STYLES)
-    if style == "api":
-        return {"density": "density=", "shape": "n_rows and n_cols", "samples": "n_samples=",
-                "jobs": "jobs=", "max": "max_memory="}
-    return {"density": "--density", "shape": "--shape", "samples": GenerationSettings.flag_of("n_samples"),
-            "jobs": GenerationSettings.flag_of("jobs"), "max": "--max-memory"}
+#: How a refusal names each setting: the keyword arguments of :func:`~lbm_bench.generate_table`
+#: (the command line writes them as its flags).
+_NAMES = {"density": "density=", "shape": "n_rows and n_cols", "samples": "n_samples=", "jobs": "jobs=",
+          "max": "max_memory="}
 
 
 class MemoryLimitError(ValueError):
@@ -140,31 +129,24 @@ class MemoryLimitError(ValueError):
         The bytes allowed.
     given : bool
         Whether the limit was given (``max_memory``), else the memory available.
-    style : {"api", "cli"}
-        How the message names the settings (:meth:`in_style` says it the other way).
     """
 
-    def __init__(self, estimate: MemoryEstimate, limit: int, given: bool, style: str = "api") -> None:
-        self.estimate, self.limit, self.given, self.style = estimate, limit, given, style
-        super().__init__(self._message(_names(style)))
+    def __init__(self, estimate: MemoryEstimate, limit: int, given: bool) -> None:
+        self.estimate, self.limit, self.given = estimate, limit, given
+        super().__init__(self._message())
 
-    def _message(self, names: dict[str, str]) -> str:
-        """The one line, naming the settings as ``names`` spell them (a subclass that refuses
-        another kind of request words its own subject and advice here)."""
-        return f"the {self.estimate.what} needs about {self._over()}; {_advice(self.estimate, names)}"
+    def _message(self) -> str:
+        """The one line (a subclass that refuses another kind of request words its own subject
+        and advice here)."""
+        return f"the {self.estimate.what} needs about {self._over()}; {_advice(self.estimate, _NAMES)}"
 
     def _over(self) -> str:
         """``'1.2 GiB (table ...), more than the 1 GiB allowed by max_memory='``."""
-        source = f"allowed by {_names(self.style)['max']}" if self.given else "available (MemAvailable)"
+        source = f"allowed by {_NAMES['max']}" if self.given else "available (MemAvailable)"
         return f"{self.estimate.describe()}, more than the {format_bytes(self.limit)} {source}"
 
-    def in_style(self, style: str) -> MemoryLimitError:
-        """The same refusal naming the settings in ``style`` (the command line restyles the
-        refusal of :func:`~lbm_bench.generate_table` with its own option names)."""
-        return MemoryLimitError(self.estimate, self.limit, self.given, style)
-
     def __reduce__(self) -> tuple:
-        return (MemoryLimitError, (self.estimate, self.limit, self.given, self.style))
+        return (MemoryLimitError, (self.estimate, self.limit, self.given))
 
 
 def format_bytes(n: float) -> str:
@@ -371,8 +353,6 @@ def _uint_bytes(n_clusters: int) -> int:
 def check_memory(
     estimate: MemoryEstimate,
     max_memory: int | str | None = None,
-    *,
-    style: str = "api",
 ) -> None:
     """Refuse a request whose estimate exceeds ``max_memory`` (default: the available memory).
 
@@ -382,19 +362,16 @@ def check_memory(
     max_memory : int or str, optional
         Bytes (or a size such as ``"8G"``); default :func:`available_memory`
         (no check when unknown).
-    style : {"api", "cli"}
-        Name the settings as keyword arguments or as command-line options.
 
     Raises
     ------
     MemoryLimitError
         One line: the estimate by part, the limit and what to change.
     """
-    _names(style)  # checked before anything else
     limit = available_memory() if max_memory is None else parse_memory_size(max_memory)
     if limit is None or estimate.total <= limit:
         return
-    raise MemoryLimitError(estimate, limit, max_memory is not None, style)
+    raise MemoryLimitError(estimate, limit, max_memory is not None)
 
 
 def _advice(estimate: MemoryEstimate, names: dict[str, str]) -> str:

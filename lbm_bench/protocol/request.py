@@ -30,14 +30,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lbm_bench._records import Record, choice, setting
-from lbm_bench._validation import arguments_in_flags, check_count, check_probability
-from lbm_bench.models.design import check_family_options, design_option_fields
+from lbm_bench._validation import check_count, check_probability
+from lbm_bench.models.design import check_family_options
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
-__all__ = ["REQUEST_FLAGS", "RISK_CRITERIA", "RequestOptions", "TableRequest", "request_from_arguments",
-           "request_in_flags"]
+__all__ = ["RISK_CRITERIA", "RequestOptions", "TableRequest", "request_from_arguments"]
 
 #: What the target risk can apply to: the floor (the Bayes labels for l_item) or the
 #: X-only MAP labels (the paper's protocol); a table file's ``@criterion``.
@@ -207,25 +206,3 @@ def request_from_arguments(
     elif given:
         settings = settings.replace(**given)
     return request, settings
-
-
-#: The arguments of a table request as ``lbm-bench generate`` spells them (its refusals name them so).
-REQUEST_FLAGS = {"target_risk": "--risk", "n_rows": "--shape", "n_cols": "--shape",
-                 "n_row_clusters": "--clusters", "n_col_clusters": "--clusters", "kind": "--kind"}
-
-
-def request_in_flags(message: str) -> str:
-    """``message`` of a refused table request with its arguments named by their flags
-    (``target_risk must lie in (0, 1)`` becomes ``--risk must lie in (0, 1)``, ``target_risk=0.95
-    cannot be reached`` ``--risk 0.95 cannot be reached``, ``kind='gaussian' but the design is of
-    poisson blocks`` ``--kind gaussian but ...``: :func:`~lbm_bench._validation.arguments_in_flags`);
-    the design options are named by the flags they declare (``categories is defined for the
-    categorical kind`` becomes ``--categories is defined ...``).
-
-    Examples
-    --------
-    >>> request_in_flags("categories is defined for the categorical kind, got kind='gaussian'")
-    '--categories is defined for the categorical kind, got --kind gaussian'
-    """
-    options = {name: f.metadata["flag"] for name, f in design_option_fields().items()}
-    return arguments_in_flags(message, {**options, **REQUEST_FLAGS})

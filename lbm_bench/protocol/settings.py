@@ -13,7 +13,7 @@ release specs and on the command line without an edit of this module.
 keyword arguments, a release spec from a TOML table
 (:meth:`~lbm_bench._records.Record.from_mapping`), and ``lbm-bench generate``
 from its options, which are themselves made from the fields
-(:func:`~lbm_bench._records.add_cli_arguments`). A table file stores the
+(:func:`lbm_bench.cli.common.add_record_options`). A table file stores the
 record's own serialisation (:meth:`~lbm_bench._records.Record.to_record`) and
 :attr:`~lbm_bench.Table.settings` reads it back into the same record.
 
@@ -39,7 +39,6 @@ from typing import Any
 
 from lbm_bench._records import (
     Record,
-    add_cli_arguments,
     choice,
     count,
     fraction,
@@ -57,7 +56,6 @@ __all__ = [
     "MIN_SAMPLES",
     "GenerationSettings",
     "ModelOptions",
-    "add_cli_arguments",
     "split_options",
 ]
 
@@ -86,7 +84,7 @@ class GenerationSettings(Record):
 
     Every field is validated on construction (``ValueError``/``TypeError`` naming
     it). Build one from keyword arguments, :meth:`from_mapping` (a release spec's
-    TOML table) or :meth:`from_cli`. What the target risk applies to (the floor or
+    TOML table) or the command line's options. What the target risk applies to (the floor or
     the MAP's risk) is part of the request (:class:`~lbm_bench.TableRequest`), not
     of these settings.
 

@@ -159,7 +159,7 @@ class _RateGuard:
         if self.count < self.min_rate * elapsed:
             raise TimeoutError(
                 f"the server sent {self.count} bytes in {elapsed:.1f} s, slower than the minimum of "
-                f"{self.min_rate:g} bytes/s (see min_rate, --min-rate)"
+                f"{self.min_rate:g} bytes/s (min_rate=)"
             )
         self.start, self.count = time.monotonic(), 0
 
@@ -233,7 +233,7 @@ def _download(url: str, target: Path, *, timeout: float, min_rate: float, max_si
     size = 0
     guard = _RateGuard(timeout, min_rate)
     opener = urllib.request.build_opener(_GuardedHTTPHandler(guard), _GuardedHTTPSHandler(guard))
-    too_big = f"{url}: refused: the archive is larger than max_size ({format_bytes(max_size)}; see --max-size)"
+    too_big = f"{url}: refused: the archive is larger than max_size ({format_bytes(max_size)})"
     try:
         with opener.open(url, timeout=timeout) as response:
             total = response.headers.get("Content-Length")
@@ -354,8 +354,7 @@ def _list_archive(tar: tarfile.TarFile, url: str, max_size: int) -> _Listing:
             raise FetchError(f"{url}: refused archive: {inside} appears twice")
         listing.total += member.size
         if listing.total > max_size:
-            raise FetchError(f"{url}: refused archive: it unpacks to more than max_size "
-                             f"({format_bytes(max_size)}; see --max-size)")
+            raise FetchError(f"{url}: refused archive: it unpacks to more than max_size ({format_bytes(max_size)})")
         listing.files[inside] = member.size
         if inside in _INDEX_FILES:
             if member.size > _MAX_INDEX_BYTES:

@@ -50,7 +50,7 @@ def locked_folder(out: Path) -> Iterator[None]:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise ValueError(f"release folder {out} is being built by another process; wait for that build to "
-                             "finish (or stop it), or build into another --out") from None
+                             "finish (or stop it), or build into another out=") from None
         yield
     finally:
         os.close(descriptor)  # releases the lock
@@ -114,8 +114,8 @@ def claim_folder(spec: ReleaseSpec, out: Path, *, force: bool = False) -> str | 
         what = f"{len(foreign)} table file(s) that are not tables of spec {spec.name} {spec.version}"
     this = f"{spec.name} {spec.version}: {len(spec.tables)} table(s), seed {spec.seed}"
     if not force:
-        raise ValueError(f"{out} holds {what}, not this spec's release ({this}): build into another --out, or give "
-                         "--force to replace it")
+        raise ValueError(f"{out} holds {what}, not this spec's release ({this}): build into another out=, or give "
+                         "force=True to replace it")
     for path in foreign:
         path.unlink(missing_ok=True)
         (out / thumbnail_name(path.stem)).unlink(missing_ok=True)
@@ -125,5 +125,5 @@ def claim_folder(spec: ReleaseSpec, out: Path, *, force: bool = False) -> str | 
         if picture.is_file() and picture.stem not in {t.id for t in spec.tables}:
             picture.unlink()
     kept = len({p.name for p in (out / "tables").glob("*.h5")} & {Path(t.filename).name for t in spec.tables})
-    return (f"--force: replaced {what} in {out} by {this}: removed {len(foreign)} table file(s) and the release "
+    return (f"replaced {what} in {out} by {this}: removed {len(foreign)} table file(s) and the release "
             f"files, kept {kept} table file(s) of this spec")

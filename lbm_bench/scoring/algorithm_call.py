@@ -250,8 +250,7 @@ def _fit_in_child(name: str, track: str, path: str, counts: list[int], seed: int
             if message == b"S":
                 message = _receive(pipe, None, timeout)
             if message is None:
-                raise RunFailed(f"TimeoutError: the fit ran longer than the time limit of {timeout:g} s "
-                                "(--timeout); stopped")
+                raise RunFailed(f"TimeoutError: the fit ran longer than the time limit of {timeout:g} s; stopped")
         finally:
             _stop(child)
     if not message:

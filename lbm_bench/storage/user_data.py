@@ -160,7 +160,6 @@ def read_user_table(
     row_names: bool | None = None,
     delimiter: str | None = None,
     max_memory: int | str | None = None,
-    style: str = "api",
 ) -> UserTable:
     """Read a user's table from a file (see the module docstring for the formats and checks).
 
@@ -183,8 +182,6 @@ def read_user_table(
         of ``,``, ``;`` and tab on the first line).
     max_memory : int or str, optional
         Bytes (or ``"8G"``) the reading may take; default: the memory available.
-    style : {"api", "cli"}, default="api"
-        Name the memory limit as ``max_memory=`` or ``--max-memory`` in messages.
 
     Returns
     -------
@@ -223,7 +220,7 @@ def read_user_table(
         raise UserTableError(f"{where}: is empty")
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
         raise ValueError(f"delimiter must be one character, got {delimiter!r}")
-    guard = ReadGuard(where, max_memory, style)
+    guard = ReadGuard(where, max_memory)
     options = {"family": family, "header": header, "row_names": row_names, "delimiter": delimiter}
     read = read_format(path, fmt, guard, options)
     data = TableData.incomplete(read.table)
@@ -232,7 +229,7 @@ def read_user_table(
     _check_content(out)
     if family is None:
         return out
-    return replace(out, data=check_user_values(out, family, max_memory=max_memory, style=style))
+    return replace(out, data=check_user_values(out, family, max_memory=max_memory))
 
 
 def user_table(
@@ -315,7 +312,6 @@ def check_user_values(
     kind: Family | str,
     *,
     max_memory: int | str | None = None,
-    style: str = "api",
 ) -> TableData:
     """The table in the dtype and storage of family ``kind``, or a one-line refusal that
     names the first entry its blocks cannot hold.
@@ -330,7 +326,7 @@ def check_user_values(
     table : UserTable
     kind : Family or str
         A family, or its name.
-    max_memory, style
+    max_memory
         As :func:`read_user_table`.
 
     Returns
@@ -362,7 +358,7 @@ def check_user_values(
     data = table.data
     if data.is_sparse and not family.model.can_be_sparse:
         _checked(family, table, data.stored_values().reshape(1, -1), where)  # values first, then the dense copy
-        data = _densified(table, family, max_memory, style)
+        data = _densified(table, family, max_memory)
     checked = _checked(family, table, data.table, where)
     if not data.is_sparse:  # the family's own dtype (its check has bounded the values)
         checked = np.asarray(checked).astype(family.model.table_dtype, copy=False)
@@ -403,10 +399,10 @@ def _first_refused(family: Family, table: UserTable) -> str:
     return ""
 
 
-def _densified(table: UserTable, family: Family, max_memory: int | str | None, style: str) -> DenseTableData:
+def _densified(table: UserTable, family: Family, max_memory: int | str | None) -> DenseTableData:
     where = table.path or table.name
     n, d = table.shape
-    guard = ReadGuard(where, max_memory, style)
+    guard = ReadGuard(where, max_memory)
     guard(f"sparse table as the dense {n}x{d} table {family.kind} blocks need",
           "co-cluster it with a family whose tables can be sparse",
           table=n * d * (family.model.table_dtype.itemsize + 9))

@@ -22,12 +22,11 @@ import numpy as np
 from scipy import io as spio
 from scipy import sparse as sp
 
-from lbm_bench._validation import check_choice, one_line
+from lbm_bench._validation import one_line
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import FAMILIES
 from lbm_bench.protocol.memory import (
     BASELINE_BYTES,
-    STYLES,
     MemoryEstimate,
     MemoryLimitError,
     available_memory,
@@ -83,27 +82,23 @@ class ReadLimitError(MemoryLimitError):
         What to change (read a sparse file, use a machine with more memory).
     """
 
-    def __init__(self, where: str, advice: str, estimate: MemoryEstimate, limit: int, given: bool,
-                 style: str = "api") -> None:
+    def __init__(self, where: str, advice: str, estimate: MemoryEstimate, limit: int, given: bool) -> None:
         self.where, self.advice = where, advice
-        super().__init__(estimate, limit, given, style)
+        super().__init__(estimate, limit, given)
 
-    def _message(self, names: dict[str, str]) -> str:
+    def _message(self) -> str:
         return f"{self.where}: reading the {self.estimate.what} needs about {self._over()}; {self.advice}"
 
-    def in_style(self, style: str) -> ReadLimitError:
-        return ReadLimitError(self.where, self.advice, self.estimate, self.limit, self.given, style)
-
     def __reduce__(self) -> tuple:
-        return (ReadLimitError, (self.where, self.advice, self.estimate, self.limit, self.given, self.style))
+        return (ReadLimitError, (self.where, self.advice, self.estimate, self.limit, self.given))
 
 
 class ReadGuard:
     """Refuses a read whose estimated peak exceeds the memory available or ``max_memory``
-    (:class:`ReadLimitError`, naming the limit as ``style`` spells it)."""
+    (:class:`ReadLimitError`)."""
 
-    def __init__(self, where: str, max_memory: int | str | None, style: str) -> None:
-        self.where, self.style = where, check_choice("style", style, STYLES)
+    def __init__(self, where: str, max_memory: int | str | None) -> None:
+        self.where = where
         self.given = max_memory is not None
         self.limit = parse_memory_size(max_memory) if self.given else available_memory()
 
@@ -111,7 +106,7 @@ class ReadGuard:
         estimate = MemoryEstimate(what=what, parts={**parts, "baseline": BASELINE_BYTES})
         if self.limit is None or estimate.total <= self.limit:
             return
-        raise ReadLimitError(self.where, advice, estimate, self.limit, self.given, self.style)
+        raise ReadLimitError(self.where, advice, estimate, self.limit, self.given)
 
 
 def _dense_advice(fmt: str) -> str:

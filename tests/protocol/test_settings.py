@@ -1,6 +1,5 @@
 """The settings record: one declaration, validated the same from the API, a spec and the CLI."""
 
-import argparse
 import dataclasses
 
 import pytest
@@ -8,7 +7,6 @@ import pytest
 from lbm_bench.protocol.settings import (
     GenerationSettings,
     ModelOptions,
-    add_cli_arguments,
     split_options,
 )
 
@@ -88,19 +86,6 @@ def test_split_options_routes_keys_and_refuses_others():
     assert model.design_options() == {"base_rate": 3.0}
     with pytest.raises(ValueError, match="unknown option.*colour"):
         split_options({"colour": "red"})
-
-
-def test_cli_options_come_from_the_fields():
-    parser = argparse.ArgumentParser()
-    add_cli_arguments(parser, GenerationSettings)
-    add_cli_arguments(parser, ModelOptions)
-    flags = {a.dest: a.option_strings[0] for a in parser._actions if a.dest != "help"}
-    assert set(flags) == set(GenerationSettings.names()) | set(ModelOptions.names())
-    args = parser.parse_args(["--samples", "300", "--chains", "4", "--equal-proportions"])
-    assert GenerationSettings.from_cli(args) == GenerationSettings(n_samples=300, n_chains=4)
-    assert ModelOptions.from_cli(args).design_options() == {"equal_proportions": True}
-    with pytest.raises(ValueError, match="tolerance"):
-        GenerationSettings.from_cli(parser.parse_args(["--tolerance", "0"]))
 
 
 def test_record_round_trip():

@@ -266,8 +266,6 @@ def test_too_large_for_memory_is_refused_before_reading(tmp_path, monkeypatch, f
     text = str(info.value)
     assert text.startswith(f"{path}: reading the ") and "needs about" in text and "max_memory=" in text
     assert "\n" not in text
-    with pytest.raises(MemoryLimitError, match="--max-memory"):
-        read_user_table(path, max_memory="100M", style="cli")
 
 
 def test_estimate_of_a_large_dense_file_exceeds_its_size(tmp_path):
