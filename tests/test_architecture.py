@@ -588,7 +588,7 @@ def test_every_module_and_class_name_is_unique_in_the_package():
     ``missing.py``, two ``registry.py`` were), no two classes a name (two ``_Side``)."""
     from collections import Counter
 
-    modules = Counter(path.name for path in PACKAGE.rglob("*.py") if path.name != "__init__.py")
+    modules = Counter(path.name for path in PACKAGE.rglob("*.py") if not path.name.startswith("__"))
     classes = Counter(node.name for path in MODULES.values()
                       for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                       if isinstance(node, ast.ClassDef))
