@@ -562,8 +562,8 @@ NOT_DEAD = {
     ("algorithms/catalog.py", "__getattr__"): "PEP 562: where pickle finds the per-family algorithms",
     ("algorithms/catalog.py", "__dir__"): "PEP 562",
     ("release/card.py", "handle_starttag"): "html.parser.HTMLParser's hook",
-    ("release/fetch.py", "readable"): "io.RawIOBase's method",
-    ("release/fetch.py", "response_class"): "http.client's hook",
+    ("release/download.py", "readable"): "io.RawIOBase's method",
+    ("release/download.py", "response_class"): "http.client's hook",
     ("release/spec.py", "replicate"): "a dataclass field",
     ("scoring/evaluate.py", "matching_exact"): "a dataclass field of the report",
 }

@@ -30,7 +30,8 @@ One concept per module:
 from lbm_bench._seeds import derive_seed
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.build import BuildReport, build_release
-from lbm_bench.release.fetch import FetchError, fetch_release
+from lbm_bench.release.download import FetchError
+from lbm_bench.release.fetch import fetch_release
 from lbm_bench.release.load import load_release, load_release_table
 from lbm_bench.release.spec import ReleaseSpec, TableSpec, parse_spec, read_spec, spec_toml
 from lbm_bench.release.verify import compare_releases, verify_release

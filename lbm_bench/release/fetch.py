@@ -9,25 +9,20 @@ same URL (or the same SHA-256) return the cached folder without the network.
 
 Safety and atomicity
 --------------------
-Every member of the archive is checked before anything is written: only regular
-files and folders, all under one top-level folder, with relative names free of
-``..`` (no absolute paths, links, devices or FIFOs), and the listing must be the
-release's own: every file is ``SHA256SUMS`` or listed in it (or a table of
-``manifest.json``), each table has the size the manifest declares, and the files
-add up to at most ``max_size`` bytes (and fit on the disk). A decompression bomb
-(a small ``.tar.gz`` of gigabytes of zeros) is refused from its listing, which
-reading costs only decompression, never disk. Extraction then writes each member
-with a bounded copy that stops as soon as it exceeds its declared size, into a
+The archive is checked before anything is written and extracted with bounded copies
+(:mod:`lbm_bench.release.extraction`: only regular files and folders under one release
+folder, the listing the release's own, each table of its declared size, at most
+``max_size`` bytes in all, a decompression bomb refused from its listing), into a
 temporary folder of the cache, and the folder is renamed into place only once the
 release verifies, so an interrupted or refused fetch leaves nothing half-extracted
 under a final name.
 
 Slow servers
 ------------
-``timeout`` bounds every wait for the server, and the download must keep a
-minimum rate: a server that sends less than ``min_rate`` bytes per second over
-any ``timeout`` seconds (for instance one byte every two seconds) is given up,
-headers included. The download itself stops at ``max_size`` bytes.
+``timeout`` bounds every wait for the server, and the download must keep a minimum
+rate: a server that sends less than ``min_rate`` bytes per second over any ``timeout``
+seconds (for instance one byte every two seconds) is given up, headers included. The
+download itself stops at ``max_size`` bytes (:mod:`lbm_bench.release.download`).
 
 Cache
 -----
@@ -41,27 +36,20 @@ digits of the expected SHA-256 when given, else of the URL's SHA-256, next to a
 from __future__ import annotations
 
 import hashlib
-import http.client
-import io
 import json
 import os
 import shutil
-import tarfile
 import tempfile
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
-import zlib
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-from lbm_bench._atomic import describe_os_error
-from lbm_bench._validation import one_line
-from lbm_bench.protocol.memory import format_bytes, parse_memory_size
+from lbm_bench.protocol.memory import parse_memory_size
+from lbm_bench.release.download import FetchError, download, words
+from lbm_bench.release.extraction import extract_release
 
-__all__ = ["DEFAULT_MAX_SIZE", "DEFAULT_MIN_RATE", "FetchError", "default_cache_dir", "fetch_release"]
+__all__ = ["DEFAULT_MAX_SIZE", "DEFAULT_MIN_RATE", "default_cache_dir", "fetch_release"]
 
 #: Environment variable that overrides the default cache folder.
 CACHE_ENV = "LBM_BENCH_CACHE"
@@ -72,17 +60,6 @@ DEFAULT_MAX_SIZE = 16 * 2**30
 #: over any ``timeout`` seconds (1 KiB/s); ``min_rate=0`` / ``--min-rate 0`` turns it off.
 DEFAULT_MIN_RATE = 1024.0
 _RECORD = "fetch.json"
-_BLOCK = 1 << 20
-#: The release's index files, read from the archive to check its listing (at most this size).
-_INDEX_FILES = ("SHA256SUMS", "manifest.json")
-_MAX_INDEX_BYTES = 64 * 2**20
-#: Most members an archive may have (a release has two files per table and a few more).
-_MAX_MEMBERS = 100_000
-
-
-class FetchError(RuntimeError):
-    """A release could not be fetched: unreachable URL, wrong checksum, an archive that
-    is corrupt, unsafe or not a valid release. The message is one line."""
 
 
 def default_cache_dir() -> Path:
@@ -140,287 +117,6 @@ def _check_limits(timeout, min_rate, max_size) -> tuple[float, float, int]:
         raise ValueError(f"max_size must be a size like 16G, 500MiB or 2000000 (bytes), "
                          f"got {describe_value(max_size)}") from None
     return timeout, min_rate, size
-
-
-class _RateGuard:
-    """Counts the bytes the server sends and gives up when fewer than ``min_rate`` per
-    second arrived over the last ``window`` seconds (the socket's own timeout catches a
-    server that sends nothing at all)."""
-
-    def __init__(self, window: float, min_rate: float) -> None:
-        self.window, self.min_rate = window, min_rate
-        self.start, self.count = time.monotonic(), 0
-
-    def received(self, n: int) -> None:
-        self.count += n
-        elapsed = time.monotonic() - self.start
-        if elapsed < self.window:
-            return
-        if self.count < self.min_rate * elapsed:
-            raise TimeoutError(
-                f"the server sent {self.count} bytes in {elapsed:.1f} s, slower than the minimum of "
-                f"{self.min_rate:g} bytes/s (min_rate=)"
-            )
-        self.start, self.count = time.monotonic(), 0
-
-
-class _GuardedRaw(io.RawIOBase):
-    """A socket's raw reader that reports every read to a :class:`_RateGuard`."""
-
-    def __init__(self, raw: io.RawIOBase, guard: _RateGuard) -> None:
-        super().__init__()
-        self._raw, self._guard = raw, guard
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int | None:
-        n = self._raw.readinto(buffer)
-        if n is not None:
-            self._guard.received(n)
-        return n
-
-    def fileno(self) -> int:
-        return self._raw.fileno()
-
-    def close(self) -> None:
-        self._raw.close()
-        super().close()
-
-
-def _guarded_connection(http_class, guard: _RateGuard):
-    """``http_class`` (HTTP or HTTPS connection) whose responses read through ``guard``."""
-
-    class GuardedResponse(http.client.HTTPResponse):
-        def __init__(self, sock, *args, **kwargs) -> None:
-            super().__init__(sock, *args, **kwargs)
-            self.fp = io.BufferedReader(_GuardedRaw(self.fp.detach(), guard))
-
-    def connect(host, **kwargs):
-        connection = http_class(host, **kwargs)
-        connection.response_class = GuardedResponse
-        return connection
-
-    return connect
-
-
-class _Guarded:
-    """A urllib handler whose connections' responses are read under ``guard`` (mixed in
-    before the handler class, HTTP or HTTPS)."""
-
-    def __init__(self, guard: _RateGuard) -> None:
-        super().__init__()
-        self.guard = guard
-
-    def do_open(self, http_class, req, **kwargs):
-        return super().do_open(_guarded_connection(http_class, self.guard), req, **kwargs)
-
-
-class _GuardedHTTPHandler(_Guarded, urllib.request.HTTPHandler):
-    pass
-
-
-class _GuardedHTTPSHandler(_Guarded, urllib.request.HTTPSHandler):
-    pass
-
-
-def _download(url: str, target: Path, *, timeout: float, min_rate: float, max_size: int,
-              progress: bool) -> tuple[str, int]:
-    """Stream ``url`` into ``target``; return its SHA-256 and size."""
-    from tqdm.auto import tqdm
-
-    digest = hashlib.sha256()
-    size = 0
-    guard = _RateGuard(timeout, min_rate)
-    opener = urllib.request.build_opener(_GuardedHTTPHandler(guard), _GuardedHTTPSHandler(guard))
-    too_big = f"{url}: refused: the archive is larger than max_size ({format_bytes(max_size)})"
-    try:
-        with opener.open(url, timeout=timeout) as response:
-            total = response.headers.get("Content-Length")
-            total = int(total) if total and total.isdigit() else None
-            if total is not None and total > max_size:
-                raise FetchError(too_big)
-            with open(target, "wb") as handle, tqdm(
-                total=total, unit="B", unit_scale=True, desc="downloading", disable=not progress,
-            ) as bar:
-                for block in iter(lambda: response.read(_BLOCK), b""):
-                    size += len(block)
-                    if size > max_size:
-                        raise FetchError(too_big)
-                    handle.write(block)
-                    digest.update(block)
-                    bar.update(len(block))
-    except urllib.error.HTTPError as exc:
-        raise FetchError(f"cannot download {url}: HTTP {exc.code} {exc.reason}") from None
-    except urllib.error.URLError as exc:
-        raise FetchError(f"cannot download {url}: {_words(exc.reason)}") from None
-    except (OSError, ValueError, http.client.HTTPException) as exc:  # timeouts, resets, file:// errors
-        raise FetchError(f"cannot download {url}: {_words(exc)}") from None
-    return digest.hexdigest(), size
-
-
-def _words(value: Any) -> str:
-    """A download's or an archive's error on one line, an operating system's error in words."""
-    return one_line(describe_os_error(value) if isinstance(value, OSError) else value)
-
-
-def _safe_member(member: tarfile.TarInfo, url: str) -> list[str]:
-    """Check one member's name and type; return its path parts (``.`` and empty ones dropped)."""
-    name = member.name
-    path = PurePosixPath(name)
-    if name.startswith(("/", "\\")) or path.is_absolute() or (len(name) > 1 and name[1] == ":"):
-        raise FetchError(f"{url}: refused archive: absolute path {name!r}")
-    if ".." in path.parts or "\\" in name:
-        raise FetchError(f"{url}: refused archive: path {name!r} leaves the release folder")
-    if member.issym() or member.islnk():
-        raise FetchError(f"{url}: refused archive: {name!r} is a link")
-    if not (member.isfile() or member.isdir()) or member.issparse():
-        raise FetchError(f"{url}: refused archive: {name!r} is not a regular file or folder")
-    parts = [p for p in path.parts if p not in ("", ".")]
-    if len(parts) == 1 and member.isfile():
-        raise FetchError(f"{url}: not a release archive: file {name!r} outside a release folder")
-    return parts
-
-
-@dataclass
-class _Listing:
-    """What the archive holds, read from its headers before anything is written."""
-
-    top: str = ""
-    files: dict[str, int] = field(default_factory=dict)  # path inside the release -> size
-    folders: list[str] = field(default_factory=list)
-    index: dict[str, bytes] = field(default_factory=dict)  # SHA256SUMS and manifest.json
-    total: int = 0
-    declared: dict[str, int | None] | None = None  # the release's files, with the manifest's sizes
-
-
-def _declared_files(index: dict[str, bytes], url: str) -> dict[str, int | None]:
-    """The files the release declares: ``SHA256SUMS``'s names and the manifest's tables
-    (with their sizes; None where the manifest gives none)."""
-    missing = [name for name in _INDEX_FILES if name not in index]
-    if missing:
-        raise FetchError(f"{url}: not a release archive: no {' and no '.join(missing)} in its release folder")
-    try:
-        lines = index["SHA256SUMS"].decode("utf-8").splitlines()
-        manifest = json.loads(index["manifest.json"].decode("utf-8"))
-        declared: dict[str, int | None] = {"SHA256SUMS": None}
-        for line in lines:
-            digest, separator, name = line.partition("  ")
-            if not separator or not name:
-                raise ValueError(f"SHA256SUMS line {line[:80]!r}")
-            declared[name] = None
-        for entry in manifest["tables"]:
-            size = entry["size"]
-            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
-                raise ValueError(f"size {size!r} of {entry['file']!r}")
-            declared[str(entry["file"])] = size
-    except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise FetchError(f"{url}: not a release archive: its SHA256SUMS or manifest.json is malformed "
-                         f"({_words(exc)})") from None
-    return declared
-
-
-def _check_declared(path: str, size: int, declared: dict[str, int | None], url: str) -> None:
-    """A member of the archive against the release's own declaration of its files."""
-    if path not in declared:
-        raise FetchError(f"{url}: refused archive: {path} is not a file of the release "
-                         "(not in its SHA256SUMS or manifest.json)")
-    expected = declared[path]
-    if expected is not None and size != expected:
-        raise FetchError(f"{url}: refused archive: {path} is {size} bytes in the archive, "
-                         f"but the manifest declares {expected}")
-
-
-def _list_archive(tar: tarfile.TarFile, url: str, max_size: int) -> _Listing:
-    """Read the archive's headers (and its index files), checking each member as it comes:
-    safe names and types, one release folder, at most ``max_size`` bytes in all, and,
-    once ``SHA256SUMS`` and ``manifest.json`` are read, the release's own listing. A
-    member is refused from its header, before its data are read (or decompressed)."""
-    listing = _Listing()
-    for member in tar:
-        parts = _safe_member(member, url)
-        if not parts:
-            continue
-        if len(listing.files) + len(listing.folders) >= _MAX_MEMBERS:
-            raise FetchError(f"{url}: refused archive: more than {_MAX_MEMBERS} members")
-        if listing.top and parts[0] != listing.top:
-            raise FetchError(f"{url}: not a release archive: expected one top-level folder, found more")
-        listing.top = parts[0]
-        inside = "/".join(parts[1:])
-        if member.isdir():
-            listing.folders.append(inside)
-            continue
-        if inside in listing.files:
-            raise FetchError(f"{url}: refused archive: {inside} appears twice")
-        listing.total += member.size
-        if listing.total > max_size:
-            raise FetchError(f"{url}: refused archive: it unpacks to more than max_size ({format_bytes(max_size)})")
-        listing.files[inside] = member.size
-        if inside in _INDEX_FILES:
-            if member.size > _MAX_INDEX_BYTES:
-                raise FetchError(f"{url}: not a release archive: {inside} of {member.size} bytes")
-            listing.index[inside] = tar.extractfile(member).read()
-            if len(listing.index) == len(_INDEX_FILES):
-                listing.declared = _declared_files(listing.index, url)
-                for path, size in listing.files.items():  # the members before the index
-                    _check_declared(path, size, listing.declared, url)
-        elif listing.declared is not None:
-            _check_declared(inside, member.size, listing.declared, url)
-    if not listing.top:
-        raise FetchError(f"{url} is an empty archive, not a release")
-    if listing.declared is None:
-        listing.declared = _declared_files(listing.index, url)  # raises: one is missing
-    return listing
-
-
-def _copy_bounded(source, target: Path, size: int, name: str, url: str) -> None:
-    """Copy ``source`` into the new file ``target``, refusing (and stopping the write at once)
-    a member that holds more or fewer than the ``size`` bytes it declares."""
-    from lbm_bench._atomic import write_error
-
-    written = 0
-    try:
-        with open(target, "xb") as handle:
-            while block := source.read(min(_BLOCK, size - written + 1)):  # one byte past: a lie shows
-                written += len(block)
-                if written > size:
-                    raise FetchError(f"{url}: refused archive: {name} holds more than the {size} bytes it declares")
-                handle.write(block)
-    except OSError as exc:
-        if exc.errno is None:  # not the disk: a corrupt stream (gzip.BadGzipFile)
-            raise
-        raise FetchError(f"cannot extract {url}: {write_error(target, exc)}") from None
-    if written != size:
-        raise FetchError(f"{url}: refused archive: {name} holds {written} bytes, not the {size} it declares")
-
-
-def _extract(archive: Path, into: Path, url: str, max_size: int) -> Path:
-    """Check and extract ``archive`` into the empty folder ``into``; return the release folder."""
-    try:
-        # random access ("r:*"), not a stream ("r|*"): tarfile skips a member's data in a
-        # stream by small reads, 70 s for 3 GB of zeros instead of about 8
-        with tarfile.open(archive, "r:*") as tar:
-            listing = _list_archive(tar, url, max_size)
-            free = shutil.disk_usage(into).free
-            if listing.total > free:
-                raise FetchError(f"{url}: the release needs {format_bytes(listing.total)}, but only "
-                                 f"{format_bytes(free)} is free in {into.parent}")
-            top = into / listing.top
-            top.mkdir()
-            for member in tar.getmembers():  # the members listed and checked above
-                parts = _safe_member(member, url)
-                inside = "/".join(parts[1:])
-                if member.isdir() or not inside:
-                    top.joinpath(*parts[1:]).mkdir(parents=True, exist_ok=True)
-                    continue
-                target = top.joinpath(*parts[1:])
-                target.parent.mkdir(parents=True, exist_ok=True)
-                _copy_bounded(tar.extractfile(member), target, listing.files[inside], inside, url)
-    except FetchError:
-        raise
-    except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
-        raise FetchError(f"{url} is not a readable release archive ({_words(exc)})") from None
-    return top
 
 
 def _cached(entry: Path, sha256: str | None) -> Path | None:
@@ -513,22 +209,22 @@ def fetch_release(
     try:
         cache.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise FetchError(f"cannot create the cache folder {cache}: {_words(exc)}") from None
+        raise FetchError(f"cannot create the cache folder {cache}: {words(exc)}") from None
     work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=cache))
     try:
         archive = work / "archive"
-        got, size = _download(url, archive, timeout=timeout, min_rate=min_rate, max_size=max_size,
+        got, size = download(url, archive, timeout=timeout, min_rate=min_rate, max_size=max_size,
                               progress=progress)
         if digest is not None and got != digest:
             raise FetchError(f"SHA-256 of {url} is {got}, expected {digest}: refused (tampered or wrong file)")
         staging = work / "release"
         staging.mkdir()
-        folder = _extract(archive, staging, url, max_size)
+        folder = extract_release(archive, staging, url, max_size)
         archive.unlink()
         try:
             problems = verify_release(folder)
         except (ValueError, OSError) as exc:
-            raise FetchError(f"{url} is not a release archive: {_words(exc)}") from None
+            raise FetchError(f"{url} is not a release archive: {words(exc)}") from None
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise FetchError(f"{url}: the release does not verify: {problems[0]}{more}")

@@ -21,7 +21,7 @@ def test_bad_limits_name_the_flags(args, message, tmp_path, capsys):
 
 def test_a_refused_download_is_one_line_exit_1_naming_the_flag(tmp_path, capsys, monkeypatch):
     import lbm_bench.release as release
-    from lbm_bench.release.fetch import FetchError
+    from lbm_bench.release.download import FetchError
 
     def refused(url, **options):
         raise FetchError(f"{url}: refused archive: it unpacks to more than max_size (50 KiB)")
