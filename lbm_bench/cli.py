@@ -114,8 +114,8 @@ def _run_generate(args: argparse.Namespace) -> int:
     from lbm_bench.protocol.generate import generate_table
     from lbm_bench.protocol.memory import MemoryLimitError
     from lbm_bench.protocol.request import TableRequest, request_in_flags
-    from lbm_bench.protocol.workers import check_backend
     from lbm_bench.storage import save_table
+    from lbm_bench.tasks.backends import check_backend
 
     check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
     settings = GenerationSettings.from_cli(args)
@@ -568,7 +568,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     """Run the parsed command; its exit status (errors as one line)."""
     from lbm_bench._interrupts import Terminated
-    from lbm_bench.protocol.workers import kill_local_workers, stop_local_workers
+    from lbm_bench.tasks.backends import kill_local_workers, stop_local_workers
 
     try:
         status = int(args.run(args) or 0)
