@@ -77,7 +77,7 @@ def test_a_task_pool_keeps_its_workers_for_a_series_of_task_lists():
         assert pool.map(_square, calls) == [k * k for k in range(6)]
         assert sorted(pool.as_done(_square, calls)) == [k * k for k in range(6)]
         first, second = set(pool.map(_pid, calls)), set(pool.map(_pid, calls))
-        assert os.getpid() not in first and first == second and len(first) <= 2
+        assert os.getpid() not in first | second and len(first | second) <= 2  # the same workers
 
 
 def test_a_task_pool_without_a_block_runs_each_list_as_a_call_of_its_own():
