@@ -14,14 +14,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "lbm_bench"
 LAYERS = {
     "_validation": 0,
     "_records": 0,
-    "_threads": 0,
+    "tasks": 0,
     "metrics": 0,
     "models": 1,
     "inference": 2,
     "protocol": 3,
     "storage": 4,
     "_version": 0,
-    "_memory": 0,
     "_docstrings": 0,
     "_atomic": 0,
     "_interrupts": 0,
@@ -289,6 +288,87 @@ def test_issparse_counts_scipys_only(tmp_path):
     assert _scipy_issparse_calls(source) == [5, 5, 5, 5]
 
 
+# -- the task service (lbm_bench/tasks/): every parallel call goes through it ----------------
+
+#: What hands work to workers or touches a Dask cluster: the task service's alone.
+PARALLEL_LIBRARIES = ("joblib", "dask", "distributed", "loky")
+PARALLEL_NAMES = {"Parallel", "delayed", "parallel_config", "parallel_backend", "Client",
+                  "LocalCluster"}
+
+
+def _parallel_uses(path: Path) -> list[str]:
+    """The imports of joblib, dask, distributed or loky in ``path`` (at any level, as
+    ``module`` or ``module.name``), and the names of their task and cluster objects it uses
+    (``Parallel``, ``delayed``, ``parallel_config``, ``Client``...: a name or an attribute)."""
+    hits = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            hits += [a.name for a in node.names if a.name.split(".")[0] in PARALLEL_LIBRARIES]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.split(".")[0] in PARALLEL_LIBRARIES:
+                hits += [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Name) and node.id in PARALLEL_NAMES:
+            hits.append(node.id)
+        elif isinstance(node, ast.Attribute) and node.attr in PARALLEL_NAMES:
+            hits.append(node.attr)
+    return hits
+
+
+def test_parallel_work_goes_through_the_task_service_only():
+    """No module outside lbm_bench/tasks/ imports joblib, Dask or loky, or names their Parallel,
+    delayed, parallel_config, Client (issue 45, item 1): every parallel call asks the service."""
+    hits = [f"{m}: {hit}" for m, p in MODULES.items() if _room(m) != "tasks"
+            for hit in _parallel_uses(p)]
+    assert not hits, "parallel work outside lbm_bench/tasks/: " + ", ".join(hits)
+
+
+@pytest.mark.parametrize("names, home", [({"Parallel", "delayed"}, "tasks.pool"),
+                                         ({"Client", "LocalCluster"}, "tasks.backends"),
+                                         ({"parallel_config"}, "tasks.backends")])
+def test_only_the_pool_hands_tasks_to_joblib_and_only_the_backends_open_a_cluster(names, home):
+    where = {m for m, p in MODULES.items() if _room(m) == "tasks"
+             for hit in _parallel_uses(p) if hit.rsplit(".", 1)[-1] in names}
+    assert where == {home}
+
+
+def test_the_parallel_uses_check_sees_every_form(tmp_path):
+    source = tmp_path / "probe.py"
+    source.write_text("import joblib\nfrom joblib import Parallel, delayed\n"
+                      "import dask.distributed as dd\n"
+                      "def f():\n    from distributed import Client\n"
+                      "    joblib.parallel_config(backend='threading')\n"
+                      "    return dd.LocalCluster\n")
+    assert {"joblib", "joblib.Parallel", "joblib.delayed", "dask.distributed", "distributed.Client",
+            "parallel_config", "LocalCluster"} <= set(_parallel_uses(source))
+
+
+def test_the_chains_the_map_starts_and_the_floor_s_descents_go_through_the_service():
+    """docs/architecture.md: a table's chains and its MAP's starts run as bundles of the service
+    (run_bundles), the floor's descents as tasks of it in bundles of about equal cost."""
+    assert ("tasks.pool", "run_bundles") in _imports_from(MODULES["inference.chains"])
+    assert ("tasks.pool", "run_bundles") in _imports_from(MODULES["inference.classifier"])
+    floor = _imports_from(MODULES["inference.floor"])
+    assert {("tasks.pool", "run_tasks"), ("tasks.bundles", "weighted_bundles")} <= floor
+
+
+def test_the_large_table_threshold_is_defined_once_and_asked_through_is_large():
+    """LARGE_TABLE_ENTRIES is assigned in tasks/large.py only, and no other module reads it: the
+    chains, the MAP's starts, the floor's descents, the build and verify ask is_large."""
+    assigned, read = [], []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Name) and node.id == "LARGE_TABLE_ENTRIES":
+                (assigned if isinstance(node.ctx, ast.Store) else read).append(module)
+            elif isinstance(node, ast.Attribute) and node.attr == "LARGE_TABLE_ENTRIES":
+                read.append(module)
+            elif isinstance(node, ast.alias) and node.name == "LARGE_TABLE_ENTRIES":
+                read.append(module)
+    assert assigned == ["tasks.large"]
+    assert set(read) <= {"tasks.large"}, read
+    askers = {m for m, p in MODULES.items() if ("tasks.large", "is_large") in _imports_from(p)}
+    assert {"inference.chains", "inference.floor", "release.build", "release.verify"} <= askers
+
+
 # -- docs/architecture.md: each count and rule it states is the one these tests check --------------
 
 ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
@@ -387,8 +467,8 @@ def test_no_module_imports_another_modules_private_names():
 
 #: Modules whose name starts with an underscore but that are the package's shared helpers
 #: (layer 0): importing them is their purpose.
-PRIVATE_MODULES = {"_validation", "_records", "_threads", "_docstrings", "_memory", "_version", "_atomic",
-                   "_interrupts", "_portable", "_seeds", "_dtypes"}
+PRIVATE_MODULES = {"_validation", "_records", "_docstrings", "_version", "_atomic", "_interrupts", "_portable",
+                   "_seeds", "_dtypes"}
 
 
 SCRIPTS = PACKAGE.parent / "scripts"

@@ -44,7 +44,6 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lbm_bench._seeds import draw_seed, stream
-from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count
 from lbm_bench.algorithms.criteria import Criterion, LabelSums
 from lbm_bench.algorithms.em_problem import EMProblem, col_totals, row_totals
@@ -56,6 +55,8 @@ from lbm_bench.algorithms.moves import greedy_moves
 from lbm_bench.metrics.contingency_tables import compact_labels
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
+from lbm_bench.tasks.pool import TaskPool
+from lbm_bench.tasks.threads import single_blas_thread
 
 __all__ = ["DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "cem_icl", "check_max_clusters", "select_lbm", "vem_icl"]
 
@@ -159,18 +160,14 @@ def _run_tasks(criterion: Criterion, method: str, tasks: list[_Task]) -> list:
     return out
 
 
-def _run_chunk(criterion: Criterion, method: str, tasks: list[_Task]) -> list:
-    with single_blas_thread():  # a worker's task: the same bytes as in the main process
-        return _run_tasks(criterion, method, tasks)
-
-
 class _Search:
     """A table's criterion, its row and column embeddings, the best labelling found at each
     cell, and the runner of EM tasks (in order, or in ``jobs`` contiguous chunks)."""
 
-    def __init__(self, criterion: Criterion, method: str, bounds: tuple[int, int], jobs: int, parallel: Any) -> None:
+    def __init__(self, criterion: Criterion, method: str, bounds: tuple[int, int], jobs: int,
+                 pool: TaskPool | None) -> None:
         self.criterion, self.method, self.bounds = criterion, method, bounds
-        self.jobs, self.parallel = jobs, parallel
+        self.jobs, self.pool = jobs, pool
         rank = max(bounds)
         row_points, col_points = criterion.problem.seed_points()
         self.embeddings = (embed_rows(row_points, rank), embed_rows(col_points, rank))
@@ -182,14 +179,12 @@ class _Search:
         order decides between equal criteria: the same result whatever ``jobs``)."""
         if not tasks:
             return
-        if self.parallel is None or len(tasks) == 1:
+        if self.pool is None or len(tasks) == 1:
             results = _run_tasks(self.criterion, self.method, tasks)
-        else:
-            from joblib import delayed
-
+        else:  # each chunk a task of the pool, on one BLAS thread: the bytes of this process
             chunks = [list(c) for c in np.array_split(np.arange(len(tasks)), min(self.jobs, len(tasks)))]
-            parts = self.parallel(delayed(_run_chunk)(self.criterion, self.method, [tasks[i] for i in chunk])
-                                  for chunk in chunks)
+            calls = [(self.criterion, self.method, [tasks[i] for i in chunk]) for chunk in chunks]
+            parts = self.pool.map(_run_tasks, calls, pin=True)
             results = [result for part in parts for result in part]
         self.n_runs += len(tasks)
         for value, rows, cols, run in results:
@@ -493,7 +488,7 @@ def select_lbm(
         cell and the two cells with one more cluster (its other runs start from splits
         and merges).
     jobs : int, default=1
-        Parallel workers (joblib) for the EM runs; the result does not depend on it.
+        Parallel workers (:mod:`lbm_bench.tasks`) for the EM runs; the result does not depend on it.
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -521,10 +516,8 @@ def select_lbm(
             state = _Search(crit, method, bounds, jobs, None)
             _SEARCH_FUNCTIONS[search](state, n_init, root)
         else:
-            from joblib import Parallel
-
-            with Parallel(n_jobs=jobs) as parallel:
-                state = _Search(crit, method, bounds, jobs, parallel)
+            with TaskPool(jobs) as pool:
+                state = _Search(crit, method, bounds, jobs, pool)
                 _SEARCH_FUNCTIONS[search](state, n_init, root)
     return _selection(state, search)
 

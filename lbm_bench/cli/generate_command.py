@@ -87,8 +87,8 @@ def run(args: argparse.Namespace) -> int:
     rejection sampling, and write it with its Gibbs label sets.
     """
     from lbm_bench.protocol.generate import generate_table
-    from lbm_bench.protocol.workers import check_backend
     from lbm_bench.storage import save_table
+    from lbm_bench.tasks.backends import check_backend
 
     check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
     settings = record_from_options(GenerationSettings, args)

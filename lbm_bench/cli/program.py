@@ -96,7 +96,7 @@ def _silence_stdout() -> None:
 def _run(args: argparse.Namespace) -> int:
     """Run the parsed command; its exit status (errors as one line)."""
     from lbm_bench._interrupts import Terminated
-    from lbm_bench.protocol.workers import kill_local_workers, stop_local_workers
+    from lbm_bench.tasks.backends import kill_local_workers, stop_local_workers
 
     try:
         status = int(args.run(args) or 0)

@@ -29,36 +29,22 @@ Chains as tasks
 ---------------
 With one stream per chain, the chains of a table can run in any grouping: all in one
 batched loop, or in groups spread over worker processes (:func:`run_chain_tasks`, on
-the joblib backend the caller configured: loky processes or a Dask cluster). For
+the task service, :func:`~lbm_bench.tasks.pool.run_bundles`, over the backend the
+caller configured: loky processes or a Dask cluster). For
 integer statistics (Bernoulli, Poisson, categorical tables, with or without missing
 entries, dense or sparse) every route of the block sums is exact, so a chain draws the
 same labels in any group. Float statistics (Gaussian tables) may round differently in
 a batch, so their grouping is fixed by the table alone (one chain per task, whatever
 the number of workers). Either way the same seed gives the same label sets whatever
-``jobs`` and the backend.
-
-The table crosses once
-----------------------
-A task's large inputs (the table, the floor's label sides) cross to the workers once,
-not once per task. On loky, joblib memory-maps every array above 1 MiB found in a task's
-arguments (the dense table, the CSR arrays of a sparse one, a mask): the parent writes
-it to a file (in ``/dev/shm`` when it can) once per :class:`joblib.Parallel` call and
-array, and every task gets a reference to that file, whose pages the workers share. On a Dask cluster, :func:`shipped`
-scatters such an input once to every worker (``broadcast=True``) and the tasks take its
-future: the parent keeps the futures of the last few inputs it shipped, keyed by their
-content, so the MAP's starts, the screening and certifying runs of one table reuse one
-copy per worker and nothing large travels in the task graph.
+``jobs`` and the backend. The table and the model cross to the workers once
+(:mod:`lbm_bench.tasks.shipping`): memory-mapped on loky, scattered once on Dask.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import math
 import os
-import pickle
 import tempfile
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,27 +52,19 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._dtypes import smallest_uint
-from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import draw_seed, stream
-from lbm_bench._threads import single_blas_thread
 from lbm_bench.inference.engine import BlockSums, Sweeper, Uniforms
 from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.tasks.backends import local_backend
+from lbm_bench.tasks.bundles import even_bundles
+from lbm_bench.tasks.large import is_large
+from lbm_bench.tasks.pool import run_bundles
 
-__all__ = ["CHAIN_TASK_ENTRIES", "ChainRun", "ChainStreams", "chain_groups", "chain_seeds", "run_chain_tasks",
-           "release_shipped", "run_chains", "shipped", "table_groups", "table_tasks"]
+__all__ = ["ChainRun", "ChainStreams", "chain_groups", "chain_seeds", "run_chain_tasks",
+           "run_chains", "table_groups"]
 
-#: Entries (rows times columns) from which a table's chains may be spread over workers;
-#: smaller tables run all their chains in one batched loop, whatever ``jobs``.
-CHAIN_TASK_ENTRIES = 2**22
-#: Pickled bytes from which :func:`shipped` scatters a task's input to a Dask cluster
-#: rather than sending it in the task graph.
-SHIP_BYTES = 2**20
 #: Uniforms each chain of :class:`ChainStreams` draws at a time for small requests.
 AHEAD = 2**12
-#: Inputs whose futures :func:`shipped` keeps for reuse: the last ones shipped (a table and
-#: its model); older ones are released from the workers.
-_KEEP_SHIPPED = 2
-_SHIPPED: OrderedDict = OrderedDict()
 
 
 class ChainStreams:
@@ -146,19 +124,18 @@ def chain_seeds(rng: np.random.Generator, n_chains: int) -> list[np.random.SeedS
     return [stream(root, "chains", "chain", c) for c in range(n_chains)]
 
 
-def chain_groups(n_chains: int, jobs: int, *, entries: int, exact: bool) -> list[range]:
+def chain_groups(n_chains: int, jobs: int, *, large: bool, exact: bool) -> list[range]:
     """How the chains of one table are grouped into tasks.
 
-    One group (today's batched loop) below :data:`CHAIN_TASK_ENTRIES` entries, or for
-    exact sums with one job; else ``min(jobs, n_chains)`` contiguous groups for exact sums
-    (any grouping draws the same labels), and one chain per group for float sums (a
-    grouping fixed by the table, not by ``jobs``).
+    One group (today's batched loop) for a table that is not large
+    (:func:`~lbm_bench.tasks.large.is_large`), or for exact sums with one job; else
+    ``min(jobs, n_chains)`` contiguous groups for exact sums (any grouping draws the same
+    labels), and one chain per group for float sums (a grouping fixed by the table, not by
+    ``jobs``).
     """
-    if entries < CHAIN_TASK_ENTRIES or (exact and jobs == 1):
+    if not large or (exact and jobs == 1):
         return [range(n_chains)]
-    n_groups = min(jobs, n_chains) if exact else n_chains
-    bounds = np.linspace(0, n_chains, n_groups + 1).round().astype(int)
-    return [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return even_bundles(n_chains, min(jobs, n_chains) if exact else n_chains)
 
 
 @dataclass(frozen=True)
@@ -261,7 +238,7 @@ def run_chain_tasks(
     **block_sums_options: Any,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Run the ``C`` chains of one table as tasks (:func:`chain_groups`), chain ``c`` drawing
-    from ``seeds[c]``; the label sets do not depend on ``jobs`` or on the joblib backend.
+    from ``seeds[c]``; the label sets do not depend on ``jobs`` or on the backend.
 
     Parameters
     ----------
@@ -275,9 +252,9 @@ def run_chain_tasks(
     seeds : sequence of C SeedSequence
         Each chain's stream (:func:`chain_seeds`).
     jobs : int, default=1
-        Workers of the joblib backend configured by the caller (loky by default). With
-        more than one group, the table crosses to each worker once (joblib memory-maps
-        its large arrays) and each task runs on one BLAS thread.
+        Workers of the backend configured by the caller (loky by default). With more than
+        one group, the table crosses to each worker once (memory-mapped on loky, scattered
+        once on Dask) and each task runs on one BLAS thread.
     burn_in, thin, **block_sums_options
         As :func:`run_chains`.
 
@@ -295,27 +272,19 @@ def run_chain_tasks(
     sets = _LabelSets(n_chains, per_chain, n_rows, n_cols, smallest_uint(model.n_row_clusters),
                       smallest_uint(model.n_col_clusters))
     args = (per_chain, burn_in, thin, block_sums_options)
+    shared = (model, table)
     if min(jobs, len(items)) == 1:  # in this process: the chains write into the arrays
-        table_tasks(_chain_task, model, table, items, jobs, *args, sets)
+        run_bundles(_chain_task, items, jobs, *args, sets, shared=shared)
     elif local_backend() and hasattr(os, "pwrite"):  # the workers write to a file the arrays are read from (POSIX)
         with tempfile.TemporaryDirectory(prefix="lbm-bench-chains-") as folder:
             sink = _LabelFile(os.path.join(folder, "labels"), sets)
-            table_tasks(_chain_task, model, table, items, jobs, *args, sink)
+            run_bundles(_chain_task, items, jobs, *args, sink, shared=shared)
             sink.read_into(sets)
     else:  # a cluster's workers send their sets back
-        parts = table_tasks(_chain_task, model, table, items, jobs, *args, None)
+        parts = run_bundles(_chain_task, items, jobs, *args, None, shared=shared)
         for (_, _, first), (rows, cols) in zip(items, parts, strict=True):
             sets.rows[first:first + rows.shape[0]], sets.cols[first:first + cols.shape[0]] = rows, cols
     return sets.rows, sets.cols
-
-
-def local_backend() -> bool:
-    """Whether the joblib backend the caller configured runs its workers on this machine (loky,
-    the default; multiprocessing; threads), so that they can write to this machine's files."""
-    from joblib.parallel import get_active_backend
-
-    backend = type(get_active_backend()[0]).__name__
-    return backend in ("LokyBackend", "MultiprocessingBackend", "ThreadingBackend", "SequentialBackend")
 
 
 class _LabelSets:
@@ -375,120 +344,28 @@ class _LabelFile:
 
 
 def table_groups(model: LatentBlockModel, table: Any, n_items: int, jobs: int) -> list[range]:
-    """:func:`chain_groups` of ``n_items`` chains or starts of ``table`` (its entries, and
-    whether the model's sums are exact: integer tables)."""
-    n, d = table.shape
-    return chain_groups(n_items, jobs, entries=n * d, exact=np.dtype(model.table_dtype).kind in "biu")
+    """:func:`chain_groups` of ``n_items`` chains or starts of ``table`` (whether it is large,
+    and whether the model's sums are exact: integer tables)."""
+    exact = np.dtype(model.table_dtype).kind in "biu"
+    return chain_groups(n_items, jobs, large=is_large(*table.shape), exact=exact)
 
 
-def table_tasks(task: Any, model: LatentBlockModel, table: Any, items: Sequence[Any], jobs: int,
-                *args: Any) -> list[Any]:
-    """``task(model, table, bundle, pinned, *args)`` on ``min(jobs, len(items))`` contiguous
-    bundles of ``items`` (one item: a group of chains or of MAP starts), in this process for
-    one bundle, else over the workers of the joblib backend the caller configured (loky by
-    default, or a Dask cluster: :mod:`lbm_bench.protocol.workers`). With more than one
-    item every task runs on one BLAS thread (``pinned``, in this process too: the same
-    float sums whatever ``jobs``). ``task`` returns one result per item of its bundle; the results
-    come back in the order of ``items``. The table and the model cross to each worker once
-    (joblib memory-maps their large arrays on loky; :func:`shipped` scatters them on Dask).
-    """
-    n_tasks = min(jobs, len(items))
-    bounds = np.linspace(0, len(items), n_tasks + 1).round().astype(int)
-    bundles = [list(items[a:b]) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    if n_tasks == 1:
-        return task(model, table, bundles[0], len(items) > 1, *args)
-    from joblib import Parallel, delayed
-
-    model, table = shipped(model), shipped(table)
-    parts = Parallel(n_jobs=n_tasks)(delayed(_trimmed)(task, model, table, bundle, True, *args) for bundle in bundles)
-    return [result for part in parts for result in part]
-
-
-def shipped(value: Any, *, broadcast: bool = True, reuse: bool = True) -> Any:
-    """``value``, or on a Dask cluster (the joblib backend in force) the future of ``value``
-    scattered once, to give to tasks in its place.
-
-    On Dask, an input of at least :data:`SHIP_BYTES` pickled bytes is scattered
-    (``hash=False``; to every worker with ``broadcast``, else to one, the others fetching it
-    when a task needs it) and its future returned; the futures of the last inputs shipped
-    are kept, keyed by the input's content (a digest of its pickle, arrays read in place),
-    so an input shipped again (the same table for its MAP starts, then its Gibbs runs)
-    does not cross again; with ``reuse=False`` (an input of one call) it is not kept. Anywhere
-    else (loky, which memory-maps large arrays, or in this process) ``value`` itself.
-    """
-    client = _dask_client()
-    if client is None:
-        return value
-    buffers: list[pickle.PickleBuffer] = []
-    try:
-        head = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
-    except (pickle.PicklingError, TypeError, AttributeError):  # cloudpickle's to send, as before
-        return value
-    if len(head) + sum(memoryview(b).nbytes for b in buffers) < SHIP_BYTES:
-        return value
-    if not reuse:  # in a list: a tuple or dict given alone would be scattered item by item
-        return client.scatter([value], broadcast=broadcast, hash=False)[0]
-    digest = hashlib.sha256(head)
-    for buffer in buffers:
-        digest.update(memoryview(buffer).cast("B"))
-    for stale in [key for key in _SHIPPED if key[0] != id(client)]:  # another cluster's futures
-        del _SHIPPED[stale]
-    key = (id(client), broadcast, digest.hexdigest())
-    if key in _SHIPPED and _SHIPPED[key].status == "finished":
-        _SHIPPED.move_to_end(key)
-        return _SHIPPED[key]
-    _SHIPPED[key] = client.scatter([value], broadcast=broadcast, hash=False)[0]
-    while len(_SHIPPED) > _KEEP_SHIPPED:
-        _SHIPPED.popitem(last=False)[1].release()
-    return _SHIPPED[key]
-
-
-def release_shipped() -> None:
-    """Release every input :func:`shipped` keeps (their copies on the workers are dropped):
-    called when the Dask client of :func:`~lbm_bench.protocol.workers.joblib_backend` closes."""
-    while _SHIPPED:
-        with contextlib.suppress(Exception):  # a closed client's futures are gone already
-            _SHIPPED.popitem()[1].release()
-
-
-def _dask_client() -> Any:
-    """The Dask client of the joblib backend in force, or None (loky, threads, no backend)."""
-    from joblib.parallel import get_active_backend
-
-    backend, _ = get_active_backend()
-    client = getattr(backend, "client", None)
-    if client is None or type(backend).__name__ != "DaskDistributedBackend" or client.status != "running":
-        return None
-    return client
-
-
-def _trimmed(task: Any, *args: Any) -> Any:
-    """``task(*args)`` in a worker, then the heap's free pages given back
-    (:func:`~lbm_bench._memory.release_free_memory`): a worker lives on between tasks (the
-    calibration's tables, the MAP's starts, the chains), and what glibc keeps of one task's
-    temporaries would otherwise stay resident under the next one's."""
-    try:
-        return task(*args)
-    finally:
-        release_free_memory(collect=False)
-
-
-def _chain_task(model, table, groups, pinned, per_chain, burn_in, thin, options, sink=None):
-    """Groups of chains of one table, one after the other on one Sweeper (built once per
-    task), each group one batched loop with one stream per chain; each group's label sets
-    are written by ``sink`` (:class:`_LabelSets`, :class:`_LabelFile`) and None returned
-    for it, or returned as ``(rows, cols)`` without one."""
+def _chain_task(model, table, groups, per_chain, burn_in, thin, options, sink=None):
+    """Groups of chains of one table (a bundle of :func:`~lbm_bench.tasks.pool.run_bundles`),
+    one after the other on one Sweeper (built once per task), each group one batched loop
+    with one stream per chain; each group's label sets are written by ``sink``
+    (:class:`_LabelSets`, :class:`_LabelFile`) and None returned for it, or returned as
+    ``(rows, cols)`` without one."""
     out = []
-    with single_blas_thread() if pinned else contextlib.nullcontext():
-        sweeper = Sweeper.for_table(model, table)
-        for w, seeds, first in groups:
-            streams = ChainStreams([[np.random.default_rng(seed) for seed in seeds]])
-            keep, close = (None, None) if sink is None else sink.writer(first)
-            try:
-                run = run_chains(sweeper, w[None], per_chain, streams, burn_in=burn_in, thin=thin, keep=keep,
-                                 **options)
-            finally:
-                if close is not None:
-                    close()
-            out.append(None if sink is not None else (run.rows[0], run.cols[0]))
+    sweeper = Sweeper.for_table(model, table)
+    for w, seeds, first in groups:
+        streams = ChainStreams([[np.random.default_rng(seed) for seed in seeds]])
+        keep, close = (None, None) if sink is None else sink.writer(first)
+        try:
+            run = run_chains(sweeper, w[None], per_chain, streams, burn_in=burn_in, thin=thin, keep=keep,
+                             **options)
+        finally:
+            if close is not None:
+                close()
+        out.append(None if sink is not None else (run.rows[0], run.cols[0]))
     return out

@@ -15,7 +15,6 @@ explicit ``init``.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,11 +23,11 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._seeds import draw_seed, stream
-from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_labels
-from lbm_bench.inference.chains import table_groups, table_tasks
+from lbm_bench.inference.chains import table_groups
 from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.tasks.pool import run_bundles
 
 __all__ = ["MapResult", "map_labels"]
 
@@ -180,15 +179,16 @@ def _alternate_starts(model: LatentBlockModel, X: Any, sweeper: Sweeper, starts_
     groups = table_groups(model, X, starts_w.shape[0], jobs)
     if len(groups) == 1:
         return alternate(sweeper, starts_w[None], **options)
-    parts = table_tasks(_alternate_task, model, X, [starts_w[list(g)] for g in groups], jobs, options)
+    bundles = [starts_w[list(g)] for g in groups]
+    parts = run_bundles(_alternate_task, bundles, jobs, options, shared=(model, X))
     return tuple(np.concatenate([part[k] for part in parts], axis=1) for k in range(4))
 
 
-def _alternate_task(model, table, bundle, pinned, options):
-    """Groups of starts of one table, one after the other on one Sweeper (built once per task)."""
-    with single_blas_thread() if pinned else contextlib.nullcontext():
-        sweeper = Sweeper.for_table(model, table)
-        return [alternate(sweeper, starts[None], **options) for starts in bundle]
+def _alternate_task(model, table, bundle, options):
+    """Groups of starts of one table (a bundle of :func:`~lbm_bench.tasks.pool.run_bundles`),
+    one after the other on one Sweeper (built once per task)."""
+    sweeper = Sweeper.for_table(model, table)
+    return [alternate(sweeper, starts[None], **options) for starts in bundle]
 
 
 @fill_doc
@@ -225,9 +225,8 @@ def map_labels(
         labels (exactly for Poisson and Bernoulli tables, whose sums are
         integers; for Gaussian tables up to rounding in the last bits).
     jobs : int, default=1
-        Workers of the joblib backend configured by the caller, over which the starts of
-        a large table (:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries or
-        more) run as tasks, grouped as chains are
+        Workers of the backend configured by the caller, over which the starts of a large
+        table (:func:`~lbm_bench.tasks.large.is_large`) run as tasks, grouped as chains are
         (:func:`~lbm_bench.inference.chains.chain_groups`): the labels do not depend on it.
     rng : None, int or numpy.random.Generator
         Source of randomness for the starts.

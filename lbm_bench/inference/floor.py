@@ -10,9 +10,10 @@ the same Monte Carlo standard error and R-hat as the MAP's risk. The labels it
 returns (to store and to compare with) are chosen on all sets.
 (:mod:`lbm_bench.inference.bayes` finds the labels; this module cross-fits them.)
 
-On a large table (:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries or more)
-and ``jobs > 1``, the descents of the three searches (each half, and all the sets) run as
-tasks over the joblib backend in force; the result does not depend on ``jobs`` (integer
+On a large table (:func:`~lbm_bench.tasks.large.is_large`) and ``jobs > 1``, the descents
+of the three searches (each half, and all the sets) run as tasks over the backend in force,
+in bundles of about equal cost (:func:`~lbm_bench.tasks.bundles.weighted_bundles`, run by
+:func:`~lbm_bench.tasks.pool.run_tasks`); the result does not depend on ``jobs`` (integer
 objectives: the first best descent of each search wins, as in one process).
 """
 
@@ -29,6 +30,10 @@ from lbm_bench._validation import check_count
 from lbm_bench.inference.bayes import best_descent, descend, prepare_sides, search_labels, search_starts
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.metrics.mcmc import chain_diagnostics
+from lbm_bench.tasks.bundles import weighted_bundles
+from lbm_bench.tasks.large import is_large
+from lbm_bench.tasks.pool import run_tasks
+from lbm_bench.tasks.shipping import shipped
 
 __all__ = ["FloorCertificate", "cross_fitted_sides", "floor_certificate", "floor_risk", "risk_from_losses",
            "set_start_indices", "side_bounds"]
@@ -131,7 +136,7 @@ def floor_certificate(
     n_row_clusters, n_col_clusters, n_set_starts, max_sweeps : int, optional
         As in :func:`bayes_labels`.
     jobs : int, default=1
-        Workers of the joblib backend configured by the caller. The descents of a large
+        Workers of the backend configured by the caller. The descents of a large
         table's three searches (each half, and all the sets) then run as tasks, balanced
         by their sets; the labels and the risk do not depend on it (integer arithmetic).
 
@@ -230,28 +235,21 @@ def _cross_fit(chain_lengths, rows, cols, half, labels) -> tuple[RiskEstimate, n
 
 def _searches(sides, pairs, n_set_starts: int, max_sweeps: int, jobs: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`_search` on every (rows, cols) of ``sides``. For a large table
-    (:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries) and ``jobs > 1``, all
-    their descents run as ``jobs`` tasks of about equal sets (each side's starts are chosen
-    here); the best descent of each side is the first of the highest objective, as in one
-    process."""
-    from lbm_bench.inference.chains import CHAIN_TASK_ENTRIES, shipped
-
+    (:func:`~lbm_bench.tasks.large.is_large`) and ``jobs > 1``, all their descents run as
+    ``jobs`` tasks of about equal sets (each side's starts are chosen here); the best descent
+    of each side is the first of the highest objective, as in one process."""
     n_rows, n_cols = sides[0][0].ref.shape[0], sides[0][1].ref.shape[0]
-    if jobs == 1 or n_rows * n_cols < CHAIN_TASK_ENTRIES:
+    if jobs == 1 or not is_large(n_rows, n_cols):
         return [search_labels(r, c, pairs, n_set_starts, max_sweeps) for r, c in sides]
-    from joblib import Parallel, delayed
-
     descents = [(k, z, w) for k, (r, c) in enumerate(sides) for z, w in search_starts(r, c, pairs, n_set_starts)]
-    cost = np.cumsum([sides[k][0].n_sets for k, _, _ in descents])
-    n_tasks = min(jobs, len(descents))
-    cuts = np.searchsorted(cost, cost[-1] * np.arange(1, n_tasks) / n_tasks, side="left") + 1
-    bundles = [b for b in np.split(np.arange(len(descents)), cuts) if b.size]
+    costs = [sides[k][0].n_sets for k, _, _ in descents]
+    bundles = weighted_bundles(costs, min(jobs, len(descents)))
     # each side crosses once (scattered to one Dask worker, fetched by another when a task
     # there needs it; memory-mapped on loky), not in every task that descends on it
     light = [shipped((r.without_sets(), c.without_sets()), broadcast=False, reuse=False) for r, c in sides]
-    tasks = [({int(k): light[k] for k in {descents[i][0] for i in bundle}}, [descents[i] for i in bundle])
-             for bundle in bundles]
-    parts = Parallel(n_jobs=len(tasks))(delayed(_descent_task)(held, items, max_sweeps) for held, items in tasks)
+    calls = [({int(k): light[k] for k in {descents[i][0] for i in bundle}},
+              [descents[i] for i in bundle], max_sweeps) for bundle in bundles]
+    parts = run_tasks(_descent_task, calls, len(calls))
     results = [result for part in parts for result in part]
     return [best_descent([d for (k, _, _), d in zip(descents, results, strict=True) if k == side])
             for side in range(len(sides))]

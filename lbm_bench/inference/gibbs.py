@@ -213,9 +213,9 @@ def gibbs_labels(
         Same draws for the same ``rng`` (bit for bit for Poisson and
         Bernoulli tables, up to float rounding of the sums for Gaussian ones).
     jobs : int, default=1
-        Workers over which the chains of a large table run as tasks (the joblib
-        backend configured by the caller: loky processes by default, or a Dask
-        cluster, :func:`~lbm_bench.protocol.workers.joblib_backend`). The label sets
+        Workers over which the chains of a large table run as tasks (the backend
+        configured by the caller: loky processes by default, or a Dask cluster,
+        :func:`~lbm_bench.tasks.backends.worker_backend`). The label sets
         do not depend on it (:mod:`lbm_bench.inference.chains`).
     rng : None, int or numpy.random.Generator
         Source of randomness: the MAP start's, then one seed whose children are the

@@ -37,8 +37,8 @@ import numpy as np
 from scipy import sparse as sp
 
 import lbm_bench._portable as portable
-from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import draw_seed, stream
+from lbm_bench.tasks.heap import release_free_memory
 
 __all__ = [
     "MAX_LEVEL",
@@ -165,7 +165,7 @@ class SparseNoise:
         for one range after the other (they are consecutive draws of its stream, in the
         order of its positions): the same parts, without the kept arrays (a table of 1e8
         stored entries keeps about 2-3e8 candidates, 16 bytes each); the heap's free pages
-        are then given back (:func:`~lbm_bench._memory.release_free_memory`: the ranges'
+        are then given back (:func:`~lbm_bench.tasks.heap.release_free_memory`: the ranges'
         temporaries, a few MiB each, would otherwise stay resident). Calling it again
         draws the bands again.
         """

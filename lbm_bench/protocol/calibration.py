@@ -49,11 +49,8 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import draw_seed, stream
-from lbm_bench._threads import single_blas_thread
 from lbm_bench._validation import check_choice, check_count, check_positive_float
-from lbm_bench.inference.chains import shipped
 from lbm_bench.models.design import ModelDesign, random_design
 from lbm_bench.models.family import Family
 from lbm_bench.models.missing import MaskNoise
@@ -70,6 +67,9 @@ from lbm_bench.protocol.settings import GenerationSettings
 from lbm_bench.protocol.table import CalibrationResult
 from lbm_bench.protocol.table_draws import draw_table, keep_draws, worker_draws
 from lbm_bench.protocol.table_risks import BATCH_STATISTICS, classifier_labels, short_run_floors
+from lbm_bench.tasks.heap import release_free_memory
+from lbm_bench.tasks.pool import run_tasks
+from lbm_bench.tasks.shipping import shipped
 
 __all__ = [
     "BATCH_BYTES",
@@ -137,7 +137,7 @@ class CommonRandomNumbers:
         The risk calibrated (:func:`calibrate_scale`), what :meth:`risks` measures:
         the MAP's apparent errors (``"map"``) or the short-run floors (``"bayes"``).
     jobs : int, default=1
-        Worker processes (joblib) over which the tables of one evaluation are
+        Workers (:mod:`lbm_bench.tasks`) over which the tables of one evaluation are
         spread; the errors and floors do not depend on it.
     """
 
@@ -258,8 +258,6 @@ class CommonRandomNumbers:
         return np.concatenate(values) if values else np.empty(0)
 
     def _parallel(self, statistic: str, scale: float, n_init: int, tables: list[int]) -> np.ndarray:
-        from joblib import Parallel, delayed
-
         chunks = [list(c) for c in np.array_split(np.array(tables), min(self.jobs, len(tables))) if c.size]
         # a design of large tables (row and column effects) crosses to a Dask cluster once
         args = (statistic, shipped(self.design), self.n_rows, self.n_cols, scale, n_init, self.incremental,
@@ -268,10 +266,10 @@ class CommonRandomNumbers:
         # (the parent's own cache stays empty while the workers evaluate)
         cache = (self.token, NOISE_CACHE_BYTES // self.jobs)
         # No backend named here: loky by default, or the one the caller configured
-        # (``lbm-bench generate --backend dask``, see lbm_bench.protocol.workers).
-        parts = Parallel(n_jobs=self.jobs)(
-            delayed(_worker)(*args, [self.table_seeds[t] for t in chunk], cache) for chunk in chunks
-        )
+        # (``lbm-bench generate --backend dask``, see lbm_bench.tasks.backends); each task on
+        # one BLAS thread, so that workers do not oversubscribe
+        calls = [(*args, [self.table_seeds[t] for t in chunk], cache) for chunk in chunks]
+        parts = run_tasks(_worker, calls, self.jobs, pin=True)
         return np.concatenate(parts)
 
 
@@ -293,33 +291,33 @@ def _channels(design: ModelDesign) -> int:
 
 
 def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch_bytes, seeds, cache=None):
-    """A statistic of the tables of ``seeds`` in a worker process (BLAS on one thread so that
-    workers do not oversubscribe). Labels and noise come from the seeds; with ``cache``
-    (``(token, bytes)``), those of the calibration ``token`` are kept across its scales."""
-    with single_blas_thread():
-        model = design.model(scale)
-        per_batch = max(1, batch_bytes // (2 * _channels(design) * n_rows * n_cols * 8))
-        out = []
-        for s in range(0, len(seeds), per_batch):
-            batch = seeds[s:s + per_batch]
-            if cache is None:
-                draws = [draw_table(design, n_rows, n_cols, seed) for seed in batch]
-            else:
-                draws = [worker_draws(design, n_rows, n_cols, seed, cache[0]) for seed in batch]
-            labels = [d[0] for d in draws]
-            noise = [d[1] for d in draws]
-            missing = None
-            if design.missing is not None:
-                missing = ([d[2] for d in draws], design.missing_probs(scale))
-            out.append(BATCH_STATISTICS[statistic](model, labels, noise, batch, n_init, incremental,
-                                                    missing=missing))
-            if cache is not None:
-                for seed, d in zip(batch, draws, strict=True):
-                    keep_draws(cache[0], seed, d, cache[1])
-            del draws, labels, noise, missing
-            if n_rows * n_cols >= _TRIM_ENTRIES:  # the batch's temporaries, before the next batch's
-                release_free_memory(collect=False)
-        return np.concatenate(out)
+    """A statistic of the tables of ``seeds`` in a worker process (a task of
+    :func:`~lbm_bench.tasks.pool.run_tasks`, on one BLAS thread). Labels and noise come from
+    the seeds; with ``cache`` (``(token, bytes)``), those of the calibration ``token`` are kept
+    across its scales."""
+    model = design.model(scale)
+    per_batch = max(1, batch_bytes // (2 * _channels(design) * n_rows * n_cols * 8))
+    out = []
+    for s in range(0, len(seeds), per_batch):
+        batch = seeds[s:s + per_batch]
+        if cache is None:
+            draws = [draw_table(design, n_rows, n_cols, seed) for seed in batch]
+        else:
+            draws = [worker_draws(design, n_rows, n_cols, seed, cache[0]) for seed in batch]
+        labels = [d[0] for d in draws]
+        noise = [d[1] for d in draws]
+        missing = None
+        if design.missing is not None:
+            missing = ([d[2] for d in draws], design.missing_probs(scale))
+        out.append(BATCH_STATISTICS[statistic](model, labels, noise, batch, n_init, incremental,
+                                                missing=missing))
+        if cache is not None:
+            for seed, d in zip(batch, draws, strict=True):
+                keep_draws(cache[0], seed, d, cache[1])
+        del draws, labels, noise, missing
+        if n_rows * n_cols >= _TRIM_ENTRIES:  # the batch's temporaries, before the next batch's
+            release_free_memory(collect=False)
+    return np.concatenate(out)
 
 
 def _missing_of(item: Any) -> tuple[float, str]:
@@ -449,7 +447,8 @@ def calibrate_scale(
         window of the cost rule; ``generate_table``'s ``tolerance``).
     jobs : int, default=1
         Worker processes over which the tables of an evaluation are spread
-        (joblib, loky backend). The result does not depend on it.
+        (:mod:`lbm_bench.tasks`: loky unless another backend is set). The result does not
+        depend on it.
     design : ModelDesign, optional
         Design to calibrate; drawn with :func:`~lbm_bench.random_design` and
         ``model_options`` when omitted.

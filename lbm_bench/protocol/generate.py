@@ -40,7 +40,6 @@ from typing import Any
 import numpy as np
 
 from lbm_bench._docstrings import fill_doc
-from lbm_bench._memory import release_free_memory
 from lbm_bench._seeds import resolve_seed, stream
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.floor import FloorCertificate, floor_certificate
@@ -57,7 +56,8 @@ from lbm_bench.protocol.request import TableRequest, request_from_arguments
 from lbm_bench.protocol.settings import GenerationSettings
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.protocol.table_draws import draw_candidate
-from lbm_bench.protocol.workers import check_backend, joblib_backend
+from lbm_bench.tasks.backends import check_backend, worker_backend
+from lbm_bench.tasks.heap import release_free_memory
 
 __all__ = ["RejectionError", "generate_table", "stored_options"]
 
@@ -138,15 +138,15 @@ def generate_table(
         :mod:`lbm_bench.protocol.memory`.
     jobs : int, optional
         Worker processes over which the calibration spreads its tables and the Gibbs
-        runs of a large table (:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES`
-        entries or more) their chains; the settings' ``jobs`` when omitted. The table
+        runs of a large table (:func:`~lbm_bench.tasks.large.is_large`) their chains;
+        the settings' ``jobs`` when omitted. The table
         does not depend on it (same bytes for any number of workers and either backend).
         The memory guard counts the workers' copies, except those of a Dask cluster at a
         ``scheduler`` address (on the cluster's machines; the estimate says so).
     backend : {"loky", "dask"}, optional
-        Where the workers run (:func:`~lbm_bench.protocol.workers.joblib_backend`): local
+        Where the workers run (:func:`~lbm_bench.tasks.backends.worker_backend`): local
         processes, or a Dask cluster (``scheduler``, or a local cluster of ``jobs``
-        workers). Default: the joblib backend the caller configured (loky unless told
+        workers). Default: the backend the caller configured (loky unless told
         otherwise).
     scheduler : str, optional
         Address of a running Dask scheduler (``backend="dask"`` only).
@@ -209,7 +209,7 @@ def generate_table(
     check_memory(estimate, max_memory)
     if backend is None:
         return _generate(request, settings, calibration, design, progress, root, seed)
-    with joblib_backend(backend, settings.jobs, scheduler):
+    with worker_backend(backend, settings.jobs, scheduler):
         return _generate(request, settings, calibration, design, progress, root, seed)
 
 

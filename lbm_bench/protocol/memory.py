@@ -28,8 +28,7 @@ missing entries (``missing`` rate ``q``)
     block mechanism's uniforms, kept across scales like the noise), and for a sparse
     table ``BYTES_PER_NONZERO`` bytes per expected missing entry (``q N``: the missing
     set is held like the non-zeros);
-chains as tasks (``jobs`` above 1, a table of at least
-:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries)
+chains as tasks (``jobs`` above 1, a large table: :func:`~lbm_bench.tasks.large.is_large`)
     each of the ``min(jobs, n_chains) - 1`` workers beyond the main process builds its
     own statistics of the memory-mapped table (dense: both layouts, ``2 p N`` float64;
     sparse: ``BYTES_PER_NONZERO`` bytes per non-zero and its chains' block sums). The

@@ -15,11 +15,11 @@ configuration's identity. Files are written byte-stably (see
 gives the same bytes for any number of jobs and either backend.
 
 Scheduling: one pool of workers (``n_jobs`` loky processes, or the Dask cluster)
-serves both the tables and the chains of large tables. A large table (from
-:data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries: :func:`spreads_over_workers`)
+serves both the tables and the chains of large tables (:class:`~lbm_bench.tasks.pool.TaskPool`).
+A large table (:func:`~lbm_bench.tasks.large.is_large`: :func:`spreads_over_workers`)
 is certified by the build's own process with ``jobs=n_jobs``: its calibration's
 tables, the MAP's random starts, the Gibbs chains and the floor's descents run as
-tasks over the pool (:mod:`lbm_bench.inference.chains`), so one large table no
+tasks over the pool (:mod:`lbm_bench.tasks.pool`), so one large table no
 longer runs in one process while the others wait for it. These tables come first,
 configuration after configuration (longest first), one at a time: the pool is never
 asked for more than ``n_jobs`` tasks at once, and no worker starts workers of its
@@ -56,8 +56,6 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench._atomic import TEMPORARY_GLOB, atomic_write_bytes
-from lbm_bench._threads import single_blas_thread
-from lbm_bench.protocol.workers import joblib_backend
 from lbm_bench.release._files import sha256_file
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.build_report import TABLE_STAGES, BuildReport
@@ -67,6 +65,11 @@ from lbm_bench.release.folder import claim_folder, locked_folder
 from lbm_bench.release.manifest import write_checksums, write_manifest
 from lbm_bench.release.readme import write_readme
 from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec, read_spec, spec_toml
+from lbm_bench.tasks.backends import worker_backend
+from lbm_bench.tasks.heap import release_free_memory
+from lbm_bench.tasks.large import is_large
+from lbm_bench.tasks.pool import TaskPool
+from lbm_bench.tasks.threads import single_blas_thread
 
 __all__ = [
     "NO_THUMBNAILS",
@@ -125,19 +128,18 @@ def _without_progress_lock() -> None:
 
 def _calibrate_and_build(spec: TableSpec, out_dir: str) -> tuple[str, Any, float, dict]:
     """Phase 1: calibrate ``spec``'s configuration, then build ``spec`` (its first pending
-    table) with that calibration; return the calibration for the other replicates."""
+    table) with that calibration; return the calibration for the other replicates. A task
+    of the build's pool, pinned to one BLAS thread, its heap's free pages given back after."""
     _without_progress_lock()
-    with single_blas_thread():
-        config_id, calibration, seconds = _calibrate_unpinned(spec)
-        outcome = _build_table_unpinned(spec, calibration, out_dir)
-    _return_memory()
+    config_id, calibration, seconds = _calibrate_unpinned(spec)
+    outcome = _build_table_unpinned(spec, calibration, out_dir)
     return config_id, calibration, seconds, outcome
 
 
 def _build_spread(spec: TableSpec, calibration: Any, out_dir: str, n_jobs: int) -> tuple[str, Any, float, dict]:
     """A large table, in the build's own process with ``jobs=n_jobs``: its calibration
     (when ``calibration`` is None) and its certification spread their tasks over the
-    build's pool (the joblib backend in force). On one BLAS thread, as in a worker, so
+    build's pool (the backend in force). On one BLAS thread, as in a worker, so
     that its float sums are a worker's. Returns what :func:`_calibrate_and_build`
     does (the calibration given, and 0 s, when one was given)."""
     with single_blas_thread():
@@ -146,27 +148,15 @@ def _build_spread(spec: TableSpec, calibration: Any, out_dir: str, n_jobs: int) 
         else:
             config_id, seconds = spec.config_id, 0.0
         outcome = _build_table_unpinned(spec, calibration, out_dir, n_jobs)
-    _return_memory()
+    release_free_memory(collect=False)  # the table and its Gibbs runs are gone by now
     return config_id, calibration, seconds, outcome
 
 
 def _build_table(spec: TableSpec, calibration: Any, out_dir: str) -> dict:
-    """Generate and write one table; never raises (errors are returned)."""
+    """Generate and write one table; never raises (errors are returned). A task of the
+    build's pool, as :func:`_calibrate_and_build`."""
     _without_progress_lock()
-    with single_blas_thread():
-        outcome = _build_table_unpinned(spec, calibration, out_dir)
-    _return_memory()
-    return outcome
-
-
-def _return_memory() -> None:
-    """Give the heap's free pages back to the system at the end of a task (the table
-    and its Gibbs run are gone by then). Otherwise a worker that built a large table
-    keeps its peak resident size, and loky, taking that for a leak (more than 300 MB
-    above its size after the first task), replaces the worker with a warning."""
-    from lbm_bench._memory import release_free_memory
-
-    release_free_memory(collect=False)
+    return _build_table_unpinned(spec, calibration, out_dir)
 
 
 def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str, jobs: int = 1) -> dict:
@@ -253,9 +243,9 @@ def task_order(tables: list[TableSpec]) -> list[TableSpec]:
 
 def spreads_over_workers(spec: TableSpec) -> bool:
     """Whether a build certifies ``spec`` over all its workers (its chains as tasks) rather
-    than as one task: from :data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries,
-    where its chains may run as tasks. Below it a table's chains run in one batched loop
-    whatever ``jobs``, and the table is one task of the pool.
+    than as one task: a large table (:func:`~lbm_bench.tasks.large.is_large`), whose chains
+    may run as tasks. A smaller table's chains run in one batched loop whatever ``jobs``,
+    and the table is one task of the pool.
 
     Parameters
     ----------
@@ -265,19 +255,15 @@ def spreads_over_workers(spec: TableSpec) -> bool:
     -------
     bool
     """
-    from lbm_bench.inference import chains
-
-    return spec.shape[0] * spec.shape[1] >= chains.CHAIN_TASK_ENTRIES
+    return is_large(*spec.shape)
 
 
 @contextlib.contextmanager
-def _parallel(backend: str, n_jobs: int, scheduler: str | None) -> Iterator[Any]:
-    """joblib configured for the chosen backend (:func:`~lbm_bench.protocol.workers.joblib_backend`,
-    the one place that opens a Dask cluster), and a Parallel that yields results as they come."""
-    import joblib
-
-    with joblib_backend(backend, n_jobs, scheduler):
-        yield joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+def _pool(backend: str, n_jobs: int, scheduler: str | None) -> Iterator[TaskPool]:
+    """The build's pool on the chosen backend (:func:`~lbm_bench.tasks.backends.worker_backend`,
+    the one place that opens a Dask cluster); each of its task lists is a call of its own."""
+    with worker_backend(backend, n_jobs, scheduler):
+        yield TaskPool(n_jobs)
 
 
 def build_release(
@@ -305,7 +291,8 @@ def build_release(
     n_jobs : int, default=1
         Parallel workers.
     backend : {"loky", "dask"}
-        joblib backend; ``"dask"`` runs the same tasks on a Dask cluster.
+        Where the workers run (:mod:`lbm_bench.tasks.backends`); ``"dask"`` runs the same
+        tasks on a Dask cluster.
     scheduler : str, optional
         Address of a Dask scheduler; a local cluster when omitted.
     fail_fast : bool, default=False
@@ -392,12 +379,10 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
         bar.update()
 
     calibrations: dict[str, Any] = {}
-    with _parallel(backend, n_jobs, scheduler) as parallel, tqdm(
+    with _pool(backend, n_jobs, scheduler) as pool, tqdm(
         total=len(by_config) + len(spread) + len(pending), desc=f"building {spec.name}", unit="task",
         disable=not progress
     ) as bar:
-        from joblib import delayed
-
         stop = False
         for t in (t for tables in spread for t in tables):  # one at a time, each over the whole pool
             config_id, result, seconds, outcome = _build_spread(t, calibrations.get(t.config_id), str(out), n_jobs)
@@ -407,16 +392,16 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
             if record(outcome):
                 stop = True
                 break
-        for config_id, result, seconds, outcome in ([] if stop else parallel(
-            delayed(_calibrate_and_build)(t, str(out)) for t in first
+        for config_id, result, seconds, outcome in ([] if stop else pool.as_done(
+            _calibrate_and_build, ((t, str(out)) for t in first), pin=True, trim=True
         )):
             calibrated(config_id, result, seconds)
             if record(outcome):
                 stop = True
                 break
         if not stop and rest:
-            jobs = (delayed(_build_table)(t, calibrations[t.config_id], str(out)) for t in rest)
-            for outcome in parallel(jobs):
+            calls = ((t, calibrations[t.config_id], str(out)) for t in rest)
+            for outcome in pool.as_done(_build_table, calls, pin=True, trim=True):
                 if record(outcome):
                     break
         report.built.sort()
@@ -425,7 +410,7 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
             write_release_files(spec, out, spec_path=spec_path)
             if not can_draw_thumbnails():
                 report.notes.append(NO_THUMBNAILS)
-            report.problems = verify_release(out, parallel=parallel)
+            report.problems = verify_release(out, pool=pool)
     if archive and not report.failed and not report.problems:
         report.archive = write_archive(out)
         report.archive_sha256 = sha256_file(report.archive)

@@ -15,6 +15,10 @@ from lbm_bench.release.card import THUMBNAILS, card_problems
 from lbm_bench.release.croissant import croissant_problems
 from lbm_bench.release.manifest import read_manifest, release_format_version
 from lbm_bench.release.spec import SPEC_FILE, read_spec
+from lbm_bench.tasks.heap import release_free_memory
+from lbm_bench.tasks.large import is_large
+from lbm_bench.tasks.pool import TaskPool
+from lbm_bench.tasks.threads import single_blas_thread
 
 #: Files every release of layout 1.1 lists in SHA256SUMS, besides its tables.
 RELEASE_FILES = ("README.md", "croissant.json", "index.html", "manifest.json", "tables.csv")
@@ -125,7 +129,8 @@ def _missing_manifest_problems(info: dict, entry: dict) -> list[str]:
     return problems
 
 
-def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1, parallel: Any = None) -> list[str]:
+def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1,
+                   pool: TaskPool | None = None) -> list[str]:
     """Re-check every checksum and every file against the format and the manifest.
 
     Every table must load (its checks include the mask of missing entries: its count,
@@ -149,14 +154,14 @@ def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1, parallel: 
     out_dir : path
         The release directory.
     jobs : int, default=1
-        Processes (loky) checking the tables, each table in one of them; a table of
-        :data:`~lbm_bench.inference.chains.CHAIN_TASK_ENTRIES` entries or more is checked
-        by the calling process, one at a time, so that two large tables' label sets are
-        never in memory at once. The problems are the same, in the same order, whatever
-        ``jobs``.
-    parallel : joblib.Parallel, optional
-        A pool already running (any backend: the build's, loky or Dask) to check the
-        tables in instead of ``jobs`` new processes; ``jobs`` is then ignored.
+        Processes (loky) checking the tables, each table in one of them; a large table
+        (:func:`~lbm_bench.tasks.large.is_large`) is checked by the calling process, one
+        at a time, so that two large tables' label sets are never in memory at once. The
+        problems are the same, in the same order, whatever ``jobs``.
+    pool : TaskPool, optional
+        A pool already running (:class:`~lbm_bench.tasks.pool.TaskPool`, on any backend:
+        the build's, loky or Dask) to check the tables in instead of ``jobs`` new
+        processes; ``jobs`` is then ignored.
 
     Returns
     -------
@@ -172,14 +177,12 @@ def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1, parallel: 
     """
     jobs = check_count("jobs", jobs)
     out = Path(out_dir)
-    if parallel is not None:
-        return _verify(out, _pool_map(parallel))
+    if pool is not None:
+        return _verify(out, pool.map)
     if jobs == 1:
         return _verify(out, _serial_map)
-    import joblib
-
-    with joblib.Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered") as parallel:
-        return _verify(out, _pool_map(parallel))
+    with TaskPool(jobs, backend="loky") as pool:
+        return _verify(out, pool.map)
 
 
 #: ``map_tables(function, arguments)``: ``[function(*a) for a in arguments]``, in that order,
@@ -191,34 +194,13 @@ def _serial_map(function: Callable[..., Any], arguments: Sequence[tuple]) -> lis
     return [function(*a) for a in arguments]
 
 
-def _indexed(function: Callable[..., Any], index: int, arguments: tuple) -> tuple[int, Any]:
-    return index, function(*arguments)
-
-
-def _pool_map(parallel: Any) -> _TableMap:
-    """A :data:`_TableMap` running each call as a task of ``parallel`` (a ``joblib.Parallel``,
-    of any backend and ``return_as``: the results are put back in the arguments' order).
-    The build verifies the release it wrote with its own pool this way."""
-    from joblib import delayed
-
-    def run(function: Callable[..., Any], arguments: Sequence[tuple]) -> list:
-        results: list = [None] * len(arguments)
-        for index, result in parallel(delayed(_indexed)(function, i, a) for i, a in enumerate(arguments)):
-            results[index] = result
-        return results
-
-    return run
-
-
 def _is_large(entry: dict) -> bool:
     """A table whose label sets take the memory of a large table (its manifest shape)."""
-    from lbm_bench.inference.chains import CHAIN_TASK_ENTRIES
-
     try:
         n_rows, n_cols = (int(n) for n in entry["shape"])
     except (TypeError, ValueError):
         return False
-    return n_rows * n_cols >= CHAIN_TASK_ENTRIES
+    return is_large(n_rows, n_cols)
 
 
 def _size(entry: dict) -> int:
@@ -281,9 +263,6 @@ def _table_problems(out: Path, entry: dict, listed: Collection[str]) -> list[str
     sets; each line starts with the file's name. The file is read once (its checks, its
     table and its root attributes), on one BLAS thread (as the build computes), and the
     memory its label sets took is given back afterwards (the call may be a worker's task)."""
-    from lbm_bench._memory import release_free_memory
-    from lbm_bench._threads import single_blas_thread
-
     with single_blas_thread():
         problems = _table_problems_unpinned(out, entry, listed)
     release_free_memory(collect=False)

@@ -90,7 +90,7 @@ def run_benchmark(
     out_dir : path
         Where results go (created if needed).
     n_jobs : int, default=1
-        Parallel workers (joblib, loky).
+        Parallel workers (:mod:`lbm_bench.tasks`: loky processes).
     seed : int, default=0
         Master seed of the algorithms' seeds.
     progress : bool, default=False

@@ -43,6 +43,7 @@ from lbm_bench.metrics.mcmc import chain_diagnostics
 from lbm_bench.metrics.risk import conditional_risk_of_tables
 from lbm_bench.protocol.table import Table
 from lbm_bench.scoring.set_counts import Labelling, count_tables
+from lbm_bench.tasks.backends import in_threads
 
 __all__ = ["CHANCE_SEED", "Report", "evaluate", "read_labels"]
 
@@ -397,8 +398,6 @@ class _SetCounts:
     def floor_losses(self, jobs: int) -> np.ndarray:
         """Per-set cross-fitted losses of the floor, recomputed from the stored sets (deterministic);
         their mean is the stored ``@bayes_risk`` when the file was written by the same rule."""
-        from joblib import parallel_config
-
         table = self.table
         chain_lengths = table.gibbs.chain_lengths
         sides = []
@@ -409,7 +408,7 @@ class _SetCounts:
             part.counts, part.items = [], []  # in the side's blocks now
         g, m = table.model.block_shape
         pairs = check_starts([(table.map_rows, table.map_cols)], table.shape[0], table.shape[1], g, m)
-        with parallel_config(backend="threading"):  # the descents share the sides here; their kernels free the GIL
+        with in_threads():  # the descents share the sides here; their kernels free the GIL
             _, losses, _ = cross_fitted_sides(chain_lengths, *sides, pairs, FLOOR_SET_STARTS, FLOOR_MAX_SWEEPS,
                                               jobs=jobs)
         return losses

@@ -56,6 +56,7 @@ from lbm_bench.scoring.harness import (
     run_path,
     write_csv,
 )
+from lbm_bench.tasks.pool import iter_tasks
 
 __all__ = ["KNOWN_CLUSTERS", "KnownClustersOptions", "known_clusters_columns", "known_row", "run_known_clusters",
            "summarise_known_clusters"]
@@ -107,7 +108,7 @@ def run_known_clusters(
         Where results go (created if needed): ``results.csv``, ``summary.md``,
         ``excess_risk.png`` and ``runs/``.
     n_jobs : int, default=1
-        Parallel workers (joblib, loky).
+        Parallel workers (:mod:`lbm_bench.tasks`: loky processes).
     seed : int, default=0
         Master seed of the algorithms' seeds.
     progress : bool, default=False
@@ -130,7 +131,6 @@ def run_known_clusters(
     finished runs (the next run resumes there) and removes the folders it created that hold
     nothing.
     """
-    from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
     from lbm_bench.algorithms import resolve_algorithm
@@ -154,8 +154,8 @@ def run_known_clusters(
                 tasks.append((name, entry, derive_seed(seed, f"{name}:{entry['id']}")))
     try:
         with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
-            jobs = (delayed(known_row)(n, e, str(release_dir), s, timeout) for n, e, s in tasks)
-            for row in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
+            calls = ((n, e, str(release_dir), s, timeout) for n, e, s in tasks)
+            for row in iter_tasks(known_row, calls, n_jobs, as_done=True):
                 writes.json(run_path(out, row["algorithm"], row["table"]), row)
                 rows.append(row)
                 bar.update()

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench.metrics.contingency_tables import iter_tables
+from lbm_bench.tasks.pool import iter_tasks
 
 __all__ = ["BAND_LABELS", "ENTRIES_FRACTION", "Counted", "Labelling", "band_edges", "count_tables", "entry_tables",
            "modal_classes", "set_tables"]
@@ -313,10 +314,8 @@ def count_tables(
             progress(width)
 
     if stored and jobs > 1 and len(tasks) > 1:
-        from joblib import Parallel, delayed
-
-        results = Parallel(n_jobs=min(jobs, len(tasks)), return_as="generator")(
-            delayed(_band_counts)(sets, begin, end, n_classes, bands, floor, picked) for begin, end, bands in tasks)
+        calls = ((sets, begin, end, n_classes, bands, floor, picked) for begin, end, bands in tasks)
+        results = iter_tasks(_band_counts, calls, min(jobs, len(tasks)))
         for (begin, end, _), parts in zip(tasks, results, strict=True):
             add(parts, end - begin)
     else:

@@ -57,6 +57,7 @@ from lbm_bench.scoring.harness import (
     write_csv,
 )
 from lbm_bench.scoring.known_clusters import known_row
+from lbm_bench.tasks.pool import iter_tasks
 
 __all__ = ["UNKNOWN_CLUSTERS", "UNKNOWN_CLUSTERS_COLUMNS", "UnknownClustersOptions", "check_track_clusters",
            "counts_found", "parse_clusters", "run_unknown_clusters", "summarise_unknown_clusters"]
@@ -227,7 +228,7 @@ def run_unknown_clusters(
     max_clusters : (int, int), default=(8, 8)
         The largest numbers of row and column clusters the algorithms may choose.
     n_jobs : int, default=1
-        Parallel workers (joblib, loky), over tables.
+        Parallel workers (:mod:`lbm_bench.tasks`: loky processes), over tables.
     seed : int, default=0
         Master seed of the algorithms' seeds (the same as on the known-clusters track).
     progress : bool, default=False
@@ -247,7 +248,6 @@ def run_unknown_clusters(
         not fit a table; during the run, when an algorithm breaks the track's contract
         (then what the run wrote is removed).
     """
-    from joblib import Parallel, delayed
     from tqdm.auto import tqdm
 
     from lbm_bench.algorithms import resolve_algorithm
@@ -287,8 +287,8 @@ def run_unknown_clusters(
     tasks = sorted(dict.fromkeys((k, n, e["id"], s) for k, n, e, s in tasks), key=lambda task: order[task[0]])
     entries = {e["id"]: e for e in manifest["tables"]}
     with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
-        jobs = (delayed(_task)(k, n, entries[i], release_dir, s, bounds, timeout) for k, n, i, s in tasks)
-        outputs = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
+        calls = ((k, n, entries[i], release_dir, s, bounds, timeout) for k, n, i, s in tasks)
+        outputs = iter_tasks(_task, calls, n_jobs, as_done=True)
         try:
             for kind, name, table_id, record in outputs:
                 if "contract" in record:

@@ -17,7 +17,7 @@ read from the build's :class:`~lbm_bench.release.BuildReport`: per configuration
 calibration's seconds plus the longest of its tables (every table of a configuration
 waits for its calibration; the first table runs in the calibration's task). A build
 whose wall time is close to its critical path waits on one table. Tables certified
-over all the workers (``spread``: from ``CHAIN_TASK_ENTRIES`` entries, issue 33) report
+over all the workers (``spread``: from ``LARGE_TABLE_ENTRIES`` entries, issue 33) report
 the pool's wall seconds: theirs shrinks with ``--jobs``, a table built as one task does not.
 
 Same bytes: ``SHA256SUMS`` (every file of the release) is compared between the
@@ -25,7 +25,7 @@ Same bytes: ``SHA256SUMS`` (every file of the release) is compared between the
 between the packages (the manifest itself names lbm-bench's version).
 
 ``--large`` also builds a spec with one large table (a sparse Bernoulli 40000x1000
-table at density 0.01: 4e7 entries, above ``CHAIN_TASK_ENTRIES``) beside a few small
+table at density 0.01: 4e7 entries, above ``LARGE_TABLE_ENTRIES``) beside a few small
 ones, where the old build certifies the large table in one worker. The machine's
 load average (``uptime``) is printed before and after each build: other work on the
 same cores moves the numbers, so read them side by side.
@@ -83,7 +83,7 @@ print(json.dumps({"ok": report.ok, "wall": wall, "package": lbm_bench.__file__, 
                   "candidates": sum(getattr(report, "attempts", {}).values())}))
 """
 
-#: The ``--large`` spec: one sparse table above CHAIN_TASK_ENTRIES entries, and small dense tables.
+#: The ``--large`` spec: one sparse table above LARGE_TABLE_ENTRIES entries, and small dense tables.
 LARGE_SPEC = """
 [release]
 name = "one-large-table"
@@ -261,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--spec", default=str(ROOT / "repository" / "paper.toml"), help="release spec to build")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2], help="worker counts; the first is the base")
     parser.add_argument("--against", metavar="REV", help="git revision of the old build, run side by side")
-    parser.add_argument("--large", action="store_true", help="also a spec with one table above CHAIN_TASK_ENTRIES")
+    parser.add_argument("--large", action="store_true", help="also a spec with one table above LARGE_TABLE_ENTRIES")
     parser.add_argument("--only-large", action="store_true", help="the --large spec only")
     parser.add_argument("--seeds", type=int, nargs="+", metavar="S",
                         help="build the spec once per release seed (its [release] seed replaced); a summed table")

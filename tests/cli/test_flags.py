@@ -135,9 +135,6 @@ FLAG_WORDING_ALLOWED = {
     "release/readme.py": "the README of a release quotes the commands that use it",
     "release/card.py": "the HTML card of a release quotes the commands that use it",
     "release/croissant.py": "the Croissant metadata of a release says how to rebuild it",
-    # the task service (issue 45, item 1) moves this module and rewords its refusal with
-    # backend=: remove this line when it is merged (the test fails on a stale entry)
-    "protocol/workers.py": "check_backend's refusal, reworded by the task service",
 }
 
 

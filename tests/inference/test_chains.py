@@ -15,7 +15,8 @@ from lbm_bench import gibbs_labels, random_model
 from lbm_bench.inference import chains
 from lbm_bench.inference.chains import ChainStreams, chain_groups, chain_seeds, run_chain_tasks, run_chains
 from lbm_bench.inference.engine import Sweeper
-from lbm_bench.protocol.workers import joblib_backend
+from lbm_bench.tasks import large
+from lbm_bench.tasks.backends import worker_backend
 
 PACKAGE = Path(__file__).resolve().parents[2] / "lbm_bench"
 
@@ -59,16 +60,27 @@ def test_chain_streams_refuse_a_batch_of_another_size():
         _streams((0, 1), 2).random((2, 4, 5))
 
 
-def test_chain_groups_follow_the_table_not_only_the_jobs(monkeypatch):
-    small, large = chains.CHAIN_TASK_ENTRIES - 1, chains.CHAIN_TASK_ENTRIES
-    assert chain_groups(8, 4, entries=small, exact=True) == [range(8)]
-    assert chain_groups(8, 4, entries=small, exact=False) == [range(8)]
-    assert chain_groups(8, 1, entries=large, exact=True) == [range(8)]
-    assert chain_groups(8, 3, entries=large, exact=True) == [range(0, 3), range(3, 5), range(5, 8)]
-    assert chain_groups(3, 8, entries=large, exact=True) == [range(0, 1), range(1, 2), range(2, 3)]
+def test_chain_groups_follow_the_table_not_only_the_jobs():
+    assert chain_groups(8, 4, large=False, exact=True) == [range(8)]
+    assert chain_groups(8, 4, large=False, exact=False) == [range(8)]
+    assert chain_groups(8, 1, large=True, exact=True) == [range(8)]
+    assert chain_groups(8, 3, large=True, exact=True) == [range(0, 3), range(3, 5), range(5, 8)]
+    assert chain_groups(3, 8, large=True, exact=True) == [range(0, 1), range(1, 2), range(2, 3)]
     # float sums: one chain per group whatever the jobs (rounding in a batch never decides a label)
-    assert chain_groups(4, 1, entries=large, exact=False) == chain_groups(4, 2, entries=large, exact=False) \
+    assert chain_groups(4, 1, large=True, exact=False) == chain_groups(4, 2, large=True, exact=False) \
         == [range(c, c + 1) for c in range(4)]
+
+
+def test_table_groups_ask_whether_the_table_is_large(tables, monkeypatch):
+    """A table's chains are grouped by its size (the threshold of lbm_bench.tasks.large), and by
+    whether its sums are exact (integer tables)."""
+    model, Xs, _ = tables
+    gaussian = random_model("gaussian", 3, 2, scale=0.6, rng=4)
+    assert chains.table_groups(model, Xs[0], 4, 2) == [range(4)]  # a small table: one batched loop
+    assert chains.table_groups(gaussian, Xs[0].astype(float), 4, 2) == [range(4)]
+    monkeypatch.setattr(large, "LARGE_TABLE_ENTRIES", Xs[0].size)  # 40 x 30 is large now
+    assert chains.table_groups(model, Xs[0], 4, 2) == [range(0, 2), range(2, 4)]
+    assert chains.table_groups(gaussian, Xs[0].astype(float), 4, 2) == [range(c, c + 1) for c in range(4)]
 
 
 def _incomplete(X, rng):
@@ -105,18 +117,18 @@ def test_same_label_sets_whatever_jobs_and_backend(case, monkeypatch):
     """The chains of a table as tasks: in one process, over 2 loky workers and over a local
     Dask cluster of 2 workers, the same bytes (the table counts as large here)."""
     kind, sparse, missing = CASES[case]
-    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    monkeypatch.setattr(large, "LARGE_TABLE_ENTRIES", 1)
     model = random_model(kind, 2, 3, scale=1.0, rng=1)
     X, z, w = _case_table(model, 50, sparse, missing)
     options = dict(n_samples=60, n_chains=4, burn_in=3, init=[(z, w)], rng=4)
     one = gibbs_labels(model, X, jobs=1, **options)
     assert one.rows.shape == (60, 50)
-    with joblib_backend("loky", 2):
+    with worker_backend("loky", 2):
         loky = gibbs_labels(model, X, jobs=2, **options)
     assert one.rows.tobytes() == loky.rows.tobytes() and one.cols.tobytes() == loky.cols.tobytes()
     if case == "poisson sparse":
         pytest.importorskip("dask.distributed")
-        with joblib_backend("dask", 2):
+        with worker_backend("dask", 2):
             dask = gibbs_labels(model, X, jobs=2, **options)
         assert one.rows.tobytes() == dask.rows.tobytes() and one.cols.tobytes() == dask.cols.tobytes()
 
@@ -131,9 +143,9 @@ def test_the_map_starts_of_a_large_table_run_as_tasks_with_the_same_labels(case,
     model = random_model(kind, 2, 3, scale=0.7, rng=1)
     X, _, _ = _case_table(model, 60, sparse, missing)
     batched = map_labels(model, X, n_init=5, rng=4)
-    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    monkeypatch.setattr(large, "LARGE_TABLE_ENTRIES", 1)
     one = map_labels(model, X, n_init=5, jobs=1, rng=4)
-    with joblib_backend("loky", 2):
+    with worker_backend("loky", 2):
         two = map_labels(model, X, n_init=5, jobs=2, rng=4)
     for result in (two, *([batched] if kind != "gaussian" else [])):
         np.testing.assert_array_equal(one.rows, result.rows)
@@ -146,7 +158,7 @@ def test_the_map_starts_of_a_large_table_run_as_tasks_with_the_same_labels(case,
 
 def test_a_chain_draws_the_same_labels_in_any_group_for_integer_statistics(tables, monkeypatch):
     model, Xs, labels = tables
-    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    monkeypatch.setattr(large, "LARGE_TABLE_ENTRIES", 1)
     w = _starts(labels[:1], 5)[0]
     seeds = chain_seeds(np.random.default_rng(11), 5)
     one = run_chain_tasks(model, Xs[0], w, 6, seeds, jobs=1, burn_in=2)

@@ -26,16 +26,16 @@ def test_the_floor_of_a_large_table_over_workers_is_the_floor_of_one_process(n_c
     """floor_certificate(jobs=2) on a table counted as large: its three searches' descents
     run as tasks over 2 loky workers and give the same labels, risk and per-set losses as
     one process (integer objectives: the first best descent of each search wins either way)."""
-    from lbm_bench.inference import chains
-    from lbm_bench.protocol.workers import joblib_backend
+    from lbm_bench.tasks import large
+    from lbm_bench.tasks.backends import worker_backend
 
     model = random_model("poisson", 3, 2, scale=0.5, rng=5)
     X, _, _ = model.sample(50, 30, rng=6)
     samples = gibbs_labels(model, X, n_samples=240, n_chains=n_chains, init="random", burn_in=20, rng=7)
     start = (samples.rows[0], samples.cols[0])
     one = floor_certificate(samples, starts=[start], jobs=1)
-    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
-    with joblib_backend("loky", 2):
+    monkeypatch.setattr(large, "LARGE_TABLE_ENTRIES", 1)
+    with worker_backend("loky", 2):
         two = floor_certificate(samples, starts=[start], jobs=2)
     np.testing.assert_array_equal(one.rows, two.rows)
     np.testing.assert_array_equal(one.cols, two.cols)

@@ -194,9 +194,9 @@ def test_calibration_batches_are_cache_sized():
 def test_generate_table_spreads_a_large_tables_chains_with_the_same_bytes(monkeypatch):
     """jobs= and backend=: the calibration's tables and the chains (the table counts as large
     here) over 2 loky workers give the table of one process, bit for bit."""
-    from lbm_bench.inference import chains
+    from lbm_bench.tasks import large
 
-    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    monkeypatch.setattr(large, "LARGE_TABLE_ENTRIES", 1)
     request = dict(tolerance=0.05, n_samples=200, screen_samples=0, n_calibration_tables=4, rng=5)
     one = generate_table("bernoulli", 40, 30, 2, 2, 0.15, density=0.3, **request)
     two = generate_table("bernoulli", 40, 30, 2, 2, 0.15, density=0.3, jobs=2, backend="loky", **request)
@@ -208,7 +208,7 @@ def test_generate_table_spreads_a_large_tables_chains_with_the_same_bytes(monkey
 @pytest.mark.parametrize("arguments, message", [
     ({"jobs": 0}, "jobs"),
     ({"backend": "spark"}, "backend"),
-    ({"scheduler": "tcp://127.0.0.1:1"}, "a scheduler address needs the dask backend"),
+    ({"scheduler": "tcp://127.0.0.1:1"}, "a scheduler address needs backend='dask', got backend='loky'"),
 ])
 def test_generate_table_checks_its_workers_at_the_boundary(arguments, message):
     with pytest.raises(ValueError, match=message):

@@ -222,15 +222,15 @@ def test_dask_backend_gives_same_bytes(built, spec_path, tmp_path):
 
 def test_large_tables_spread_over_the_pool_with_the_same_bytes_at_every_jobs_and_backend(
         built, spec_path, tmp_path, monkeypatch):
-    """A table from CHAIN_TASK_ENTRIES entries is certified over the whole pool (its chains,
+    """A large table (LARGE_TABLE_ENTRIES entries or more) is certified over the whole pool (its chains,
     MAP starts, floor descents and calibration tables as tasks), before the pool's own
     tables; the release has the same bytes at every --jobs and on Dask. The threshold is
     lowered here, in the build's process, where a large table's tasks are formed: the
     30x20 configurations spread, the 24x24 one stays one task of the pool."""
-    from lbm_bench.inference import chains
     from lbm_bench.release.build import spreads_over_workers
+    from lbm_bench.tasks import large
 
-    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 600)
+    monkeypatch.setattr(large, "LARGE_TABLE_ENTRIES", 600)
     assert [spreads_over_workers(t) for t in read_spec(spec_path).tables] == [True] * 4 + [False]
     one = build_release(spec_path, tmp_path / "one", n_jobs=1)
     assert one.ok, one.summary()

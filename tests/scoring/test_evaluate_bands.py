@@ -167,13 +167,14 @@ def test_command_line_jobs_quiet_and_info_without_the_sets(tables, tmp_path, cap
 def test_the_floor_s_descents_as_tasks_give_the_same_report(tables, name, monkeypatch):
     """The floor's descents of a large table run as tasks over ``jobs`` threads of this process
     (every table counts as large here): the report of ``jobs=1``, which runs them one by one."""
-    from lbm_bench.inference import chains, floor
+    from lbm_bench.inference import floor
+    from lbm_bench.tasks import large
 
     path = tables[name]
     table = load_table(path)
     rows, cols = _predictions(table)["more"]
     expected = evaluate(path, rows, cols).to_dict()
-    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
+    monkeypatch.setattr(large, "LARGE_TABLE_ENTRIES", 1)
     tasks = []
     original = floor._descent_task
     monkeypatch.setattr(floor, "_descent_task", lambda *args: tasks.append(1) or original(*args))

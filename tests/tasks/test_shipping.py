@@ -1,6 +1,6 @@
 """A large table crosses to the workers once (issue 33, item 2): memory-mapped for loky
-workers, scattered once to a Dask cluster (lbm_bench.inference.chains.shipped), never in
-every task's graph; the label sets stay those of one process."""
+workers, scattered once to a Dask cluster (lbm_bench.tasks.shipping), never in every task's
+graph; the label sets stay those of one process."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 import scipy.sparse as sp
 
 from lbm_bench import floor_certificate, gibbs_labels, map_labels, random_model
-from lbm_bench.inference import chains
-from lbm_bench.protocol.workers import joblib_backend
+from lbm_bench.tasks import large, shipping
+from lbm_bench.tasks.backends import worker_backend
+from lbm_bench.tasks.pool import run_bundles
 
 
 def _memory_mapped(array):
@@ -24,8 +25,8 @@ def _memory_mapped(array):
     return False
 
 
-def _arrays_task(model, table, bundle, pinned):
-    """A task of table_tasks that reports, for each item, whether the table's CSR arrays
+def _arrays_task(model, table, bundle):
+    """A task of run_bundles that reports, for each item, whether the table's CSR arrays
     arrived memory-mapped."""
     csr = table.table
     return [[_memory_mapped(csr.data), _memory_mapped(csr.indices)] for _ in bundle]
@@ -39,8 +40,8 @@ def test_loky_workers_read_a_large_sparse_table_memory_mapped():
     X.data = np.ceil(X.data * 3)  # counts
     table = model.check_data(sp.csr_array(X.astype(np.int64)))
     assert table.table.indices.nbytes > 2**20
-    with joblib_backend("loky", 2):
-        seen = chains.table_tasks(_arrays_task, model, table, [0, 1, 2, 3], 2)
+    with worker_backend("loky", 2):
+        seen = run_bundles(_arrays_task, [0, 1, 2, 3], 2, shared=(model, table))
     assert seen == [[True, True]] * 4
 
 
@@ -49,8 +50,8 @@ def test_a_large_table_crosses_to_the_dask_workers_once(monkeypatch):
     scattered once (not in each task's graph, not again for the next run), and the label
     sets are those of one process."""
     distributed = pytest.importorskip("dask.distributed")
-    monkeypatch.setattr(chains, "CHAIN_TASK_ENTRIES", 1)
-    monkeypatch.setattr(chains, "SHIP_BYTES", 2**12)  # the table and the floor's sides, not the model
+    monkeypatch.setattr(large, "LARGE_TABLE_ENTRIES", 1)
+    monkeypatch.setattr(shipping, "SHIP_BYTES", 2**12)  # the table and the floor's sides, not the model
     model = random_model("poisson", 2, 3, scale=0.7, rng=1)
     X, z, w = model.sample(300, 200, rng=2)
     table_bytes = X.nbytes
@@ -72,12 +73,12 @@ def test_a_large_table_crosses_to_the_dask_workers_once(monkeypatch):
 
     monkeypatch.setattr(distributed.Client, "submit", counted_submit)
     monkeypatch.setattr(distributed.Client, "scatter", counted_scatter)
-    with joblib_backend("dask", 2):
+    with worker_backend("dask", 2):
         found = map_labels(model, X, n_init=4, jobs=2, rng=5)
         runs = [gibbs_labels(model, X, jobs=2, **options) for _ in range(2)]
-        assert len(chains._SHIPPED) == 1  # the table's future, kept while the client lives
+        assert len(shipping._SHIPPED) == 1  # the table's future, kept while the client lives
         spread = floor_certificate(runs[0], starts=[(found.rows, found.cols)], jobs=2)
-    assert not chains._SHIPPED  # released when the client closed
+    assert not shipping._SHIPPED  # released when the client closed
     assert len(sent) >= 8  # 2 tasks for the starts, 2 per Gibbs run, 2 for the floor's descents
     assert max(sent) < table_bytes / 4, f"a task carried {max(sent)} bytes; the table has {table_bytes}"
     assert sum(name.endswith("TableData") for name in scattered) == 1, scattered
@@ -88,3 +89,18 @@ def test_a_large_table_crosses_to_the_dask_workers_once(monkeypatch):
     np.testing.assert_array_equal(found.rows, start.rows)
     for run in runs:
         assert run.rows.tobytes() == one.rows.tobytes() and run.cols.tobytes() == one.cols.tobytes()
+
+
+def test_off_a_dask_cluster_an_input_is_given_as_it_is():
+    """In this process, on loky or in threads, shipped() gives the input itself (loky memory-maps
+    its large arrays; threads share it), and nothing is kept."""
+    from lbm_bench.tasks.backends import in_threads
+
+    big = np.zeros(2**18)  # 2 MiB, above SHIP_BYTES
+    assert shipping.shipped(big) is big
+    with worker_backend("loky", 2):
+        assert shipping.shipped(big) is big and shipping.shipped(big, reuse=False) is big
+    with in_threads():
+        assert shipping.shipped(big, broadcast=False) is big
+    assert not shipping._SHIPPED
+    shipping.release_shipped()  # nothing kept: nothing to release, no error

@@ -1,4 +1,5 @@
-"""joblib backends (lbm_bench.protocol.workers) and generate --jobs/--backend: same bytes for any workers."""
+"""Where the workers run (lbm_bench.tasks.backends) and generate --jobs/--backend: the same bytes
+for any workers."""
 
 from __future__ import annotations
 
@@ -8,14 +9,21 @@ import os
 import pytest
 
 from lbm_bench.cli import main
-from lbm_bench.protocol.workers import check_backend, joblib_backend, stop_local_workers
+from lbm_bench.tasks.backends import (
+    check_backend,
+    in_threads,
+    local_backend,
+    stop_local_workers,
+    worker_backend,
+)
+from lbm_bench.tasks.pool import run_tasks
 
 
 def test_check_backend():
     assert check_backend("loky", 2, None) == ("loky", 2, None)
     with pytest.raises(ValueError, match="backend must be one of"):
         check_backend("threads", 1, None)
-    with pytest.raises(ValueError, match="needs the dask backend"):
+    with pytest.raises(ValueError, match="scheduler address needs backend='dask', got backend='loky'"):
         check_backend("loky", 1, "tcp://127.0.0.1:8786")
     with pytest.raises(ValueError, match="n_jobs must be >= 1"):
         check_backend("loky", 0, None)
@@ -25,28 +33,36 @@ def _pid(_):
     return os.getpid()
 
 
-def test_loky_backend_runs_in_worker_processes():
-    from joblib import Parallel, delayed
+def _pids(jobs=2):
+    return run_tasks(_pid, [(k,) for k in range(4)], jobs)
 
-    with joblib_backend("loky", 2):
-        pids = Parallel(n_jobs=2)(delayed(_pid)(k) for k in range(4))
+
+def test_loky_backend_runs_in_worker_processes():
+    with worker_backend("loky", 2):
+        assert local_backend()
+        pids = _pids()
     assert os.getpid() not in pids
 
 
+def test_in_threads_runs_the_tasks_in_this_process():
+    with in_threads():
+        assert local_backend()
+        assert set(_pids()) == {os.getpid()}
+
+
 def test_stop_local_workers_stops_them_and_the_next_call_starts_new_ones():
-    from joblib import Parallel, delayed
     from joblib.externals.loky import reusable_executor
 
-    with joblib_backend("loky", 2):
-        first = set(Parallel(n_jobs=2)(delayed(_pid)(k) for k in range(4)))
+    with worker_backend("loky", 2):
+        first = set(_pids())
     executor = reusable_executor._executor
     processes = list(executor._processes.values())
     assert processes and all(process.is_alive() for process in processes)  # kept for reuse
     stop_local_workers()
     assert not any(process.is_alive() for process in processes)
     stop_local_workers()  # nothing left to stop: no error
-    with joblib_backend("loky", 2):
-        assert not first & set(Parallel(n_jobs=2)(delayed(_pid)(k) for k in range(4)))
+    with worker_backend("loky", 2):
+        assert not first & set(_pids())
 
 
 def _generate(path, *extra):
@@ -59,15 +75,14 @@ def _generate(path, *extra):
 @pytest.mark.slow
 def test_generate_same_bytes_on_one_worker_loky_and_a_dask_local_cluster(tmp_path):
     pytest.importorskip("dask.distributed")
-    from joblib import Parallel, delayed
-
     one = _generate(tmp_path / "one.h5")
     assert _generate(tmp_path / "loky.h5", "--jobs", "2") == one
-    with joblib_backend("dask", 2):  # a LocalCluster of 2 worker processes
+    with worker_backend("dask", 2):  # a LocalCluster of 2 worker processes
         from joblib.parallel import get_active_backend
 
         assert type(get_active_backend()[0]).__name__ == "DaskDistributedBackend"
-        assert os.getpid() not in Parallel(n_jobs=2)(delayed(_pid)(k) for k in range(2))
+        assert not local_backend()  # the cluster's workers may be on other machines
+        assert os.getpid() not in _pids()
     assert _generate(tmp_path / "dask.h5", "--jobs", "2", "--backend", "dask") == one
 
 

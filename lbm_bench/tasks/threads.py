@@ -2,7 +2,8 @@
 
 A table's floating-point results may depend on how many threads the BLAS splits a
 product over. Tasks run in worker processes (a release build's tables, the
-calibration's tables spread over ``jobs``) pin BLAS to one thread, so that an
+calibration's tables spread over ``jobs``) pin BLAS to one thread (the ``pin`` of
+:mod:`lbm_bench.tasks.pool`, or this context around the work), so that an
 in-process run, loky workers and Dask workers compute the same bytes and do not
 oversubscribe the cores. ``threadpoolctl`` does the pinning when it is installed
 (it comes with the ``dask`` and ``test`` extras and with scikit-learn); without it

@@ -1,4 +1,4 @@
-"""Give the memory freed by one stage back to the operating system before the next.
+"""Give the memory freed by one stage or task back to the operating system before the next.
 
 Large tables make stages that allocate and free hundreds of megabytes in
 arrays of a few megabytes each (noise, calibration tables, Gibbs sweeps).
@@ -9,7 +9,13 @@ stages of :func:`lbm_bench.generate_table`, :func:`release_free_memory` first
 collects the unreachable reference cycles (Python's cycle collector runs by
 object counts, not bytes: a cycle that holds a table's statistics can outlive
 its stage by minutes), then asks glibc to return the free pages
-(``malloc_trim(0)``). It changes no result; the trim does nothing where glibc
+(``malloc_trim(0)``). A worker lives on between tasks (the calibration's tables,
+the MAP's starts, the chains, a release's tables), and what glibc keeps of one
+task's temporaries would otherwise stay resident under the next one's (and loky,
+taking a worker's peak kept after a large table for a leak, more than 300 MB above
+its size after its first task, replaces the worker with a warning): the tasks of
+:mod:`lbm_bench.tasks.pool` run with ``trim`` give the free pages back after each
+task (no collection). It changes no result; the trim does nothing where glibc
 is absent.
 """
 

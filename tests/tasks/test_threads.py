@@ -1,9 +1,9 @@
-"""BLAS pinned to one thread in worker tasks (lbm_bench._threads)."""
+"""BLAS pinned to one thread in worker tasks (lbm_bench.tasks.threads)."""
 
 import numpy as np
 import pytest
 
-from lbm_bench._threads import single_blas_thread
+from lbm_bench.tasks.threads import single_blas_thread
 
 
 def test_blas_runs_on_one_thread_inside_and_as_before_after():

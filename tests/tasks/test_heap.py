@@ -1,5 +1,5 @@
-"""Giving freed memory back between stages (lbm_bench._memory): unreachable cycles are collected,
-the trim is called where glibc is, and nothing else changes."""
+"""Giving freed memory back between stages and after tasks (lbm_bench.tasks.heap): unreachable
+cycles are collected, the trim is called where glibc is, and nothing else changes."""
 
 import gc
 import sys
@@ -7,7 +7,7 @@ import weakref
 
 import pytest
 
-from lbm_bench import _memory
+from lbm_bench.tasks import heap
 
 
 class _Cycle:
@@ -20,7 +20,7 @@ def test_unreachable_cycles_are_collected_before_the_trim():
     try:
         ref = weakref.ref(_Cycle())
         assert ref() is not None  # a reference cycle outlives its last name
-        _memory.release_free_memory()
+        heap.release_free_memory()
         assert ref() is None
     finally:
         gc.enable()
@@ -30,7 +30,7 @@ def test_without_collect_the_cycles_stay():
     gc.disable()
     try:
         ref = weakref.ref(_Cycle())
-        _memory.release_free_memory(collect=False)
+        heap.release_free_memory(collect=False)
         assert ref() is not None
     finally:
         gc.enable()
@@ -45,14 +45,14 @@ def test_the_trim_is_called_on_glibc_and_skipped_elsewhere(monkeypatch):
             calls.append(pad)
             return 1
 
-    monkeypatch.setattr(_memory, "_LIBC", Libc())
-    assert _memory.release_free_memory(collect=False) is True and calls == [0]
-    monkeypatch.setattr(_memory, "_LIBC", False)  # no glibc: nothing to call, no error
-    assert _memory.release_free_memory(collect=False) is False and calls == [0]
+    monkeypatch.setattr(heap, "_LIBC", Libc())
+    assert heap.release_free_memory(collect=False) is True and calls == [0]
+    monkeypatch.setattr(heap, "_LIBC", False)  # no glibc: nothing to call, no error
+    assert heap.release_free_memory(collect=False) is False and calls == [0]
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc_trim")
 def test_the_real_libc_is_found_on_linux(monkeypatch):
-    monkeypatch.setattr(_memory, "_LIBC", None)
-    assert _memory.release_free_memory(collect=False) in (True, False)  # musl has no malloc_trim
-    assert _memory._LIBC is not None
+    monkeypatch.setattr(heap, "_LIBC", None)
+    assert heap.release_free_memory(collect=False) in (True, False)  # musl has no malloc_trim
+    assert heap._LIBC is not None
