@@ -119,39 +119,6 @@ def test_bad_input(kwargs, error, message):
         select_lbm(X, **{"max_clusters": (3, 3), **kwargs})
 
 
-def test_the_path_starts_every_cell_next_to_its_choice(monkeypatch):
-    """Before it returns, the path makes k-means++ starts at every cell next to its choice
-    (issue 34, item 5): one cluster more or less on either side, or both, within the bounds."""
-    from lbm_bench.algorithms import selection
-
-    started = set()
-    original = selection._Search.starts
-
-    def record(self, key, n_starts, rng):
-        started.add(key)
-        return original(self, key, n_starts, rng)
-
-    monkeypatch.setattr(selection._Search, "starts", record)
-    X, _, _ = _table("poisson", g=3, m=2)
-    chosen = select_lbm(X, (5, 4), kind="poisson", n_init=4, rng=1)
-    g, m = chosen.n_row_clusters, chosen.n_col_clusters
-    around = {(g + a, m + b) for a in (-1, 0, 1) for b in (-1, 0, 1)
-              if 1 <= g + a <= 5 and 1 <= m + b <= 4}
-    assert around <= started
-
-
-def test_the_path_goes_on_from_a_better_cell_next_to_its_choice(monkeypatch):
-    """Without any split, the path climbs by the starts of its rounds and the cells it checks
-    next to its choice, going on from each better one, up to the counts of a clear table."""
-    from lbm_bench.algorithms import selection
-
-    monkeypatch.setattr(selection, "_split_tasks", lambda search, key, rng: [])
-    X, z, w = _table("gaussian", g=4, m=3, shape=(120, 80))
-    chosen = select_lbm(X, (6, 5), kind="gaussian", n_init=4, rng=2)
-    assert (chosen.n_row_clusters, chosen.n_col_clusters) == (4, 3)
-    assert ari(z, chosen.rows) > 0.9 and ari(w, chosen.cols) > 0.9
-
-
 @pytest.mark.parametrize("search", ["path", "grid"])
 @pytest.mark.parametrize("X, kind", [
     (sp.csr_array((20, 15)), "bernoulli"), (sp.csr_array((20, 15)), "poisson"),
@@ -190,31 +157,3 @@ def test_real_valued_blocks_on_a_0_1_table_warn():
         warnings.simplefilter("error")
         chosen = select_lbm(X, (4, 4), n_init=2, rng=0)
     assert (chosen.n_row_clusters, chosen.n_col_clusters) == (3, 2)
-
-
-def test_the_path_polishes_its_choice_to_a_local_optimum_of_single_moves(monkeypatch):
-    """On a table where block CEM ends short of it, the path returns a labelling that no move
-    of one row or one column to another cluster improves (every move's exact ICL recomputed),
-    above the labelling it returns without the polish, with the model estimated at its labels."""
-    from lbm_bench.algorithms import selection
-    from lbm_bench.algorithms.criteria import Criterion
-    from lbm_bench.algorithms.em_problem import EMProblem
-
-    X, _, _ = random_model("poisson", 3, 2, scale=0.35, rng=1).sample(80, 50, rng=2)
-    chosen = select_lbm(X, (4, 3), kind="poisson", n_init=4, rng=1)
-    icl = Criterion(EMProblem(X, chosen.fit.family))
-    assert chosen.value == pytest.approx(icl(chosen.rows, chosen.cols), abs=1e-9)
-    for labels, side in ((chosen.rows, 0), (chosen.cols, 1)):
-        k = labels.max() + 1
-        for item in range(labels.size):
-            for target in range(k):
-                moved = labels.copy()
-                moved[item] = target
-                if np.bincount(moved, minlength=k).min() > 0:
-                    pair = (moved, chosen.cols) if side == 0 else (chosen.rows, moved)
-                    assert icl(*pair) <= chosen.value + 1e-9 * abs(chosen.value)
-    rates = [[X[np.ix_(chosen.rows == k, chosen.cols == l)].mean() for l in range(2)] for k in range(3)]
-    assert np.allclose(chosen.fit.model.rates, rates) and np.array_equal(chosen.fit.cols, chosen.cols)
-    monkeypatch.setattr(selection, "_polish", lambda search: None)
-    unpolished = select_lbm(X, (4, 3), kind="poisson", n_init=4, rng=1)
-    assert (unpolished.n_row_clusters, unpolished.n_col_clusters) == (3, 2) and unpolished.value < chosen.value
