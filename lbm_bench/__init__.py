@@ -76,7 +76,8 @@ from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
 from lbm_bench.release import build_release, fetch_release, load_release, load_release_table, verify_release
 from lbm_bench.scoring.benchmark import run_benchmark
-from lbm_bench.scoring.evaluate import Report, evaluate
+from lbm_bench.scoring.evaluate import evaluate
+from lbm_bench.scoring.report import Report
 from lbm_bench.storage import FormatError, load_table, save_table
 from lbm_bench.storage.user_data import UserTable, UserTableError, check_user_values, read_user_table
 

@@ -645,7 +645,7 @@ NOT_DEAD = {
     ("release/download.py", "readable"): "io.RawIOBase's method",
     ("release/download.py", "response_class"): "http.client's hook",
     ("release/spec.py", "replicate"): "a dataclass field",
-    ("scoring/evaluate.py", "matching_exact"): "a dataclass field of the report",
+    ("scoring/report.py", "matching_exact"): "a dataclass field of the report",
 }
 
 

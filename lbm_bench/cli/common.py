@@ -117,7 +117,7 @@ def record_from_options(cls: type[_R], args: argparse.Namespace) -> _R:
 
 def read_labels_file(path: Path, name: str):
     """A labels file, with one line on stderr when its first line was read as a header."""
-    from lbm_bench.scoring.evaluate import read_labels
+    from lbm_bench.scoring.label_files import read_labels
 
     labels, header = read_labels(path, name=name, return_header=True)
     if header is not None:

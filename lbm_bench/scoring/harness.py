@@ -45,7 +45,7 @@ RESULT_COLUMNS = [
 ]
 #: Column of results.csv added when a table of the release has missing entries.
 MISSING_COLUMN = "missing_rate"
-#: The fields of a :class:`~lbm_bench.scoring.evaluate.Report` a result row holds.
+#: The fields of a :class:`~lbm_bench.scoring.report.Report` a result row holds.
 REPORT_FIELDS = ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
                  "cari_mean", "cari_std", "ari_rows", "ari_cols", "apparent_l_item", "apparent_cari",
                  "bayes_risk", "map_risk", "reference", "map_excess_risk", "map_excess_mcse", "chance_risk")
@@ -117,7 +117,7 @@ def entry_row(algorithm: str, entry: dict, seed: int) -> dict[str, Any]:
 
 
 def report_values(report: Any) -> dict[str, Any]:
-    """The :data:`REPORT_FIELDS` of a :class:`~lbm_bench.scoring.evaluate.Report`, for a result row."""
+    """The :data:`REPORT_FIELDS` of a :class:`~lbm_bench.scoring.report.Report`, for a result row."""
     return {key: getattr(report, key) for key in REPORT_FIELDS}
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from lbm_bench.algorithms.catalog import CHOSEN_COUNTS, GIVEN_COUNTS
 from lbm_bench.scoring import harness
-from lbm_bench.scoring.evaluate import Report, evaluate
+from lbm_bench.scoring.evaluate import evaluate
+from lbm_bench.scoring.report import Report
 from lbm_bench.storage import load_table
 
 DATA = Path(__file__).resolve().parents[1] / "data"
