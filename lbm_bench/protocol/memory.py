@@ -70,7 +70,7 @@ from lbm_bench.inference.code_sums import words_per_entry
 from lbm_bench.models.design import check_family_options
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
-from lbm_bench.protocol.calibration import NOISE_CACHE_BYTES
+from lbm_bench.protocol.common_random_numbers import NOISE_CACHE_BYTES
 from lbm_bench.protocol.scale_search import AUTO_MOST_TABLES
 from lbm_bench.protocol.settings import GenerationSettings
 

@@ -30,17 +30,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lbm_bench._records import Record, choice, setting
-from lbm_bench._validation import check_count, check_probability
+from lbm_bench._validation import check_choice, check_count, check_probability
 from lbm_bench.models.design import check_family_options
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
-__all__ = ["RISK_CRITERIA", "RequestOptions", "TableRequest", "request_from_arguments"]
+__all__ = ["RISK_CRITERIA", "RequestOptions", "TableRequest", "check_criterion", "request_from_arguments"]
 
 #: What the target risk can apply to: the floor (the Bayes labels for l_item) or the
 #: X-only MAP labels (the paper's protocol); a table file's ``@criterion``.
 RISK_CRITERIA = ("bayes", "map")
+
+
+def check_criterion(criterion: str) -> str:
+    """``criterion`` if it is ``"bayes"`` or ``"map"``, else ValueError."""
+    return check_choice("criterion", criterion, RISK_CRITERIA)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """Root finding of the calibration: the scale at which the tables' mean risk meets a target.
 
 Used by :func:`lbm_bench.protocol.calibration.calibrate_scale` on its
-:class:`~lbm_bench.protocol.calibration.CommonRandomNumbers`, which measures
+:class:`~lbm_bench.protocol.common_random_numbers.CommonRandomNumbers`, which measures
 each table's risk at a scale (the X-only MAP's apparent error for
 ``criterion="map"``, the short-run floor for ``"bayes"``); this module decides
 where, and on how many tables.

@@ -2,7 +2,7 @@
 
 A candidate table is drawn in two places, by one function (:func:`draw_candidate`): the
 candidates of :func:`lbm_bench.generate_table` and the calibration's tables
-(:class:`~lbm_bench.protocol.calibration.CommonRandomNumbers`). Its labels, noise, mask and
+(:class:`~lbm_bench.protocol.common_random_numbers.CommonRandomNumbers`). Its labels, noise, mask and
 MAP starts come from the streams its seed's node lays out
 (:class:`~lbm_bench._seeds.TableStreams`): a ``"candidate"`` draws its labels, noise and MAP
 starts one after the other from its own stream and its mask from a child; a ``"calibration
@@ -92,8 +92,9 @@ def draw_table(design, n_rows, n_cols, table_seed):
 #: What a worker process drew for the calibration's tables (labels, noise, mask noise), by
 #: ``(token, table seed's spawn key)``, oldest first, and the bytes it holds: kept across the
 #: scales of a calibration (the tables are the same at every scale) within the budget the
-#: parent gives (:meth:`CommonRandomNumbers._parallel`). Drawn again when evicted: the same
-#: draws from the same seeds, so what is kept changes no result.
+#: parent gives (a calibration's workers, :mod:`lbm_bench.protocol.common_random_numbers`).
+#: Drawn again when evicted: the same draws from the same seeds, so what is kept changes no
+#: result.
 _WORKER_DRAWS: OrderedDict[tuple[str, tuple[int, ...]], tuple[Any, int]] = OrderedDict()
 _WORKER_BYTES = [0]
 

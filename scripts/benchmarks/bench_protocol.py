@@ -54,7 +54,7 @@ from lbm_bench import calibrate_scale, generate_table
 
 # The internal this benchmark measures (one calibration step over a batch of tables):
 # the one place it reaches past the public API.
-from lbm_bench.protocol.calibration import CommonRandomNumbers
+from lbm_bench.protocol.common_random_numbers import CommonRandomNumbers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules (scripts/README.md)
 

@@ -56,7 +56,7 @@ def measure(kind: str, n: int, d: int, g: int, m: int, risk: float, n_tables: in
     import numpy as np
 
     from lbm_bench import floor_certificate, gibbs_labels, random_design
-    from lbm_bench.protocol.calibration import CommonRandomNumbers
+    from lbm_bench.protocol.common_random_numbers import CommonRandomNumbers
     from lbm_bench.protocol.separation import first_guess
     from lbm_bench.protocol.table_risks import batch_tables, classifier_labels, short_run_floors
 

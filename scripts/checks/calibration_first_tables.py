@@ -34,7 +34,7 @@ import numpy as np
 
 import lbm_bench.protocol.scale_search as scale_search
 from lbm_bench import calibrate_scale, generate_table
-from lbm_bench.protocol.calibration import CommonRandomNumbers
+from lbm_bench.protocol.common_random_numbers import CommonRandomNumbers
 from lbm_bench.protocol.scale_search import _Secant as Secant
 
 #: (kind, n_rows, n_cols, g, m, target): tables whose search starts on 10 tables today.

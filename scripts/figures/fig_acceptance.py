@@ -43,7 +43,7 @@ import _figures as F  # noqa: E402  (first: limits BLAS threads before numpy loa
 import numpy as np  # noqa: E402
 
 import lbm_bench  # noqa: E402
-from lbm_bench.protocol.calibration import CommonRandomNumbers  # noqa: E402
+from lbm_bench.protocol.common_random_numbers import CommonRandomNumbers  # noqa: E402
 
 NAME = "fig_acceptance.png"
 TARGET = 0.1

@@ -43,7 +43,7 @@ import numpy as np  # noqa: E402
 
 import lbm_bench  # noqa: E402
 from lbm_bench.metrics import l_item  # noqa: E402
-from lbm_bench.protocol.calibration import CommonRandomNumbers  # noqa: E402
+from lbm_bench.protocol.common_random_numbers import CommonRandomNumbers  # noqa: E402
 
 NAME = "fig_truth_start_bias.png"
 TARGET = 0.3

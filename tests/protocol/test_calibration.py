@@ -1,4 +1,4 @@
-"""Calibration of the scale: root finding, sequential tables, the anchor's correction, the
+"""Calibration of the scale (lbm_bench.protocol.calibration): root finding, sequential tables, the anchor's correction, the
 cost rule, common random numbers, the identities behind the statistics (the MAP's apparent
 error for criterion "map", the short-run floor for "bayes"), and the guard against leaks
 into the X-only classifier."""
@@ -10,11 +10,7 @@ import pytest
 
 from lbm_bench import calibrate_scale, floor_certificate, gibbs_labels, random_design
 from lbm_bench.inference.engine import Sweeper
-from lbm_bench.protocol.calibration import (
-    CommonRandomNumbers,
-    classifier_labels,
-    short_run_floors,
-)
+from lbm_bench.protocol.common_random_numbers import CommonRandomNumbers
 from lbm_bench.protocol.scale_search import (
     AUTO_FIRST_TABLES,
     AUTO_MOST_TABLES,
@@ -22,6 +18,7 @@ from lbm_bench.protocol.scale_search import (
     cost_optimal_tables,
 )
 from lbm_bench.protocol.separation import first_guess, predicted_error
+from lbm_bench.protocol.table_risks import classifier_labels, short_run_floors
 
 
 def mean_from_history(result):
@@ -127,7 +124,7 @@ def test_same_errors_whatever_the_number_of_workers(jobs):
 def test_short_runs_of_tables_together_give_the_floors_of_tables_alone(kind, options):
     """Tables of integers run their short runs together (their block sums are exact: every
     route gives the same bits), others one by one: the floors are those of each table alone."""
-    from lbm_bench.protocol.calibration import FLOOR_BATCH_BYTES
+    from lbm_bench.protocol.common_random_numbers import FLOOR_BATCH_BYTES
 
     design = random_design(kind, 3, 2, rng=4, **options)
     seed = np.random.SeedSequence(6)

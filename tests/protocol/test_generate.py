@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from lbm_bench import calibrate_scale, generate_table, random_design
-from lbm_bench.protocol.calibration import CommonRandomNumbers
+from lbm_bench.protocol.common_random_numbers import CommonRandomNumbers
 from lbm_bench.protocol.generate import RejectionError
 from lbm_bench.protocol.separation import guessing_risk
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from lbm_bench.protocol.calibration import NOISE_CACHE_BYTES
+from lbm_bench.protocol.common_random_numbers import NOISE_CACHE_BYTES
 from lbm_bench.protocol.generate import generate_table
 from lbm_bench.protocol.memory import (
     BASELINE_BYTES,

@@ -9,7 +9,7 @@ import pytest
 import lbm_bench
 from lbm_bench import GibbsSamples, floor_certificate, generate_table, gibbs_labels, random_design, save_table
 from lbm_bench.models.missing import MissingDesign, mask_table
-from lbm_bench.protocol.calibration import CommonRandomNumbers
+from lbm_bench.protocol.common_random_numbers import CommonRandomNumbers
 from tests.exact import naive_gibbs
 from tests.protocol.test_reproducibility import DIGESTS, table_digest
 

@@ -9,7 +9,7 @@ from lbm_bench import random_design
 from lbm_bench._seeds import child_seed
 from lbm_bench.models.missing import MaskNoise
 from lbm_bench.models.sparse_noise import SparseNoise
-from lbm_bench.protocol.calibration import CommonRandomNumbers
+from lbm_bench.protocol.common_random_numbers import CommonRandomNumbers
 from lbm_bench.protocol.table_draws import draw_candidate, draw_table
 
 
@@ -70,7 +70,7 @@ def test_workers_keep_their_tables_across_scales_within_their_budget(density):
     """A worker keeps the labels and noise of a calibration's tables (by its token) across
     scales: the statistics are those of tables drawn afresh, the bytes kept stay within the
     budget, and a table larger than the budget is drawn again at every scale."""
-    from lbm_bench.protocol import calibration as cal
+    from lbm_bench.protocol import common_random_numbers as cal
     from lbm_bench.protocol import table_draws as draws
 
     options = {} if density is None else {"density": density}
