@@ -1,7 +1,7 @@
-"""Calibration of the scale (lbm_bench.protocol.calibration): root finding, sequential tables, the anchor's correction, the
-cost rule, common random numbers, the identities behind the statistics (the MAP's apparent
-error for criterion "map", the short-run floor for "bayes"), and the guard against leaks
-into the X-only classifier."""
+"""Calibration of the scale (lbm_bench.protocol.calibration): root finding, sequential tables,
+the anchor's correction, the cost rule, common random numbers, the identities behind the
+statistics (the MAP's apparent error for criterion "map", the short-run floor for "bayes"),
+and the guard against leaks into the X-only classifier."""
 
 import math
 
