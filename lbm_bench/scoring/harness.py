@@ -13,12 +13,22 @@ its row starts with :func:`entry_row`
 and holds the :data:`REPORT_FIELDS` of its score; the row is kept in
 ``OUT/runs/<algorithm>/<table id>.json``, and ``results.csv``, ``summary.md`` and
 ``excess_risk.png`` are written with these helpers.
+
+Every track's runner is the same skeleton with its own hooks, as every Gibbs run is the one
+sweep loop: it checks its arguments and plans its tasks (the runs a previous run finished
+are read back from their files), then :func:`run_track_tasks` runs the tasks over the
+workers, as they finish, and writes each one's record where the track's ``keep`` hook says
+(a run interrupted keeps the finished runs, for the next to resume; a result that breaks the
+track's contract, :class:`ContractError`, stops the run and removes what it wrote), and
+:func:`finish_track` writes ``results.csv``, ``summary.md`` and ``excess_risk.png`` of the
+rows.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +40,12 @@ from lbm_bench._atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from lbm_bench._records import Record
 from lbm_bench.algorithms.catalog import Contract
 from lbm_bench.scoring.algorithm_call import RunFailed, algorithm_input, family_keywords, fit_labels
+from lbm_bench.tasks.pool import iter_tasks
 
-__all__ = ["MISSING_COLUMN", "REPORT_FIELDS", "RESULT_COLUMNS", "RunFailed", "Track", "Writes", "algorithm_input",
-           "check_timeout", "entry_row", "excess_figure", "family_keywords", "fit_labels", "mean_of", "plot_excess",
-           "report_values", "run_path", "safe_name", "write_csv", "write_json"]
+__all__ = ["MISSING_COLUMN", "REPORT_FIELDS", "RESULT_COLUMNS", "ContractError", "RunFailed", "Track", "Writes",
+           "algorithm_input", "check_timeout", "entry_row", "excess_figure", "family_keywords", "finish_track",
+           "fit_labels", "mean_of", "plot_excess", "report_values", "run_path", "run_track_tasks", "safe_name",
+           "write_csv", "write_json"]
 
 #: Columns of a known-clusters results.csv, in order; the unknown-clusters track's add theirs.
 RESULT_COLUMNS = [
@@ -176,6 +188,56 @@ class Writes:
         for path in reversed(self.paths):
             if path.is_dir():
                 _remove_if_empty(path)
+
+
+class ContractError(ValueError):
+    """An algorithm returned what its track's contract does not allow (labels of the wrong
+    length, too many clusters): the run stops, and what it wrote is removed."""
+
+
+def run_track_tasks(task: Callable[..., Any], calls: Sequence[tuple], writes: Writes, *, n_jobs: int,
+                    progress: bool, keep: Callable[[Any], tuple[Path, dict]]) -> None:
+    """The loop of every track: ``task(*call)`` for every call over ``n_jobs`` workers
+    (:func:`~lbm_bench.tasks.pool.iter_tasks`), each result taken as its task finishes (a tqdm
+    bar with ``progress``) and its record written by this process, atomically, where
+    ``keep(result)`` says (``(path, record)``; the hook also keeps the result for the rows).
+
+    Interrupted (Ctrl-C, SIGTERM, an error), the records of the finished runs stay and the
+    folders left empty go: the next run resumes there. A :class:`ContractError` raised by
+    ``keep`` cancels the tasks not started and removes every file and folder the run wrote.
+    """
+    from tqdm.auto import tqdm
+
+    try:
+        with tqdm(total=len(calls), desc="benchmark", unit="run", disable=not progress) as bar:
+            outputs = iter_tasks(task, calls, n_jobs, as_done=True)
+            try:
+                for result in outputs:
+                    writes.json(*keep(result))
+                    bar.update()
+            except ContractError:
+                with warnings.catch_warnings():  # joblib's note on the tasks it cancels: the error says it all
+                    warnings.simplefilter("ignore", UserWarning)
+                    outputs.close()
+                writes.undo()
+                raise
+    except ContractError:
+        raise
+    except BaseException:  # interrupted: the finished runs stay, for the next run to resume
+        writes.remove_empty_folders()
+        raise
+
+
+def finish_track(out: Path, rows: list[dict], columns: Callable[[list[dict]], list[str]],
+                 summarise: Callable[[list[dict]], str]) -> list[dict]:
+    """``rows`` sorted by algorithm and table, written as ``results.csv`` with the track's
+    ``columns(rows)``, its ``summarise(rows)`` as ``summary.md``, and ``excess_risk.png``;
+    returns the rows."""
+    rows.sort(key=lambda r: (r["algorithm"], r["table"]))
+    write_csv(out / "results.csv", rows, columns(rows))
+    atomic_write_text(out / "summary.md", summarise(rows))
+    plot_excess(out / "excess_risk.png", rows)
+    return rows
 
 
 def _remove_if_empty(path: Path) -> None:

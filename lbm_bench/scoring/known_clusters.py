@@ -38,7 +38,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lbm_bench._atomic import atomic_write_text
 from lbm_bench._records import Record
 from lbm_bench.algorithms.catalog import GIVEN_COUNTS
 from lbm_bench.scoring.harness import (
@@ -49,14 +48,13 @@ from lbm_bench.scoring.harness import (
     Writes,
     check_timeout,
     entry_row,
+    finish_track,
     fit_labels,
     mean_of,
-    plot_excess,
     report_values,
     run_path,
-    write_csv,
+    run_track_tasks,
 )
-from lbm_bench.tasks.pool import iter_tasks
 
 __all__ = ["KNOWN_CLUSTERS", "KnownClustersOptions", "known_clusters_columns", "known_row", "run_known_clusters",
            "summarise_known_clusters"]
@@ -131,8 +129,6 @@ def run_known_clusters(
     finished runs (the next run resumes there) and removes the folders it created that hold
     nothing.
     """
-    from tqdm.auto import tqdm
-
     from lbm_bench.algorithms import resolve_algorithm
     from lbm_bench.release import derive_seed, load_release
 
@@ -144,32 +140,23 @@ def run_known_clusters(
     out = Path(out_dir)
     writes = Writes()
     writes.folder(out)
-    tasks, rows = [], []
+    calls, rows = [], []
     for name in names:
         for entry in manifest["tables"]:
             done = run_path(out, name, entry["id"])
             if done.is_file():
                 rows.append(json.loads(done.read_text(encoding="utf-8")))
             else:
-                tasks.append((name, entry, derive_seed(seed, f"{name}:{entry['id']}")))
-    try:
-        with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
-            calls = ((n, e, str(release_dir), s, timeout) for n, e, s in tasks)
-            for row in iter_tasks(known_row, calls, n_jobs, as_done=True):
-                writes.json(run_path(out, row["algorithm"], row["table"]), row)
-                rows.append(row)
-                bar.update()
-    except BaseException:  # interrupted: the finished runs stay, for the next run to resume
-        writes.remove_empty_folders()
-        raise
-    rows.sort(key=lambda r: (r["algorithm"], r["table"]))
-    columns = known_clusters_columns(rows)
-    if MISSING_COLUMN in columns:  # a complete table of a release with missing entries: rate 0
+                calls.append((name, entry, str(release_dir), derive_seed(seed, f"{name}:{entry['id']}"), timeout))
+
+    def keep(row: dict) -> tuple[Path, dict]:
+        rows.append(row)
+        return run_path(out, row["algorithm"], row["table"]), row
+
+    run_track_tasks(known_row, calls, writes, n_jobs=n_jobs, progress=progress, keep=keep)
+    if any(MISSING_COLUMN in r for r in rows):  # a complete table of a release with missing entries: rate 0
         rows = [{MISSING_COLUMN: 0.0, **r} for r in rows]
-    write_csv(out / "results.csv", rows, columns)
-    atomic_write_text(out / "summary.md", summarise_known_clusters(rows))
-    plot_excess(out / "excess_risk.png", rows)
-    return rows
+    return finish_track(out, rows, known_clusters_columns, summarise_known_clusters)
 
 
 def known_clusters_columns(rows: list[dict]) -> list[str]:

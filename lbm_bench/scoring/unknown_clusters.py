@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,26 +37,25 @@ from typing import Any
 
 import numpy as np
 
-from lbm_bench._atomic import atomic_write_text
 from lbm_bench._records import Record, setting
 from lbm_bench.algorithms.catalog import CHOSEN_COUNTS
 from lbm_bench.algorithms.selection import check_max_clusters
 from lbm_bench.scoring.harness import (
     RESULT_COLUMNS,
+    ContractError,
     RunFailed,
     Track,
     Writes,
     check_timeout,
     entry_row,
+    finish_track,
     fit_labels,
     mean_of,
-    plot_excess,
     report_values,
     run_path,
-    write_csv,
+    run_track_tasks,
 )
 from lbm_bench.scoring.known_clusters import known_row
-from lbm_bench.tasks.pool import iter_tasks
 
 __all__ = ["UNKNOWN_CLUSTERS", "UNKNOWN_CLUSTERS_COLUMNS", "UnknownClustersOptions", "check_track_clusters",
            "counts_found", "parse_clusters", "run_unknown_clusters", "summarise_unknown_clusters"]
@@ -74,10 +72,6 @@ UNKNOWN_CLUSTERS_COLUMNS = [
 
 #: What the counts found can be, against the table's.
 _COUNTS = ("found", "too few", "too many", "other")
-
-
-class ContractError(ValueError):
-    """An algorithm of the track returned what the track's contract does not allow."""
 
 
 def counts_found(found: Sequence[int], true: Sequence[int]) -> str:
@@ -248,8 +242,6 @@ def run_unknown_clusters(
         not fit a table; during the run, when an algorithm breaks the track's contract
         (then what the run wrote is removed).
     """
-    from tqdm.auto import tqdm
-
     from lbm_bench.algorithms import resolve_algorithm
     from lbm_bench.release import derive_seed, load_release
 
@@ -286,35 +278,21 @@ def run_unknown_clusters(
     order = {"selection": 0, "given": 1, "identifiability": 2}  # a broken contract shows first
     tasks = sorted(dict.fromkeys((k, n, e["id"], s) for k, n, e, s in tasks), key=lambda task: order[task[0]])
     entries = {e["id"]: e for e in manifest["tables"]}
-    with tqdm(total=len(tasks), desc="benchmark", unit="run", disable=not progress) as bar:
-        calls = ((k, n, entries[i], release_dir, s, bounds, timeout) for k, n, i, s in tasks)
-        outputs = iter_tasks(_task, calls, n_jobs, as_done=True)
-        try:
-            for kind, name, table_id, record in outputs:
-                if "contract" in record:
-                    raise ContractError(record["contract"])
-                path = (out / "identifiability" / f"{table_id}.json" if kind == "identifiability"
-                        else run_path(out, name, table_id))
-                writes.json(path, record)
-                done[kind, name, table_id] = record
-                bar.update()
-        except ContractError:
-            with warnings.catch_warnings():  # joblib's note on the tasks it cancels: the error says it all
-                warnings.simplefilter("ignore", UserWarning)
-                outputs.close()
-            writes.undo()
-            raise
-        except BaseException:  # interrupted: the finished runs stay, for the next run to resume
-            writes.remove_empty_folders()
-            raise
+    calls = [(k, n, entries[i], release_dir, s, bounds, timeout) for k, n, i, s in tasks]
+
+    def keep(output: tuple) -> tuple[Path, dict]:
+        kind, name, table_id, record = output
+        if "contract" in record:
+            raise ContractError(record["contract"])
+        done[kind, name, table_id] = record
+        return (out / "identifiability" / f"{table_id}.json" if kind == "identifiability"
+                else run_path(out, name, table_id)), record
+
+    run_track_tasks(_task, calls, writes, n_jobs=n_jobs, progress=progress, keep=keep)
     rows = [_with_context(done["selection", name, entry["id"]], done["identifiability", "", entry["id"]],
                           givens[name] and done["given", givens[name], entry["id"]], givens[name])
             for name, _ in resolved for entry in manifest["tables"]]
-    rows.sort(key=lambda r: (r["algorithm"], r["table"]))
-    write_csv(out / "results.csv", rows, UNKNOWN_CLUSTERS_COLUMNS)
-    atomic_write_text(out / "summary.md", summarise_unknown_clusters(rows))
-    plot_excess(out / "excess_risk.png", rows)
-    return rows
+    return finish_track(out, rows, lambda rows: list(UNKNOWN_CLUSTERS_COLUMNS), summarise_unknown_clusters)
 
 
 def _with_context(row: dict, identifiable: dict, given: dict | None, given_name: str | None) -> dict:

@@ -135,3 +135,52 @@ def test_the_plot_needs_a_successful_run(tmp_path):
     assert not harness.plot_excess(picture, [{"algorithm": "a", "error": "failed"}])
     assert not picture.exists()  # a stale picture is removed
     assert json.dumps(ok)  # rows stay plain data
+
+
+def _square(x):
+    return {"x": x, "y": x * x}
+
+
+def test_the_track_loop_writes_each_record_where_keep_says_and_a_broken_contract_undoes_the_run(tmp_path):
+    """run_track_tasks, the skeleton of both tracks: every result's record written by this
+    process at the hook's path; a ContractError from the hook removes what the run wrote; any
+    other interruption keeps the finished records and removes only the folders left empty."""
+    from lbm_bench.scoring.harness import ContractError, Writes, finish_track, run_track_tasks
+
+    out = tmp_path / "out"
+    writes, kept = Writes(), []
+    writes.folder(out)
+
+    def keep(result):
+        kept.append(result)
+        return out / "runs" / f"{result['x']}.json", result
+
+    run_track_tasks(_square, [(1,), (2,), (3,)], writes, n_jobs=1, progress=False, keep=keep)
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["1.json", "2.json", "3.json"]
+    assert sorted(r["y"] for r in kept) == [1, 4, 9]
+
+    def refuse(result):
+        if result["x"] == 5:
+            raise ContractError("x=5 breaks the contract")
+        return out / "more" / f"{result['x']}.json", result
+
+    other = Writes()
+    other.folder(out / "more")
+    with pytest.raises(ContractError, match="breaks the contract"):
+        run_track_tasks(_square, [(4,), (5,)], other, n_jobs=1, progress=False, keep=refuse)
+    assert not (out / "more").exists() and (out / "runs" / "1.json").is_file()
+
+    def stop(result):
+        if result["x"] == 7:
+            raise KeyboardInterrupt
+        return out / "again" / f"{result['x']}.json", result
+
+    third = Writes()
+    third.folder(out / "again")
+    with pytest.raises(KeyboardInterrupt):
+        run_track_tasks(_square, [(6,), (7,)], third, n_jobs=1, progress=False, keep=stop)
+    assert [p.name for p in (out / "again").iterdir()] == ["6.json"]
+    rows = [{"algorithm": "b", "table": "t", "error": "bang"}, {"algorithm": "a", "table": "t", "error": "boom"}]
+    finish_track(out, rows, lambda rows: ["algorithm", "table", "error"], lambda rows: "# rows\n")
+    assert (out / "results.csv").read_text().splitlines() == ["algorithm,table,error", "a,t,boom", "b,t,bang"]
+    assert (out / "summary.md").read_text() == "# rows\n" and not (out / "excess_risk.png").exists()
