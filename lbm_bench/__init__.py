@@ -21,7 +21,8 @@ A user's own table
     files) into a :class:`UserTable`, with :func:`check_user_values` for a family.
 Scoring
     :func:`evaluate`, :mod:`lbm_bench.metrics` (ARI, CARI, l_item, conditional risk...);
-    :func:`run_benchmark` (co-clustering algorithms over a release, on one of the benchmark's tracks).
+    :func:`run_benchmark` (co-clustering algorithms over a release, on one of the benchmark's
+    tracks).
 Algorithms
     :func:`select_lbm` (the numbers of clusters chosen by ICL) and its :class:`LBMSelection`;
     :func:`fit_design` (a design fitted to a user's table: tables like it at any risk) and its
@@ -74,12 +75,23 @@ from lbm_bench.protocol.generate import RejectionError, generate_table
 from lbm_bench.protocol.request import TableRequest
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 from lbm_bench.protocol.table import CalibrationResult, RejectionRecord, Table
-from lbm_bench.release import build_release, fetch_release, load_release, load_release_table, verify_release
+from lbm_bench.release import (
+    build_release,
+    fetch_release,
+    load_release,
+    load_release_table,
+    verify_release,
+)
 from lbm_bench.scoring.benchmark import run_benchmark
 from lbm_bench.scoring.evaluate import evaluate
 from lbm_bench.scoring.report import Report
 from lbm_bench.storage import FormatError, load_table, save_table
-from lbm_bench.storage.user_data import UserTable, UserTableError, check_user_values, read_user_table
+from lbm_bench.storage.user_data import (
+    UserTable,
+    UserTableError,
+    check_user_values,
+    read_user_table,
+)
 
 __all__ = [
     "BernoulliLBM",

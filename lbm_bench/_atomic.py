@@ -22,8 +22,11 @@ import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["TEMPORARY_GLOB", "atomic_path", "atomic_write_bytes", "atomic_write_text", "check_writable_file",
-           "check_writable_folder", "describe_os_error", "put_in_place", "temporary_path", "write_error"]
+__all__ = [
+    "TEMPORARY_GLOB", "atomic_path", "atomic_write_bytes", "atomic_write_text",
+    "check_writable_file", "check_writable_folder", "describe_os_error", "put_in_place",
+    "temporary_path", "write_error"
+]
 
 #: What the temporary names of :func:`temporary_path` look like, as a glob: the leftovers of
 #: a killed run (``lbm-bench build`` removes them from a release folder before it builds).
@@ -31,7 +34,9 @@ TEMPORARY_GLOB = ".*.tmp-*"
 
 #: errno values of ``os.link`` on a file system without hard links (FAT, some network and
 #: FUSE file systems): :func:`put_in_place` then checks and renames instead.
-_NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EMLINK, errno.EXDEV}
+_NO_HARD_LINKS = {
+    errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS, errno.EMLINK, errno.EXDEV
+}
 
 #: What a failed write means, in words, for the errors a user can act on.
 _REASONS = {
@@ -86,7 +91,8 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` as it is (no newline translation) to ``path`` atomically, replacing a file there."""
+    """Write ``data`` as it is (no newline translation) to ``path`` atomically, replacing a file
+    there."""
     with atomic_path(path) as temporary:
         temporary.write_bytes(data)
 
@@ -127,7 +133,8 @@ def put_in_place(temporary: Path, path: Path, *, overwrite: bool) -> None:
 def describe_os_error(exc: OSError) -> str:
     """An operating system's error in words, with the file it names: ``afile/x: not a directory``
     (never ``[Errno 20] Not a directory: 'afile/x'``)."""
-    if not exc.strerror:  # a message of its own (write_error's "could not write ..."), not the system's
+    # a message of its own (write_error's "could not write ..."), not the system's
+    if not exc.strerror:
         return str(exc)
     reason = _REASONS.get(exc.errno) or exc.strerror
     reason = reason[:1].lower() + reason[1:]
@@ -141,7 +148,8 @@ def _probe(folder: Path, path: Path, what: str) -> None:
     try:
         descriptor = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as exc:
-        raise ValueError(f"{what} {path} cannot be written: {describe_os_error(exc).split(': ')[-1]}") from None
+        raise ValueError(f"{what} {path} cannot be written: "
+                         f"{describe_os_error(exc).split(': ')[-1]}") from None
     os.close(descriptor)
     probe.unlink(missing_ok=True)
 
@@ -156,7 +164,8 @@ def _existing_ancestor(path: Path) -> Path:
 def check_writable_file(path: Path, *, overwrite: bool, what: str = "output") -> None:
     """Refuse, before the work, a file output that could not be written at the end (ValueError,
     one line): a directory, an existing file without ``overwrite``, a parent folder that is
-    missing or a file, or a folder where no file can be created (read-only file system, permissions)."""
+    missing or a file, or a folder where no file can be created (read-only file system,
+    permissions)."""
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"{what} {path} is a directory")

@@ -34,12 +34,14 @@ def _with_families(block: str) -> str:
     if "{families" not in block:
         return block
     if not _FAMILIES:
-        raise RuntimeError("a shared docstring lists the families before the family registry named them "
+        raise RuntimeError("a shared docstring lists the families before the family registry named "
+                           "them "
                            "(import lbm_bench.models.registry first)")
     quoted = [f'"{name}"' for name in _FAMILIES]
     spelled = [f"``{q}``" for q in quoted]
     in_words = ", ".join(spelled[:-1]) + " or " + spelled[-1] if len(spelled) > 1 else spelled[0]
-    return block.replace("{families}", "{" + ", ".join(quoted) + "}").replace("{families_or}", in_words)
+    return block.replace("{families}",
+                         "{" + ", ".join(quoted) + "}").replace("{families_or}", in_words)
 
 
 

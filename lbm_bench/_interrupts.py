@@ -26,8 +26,10 @@ import sys
 import threading
 from collections.abc import Iterator
 
-__all__ = ["Terminated", "Watch", "handled", "hide_tracker_reports", "hide_undeliverable_interrupts", "received",
-           "watching"]
+__all__ = [
+    "Terminated", "Watch", "handled", "hide_tracker_reports", "hide_undeliverable_interrupts",
+    "received", "watching"
+]
 
 
 class Terminated(KeyboardInterrupt):

@@ -29,7 +29,8 @@ Examples
 >>> float(portable.exp(0.0)), float(portable.log(1.0)), float(portable.expm1(0.0))
 (1.0, 0.0, 0.0)
 >>> import math
->>> float(portable.exp(1.0)), math.exp(1.0)  # an ulp apart here: the point is the same bits everywhere
+>>> # an ulp apart here: the point is the same bits everywhere
+>>> float(portable.exp(1.0)), math.exp(1.0)
 (2.7182818284590455, 2.718281828459045)
 """
 
@@ -229,7 +230,8 @@ def log1p(x: np.ndarray) -> np.ndarray:
     ordinary = (d != 0.0) & (x > -1.0) & (x < np.inf)  # False for NaN
     if ordinary.all():
         return log(u) * (x / d)
-    out = log(np.where(ordinary, u, 1.0)) * (np.where(ordinary, x, 0.0) / np.where(ordinary, d, 1.0))
+    out = log(np.where(ordinary, u,
+                       1.0)) * (np.where(ordinary, x, 0.0) / np.where(ordinary, d, 1.0))
     special = np.where(x == -1.0, -np.inf, np.where(x < -1.0, np.nan, x))  # x: tiny, inf or NaN
     return np.where(ordinary, out, special)
 
@@ -280,7 +282,8 @@ def expm1(x: np.ndarray) -> np.ndarray:
     u = exp(x[far])
     out[far] = (u - 1.0) * (x[far] / log(u))
     rest = ~(near | far)
-    out[rest] = np.where(x[rest] > 0.0, np.inf, np.where(x[rest] < 0.0, -1.0, np.nan))  # NaN stays NaN
+    # NaN stays NaN
+    out[rest] = np.where(x[rest] > 0.0, np.inf, np.where(x[rest] < 0.0, -1.0, np.nan))
     return out
 
 

@@ -19,7 +19,13 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from lbm_bench._validation import check_choice, check_count, check_positive_float, check_probability, describe_value
+from lbm_bench._validation import (
+    check_choice,
+    check_count,
+    check_positive_float,
+    check_probability,
+    describe_value,
+)
 
 __all__ = [
     "Record",
@@ -95,14 +101,16 @@ def int_or_auto(text: str) -> int | str:
     return text if text == "auto" else int(text)
 
 
-def setting(default: Any, check: Callable[[str, Any], Any], flag: str, help: str, **extra: Any) -> Any:
+def setting(default: Any, check: Callable[[str, Any], Any], flag: str, help: str,
+            **extra: Any) -> Any:
     """A dataclass field carrying its check, its command-line flag and its help.
 
     Extra metadata: ``stored=False`` (how, not what: left out of :meth:`Record.to_record`),
     ``parse`` (the command-line parser of the value), ``metavar`` and ``show`` (how the help
     names the value and writes the default, e.g. ``GxM`` and ``8x8``).
     """
-    return dataclasses.field(default=default, metadata={"check": check, "flag": flag, "help": help, **extra})
+    return dataclasses.field(default=default,
+                             metadata={"check": check, "flag": flag, "help": help, **extra})
 
 
 class Record:
@@ -137,7 +145,8 @@ class Record:
         unknown = sorted(set(values) - set(cls.names()))
         if unknown:
             raise ValueError(
-                f"{prefix}unknown setting(s) {', '.join(unknown)}; allowed: {', '.join(sorted(cls.names()))}"
+                f"{prefix}unknown setting(s) {', '.join(unknown)}; allowed: "
+                f"{', '.join(sorted(cls.names()))}"
             )
         try:
             return cls(**dict(values))

@@ -52,8 +52,10 @@ def describe_percent(fraction: float, decimals: int = 1) -> str:
     """A fraction as a percentage with ``decimals`` decimals, or more when a fraction strictly
     between 0 and 1 would round to 0% or 100% (99.96% of the entries missing is not all of them).
 
-    >>> describe_percent(0.3), describe_percent(0.9996), describe_percent(0.99, 0), describe_percent(1.0)
-    ('30.0%', '99.96%', '99%', '100.0%')
+    >>> describe_percent(0.3), describe_percent(0.9996), describe_percent(0.99, 0)
+    ('30.0%', '99.96%', '99%')
+    >>> describe_percent(1.0)
+    '100.0%'
     """
     text = f"{fraction:.{decimals}%}"
     while 0 < fraction < 1 and decimals < 8 and float(text[:-1]) in (0.0, 100.0):
@@ -98,11 +100,13 @@ def _check_real(name: str, value: Any, accept: Callable[[float], bool], requirem
 def check_positive_float(name: str, value: Any, *, allow_zero: bool = False) -> float:
     """Return ``value`` as a finite float > 0 (or >= 0 with ``allow_zero``)."""
     if allow_zero:
-        return _check_real(name, value, lambda v: bool(np.isfinite(v)) and v >= 0, "be finite and >= 0")
+        return _check_real(name, value, lambda v: bool(np.isfinite(v)) and v >= 0, "be finite and "
+                                                                                   ">= 0")
     return _check_real(name, value, lambda v: bool(np.isfinite(v)) and v > 0, "be finite and > 0")
 
 
-def check_probability(name: str, value: Any, *, open_interval: bool = True, allow_zero: bool = False) -> float:
+def check_probability(name: str, value: Any, *, open_interval: bool = True,
+                      allow_zero: bool = False) -> float:
     """Return ``value`` as a float in (0, 1) (or [0, 1] when not ``open_interval``, or
     [0, 1) with ``allow_zero``: a rate, such as the fraction of missing entries)."""
     if allow_zero:
@@ -117,7 +121,8 @@ def check_vector(name: str, values: Any, *, length: int | None = None) -> np.nda
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a 1-D array of numbers, got {describe_value(values)}") from exc
+        raise TypeError(
+            f"{name} must be a 1-D array of numbers, got {describe_value(values)}") from exc
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D, got shape {array.shape}")
     if array.size == 0:
@@ -152,15 +157,18 @@ def check_block_array(
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of numbers, got {describe_value(values)}") from exc
+        raise TypeError(
+            f"{name} must be an array of numbers, got {describe_value(values)}") from exc
     if array.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got shape {array.shape}")
     if not np.all(np.isfinite(array)):
         raise ValueError(f"{name} must be finite")
     if lower is not None and np.any(array <= lower):
-        raise ValueError(f"{name} must be > {describe_value(lower)}, got min {describe_value(array.min())}")
+        raise ValueError(f"{name} must be > {describe_value(lower)}, got min "
+                         f"{describe_value(array.min())}")
     if upper is not None and np.any(array >= upper):
-        raise ValueError(f"{name} must be < {describe_value(upper)}, got max {describe_value(array.max())}")
+        raise ValueError(f"{name} must be < {describe_value(upper)}, got max "
+                         f"{describe_value(array.max())}")
     return array
 
 
@@ -173,7 +181,8 @@ def _as_integer_array(name: str, values: Any, *, what: str) -> np.ndarray:
     try:
         array = np.asarray(values)
     except (TypeError, ValueError) as exc:  # ragged nested sequences
-        raise TypeError(f"{name} must be an array of integers, got {describe_value(values)}") from exc
+        raise TypeError(
+            f"{name} must be an array of integers, got {describe_value(values)}") from exc
     kind = array.dtype.kind
     if kind in "iub":
         return array
@@ -268,7 +277,8 @@ def check_mask(name: str, values: Any, shape: tuple[int, int]) -> np.ndarray:
     try:
         array = np.asarray(values)
     except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be an array of booleans or 0/1, got {describe_value(values)}") from exc
+        raise TypeError(
+            f"{name} must be an array of booleans or 0/1, got {describe_value(values)}") from exc
     if array.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got shape {array.shape}")
     if array.dtype.kind == "b":
@@ -298,5 +308,6 @@ def check_choice(name: str, value: Any, choices: Any) -> Any:
     except (TypeError, ValueError):  # an unhashable value, or an array
         known = False
     if not known:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got {describe_value(value)}")
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}, got "
+                         f"{describe_value(value)}")
     return value

@@ -7,8 +7,8 @@ numbers of clusters by the exact ICL (:func:`~lbm_bench.select_lbm`) and estimat
 at the chosen labels, everything a design holds:
 
 - the cluster proportions (the labels' shares);
-- the block parameters (the family's M-step, :meth:`~lbm_bench.models.family.Estimation.estimate_blocks`,
-  over the observed entries);
+- the block parameters (the family's M-step,
+  :meth:`~lbm_bench.models.family.Estimation.estimate_blocks`, over the observed entries);
 - row and column effects, for a family that has them (Poisson: Govaert and Nadif's
   contingency model, :meth:`~lbm_bench.models.family.Estimation.fit_effects`), kept
   when they pay for their parameters by the BIC (``(n_rows + n_cols - 2) log(n_obs) / 2``);
@@ -110,14 +110,16 @@ class FittedDesign:
         lines.append(f"counts {g}x{m} by {f.criterion} {f.criterion_value:.2f}"
                      f" ({self.selection.search} search, {self.selection.n_runs} EM runs, up to "
                      f"{f.max_clusters[0]}x{f.max_clusters[1]})")
-        runners = ", ".join(f"{rg}x{rm} {value - f.criterion_value:+.2f}" for rg, rm, value in f.runners_up)
+        runners = ", ".join(f"{rg}x{rm} {value - f.criterion_value:+.2f}"
+                            for rg, rm, value in f.runners_up)
         if runners:
             lines.append(f"runner-up cells: {runners}")
         lines.append("row proportions " + " ".join(f"{p:.3f}" for p in d.row_proportions))
         lines.append("column proportions " + " ".join(f"{p:.3f}" for p in d.col_proportions))
         extras = []
         if self.effects_kept is not None:
-            extras.append("row and column effects " + ("kept (BIC)" if self.effects_kept else "dropped (BIC)"))
+            extras.append("row and column effects " +
+                          ("kept (BIC)" if self.effects_kept else "dropped (BIC)"))
         if d.density is not None:
             extras.append(f"sparse, density {d.density:.4g}")
         if d.missing is not None:
@@ -126,8 +128,9 @@ class FittedDesign:
             lines.append("; ".join(extras))
         if self.floor is not None:
             risk = self.floor.risk
-            lines.append(f"a table like yours, if it followed the model, has a floor of {100 * risk.risk:.1f}%"
-                         f" (MCSE {100 * risk.mcse:.1f}%, one table drawn at {f.source_shape[0]}x{f.source_shape[1]})")
+            lines.append("a table like yours, if it followed the model, has a floor of "
+                         f"{100 * risk.risk:.1f}% (MCSE {100 * risk.mcse:.1f}%, one table drawn at "
+                         f"{f.source_shape[0]}x{f.source_shape[1]})")
         return "\n".join(lines)
 
 
@@ -175,12 +178,13 @@ def fit_design(
     ((2, 2), 'poisson')
     """
     rng = np.random.default_rng(rng)
-    n_samples, jobs = check_count("n_samples", n_samples), check_count("jobs", jobs)  # before the work
+    # before the work
+    n_samples, jobs = check_count("n_samples", n_samples), check_count("jobs", jobs)
     table = X if isinstance(X, UserTable) else user_table(X)
     data = table.data
     selection = select_lbm(data.with_nan() if data.has_missing else data.table, max_clusters,
-                           kind=kind if kind is not None else table.family, search=search, n_init=n_init, jobs=jobs,
-                           rng=rng)
+                           kind=kind if kind is not None else table.family, search=search,
+                           n_init=n_init, jobs=jobs, rng=rng)
     family = selection.fit.family
     z, w = selection.rows, selection.cols
     g, m = selection.n_row_clusters, selection.n_col_clusters
@@ -200,12 +204,12 @@ def fit_design(
     if data.is_sparse and family.model.can_be_sparse:
         observed = data.shape[0] * data.shape[1] - data.n_missing
         density = float(np.count_nonzero(data.stored_values())) / observed
-    design = ModelDesign(
-        family, row_props, col_props, np.array(first, dtype=np.float64), np.ones((g, m)),
-        row_effects=params.get("row_effects"), col_effects=params.get("col_effects"), density=density,
-        missing=_missing_design(data, z, w, row_props, col_props),
-        path=BlockPath.of(model, centre, family.designs.path_knee),
-    )
+    design = ModelDesign(family, row_props, col_props, np.array(first, dtype=np.float64),
+                         np.ones((g, m)), row_effects=params.get("row_effects"),
+                         col_effects=params.get("col_effects"), density=density,
+                         missing=_missing_design(data, z, w, row_props, col_props),
+                         path=BlockPath.of(model, centre, family.designs.path_knee),
+                         )
     file = DesignFile(
         design=design, source_name=table.name, source_sha256=table.sha256 or _array_sha256(data),
         source_shape=tuple(int(s) for s in data.shape), criterion=selection.criterion,
@@ -215,7 +219,8 @@ def fit_design(
     floor = None
     if certify and g >= 2 and m >= 2:
         floor = _certified_floor(design, data.shape, n_samples, rng)
-    return FittedDesign(design=design, file=file, selection=selection, floor=floor, effects_kept=effects_kept)
+    return FittedDesign(design=design, file=file, selection=selection, floor=floor,
+                        effects_kept=effects_kept)
 
 
 def degree_ks(source: Any, generated: Any) -> dict[str, float]:
@@ -242,7 +247,9 @@ def degree_ks(source: Any, generated: Any) -> dict[str, float]:
     True
     """
     out = {}
-    tables = [TableData.incomplete(t) if not isinstance(t, TableData) else t for t in (source, generated)]
+    tables = [
+        TableData.incomplete(t) if not isinstance(t, TableData) else t for t in (source, generated)
+    ]
     for side, totals, missing in (("rows", "row_totals", "missing_row_counts"),
                                   ("cols", "col_totals", "missing_col_counts")):
         means = []
@@ -282,8 +289,9 @@ def design_labels(design: ModelDesign, X: Any, *, rng: np.random.Generator | int
     model = design.model(1.0)
     fixed = model.fixed_shape()
     if fixed is not None and tuple(table.shape) != tuple(fixed):
-        raise ValueError(f"{table.path or table.name}: the design's row and column effects are those of a "
-                         f"{fixed[0]}x{fixed[1]} table, this one is {table.shape[0]}x{table.shape[1]}")
+        raise ValueError(f"{table.path or table.name}: the design's row and column effects are "
+                         f"those of a {fixed[0]}x{fixed[1]} table, this one is "
+                         f"{table.shape[0]}x{table.shape[1]}")
     data = check_user_values(table, design.family)
     found = map_labels(model, data.with_nan() if data.has_missing else data.table, rng=rng)
     return np.asarray(found.rows), np.asarray(found.cols)
@@ -297,7 +305,8 @@ def _block_model(family: Family, data: TableData, z, w, row_props, col_props, fi
     values = values[np.isfinite(values)]
     variance = float(np.var(values)) if values.size else 1.0
     floor = max(variance, 1e-12) * 1e-10
-    params = family.estimation.estimate_blocks(totals, np.maximum(exposure, 1e-300), floor, variance)
+    params = family.estimation.estimate_blocks(totals, np.maximum(exposure, 1e-300), floor,
+                                               variance)
     effects = {name: value for name, value in fitted.block_parameters().items()
                if name in ("row_effects", "col_effects")}
     model = family.model(row_props, col_props, **params, **effects)
@@ -324,8 +333,9 @@ def _missing_design(data: TableData, z, w, row_props, col_props) -> MissingDesig
     sizes = np.outer(np.bincount(z, minlength=g), np.bincount(w, minlength=m)).astype(np.float64)
     rate = float(counts.sum() / sizes.sum())
     q = np.clip(counts / sizes, 1e-6, 1 - 1e-6)
-    statistic = 2.0 * float(np.sum(special.xlogy(counts, q / rate) + special.xlogy(sizes - counts,
-                                                                                  (1 - q) / (1 - rate))))
+    statistic = 2.0 * float(
+        np.sum(
+            special.xlogy(counts, q / rate) + special.xlogy(sizes - counts, (1 - q) / (1 - rate))))
     if g * m == 1 or stats.chi2.sf(statistic, g * m - 1) >= MISSING_TEST_LEVEL:
         return MissingDesign(rate)
     return block_missing_design(q, row_props, col_props)
@@ -333,7 +343,8 @@ def _missing_design(data: TableData, z, w, row_props, col_props) -> MissingDesig
 
 def _runners_up(selection: LBMSelection) -> tuple[tuple[int, int, float], ...]:
     table = selection.criterion_table
-    cells = [(g + 1, m + 1, float(table[g, m])) for g, m in zip(*np.nonzero(np.isfinite(table)), strict=True)
+    cells = [(g + 1, m + 1, float(table[g, m]))
+             for g, m in zip(*np.nonzero(np.isfinite(table)), strict=True)
              if (g + 1, m + 1) != (selection.n_row_clusters, selection.n_col_clusters)]
     return tuple(sorted(cells, key=lambda cell: -cell[2])[:_RUNNERS_UP])
 
@@ -357,6 +368,8 @@ def _certified_floor(design: ModelDesign, shape: tuple[int, int], n_samples: int
         mask = MaskNoise(n_rows, n_cols, design.missing, model.sparse, rng=rng)
         X = mask_table(X, mask, design.missing_probs(1.0), z, w, copy=False)
     start = map_labels(model, X, rng=rng)
-    samples = gibbs_labels(model, X, n_samples=n_samples, init=[(z, w), (start.rows, start.cols)], rng=rng)
+    samples = gibbs_labels(model, X, n_samples=n_samples, init=[(z, w), (start.rows, start.cols)],
+                           rng=rng)
     g, m = model.block_shape
-    return floor_certificate(samples, starts=[(start.rows, start.cols)], n_row_clusters=g, n_col_clusters=m)
+    return floor_certificate(samples, starts=[(start.rows, start.cols)], n_row_clusters=g,
+                             n_col_clusters=m)

@@ -9,8 +9,8 @@ labels when the table has them, else its MAP labels, or a user's labels), with
 the block boundaries and the block means. A table whose entries are unordered
 categories (a family with ``n_levels``: categorical blocks) is drawn in a
 qualitative colour map with a legend of the categories, each image cell showing
-its most frequent category and each block its most frequent category and share. Beside the grouped view, two strips
-show the per-row and per-column posterior uncertainty ``1 - max_k p(z_i = k | X)``
+its most frequent category and each block its most frequent category and share. Beside the grouped
+view, two strips show the per-row and per-column posterior uncertainty ``1 - max_k p(z_i = k | X)``
 estimated from the Gibbs label sets stored with the table: dark rows are the
 ones no classifier can be sure of.
 
@@ -57,8 +57,10 @@ from lbm_bench.table_image import (
     reference_labels,
 )
 
-__all__ = ["MAX_CELLS", "VIEWS", "check_plot_labels", "draw_heatmap", "family_colormap", "matplotlib_modules",
-           "plot_table", "save_figure"]
+__all__ = [
+    "MAX_CELLS", "VIEWS", "check_plot_labels", "draw_heatmap", "family_colormap",
+    "matplotlib_modules", "plot_table", "save_figure"
+]
 
 #: Largest number of image cells per side (rows or columns) of a heatmap.
 MAX_CELLS = 1000
@@ -74,7 +76,8 @@ def matplotlib_modules():
         import matplotlib
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("drawing tables needs matplotlib: pip install 'lbm-bench[plots]'") from None
+        raise ImportError(
+            "drawing tables needs matplotlib: pip install 'lbm-bench[plots]'") from None
     return matplotlib, Figure
 
 
@@ -101,7 +104,8 @@ def _plus_minus(value: float, mcse: float, sep: str = " ± ") -> str:
     if not math.isfinite(mcse) or mcse <= 0:
         return f"{value:.3f}{sep}{0 if mcse == 0 else mcse}"
     decimals = max(3, 1 - math.floor(math.log10(mcse)))
-    if round(mcse, decimals) >= 10.0 ** (2 - decimals):  # 0.0996 rounds up to 0.10: one decimal fewer
+    # 0.0996 rounds up to 0.10: one decimal fewer
+    if round(mcse, decimals) >= 10.0 ** (2 - decimals):
         decimals = max(3, decimals - 1)
     return f"{value:.{decimals}f}{sep}{mcse:.{decimals}f}"
 
@@ -111,11 +115,13 @@ def _title(table: Any, order_name: str | None) -> str:
     table without one, format 1.0), as every report leads with."""
     n, d = table.shape
     g, m = table.n_row_clusters, table.n_col_clusters
-    data = TableData.incomplete(table.data, name="data")  # explicit NaN (missing) are not stored entries
+    # explicit NaN (missing) are not stored entries
+    data = TableData.incomplete(table.data, name="data")
     storage = data.storage_text()
     storage = f", {storage}" if storage else ""
     if data.has_missing:
-        storage += f", {describe_percent(data.missing_fraction, 0)} missing ({table.missing_mechanism})"
+        share = describe_percent(data.missing_fraction, 0)
+        storage += f", {share} missing ({table.missing_mechanism})"
     storage += "".join(f", {name} {value}" for name, value in table.header_values().items())
     target = f"target {table.target_risk:g}"
     if table.bayes_risk is not None:
@@ -126,7 +132,8 @@ def _title(table: Any, order_name: str | None) -> str:
     return head if order_name is None else f"{head}\nright: grouped by {order_name}"
 
 
-def family_colormap(family: Family, levels: int | None = None, missing: bool = False) -> tuple[Any, str]:
+def family_colormap(family: Family, levels: int | None = None,
+                    missing: bool = False) -> tuple[Any, str]:
     """Colour map and block-boundary colour of the tables of ``family`` (its presentation
     facet): with ``levels`` (unordered categories), one colour per
     category from the family's qualitative map, or from turbo when that map has too few
@@ -146,7 +153,8 @@ def family_colormap(family: Family, levels: int | None = None, missing: bool = F
         if len(colors) >= levels:
             cmap = ListedColormap(list(colors)[:levels], name=f"{shown.colormap}_{levels}")
         else:
-            cmap = ListedColormap(matplotlib.colormaps["turbo"](np.linspace(0, 1, levels)), name=f"turbo_{levels}")
+            cmap = ListedColormap(matplotlib.colormaps["turbo"](np.linspace(0, 1, levels)),
+                                  name=f"turbo_{levels}")
     return (cmap.with_extremes(bad=shown.missing_color) if missing else cmap), shown.boundary_color
 
 
@@ -155,7 +163,8 @@ def _block_texts(data: Any, rows: np.ndarray, cols: np.ndarray, levels: int | No
     that category's share (``"2: 64%"``), over its observed entries; None for an empty block."""
     if levels is None:
         mu = block_means(data, rows, cols)
-        return np.array([[f"{v:.2g}" if np.isfinite(v) else None for v in row] for row in mu], dtype=object)
+        return np.array([[f"{v:.2g}" if np.isfinite(v) else None for v in row] for row in mu],
+                        dtype=object)
     counts = level_counts(data, rows, cols, (int(rows.max()) + 1, int(cols.max()) + 1), levels)
     total = counts.sum(axis=2)
     mode = counts.argmax(axis=2)
@@ -166,12 +175,12 @@ def _block_texts(data: Any, rows: np.ndarray, cols: np.ndarray, levels: int | No
 
 def draw_heatmap(ax, image, extent, vmin, vmax, cmap):
     """An image of a table's (binned) cells on ``ax``, nearest-neighbour, first row at the top."""
-    return ax.imshow(image, aspect="auto", interpolation="nearest", extent=extent, vmin=vmin, vmax=vmax,
-                     cmap=cmap, origin="upper")
+    return ax.imshow(image, aspect="auto", interpolation="nearest", extent=extent, vmin=vmin,
+                     vmax=vmax, cmap=cmap, origin="upper")
 
 
-def _draw_ordered(ax, table, rows, cols, name, image, extent, vmin, vmax, cmap, line, *, means: bool,
-                  uncertainty: bool, max_cells: int, row_order, col_order):
+def _draw_ordered(ax, table, rows, cols, name, image, extent, vmin, vmax, cmap, line, *,
+                  means: bool, uncertainty: bool, max_cells: int, row_order, col_order):
     n, d = table.shape
     im = draw_heatmap(ax, image, extent, vmin, vmax, cmap)
     r_bounds, c_bounds = block_boundaries(rows), block_boundaries(cols)
@@ -183,15 +192,19 @@ def _draw_ordered(ax, table, rows, cols, name, image, extent, vmin, vmax, cmap, 
         texts = _block_texts(table.table_data(), rows, cols, table.model.n_levels)
         row_edges = np.concatenate([[0], np.cumsum(np.bincount(rows))])
         col_edges = np.concatenate([[0], np.cumsum(np.bincount(cols))])
-        if np.sum(texts != None) <= _MAX_ANNOTATED_BLOCKS:  # noqa: E711 - elementwise on an object array
+        if np.sum(texts !=
+                  None) <= _MAX_ANNOTATED_BLOCKS:  # noqa: E711 - elementwise on an object array
             for k in range(texts.shape[0]):
                 for l in range(texts.shape[1]):
                     if texts[k, l] is None:
                         continue
-                    ax.text((col_edges[l] + col_edges[l + 1]) / 2, (row_edges[k] + row_edges[k + 1]) / 2,
-                            texts[k, l], ha="center", va="center", fontsize=7, color="black",
-                            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.75,
-                                  "linewidth": 0})
+                    ax.text(
+                        (col_edges[l] + col_edges[l + 1]) / 2,
+                        (row_edges[k] + row_edges[k + 1]) / 2, texts[k, l], ha="center",
+                        va="center", fontsize=7, color="black", bbox={
+                            "boxstyle": "round,pad=0.15", "facecolor": "white", "alpha": 0.75,
+                            "linewidth": 0
+                        })
     ax.set_xlabel(f"columns grouped by {name}")
     ax.set_yticks([])
     if uncertainty:
@@ -202,7 +215,9 @@ def _draw_ordered(ax, table, rows, cols, name, image, extent, vmin, vmax, cmap, 
         col_u = binned_values(posterior_uncertainty(table.gibbs.cols, m), col_order, max_cells)
         left = ax.inset_axes((-0.055, 0.0, 0.035, 1.0))
         above = ax.inset_axes((0.0, 1.02, 1.0, 0.035))
-        strip = {"aspect": "auto", "interpolation": "nearest", "cmap": "Greys", "vmin": 0.0, "vmax": top}
+        strip = {
+            "aspect": "auto", "interpolation": "nearest", "cmap": "Greys", "vmin": 0.0, "vmax": top
+        }
         u = left.imshow(row_u[:, None], extent=(0, 1, n, 0), **strip)
         above.imshow(col_u[None, :], extent=(0, d, 1, 0), **strip)
         for a in (left, above):
@@ -320,8 +335,8 @@ def plot_table(
         a.set_yticks([])
         panel += 1
     if ordered is not None:
-        im, _ = _draw_ordered(axes[panel], table, rows, cols, name, ordered, extent, vmin, vmax, cmap, line,
-                              means=means, uncertainty=uncertainty, max_cells=max_cells,
+        im, _ = _draw_ordered(axes[panel], table, rows, cols, name, ordered, extent, vmin, vmax,
+                              cmap, line, means=means, uncertainty=uncertainty, max_cells=max_cells,
                               row_order=row_order, col_order=col_order)
     for a in axes:
         a.tick_params(labelsize=7)
@@ -335,7 +350,8 @@ def plot_table(
         else:
             label = "entry"
         if gap is not None:
-            label += f" ({gap}: missing" + (", no observed entry in the cell)" if r_factor > 1 or c_factor > 1 else ")")
+            label += f" ({gap}: missing" + (", no observed entry in the cell)"
+                                            if r_factor > 1 or c_factor > 1 else ")")
         fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
     if title:
         fig.suptitle(_title(table, name if view == "both" else None), fontsize=10)
@@ -346,10 +362,12 @@ def plot_table(
 _MAX_LEGEND_LEVELS = 20
 
 
-def _level_key(fig, axes, im, cmap, levels: int, r_factor: int, c_factor: int, missing: str | None = None) -> None:
+def _level_key(fig, axes, im, cmap, levels: int, r_factor: int, c_factor: int,
+               missing: str | None = None) -> None:
     """A legend of the categories (a colour bar of the codes when there are many), with the
     colour of ``missing`` entries (a name) when the table has some."""
-    title = "category" if r_factor == 1 and c_factor == 1 else f"most frequent category\nof {r_factor}x{c_factor} cells"
+    title = ("category" if r_factor == 1 and c_factor == 1
+             else f"most frequent category\nof {r_factor}x{c_factor} cells")
     if levels > _MAX_LEGEND_LEVELS:
         label = title.replace("\n", " ") + ("" if missing is None else f" ({missing}: missing)")
         fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
@@ -358,12 +376,14 @@ def _level_key(fig, axes, im, cmap, levels: int, r_factor: int, c_factor: int, m
 
     handles = [Patch(facecolor=cmap(c), edgecolor="none", label=str(c)) for c in range(levels)]
     if missing is not None:
-        handles.append(Patch(facecolor=cmap.get_bad(), edgecolor="none", label=f"missing ({missing})"))
-    axes[-1].legend(handles=handles, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
-                    title_fontsize=7, frameon=False, borderaxespad=0.0)
+        handles.append(
+            Patch(facecolor=cmap.get_bad(), edgecolor="none", label=f"missing ({missing})"))
+    axes[-1].legend(handles=handles, title=title, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                    fontsize=7, title_fontsize=7, frameon=False, borderaxespad=0.0)
 
 
-def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100, overwrite: bool = True) -> Path:
+def save_figure(fig: Any, path: str | os.PathLike[str], *, dpi: int = 100,
+                overwrite: bool = True) -> Path:
     """Save a figure without timestamps or version strings, atomically.
 
     The same figure gives the same bytes (PNG, PDF or SVG) with the same

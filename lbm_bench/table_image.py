@@ -18,8 +18,10 @@ import scipy.sparse as sp
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
 
-__all__ = ["GroupedImage", "as_table", "binned_image", "binned_values", "block_boundaries", "block_means",
-           "color_range", "grouped_image", "level_counts", "posterior_uncertainty", "reference_labels"]
+__all__ = [
+    "GroupedImage", "as_table", "binned_image", "binned_values", "block_boundaries", "block_means",
+    "color_range", "grouped_image", "level_counts", "posterior_uncertainty", "reference_labels"
+]
 
 
 def posterior_uncertainty(label_sets: np.ndarray, n_classes: int | None = None) -> np.ndarray:
@@ -54,7 +56,8 @@ def posterior_uncertainty(label_sets: np.ndarray, n_classes: int | None = None) 
 
 def _onehot(labels: np.ndarray) -> sp.csr_array:
     n = labels.shape[0]
-    return sp.csr_array((np.ones(n), (np.arange(n), labels.astype(np.int64))), shape=(n, int(labels.max()) + 1))
+    return sp.csr_array((np.ones(n), (np.arange(n), labels.astype(np.int64))),
+                        shape=(n, int(labels.max()) + 1))
 
 
 def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -64,7 +67,8 @@ def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     data : ndarray or scipy.sparse array of shape (n_rows, n_cols)
-        NaN (or a mask) at missing entries, as :meth:`~lbm_bench.models.data.TableData.incomplete` reads.
+        NaN (or a mask) at missing entries, as :meth:`~lbm_bench.models.data.TableData.incomplete`
+        reads.
     rows : ndarray of shape (n_rows,)
     cols : ndarray of shape (n_cols,)
 
@@ -72,14 +76,17 @@ def block_means(data: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     -------
     ndarray of shape (rows.max() + 1, cols.max() + 1)
     """
-    return _observed_means(TableData.incomplete(data, name="data"), _onehot(rows).T.tocsr(), _onehot(cols).T.tocsr())
+    return _observed_means(TableData.incomplete(data, name="data"),
+                           _onehot(rows).T.tocsr(),
+                           _onehot(cols).T.tocsr())
 
 
 def _observed_means(data: TableData, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
     """Means of the observed entries of the groups ``left @ X @ right.T`` (NaN: none observed)."""
     counts = np.asarray(data.observed_counts(left, right), dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, _group_sums(data, left, right) / np.where(counts > 0, counts, 1), np.nan)
+        return np.where(counts > 0,
+                        _group_sums(data, left, right) / np.where(counts > 0, counts, 1), np.nan)
 
 
 def _group_sums(data: Any, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
@@ -113,9 +120,8 @@ def _bins(order: np.ndarray, max_cells: int) -> tuple[sp.csr_array, np.ndarray, 
     return a, np.bincount(bins, minlength=n_bins).astype(float), factor
 
 
-def binned_image(
-    data: Any, row_order: np.ndarray, col_order: np.ndarray, max_cells: int, levels: int | None = None
-) -> tuple[np.ndarray, int, int]:
+def binned_image(data: Any, row_order: np.ndarray, col_order: np.ndarray, max_cells: int,
+                 levels: int | None = None) -> tuple[np.ndarray, int, int]:
     """Mean entry of each (row bin, column bin) of the reordered table, as a dense image;
     with ``levels`` (entries are unordered categories), its most frequent category. Over
     the observed entries of a table with missing entries: NaN for a cell with none."""
@@ -127,7 +133,8 @@ def binned_image(
         image[counts.sum(axis=2) == 0] = np.nan  # no observed entry in the cell
         return image, r_factor, c_factor
     (r, _, r_factor), (c, _, c_factor) = _bins(row_order, max_cells), _bins(col_order, max_cells)
-    return _observed_means(TableData.of(data), r, c), r_factor, c_factor  # the bins' sizes when complete
+    # the bins' sizes when complete
+    return _observed_means(TableData.of(data), r, c), r_factor, c_factor
 
 
 def level_counts(
@@ -153,10 +160,12 @@ def level_counts(
 
     Examples
     --------
-    >>> level_counts(np.array([[0, 2], [2, 2]]), np.array([0, 0]), np.array([0, 1]), (1, 2), 3).tolist()
+    >>> table = np.array([[0, 2], [2, 2]])
+    >>> level_counts(table, np.array([0, 0]), np.array([0, 1]), (1, 2), 3).tolist()
     [[[1, 0, 1], [0, 0, 2]]]
     """
-    wrapped = TableData.incomplete(data, name="data")  # NaN or a mask: missing entries are not counted
+    # NaN or a mask: missing entries are not counted
+    wrapped = TableData.incomplete(data, name="data")
     table = np.asarray(wrapped.densify(), dtype=np.int64)
     observed = getattr(wrapped, "observed", None)
     a, b = groups
@@ -165,7 +174,8 @@ def level_counts(
     step = max(1, (4 << 20) // (8 * max(table.shape[1], 1)))
     for start in range(0, table.shape[0], step):
         band = table[start : start + step]
-        index = (np.asarray(rows[start : start + step], dtype=np.int64)[:, None] * (b * levels) + cols) + band
+        index = (np.asarray(rows[start:start + step], dtype=np.int64)[:, None] *
+                 (b * levels) + cols) + band
         if observed is None:
             counts += np.bincount(index.ravel(), minlength=counts.size)
         else:
@@ -206,7 +216,8 @@ def color_range(image: np.ndarray, sparse: bool) -> tuple[float, float]:
     finite = image[np.isfinite(image)]
     if finite.size == 0:
         return 0.0, 1.0
-    low, high = np.quantile(finite, [0.005, 0.995]) if not sparse else (0.0, float(np.quantile(finite, 0.99)))
+    low, high = np.quantile(
+        finite, [0.005, 0.995]) if not sparse else (0.0, float(np.quantile(finite, 0.99)))
     if not high > low:
         low, high = float(finite.min()), float(finite.max())
     if not high > low:
@@ -240,14 +251,16 @@ class GroupedImage(NamedTuple):
 
 def as_table(table: Any) -> Any:
     """``table`` itself when it is a :class:`~lbm_bench.protocol.table.Table`, the table of the file
-    at ``table`` when it is a path (:func:`~lbm_bench.storage.load_table`); a TypeError otherwise."""
+    at ``table`` when it is a path (:func:`~lbm_bench.storage.load_table`); a TypeError
+    otherwise."""
     from lbm_bench.protocol.table import Table
     from lbm_bench.storage import load_table
 
     if isinstance(table, (str, os.PathLike)):
         return load_table(table)
     if not isinstance(table, Table):
-        raise TypeError(f"table must be a Table or the path of a table file, got {type(table).__name__}")
+        raise TypeError("table must be a Table or the path of a table file, got "
+                        f"{type(table).__name__}")
     return table
 
 
@@ -269,14 +282,20 @@ def grouped_image(table: Any, max_cells: int = 200) -> GroupedImage:
     """
     table = as_table(table)
     rows, cols = (np.asarray(labels, dtype=np.int64) for labels in reference_labels(table)[:2])
-    row_order, col_order, levels = *(np.argsort(v, kind="stable") for v in (rows, cols)), table.model.n_levels
+    row_order, col_order, levels = *(np.argsort(v, kind="stable")
+                                     for v in (rows, cols)), table.model.n_levels
     image = binned_image(table.data, row_order, col_order, max_cells, levels)[0]
     family = table.model.family
     line = family.presentation.boundary_color
-    vmin, vmax = color_range(image, TableData.of(table.data).is_sparse) if levels is None else (-0.5, levels - 0.5)
+    vmin, vmax = color_range(image,
+                             TableData.of(table.data).is_sparse) if levels is None else (-0.5,
+                                                                                         levels -
+                                                                                         0.5)
     g, m = max(table.n_row_clusters, 2), max(table.n_col_clusters, 2)
-    row_u, col_u = (binned_values(posterior_uncertainty(sets, k), order, max_cells) / (1.0 - 1.0 / max(g, m))
-                    for sets, k, order in ((table.gibbs.rows, g, row_order), (table.gibbs.cols, m, col_order)))
+    row_u, col_u = (binned_values(posterior_uncertainty(sets, k), order, max_cells) /
+                    (1.0 - 1.0 / max(g, m))
+                    for sets, k, order in ((table.gibbs.rows, g, row_order), (table.gibbs.cols, m,
+                                                                              col_order)))
     bounds = (block_boundaries(rows) / rows.size, block_boundaries(cols) / cols.size)
     return GroupedImage(image, vmin, vmax, family, levels, line, *bounds,
                         np.clip(row_u, 0.0, 1.0), np.clip(col_u, 0.0, 1.0))

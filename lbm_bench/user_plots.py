@@ -103,21 +103,24 @@ def plot_user_table(
         ax.set_ylabel(f"rows ({where})")
         ax.set_yticks([])
         ax.tick_params(labelsize=7)
-    what = ("density (mean entry)" if data.is_sparse else "mean entry") if r_factor > 1 or c_factor > 1 else "entry"
+    what = ("density (mean entry)"
+            if data.is_sparse else "mean entry") if r_factor > 1 or c_factor > 1 else "entry"
     label = what if what == "entry" else f"{what} of {r_factor}x{c_factor} cells"
     if data.has_missing:
         label += f" ({family.presentation.missing_color_name}: missing)"
     fig.colorbar(im, ax=list(axes), shrink=0.8, label=label)
     if title:
-        missing = f", {describe_percent(data.missing_fraction, 0)} missing" if data.has_missing else ""
+        share = describe_percent(data.missing_fraction, 0)
+        missing = f", {share} missing" if data.has_missing else ""
         storage = f", {data.storage_text()}" if data.storage_text() else ""
-        fig.suptitle(f"{table.name}: {n}x{d} {family.presentation.entries} ({family.kind}){storage}{missing}",
+        fig.suptitle(f"{table.name}: {n}x{d} {family.presentation.entries} "
+                     f"({family.kind}){storage}{missing}",
                      fontsize=10)
     return fig
 
 
-def plot_file(path: str | os.PathLike[str], *, labels: tuple[Any, Any] | None = None, design: Any = None,
-              view: str = "both", max_cells: int = MAX_CELLS, rng: Any = 0):
+def plot_file(path: str | os.PathLike[str], *, labels: tuple[Any, Any] | None = None,
+              design: Any = None, view: str = "both", max_cells: int = MAX_CELLS, rng: Any = 0):
     """The picture ``lbm-bench show`` draws of a file: :func:`plot_table` of an lbm-bench table
     file, :func:`plot_user_table` of any other table :func:`~lbm_bench.read_user_table` reads
     (grouped by ``labels``, or by the MAP labels of a design file's fitted model,
@@ -138,4 +141,5 @@ def plot_file(path: str | os.PathLike[str], *, labels: tuple[Any, Any] | None = 
         fitted = load_design(design)[0]
         labels, kind = design_labels(fitted, table, rng=rng), fitted.family
         name = f"the MAP labels of {Path(design).name}"
-    return plot_user_table(table, labels=labels, labels_name=name, kind=kind, view=view, max_cells=max_cells)
+    return plot_user_table(table, labels=labels, labels_name=name, kind=kind, view=view,
+                           max_cells=max_cells)

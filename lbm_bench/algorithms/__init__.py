@@ -15,8 +15,8 @@ Modules
         Latent block model with estimated parameters (Govaert and Nadif):
         :func:`cem` (block classification EM) and :func:`vem` (block
         variational EM) for the blocks of every registered family (Gaussian,
-        Poisson, Bernoulli, categorical: :data:`lbm_bench.models.registry.FAMILIES`); :func:`fit_lbm` returns
-        the fitted model and criterion too.
+        Poisson, Bernoulli, categorical: :data:`lbm_bench.models.registry.FAMILIES`);
+        :func:`fit_lbm` returns the fitted model and criterion too.
     :mod:`~lbm_bench.algorithms.selection`
         :func:`select_lbm`: the numbers of clusters chosen by ICL (exact or BIC-type,
         :mod:`~lbm_bench.algorithms.criteria`), by a path of splits and merges or the

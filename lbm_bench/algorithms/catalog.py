@@ -1,4 +1,5 @@
-"""The catalog of algorithms: the built-ins by name, the per-family LBM algorithms, and the loader of plugged-in ones.
+"""The catalog of algorithms: the built-ins by name, the per-family LBM algorithms, and the loader
+of plugged-in ones.
 
 An *algorithm* is any callable
 
@@ -55,7 +56,8 @@ from lbm_bench.algorithms.spectral import spectral_biclustering, spectral_coclus
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import FAMILIES
 
-__all__ = [  # and the per-family algorithms (gaussian_cem, ...), module attributes (__getattr__ below)
+# and the per-family algorithms (gaussian_cem, ...), module attributes (__getattr__ below)
+__all__ = [
     "ALGORITHMS",
     "CHOSEN_COUNTS",
     "CONTRACTS",
@@ -120,7 +122,9 @@ def _family_algorithm(family: Family, method: str) -> Algorithm:
 #: The per-family algorithms by function name (``"gaussian_cem"``, ...): one for
 #: each registered family (:data:`~lbm_bench.models.registry.FAMILIES`) and each method.
 FAMILY_ALGORITHMS: dict[str, Algorithm] = {
-    f"{family.kind}_{method}": _family_algorithm(family, method) for family in FAMILIES for method in LBM_METHODS
+    f"{family.kind}_{method}": _family_algorithm(family, method)
+    for family in FAMILIES
+    for method in LBM_METHODS
 }
 __all__ += sorted(FAMILY_ALGORITHMS)
 
@@ -198,12 +202,16 @@ class Contract:
 
 
 #: The known-clusters track's contract: an algorithm is told the table's numbers of clusters.
-GIVEN_COUNTS = Contract("known-clusters", "fit(X, n_row_clusters, n_col_clusters, *, rng)", ALGORITHMS)
+GIVEN_COUNTS = Contract("known-clusters", "fit(X, n_row_clusters, n_col_clusters, *, rng)",
+                        ALGORITHMS)
 #: The unknown-clusters track's contract: an algorithm chooses them, up to a maximum.
 CHOSEN_COUNTS = Contract("unknown-clusters", "fit(X, max_row_clusters, max_col_clusters, *, rng)",
                          SELECTION_ALGORITHMS)
 #: The contracts of the benchmark tracks, by track name.
-CONTRACTS: dict[str, Contract] = {contract.track: contract for contract in (GIVEN_COUNTS, CHOSEN_COUNTS)}
+CONTRACTS: dict[str, Contract] = {
+    contract.track: contract
+    for contract in (GIVEN_COUNTS, CHOSEN_COUNTS)
+}
 
 
 def fits_family(algorithm: Algorithm, kind: str) -> str:
@@ -215,7 +223,8 @@ def fits_family(algorithm: Algorithm, kind: str) -> str:
 
     Examples
     --------
-    >>> fits_family(cem, "categorical"), fits_family(FAMILY_ALGORITHMS["categorical_cem"], "categorical")
+    >>> own = FAMILY_ALGORITHMS["categorical_cem"]
+    >>> fits_family(cem, "categorical"), fits_family(own, "categorical")
     ('kind', 'own')
     >>> fits_family(double_kmeans, "categorical")
     'values'
@@ -258,7 +267,8 @@ def _module_from_file(path_text: str, spec: str) -> ModuleType:
         del sys.modules[module_name]
         if not isinstance(exc, Exception):
             raise  # SystemExit, an interruption: _import_attribute tells them apart
-        raise ValueError(f"algorithm {spec!r}: importing {path} failed: {type(exc).__name__}: {exc}") from exc
+        raise ValueError(
+            f"algorithm {spec!r}: importing {path} failed: {type(exc).__name__}: {exc}") from exc
     return module
 
 
@@ -282,7 +292,8 @@ def _import_module(module_name: str, spec: str) -> ModuleType:
                 f"the current directory can be named by its path, e.g. './{top}.py:FUNCTION')"
             ) from exc
     except ImportError as exc:
-        raise ValueError(f"cannot import module {module_name!r} of algorithm {spec!r}: {exc}") from exc
+        raise ValueError(
+            f"cannot import module {module_name!r} of algorithm {spec!r}: {exc}") from exc
     sys.path.insert(0, cwd)
     try:
         return importlib.import_module(module_name)
@@ -301,7 +312,8 @@ def _import_attribute(spec: str) -> Any:
     module_name, _, attribute = spec.rpartition(":")
     if not module_name or not attribute:
         raise ValueError(
-            f"algorithm {spec!r} must be a registry name, 'module:function' or 'path/to/file.py:function'"
+            f"algorithm {spec!r} must be a registry name, 'module:function' or "
+            "'path/to/file.py:function'"
         )
     with watching() as watch:
         try:
@@ -309,7 +321,8 @@ def _import_attribute(spec: str) -> Any:
                            else _import_module(module_name, spec))
         except ValueError:
             raise
-        except BaseException as exc:  # a module that raises, or calls sys.exit, while it is imported
+        # a module that raises, or calls sys.exit, while it is imported
+        except BaseException as exc:
             if not watch.raised_by_code(exc):
                 raise
             text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -385,11 +398,13 @@ def resolve_algorithm(name: str, *, track: str = GIVEN_COUNTS.track) -> tuple[st
         key = spec.lower().replace("_", "-")
         if key not in registry:
             known = ", ".join(registry)
-            other = next((c for c in CONTRACTS.values() if c.track != track and key in c.builtins), None)
+            other = next((c for c in CONTRACTS.values() if c.track != track and key in c.builtins),
+                         None)
             if other is not None:
                 raise ValueError(
-                    f"{name!r} is an algorithm of the {other.track} track, called as {other.signature} "
-                    f"(track={other.track!r}); the {track} track's built-ins are {known}, or 'module:function'"
+                    f"{name!r} is an algorithm of the {other.track} track, called as "
+                    f"{other.signature} (track={other.track!r}); the {track} track's built-ins are "
+                    f"{known}, or 'module:function'"
                 )
             raise ValueError(
                 f"unknown algorithm {name!r}: expected one of {known}, or 'module:function'"

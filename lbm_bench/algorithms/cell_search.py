@@ -42,7 +42,8 @@ class SearchCell:
     version: int = 0
 
 
-#: One EM run to make: (g, m, starting row labels, starting column labels), labels using every cluster.
+#: One EM run to make: (g, m, starting row labels, starting column labels), labels using every
+#: cluster.
 EMTask = tuple[int, int, np.ndarray, np.ndarray]
 
 
@@ -78,7 +79,9 @@ class CellSearch:
         if self.pool is None or len(tasks) == 1:
             results = run_em_tasks(self.criterion, self.method, tasks)
         else:  # each chunk a task of the pool, on one BLAS thread: the bytes of this process
-            chunks = [list(c) for c in np.array_split(np.arange(len(tasks)), min(self.jobs, len(tasks)))]
+            chunks = [
+                list(c) for c in np.array_split(np.arange(len(tasks)), min(self.jobs, len(tasks)))
+            ]
             calls = [(self.criterion, self.method, [tasks[i] for i in chunk]) for chunk in chunks]
             parts = self.pool.map(run_em_tasks, calls, pin=True)
             results = [result for part in parts for result in part]
@@ -102,7 +105,8 @@ class CellSearch:
         rows, cols, value = greedy_moves(self.criterion, cell.rows, cell.cols)
         if value > cell.value:
             cell.value, cell.rows, cell.cols = value, rows, cols
-            cell.run, cell.version = run_at_labels(self.criterion.problem, cell.run, rows, cols), cell.version + 1
+            cell.run, cell.version = run_at_labels(self.criterion.problem, cell.run, rows,
+                                                   cols), cell.version + 1
 
     def best(self) -> tuple[int, int]:
         """The cell of highest criterion (the fewer clusters between equals)."""
@@ -115,8 +119,10 @@ class CellSearch:
         return 1 <= key[0] <= self.bounds[0] and 1 <= key[1] <= self.bounds[1]
 
     def around(self, key: tuple[int, int]) -> list[tuple[int, int]]:
-        """The cells next to ``key`` within the bounds: a cluster more or less on a side, or both."""
-        near = [(key[0] + a, key[1] + b) for a in (-1, 0, 1) for b in (-1, 0, 1) if (a, b) != (0, 0)]
+        """The cells next to ``key`` within the bounds: a cluster more or less on a side, or
+        both."""
+        near = [(key[0] + a, key[1] + b) for a in (-1, 0, 1) for b in (-1, 0, 1)
+                if (a, b) != (0, 0)]
         return [cell for cell in near if self.inside(cell)]
 
     def starts(self, key: tuple[int, int], n_starts: int, rng: np.random.Generator) -> list[EMTask]:

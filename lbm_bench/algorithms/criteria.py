@@ -9,7 +9,8 @@ prior. Two forms are offered:
     as blockcluster and bikm1 code it for binary, categorical and count blocks):
     Dirichlet(1/2, ..., 1/2) on the row and on the column proportions,
 
-        log p(z) = log Gamma(g/2) - g log Gamma(1/2) + sum_k log Gamma(n_k + 1/2) - log Gamma(n + g/2),
+        log p(z) = log Gamma(g/2) - g log Gamma(1/2) + sum_k log Gamma(n_k + 1/2) - log Gamma(n +
+        g/2),
 
     and the same for ``w``, plus each block's integrated likelihood under the family's
     conjugate prior (declared by the family's estimation facet: ``conjugate_prior`` and
@@ -41,8 +42,10 @@ from lbm_bench.algorithms.em_problem import MIN_MASS, EMProblem, row_totals
 from lbm_bench.algorithms.kmeans import onehot
 from lbm_bench.models.family import Family
 
-__all__ = ["ICL_CRITERIA", "MOVE_CHUNK", "PROPORTION_PRIOR", "Criterion", "LabelSums", "log_dirichlet_labels",
-           "resolve_criterion"]
+__all__ = [
+    "ICL_CRITERIA", "MOVE_CHUNK", "PROPORTION_PRIOR", "Criterion", "LabelSums",
+    "log_dirichlet_labels", "resolve_criterion"
+]
 
 #: The criteria :func:`~lbm_bench.algorithms.select_lbm` accepts.
 ICL_CRITERIA = ("icl", "exact-icl", "bic-icl")
@@ -59,7 +62,8 @@ def resolve_criterion(family: Family, criterion: str) -> str:
     check_choice("criterion", criterion, ICL_CRITERIA)
     form = family.estimation.default_icl if criterion == "icl" else criterion
     if form == "exact-icl" and not family.estimation.icl_prior:
-        raise ValueError(f"criterion 'exact-icl': {family.kind} blocks have no closed-form ICL; use 'bic-icl'")
+        raise ValueError(f"criterion 'exact-icl': {family.kind} blocks have no closed-form ICL; "
+                         "use 'bic-icl'")
     return form
 
 
@@ -68,8 +72,10 @@ def log_dirichlet_labels(counts: np.ndarray, concentration: float = PROPORTION_P
     integrated out under Dirichlet(``concentration``, ...)."""
     counts = np.asarray(counts, dtype=np.float64)
     k = counts.size
-    return float(special.gammaln(k * concentration) - k * special.gammaln(concentration)
-                 + special.gammaln(counts + concentration).sum() - special.gammaln(counts.sum() + k * concentration))
+    return float(
+        special.gammaln(k * concentration) - k * special.gammaln(concentration) +
+        special.gammaln(counts + concentration).sum() -
+        special.gammaln(counts.sum() + k * concentration))
 
 
 @dataclass(frozen=True)
@@ -110,9 +116,11 @@ class Criterion:
         n, d = problem.X.shape
         self.shape = (int(n), int(d))
         whole = problem.block_totals(np.ones((n, 1)), np.ones((d, 1)))[:, 0, 0]
-        self.n_stats = problem.p  # statistics per entry; with missing entries the observed counts follow
+        # statistics per entry; with missing entries the observed counts follow
+        self.n_stats = problem.p
         seen = float(whole[self.n_stats]) if problem.masked else float(n) * d
-        self.prior = self.estimation.conjugate_prior(whole[: self.n_stats], seen) if self.form == "exact-icl" else None
+        self.prior = self.estimation.conjugate_prior(whole[:self.n_stats],
+                                                     seen) if self.form == "exact-icl" else None
         self.n_free = self.n_stats  # free parameters of a block (BIC-type form)
 
     def sums(self, rows: np.ndarray, cols: np.ndarray) -> LabelSums:
@@ -130,9 +138,11 @@ class Criterion:
         totals, exposure = self._blocks(sums)
         if self.form == "exact-icl":
             blocks = self.estimation.log_marginal_blocks(totals, exposure, self.prior)
-            value = log_dirichlet_labels(sums.row_counts) + log_dirichlet_labels(sums.col_counts) + blocks.sum()
+            value = log_dirichlet_labels(sums.row_counts) + log_dirichlet_labels(
+                sums.col_counts) + blocks.sum()
         else:
-            value = self._complete_log_likelihood(sums, totals, exposure) - self._penalty(*exposure.shape)
+            value = self._complete_log_likelihood(sums, totals,
+                                                  exposure) - self._penalty(*exposure.shape)
         return float(value + self.problem.base_measure)
 
     def _blocks(self, sums: LabelSums) -> tuple[np.ndarray, np.ndarray]:
@@ -142,18 +152,22 @@ class Criterion:
             return sums.totals[: self.n_stats], sums.totals[self.n_stats]
         return sums.totals, np.outer(sums.row_counts, sums.col_counts)
 
-    def _complete_log_likelihood(self, sums: LabelSums, totals: np.ndarray, exposure: np.ndarray) -> float:
+    def _complete_log_likelihood(self, sums: LabelSums, totals: np.ndarray,
+                                 exposure: np.ndarray) -> float:
         """``max_theta log p(X, z, w; theta)`` less the base measure: the M-step's estimates."""
         n, d = self.shape
-        params = self.estimation.estimate_blocks(totals, np.maximum(exposure, MIN_MASS), self.problem.var_floor)
+        params = self.estimation.estimate_blocks(totals, np.maximum(exposure, MIN_MASS),
+                                                 self.problem.var_floor)
         model = self.family.model(sums.row_counts / n, sums.col_counts / d, **params)
         value = np.sum(model.natural_parameters * totals) - np.sum(model.log_partition * exposure)
-        labels = sums.row_counts @ np.log(sums.row_counts / n) + sums.col_counts @ np.log(sums.col_counts / d)
+        labels = sums.row_counts @ np.log(sums.row_counts / n) + sums.col_counts @ np.log(
+            sums.col_counts / d)
         return float(value + labels)
 
     def _penalty(self, g: int, m: int) -> float:
         n, d = self.shape
-        return (g - 1) / 2 * math.log(n) + (m - 1) / 2 * math.log(d) + g * m * self.n_free / 2 * math.log(n * d)
+        return (g - 1) / 2 * math.log(n) + (
+            m - 1) / 2 * math.log(d) + g * m * self.n_free / 2 * math.log(n * d)
 
     def move_gains(
         self,
@@ -208,7 +222,8 @@ class Criterion:
         stats, exposure, own = stats[:, chosen], exposure[chosen], labels[chosen]
 
         def terms(block_totals: np.ndarray, block_sizes: np.ndarray) -> np.ndarray:
-            return self.estimation.log_marginal_blocks(block_totals, block_sizes, self.prior).sum(axis=-1)
+            return self.estimation.log_marginal_blocks(block_totals, block_sizes,
+                                                       self.prior).sum(axis=-1)
 
         now = terms(block_stats, block_exposure)  # (k,)
         step = max(1, MOVE_CHUNK // block_exposure.size)  # items at a time: (p, step, k, h) values

@@ -1,4 +1,5 @@
-"""A table prepared for block EM: its sufficient statistics, its products with assignments, the M-step.
+"""A table prepared for block EM: its sufficient statistics, its products with assignments, the
+M-step.
 
 :class:`EMProblem` reads the table once (sufficient statistics, base measure;
 Gaussian tables centred; dense, or CSR for the families that ``can_be_sparse``) and
@@ -44,7 +45,8 @@ MIN_PROPORTION = 1e-12
 
 
 def proportions(mass: np.ndarray) -> np.ndarray:
-    """Cluster proportions from their masses (g,), floored at ``MIN_PROPORTION`` and renormalised."""
+    """Cluster proportions from their masses (g,), floored at ``MIN_PROPORTION`` and
+    renormalised."""
     props = np.maximum(mass / mass.sum(), MIN_PROPORTION)
     return props / props.sum()
 
@@ -65,7 +67,8 @@ class EMProblem:
         The method, for messages.
     """
 
-    def __init__(self, X: np.ndarray | sp.csr_array | TableData, family: Family, method: str = "cem") -> None:
+    def __init__(self, X: np.ndarray | sp.csr_array | TableData, family: Family,
+                 method: str = "cem") -> None:
         kind = family.kind
         self.kind = kind
         self.family = family
@@ -73,8 +76,10 @@ class EMProblem:
         self.data = data
         self.sparse = data.is_sparse
         if not family.model.can_be_sparse:
-            refuse_sparse(data, f"{method} with {kind} blocks", remedy=f"densify it (X.toarray()) to fit {kind} blocks",
-                          reason=f"it fits a sparse table with {' or '.join(sparse_family_names())} blocks only")
+            refuse_sparse(data, f"{method} with {kind} blocks", remedy="densify it (X.toarray()) "
+                                                                       f"to fit {kind} blocks",
+                          reason="it fits a sparse table with "
+                                 f"{' or '.join(sparse_family_names())} blocks only")
         placeholder = family.estimation.placeholder(data.table)
         self._placeholder = placeholder
         self._row_base: np.ndarray | None = None
@@ -103,15 +108,18 @@ class EMProblem:
         self.seed_values = self.values
 
     def _init_masked(self, observed: np.ndarray) -> None:
-        """A dense table with missing entries: statistics zeroed there, the mask as channel ``p``."""
+        """A dense table with missing entries: statistics zeroed there, the mask as channel
+        ``p``."""
         values = np.asarray(self.X, dtype=np.float64)
         seen = values[observed]
-        self.offset = float(seen.mean()) if self.family.estimation.fit_centred and seen.size else 0.0
+        self.offset = float(
+            seen.mean()) if self.family.estimation.fit_centred and seen.size else 0.0
         self.values = np.where(observed, values - self.offset, 0.0)
         stats = self._placeholder.sufficient_statistics(self.values) * observed
         self.T = np.concatenate([stats, observed[None].astype(np.float64)])
         self.T_t = np.ascontiguousarray(self.T.swapaxes(1, 2))
-        self.base_measure = self._placeholder.log_base_measure(self.values) - self.data.n_missing * self._zero_base()
+        self.base_measure = self._placeholder.log_base_measure(
+            self.values) - self.data.n_missing * self._zero_base()
         table_var = float(np.var(seen)) if self.family.estimation.fit_centred and seen.size else 0.0
         self.var_floor = VARIANCE_FLOOR * table_var if table_var > 0 else 1e-12
         self.prior_var = table_var
@@ -119,7 +127,9 @@ class EMProblem:
 
     def _zero_base(self) -> float:
         """``log h(0)`` of one entry (the families' does not depend on the exposure)."""
-        return float(self._placeholder.log_base_measure(np.zeros((1, 1), dtype=self.family.model.table_dtype)))
+        return float(
+            self._placeholder.log_base_measure(np.zeros((1, 1),
+                                                        dtype=self.family.model.table_dtype)))
 
     def _init_sparse(self, data: TableData, method: str) -> None:
         """A sparse table: its one statistic ``T(x) = x`` in CSR and its transpose (and its
@@ -144,7 +154,8 @@ class EMProblem:
         base = self._placeholder.log_base_measure
         self.base_measure = float(base(self.values.data[None])) if self.values.nnz else 0.0
         self.var_floor, self.prior_var = 1e-12, 0.0
-        self.seed_values = imputed_table(SparseTableData(self.values, data.missing)) if self.masked else self.values
+        self.seed_values = imputed_table(SparseTableData(
+            self.values, data.missing)) if self.masked else self.values
 
     def _base_by_item(self, table: np.ndarray | sp.csr_array) -> np.ndarray:
         """``sum_j log h(x_ij)`` of every row of ``table`` (zeros add nothing when sparse)."""
@@ -152,7 +163,10 @@ class EMProblem:
         if not self.sparse:
             return np.array([base(row[None]) for row in table])
         data, indptr = table.data, table.indptr
-        return np.array([base(data[None, a:b]) if b > a else 0.0 for a, b in zip(indptr[:-1], indptr[1:], strict=True)])
+        return np.array([
+            base(data[None, a:b]) if b > a else 0.0
+            for a, b in zip(indptr[:-1], indptr[1:], strict=True)
+        ])
 
     def row_base(self) -> np.ndarray:
         """Per-row base measure ``sum_j M_ij log h(x_ij)`` (n_rows,), computed on demand."""
@@ -181,7 +195,8 @@ class EMProblem:
                 codes = np.asarray(self.X, dtype=np.int64)
                 observed = self.data.observed if self.masked else None
                 observed_t = None if observed is None else observed.T
-                self._seed_points = (one_hot_codes(codes, observed), one_hot_codes(codes.T, observed_t))
+                self._seed_points = (one_hot_codes(codes,
+                                                   observed), one_hot_codes(codes.T, observed_t))
             elif self.sparse:
                 columns = sp.csr_array(self.seed_values.T) if self.masked else self.T_t[0]
                 self._seed_points = (self.seed_values, columns)
@@ -195,7 +210,8 @@ class EMProblem:
             return model
         params = model.block_parameters()
         means = params["means"] + self.offset
-        return self.family.model(model.row_proportions, model.col_proportions, means, params["stds"])
+        return self.family.model(model.row_proportions, model.col_proportions, means,
+                                 params["stds"])
 
     # The table's products with assignments: the only block sums that read the table.
     def row_sums(self, W: np.ndarray) -> np.ndarray:
@@ -258,13 +274,15 @@ class EMProblem:
         """
         row_mass, col_mass = Z.sum(0), W.sum(0)
         exposure = np.maximum(self.exposure(Z, W, totals), MIN_MASS)
-        params = self.family.estimation.estimate_blocks(totals[: self.p], exposure, self.var_floor, self.prior_var)
+        params = self.family.estimation.estimate_blocks(totals[:self.p], exposure, self.var_floor,
+                                                        self.prior_var)
         stale = (row_mass < MIN_MASS)[:, None] | (col_mass < MIN_MASS)[None, :]
         if self.masked:
             stale = stale | (exposure <= MIN_MASS)
         if previous is not None and stale.any():
             for name, old in previous.block_parameters().items():
-                where = stale.reshape(stale.shape + (1,) * (np.ndim(old) - 2))  # (g, m) + block_extents
+                # (g, m) + block_extents
+                where = stale.reshape(stale.shape + (1,) * (np.ndim(old) - 2))
                 params[name] = np.where(where, old, params[name])
         return self.family.model(proportions(row_mass), proportions(col_mass), **params)
 
@@ -287,7 +305,8 @@ def one_hot_codes(codes: np.ndarray, observed: np.ndarray | None = None) -> sp.c
     width = int(codes.max()) + 1
     columns = np.arange(d) * width + codes
     if observed is None:
-        return sp.csr_array((np.ones(n * d), columns.ravel(), np.arange(0, n * d + 1, d)), shape=(n, d * width))
+        return sp.csr_array((np.ones(n * d), columns.ravel(), np.arange(0, n * d + 1, d)),
+                            shape=(n, d * width))
     indptr = np.concatenate([[0], np.cumsum(observed.sum(1))])
     return sp.csr_array((np.ones(int(indptr[-1])), columns[observed], indptr), shape=(n, d * width))
 

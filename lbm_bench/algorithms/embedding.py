@@ -46,8 +46,10 @@ def embed_rows(points: Any, rank: int) -> np.ndarray:
     n, width = data.shape
     r = max(1, min(rank, n - 1, width - 1))
     means = data.col_totals() / n
-    if _centred_squares(data, means) <= 0:  # every row the same (an all-zero table): nothing to embed,
-        return np.zeros((n, r))  # and ARPACK, whose every product is zero, would fail ("starting vector is zero")
+    # every row the same (an all-zero table): nothing to embed,
+    if _centred_squares(data, means) <= 0:
+        # and ARPACK, whose every product is zero, would fail ("starting vector is zero")
+        return np.zeros((n, r))
     if not data.is_sparse and min(n, width) <= DENSE_SVD_LIMIT:
         u, s, _ = np.linalg.svd(data.table - means, full_matrices=False)
         return u[:, :r] * s[:r]
@@ -65,8 +67,10 @@ def embed_rows(points: Any, rank: int) -> np.ndarray:
 
 def _centred_squares(data: TableData, means: np.ndarray) -> float:
     """The sum of squares of the column-centred table (0 when its rows are all the same), in
-    one pass over the stored entries: ``sum x^2 - n sum mean^2``, cut at the rounding of the first term."""
+    one pass over the stored entries: ``sum x^2 - n sum mean^2``, cut at the rounding of the first
+    term."""
     table = data.table
-    squares = float(table.multiply(table).sum()) if data.is_sparse else float(np.square(table).sum())
+    squares = float(table.multiply(table).sum()) if data.is_sparse else float(
+        np.square(table).sum())
     centred = squares - data.shape[0] * float(np.square(means).sum())
     return centred if centred > 1e-12 * squares else 0.0

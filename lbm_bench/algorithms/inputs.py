@@ -98,7 +98,8 @@ def check_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) -> tuple[np.n
     return table, g, m
 
 
-def check_incomplete_inputs(X: Any, n_row_clusters: Any, n_col_clusters: Any) -> tuple[TableData, int, int]:
+def check_incomplete_inputs(X: Any, n_row_clusters: Any,
+                            n_col_clusters: Any) -> tuple[TableData, int, int]:
     """The table with its missing entries (NaN, a masked array, explicit NaN of a sparse
     table) as a :class:`~lbm_bench.models.data.TableData` holding 0 there, checked as
     :func:`check_inputs` checks a complete one."""
@@ -114,7 +115,8 @@ def check_observed_table(X: Any, name: str = "X") -> TableData:
     data = TableData.incomplete(X, name=name)
     table = check_numeric_table(data.table, name)
     if data.n_missing and data.n_missing >= table.shape[0] * table.shape[1]:
-        raise ValueError(f"{name} has no observed entry (all {data.n_missing} entries are missing): "
+        raise ValueError(f"{name} has no observed entry (all {data.n_missing} entries are "
+                         "missing): "
                          "there is nothing to cluster")
     return data.with_table(table)
 
@@ -123,8 +125,8 @@ def reject_missing(X: Any, algorithm: str) -> None:
     """Refuse a table with missing entries in one line naming ``algorithm`` (ValueError)."""
     if TableData.incomplete(X).n_missing:
         raise ValueError(
-            f"{algorithm} does not fit tables with missing entries (it has no mask); use cem or vem, which "
-            "fit the observed entries, or double-kmeans, which imputes column means"
+            f"{algorithm} does not fit tables with missing entries (it has no mask); use cem or "
+            "vem, which fit the observed entries, or double-kmeans, which imputes column means"
         )
 
 
@@ -142,7 +144,8 @@ def imputed_table(data: TableData) -> Any:
     means = np.where(observed > 0, sums / np.maximum(observed, 1), overall)
     if data.is_sparse:
         missing = data.missing_indicator()
-        fill = sp.csr_array((means[missing.indices], missing.indices, missing.indptr), shape=missing.shape)
+        fill = sp.csr_array((means[missing.indices], missing.indices, missing.indptr),
+                            shape=missing.shape)
         return sp.csr_array(values.table + fill)
     table = np.array(values.table)
     where = ~data.observed

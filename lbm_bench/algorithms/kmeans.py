@@ -142,7 +142,8 @@ def kmeans(
     data_sq = points.row_squared_norms()
     best_labels, best_inertia = None, math.inf
     for _ in range(n_init):
-        labels, inertia = _lloyd(points.table, _kmeans_plus_plus(points, k, data_sq, rng), data_sq, max_iter)
+        labels, inertia = _lloyd(points.table, _kmeans_plus_plus(points, k, data_sq, rng), data_sq,
+                                 max_iter)
         if inertia < best_inertia:
             best_labels, best_inertia = labels, inertia
     return np.asarray(best_labels, dtype=np.int64)
@@ -211,4 +212,3 @@ def double_kmeans(
     rows = kmeans(data, g, n_init=n_init, max_iter=max_iter, rng=rng)
     cols = kmeans(data.transposed(), m, n_init=n_init, max_iter=max_iter, rng=rng)
     return rows, cols
-

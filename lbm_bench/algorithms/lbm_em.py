@@ -2,8 +2,8 @@
 
 :func:`cem` (block classification EM) and :func:`vem` (block variational EM)
 of Govaert and Nadif, for Gaussian, Poisson, Bernoulli and categorical blocks
-(every registered family, :data:`lbm_bench.models.registry.FAMILIES`); :func:`fit_lbm` returns the fitted model and
-criterion too.
+(every registered family, :data:`lbm_bench.models.registry.FAMILIES`); :func:`fit_lbm` returns the
+fitted model and criterion too.
 
 Both are written once on the exponential-family interface of
 :mod:`lbm_bench.models.families`: the M-step builds a model object from the
@@ -49,8 +49,10 @@ from lbm_bench.models.data import TableData
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
 
-__all__ = ["EM_METHODS", "EMRun", "LBMFit", "VARIANCE_FLOOR", "cem", "em_inputs", "em_run", "fit_lbm",
-           "run_at_labels", "vem"]
+__all__ = [
+    "EM_METHODS", "EMRun", "LBMFit", "VARIANCE_FLOOR", "cem", "em_inputs", "em_run", "fit_lbm",
+    "run_at_labels", "vem"
+]
 
 #: Default numbers of random starts and iterations per method.
 _DEFAULTS = {"cem": {"n_init": 10, "max_iter": 100}, "vem": {"n_init": 10, "max_iter": 500}}
@@ -149,7 +151,8 @@ def _cem_run(
     return EMRun(z, w, model, criterion, n_iter, converged)
 
 
-def _seeded_start(prob: EMProblem, g: int, m: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def _seeded_start(prob: EMProblem, g: int, m: int,
+                  rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """k-means++ seeded partitions of the rows and of the columns (every cluster used)."""
     rows, columns = prob.seed_points()
     return seeded_labels(rows, g, rng), seeded_labels(columns, m, rng)
@@ -252,7 +255,8 @@ def run_at_labels(problem: EMProblem, run: EMRun, rows: np.ndarray, cols: np.nda
     Z, W = onehot(rows, g), onehot(cols, m)
     totals = problem.block_totals(Z, W)
     model = problem.m_step(Z, W, totals, run.model)
-    return EMRun(rows, cols, model, problem.expected_log_joint(model, Z, W, totals), run.n_iter, run.converged)
+    return EMRun(rows, cols, model, problem.expected_log_joint(model, Z, W, totals), run.n_iter,
+                 run.converged)
 
 
 # -- public LBM fitting ------------------------------------------------------------------
@@ -309,7 +313,8 @@ class LBMFit:
         rows, cols = (run.rows, run.cols) if labels is None else labels
         return cls(rows=np.asarray(rows).astype(np.int64), cols=np.asarray(cols).astype(np.int64),
                    model=problem.restore(run.model), criterion=run.criterion, n_iter=run.n_iter,
-                   converged=run.converged, start_criteria=np.asarray(start_criteria, dtype=np.float64),
+                   converged=run.converged, start_criteria=np.asarray(start_criteria,
+                                                                      dtype=np.float64),
                    method=method, family=problem.family)
 
 
@@ -385,8 +390,8 @@ def fit_lbm(
     table whose rows carry little evidence each, they emptied the smaller
     cluster at the first step). An empty CEM cluster is re-seeded with the
     worst-fitting row (column) of a cluster of two or more, "worst" meaning
-    the lowest log-density under its own cluster. An empty VEM cluster (posterior mass < 1e-8) keeps its
-    previous block parameters and a proportion of about 1e-12, so VEM may
+    the lowest log-density under its own cluster. An empty VEM cluster (posterior mass < 1e-8) keeps
+    its previous block parameters and a proportion of about 1e-12, so VEM may
     return fewer clusters than requested.
 
     M-step floors: Gaussian variances at 1e-6 times the table variance (a
@@ -413,7 +418,10 @@ def fit_lbm(
     max_iter = check_count("max_iter", defaults["max_iter"] if max_iter is None else max_iter)
     tol = check_positive_float("tol", tol)
     prob = EMProblem(data, family, method)
-    starts = [em_run(prob, g, m, method=method, max_iter=max_iter, tol=tol, rng=rng) for _ in range(n_init)]
+    starts = [
+        em_run(prob, g, m, method=method, max_iter=max_iter, tol=tol, rng=rng)
+        for _ in range(n_init)
+    ]
     criteria = np.array([start.criterion for start in starts])
     return LBMFit.from_run(prob, starts[int(np.argmax(criteria))], criteria, method)
 
@@ -481,4 +489,3 @@ def vem(
     options = {"kind": kind, "n_init": n_init, "max_iter": max_iter, "tol": tol}
     fit = fit_lbm(X, n_row_clusters, n_col_clusters, method="vem", rng=rng, **options)
     return fit.rows, fit.cols
-

@@ -36,7 +36,8 @@ def _threshold(value: float) -> float:
     return MOVE_TOLERANCE * max(1.0, abs(value))
 
 
-def _side_pass(crit: Criterion, rows: np.ndarray, cols: np.ndarray, side: int, threshold: float) -> int:
+def _side_pass(crit: Criterion, rows: np.ndarray, cols: np.ndarray, side: int,
+               threshold: float) -> int:
     """Moves of ``side`` (0 rows, 1 columns; its labels changed in place) until none gains more
     than ``threshold``; returns the number made. The items' sums over the other side's
     clusters are read once: moving items of this side does not change them, and the block
@@ -45,7 +46,8 @@ def _side_pass(crit: Criterion, rows: np.ndarray, cols: np.ndarray, side: int, t
     k = int(own.max()) + 1
     other_onehot = onehot(other, int(other.max()) + 1)
     other_counts = other_onehot.sum(0)
-    items = crit.problem.row_sums(other_onehot) if side == 0 else crit.problem.col_sums(other_onehot)
+    items = crit.problem.row_sums(other_onehot) if side == 0 else crit.problem.col_sums(
+        other_onehot)
     totals = row_totals(onehot(own, k), items)  # (P, k, h), kept up to date
     made = 0
     while True:
@@ -58,8 +60,8 @@ def _side_pass(crit: Criterion, rows: np.ndarray, cols: np.ndarray, side: int, t
         order = candidates[np.argsort(-best[candidates], kind="stable")]
         moved = 0
         for item in order:
-            gain = gains[item] if moved == 0 else crit.move_gains(items, own, k, other_counts, only=item,
-                                                                      totals=totals)
+            gain = gains[item] if moved == 0 else crit.move_gains(items, own, k, other_counts,
+                                                                  only=item, totals=totals)
             target = int(np.argmax(gain))
             if gain[target] > threshold:
                 totals[:, own[item]] -= items[:, item]
@@ -71,7 +73,8 @@ def _side_pass(crit: Criterion, rows: np.ndarray, cols: np.ndarray, side: int, t
             return made
 
 
-def greedy_moves(crit: Criterion, rows: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def greedy_moves(crit: Criterion, rows: np.ndarray,
+                 cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     """The labelling ``(rows, cols)`` improved by single-item moves until none raises the
     exact ICL (see the module docstring).
 

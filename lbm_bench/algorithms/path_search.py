@@ -25,7 +25,10 @@ from lbm_bench.algorithms.criteria import LabelSums
 from lbm_bench.algorithms.em_problem import col_totals, row_totals
 from lbm_bench.algorithms.kmeans import kmeans, onehot
 
-__all__ = ["KEEP", "MAX_ROUNDS", "NEIGHBOUR_STARTS", "PATIENCE", "PERTURB", "RESTARTS", "UP_STARTS", "path_search"]
+__all__ = [
+    "KEEP", "MAX_ROUNDS", "NEIGHBOUR_STARTS", "PATIENCE", "PERTURB", "RESTARTS", "UP_STARTS",
+    "path_search"
+]
 
 #: Split or merge candidates of one move refined by EM (the best by their criterion before EM).
 KEEP = 2
@@ -43,7 +46,8 @@ RESTARTS = 2
 PERTURB = 0.25
 
 
-def _splits(search: CellSearch, key: tuple[int, int], side: int, rng: np.random.Generator) -> list[tuple]:
+def _splits(search: CellSearch, key: tuple[int, int], side: int,
+            rng: np.random.Generator) -> list[tuple]:
     """The splits of one cluster of ``side`` (0 rows, 1 columns) of the cell ``key`` in two,
     best first by their criterion before EM: ``(criterion, labels of that side)``. Each
     cluster of two items or more is split by 2-means on its items' embedding and,
@@ -54,7 +58,8 @@ def _splits(search: CellSearch, key: tuple[int, int], side: int, rng: np.random.
     k = int(own.max()) + 1
     other_onehot = onehot(other, int(other.max()) + 1)
     other_counts = other_onehot.sum(0)
-    sums = problem.row_sums(other_onehot) if side == 0 else problem.col_sums(other_onehot)  # (p, items, clusters)
+    # (p, items, clusters)
+    sums = problem.row_sums(other_onehot) if side == 0 else problem.col_sums(other_onehot)
     profiles = np.concatenate(list(sums / np.maximum(other_counts, 1.0)), axis=1)
     ranked = []
     for c in range(k):
@@ -75,7 +80,8 @@ def _splits(search: CellSearch, key: tuple[int, int], side: int, rng: np.random.
     return [(value, labels) for value, _, labels in ranked]
 
 
-def _split_tasks(search: CellSearch, key: tuple[int, int], rng: np.random.Generator) -> list[EMTask]:
+def _split_tasks(search: CellSearch, key: tuple[int, int],
+                 rng: np.random.Generator) -> list[EMTask]:
     """EM tasks towards the three cells with one more row, column, or row and column cluster:
     the ``KEEP`` best splits of each side, and the ``KEEP`` best of their pairs."""
     g, m = key
@@ -88,9 +94,9 @@ def _split_tasks(search: CellSearch, key: tuple[int, int], rng: np.random.Genera
             tasks += [(*target, labels, cell.cols) if side == 0 else (*target, cell.rows, labels)
                       for _, labels in best[side]]
     if len(best) == 2 and best[0] and best[1] and search.inside((g + 1, m + 1)):
-        pairs = sorted(((search.criterion(rows, cols), i, j, rows, cols)
-                        for i, (_, rows) in enumerate(best[0]) for j, (_, cols) in enumerate(best[1])),
-                       key=lambda item: (-item[0], item[1], item[2]))
+        pairs = sorted(
+            ((search.criterion(rows, cols), i, j, rows, cols) for i, (_, rows) in enumerate(best[0])
+             for j, (_, cols) in enumerate(best[1])), key=lambda item: (-item[0], item[1], item[2]))
         tasks += [(g + 1, m + 1, rows, cols) for *_, rows, cols in pairs[:KEEP]]
     return tasks
 
@@ -104,8 +110,8 @@ def _merge_tasks(search: CellSearch, key: tuple[int, int], side: int) -> list[EM
     if k < 2:
         return []
     sums = crit.sums(cell.rows, cell.cols)
-    ranked = sorted(((crit.of_sums(crit.merged(sums, side, a, b)), a, b) for a in range(k) for b in range(a + 1, k)),
-                    key=lambda item: (-item[0], item[1], item[2]))
+    ranked = sorted(((crit.of_sums(crit.merged(sums, side, a, b)), a, b) for a in range(k)
+                     for b in range(a + 1, k)), key=lambda item: (-item[0], item[1], item[2]))
     g, m = key
     tasks = []
     for _, a, b in ranked[:KEEP]:
@@ -115,7 +121,8 @@ def _merge_tasks(search: CellSearch, key: tuple[int, int], side: int) -> list[EM
     return tasks
 
 
-def _ascend(search: CellSearch, start: tuple[int, int], explored: set, rng: np.random.Generator) -> tuple[int, int]:
+def _ascend(search: CellSearch, start: tuple[int, int], explored: set,
+            rng: np.random.Generator) -> tuple[int, int]:
     """Splits from ``start``, moving to the best of the cells with one more cluster on one
     side or both, until ``PATIENCE`` steps pass without a better criterion than the best so far."""
     current, stall = start, 0
@@ -177,7 +184,8 @@ def path_search(search: CellSearch, n_init: int, root: np.random.SeedSequence) -
     _polish(search)
 
 
-def _round(search: CellSearch, n_init: int, explored: set, started: dict, rng: np.random.Generator) -> None:
+def _round(search: CellSearch, n_init: int, explored: set, started: dict,
+           rng: np.random.Generator) -> None:
     """One round of the path: the ascent from the best cell, the descent from its top, and
     k-means++ starts at the best cell (``n_init`` in all) and at the three cells with one
     more cluster on one side or both (``UP_STARTS`` of ``n_init`` each), where a search that
@@ -186,8 +194,13 @@ def _round(search: CellSearch, n_init: int, explored: set, started: dict, rng: n
     top = _ascend(search, search.best(), explored, rng)
     _descend(search, explored, top)
     g, m = search.best()
-    wanted = {(g, m): n_init, **{c: _starts(UP_STARTS, n_init) for c in ((g + 1, m), (g, m + 1), (g + 1, m + 1))}}
-    more = {c: n - started.get(c, 0) for c, n in wanted.items() if search.inside(c) and n > started.get(c, 0)}
+    wanted = {(g, m): n_init,
+              **{c: _starts(UP_STARTS, n_init)
+                 for c in ((g + 1, m), (g, m + 1), (g + 1, m + 1))}}
+    more = {
+        c: n - started.get(c, 0)
+        for c, n in wanted.items() if search.inside(c) and n > started.get(c, 0)
+    }
     for cell, n in more.items():
         started[cell] = started.get(cell, 0) + n
     search.run([task for cell, n in more.items() for task in search.starts(cell, n, rng)])
@@ -199,7 +212,8 @@ def _starts(share: float, n_init: int) -> int:
     return max(1, math.ceil(share * n_init))
 
 
-def _check(search: CellSearch, n_init: int, explored: set, started: dict, rng: np.random.Generator) -> None:
+def _check(search: CellSearch, n_init: int, explored: set, started: dict,
+           rng: np.random.Generator) -> None:
     """Before the path returns: k-means++ starts at the cells next to the best one that no
     round started (``NEIGHBOUR_STARTS`` of ``n_init`` each: a cluster less on one side or
     both, or less on one and more on the other), the moves that lead from each cell next to
@@ -240,10 +254,15 @@ def _restarts(search: CellSearch, key: tuple[int, int], rng: np.random.Generator
 
 
 def _polish(search: CellSearch) -> None:
-    """Greedy single-item moves (:func:`~lbm_bench.algorithms.moves.greedy_moves`) on the best labelling
-    of the chosen cell and of every cell next to it, until all are polished (the choice may move)."""
+    """Greedy single-item moves (:func:`~lbm_bench.algorithms.moves.greedy_moves`) on the best
+    labelling
+    of the chosen cell and of every cell next to it, until all are polished (the choice may
+    move)."""
     polished: set = set()
-    while todo := [c for c in (search.best(), *search.around(search.best())) if c in search.cells.keys() - polished]:
+    while todo := [
+            c for c in (search.best(), *search.around(search.best()))
+            if c in search.cells.keys() - polished
+    ]:
         polished.update(todo)
         for cell in todo:
             search.polish(cell)

@@ -57,7 +57,10 @@ from lbm_bench.models.family import Family
 from lbm_bench.tasks.pool import TaskPool
 from lbm_bench.tasks.threads import single_blas_thread
 
-__all__ = ["DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "cem_icl", "check_max_clusters", "select_lbm", "vem_icl"]
+__all__ = [
+    "DEFAULT_SEARCH", "LBMSelection", "SEARCHES", "cem_icl", "check_max_clusters", "select_lbm",
+    "vem_icl"
+]
 
 #: The searches of :func:`select_lbm`.
 SEARCHES = ("path", "grid")
@@ -107,13 +110,15 @@ class LBMSelection:
         return float(self.criterion_table[self.n_row_clusters - 1, self.n_col_clusters - 1])
 
 
-def check_max_clusters(name: str, value: Any, shape: tuple[int, int] | None = None) -> tuple[int, int]:
+def check_max_clusters(name: str, value: Any,
+                       shape: tuple[int, int] | None = None) -> tuple[int, int]:
     """``(G, M)``: two positive integers, at most the table's ``shape`` when given."""
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or len(value) != 2:
         raise TypeError(f"{name} must be a pair of integers (G, M), got {value!r}")
     G, M = check_count(f"{name}[0]", value[0]), check_count(f"{name}[1]", value[1])
     if shape is not None and (G > shape[0] or M > shape[1]):
-        raise ValueError(f"{name} ({G}, {M}) exceeds the table's {shape[0]} rows and {shape[1]} columns")
+        raise ValueError(f"{name} ({G}, {M}) exceeds the table's {shape[0]} rows and {shape[1]} "
+                         "columns")
     return G, M
 
 
@@ -171,11 +176,14 @@ def select_lbm(
     >>> from lbm_bench import random_model
     >>> X, z, w = random_model("bernoulli", 3, 2, scale=3.0, rng=0).sample(80, 60, rng=1)
     >>> chosen = select_lbm(X, (4, 4), rng=2)
-    >>> (chosen.n_row_clusters, chosen.n_col_clusters), chosen.criterion, chosen.criterion_table.shape
-    ((3, 2), 'exact-icl', (4, 4))
+    >>> (chosen.n_row_clusters, chosen.n_col_clusters), chosen.criterion
+    ((3, 2), 'exact-icl')
+    >>> chosen.criterion_table.shape
+    (4, 4)
     """
     rng = np.random.default_rng(rng)
-    data, family = em_inputs(X, kind, method)  # missing entries (NaN, masked, explicit NaN of a sparse table)
+    # missing entries (NaN, masked, explicit NaN of a sparse table)
+    data, family = em_inputs(X, kind, method)
     bounds = check_max_clusters("max_clusters", max_clusters, data.shape)
     check_choice("search", search, SEARCHES)
     n_init, jobs = check_count("n_init", n_init), check_count("jobs", jobs)
@@ -205,10 +213,12 @@ def _warn_continuous_on_few_values(data: TableData, family: Family) -> None:
     integral = all(v == round(v) for v in values)
     better = infer_kind(np.array(values, dtype=np.int64)[None, :]) if integral else None
     warnings.warn(
-        f"the table holds only the values {values[0]:g} and {values[1]:g}: {family.kind} blocks fitted to it have "
-        "variances shrinking towards 0 as clusters get purer, so the choice of the numbers of clusters runs to "
-        "max_clusters with small clusters" + (f"; use kind={better!r}" if better and better != family.kind else ""),
-        UserWarning, stacklevel=3,
+        f"the table holds only the values {values[0]:g} and {values[1]:g}: {family.kind} blocks "
+        "fitted to it have variances shrinking towards 0 as clusters get purer, so the choice of "
+        "the numbers of clusters runs to "
+        "max_clusters with small clusters" +
+        (f"; use kind={better!r}" if better and better != family.kind else ""), UserWarning,
+        stacklevel=3,
     )
 
 
@@ -220,8 +230,9 @@ def _selection(search: CellSearch, name: str) -> LBMSelection:
     cell = search.cells[key]
     fit = LBMFit.from_run(search.criterion.problem, cell.run, cell.fit_criteria, search.method,
                           labels=(cell.rows, cell.cols))
-    return LBMSelection(rows=cell.rows, cols=cell.cols, n_row_clusters=key[0], n_col_clusters=key[1], fit=fit,
-                        criterion_table=table, criterion=search.criterion.form, search=name, n_runs=search.n_runs)
+    return LBMSelection(rows=cell.rows, cols=cell.cols, n_row_clusters=key[0],
+                        n_col_clusters=key[1], fit=fit, criterion_table=table,
+                        criterion=search.criterion.form, search=name, n_runs=search.n_runs)
 
 
 def cem_icl(

@@ -86,7 +86,8 @@ def _sparsebm(algorithm: str) -> Any:
             try:
                 import sparsebm  # noqa: F401
             except ImportError as exc:
-                raise ImportError(f"the {algorithm} algorithm needs the sparsebm package: {_HINT}") from exc
+                raise ImportError(
+                    f"the {algorithm} algorithm needs the sparsebm package: {_HINT}") from exc
             finally:
                 os.chdir(previous)
         logger = logging.getLogger("sparsebm")
@@ -110,7 +111,8 @@ def _quiet() -> Iterator[None]:
 
 
 def _binary_csr(X: Any) -> sp.csr_matrix:
-    """``X`` as a CSR matrix of float64 zeros and ones; ValueError naming the algorithm otherwise."""
+    """``X`` as a CSR matrix of float64 zeros and ones; ValueError naming the algorithm
+    otherwise."""
     matrix = sp.csr_matrix(TableData.of(X).to_csr())
     if matrix.ndim != 2 or 0 in matrix.shape:
         raise ValueError(f"sparsebm needs a non-empty 2-D table, got shape {matrix.shape}")
@@ -167,7 +169,8 @@ def sparsebm_lbm(
     LBM = _sparsebm("sparsebm").LBM
     matrix = _binary_csr(X)
     n_rows, n_cols = matrix.shape
-    g, m = check_count("n_row_clusters", n_row_clusters), check_count("n_col_clusters", n_col_clusters)
+    g, m = check_count("n_row_clusters", n_row_clusters), check_count("n_col_clusters",
+                                                                      n_col_clusters)
     if g > n_rows or m > n_cols:
         raise ValueError(f"sparsebm: {g}x{m} clusters do not fit a {n_rows}x{n_cols} table")
     if 2 * matrix.nnz > n_rows * n_cols:  # see the module docstring: fit the complement
@@ -228,7 +231,8 @@ def sparsebm_selection(
     rng = np.random.default_rng(rng)
     ModelSelection = _sparsebm("sparsebm-selection").ModelSelection
     matrix = _binary_csr(X)
-    G, M = check_count("max_row_clusters", max_row_clusters), check_count("max_col_clusters", max_col_clusters)
+    G, M = check_count("max_row_clusters",
+                       max_row_clusters), check_count("max_col_clusters", max_col_clusters)
     if 2 * matrix.nnz > matrix.shape[0] * matrix.shape[1]:
         matrix = sp.csr_matrix(1.0 - matrix.toarray())
     selection = ModelSelection("LBM", n_clusters_max=G + M, use_gpu=False, plot=False)

@@ -32,8 +32,10 @@ def _spectral_inputs(
     X: Any, n_row_clusters: Any, n_col_clusters: Any, algorithm: str
 ) -> tuple[Any, np.ndarray, int, int]:
     """Validated inputs of the spectral methods: (sklearn.cluster, data, g, m)."""
-    refuse_sparse(X, algorithm, reason="empty rows and columns get a constant added to every entry, which densifies it",
-                  remedy="use cem, vem, double-kmeans or sparsebm, or densify a small table with X.toarray()")
+    refuse_sparse(X, algorithm, reason="empty rows and columns get a constant added to every "
+                                       "entry, which densifies it",
+                  remedy="use cem, vem, double-kmeans or sparsebm, or densify a small table with "
+                         "X.toarray()")
     data, g, m = check_incomplete_inputs(X, n_row_clusters, n_col_clusters)
     table = imputed_table(data) if data.n_missing else data.table
     if min(table.shape) < 2:
@@ -119,7 +121,8 @@ def spectral_coclustering(
     {{sklearn_algorithm}}
     """
     rng = np.random.default_rng(rng)
-    cluster, data, g, m = _spectral_inputs(X, n_row_clusters, n_col_clusters, "spectral-coclustering")
+    cluster, data, g, m = _spectral_inputs(X, n_row_clusters, n_col_clusters,
+                                           "spectral-coclustering")
     k = min(max(g, m), *data.shape)
     if k == 1:
         return np.zeros(data.shape[0], dtype=np.int64), np.zeros(data.shape[1], dtype=np.int64)
@@ -152,7 +155,8 @@ def spectral_biclustering(
     {{sklearn_algorithm}}
     """
     rng = np.random.default_rng(rng)
-    cluster, data, g, m = _spectral_inputs(X, n_row_clusters, n_col_clusters, "spectral-biclustering")
+    cluster, data, g, m = _spectral_inputs(X, n_row_clusters, n_col_clusters,
+                                           "spectral-biclustering")
     n_components = max(1, min(6, min(data.shape) - 1))
     model = cluster.SpectralBiclustering(
         n_clusters=(g, m),
@@ -161,4 +165,3 @@ def spectral_biclustering(
         random_state=_seed(rng),
     ).fit(data)
     return _compact_labels(model)
-

@@ -42,8 +42,10 @@ import numpy as np
 from lbm_bench._validation import check_count, check_labels
 from lbm_bench.inference.label_sides import LabelSide, label_counts
 
-__all__ = ["bayes_labels", "best_descent", "check_starts", "descend", "expected_item_loss", "label_frequencies",
-           "prepare_sides", "search_labels", "search_starts"]
+__all__ = [
+    "bayes_labels", "best_descent", "check_starts", "descend", "expected_item_loss",
+    "label_frequencies", "prepare_sides", "search_labels", "search_starts"
+]
 
 #: Label-set entries compared per chunk when counting (bounds the temporary memory).
 _CHUNK_ENTRIES = 1 << 22
@@ -52,7 +54,8 @@ _CHUNK_ENTRIES = 1 << 22
 def _as_sets(name: str, sets: Any) -> np.ndarray:
     array = np.asarray(sets)
     if array.ndim != 2 or array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array of label sets, got shape {array.shape}")
+        raise ValueError(f"{name} must be a non-empty 2-D array of label sets, got shape "
+                         f"{array.shape}")
     if not np.issubdtype(array.dtype, np.integer):
         raise TypeError(f"{name} must hold integer labels, got dtype {array.dtype}")
     if array.min() < 0:
@@ -92,7 +95,7 @@ def _agreements(sets: np.ndarray, labels: np.ndarray) -> np.ndarray:
     out = np.zeros(n_sets, dtype=np.int64)
     step = max(1, _CHUNK_ENTRIES // n_sets)
     for begin in range(0, n_items, step):
-        out += np.count_nonzero(sets[:, begin : begin + step] == labels[begin : begin + step], axis=1)
+        out += np.count_nonzero(sets[:, begin:begin + step] == labels[begin:begin + step], axis=1)
     return out
 
 
@@ -141,8 +144,8 @@ def bayes_labels(
     spaced: on ambiguous tables whose posterior has several modes, the
     marginal modes can sit in the basin of a worse local optimum); from each,
     alternates the exact best row labels given the columns and the best column
-    labels given the rows (see the module documentation) until no label moves, which leaves a labelling that no
-    single row or column change improves; returns the best over the starts
+    labels given the rows (see the module documentation) until no label moves, which leaves a
+    labelling that no single row or column change improves; returns the best over the starts
     (the first one on ties).
 
     Parameters
@@ -190,7 +193,8 @@ def prepare_sides(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bo
             f"row_sets and col_sets must hold the same number of sets, got {row_sets.shape[0]} "
             f"and {col_sets.shape[0]}"
         )
-    pairs = check_starts(starts, row_sets.shape[1], col_sets.shape[1], n_row_clusters, n_col_clusters)
+    pairs = check_starts(starts, row_sets.shape[1], col_sets.shape[1], n_row_clusters,
+                         n_col_clusters)
     g = max([int(row_sets.max()) + 1] + [int(z.max()) + 1 for z, _ in pairs])
     m = max([int(col_sets.max()) + 1] + [int(w.max()) + 1 for _, w in pairs])
     if n_row_clusters is not None:
@@ -200,7 +204,8 @@ def prepare_sides(row_sets, col_sets, starts, n_row_clusters, n_col_clusters, bo
     return LabelSide(row_sets, g, bounds), LabelSide(col_sets, m, bounds), pairs
 
 
-def check_starts(starts, n: int, d: int, n_row_clusters: int | None, n_col_clusters: int | None) -> list:
+def check_starts(starts, n: int, d: int, n_row_clusters: int | None,
+                 n_col_clusters: int | None) -> list:
     """The starts ``[(rows, cols), ...]`` checked: int64 labels of lengths ``n`` and ``d``."""
     return [
         (
@@ -217,7 +222,8 @@ def search_labels(rows: LabelSide, cols: LabelSide, pairs, n_set_starts: int, ma
                   for z, w in search_starts(rows, cols, pairs, n_set_starts)])
 
 
-def search_starts(rows: LabelSide, cols: LabelSide, pairs, n_set_starts: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def search_starts(rows: LabelSide, cols: LabelSide, pairs,
+                  n_set_starts: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """The starts of :func:`_search`: the marginal modes, the given pairs, ``n_set_starts`` sets."""
     n_sets = rows.n_sets
     ones = np.ones(n_sets, dtype=np.int64)

@@ -93,7 +93,8 @@ class ChainStreams:
         B, C = shape[:2]
         if B != len(self.rngs) or any(len(table) != C for table in self.rngs):
             held = [len(table) for table in self.rngs]
-            raise ValueError(f"uniforms for {B} tables of {C} chains asked of streams for {held} chains")
+            raise ValueError(f"uniforms for {B} tables of {C} chains asked of streams for {held} "
+                             "chains")
         n = math.prod(shape[2:])
         out = np.empty((B, C, n))
         have = 0
@@ -275,7 +276,8 @@ def run_chain_tasks(
     shared = (model, table)
     if min(jobs, len(items)) == 1:  # in this process: the chains write into the arrays
         run_bundles(_chain_task, items, jobs, *args, sets, shared=shared)
-    elif local_backend() and hasattr(os, "pwrite"):  # the workers write to a file the arrays are read from (POSIX)
+    # the workers write to a file the arrays are read from (POSIX)
+    elif local_backend() and hasattr(os, "pwrite"):
         with tempfile.TemporaryDirectory(prefix="lbm-bench-chains-") as folder:
             sink = _LabelFile(os.path.join(folder, "labels"), sets)
             run_bundles(_chain_task, items, jobs, *args, sink, shared=shared)
@@ -283,7 +285,8 @@ def run_chain_tasks(
     else:  # a cluster's workers send their sets back
         parts = run_bundles(_chain_task, items, jobs, *args, None, shared=shared)
         for (_, _, first), (rows, cols) in zip(items, parts, strict=True):
-            sets.rows[first:first + rows.shape[0]], sets.cols[first:first + cols.shape[0]] = rows, cols
+            sets.rows[first:first + rows.shape[0]], sets.cols[first:first +
+                                                              cols.shape[0]] = rows, cols
     return sets.rows, sets.cols
 
 
@@ -328,7 +331,8 @@ class _LabelFile:
             for c in range(z.shape[1]):
                 chain = (first + c) * per_chain + index
                 os.pwrite(fd, np.ascontiguousarray(z[0, c], dtype=self.row_dtype), chain * row_size)
-                os.pwrite(fd, np.ascontiguousarray(w[0, c], dtype=self.col_dtype), cols_start + chain * col_size)
+                os.pwrite(fd, np.ascontiguousarray(w[0, c], dtype=self.col_dtype),
+                          cols_start + chain * col_size)
 
         return keep, lambda: os.close(fd)
 
@@ -362,8 +366,8 @@ def _chain_task(model, table, groups, per_chain, burn_in, thin, options, sink=No
         streams = ChainStreams([[np.random.default_rng(seed) for seed in seeds]])
         keep, close = (None, None) if sink is None else sink.writer(first)
         try:
-            run = run_chains(sweeper, w[None], per_chain, streams, burn_in=burn_in, thin=thin, keep=keep,
-                             **options)
+            run = run_chains(sweeper, w[None], per_chain, streams, burn_in=burn_in, thin=thin,
+                             keep=keep, **options)
         finally:
             if close is not None:
                 close()

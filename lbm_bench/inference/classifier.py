@@ -171,7 +171,8 @@ def best_of_starts(
     return loglik.argmax(axis=1), loglik
 
 
-def _alternate_starts(model: LatentBlockModel, X: Any, sweeper: Sweeper, starts_w: np.ndarray, jobs: int,
+def _alternate_starts(model: LatentBlockModel, X: Any, sweeper: Sweeper, starts_w: np.ndarray,
+                      jobs: int,
                       **options: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`alternate` from the starts ``starts_w`` (C, n_cols) of one table, in groups of
     starts run as tasks over ``jobs`` workers when the table is large (as chains are:
@@ -261,8 +262,10 @@ def map_labels(
     if n_init:
         starts_w.append(initial_column_labels(sweeper, n_init, rng))
     jobs = check_count("jobs", jobs)
-    z, w, n_iter, converged = _alternate_starts(model, X, sweeper, np.concatenate(starts_w, axis=1)[0], jobs,
-                                                max_iter=max_iter, incremental=method == "incremental")
+    z, w, n_iter, converged = _alternate_starts(model, X, sweeper,
+                                                np.concatenate(starts_w,
+                                                               axis=1)[0], jobs, max_iter=max_iter,
+                                                incremental=method == "incremental")
     best, loglik = best_of_starts(sweeper, z, w)
     k = int(best[0])
     return MapResult(

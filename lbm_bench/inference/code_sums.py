@@ -67,13 +67,15 @@ CODE_MIN_FULL_WORK = 50_000
 #: against 1.01 s packed, 200x100 even, 500x300 5.0 s against 3.7 s.
 CODE_MIN_TABLE_BYTES = 1 << 20
 #: Index of field ``f`` of a word in its ``uint16`` view (the machine's byte order).
-_FIELD_INDEX = np.arange(FIELDS_PER_WORD) if sys.byteorder == "little" else np.arange(FIELDS_PER_WORD)[::-1]
+_FIELD_INDEX = np.arange(FIELDS_PER_WORD) if sys.byteorder == "little" else np.arange(
+    FIELDS_PER_WORD)[::-1]
 
 
 def uses_codes(model: Any, n_rows: int, n_cols: int) -> bool:
     """Whether the engine holds a dense table of ``model`` as packed codes: a family with
     ``code_statistics`` and a table above :data:`CODE_MIN_TABLE_BYTES` of float64 statistics."""
-    return bool(model.code_statistics) and 8 * model.n_stats * n_rows * n_cols > CODE_MIN_TABLE_BYTES
+    return bool(
+        model.code_statistics) and 8 * model.n_stats * n_rows * n_cols > CODE_MIN_TABLE_BYTES
 
 
 def words_per_entry(n_stats: int) -> int:
@@ -169,7 +171,8 @@ class CodeSide(Side):
             width = part.shape[2]
             positions = np.arange(start, start + width) + (np.arange(B) * n_other)[:, None, None]
             positions = np.broadcast_to(positions, part.shape).ravel()[order]
-            csr_times_dense(indptr, positions, np.ones(positions.size, dtype=np.uint64), self._rows, summed[:rows])
+            csr_times_dense(indptr, positions, np.ones(positions.size, dtype=np.uint64), self._rows,
+                            summed[:rows])
             if start == 0:
                 _unpack(summed[:rows], p, flat)
             else:
@@ -200,12 +203,15 @@ class CodeSide(Side):
         order = np.argsort(moves, kind="stable")
         indptr = np.zeros(u + 1, dtype=np.int64)
         np.cumsum(counts[used], out=indptr[1:])
-        self._summed = summed = _buffer(self._summed, (max(u, B * C * o), self.words * n), np.uint64)
-        csr_times_dense(indptr, position[order], np.ones(k, dtype=np.uint64), self._rows, summed[:u])
+        self._summed = summed = _buffer(self._summed, (max(u, B * C * o), self.words * n),
+                                        np.uint64)
+        csr_times_dense(indptr, position[order], np.ones(k, dtype=np.uint64), self._rows,
+                        summed[:u])
         unpacked = np.empty((u, p, n))
         _unpack(summed[:u], p, unpacked)
         move = used // n_parts
-        order, indptr = csr_rows(np.concatenate([move // (o * o) * o + move % o, move // o]), B * C * o)
+        order, indptr = csr_rows(np.concatenate([move // (o * o) * o + move % o, move // o]),
+                                 B * C * o)
         columns = np.tile(np.arange(u, dtype=np.int64), 2)[order]
         signs = np.repeat(np.array([1.0, -1.0]), u)[order]
         self._delta = delta = _buffer(self._delta, (B * C * o, p * n), np.float64)

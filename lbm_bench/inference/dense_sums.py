@@ -90,7 +90,8 @@ class DenseSide(Side):
     single product, and so their bytes.
     """
 
-    def __init__(self, stats: np.ndarray, *model: np.ndarray | None, per_statistic: bool = False) -> None:
+    def __init__(self, stats: np.ndarray, *model: np.ndarray | None,
+                 per_statistic: bool = False) -> None:
         self.stats = stats
         self.n_tables, self.n_other, self.n_stats, self.n_own = stats.shape
         self.per_statistic = per_statistic
@@ -223,7 +224,8 @@ def csr_times_dense(
     """
     out.fill(0.0)
     if _csr_matvecs is not None:
-        _csr_matvecs(out.shape[0], dense.shape[0], dense.shape[1], indptr, indices, data, dense, out)
+        _csr_matvecs(out.shape[0], dense.shape[0], dense.shape[1], indptr, indices, data, dense,
+                     out)
     else:  # pragma: no cover - scipy without the private kernel
         shape = (out.shape[0], dense.shape[0])
         out += sparse.csr_array((data, indices, indptr), shape=shape) @ dense
@@ -256,7 +258,8 @@ class DenseStatistics:
 
     exact = False
 
-    def __init__(self, family: Any, tables: Any, sides: tuple[tuple, tuple], masks: Any = None) -> None:
+    def __init__(self, family: Any, tables: Any, sides: tuple[tuple, tuple],
+                 masks: Any = None) -> None:
         if not isinstance(family, EntryFamily):
             family = EntryFamily(family, False)
         if not isinstance(tables, np.ndarray):
@@ -307,7 +310,8 @@ class DenseStatistics:
         complete = all(mask is None for mask in self.masks) and A0 is None
         values = _distinct_values(self.tables) if exposure is None and complete else None
         if values is not None:  # the log-densities of the few values, looked up entry by entry
-            stats = model.sufficient_statistics(values[None]).astype(np.float32)[:, None]  # (p, 1, 1, V)
+            # (p, 1, 1, V)
+            stats = model.sufficient_statistics(values[None]).astype(np.float32)[:, None]
             scores.set_lookup(values[0], _log_densities(stats, eta, A, None))
         for rows in scores.bands():
             if values is not None:
@@ -336,7 +340,8 @@ def _distinct_values(tables: np.ndarray) -> np.ndarray | None:
     return np.arange(lo, hi + 1) if hi - lo < LOOKUP_MAX_VALUES else None
 
 
-def _log_densities(stats: np.ndarray, eta: np.ndarray, A: np.ndarray, exposure: np.ndarray | None) -> np.ndarray:
+def _log_densities(stats: np.ndarray, eta: np.ndarray, A: np.ndarray,
+                   exposure: np.ndarray | None) -> np.ndarray:
     """Class-major float32 log-densities ``dens[k, l]`` (without the base measure) of
     entries whose statistics are ``stats`` (p, ...): one axpy per statistic."""
     p, g, m = eta.shape
@@ -378,7 +383,10 @@ class EntrywiseScores:
 
     def bands(self) -> list[slice]:
         """The bands of rows whose log-densities fit in about 16 MiB of float32."""
-        return [slice(start, min(start + self.chunk, self.n_rows)) for start in range(0, self.n_rows, self.chunk)]
+        return [
+            slice(start, min(start + self.chunk, self.n_rows))
+            for start in range(0, self.n_rows, self.chunk)
+        ]
 
     def add_band(self, rows: slice, dens: np.ndarray) -> None:
         """Add a band's class-major log-densities ``dens[k, l]`` of shape (g, m, B, r, d),
@@ -400,9 +408,13 @@ class EntrywiseScores:
         entry by entry gives the same scores bit for bit."""
         g, m = dens.shape[:2]
         self.lowest = lowest
-        self.row_terms = [_logsumexp_first(dens[k] + self.log_rho[:, None, None, None])[0, 0] for k in range(g)]
+        self.row_terms = [
+            _logsumexp_first(dens[k] + self.log_rho[:, None, None, None])[0, 0] for k in range(g)
+        ]
         dens += self.log_pi[:, None, None, None, None]
-        self.col_terms = [_logsumexp_first(np.ascontiguousarray(dens[:, l]))[0, 0] for l in range(m)]
+        self.col_terms = [
+            _logsumexp_first(np.ascontiguousarray(dens[:, l]))[0, 0] for l in range(m)
+        ]
 
     def add_band_lookup(self, rows: slice, values: np.ndarray) -> None:
         """:meth:`add_band` for a band of an integer table, ``values`` (B, r, d), from the

@@ -96,7 +96,8 @@ class Sweeper:
     is_sparse : bool
         Whether the tables are held as scipy.sparse (chosen once, here).
     kernel : StorageKernel
-        The storage's kernel, chosen once by the tables (:func:`~lbm_bench.inference.kernels.choose_kernel`).
+        The storage's kernel, chosen once by the tables
+        (:func:`~lbm_bench.inference.kernels.choose_kernel`).
     storage : DenseStatistics, SparseStatistics, CodeStatistics or a registered kernel's
         The tables' statistics in their storage, with the two sides ``rows`` and ``cols``.
     """
@@ -126,7 +127,8 @@ class Sweeper:
         self.kernel = choose_kernel(model, layout)
         self.row_weights = model.row_weights(self.n_rows)
         self.col_weights = model.col_weights(self.n_cols)
-        row_part = (self.eta, self.log_partition, self.log_row_prior, self.row_weights, self.col_weights, counts)
+        row_part = (self.eta, self.log_partition, self.log_row_prior, self.row_weights,
+                    self.col_weights, counts)
         col_part = (self.eta.swapaxes(1, 2), self.log_partition.T, self.log_col_prior,
                     self.col_weights, self.row_weights, None if counts is None else counts.T)
         self.storage = self.kernel.build(self.family, layout, (row_part, col_part))
@@ -148,7 +150,9 @@ class Sweeper:
         """``log h(X_b)`` of every table (over its observed entries), shape (B,): the
         label-free term of the likelihood."""
         if self._base_measure is None:
-            tables = self.data if self.data is not None else [TableData.of(t) for t in self.storage.tables]
+            tables = self.data if self.data is not None else [
+                TableData.of(t) for t in self.storage.tables
+            ]
             self._base_measure = np.array([self.family.log_base_measure(t) for t in tables])
         return self._base_measure
 
@@ -189,7 +193,8 @@ class Sweeper:
         value = np.einsum("bclpk,pkl->bc", totals, self.eta)
         value -= np.einsum("bckl,kl->bc", exposure, self.log_partition)
         if self.count_partition is not None:  # the block mechanism's log(1 - q) of every entry
-            counts = class_mass(z, self.g, None)[..., :, None] * class_mass(w, self.m, None)[..., None, :]
+            counts = class_mass(z, self.g, None)[..., :, None] * class_mass(w, self.m,
+                                                                            None)[..., None, :]
             value -= np.einsum("bckl,kl->bc", counts, self.count_partition)
         value += self.log_row_prior[z].sum(-1) + self.log_col_prior[w].sum(-1)
         return value + self.base_measure[:, None] if base_measure else value
@@ -219,8 +224,8 @@ class BlockSums:
     - ``"sparse"`` (default): products of scipy CSR matrices with the
       statistics, on one thread. (Splitting the rows over two threads was
       slower: after each multi-threaded BLAS call, OpenBLAS's worker thread
-      keeps spinning on the second core for a while.) Directly, ``sums += D @ stats`` with ``D`` holding
-      +1 at ``((c, l'), j)`` and -1 at ``((c, l), j)``: ``2 K`` row additions
+      keeps spinning on the second core for a while.) Directly, ``sums += D @ stats`` with ``D``
+      holding +1 at ``((c, l'), j)`` and -1 at ``((c, l), j)``: ``2 K`` row additions
       for ``K`` changed labels. When the changes fall into few ``(c, l, l')``
       moves (``U`` of them, at most ``C o (o - 1)``), in two stages: the
       statistics of each move are summed first (``K`` row additions), then
@@ -247,10 +252,11 @@ class BlockSums:
     max_changed : int, optional
         Largest number of changed labels handled by an index update; more fall
         back to the full product. Default: the cost model (sparse kernel: the
-        index update's row additions times :data:`~lbm_bench.inference.dense_sums.INDEX_UPDATE_COST` against
-        the full product's ``B C o n_other`` row multiply-adds; dense kernel:
+        index update's row additions times :data:`~lbm_bench.inference.dense_sums.INDEX_UPDATE_COST`
+        against the full product's ``B C o n_other`` row multiply-adds; dense kernel:
         at most ``INDEX_MAX_FRACTION * n_other`` changed positions), and
-        always the full product when it is below :data:`~lbm_bench.inference.dense_sums.MIN_FULL_WORK` (times
+        always the full product when it is below
+        :data:`~lbm_bench.inference.dense_sums.MIN_FULL_WORK` (times
         :data:`~lbm_bench.inference.dense_sums.SINGLE_STAT_FACTOR` for one statistic). A
         value replaces both the cost model and that cut-off (tests use it to
         force a route); -1 means always the full product.

@@ -27,7 +27,13 @@ import numpy as np
 
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count
-from lbm_bench.inference.bayes import best_descent, descend, prepare_sides, search_labels, search_starts
+from lbm_bench.inference.bayes import (
+    best_descent,
+    descend,
+    prepare_sides,
+    search_labels,
+    search_starts,
+)
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate
 from lbm_bench.metrics.mcmc import chain_diagnostics
 from lbm_bench.tasks.bundles import weighted_bundles
@@ -35,8 +41,10 @@ from lbm_bench.tasks.large import is_large
 from lbm_bench.tasks.pool import run_tasks
 from lbm_bench.tasks.shipping import shipped
 
-__all__ = ["FloorCertificate", "cross_fitted_sides", "floor_certificate", "floor_risk", "risk_from_losses",
-           "set_start_indices", "side_bounds"]
+__all__ = [
+    "FloorCertificate", "cross_fitted_sides", "floor_certificate", "floor_risk", "risk_from_losses",
+    "set_start_indices", "side_bounds"
+]
 
 
 @dataclass(frozen=True)
@@ -73,9 +81,11 @@ class FloorCertificate:
         return self.risk.col_loss
 
 
-def risk_from_losses(row_loss: np.ndarray, col_loss: np.ndarray, chain_lengths: np.ndarray) -> RiskEstimate:
+def risk_from_losses(row_loss: np.ndarray, col_loss: np.ndarray,
+                     chain_lengths: np.ndarray) -> RiskEstimate:
     """A :class:`RiskEstimate` from per-set ``l_row`` and ``l_col`` losses (chain-major)."""
-    row_loss, col_loss = np.asarray(row_loss, dtype=np.float64), np.asarray(col_loss, dtype=np.float64)
+    row_loss, col_loss = np.asarray(row_loss,
+                                    dtype=np.float64), np.asarray(col_loss, dtype=np.float64)
     losses = row_loss + col_loss - row_loss * col_loss
     mcse, rhat = chain_diagnostics(losses, chain_lengths)
     n_samples = losses.shape[0]
@@ -149,16 +159,17 @@ def floor_certificate(
     >>> floor.rows.shape, floor.cols.shape, 0 <= floor.risk.risk <= 1
     ((40,), (30,), True)
     """
-    risk, losses, (z, w) = _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts,
-                                         max_sweeps, with_labels=True, jobs=jobs)
+    risk, losses, (z, w) = _cross_fitted(samples, starts, n_row_clusters, n_col_clusters,
+                                         n_set_starts, max_sweeps, with_labels=True, jobs=jobs)
     return FloorCertificate(rows=z, cols=w, risk=risk, losses=losses)
 
 
 @fill_doc
 def floor_risk(samples: GibbsSamples, *, starts: Sequence[tuple[Any, Any]] | None = None,
-               n_row_clusters: int | None = None, n_col_clusters: int | None = None, n_set_starts: int = 4,
-               max_sweeps: int = 1000) -> RiskEstimate:
-    """``floor_certificate(samples, ...).risk`` without its labels chosen on all sets (the calibration's).
+               n_row_clusters: int | None = None, n_col_clusters: int | None = None,
+               n_set_starts: int = 4, max_sweeps: int = 1000) -> RiskEstimate:
+    """``floor_certificate(samples, ...).risk`` without its labels chosen on all sets (the
+    calibration's).
 
     {{gibbs_samples_example}}
     >>> floor_risk(samples) == floor_certificate(samples).risk
@@ -168,8 +179,8 @@ def floor_risk(samples: GibbsSamples, *, starts: Sequence[tuple[Any, Any]] | Non
                          with_labels=False)[0]
 
 
-def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps, *, with_labels: bool,
-                  jobs: int = 1):
+def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts, max_sweeps, *,
+                  with_labels: bool, jobs: int = 1):
     """The checked inputs' cross-fitted risk, per-set losses, and (``with_labels``) the labels
     chosen on all sets, else None."""
     if not isinstance(samples, GibbsSamples):
@@ -179,8 +190,8 @@ def _cross_fitted(samples, starts, n_row_clusters, n_col_clusters, n_set_starts,
     max_sweeps = check_count("max_sweeps", max_sweeps)
     n_set_starts = check_count("n_set_starts", n_set_starts, minimum=0)
     jobs = check_count("jobs", jobs)
-    rows, cols, pairs = prepare_sides(samples.rows, samples.cols, starts, n_row_clusters, n_col_clusters,
-                                      bounds=side_bounds(samples.chain_lengths))
+    rows, cols, pairs = prepare_sides(samples.rows, samples.cols, starts, n_row_clusters,
+                                      n_col_clusters, bounds=side_bounds(samples.chain_lengths))
     return cross_fitted_sides(samples.chain_lengths, rows, cols, pairs, n_set_starts, max_sweeps,
                               with_labels=with_labels, jobs=jobs)
 
@@ -193,13 +204,14 @@ def side_bounds(chain_lengths: np.ndarray) -> list[int]:
     return [*np.cumsum(chain_lengths).tolist(), *half_cut]
 
 
-def cross_fitted_sides(chain_lengths: np.ndarray, rows, cols, pairs, n_set_starts: int, max_sweeps: int, *,
-                       with_labels: bool = False, jobs: int = 1):
+def cross_fitted_sides(chain_lengths: np.ndarray, rows, cols, pairs, n_set_starts: int,
+                       max_sweeps: int, *, with_labels: bool = False, jobs: int = 1):
     """:func:`_cross_fitted` of prepared sides (:func:`~lbm_bench.inference.bayes.prepare_sides`,
     blocks cut at :func:`side_bounds`) and checked starts ``pairs``: the risk, the per-set
     losses, and (``with_labels``) the labels chosen on all sets, else None."""
     half = _halves(chain_lengths)
-    sides = [(rows.subset(half == 0), cols.subset(half == 0)), (rows.subset(half == 1), cols.subset(half == 1))]
+    sides = [(rows.subset(half == 0), cols.subset(half == 0)),
+             (rows.subset(half == 1), cols.subset(half == 1))]
     if with_labels:
         sides.append((rows, cols))
     found = _searches(sides, pairs, n_set_starts, max_sweeps, jobs)
@@ -233,7 +245,8 @@ def _cross_fit(chain_lengths, rows, cols, half, labels) -> tuple[RiskEstimate, n
     return risk, row_loss + col_loss - row_loss * col_loss
 
 
-def _searches(sides, pairs, n_set_starts: int, max_sweeps: int, jobs: int) -> list[tuple[np.ndarray, np.ndarray]]:
+def _searches(sides, pairs, n_set_starts: int, max_sweeps: int,
+              jobs: int) -> list[tuple[np.ndarray, np.ndarray]]:
     """:func:`_search` on every (rows, cols) of ``sides``. For a large table
     (:func:`~lbm_bench.tasks.large.is_large`) and ``jobs > 1``, all their descents run as
     ``jobs`` tasks of about equal sets (each side's starts are chosen here); the best descent
@@ -241,12 +254,16 @@ def _searches(sides, pairs, n_set_starts: int, max_sweeps: int, jobs: int) -> li
     n_rows, n_cols = sides[0][0].ref.shape[0], sides[0][1].ref.shape[0]
     if jobs == 1 or not is_large(n_rows, n_cols):
         return [search_labels(r, c, pairs, n_set_starts, max_sweeps) for r, c in sides]
-    descents = [(k, z, w) for k, (r, c) in enumerate(sides) for z, w in search_starts(r, c, pairs, n_set_starts)]
+    descents = [(k, z, w) for k, (r, c) in enumerate(sides)
+                for z, w in search_starts(r, c, pairs, n_set_starts)]
     costs = [sides[k][0].n_sets for k, _, _ in descents]
     bundles = weighted_bundles(costs, min(jobs, len(descents)))
     # each side crosses once (scattered to one Dask worker, fetched by another when a task
     # there needs it; memory-mapped on loky), not in every task that descends on it
-    light = [shipped((r.without_sets(), c.without_sets()), broadcast=False, reuse=False) for r, c in sides]
+    light = [
+        shipped((r.without_sets(), c.without_sets()), broadcast=False, reuse=False)
+        for r, c in sides
+    ]
     calls = [({int(k): light[k] for k in {descents[i][0] for i in bundle}},
               [descents[i] for i in bundle], max_sweeps) for bundle in bundles]
     parts = run_tasks(_descent_task, calls, len(calls))
@@ -257,4 +274,6 @@ def _searches(sides, pairs, n_set_starts: int, max_sweeps: int, jobs: int) -> li
 
 def _descent_task(sides, items, max_sweeps):
     """:func:`_descend` from each ``(side, z, w)`` of ``items`` on ``sides[side]`` (a task)."""
-    return [descend(*sides[k], z.astype(np.int64), w.astype(np.int64), max_sweeps) for k, z, w in items]
+    return [
+        descend(*sides[k], z.astype(np.int64), w.astype(np.int64), max_sweeps) for k, z, w in items
+    ]

@@ -159,7 +159,8 @@ def _chain_starts(
         elif init == "random":
             pairs = [model.sample_labels(n, d, rng=rng) for _ in range(n_chains)]
         else:
-            raise ValueError(f"init must be 'map', 'random', a (z, w) pair or a list of pairs; got {init!r}")
+            raise ValueError("init must be 'map', 'random', a (z, w) pair or a list of pairs; got "
+                             f"{init!r}")
     elif isinstance(init, tuple) and len(init) == 2 and np.ndim(init[0]) == 1:
         pairs = [init]
     else:
@@ -249,8 +250,8 @@ def gibbs_labels(
     per_chain = -(-n_samples // n_chains)
     lengths = np.full(n_chains, n_samples // n_chains)
     lengths[: n_samples % n_chains] += 1
-    rows, cols = run_chain_tasks(model, X, w[0], per_chain, seeds, jobs=jobs, burn_in=burn_in, thin=thin,
-                                 incremental=method == "incremental")
+    rows, cols = run_chain_tasks(model, X, w[0], per_chain, seeds, jobs=jobs, burn_in=burn_in,
+                                 thin=thin, incremental=method == "incremental")
     rows, cols = rows.reshape(-1, X.shape[0]), cols.reshape(-1, X.shape[1])
     if n_samples != n_chains * per_chain:  # drop the unused last set of the short chains
         keep = np.concatenate(
@@ -258,4 +259,3 @@ def gibbs_labels(
         )
         rows, cols = rows[keep], cols[keep]
     return GibbsSamples(rows=rows, cols=cols, chain_lengths=lengths, burn_in=burn_in, thin=thin)
-

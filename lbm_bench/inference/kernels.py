@@ -1,4 +1,5 @@
-"""The storages' kernels behind one door: a registry, asked once per :class:`~lbm_bench.inference.engine.Sweeper`.
+"""The storages' kernels behind one door: a registry, asked once per
+:class:`~lbm_bench.inference.engine.Sweeper`.
 
 A kernel is the statistics of a stack of tables in one storage, with the two sides of
 the conditional steps (full block sums, index updates, logits) and the classifier's
@@ -62,7 +63,8 @@ class TableLayout:
     @property
     def arrays(self) -> Any:
         """The dense tables: the stack, or a list of arrays."""
-        return self.tables if isinstance(self.tables, np.ndarray) else [t.table for t in self.tables]
+        return self.tables if isinstance(self.tables,
+                                         np.ndarray) else [t.table for t in self.tables]
 
     @property
     def masks(self) -> list | None:

@@ -75,7 +75,8 @@ def _ones(size: int, dtype: Any) -> np.ndarray:
     matrices as the kernels take them: of the vector's dtype)."""
     dtype = np.dtype(dtype)
     buffer = _ONES.get(dtype)
-    if buffer is None or buffer.size < size:  # (this buffer, whatever another thread keeps meanwhile)
+    # (this buffer, whatever another thread keeps meanwhile)
+    if buffer is None or buffer.size < size:
         buffer = _ONES[dtype] = np.ones(max(size, 1 << 20), dtype=dtype)
     return buffer[:size]
 
@@ -97,7 +98,8 @@ def _add_product(matrix, vector: np.ndarray, out: np.ndarray) -> None:
 
 
 def _add_transposed_product(matrix, vector: np.ndarray, out: np.ndarray) -> None:
-    """``out += matrix.T @ vector`` for a 0/1 CSR ``matrix`` (read as the CSC matrix of its transpose)."""
+    """``out += matrix.T @ vector`` for a 0/1 CSR ``matrix`` (read as the CSC matrix of its
+    transpose)."""
     if _csc_matvec is None:
         out += matrix.T @ vector
     else:
@@ -127,7 +129,8 @@ class SetBlock:
         self.minority = minority
 
     @classmethod
-    def build(cls, sets: np.ndarray, ref: np.ndarray, n_classes: int, begin: int, end: int) -> SetBlock:
+    def build(cls, sets: np.ndarray, ref: np.ndarray, n_classes: int, begin: int,
+              end: int) -> SetBlock:
         chunk = sets[begin:end]
         n_sets, n_items = chunk.shape
         flat = np.flatnonzero(chunk != ref)  # sorted by set, then item
@@ -137,8 +140,8 @@ class SetBlock:
         return cls.of_entries(begin, end, set_index, item_index, labels, n_classes, n_items)
 
     @classmethod
-    def of_entries(cls, begin: int, end: int, set_index: np.ndarray, item_index: np.ndarray, labels: np.ndarray,
-                   n_classes: int, n_items: int) -> SetBlock:
+    def of_entries(cls, begin: int, end: int, set_index: np.ndarray, item_index: np.ndarray,
+                   labels: np.ndarray, n_classes: int, n_items: int) -> SetBlock:
         """The block of the sets ``begin:end`` from their minority entries: the set (within the
         block), the item and the label of every label that differs from the item's reference,
         sorted by set, then item."""
@@ -258,7 +261,8 @@ class LabelSide:
         """Items on which each set agrees with ``labels``, int64 of shape (n_sets,)
         (the last few labellings' kept: a copy, checked equal, gives the same array again)."""
         key = hashlib.blake2b(np.ascontiguousarray(labels).tobytes(), digest_size=16).digest()
-        kept = self._agreed.get(key)  # (descents in threads may share a side: no step assumes another's)
+        # (descents in threads may share a side: no step assumes another's)
+        kept = self._agreed.get(key)
         if kept is not None and np.array_equal(kept[0], labels):
             with contextlib.suppress(KeyError):
                 self._agreed.move_to_end(key)  # the most recent again
@@ -282,14 +286,16 @@ class LabelSide:
         """Sets giving each item each class other than its reference, int64 of shape
         (n_classes, n_items) (zero at the reference; counted once)."""
         if self._counts is None:
-            self._counts = self._weighted_counts(np.ones(self.n_sets, dtype=np.int64)).astype(np.int64)
+            self._counts = self._weighted_counts(np.ones(self.n_sets,
+                                                         dtype=np.int64)).astype(np.int64)
         return self._counts
 
     def _weighted_counts(self, weights: np.ndarray) -> np.ndarray:
         """``minority[k].T @ weights`` for every class, shape (n_classes, n_items), for non-negative
         integer ``weights``, in the narrowest integers that hold their sum."""
         dtype = _sum_dtype(int(weights.sum()))  # every count is a sum of some of the weights
-        scores = np.zeros((self.n_classes, self.ref.shape[0]), dtype=dtype)  # class-major: contiguous rows
+        # class-major: contiguous rows
+        scores = np.zeros((self.n_classes, self.ref.shape[0]), dtype=dtype)
         if weights.any():
             for block in self.blocks:
                 part = weights[block.begin : block.end].astype(dtype)

@@ -96,7 +96,8 @@ class Side:
         self.n_classes, self.n_other_classes = k, o
         self.eta = np.ascontiguousarray(eta.transpose(1, 2, 0).reshape(k, o * p))  # [k, (o, p)]
         self.log_partition_t = np.ascontiguousarray(log_partition.T)  # (o, k)
-        self.count_partition_t = None if count_partition is None else np.ascontiguousarray(count_partition.T)
+        self.count_partition_t = None if count_partition is None else np.ascontiguousarray(
+            count_partition.T)
         self.log_prior = log_prior[:, None]
         self.own_weights = own_weights
         self.other_weights = other_weights
@@ -107,7 +108,8 @@ class Side:
         logits = np.matmul(self.eta, sums.reshape(B * C, o * p, n)).reshape(B, C, self.n_classes, n)
         mass = class_mass(other, o, self.other_weights)
         penalty = mass @ self.log_partition_t  # (B, C, k)
-        if self.count_partition_t is not None:  # the block mechanism's -log(1 - q) over class counts
+        # the block mechanism's -log(1 - q) over class counts
+        if self.count_partition_t is not None:
             counts = mass if self.other_weights is None else class_mass(other, o, None)
             count_penalty = counts @ self.count_partition_t
         if self.own_weights is None:

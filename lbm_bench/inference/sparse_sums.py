@@ -5,8 +5,8 @@ held as CSR twice, ``X`` and ``X^T``. A table with missing entries has more
 statistic channels (the entry, and the missing entries' exposures; see
 :class:`~lbm_bench.models.observed.EntryFamily`), all sparse: the ``p`` channels
 of a side are stacked into one CSR of ``p n_own`` rows (and its transpose for
-index updates), so the products and updates below work on them unchanged. The full block sums are the sparse
-products ``X @ onehot(w)`` and ``X^T @ onehot(z)`` (``O(nnz C o)``); an index
+index updates), so the products and updates below work on them unchanged. The full block sums are
+the sparse products ``X @ onehot(w)`` and ``X^T @ onehot(z)`` (``O(nnz C o)``); an index
 update adds and subtracts the rows of the other-major CSR for the labels that
 moved (``O(nnz of the moved rows)``) and scatters the result into the sums.
 The zeros need no term of their own: the logits' ``A_kl`` times the class
@@ -136,7 +136,8 @@ class SparseSide(Side):
         flat = sums.reshape(-1)
         size = flat.size
         ends = np.cumsum(lengths)
-        bounds = np.searchsorted(ends, np.arange(_GATHER_CHUNK, ends[-1] if ends.size else 0, _GATHER_CHUNK))
+        bounds = np.searchsorted(
+            ends, np.arange(_GATHER_CHUNK, ends[-1] if ends.size else 0, _GATHER_CHUNK))
         for part in np.split(np.arange(position.size), np.unique(bounds + 1)):
             if part.size == 0:
                 continue
@@ -178,25 +179,29 @@ class SparseStatistics:
             )
         self.data = list(tables)
         self.tables = [t.table for t in tables]
-        channels = [family.sparse_statistics(t) for t in tables]  # n_stats CSR (n_rows, n_cols) each
+        # n_stats CSR (n_rows, n_cols) each
+        channels = [family.sparse_statistics(t) for t in tables]
         p = family.n_stats
         self.values = [c[0] for c in channels]  # the entries themselves (0 at missing entries)
         if p == 1:
             self.by_rows = self.values  # (n_rows, n_cols)
             self.by_cols = [t.T.tocsr() for t in self.by_rows]  # (n_cols, n_rows)
-            rows_own, rows_other, cols_own, cols_other = self.by_rows, self.by_cols, self.by_cols, self.by_rows
+            rows_own, rows_other = self.by_rows, self.by_cols
+            cols_own, cols_other = self.by_cols, self.by_rows
         else:
             rows_own = [sparse.vstack(c, format="csr") for c in channels]  # (p n_rows, n_cols)
             rows_other = [t.T.tocsr() for t in rows_own]
-            cols_own = [sparse.vstack([x.T for x in c], format="csr") for c in channels]  # (p n_cols, n_rows)
+            # (p n_cols, n_rows)
+            cols_own = [sparse.vstack([x.T for x in c], format="csr") for c in channels]
             cols_other = [t.T.tocsr() for t in cols_own]
         self.shape = (len(tables),) + tables[0].shape
         self.rows = SparseSide(rows_own, rows_other, p, *sides[0])
         self.cols = SparseSide(cols_own, cols_other, p, *sides[1])
 
     def entrywise_scores(self, sweeper: Any) -> tuple[np.ndarray, np.ndarray]:
-        """The dense storage's :meth:`~lbm_bench.inference.dense_sums.DenseStatistics.entrywise_scores`
-        on sparse tables: the stored entries one by one, the zeros in closed form.
+        """The dense storage's
+        :meth:`~lbm_bench.inference.dense_sums.DenseStatistics.entrywise_scores` on sparse tables:
+        the stored entries one by one, the zeros in closed form.
 
         A zero of row ``i`` adds ``log sum_l rho_l exp(-c_ij A_kl)`` to its score for class
         ``k``: the same for every zero without effects; with effects (``c_ij = a_i b_j``),
@@ -229,7 +234,8 @@ class SparseStatistics:
                 # column's likewise over the transposed table (a column's entries by
                 # increasing row, as in the table): the sums of one pass over all entries
                 _add_gains(row_scores, X, values, row_gain)
-                _add_gains(col_scores, self.by_cols[t] if self.rows.n_stats == 1 else X.T.tocsr(), values, col_gain)
+                _add_gains(col_scores, self.by_cols[t] if self.rows.n_stats == 1 else X.T.tocsr(),
+                           values, col_gain)
             else:
                 rows = np.repeat(np.arange(n), np.diff(X.indptr))
                 cols, x = X.indices, X.data
@@ -246,7 +252,8 @@ class SparseStatistics:
                     exposure = (a[r] * b[c])[:, None, None]
                     zero = -exposure * A  # (e, g, m)
                     dens = zero + eta * v[:, None, None]
-                    row_gain = _logsumexp(dens + log_rho, axis=2) - _logsumexp(zero + log_rho, axis=2)
+                    row_gain = _logsumexp(dens + log_rho, axis=2) - _logsumexp(
+                        zero + log_rho, axis=2)
                     col_gain = (_logsumexp(dens + log_pi[:, None], axis=1)
                                 - _logsumexp(zero + log_pi[:, None], axis=1))
                     for k in range(row_gain.shape[1]):
@@ -328,13 +335,15 @@ def _add_gains(scores: np.ndarray, X: Any, values: np.ndarray, gains: np.ndarray
     indptr, n = X.indptr, X.shape[0]
     start = 0
     while start < n:
-        stop = max(start + 1, int(np.searchsorted(indptr, indptr[start] + _SCORE_CHUNK, side="right")) - 1)
+        stop = max(start + 1,
+                   int(np.searchsorted(indptr, indptr[start] + _SCORE_CHUNK, side="right")) - 1)
         stop = min(stop, n)
         lo, hi = int(indptr[start]), int(indptr[stop])
         rows = np.repeat(np.arange(stop - start), np.diff(indptr[start:stop + 1]))
         inverse = np.searchsorted(values, X.data[lo:hi])
         for k in range(gains.shape[1]):
-            scores[start:stop, k] += np.bincount(rows, weights=gains[inverse, k], minlength=stop - start)
+            scores[start:stop, k] += np.bincount(rows, weights=gains[inverse, k],
+                                                 minlength=stop - start)
         start = stop
 
 
@@ -353,7 +362,8 @@ def _remove_zero_terms(row_scores, col_scores, rows, cols, a, b, A, log_pi, log_
             col_scores[:, l] -= np.bincount(c, weights=col_terms[:, l], minlength=d)
 
 
-def _grouped_zero_terms(own: np.ndarray, other: np.ndarray, log_prior_other, A: np.ndarray) -> np.ndarray:
+def _grouped_zero_terms(own: np.ndarray, other: np.ndarray, log_prior_other,
+                        A: np.ndarray) -> np.ndarray:
     """``sum_j log sum_l prior_l exp(-own_i other_j A_kl)`` for every own item and class ``k``,
     with ``other`` summarised by equal-count groups (their means): (n_own, k)."""
     groups = np.array_split(np.sort(other), min(_ZERO_GROUPS, other.size))

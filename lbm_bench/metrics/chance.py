@@ -35,8 +35,8 @@ def chance_risk(
     Monte Carlo: ``n_draws`` labellings are drawn (each row label from
     ``row_proportions``, each column label from ``col_proportions``, all independent
     and independent of X), and each is scored like a submission, its conditional risk
-    under its own optimal label matching (:func:`~lbm_bench.metrics.risk.conditional_risk`), against at most
-    ``max_sets`` of the label sets, evenly spaced. The matching fitted to each random
+    under its own optimal label matching (:func:`~lbm_bench.metrics.risk.conditional_risk`), against
+    at most ``max_sets`` of the label sets, evenly spaced. The matching fitted to each random
     labelling is what a random submission gets: on small tables it gains from chance
     agreements, so the chance level is a few hundredths below the risk under a
     matching fixed in advance (``1 - 1/g`` per side for equal proportions).

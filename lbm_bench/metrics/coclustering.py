@@ -183,7 +183,8 @@ def l_item(
     """
     row_hits, col_hits, n_rows, n_cols, batched = _two_way_hits(z, w, z_pred, w_pred, match)
     cells = n_rows * n_cols
-    return finish([(cells - r * c) / cells for r, c in zip(row_hits, col_hits, strict=True)], batched)
+    return finish([(cells - r * c) / cells for r, c in zip(row_hits, col_hits, strict=True)],
+                  batched)
 
 
 @fill_doc
@@ -232,7 +233,8 @@ def l_full(
     """
     row_hits, col_hits, n_rows, n_cols, batched = _two_way_hits(z, w, z_pred, w_pred, match)
     values = [
-        0.0 if (r == n_rows and c == n_cols) else 1.0 for r, c in zip(row_hits, col_hits, strict=True)
+        0.0 if (r == n_rows and c == n_cols) else 1.0
+        for r, c in zip(row_hits, col_hits, strict=True)
     ]
     return finish(values, batched)
 

@@ -73,8 +73,7 @@ FloatOrArray = float | np.ndarray
 def same_length(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) -> None:
     if a.shape[-1] != b.shape[-1]:
         raise ValueError(
-            f"{name_a} and {name_b} must have the same length, "
-            f"got shapes {a.shape} and {b.shape}"
+            f"{name_a} and {name_b} must have the same length, got shapes {a.shape} and {b.shape}"
         )
 
 

@@ -21,7 +21,8 @@ from lbm_bench.metrics.contingency_tables import TableStack, best_matching
 __all__ = ["alternating_matchings", "cluster_map", "optimal_matchings"]
 
 
-#: Safety cap on the alternating Hungarian steps of :func:`~lbm_bench.metrics.risk.conditional_risk`.
+#: Safety cap on the alternating Hungarian steps of
+#: :func:`~lbm_bench.metrics.risk.conditional_risk`.
 _MAX_ALTERNATIONS = 1000
 
 

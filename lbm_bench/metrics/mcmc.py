@@ -53,10 +53,12 @@ def chain_diagnostics(values: np.ndarray, chain_lengths: np.ndarray) -> tuple[fl
     >>> mcse, rhat = chain_diagnostics(np.full(100, 0.25), np.array([50, 50]))
     >>> mcse, rhat
     (0.0, 1.0)
-    >>> mcse, rhat = chain_diagnostics(np.random.default_rng(0).random(4000), np.array([2000, 2000]))
+    >>> draws = np.random.default_rng(0).random(4000)
+    >>> mcse, rhat = chain_diagnostics(draws, np.array([2000, 2000]))
     >>> round(mcse, 4), round(rhat, 2)   # about sqrt(1/12 / 4000) = 0.0046 for independent draws
     (0.0046, 1.0)
-    >>> chain_diagnostics(np.random.default_rng(0).random(8), np.ones(8, dtype=int))[0]  # chains of one set
+    >>> # chains of one set
+    >>> chain_diagnostics(np.random.default_rng(0).random(8), np.ones(8, dtype=int))[0]
     nan
     """
     chains = [c for c in _split(np.asarray(values, dtype=np.float64), chain_lengths) if c.size]

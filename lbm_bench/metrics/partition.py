@@ -334,7 +334,8 @@ def normalized_accuracy(a: ArrayLike, b: ArrayLike | None = None) -> float:
     >>> normalized_accuracy([0, 0, 1, 1], [0, 0, 1, 0])
     0.5
     """
-    return _on_square_table(a, b, lambda table, n, k: (matched_count(table) * k - n) / (n * (k - 1)))
+    return _on_square_table(a, b, lambda table, n, k: (matched_count(table) * k - n) / (n *
+                                                                                        (k - 1)))
 
 
 @fill_doc
@@ -404,7 +405,8 @@ def pair_sets_index(
     >>> pair_sets_index([0, 0, 1, 1], [1, 1, 0, 0])
     1.0
     """
-    return _on_square_table(a, b, lambda table, n, k: _pair_sets_value(table, n, k, simplified, clipped))
+    return _on_square_table(a, b,
+                            lambda table, n, k: _pair_sets_value(table, n, k, simplified, clipped))
 
 
 def _pair_sets_value(table: np.ndarray, n: int, k: int, simplified: bool, clipped: bool) -> float:
@@ -420,5 +422,3 @@ def _pair_sets_value(table: np.ndarray, n: int, k: int, simplified: bool, clippe
         expected = Fraction(int(np.minimum(padded_rows, padded_cols).sum()), n)
     value = float((matched - expected) / (k - expected))
     return max(value, 0.0) if clipped else value
-
-

@@ -167,16 +167,19 @@ class ConditionalRisk:
     def matched_labels(self, z_pred: ArrayLike, w_pred: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """The reference cluster matched to each item's predicted cluster (-1: unmatched), for
         labels among :attr:`row_labels` and :attr:`col_labels` (ValueError otherwise): then
-        ``risk == l_item(gibbs_rows, gibbs_cols, *matched_labels(z_pred, w_pred), match=False).mean()``."""
+        ``risk == l_item(gibbs_rows, gibbs_cols, *matched_labels(z_pred, w_pred),
+        match=False).mean()``."""
         return (_matched(self.row_labels, self.row_map, check_labels("z_pred", z_pred), "z_pred"),
                 _matched(self.col_labels, self.col_map, check_labels("w_pred", w_pred), "w_pred"))
 
 
-def _matched(labels: np.ndarray, cluster_map: np.ndarray, pred: np.ndarray, name: str) -> np.ndarray:
+def _matched(labels: np.ndarray, cluster_map: np.ndarray, pred: np.ndarray,
+             name: str) -> np.ndarray:
     index = np.minimum(np.searchsorted(labels, pred), labels.size - 1)
     unknown = labels[index] != pred
     if unknown.any():
-        raise ValueError(f"{name} holds the label {int(pred[unknown][0])}, which the scored labels do not have")
+        raise ValueError(f"{name} holds the label {int(pred[unknown][0])}, which the scored labels "
+                         "do not have")
     return cluster_map[index]
 
 
@@ -196,7 +199,8 @@ def _chain_lengths(n_sets: int, n_chains: Any, chain_lengths: Any) -> list[int]:
             )
         if n_chains not in (1, lengths.size):
             raise ValueError(
-                f"n_chains={describe_value(n_chains)} contradicts chain_lengths of length {lengths.size}"
+                f"n_chains={describe_value(n_chains)} contradicts chain_lengths of length "
+                f"{lengths.size}"
             )
         return [int(x) for x in lengths]
     if isinstance(n_chains, bool) or not isinstance(n_chains, (int, np.integer)):
@@ -304,18 +308,19 @@ def conditional_risk_of_sets(
     ``rows_ref``/``cols_ref`` are non-negative integer label sets (any integer dtype) of shapes
     (S, n_rows) and (S, n_cols), ``rows_pred``/``cols_pred`` int64 non-negative
     vectors of matching lengths, ``lengths`` the chain lengths (summing to S).
-    The predictions are renumbered first (:func:`~lbm_bench.metrics.contingency_tables.label_codes`), so
-    that the contingency tables are sized by the numbers of clusters, not by the label values.
+    The predictions are renumbered first
+    (:func:`~lbm_bench.metrics.contingency_tables.label_codes`), so that the contingency tables are
+    sized by the numbers of clusters, not by the label values.
     """
-    (rows_pred, row_labels), (cols_pred, col_labels) = label_codes(rows_pred), label_codes(cols_pred)
+    (rows_pred, row_labels), (cols_pred,
+                              col_labels) = label_codes(rows_pred), label_codes(cols_pred)
     rows = TableStack(rows_ref, int(rows_ref.max()) + 1, rows_pred, row_labels.size)
     cols = TableStack(cols_ref, int(cols_ref.max()) + 1, cols_pred, col_labels.size)
     return conditional_risk_of_tables(rows, cols, row_labels, col_labels, lengths)
 
 
-def conditional_risk_of_tables(
-    rows: TableStack, cols: TableStack, row_labels: np.ndarray, col_labels: np.ndarray, lengths: Sequence[int]
-) -> ConditionalRisk:
+def conditional_risk_of_tables(rows: TableStack, cols: TableStack, row_labels: np.ndarray,
+                               col_labels: np.ndarray, lengths: Sequence[int]) -> ConditionalRisk:
     """:func:`conditional_risk` from the contingency tables of every set against the
     renumbered predictions (:class:`TableStack`), and the distinct predicted labels."""
     n_sets = rows.n_sets
@@ -349,5 +354,3 @@ def conditional_risk_of_tables(
 def _read_only(array: np.ndarray) -> np.ndarray:
     array.flags.writeable = False
     return array
-
-

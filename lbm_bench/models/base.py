@@ -61,7 +61,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from lbm_bench._validation import check_block_array, check_count, check_labels, check_proportions, check_vector
+from lbm_bench._validation import (
+    check_block_array,
+    check_count,
+    check_labels,
+    check_proportions,
+    check_vector,
+)
 from lbm_bench.models.data import TableData
 from lbm_bench.models.observed import EntryFamily
 from lbm_bench.models.sparse_noise import SparseNoise
@@ -162,7 +168,8 @@ class LatentBlockModel:
         """
         out = copy.copy(self)
         if probs is not None:
-            probs = check_block_array("missing_probs", probs, self.block_shape, lower=0.0, upper=1.0)
+            probs = check_block_array("missing_probs", probs, self.block_shape, lower=0.0,
+                                      upper=1.0)
         out.missing_probs = probs
         return out
 
@@ -243,10 +250,12 @@ class LatentBlockModel:
         Gaussian family draws standard normals.
         """
         if self.sparse:
-            return SparseNoise(n_rows, n_cols, self.row_weights(n_rows), self.col_weights(n_cols), rng=rng)
+            return SparseNoise(n_rows, n_cols, self.row_weights(n_rows), self.col_weights(n_cols),
+                               rng=rng)
         return rng.random((n_rows, n_cols))
 
-    def table_from_noise(self, noise: np.ndarray, z: np.ndarray, w: np.ndarray) -> Any:  # pragma: no cover
+    def table_from_noise(self, noise: np.ndarray, z: np.ndarray,
+                         w: np.ndarray) -> Any:  # pragma: no cover
         """Turn noise into a table given the labels (deterministic)."""
         raise NotImplementedError
 
@@ -280,7 +289,8 @@ class LatentBlockModel:
         """ndarray of shape (n_stats,): the expected sufficient statistics of an entry of the
         table, ``sum_kl pi_k rho_l E_kl[T(x)]`` (the table's expected level; row and column
         effects of mean one leave it unchanged)."""
-        return np.einsum("k,skl,l->s", self.row_proportions, self.mean_statistics, self.col_proportions)
+        return np.einsum("k,skl,l->s", self.row_proportions, self.mean_statistics,
+                         self.col_proportions)
 
     # -- generic methods --------------------------------------------------------
     def _check_shape_args(self, n_rows: Any, n_cols: Any) -> tuple[int, int]:
@@ -354,9 +364,11 @@ class LatentBlockModel:
         """The sufficient statistics of a checked table: ``n_stats`` float64 tables,
         dense arrays of shape (n_rows, n_cols) or CSR arrays for a sparse table."""
         data = TableData.of(X)
-        return self.sparse_statistics(data.table) if data.is_sparse else list(self.sufficient_statistics(data.table))
+        return self.sparse_statistics(data.table) if data.is_sparse else list(
+            self.sufficient_statistics(data.table))
 
-    def block_totals(self, X: Any, z: Any, w: Any, observed: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    def block_totals(self, X: Any, z: Any, w: Any,
+                     observed: Any = None) -> tuple[np.ndarray, np.ndarray]:
         """Sufficient statistics and exposures summed per block, over the observed entries.
 
         Parameters
@@ -379,8 +391,10 @@ class LatentBlockModel:
         totals, exposure, _ = self._observed_totals(data, z, w)
         return totals[: self.n_stats], exposure
 
-    def _observed_totals(self, data: TableData, z: Any, w: Any) -> tuple[np.ndarray, np.ndarray, tuple]:
-        """Block sums of the observed-data family's channels (:class:`~lbm_bench.models.observed.EntryFamily`),
+    def _observed_totals(self, data: TableData, z: Any,
+                         w: Any) -> tuple[np.ndarray, np.ndarray, tuple]:
+        """Block sums of the observed-data family's channels
+        (:class:`~lbm_bench.models.observed.EntryFamily`),
         the observed exposures, and the family, class masses and class counts."""
         z, w = self._check_labels_for(data.table, z, w)
         family = EntryFamily(self, data.has_missing)

@@ -37,7 +37,15 @@ from lbm_bench._validation import check_block_array
 from lbm_bench.models.base import LatentBlockModel
 from lbm_bench.models.checks import integer_table
 from lbm_bench.models.data import TableData
-from lbm_bench.models.family import DENSITY_OPTION, Designs, Estimation, Family, Options, Presentation, StorageCodec
+from lbm_bench.models.family import (
+    DENSITY_OPTION,
+    Designs,
+    Estimation,
+    Family,
+    Options,
+    Presentation,
+    StorageCodec,
+)
 from lbm_bench.models.patterns import binary_pattern
 from lbm_bench.models.sparse_noise import sparse_table_from_noise
 
@@ -138,7 +146,8 @@ class BernoulliOptions(Options):
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
         out = super().check(options)
         if out["density"] is not None and out["density"] > 0.5:
-            raise ValueError(f"density must be <= 0.5 for sparse bernoulli designs, got {out['density']}")
+            raise ValueError("density must be <= 0.5 for sparse bernoulli designs, got "
+                             f"{out['density']}")
         return out
 
 
@@ -149,16 +158,16 @@ class BernoulliDesigns(Designs):
     #: (scripts/checks/degree_spread.py, docs/design-files.md).
     path_knee = 0.5
 
-    def check_clusters(self, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
+    def check_clusters(self, n_row_clusters: int, n_col_clusters: int,
+                       options: dict[str, Any] | None = None) -> None:
         g, m = n_row_clusters, n_col_clusters
         if g > 2**m or m > 2**g:
             raise ValueError(
                 f"bernoulli blocks need distinct binary modes: impossible with {g}x{m} clusters"
             )
 
-    def draw_pattern(
-        self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any]
-    ) -> np.ndarray:
+    def draw_pattern(self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator,
+                     options: dict[str, Any]) -> np.ndarray:
         return binary_pattern(n_row_clusters, n_col_clusters, rng)
 
     def model_at_scale(self, design: Any, scale: float) -> BernoulliLBM:
@@ -172,7 +181,8 @@ class BernoulliDesigns(Designs):
 
     def model_from_natural(self, design: Any, natural: np.ndarray) -> BernoulliLBM:
         probs = np.clip(special.expit(natural[0]), PROB_FLOOR, 1 - PROB_FLOOR)
-        return BernoulliLBM(design.row_proportions, design.col_proportions, probs, sparse=design.density is not None)
+        return BernoulliLBM(design.row_proportions, design.col_proportions, probs,
+                            sparse=design.density is not None)
 
 
 class BernoulliEstimation(Estimation):
@@ -193,7 +203,8 @@ class BernoulliEstimation(Estimation):
     def conjugate_prior(self, totals: np.ndarray, size: float) -> dict[str, float]:
         return {"a": ICL_BETA, "b": ICL_BETA}
 
-    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray,
+                            prior: dict[str, float]) -> np.ndarray:
         ones, a, b = totals[0], prior["a"], prior["b"]
         return special.betaln(ones + a, exposure - ones + b) - special.betaln(a, b)
 

@@ -106,11 +106,12 @@ class BlockPath:
         natural = np.array(self.natural, dtype=np.float64)
         centre = np.array(self.centre, dtype=np.float64).reshape(-1)
         if natural.ndim != 3:
-            raise ValueError(f"the path's natural parameters must have shape (n_stats, g, m), got {natural.shape}")
+            raise ValueError("the path's natural parameters must have shape (n_stats, g, m), got "
+                             f"{natural.shape}")
         if centre.shape != natural.shape[:1]:
             raise ValueError(
-                f"the path's centre must have shape ({natural.shape[0]},) (one value per statistic),"
-                f" got {centre.shape}"
+                f"the path's centre must have shape ({natural.shape[0]},) (one value per "
+                f"statistic), got {centre.shape}"
             )
         if not (np.all(np.isfinite(natural)) and np.all(np.isfinite(centre))):
             raise ValueError("the path's natural parameters must be finite")
@@ -160,29 +161,36 @@ class BlockPath:
             return build(self.margins_kept((scale - self.knee) / (1.0 - self.knee), build, fitted))
         else:  # below the knee: from the knee's blocks (the classes' totals alone) to the centre
             centre = self.centre[:, None, None]
-            natural = centre + (scale / self.knee) * (self.margins_kept(0.0, build, fitted) - centre)
-        return build(natural + self.level_shift(natural, build, fitted.expected_statistics())[:, None, None])
+            natural = centre + (scale / self.knee) * (self.margins_kept(0.0, build, fitted) -
+                                                      centre)
+        return build(natural +
+                     self.level_shift(natural, build, fitted.expected_statistics())[:, None, None])
 
-    def margins_kept(self, interaction: float, build: Callable[[np.ndarray], Any], fitted: Any) -> np.ndarray:
+    def margins_kept(self, interaction: float, build: Callable[[np.ndarray], Any],
+                     fitted: Any) -> np.ndarray:
         """The natural parameters (n_stats, g, m) whose interaction is ``interaction`` times the
         fitted one's and whose row and column classes' margins (expected statistics) are those
         of ``fitted`` (``build(self.natural)``): ``alpha + a_k + b_l + interaction gamma_kl``
         shifted by ``c_k + d_l`` per statistic (Newton steps, as :meth:`level_shift`)."""
-        additive, gamma = interaction_of(self.natural, fitted.row_proportions, fitted.col_proportions)
+        additive, gamma = interaction_of(self.natural, fitted.row_proportions,
+                                         fitted.col_proportions)
         natural = additive + interaction * gamma
         n_stats, g, m = natural.shape
         target = np.concatenate([part.ravel() for part in _margins(fitted)])
 
         def statistics(shift: np.ndarray) -> np.ndarray:
-            rows, cols = shift[: n_stats * g].reshape(n_stats, g), shift[n_stats * g:].reshape(n_stats, m)
+            rows, cols = shift[:n_stats * g].reshape(n_stats,
+                                                     g), shift[n_stats * g:].reshape(n_stats, m)
             model = build(natural + rows[:, :, None] + cols[:, None, :])
             return np.concatenate([part.ravel() for part in _margins(model)])
 
         shift = _newton(statistics, np.zeros(n_stats * (g + m)), target)
-        rows, cols = shift[: n_stats * g].reshape(n_stats, g), shift[n_stats * g:].reshape(n_stats, m)
+        rows, cols = shift[:n_stats * g].reshape(n_stats,
+                                                 g), shift[n_stats * g:].reshape(n_stats, m)
         return natural + rows[:, :, None] + cols[:, None, :]
 
-    def level_shift(self, natural: np.ndarray, build: Callable[[np.ndarray], Any], target: np.ndarray) -> np.ndarray:
+    def level_shift(self, natural: np.ndarray, build: Callable[[np.ndarray], Any],
+                    target: np.ndarray) -> np.ndarray:
         """The shift ``delta`` (n_stats,) of every block of ``natural`` that gives the table the
         expected statistics ``target``: Newton steps on ``E[T](delta) - target`` (its Jacobian,
         the blocks' weighted covariance of ``T``, by finite differences), each halved until the
@@ -190,8 +198,8 @@ class BlockPath:
         scale 1, whose means alone spread wider than the table's variance, their precisions
         floored by the family), the nearest shift the steps reach."""
         n_stats = natural.shape[0]
-        return _newton(lambda shift: build(natural + shift[:, None, None]).expected_statistics(), np.zeros(n_stats),
-                       target)
+        return _newton(lambda shift: build(natural + shift[:, None, None]).expected_statistics(),
+                       np.zeros(n_stats), target)
 
     @classmethod
     def of(cls, model: Any, centre_model: Any, knee: float | None = None) -> BlockPath:
@@ -214,12 +222,14 @@ def interaction_of(natural: np.ndarray, row_proportions: np.ndarray, col_proport
 
     Examples
     --------
-    >>> additive, gamma = interaction_of(np.array([[[0.0, 1.0], [1.0, 2.0]]]), np.full(2, 0.5), np.full(2, 0.5))
+    >>> natural = np.array([[[0.0, 1.0], [1.0, 2.0]]])
+    >>> additive, gamma = interaction_of(natural, np.full(2, 0.5), np.full(2, 0.5))
     >>> float(np.abs(gamma).max())
     0.0
     """
     natural = np.asarray(natural, dtype=np.float64)
-    pi, rho = np.asarray(row_proportions, dtype=np.float64), np.asarray(col_proportions, dtype=np.float64)
+    pi, rho = np.asarray(row_proportions,
+                         dtype=np.float64), np.asarray(col_proportions, dtype=np.float64)
     rows = np.einsum("skl,l->sk", natural, rho)[:, :, None]
     cols = np.einsum("k,skl->sl", pi, natural)[:, None, :]
     overall = np.einsum("k,skl,l->s", pi, natural, rho)[:, None, None]
@@ -234,7 +244,8 @@ def _margins(model: Any) -> tuple[np.ndarray, np.ndarray]:
             np.einsum("k,skl->sl", model.row_proportions, means))
 
 
-def _newton(statistics: Callable[[np.ndarray], np.ndarray], shift: np.ndarray, target: np.ndarray) -> np.ndarray:
+def _newton(statistics: Callable[[np.ndarray], np.ndarray], shift: np.ndarray,
+            target: np.ndarray) -> np.ndarray:
     """The shift at which ``statistics(shift)`` is ``target`` (within :data:`LEVEL_TOLERANCE`):
     Newton steps (the Jacobian by finite differences, least squares where it is singular, as
     the classes' margins are: their weighted sums are one total), each halved until the

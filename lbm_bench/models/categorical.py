@@ -61,8 +61,10 @@ from lbm_bench.models.checks import refuse_sparse
 from lbm_bench.models.family import Designs, Estimation, Family, Options, Presentation, StorageCodec
 from lbm_bench.models.symmetry import find_symmetry
 
-__all__ = ["CATEGORICAL", "CATEGORIES_OPTION", "CategoricalLBM", "ICL_DIRICHLET", "MAX_CATEGORIES", "PROB_CLIP",
-           "PROB_FLOOR", "category_codes", "check_categories", "dominant_categories"]
+__all__ = [
+    "CATEGORICAL", "CATEGORIES_OPTION", "CategoricalLBM", "ICL_DIRICHLET", "MAX_CATEGORIES",
+    "PROB_CLIP", "PROB_FLOOR", "category_codes", "check_categories", "dominant_categories"
+]
 
 #: Most categories a table can have (codes are stored as uint8).
 MAX_CATEGORIES = 255
@@ -94,7 +96,8 @@ def check_categories(name: str, value: Any) -> int:
 #: The design option of the family: the number of categories K.
 CATEGORIES_OPTION = setting(
     None, optional(check_categories), "--categories",
-    f"categorical: number of categories K, 2 to {MAX_CATEGORIES} (required for that kind)", parse=int,
+    f"categorical: number of categories K, 2 to {MAX_CATEGORIES} (required for that kind)",
+    parse=int,
 )
 
 
@@ -107,7 +110,8 @@ def _check_probs(probs: Any, shape: tuple[int, int]) -> np.ndarray:
     if array.ndim != 3 or array.shape[:2] != shape:
         raise ValueError(f"probs must have shape {shape + ('K',)}, got shape {array.shape}")
     if not 2 <= array.shape[2] <= MAX_CATEGORIES:
-        raise ValueError(f"probs must have between 2 and {MAX_CATEGORIES} categories, got {array.shape[2]}")
+        raise ValueError(f"probs must have between 2 and {MAX_CATEGORIES} categories, got "
+                         f"{array.shape[2]}")
     if not np.all(np.isfinite(array)):
         raise ValueError("probs must be finite")
     if np.any(array <= 0):
@@ -115,7 +119,8 @@ def _check_probs(probs: Any, shape: tuple[int, int]) -> np.ndarray:
     sums = array.sum(axis=2)
     worst = float(np.abs(sums - 1.0).max())
     if worst > _SUM_TOLERANCE:
-        raise ValueError(f"probs must sum to 1 over the categories of each block, got a sum off by {worst:.3g}")
+        raise ValueError("probs must sum to 1 over the categories of each block, got a sum off by "
+                         f"{worst:.3g}")
     return array
 
 
@@ -206,14 +211,17 @@ def category_codes(X: Any, name: str, categories: int) -> np.ndarray:
         raise TypeError(f"{name} must hold category codes (integers), got dtype {array.dtype}")
     if array.ndim != 2 or array.size == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array, got shape {array.shape}")
-    if array.dtype.kind == "f" and (not np.all(np.isfinite(array)) or np.any(array != np.round(array))):
+    if array.dtype.kind == "f" and (not np.all(np.isfinite(array)) or
+                                    np.any(array != np.round(array))):
         raise ValueError(f"{name} must hold category codes (integers), got non-integer values")
     low, high = array.min(), array.max()
     if low < 0:
-        raise ValueError(f"{name} must hold category codes 0..{categories - 1}, got a negative code {int(low)}")
+        raise ValueError(f"{name} must hold category codes 0..{categories - 1}, got a negative "
+                         f"code {int(low)}")
     if high >= categories:
         raise ValueError(
-            f"{name} must hold category codes 0..{categories - 1} ({categories} categories), got code {int(high)}"
+            f"{name} must hold category codes 0..{categories - 1} ({categories} categories), got "
+            f"code {int(high)}"
         )
     return array.astype(np.uint8, copy=False)
 
@@ -237,7 +245,8 @@ class CategoricalStorage(StorageCodec):
     def value_problem(self, values: np.ndarray, **header: Any) -> str | None:
         top = int(values.max())
         if top >= header["categories"]:
-            return f"holds code {top}, outside 0..{header['categories'] - 1} (@categories is {header['categories']})"
+            last = header["categories"] - 1
+            return f"holds code {top}, outside 0..{last} (@categories is {header['categories']})"
         return None
 
 
@@ -255,8 +264,8 @@ class CategoricalOptions(Options):
         out = super().check(options)
         if out["categories"] is None:
             raise ValueError(
-                f"categorical tables need categories, the number of categories K (2 to {MAX_CATEGORIES}),"
-                " e.g. categories=5"
+                "categorical tables need categories, the number of categories K (2 to "
+                f"{MAX_CATEGORIES}), e.g. categories=5"
             )
         return out
 
@@ -268,18 +277,18 @@ class CategoricalOptions(Options):
 
 
 class CategoricalDesigns(Designs):
-    def check_clusters(self, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
+    def check_clusters(self, n_row_clusters: int, n_col_clusters: int,
+                       options: dict[str, Any] | None = None) -> None:
         g, m = n_row_clusters, n_col_clusters
         K = (options or {}).get("categories") or MAX_CATEGORIES
         if g > K**m or m > K**g:
             raise ValueError(
-                f"categorical blocks need distinct dominant categories for every row and column class:"
-                f" impossible with {g}x{m} clusters and {K} categories"
+                "categorical blocks need distinct dominant categories for every row and column "
+                f"class: impossible with {g}x{m} clusters and {K} categories"
             )
 
-    def draw_pattern(
-        self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any]
-    ) -> np.ndarray:
+    def draw_pattern(self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator,
+                     options: dict[str, Any]) -> np.ndarray:
         K = check_categories("categories", (options or {}).get("categories"))
         self.check_clusters(n_row_clusters, n_col_clusters, {"categories": K})
         codes = dominant_categories(n_row_clusters, n_col_clusters, K, rng)
@@ -299,7 +308,8 @@ class CategoricalDesigns(Designs):
         return {"categories": int(design.pattern.shape[2])}
 
     def model_from_natural(self, design: Any, natural: np.ndarray) -> CategoricalLBM:
-        logits = np.concatenate([np.zeros((1,) + natural.shape[1:]), natural])  # category 0: the reference
+        # category 0: the reference
+        logits = np.concatenate([np.zeros((1,) + natural.shape[1:]), natural])
         logits -= logits.max(axis=0, keepdims=True)
         probs = np.moveaxis(portable.exp(logits), 0, 2)
         probs /= probs.sum(axis=2, keepdims=True)
@@ -330,7 +340,8 @@ class CategoricalEstimation(Estimation):
     def conjugate_prior(self, totals: np.ndarray, size: float) -> dict[str, float]:
         return {"concentration": ICL_DIRICHLET}
 
-    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray,
+                            prior: dict[str, float]) -> np.ndarray:
         beta, K = prior["concentration"], totals.shape[0] + 1
         first = exposure - totals.sum(axis=0)  # the reference category's count
         counts = special.gammaln(first + beta) + special.gammaln(totals + beta).sum(axis=0)
@@ -362,7 +373,8 @@ def _symmetric(codes: np.ndarray, K: int) -> bool:
     """Whether a joint permutation of row and column classes maps the codes to themselves."""
     g, m = codes.shape
     probs = np.where(np.eye(K, dtype=bool)[codes], 0.75, 0.25 / (K - 1))
-    model = CategoricalLBM(np.full(g, 1.0 / g), np.full(m, 1.0 / m), probs / probs.sum(axis=2, keepdims=True))
+    model = CategoricalLBM(np.full(g, 1.0 / g), np.full(m, 1.0 / m),
+                           probs / probs.sum(axis=2, keepdims=True))
     return find_symmetry(model) is not None
 
 
@@ -387,5 +399,6 @@ def dominant_categories(
             if score == (1.0, -wanted):
                 break
     if best is None:
-        raise ValueError(f"no asymmetric pattern of dominant categories found for {g}x{m} clusters and {K} categories")
+        raise ValueError(f"no asymmetric pattern of dominant categories found for {g}x{m} clusters "
+                         f"and {K} categories")
     return best

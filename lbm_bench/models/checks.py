@@ -44,11 +44,12 @@ def refuse_sparse(X: Any, who: str, *, reason: str, remedy: str) -> None:
     Examples
     --------
     >>> import scipy.sparse as sp
-    >>> refuse_sparse(sp.eye_array(2).tocsr(), "a gaussian model", reason="X is a scipy.sparse table",
-    ...               remedy="densify it with X.toarray()")
+    >>> refuse_sparse(sp.eye_array(2).tocsr(), "a gaussian model",
+    ...               reason="X is a scipy.sparse table", remedy="densify it with X.toarray()")
     Traceback (most recent call last):
     ...
-    TypeError: a gaussian model does not accept sparse tables (X is a scipy.sparse table); densify it with X.toarray()
+    TypeError: a gaussian model does not accept sparse tables (X is a scipy.sparse table); densify
+    it with X.toarray()
     """
     if TableData.of(X).is_sparse:
         raise TypeError(f"{who} does not accept sparse tables ({reason}); {remedy}")
@@ -62,7 +63,8 @@ def integer_table(X: Any, name: str, dtype: type, max_value: int | None = None) 
         return _sparse_integer_table(data.table, name, dtype, max_value)
     array = _dense_integer_table(data.table, name)
     if max_value is not None and array.max() > max_value:
-        raise ValueError(f"{name} must hold {_range_text(max_value)} values, got max {int(array.max())}")
+        raise ValueError(f"{name} must hold {_range_text(max_value)} values, got max "
+                         f"{int(array.max())}")
     return array
 
 
@@ -88,7 +90,8 @@ def _dense_integer_table(X: Any, name: str) -> np.ndarray:
     return array
 
 
-def _sparse_integer_table(X: sp.csr_array, name: str, dtype: type, max_value: int | None) -> sp.csr_array:
+def _sparse_integer_table(X: sp.csr_array, name: str, dtype: type,
+                          max_value: int | None) -> sp.csr_array:
     if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{name} must be a non-empty 2-D table, got shape {X.shape}")
     table = X
@@ -106,7 +109,8 @@ def _sparse_integer_table(X: sp.csr_array, name: str, dtype: type, max_value: in
     if data.size and data.min() < 0:
         raise ValueError(f"{name} must be non-negative, got min {int(data.min())}")
     if max_value is not None and data.size and data.max() > max_value:
-        raise ValueError(f"{name} must hold {_range_text(max_value)} values, got max {int(data.max())}")
+        raise ValueError(f"{name} must hold {_range_text(max_value)} values, got max "
+                         f"{int(data.max())}")
     if table.data.dtype != dtype or not np.all(data):
         table = sp.csr_array(
             (data.astype(dtype), table.indices.copy(), table.indptr.copy()), shape=table.shape

@@ -42,7 +42,8 @@ from scipy import sparse as sp
 
 __all__ = ["DenseTableData", "SparseTableData", "TableData"]
 
-#: Bytes of the float64 band of a dense table converted at once by :meth:`DenseTableData.group_sums`.
+#: Bytes of the float64 band of a dense table converted at once by
+#: :meth:`DenseTableData.group_sums`.
 _BAND_BYTES = 4 * 2**20
 
 
@@ -111,10 +112,12 @@ class TableData:
         if data.is_sparse:
             return data.with_missing_csr(_union(data.missing, sp.csr_array(~mask, dtype=np.uint8)))
         if data.observed is not None and np.any(data.observed < mask):
-            raise ValueError(f"{name} holds NaN (or masked values) at entries that observed says are observed")
+            raise ValueError(f"{name} holds NaN (or masked values) at entries that observed says "
+                             "are observed")
         table = data.table
         if not np.all(mask):
-            table = np.where(mask, table, np.zeros((), dtype=table.dtype)) if np.any(table[~mask]) else table
+            table = np.where(mask, table, np.zeros(
+                (), dtype=table.dtype)) if np.any(table[~mask]) else table
         return DenseTableData(table, mask)
 
     @property
@@ -163,7 +166,8 @@ class TableData:
         """The table as a dense array (for small tables)."""
         raise NotImplementedError
 
-    def to_csr(self, dtype: Any = None) -> sp.csr_array:  # pragma: no cover - defined by the storages
+    def to_csr(self,
+               dtype: Any = None) -> sp.csr_array:  # pragma: no cover - defined by the storages
         """The table as a CSR array (optionally of ``dtype``)."""
         raise NotImplementedError
 
@@ -203,7 +207,9 @@ class TableData:
     def observed_counts(self, left: sp.csr_array, right: sp.csr_array) -> np.ndarray:
         """Observed entries over groups of rows and columns (as :meth:`group_sums`): the
         block sizes ``left @ 1 @ right.T`` less the missing entries."""
-        sizes = np.outer(np.asarray(left.sum(axis=1)).ravel(), np.asarray(right.sum(axis=1)).ravel())
+        sizes = np.outer(
+            np.asarray(left.sum(axis=1)).ravel(),
+            np.asarray(right.sum(axis=1)).ravel())
         if not self.has_missing or self.n_missing == 0:
             return sizes
         missing = left @ (self.missing_indicator() @ right.T)
@@ -247,7 +253,8 @@ class DenseTableData(TableData):
 
     @property
     def n_missing(self) -> int:
-        return 0 if self.observed is None else int(self.observed.size - np.count_nonzero(self.observed))
+        return 0 if self.observed is None else int(self.observed.size -
+                                                   np.count_nonzero(self.observed))
 
     def observed_mask(self) -> np.ndarray:
         """The observed mask (all True without one), bool of the table's shape."""
@@ -367,9 +374,11 @@ class SparseTableData(TableData):
         values = sp.csr_array(self.table, dtype=np.float64)
         if self.missing is None or self.missing.nnz == 0:
             return values
-        nan = sp.csr_array((np.full(self.missing.nnz, np.nan), self.missing.indices, self.missing.indptr),
-                           shape=self.shape)
-        out = sp.csr_array(values + nan)  # disjoint supports: every missing entry becomes an explicit NaN
+        nan = sp.csr_array(
+            (np.full(self.missing.nnz, np.nan), self.missing.indices, self.missing.indptr),
+            shape=self.shape)
+        # disjoint supports: every missing entry becomes an explicit NaN
+        out = sp.csr_array(values + nan)
         out.sort_indices()
         return out
 
@@ -428,9 +437,10 @@ class SparseTableData(TableData):
 
     def storage_text(self) -> str:
         n, d = self.shape
-        return f"sparse ({self.table.nnz / (n * d):.2%} non-zero)" if self.table.nnz >= 0.01 * n * d else (
-            f"sparse ({self.table.nnz / (n * d):.2g} non-zero)"
-        )
+        share = self.table.nnz / (n * d)
+        if self.table.nnz >= 0.01 * n * d:
+            return f"sparse ({share:.2%} non-zero)"
+        return f"sparse ({share:.2g} non-zero)"
 
 
 def _canonical_ones(matrix: Any) -> sp.csr_array:
@@ -438,8 +448,9 @@ def _canonical_ones(matrix: Any) -> sp.csr_array:
     matrix = sp.csr_array(matrix)
     matrix.sum_duplicates()
     matrix.eliminate_zeros()
-    ones = sp.csr_array((np.ones(matrix.nnz, dtype=np.uint8), matrix.indices.copy(), matrix.indptr.copy()),
-                        shape=matrix.shape)
+    ones = sp.csr_array(
+        (np.ones(matrix.nnz, dtype=np.uint8), matrix.indices.copy(), matrix.indptr.copy()),
+        shape=matrix.shape)
     ones.has_canonical_format = True
     return ones
 
@@ -472,7 +483,8 @@ def _sparse_from_nan(table: sp.csr_array) -> SparseTableData:
     table = table.copy()
     table.sum_duplicates()
     nan = np.isnan(table.data)
-    missing = sp.csr_array((nan.astype(np.uint8), table.indices.copy(), table.indptr.copy()), shape=table.shape)
+    missing = sp.csr_array((nan.astype(np.uint8), table.indices.copy(), table.indptr.copy()),
+                           shape=table.shape)
     table.data[nan] = 0.0
     table.eliminate_zeros()
     return SparseTableData(table, _canonical_ones(missing))

@@ -58,11 +58,13 @@ __all__ = [
 #: ``params/design@base_rate`` for every kind; only Poisson blocks use it).
 _UNUSED_BASE_RATE = 2.0
 
-#: Design options every family accepts (the families declare their own in their options facet, ``fields``).
+#: Design options every family accepts (the families declare their own in their options facet,
+#: ``fields``).
 SHARED_OPTION_FIELDS = {
     "equal_proportions": setting(False, flag, "--equal-proportions", "equal cluster proportions"),
     "equal_dispersions": setting(False, flag, "--equal-dispersions", "equal dispersions"),
-    "dispersion_spread": setting(0.25, spread, "--dispersion-spread", "spread of the dispersions, in [0, 1)"),
+    "dispersion_spread": setting(0.25, spread, "--dispersion-spread", "spread of the dispersions, "
+                                                                      "in [0, 1)"),
     **MISSING_OPTION_FIELDS,
 }
 
@@ -74,7 +76,8 @@ def design_option_fields() -> dict[str, Any]:
     for family in FAMILIES:
         for name, f in family.options.fields.items():
             if name in fields and fields[name] is not f:
-                raise RuntimeError(f"design option {name!r} is declared twice, differently")  # pragma: no cover
+                raise RuntimeError(
+                    f"design option {name!r} is declared twice, differently")  # pragma: no cover
             fields[name] = f
     return fields
 
@@ -134,7 +137,8 @@ class ModelDesign:
     def __post_init__(self) -> None:
         object.__setattr__(self, "family", as_family(self.family))
         if self.path is not None and self.path.block_shape != self.block_shape:
-            raise ValueError(f"the path's blocks {self.path.block_shape} are not the design's {self.block_shape}")
+            raise ValueError(f"the path's blocks {self.path.block_shape} are not the design's "
+                             f"{self.block_shape}")
 
     @property
     def memo(self) -> dict:
@@ -182,7 +186,8 @@ class ModelDesign:
             return None
         return self.missing.block_probs(self.row_proportions, self.col_proportions, scale)
 
-    def at_shape(self, n_rows: int, n_cols: int, *, rng: np.random.Generator | int | None = None) -> ModelDesign:
+    def at_shape(self, n_rows: int, n_cols: int, *,
+                 rng: np.random.Generator | int | None = None) -> ModelDesign:
         """The design for tables of another shape: the same proportions and blocks, and row and
         column effects (when it has some of other lengths) drawn with replacement from its own,
         normalised to mean one (the same design when the lengths already match).
@@ -193,7 +198,8 @@ class ModelDesign:
         >>> design.at_shape(60, 10, rng=1).row_effects.shape
         (60,)
         """
-        if self.row_effects is None or (len(self.row_effects), len(self.col_effects)) == (n_rows, n_cols):
+        if self.row_effects is None or (len(self.row_effects), len(
+                self.col_effects)) == (n_rows, n_cols):
             return self
         rng = np.random.default_rng(rng)
         rows = rng.choice(self.row_effects, size=check_count("n_rows", n_rows), replace=True)
@@ -327,7 +333,8 @@ def random_design(
     family = as_family(kind)
     g = check_count("n_row_clusters", n_row_clusters, minimum=2)
     m = check_count("n_col_clusters", n_col_clusters, minimum=2)
-    spread_value = SHARED_OPTION_FIELDS["dispersion_spread"].metadata["check"]("dispersion_spread", dispersion_spread)
+    spread_value = SHARED_OPTION_FIELDS["dispersion_spread"].metadata["check"]("dispersion_spread",
+                                                                               dispersion_spread)
     missing_options = _missing_options(missing, missing_mechanism, missing_spread)
     unknown = sorted(set(family_options) - set(design_option_fields()))
     if unknown:
@@ -342,7 +349,8 @@ def random_design(
         pattern = family.designs.draw_pattern(g, m, rng, options)
         row_props = _random_proportions(g, equal_proportions, rng)
         col_props = _random_proportions(m, equal_proportions, rng)
-        dispersion = _random_dispersion((g, m), equal_dispersions or not uses_dispersion, spread_value, rng)
+        dispersion = _random_dispersion((g, m), equal_dispersions or not uses_dispersion,
+                                        spread_value, rng)
         row_effects, col_effects = family.designs.draw_effects(options, rng)
         design = ModelDesign(
             family, row_props, col_props, pattern, dispersion, row_effects=row_effects,
@@ -390,8 +398,10 @@ def check_family_options(
             own[name] = value
             continue
         owners = [other for other in FAMILIES if name in other.options.fields]
-        if owners and value is not None and value is not False and value != owners[0].options.fields[name].default:
-            kinds = " and ".join(other.kind for other in owners) + (" kinds" if len(owners) > 1 else " kind")
+        if owners and value is not None and value is not False and value != owners[
+                0].options.fields[name].default:
+            kinds = " and ".join(other.kind
+                                 for other in owners) + (" kinds" if len(owners) > 1 else " kind")
             raise ValueError(f"{name} is defined for the {kinds}, got kind={family.kind!r}")
     if shape is not None:
         own = family.options.resolve(own, *shape)
@@ -422,30 +432,35 @@ def check_missing_together(options: Mapping[str, Any], given: Iterable[str] = ()
     if rate == 0.0:
         for name in ("missing_mechanism", "missing_spread"):
             if name in given or options.get(name, defaults[name]) != defaults[name]:
-                raise ValueError(f"{name} is set but missing is 0 (a complete table): give missing, the rate")
+                raise ValueError(f"{name} is set but missing is 0 (a complete table): give "
+                                 "missing, the rate")
     elif options.get("missing_mechanism", defaults["missing_mechanism"]) != "block" and (
             "missing_spread" in given or options.get("missing_spread", defaults["missing_spread"])
             != defaults["missing_spread"]):
-        raise ValueError("missing_spread is set but missing_mechanism is 'random', which has no spread (the spread "
-                         "of the blocks' rates is the block mechanism's): give missing_mechanism block, or drop "
+        raise ValueError("missing_spread is set but missing_mechanism is 'random', which has no "
+                         "spread (the spread of the blocks' rates is the block mechanism's): give "
+                         "missing_mechanism block, or drop "
                          "missing_spread")
     density = options.get("density")
     if density is not None and rate > density:
         raise ValueError(
-            f"missing={rate:g} is more than density={density:g}: a sparse table holds the set of its unobserved "
-            "entries sparsely, its block sums costing as much as that set, and more unobserved entries than "
-            "non-zero ones would not be sparse; use missing <= density, or a dense table (no density)"
+            f"missing={rate:g} is more than density={density:g}: a sparse table holds the set of "
+            "its unobserved entries sparsely, its block sums costing as much as that set, and "
+            "more unobserved entries than non-zero ones would not be sparse; use missing <= "
+            "density, or a dense table (no density)"
         )
 
 
-def _with_missing(design: ModelDesign, options: dict[str, Any], rng: np.random.Generator) -> ModelDesign:
+def _with_missing(design: ModelDesign, options: dict[str, Any],
+                  rng: np.random.Generator) -> ModelDesign:
     """The design with its missing entries (the block pattern drawn last, from ``rng``)."""
     rate = options["missing"]
     if rate == 0.0:
         return design
     mechanism = options["missing_mechanism"]
     pattern = draw_missing_pattern(*design.block_shape, rng) if mechanism == "block" else None
-    return replace(design, missing=MissingDesign(rate, mechanism, pattern, options["missing_spread"]))
+    return replace(design, missing=MissingDesign(rate, mechanism, pattern,
+                                                 options["missing_spread"]))
 
 
 def random_model(
@@ -467,4 +482,5 @@ def random_model(
     >>> model.rates.shape
     (2, 2)
     """
-    return random_design(kind, n_row_clusters, n_col_clusters, rng=rng, **design_options).model(scale)
+    return random_design(kind, n_row_clusters, n_col_clusters, rng=rng,
+                         **design_options).model(scale)

@@ -40,8 +40,10 @@ try:  # pragma: no cover - the standard library's from Python 3.11
 except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["DESIGN_FORMAT", "DesignFile", "DesignFileError", "block_missing_design", "read_design_file",
-           "write_design_file"]
+__all__ = [
+    "DESIGN_FORMAT", "DesignFile", "DesignFileError", "block_missing_design", "read_design_file",
+    "write_design_file"
+]
 
 #: The format name and version a design file declares (``format = ...``).
 DESIGN_FORMAT = "lbm-bench-design/1.1"
@@ -117,11 +119,13 @@ def _toml_value(value: Any) -> str:
         return str(int(value))
     if isinstance(value, (float, np.floating)):
         number = float(value)
-        return repr(number) if math.isfinite(number) else ("nan" if number != number else repr(number))
+        return repr(number) if math.isfinite(number) else (
+            "nan" if number != number else repr(number))
     array = np.asarray(value)
     if array.ndim == 0:
         return _toml_value(array.item())
-    return "[" + ", ".join(_toml_value(item) for item in (array if array.ndim > 1 else array.tolist())) + "]"
+    return "[" + ", ".join(
+        _toml_value(item) for item in (array if array.ndim > 1 else array.tolist())) + "]"
 
 
 def _table(name: str, values: dict[str, Any]) -> list[str]:
@@ -140,7 +144,8 @@ def design_file_text(record: DesignFile) -> str:
     params = model.block_parameters()
     centre = family.model([1.0], [1.0], **_natural_centre_parameters(d))
     lines = [
-        "# A design fitted by lbm-bench (docs/design-files.md): tables like the source, at any risk.",
+        "# A design fitted by lbm-bench (docs/design-files.md): tables like the source, at any "
+        "risk.",
         f"format = {_toml_value(DESIGN_FORMAT)}",
         f"kind = {_toml_value(d.kind)}",
         f"created_by = {_toml_value('lbm-bench ' + record.package_version)}",
@@ -148,16 +153,29 @@ def design_file_text(record: DesignFile) -> str:
     ]
     lines += _table("source", {"name": record.source_name, "sha256": record.source_sha256,
                                "shape": list(record.source_shape)})
-    lines += _table("selection", {"criterion": record.criterion, "value": record.criterion_value,
-                                  "counts": list(d.block_shape), "max_clusters": list(record.max_clusters)})
+    lines += _table(
+        "selection", {
+            "criterion": record.criterion, "value": record.criterion_value, "counts": list(
+                d.block_shape), "max_clusters": list(record.max_clusters)
+        })
     if record.runners_up:
-        cells = ", ".join(f"[{int(g)}, {int(m)}, {_toml_value(float(v))}]" for g, m, v in record.runners_up)
+        cells = ", ".join(f"[{int(g)}, {int(m)}, {_toml_value(float(v))}]"
+                          for g, m, v in record.runners_up)
         lines[-1:] = [f"runners_up = [{cells}]", ""]
-    lines += _table("design", {"row_proportions": d.row_proportions, "col_proportions": d.col_proportions,
-                               "density": d.density, "path_knee": d.path.knee})
-    lines += _table("design.blocks", {name: params[name] for name in family.storage.parameter_names})
-    lines += _table("design.overall", {name: np.asarray(value)[0, 0] for name, value in
-                                       centre.block_parameters().items() if name in family.storage.parameter_names})
+    lines += _table(
+        "design", {
+            "row_proportions": d.row_proportions, "col_proportions": d.col_proportions,
+            "density": d.density, "path_knee": d.path.knee
+        })
+    lines += _table("design.blocks",
+                    {name: params[name]
+                     for name in family.storage.parameter_names})
+    lines += _table(
+        "design.overall", {
+            name: np.asarray(value)[0, 0]
+            for name, value in centre.block_parameters().items()
+            if name in family.storage.parameter_names
+        })
     if d.row_effects is not None:
         lines += _table("design.effects", {"rows": d.row_effects, "cols": d.col_effects})
     if d.missing is not None:
@@ -171,14 +189,15 @@ def design_file_text(record: DesignFile) -> str:
 
 def _natural_centre_parameters(design: ModelDesign) -> dict[str, Any]:
     """The block parameters of the path's centre, as a 1x1 model's keyword arguments."""
-    probe = replace(design, row_proportions=np.ones(1), col_proportions=np.ones(1), row_effects=None,
-                    col_effects=None, missing=None, path=None)
+    probe = replace(design, row_proportions=np.ones(1), col_proportions=np.ones(1),
+                    row_effects=None, col_effects=None, missing=None, path=None)
     model = design.family.designs.model_from_natural(probe, design.path.centre[:, None, None])
     return {name: value for name, value in model.block_parameters().items()
             if name in design.family.storage.parameter_names}
 
 
-def write_design_file(path: str | os.PathLike[str], record: DesignFile, *, overwrite: bool = True) -> str:
+def write_design_file(path: str | os.PathLike[str], record: DesignFile, *,
+                      overwrite: bool = True) -> str:
     """Write ``record`` to ``path`` (TOML, atomically; an existing file is replaced only with
     ``overwrite``, FileExistsError otherwise); returns the file's SHA-256 (its digest)."""
     data = design_file_text(record).encode("utf-8")
@@ -191,13 +210,12 @@ def write_design_file(path: str | os.PathLike[str], record: DesignFile, *, overw
 # Reading
 # ---------------------------------------------------------------------------
 _KEYS = {
-    "": {"format", "kind", "created_by", "source", "selection", "design"},
-    "source": {"name", "sha256", "shape"},
-    "selection": {"criterion", "value", "counts", "max_clusters", "runners_up"},
-    "design": {"row_proportions", "col_proportions", "density", "path_knee", "blocks", "overall", "effects",
-               "missing"},
-    "design.effects": {"rows", "cols"},
-    "design.missing": {"mechanism", "rate", "probs"},
+    "": {"format", "kind", "created_by", "source", "selection",
+         "design"}, "source": {"name", "sha256", "shape"},
+    "selection": {"criterion", "value", "counts", "max_clusters", "runners_up"}, "design": {
+        "row_proportions", "col_proportions", "density", "path_knee", "blocks", "overall",
+        "effects", "missing"
+    }, "design.effects": {"rows", "cols"}, "design.missing": {"mechanism", "rate", "probs"},
 }
 
 
@@ -233,12 +251,15 @@ def _get(table: dict, name: str, key: str, kind: type | tuple[type, ...]) -> Any
         raise KeyError(f"{name + '.' if name else ''}{key} is missing")
     value = table[key]
     if not isinstance(value, kind) or isinstance(value, bool) and bool not in np.atleast_1d(kind):
-        raise TypeError(f"{name + '.' if name else ''}{key} must be {_kind_name(kind)}, got {value!r}")
+        raise TypeError(f"{name + '.' if name else ''}{key} must be {_kind_name(kind)}, got "
+                        f"{value!r}")
     return value
 
 
 def _kind_name(kind: Any) -> str:
-    names = {str: "a string", int: "an integer", float: "a number", list: "an array", dict: "a table"}
+    names = {
+        str: "a string", int: "an integer", float: "a number", list: "an array", dict: "a table"
+    }
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
@@ -283,7 +304,8 @@ def _parse(source: dict) -> DesignFile:
         raise ValueError(f"format must be {DESIGN_FORMAT!r}, got {fmt!r}") from None
     ours = tuple(int(part) for part in _FORMAT_VERSION.split("."))
     if (major, minor) > ours:
-        raise ValueError(f"format {version} is newer than this lbm-bench reads ({_FORMAT_VERSION}): upgrade lbm-bench")
+        raise ValueError(f"format {version} is newer than this lbm-bench reads "
+                         f"({_FORMAT_VERSION}): upgrade lbm-bench")
     kind = _get(source, "", "kind", str)
     if kind not in family_names():
         raise ValueError(f"kind must be one of {', '.join(family_names())}, got {kind!r}")
@@ -292,10 +314,12 @@ def _parse(source: dict) -> DesignFile:
     for key, table in (("source", src), ("selection", sel), ("design", des)):
         _check_keys(table, key)
     shape = tuple(_get(src, "source", "shape", list))
-    if len(shape) != 2 or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in shape):
+    if len(shape) != 2 or not all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in shape):
         raise ValueError(f"source.shape must be two positive integers, got {list(shape)}")
     counts = tuple(_get(sel, "selection", "counts", list))
-    if len(counts) != 2 or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts):
+    if len(counts) != 2 or not all(
+            isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts):
         raise ValueError(f"selection.counts must be two positive integers, got {list(counts)}")
     g, m = counts
     row_props = _proportions(des, "row_proportions", g)
@@ -306,12 +330,14 @@ def _parse(source: dict) -> DesignFile:
     for key, table in (("design.blocks", blocks), ("design.overall", overall)):
         unknown = sorted(set(table) - set(names))
         if unknown:
-            raise ValueError(f"unknown key {key}.{unknown[0]} (a {kind} design has {', '.join(names)})")
+            raise ValueError(f"unknown key {key}.{unknown[0]} (a {kind} design has "
+                             f"{', '.join(names)})")
     params = {}
     for key in names:
         value = np.array(_get(blocks, "design.blocks", key, list), dtype=np.float64)
         if value.shape[:2] != (g, m):
-            raise ValueError(f"design.blocks.{key} must have {g}x{m} blocks (selection.counts), got shape "
+            raise ValueError(f"design.blocks.{key} must have {g}x{m} blocks (selection.counts), "
+                             "got shape "
                              f"{value.shape}")
         params[key] = value
     effects = des.get("effects")
@@ -321,12 +347,17 @@ def _parse(source: dict) -> DesignFile:
         row_effects = _array(effects, "design.effects", "rows", (shape[0],))
         col_effects = _array(effects, "design.effects", "cols", (shape[1],))
     try:
-        effect_params = {} if row_effects is None else {"row_effects": row_effects, "col_effects": col_effects}
+        effect_params = {} if row_effects is None else {
+            "row_effects": row_effects, "col_effects": col_effects
+        }
         model = family.model(row_props, col_props, **params, **effect_params)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"design.blocks: {exc}") from None
-    centre_params = {key: np.array([[_get(overall, "design.overall", key, (int, float, list))]], dtype=np.float64)
-                     for key in names}
+    centre_params = {
+        key: np.array([[_get(overall, "design.overall", key, (int, float, list))]],
+                      dtype=np.float64)
+        for key in names
+    }
     try:
         centre = family.model([1.0], [1.0], **centre_params)
     except (TypeError, ValueError) as exc:
@@ -341,9 +372,10 @@ def _parse(source: dict) -> DesignFile:
     missing = _read_missing(des.get("missing"), row_props, col_props)
     knee = _path_knee(des, (major, minor))
     first = params[names[0]]
-    design = ModelDesign(family, row_props, col_props, first, np.ones((g, m)), row_effects=model.row_weights(shape[0]),
-                         col_effects=model.col_weights(shape[1]), density=None if density is None else float(density),
-                         missing=missing, path=BlockPath.of(model, centre, knee))
+    design = ModelDesign(family, row_props, col_props, first, np.ones(
+        (g, m)), row_effects=model.row_weights(shape[0]), col_effects=model.col_weights(shape[1]),
+                         density=None if density is None else float(density), missing=missing,
+                         path=BlockPath.of(model, centre, knee))
     runners = _get(sel, "selection", "runners_up", list) if "runners_up" in sel else []
     runners_up = []
     for cell in runners:
@@ -354,13 +386,15 @@ def _parse(source: dict) -> DesignFile:
     if len(max_clusters) != 2:
         raise ValueError(f"selection.max_clusters must be two integers, got {list(max_clusters)}")
     created_by = source.get("created_by", "")
-    return DesignFile(
-        design=design, source_name=_get(src, "source", "name", str), source_sha256=_get(src, "source", "sha256", str),
-        source_shape=(int(shape[0]), int(shape[1])), criterion=_get(sel, "selection", "criterion", str),
-        criterion_value=float(_get(sel, "selection", "value", (int, float))), runners_up=tuple(runners_up),
-        max_clusters=(int(max_clusters[0]), int(max_clusters[1])),
-        package_version=str(created_by).removeprefix("lbm-bench "),
-    )
+    return DesignFile(design=design, source_name=_get(src, "source", "name", str),
+                      source_sha256=_get(src, "source", "sha256",
+                                         str), source_shape=(int(shape[0]), int(shape[1])),
+                      criterion=_get(sel, "selection", "criterion", str),
+                      criterion_value=float(_get(sel, "selection", "value",
+                                                 (int, float))), runners_up=tuple(runners_up),
+                      max_clusters=(int(max_clusters[0]), int(max_clusters[1])),
+                      package_version=str(created_by).removeprefix("lbm-bench "),
+                      )
 
 
 def _path_knee(des: dict, version: tuple[int, int]) -> float | None:

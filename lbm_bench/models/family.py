@@ -1,4 +1,5 @@
-"""A family of latent block models as one object: its models, and what the rest of the package asks of it.
+"""A family of latent block models as one object: its models, and what the rest of the package asks
+of it.
 
 A :class:`Family` is what the package passes around for "Poisson blocks": made once
 at a boundary (:func:`~lbm_bench.models.registry.as_family` turns the name a user
@@ -43,7 +44,9 @@ import numpy as np
 from lbm_bench._records import open_probability, optional, setting
 from lbm_bench.models.base import LatentBlockModel
 
-__all__ = ["DENSITY_OPTION", "Designs", "Estimation", "Family", "Options", "Presentation", "StorageCodec"]
+__all__ = [
+    "DENSITY_OPTION", "Designs", "Estimation", "Family", "Options", "Presentation", "StorageCodec"
+]
 
 #: The design option of the families whose tables can be sparse (``can_be_sparse``):
 #: the expected fraction of non-zero entries at every scale.
@@ -151,7 +154,10 @@ class Options(_Facet):
     def check(self, options: dict[str, Any]) -> dict[str, Any]:
         """The family's options (some of :attr:`fields`) checked and normalised, with their
         defaults filled in; ValueError/TypeError naming a bad one."""
-        return {name: f.metadata["check"](name, options.get(name, f.default)) for name, f in self.fields.items()}
+        return {
+            name: f.metadata["check"](name, options.get(name, f.default))
+            for name, f in self.fields.items()
+        }
 
     def resolve(self, options: dict[str, Any], n_rows: int, n_cols: int) -> dict[str, Any]:
         """Options for a table of this shape (Poisson ``effects=True`` becomes the shape)."""
@@ -185,13 +191,13 @@ class Designs(_Facet):
     uses_dispersion: ClassVar[bool] = True
     path_knee: ClassVar[float | None] = None
 
-    def check_clusters(self, n_row_clusters: int, n_col_clusters: int, options: dict[str, Any] | None = None) -> None:
+    def check_clusters(self, n_row_clusters: int, n_col_clusters: int,
+                       options: dict[str, Any] | None = None) -> None:
         """Refuse cluster numbers its designs cannot have (ValueError), with its checked
         ``options`` when known."""
 
-    def draw_pattern(
-        self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any]
-    ) -> np.ndarray:
+    def draw_pattern(self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator,
+                     options: dict[str, Any]) -> np.ndarray:
         """The block pattern of a random design, ndarray of shape ``(g, m) + block_extents``,
         given the family's checked ``options``."""
         raise NotImplementedError  # pragma: no cover
@@ -217,7 +223,8 @@ class Designs(_Facet):
         natural parameters ``natural`` (n_stats, g, m), kept in the family's domain (floored
         probabilities, positive variances): a fitted design's model at a scale
         (:mod:`lbm_bench.models.block_path`)."""
-        raise NotImplementedError(f"{self.family.kind} designs cannot be fitted")  # pragma: no cover
+        raise NotImplementedError(
+            f"{self.family.kind} designs cannot be fitted")  # pragma: no cover
 
     def model_on_path(self, design: Any, scale: float) -> LatentBlockModel:
         """The model of a fitted design (``design.path``, a
@@ -268,7 +275,8 @@ class Estimation(_Facet):
         blocks: a block of one or two observed entries is not fitted exactly)."""
         raise NotImplementedError  # pragma: no cover
 
-    def fit_effects(self, data: Any, z: np.ndarray, w: np.ndarray, model: LatentBlockModel) -> LatentBlockModel | None:
+    def fit_effects(self, data: Any, z: np.ndarray, w: np.ndarray,
+                    model: LatentBlockModel) -> LatentBlockModel | None:
         """``model`` (fitted at the labels ``z``, ``w`` of the table ``data``, a
         :class:`~lbm_bench.models.data.TableData`) with row and column effects fitted too, by
         maximum likelihood at these labels; None for a family without effects (the default)."""
@@ -283,14 +291,17 @@ class Estimation(_Facet):
         """Hyperparameters of the conjugate prior of a block's parameters (the exact ICL), from
         the whole table's sums of the statistics ``totals`` (n_stats,) and its number of entries
         ``size`` (a prior may be scaled to the table: it must not change with the labels)."""
-        raise NotImplementedError(f"{self.family.kind} blocks have no closed-form ICL; use the BIC-type ICL")
+        raise NotImplementedError(f"{self.family.kind} blocks have no closed-form ICL; use the "
+                                  "BIC-type ICL")
 
-    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray,
+                            prior: dict[str, float]) -> np.ndarray:
         """The log integrated likelihood of each block, less its entries' base measure:
         ``log ∫ exp(eta(theta) . totals_kl - exposure_kl A(theta)) prior(theta) dtheta``,
         ndarray of shape (g, m), from the block sums ``totals`` (n_stats, g, m) and the block
         sizes ``exposure`` (g, m) (zero for an empty block, whose term is zero)."""
-        raise NotImplementedError(f"{self.family.kind} blocks have no closed-form ICL; use the BIC-type ICL")
+        raise NotImplementedError(f"{self.family.kind} blocks have no closed-form ICL; use the "
+                                  "BIC-type ICL")
 
 
 class Family:

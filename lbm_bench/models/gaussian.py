@@ -24,7 +24,8 @@ of its variance, see :data:`ICL_MEAN_WEIGHT`, :data:`ICL_SHAPE`, :data:`ICL_SCAL
 that the criterion does not change with the unit of the values; a block of ``n``
 entries of mean ``xbar`` and sum of squared deviations ``S`` integrates to
 
-    (2 pi)^(-n/2) sqrt(kappa0 / kappa_n) beta0^alpha0 Gamma(alpha_n) / (beta_n^alpha_n Gamma(alpha0))
+    (2 pi)^(-n/2) sqrt(kappa0 / kappa_n) beta0^alpha0 Gamma(alpha_n) / (beta_n^alpha_n
+    Gamma(alpha0))
 
 with ``kappa_n = kappa0 + n``, ``alpha_n = alpha0 + n/2`` and
 ``beta_n = beta0 + S/2 + kappa0 n (xbar - mu0)^2 / (2 kappa_n)``.
@@ -133,9 +134,8 @@ class GaussianPresentation(Presentation):
 
 
 class GaussianDesigns(Designs):
-    def draw_pattern(
-        self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any]
-    ) -> np.ndarray:
+    def draw_pattern(self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator,
+                     options: dict[str, Any]) -> np.ndarray:
         return real_pattern(n_row_clusters, n_col_clusters, rng)
 
     def model_at_scale(self, design: Any, scale: float) -> GaussianLBM:
@@ -155,7 +155,8 @@ class GaussianEstimation(Estimation):
     fit_centred = True
     inference_order = 2
     default_icl = "exact-icl"
-    icl_prior = "Normal-inverse-gamma: variance IG(1, the table's variance), mean N(the table's mean, variance)"
+    icl_prior = ("Normal-inverse-gamma: variance IG(1, the table's variance), "
+                 "mean N(the table's mean, variance)")
 
     def describes(self, dtype_kind: str, low: float | None, high: float | None) -> bool:
         return True  # reals: any table the families before it do not describe
@@ -164,9 +165,15 @@ class GaussianEstimation(Estimation):
                         prior_var: float = 0.0) -> dict[str, np.ndarray]:
         mean = totals[0] / exposure
         if prior_var <= 0:
-            return {"means": mean, "stds": np.sqrt(np.maximum(totals[1] / exposure - mean**2, var_floor))}
+            return {
+                "means": mean, "stds": np.sqrt(np.maximum(totals[1] / exposure - mean**2,
+                                                          var_floor))
+            }
         squares = np.maximum(totals[1] - exposure * mean**2, 0.0)  # sum of squared deviations
-        return {"means": mean, "stds": np.sqrt(np.maximum((squares + prior_var) / (exposure + 1.0), var_floor))}
+        return {
+            "means": mean,
+            "stds": np.sqrt(np.maximum((squares + prior_var) / (exposure + 1.0), var_floor))
+        }
 
     def placeholder(self, table: Any = None) -> GaussianLBM:
         return GaussianLBM([1.0], [1.0], [[0.0]], [[1.0]])
@@ -174,9 +181,12 @@ class GaussianEstimation(Estimation):
     def conjugate_prior(self, totals: np.ndarray, size: float) -> dict[str, float]:
         mean = float(totals[0]) / size
         variance = max(float(totals[1]) / size - mean * mean, 1e-12)
-        return {"mean": mean, "kappa": ICL_MEAN_WEIGHT, "alpha": ICL_SHAPE, "beta": ICL_SCALE * variance}
+        return {
+            "mean": mean, "kappa": ICL_MEAN_WEIGHT, "alpha": ICL_SHAPE, "beta": ICL_SCALE * variance
+        }
 
-    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray,
+                            prior: dict[str, float]) -> np.ndarray:
         n, first, second = exposure, totals[0], totals[1]
         mu0, kappa0, alpha0, beta0 = prior["mean"], prior["kappa"], prior["alpha"], prior["beta"]
         filled = n > 0

@@ -39,7 +39,12 @@ from scipy import optimize, special
 from scipy import sparse as sp
 
 from lbm_bench._records import choice, setting
-from lbm_bench._validation import check_block_array, check_choice, check_positive_float, check_probability
+from lbm_bench._validation import (
+    check_block_array,
+    check_choice,
+    check_positive_float,
+    check_probability,
+)
 from lbm_bench.models.data import DenseTableData, SparseTableData, TableData
 from lbm_bench.models.sparse_noise import SparseNoise, sparse_table_from_entries
 
@@ -76,12 +81,14 @@ def _spread(name: str, value: Any) -> float:
 MISSING_OPTION_FIELDS = {
     "missing": setting(
         0.0, _rate, "--missing",
-        "fraction of entries missing, in [0, 1) (0: a complete table); the risk is certified on the "
+        "fraction of entries missing, in [0, 1) (0: a complete table); the risk is certified on "
+        "the "
         "observed entries",
     ),
     "missing_mechanism": setting(
         "random", choice(*MECHANISMS), "--missing-mechanism",
-        "how entries go missing: 'random' (completely at random) or 'block' (each block its own rate: "
+        "how entries go missing: 'random' (completely at random) or 'block' (each block its own "
+        "rate: "
         "not at random, the mask informs the labels)",
     ),
     "missing_spread": setting(
@@ -125,7 +132,8 @@ def expand_missing(options: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def draw_missing_pattern(n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator) -> np.ndarray:
+def draw_missing_pattern(n_row_clusters: int, n_col_clusters: int,
+                         rng: np.random.Generator) -> np.ndarray:
     """The block mechanism's pattern: ``g x m`` standard normals, centred and scaled to unit
     standard deviation (redrawn in the degenerate case of equal values)."""
     while True:
@@ -165,14 +173,17 @@ class MissingDesign:
             if self.pattern is None:
                 raise ValueError("the block mechanism needs its pattern")
             pattern = np.asarray(self.pattern, dtype=np.float64)
-            object.__setattr__(self, "pattern", check_block_array("missing pattern", pattern, pattern.shape))
+            object.__setattr__(self, "pattern",
+                               check_block_array("missing pattern", pattern, pattern.shape))
 
     @property
     def informative(self) -> bool:
-        """Whether the mask informs the labels (the block mechanism): its terms enter the likelihood."""
+        """Whether the mask informs the labels (the block mechanism): its terms enter the
+        likelihood."""
         return self.mechanism == "block"
 
-    def block_probs(self, row_proportions: np.ndarray, col_proportions: np.ndarray, scale: float) -> np.ndarray:
+    def block_probs(self, row_proportions: np.ndarray, col_proportions: np.ndarray,
+                    scale: float) -> np.ndarray:
         """Missing probabilities ``q_kl`` of the blocks at ``scale``, (g, m): the rate everywhere
         for "random"; for "block", ``expit(c + scale * spread * pattern)`` with the offset ``c``
         that keeps the expected missing fraction at the rate."""
@@ -247,15 +258,18 @@ class MaskNoise:
         return out
 
     def missing_csr(self, probs: np.ndarray, z: np.ndarray, w: np.ndarray) -> sp.csr_array:
-        """Sparse missing entries (a canonical CSR array of ones) for block probabilities ``probs``."""
+        """Sparse missing entries (a canonical CSR array of ones) for block probabilities
+        ``probs``."""
         level = -math.log1p(-float(probs.max()))
         positions, uniforms = self._noise.entries(level)
         rows, cols = np.divmod(positions, self.shape[1])
         keep = uniforms < probs[z[rows], w[cols]]
-        return sparse_table_from_entries(positions[keep], np.ones(int(keep.sum())), self.shape, np.uint8)
+        return sparse_table_from_entries(positions[keep], np.ones(int(keep.sum())), self.shape,
+                                         np.uint8)
 
 
-def _dense_uniforms(shape: tuple[int, int], rng: np.random.Generator, threshold: float | None = None) -> np.ndarray:
+def _dense_uniforms(shape: tuple[int, int], rng: np.random.Generator,
+                    threshold: float | None = None) -> np.ndarray:
     """Uniforms of a table, drawn by bands of rows (the same stream as one draw); with a
     ``threshold``, the observed mask ``U >= threshold`` instead (no float64 table kept)."""
     n_rows, n_cols = shape

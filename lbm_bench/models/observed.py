@@ -140,7 +140,8 @@ class EntryFamily:
                     values = values * a[rows]
                 if b is not None:
                     values = values * b[missing.indices]
-                stats.append(sp.csr_array((values, missing.indices, missing.indptr), shape=missing.shape))
+                stats.append(
+                    sp.csr_array((values, missing.indices, missing.indptr), shape=missing.shape))
             else:
                 stats.append(missing)
         return stats
@@ -159,5 +160,6 @@ class EntryFamily:
         value = self.model.log_base_measure(data.table)
         if data.has_missing and data.n_missing:
             zero = np.zeros((1, 1), dtype=self.model.table_dtype)
-            value -= data.n_missing * self.model.family.estimation.placeholder().log_base_measure(zero)
+            value -= data.n_missing * self.model.family.estimation.placeholder().log_base_measure(
+                zero)
         return float(value)

@@ -44,7 +44,15 @@ from lbm_bench._validation import check_block_array, check_count
 from lbm_bench.models.base import LatentBlockModel, positive_vector
 from lbm_bench.models.checks import integer_table
 from lbm_bench.models.data import TableData
-from lbm_bench.models.family import DENSITY_OPTION, Designs, Estimation, Family, Options, Presentation, StorageCodec
+from lbm_bench.models.family import (
+    DENSITY_OPTION,
+    Designs,
+    Estimation,
+    Family,
+    Options,
+    Presentation,
+    StorageCodec,
+)
 from lbm_bench.models.patterns import real_pattern
 from lbm_bench.models.sparse_noise import poisson_from_survival, sparse_table_from_noise
 
@@ -105,8 +113,10 @@ class PoissonLBM(LatentBlockModel):
         self.rates = check_block_array("rates", rates, self.block_shape, lower=0.0)
         if (row_effects is None) != (col_effects is None):
             raise ValueError("row_effects and col_effects must be given together (or neither)")
-        self.row_effects = None if row_effects is None else positive_vector("row_effects", row_effects)
-        self.col_effects = None if col_effects is None else positive_vector("col_effects", col_effects)
+        self.row_effects = None if row_effects is None else positive_vector(
+            "row_effects", row_effects)
+        self.col_effects = None if col_effects is None else positive_vector(
+            "col_effects", col_effects)
 
     # -- exposures ---------------------------------------------------------------------
     def fixed_shape(self) -> tuple[int, int] | None:
@@ -139,7 +149,8 @@ class PoissonLBM(LatentBlockModel):
         data = TableData.of(X)  # log h(0) = 0: a sparse table's non-zeros are enough
         value = -special.gammaln(np.asarray(data.stored_values(), dtype=np.float64) + 1.0).sum()
         if self.row_effects is not None:
-            value += (data.row_totals() @ np.log(self.row_effects)) + (data.col_totals() @ np.log(self.col_effects))
+            value += (data.row_totals() @ np.log(self.row_effects)) + (
+                data.col_totals() @ np.log(self.col_effects))
         return float(value)
 
     def sparse_level(self) -> float:
@@ -149,7 +160,8 @@ class PoissonLBM(LatentBlockModel):
         array = integer_table(X, name, np.int64)
         fixed = self.fixed_shape()
         if fixed is not None and array.shape != fixed:
-            raise ValueError(f"{name} must have shape {fixed} (the effects' lengths), got {array.shape}")
+            raise ValueError(f"{name} must have shape {fixed} (the effects' lengths), got "
+                             f"{array.shape}")
         return array
 
     def table_from_noise(self, noise: Any, z: np.ndarray, w: np.ndarray) -> Any:
@@ -172,7 +184,8 @@ class PoissonLBM(LatentBlockModel):
             self._cdf_key = key
         table = np.empty(noise.shape, dtype=np.int64)
         for k, l, block in self.nonempty_blocks(z, w):
-            table[block] = poisson_inverse_cdf(noise[block], self.rates[k, l], self._cdf_tables[k][l])
+            table[block] = poisson_inverse_cdf(noise[block], self.rates[k, l],
+                                               self._cdf_tables[k][l])
         return table
 
     def block_parameters(self) -> dict[str, np.ndarray]:
@@ -204,11 +217,14 @@ class PoissonPresentation(Presentation):
 
 class PoissonOptions(Options):
     fields = {
-        "base_rate": setting(2.0, positive, "--base-rate", "Poisson: geometric mean of the block rates"),
+        "base_rate": setting(2.0, positive, "--base-rate", "Poisson: geometric mean of the block "
+                                                           "rates"),
         "density": DENSITY_OPTION,
-        "effects": setting(False, flag, "--effects", "poisson: row and column effects (contingency model)"),
+        "effects": setting(False, flag, "--effects", "poisson: row and column effects (contingency "
+                                                     "model)"),
         "effects_spread": setting(
-            EFFECTS_SPREAD, non_negative, "--effects-spread", "poisson: standard deviation of the log effects"
+            EFFECTS_SPREAD, non_negative, "--effects-spread", "poisson: standard deviation of the "
+                                                              "log effects"
         ),
     }
 
@@ -216,7 +232,8 @@ class PoissonOptions(Options):
         options = dict(options)
         effects = options.get("effects")
         if effects is True:
-            raise ValueError("effects=True needs the table shape here: pass effects=(n_rows, n_cols)")
+            raise ValueError("effects=True needs the table shape here: pass effects=(n_rows, "
+                             "n_cols)")
         if effects is False:
             options.pop("effects")
         shape = options.pop("effects", None)
@@ -241,9 +258,8 @@ class PoissonDesigns(Designs):
     #: column sums of counts are mostly the classes' margins), only their interaction moving.
     path_knee = MARGIN_KNEE
 
-    def draw_pattern(
-        self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator, options: dict[str, Any]
-    ) -> np.ndarray:
+    def draw_pattern(self, n_row_clusters: int, n_col_clusters: int, rng: np.random.Generator,
+                     options: dict[str, Any]) -> np.ndarray:
         return real_pattern(n_row_clusters, n_col_clusters, rng)
 
     def draw_effects(
@@ -262,17 +278,15 @@ class PoissonDesigns(Designs):
             rates = portable.exp(_density_offset(design, scale) + scale * design.pattern)
         else:
             rates = design.base_rate * portable.exp(scale * design.pattern)
-        return PoissonLBM(
-            design.row_proportions, design.col_proportions, rates, design.row_effects, design.col_effects,
-            sparse=sparse,
-        )
+        return PoissonLBM(design.row_proportions, design.col_proportions, rates, design.row_effects,
+                          design.col_effects, sparse=sparse,
+                          )
 
     def model_from_natural(self, design: Any, natural: np.ndarray) -> PoissonLBM:
         rates = np.maximum(portable.exp(natural[0]), RATE_FLOOR)
-        return PoissonLBM(
-            design.row_proportions, design.col_proportions, rates, design.row_effects, design.col_effects,
-            sparse=design.density is not None,
-        )
+        return PoissonLBM(design.row_proportions, design.col_proportions, rates, design.row_effects,
+                          design.col_effects, sparse=design.density is not None,
+                          )
 
 
 class PoissonEstimation(Estimation):
@@ -300,12 +314,14 @@ class PoissonEstimation(Estimation):
         col_onehot, row_onehot = np.eye(m)[w], np.eye(g)[z]
         for _ in range(EFFECT_ITERATIONS):
             # expected row sums: sum_j M_ij nu_j rate[z_i, w_j]
-            per_class = nu @ col_onehot if missing is None else nu @ col_onehot - missing @ (nu[:, None] * col_onehot)
+            per_class = nu @ col_onehot if missing is None else nu @ col_onehot - missing @ (
+                nu[:, None] * col_onehot)
             per_class = np.broadcast_to(per_class, (n_rows, m))
             mu = row_sums / np.maximum(np.sum(rates[z] * per_class, axis=1), 1e-300)
             mu = np.maximum(mu, EFFECT_FLOOR)
             mu /= mu.mean()
-            per_class = mu @ row_onehot if missing is None else mu @ row_onehot - missing.T @ (mu[:, None] * row_onehot)
+            per_class = mu @ row_onehot if missing is None else mu @ row_onehot - missing.T @ (
+                mu[:, None] * row_onehot)
             per_class = np.broadcast_to(per_class, (n_cols, g))
             nu = col_sums / np.maximum(np.sum(rates.T[w] * per_class, axis=1), 1e-300)
             nu = np.maximum(nu, EFFECT_FLOOR)
@@ -316,11 +332,15 @@ class PoissonEstimation(Estimation):
         # the same means with effects of mean one within each class: the rates carry every
         # difference between classes (what a fitted design's scale moves), the effects only the
         # heterogeneity within a class
-        row_means = np.bincount(z, weights=mu, minlength=g) / np.maximum(np.bincount(z, minlength=g), 1)
-        col_means = np.bincount(w, weights=nu, minlength=m) / np.maximum(np.bincount(w, minlength=m), 1)
-        row_means, col_means = np.where(row_means > 0, row_means, 1.0), np.where(col_means > 0, col_means, 1.0)
+        row_means = np.bincount(z, weights=mu, minlength=g) / np.maximum(
+            np.bincount(z, minlength=g), 1)
+        col_means = np.bincount(w, weights=nu, minlength=m) / np.maximum(
+            np.bincount(w, minlength=m), 1)
+        row_means, col_means = np.where(row_means > 0, row_means,
+                                        1.0), np.where(col_means > 0, col_means, 1.0)
         rates = np.maximum(rates * np.outer(row_means, col_means), RATE_FLOOR)
-        return PoissonLBM(model.row_proportions, model.col_proportions, rates, mu / row_means[z], nu / col_means[w])
+        return PoissonLBM(model.row_proportions, model.col_proportions, rates, mu / row_means[z],
+                          nu / col_means[w])
 
     def placeholder(self, table: Any = None) -> PoissonLBM:
         return PoissonLBM([1.0], [1.0], [[1.0]])
@@ -329,16 +349,17 @@ class PoissonEstimation(Estimation):
         mean = max(float(totals[0]), 1.0) / size  # a table of zeros: as if it held one count
         return {"shape": ICL_SHAPE, "rate": ICL_SHAPE / mean}
 
-    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray, prior: dict[str, float]) -> np.ndarray:
+    def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray,
+                            prior: dict[str, float]) -> np.ndarray:
         a, b, s = prior["shape"], prior["rate"], totals[0]
-        return a * math.log(b) - special.gammaln(a) + special.gammaln(a + s) - (a + s) * np.log(b + exposure)
+        return a * math.log(b) - special.gammaln(a) + special.gammaln(
+            a + s) - (a + s) * np.log(b + exposure)
 
 
 #: The Poisson family: :class:`PoissonLBM` and its facets.
-POISSON = Family(
-    "poisson", PoissonLBM, storage=PoissonStorage, presentation=PoissonPresentation, options=PoissonOptions,
-    designs=PoissonDesigns, estimation=PoissonEstimation,
-)
+POISSON = Family("poisson", PoissonLBM, storage=PoissonStorage, presentation=PoissonPresentation,
+                 options=PoissonOptions, designs=PoissonDesigns, estimation=PoissonEstimation,
+                 )
 
 
 def poisson_cdf_table(rate: float) -> np.ndarray:
@@ -357,7 +378,8 @@ def poisson_cdf_tables(rates: np.ndarray) -> list[np.ndarray]:
     [49, 69]
     """
     rates = np.asarray(rates, dtype=np.float64)
-    uppers = np.array([int(rate + 12 * math.sqrt(rate) + 40) for rate in rates.tolist()], dtype=np.int64)
+    uppers = np.array([int(rate + 12 * math.sqrt(rate) + 40) for rate in rates.tolist()],
+                      dtype=np.int64)
     if rates.size == 0:
         return []
     counts = np.concatenate([np.arange(upper + 1, dtype=np.float64) for upper in uppers.tolist()])
@@ -365,7 +387,8 @@ def poisson_cdf_tables(rates: np.ndarray) -> list[np.ndarray]:
     return np.split(flat, np.cumsum(uppers + 1)[:-1])
 
 
-def poisson_inverse_cdf(uniforms: np.ndarray, rate: float, cdf: np.ndarray | None = None) -> np.ndarray:
+def poisson_inverse_cdf(uniforms: np.ndarray, rate: float,
+                        cdf: np.ndarray | None = None) -> np.ndarray:
     """Exact inverse CDF of Poisson(rate) by search in its tabulated CDF
     (``cdf``: :func:`poisson_cdf_table` of ``rate``, computed when omitted)."""
     if cdf is None:
@@ -379,7 +402,8 @@ def poisson_inverse_cdf(uniforms: np.ndarray, rate: float, cdf: np.ndarray | Non
 
 
 def _density_offset(design: Any, scale: float) -> float:
-    """``c`` with expected non-zero fraction ``sum_kl pi_k rho_l E_ij[1 - exp(-a_i b_j e^(c + scale P_kl))]``
+    """``c`` with expected non-zero fraction ``sum_kl pi_k rho_l E_ij[1 - exp(-a_i b_j e^(c + scale
+    P_kl))]``
     equal to ``density`` (effects summarised by :data:`_EFFECT_GROUPS` group means each)."""
     cache = design.memo
     key = ("poisson_offset", float(scale))
@@ -405,7 +429,8 @@ def _density_offset(design: Any, scale: float) -> float:
 
 
 def _effect_groups(effects: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Means and weights (fractions) of up to :data:`_EFFECT_GROUPS` equal-count groups of sorted effects."""
+    """Means and weights (fractions) of up to :data:`_EFFECT_GROUPS` equal-count groups of sorted
+    effects."""
     if effects is None:
         return np.ones(1), np.ones(1)
     groups = np.array_split(np.sort(effects), min(_EFFECT_GROUPS, effects.size))

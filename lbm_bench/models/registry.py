@@ -42,7 +42,8 @@ name_families(tuple(_BY_NAME))  # the shared docstrings list them (lbm_bench._do
 
 
 def family_names() -> tuple[str, ...]:
-    """The names of the registered families, e.g. ``("gaussian", "poisson", "bernoulli", "categorical")``."""
+    """The names of the registered families, e.g. ``("gaussian", "poisson", "bernoulli",
+    "categorical")``."""
     return tuple(_BY_NAME)
 
 
@@ -97,7 +98,8 @@ def as_family(family: Family | str) -> Family:
 def model_from_parameters(
     kind: Family | str, row_proportions: Any, col_proportions: Any, **block_parameters: Any
 ) -> LatentBlockModel:
-    """Build a model of family ``kind`` (a family or its name) from its parameters (as stored in files).
+    """Build a model of family ``kind`` (a family or its name) from its parameters (as stored in
+    files).
 
     Examples
     --------

@@ -114,8 +114,10 @@ class SparseNoise:
         rng: np.random.Generator,
     ) -> None:
         self.shape = (int(n_rows), int(n_cols))
-        self.row_weights = None if row_weights is None else np.asarray(row_weights, dtype=np.float64)
-        self.col_weights = None if col_weights is None else np.asarray(col_weights, dtype=np.float64)
+        self.row_weights = None if row_weights is None else np.asarray(
+            row_weights, dtype=np.float64)
+        self.col_weights = None if col_weights is None else np.asarray(
+            col_weights, dtype=np.float64)
         self.seed = draw_seed(rng)
         self.n_bands = 0
         self.positions = np.empty(0, dtype=np.int64)
@@ -187,7 +189,8 @@ class SparseNoise:
             if self.row_weights is None:
                 self._bins = [np.arange(self.shape[0])]
             else:
-                key = np.floor(portable.log(self.row_weights) / math.log(_BIN_RATIO)).astype(np.int64)
+                key = np.floor(portable.log(self.row_weights) / math.log(_BIN_RATIO)).astype(
+                    np.int64)
                 order = np.argsort(key, kind="stable")
                 bounds = np.flatnonzero(np.diff(key[order])) + 1
                 self._bins = [np.sort(rows) for rows in np.split(order, bounds)]
@@ -223,7 +226,8 @@ class SparseNoise:
         # candidates already in an earlier band are dropped by the caller (their U is smaller)
         positions = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
         del found
-        if weighted:  # each entry's own q = P(U < T(high) | U >= T(low)) and T(low), from its position
+        # each entry's own q = P(U < T(high) | U >= T(low)) and T(low), from its position
+        if weighted:
             return _thinned_run(positions, rng, a, b, n_cols, widths)
         # in one call: the band's q and T(low); its width is then T(high) - T(low) = q (1 - T(low))
         q, t_low = -portable.expm1(-1.0 * widths)
@@ -252,8 +256,8 @@ def _check_level(level: float) -> int:
     """The last band covering ``level``; ValueError above :data:`MAX_LEVEL`."""
     if not level <= MAX_LEVEL:
         raise ValueError(
-            f"sparse tables need entry probabilities below 1 - 1e-9 and rates below {MAX_LEVEL:g};"
-            f" this model needs level {level:.4g}: use a dense table (no density) or a smaller scale"
+            f"sparse tables need entry probabilities below 1 - 1e-9 and rates below {MAX_LEVEL:g}; "
+            f"this model needs level {level:.4g}: use a dense table (no density) or a smaller scale"
         )
     return _band_for(level)
 
@@ -267,7 +271,8 @@ def _sorted_run(positions: np.ndarray, uniforms: np.ndarray) -> tuple[np.ndarray
     return positions, uniforms
 
 
-def _merge_runs(runs: list[tuple[np.ndarray, np.ndarray]], n_entries: int) -> tuple[np.ndarray, np.ndarray]:
+def _merge_runs(runs: list[tuple[np.ndarray, np.ndarray]],
+                n_entries: int) -> tuple[np.ndarray, np.ndarray]:
     """The entries of ``runs`` (each by increasing distinct position; earlier runs: earlier
     bands) by increasing position, an entry kept from its earliest run only.
 
@@ -298,7 +303,8 @@ def _merged_ranges(runs: list[tuple[np.ndarray, Any]], n_entries: int):
     cuts = np.linspace(0, n_entries, n_ranges + 1).round().astype(np.int64)
     bounds = [np.searchsorted(p, cuts) for p, _ in runs]
     for r in range(n_ranges):
-        parts = [(p[b[r]:b[r + 1]], u[b[r]:b[r + 1]] if isinstance(u, np.ndarray) else u.take(b[r + 1] - b[r]))
+        parts = [(p[b[r]:b[r + 1]],
+                  u[b[r]:b[r + 1]] if isinstance(u, np.ndarray) else u.take(b[r + 1] - b[r]))
                  for (p, u), b in zip(runs, bounds, strict=True)]
         part_positions = np.concatenate([p for p, _ in parts])
         part_uniforms = np.concatenate([u for _, u in parts])
@@ -318,8 +324,8 @@ def _entry_widths(positions: np.ndarray, a: np.ndarray, b: np.ndarray, n_cols: i
     return -portable.expm1(-(a[rows] * b[cols]) * widths)
 
 
-def _thinned(virtual: np.ndarray, rows: np.ndarray, thinning: np.ndarray, a: np.ndarray, b: np.ndarray,
-             n_cols: int, width: np.ndarray) -> np.ndarray:
+def _thinned(virtual: np.ndarray, rows: np.ndarray, thinning: np.ndarray, a: np.ndarray,
+             b: np.ndarray, n_cols: int, width: np.ndarray) -> np.ndarray:
     """The positions of the candidates of a bin of rows (``virtual``: ``local row * n_cols +
     col`` over the bin's ``rows``) that their own ``q`` keeps (``thinning`` below it), over
     chunks of :data:`_TABLE_CHUNK` candidates (elementwise: the same as on all at once).
@@ -338,8 +344,8 @@ def _thinned(virtual: np.ndarray, rows: np.ndarray, thinning: np.ndarray, a: np.
     return np.concatenate(kept) if kept else np.empty(0, dtype=np.int64)
 
 
-def _thinned_run(positions: np.ndarray, rng: np.random.Generator, a: np.ndarray, b: np.ndarray, n_cols: int,
-                 widths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _thinned_run(positions: np.ndarray, rng: np.random.Generator, a: np.ndarray, b: np.ndarray,
+                 n_cols: int, widths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A thinned band's entries by increasing position and their uniforms: the next draws of
     the band's stream in the order of ``positions`` (bin after bin), scaled to each entry's
     ``[T(low), T(high))``. The same arrays as :class:`_BandUniforms` taken at once and
@@ -416,7 +422,8 @@ def sparse_table_from_noise(noise: Any, level: float, values: Any, dtype: type) 
     temporaries are a part's (the same table as on all candidates at once: ``values`` is
     elementwise); a large noise keeps no candidates (see there)."""
     if not isinstance(noise, SparseNoise):
-        raise TypeError(f"a sparse model needs SparseNoise (from draw_noise), got {type(noise).__name__}")
+        raise TypeError("a sparse model needs SparseNoise (from draw_noise), got "
+                        f"{type(noise).__name__}")
     n_cols = noise.shape[1]
 
     def nonzeros():
@@ -445,7 +452,8 @@ def _csr_table(parts: Any, shape: tuple[int, int], dtype: type) -> sp.csr_array:
             data_parts.append(np.asarray(values[start:start + _TABLE_CHUNK], dtype=dtype))
     nnz = int(counts.sum())
     index_dtype = np.int32 if max(n_cols, nnz) < 2**31 else np.int64
-    cols = np.concatenate(col_parts, dtype=index_dtype) if col_parts else np.empty(0, dtype=index_dtype)
+    cols = np.concatenate(col_parts, dtype=index_dtype) if col_parts else np.empty(
+        0, dtype=index_dtype)
     del col_parts
     data = np.concatenate(data_parts) if data_parts else np.empty(0, dtype=dtype)
     del data_parts
@@ -456,12 +464,14 @@ def _csr_table(parts: Any, shape: tuple[int, int], dtype: type) -> sp.csr_array:
     return table
 
 
-def candidate_entries(noise: Any, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def candidate_entries(noise: Any,
+                      level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The entries of a sparse model's noise that can be non-zero at ``level`` (the model's
     :meth:`~lbm_bench.models.base.LatentBlockModel.sparse_level`): linear positions,
     uniforms, rows, columns."""
     if not isinstance(noise, SparseNoise):
-        raise TypeError(f"a sparse model needs SparseNoise (from draw_noise), got {type(noise).__name__}")
+        raise TypeError("a sparse model needs SparseNoise (from draw_noise), got "
+                        f"{type(noise).__name__}")
     positions, uniforms = noise.entries(level)
     rows, cols = np.divmod(positions, noise.shape[1])
     return positions, uniforms, rows, cols

@@ -50,7 +50,8 @@ def find_symmetry(
     params = np.round(params / (scale * rtol)).astype(np.int64) if rtol > 0 else params
     row_props, col_props = model.row_proportions, model.col_proportions
     if rtol > 0:  # rtol=0: exact comparisons
-        row_props, col_props = (np.round(props / rtol).astype(np.int64) for props in (row_props, col_props))
+        row_props, col_props = (np.round(props / rtol).astype(np.int64)
+                                for props in (row_props, col_props))
     g, m = model.block_shape
     signature = [
         (row_props[k], tuple(sorted(map(tuple, params[:, k, :].T.tolist())))) for k in range(g)
@@ -61,7 +62,8 @@ def find_symmetry(
     count = math.prod(math.factorial(len(members)) for members in groups.values())
     if count > max_candidates:
         raise ValueError(
-            f"model has {count} candidate row symmetries; too many to check (max_candidates={max_candidates})"
+            f"model has {count} candidate row symmetries; too many to check "
+            f"(max_candidates={max_candidates})"
         )
     col_keys: dict[Any, int] = {}
     for l in range(m):

@@ -69,7 +69,8 @@ METHODS = ("secant", "bisection")
 def _missing_of(item: Any) -> tuple[float, str]:
     """(rate, mechanism) of a design or a request's options ((0.0, "random"): complete)."""
     if isinstance(item, ModelDesign):
-        return (0.0, "random") if item.missing is None else (item.missing.rate, item.missing.mechanism)
+        return (0.0, "random") if item.missing is None else (item.missing.rate,
+                                                             item.missing.mechanism)
     options = item.model_options
     return (0.0, "random") if options.missing == 0 else (options.missing, options.missing_mechanism)
 
@@ -111,9 +112,11 @@ def calibrate(
     if design is None:
         design = random_design(request.family, g, m, rng=rng, **request.design_options())
     elif design.family is not request.family or design.block_shape != (g, m):
-        raise ValueError(f"design is a {design.kind} {design.block_shape} design, not {request.kind} {(g, m)}")
+        raise ValueError(f"design is a {design.kind} {design.block_shape} design, not "
+                         f"{request.kind} {(g, m)}")
     elif _missing_of(design) != _missing_of(request):
-        raise ValueError(f"design has missing entries {_missing_of(design)}, the request {_missing_of(request)}")
+        raise ValueError(f"design has missing entries {_missing_of(design)}, the request "
+                         f"{_missing_of(request)}")
     check_target(target, design, request.n_rows, request.n_cols)
     if auto and s.calibration_method == "bisection":
         n_tables, auto = 200, False
@@ -121,8 +124,8 @@ def calibrate(
     crn = CommonRandomNumbers(design, request.n_rows, request.n_cols, capacity,
                               np.random.SeedSequence(draw_seed(rng)), criterion=request.criterion,
                               jobs=s.jobs)
-    return search_scale(crn, target, tolerance, s.n_init, max_steps, callback, s.calibration_method, auto,
-                        se_fraction, candidate_cost, s.tolerance)
+    return search_scale(crn, target, tolerance, s.n_init, max_steps, callback, s.calibration_method,
+                        auto, se_fraction, candidate_cost, s.tolerance)
 
 
 @fill_doc
@@ -241,12 +244,15 @@ def calibrate_scale(
         calibration_method=method, jobs=jobs, tolerance=rejection_tolerance,
     )
     return calibrate(request, settings, design=design, callback=callback, max_steps=max_steps,
-                     max_tables=max_tables, se_fraction=se_fraction, candidate_cost=candidate_cost, rng=rng)
+                     max_tables=max_tables, se_fraction=se_fraction, candidate_cost=candidate_cost,
+                     rng=rng)
 
 
 def _check_cost(candidate_cost: Any) -> float:
-    """``candidate_cost`` as a float if it is a non-negative number (``inf`` allowed), else ValueError."""
-    if isinstance(candidate_cost, bool) or not isinstance(candidate_cost, (int, float, np.integer, np.floating)):
+    """``candidate_cost`` as a float if it is a non-negative number (``inf`` allowed), else
+    ValueError."""
+    if isinstance(candidate_cost, bool) or not isinstance(candidate_cost,
+                                                          (int, float, np.integer, np.floating)):
         raise TypeError(f"candidate_cost must be a number, got {type(candidate_cost).__name__}")
     if not candidate_cost >= 0:
         raise ValueError(f"candidate_cost must be >= 0, got {candidate_cost}")

@@ -129,8 +129,10 @@ class CommonRandomNumbers:
         self.bytes_per_table = 2 * _channels(design) * n_rows * n_cols * 8
         self._labels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._draws: dict[int, tuple] = {}
-        #: noise bytes of one table per entry: float64, plus the mask (random) or its uniforms (block)
-        per_entry = 8 + (0 if design.missing is None else 1 if not design.missing.informative else 8)
+        #: noise bytes of one table per entry: float64, plus the mask (random) or its uniforms
+        #: (block)
+        per_entry = 8 + (0
+                         if design.missing is None else 1 if not design.missing.informative else 8)
         self._cache_tables = max(0, NOISE_CACHE_BYTES // (n_rows * n_cols * per_entry))
         self._known: dict[tuple[str, float, int], list[float]] = {}
         #: Names these tables in the workers' caches (:func:`_worker`): an identity, not randomness.
@@ -165,14 +167,20 @@ class CommonRandomNumbers:
             self._draws[t] = draws
         return draws
 
-    def batches(self, tables: Sequence[int] | None = None, statistic: str = "error") -> list[list[int]]:
+    def batches(self, tables: Sequence[int] | None = None,
+                statistic: str = "error") -> list[list[int]]:
         """Lists of table indices run through the MAP (or the short runs, ``"floor"``) together."""
         tables = list(range(self.n_tables)) if tables is None else list(tables)
-        size = max(1, min(len(tables), _batch_budget(statistic, self.design, self.batch_bytes,
-                                                     self.floor_batch_bytes) // self.bytes_per_table))
+        size = max(
+            1,
+            min(
+                len(tables),
+                _batch_budget(statistic, self.design, self.batch_bytes, self.floor_batch_bytes) //
+                self.bytes_per_table))
         return [tables[s:s + size] for s in range(0, len(tables), size)]
 
-    def apparent_errors(self, scale: float, n_init: int, tables: Sequence[int] | None = None) -> np.ndarray:
+    def apparent_errors(self, scale: float, n_init: int,
+                        tables: Sequence[int] | None = None) -> np.ndarray:
         """Apparent error ``l_item((z0, w0), h(X))`` of the X-only MAP on tables
         ``tables`` (default: all) at ``scale``: ndarray (len(tables),). Not cached."""
         return self._statistic("error", scale, n_init, tables)
@@ -201,7 +209,8 @@ class CommonRandomNumbers:
             known.extend(self._statistic(statistic, scale, n_init, range(len(known), n)).tolist())
         return np.array(known[:n])
 
-    def _statistic(self, statistic: str, scale: float, n_init: int, tables: Sequence[int] | None) -> np.ndarray:
+    def _statistic(self, statistic: str, scale: float, n_init: int,
+                   tables: Sequence[int] | None) -> np.ndarray:
         tables = list(range(self.n_tables)) if tables is None else list(tables)
         if self.jobs > 1 and len(tables) > 1:
             return self._parallel(statistic, scale, n_init, tables)
@@ -219,9 +228,12 @@ class CommonRandomNumbers:
         return np.concatenate(values) if values else np.empty(0)
 
     def _parallel(self, statistic: str, scale: float, n_init: int, tables: list[int]) -> np.ndarray:
-        chunks = [list(c) for c in np.array_split(np.array(tables), min(self.jobs, len(tables))) if c.size]
+        chunks = [
+            list(c) for c in np.array_split(np.array(tables), min(self.jobs, len(tables))) if c.size
+        ]
         # a design of large tables (row and column effects) crosses to a Dask cluster once
-        args = (statistic, shipped(self.design), self.n_rows, self.n_cols, scale, n_init, self.incremental,
+        args = (statistic, shipped(self.design), self.n_rows, self.n_cols, scale, n_init,
+                self.incremental,
                 _batch_budget(statistic, self.design, self.batch_bytes, self.floor_batch_bytes))
         # the workers keep what they draw across scales, within the parent's noise budget in all
         # (the parent's own cache stays empty while the workers evaluate)
@@ -234,7 +246,8 @@ class CommonRandomNumbers:
         return np.concatenate(parts)
 
 
-def _batch_budget(statistic: str, design: ModelDesign, batch_bytes: int, floor_batch_bytes: int) -> int:
+def _batch_budget(statistic: str, design: ModelDesign, batch_bytes: int,
+                  floor_batch_bytes: int) -> int:
     """Bytes of statistics per batch of tables: ``floor_batch_bytes`` for the short runs of
     tables of integers (see :data:`FLOOR_BATCH_BYTES`), else ``batch_bytes``."""
     integers = np.issubdtype(design.model(1.0).table_dtype, np.integer)
@@ -246,7 +259,8 @@ def _channels(design: ModelDesign) -> int:
     return EntryFamily(design.model(1.0), design.missing is not None).n_stats
 
 
-def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch_bytes, seeds, cache=None):
+def _worker(statistic, design, n_rows, n_cols, scale, n_init, incremental, batch_bytes, seeds,
+            cache=None):
     """A statistic of the tables of ``seeds`` in a worker process (a task of
     :func:`~lbm_bench.tasks.pool.run_tasks`, on one BLAS thread). Labels and noise come from
     the seeds; with ``cache`` (``(token, bytes)``), those of the calibration ``token`` are kept

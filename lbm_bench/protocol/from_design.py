@@ -37,12 +37,14 @@ def load_design(design: Any) -> tuple[ModelDesign, tuple[int, int] | None]:
         For a design file that is missing or not one.
     """
     if isinstance(design, ModelDesign):
-        shape = None if design.row_effects is None else (len(design.row_effects), len(design.col_effects))
+        shape = None if design.row_effects is None else (len(design.row_effects),
+                                                         len(design.col_effects))
         return design, shape
     if isinstance(design, (str, os.PathLike)):
         record = read_design_file(design)
         return record.design, record.source_shape
-    raise TypeError(f"design must be a ModelDesign or the path of a design file, got {type(design).__name__}")
+    raise TypeError("design must be a ModelDesign or the path of a design file, got "
+                    f"{type(design).__name__}")
 
 
 def design_request(
@@ -80,11 +82,13 @@ def design_request(
     """
     design, shape = load_design(design)
     if options:
-        raise ValueError(f"{', '.join(sorted(options))}: the design fixes its design options; drop them")
+        raise ValueError(f"{', '.join(sorted(options))}: the design fixes its design options; drop "
+                         "them")
     if kind is not None and kind is not design.family:
         raise ValueError(f"kind={kind.kind!r} but the design is of {design.kind} blocks")
     if any(c is not None for c in clusters) and tuple(clusters) != design.block_shape:
-        raise ValueError(f"the design has {design.block_shape[0]}x{design.block_shape[1]} clusters, "
+        raise ValueError(f"the design has {design.block_shape[0]}x{design.block_shape[1]} "
+                         "clusters, "
                          f"not {clusters[0]}x{clusters[1]}")
     if (n_rows is None) != (n_cols is None):
         raise ValueError("give both n_rows and n_cols (the shape), or neither")
@@ -94,10 +98,11 @@ def design_request(
         n_rows, n_cols = shape
     model_options: dict[str, Any] = dict(design.family.designs.options_of(design))
     if design.missing is not None:
-        model_options.update(missing=design.missing.rate, missing_mechanism=design.missing.mechanism)
+        model_options.update(missing=design.missing.rate,
+                             missing_mechanism=design.missing.mechanism)
         if design.missing.informative:
             model_options["missing_spread"] = design.missing.spread
     g, m = design.block_shape
-    request = TableRequest(design.family, n_rows, n_cols, g, m, target_risk, model_options=model_options,
-                           criterion=criterion)
+    request = TableRequest(design.family, n_rows, n_cols, g, m, target_risk,
+                           model_options=model_options, criterion=criterion)
     return request, design

@@ -195,13 +195,15 @@ def generate_table(
     if design is not None:
         if calibration is not None:
             raise TypeError("generate_table() takes a design or a calibration, not both")
-        request, settings, design = _design_arguments(design, kind, (n_rows, n_cols, n_row_clusters,
-                                                                     n_col_clusters, target_risk), settings, options)
+        request, settings, design = _design_arguments(
+            design, kind, (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk), settings,
+            options)
         effects = stream(stream(root, "generate_table", "calibration"), "calibration", "effects")
         design = design.at_shape(*request.shape, rng=np.random.default_rng(effects))
     else:
         sizes = (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk)
-        request, settings = request_from_arguments(kind, sizes, settings, options, caller="generate_table")
+        request, settings = request_from_arguments(kind, sizes, settings, options,
+                                                   caller="generate_table")
     if backend is not None or scheduler is not None:
         check_backend("loky" if backend is None else backend, settings.jobs, scheduler)
     estimate = estimate_request_memory(request, settings, calibrated=calibration is not None,
@@ -213,8 +215,9 @@ def generate_table(
         return _generate(request, settings, calibration, design, progress, root, seed)
 
 
-def _generate(request: TableRequest, settings: GenerationSettings, calibration: CalibrationResult | None,
-              design: ModelDesign | None, progress: bool, root: np.random.SeedSequence, seed: int) -> Table:
+def _generate(request: TableRequest, settings: GenerationSettings,
+              calibration: CalibrationResult | None, design: ModelDesign | None, progress: bool,
+              root: np.random.SeedSequence, seed: int) -> Table:
     """The calibration and the rejection step of a checked request (:func:`generate_table`)."""
     timings = {"calibration": 0.0, "rejection": 0.0, "gibbs": 0.0, "floor": 0.0}
     start = time.perf_counter()
@@ -245,7 +248,8 @@ def _generate(request: TableRequest, settings: GenerationSettings, calibration: 
             bar.set_postfix(last_risk=f"{sampler.risks[-1]:.4f}")
         else:
             raise RejectionError(sampler.failure_message(s.max_attempts))
-    timings["rejection"] = time.perf_counter() - start - sampler.gibbs_seconds - sampler.floor_seconds
+    timings["rejection"] = time.perf_counter(
+    ) - start - sampler.gibbs_seconds - sampler.floor_seconds
     timings["gibbs"] = sampler.gibbs_seconds
     timings["floor"] = sampler.floor_seconds
     X, z, w, map_result, samples, estimate, floor = kept
@@ -256,32 +260,39 @@ def _generate(request: TableRequest, settings: GenerationSettings, calibration: 
         acceptance_rate=1.0 / len(sampler.risks), tolerance=s.tolerance,
         candidate_risks=np.array(sampler.risks), balance=s.balance,
     )
-    return Table(
-        data=X, model=calibration.design.model(calibration.scale), design=calibration.design,
-        scale=calibration.scale, truth_rows=z, truth_cols=w, map_rows=map_result.rows,
-        map_cols=map_result.cols, gibbs=samples, risk=estimate, target_risk=request.target_risk, seed=seed,
-        calibration=calibration, rejection=rejection, options=stored_options(request, settings),
-        timings=timings, bayes_rows=floor.rows, bayes_cols=floor.cols, bayes_risk=floor.risk,
-        criterion=request.criterion,
-    )
+    return Table(data=X, model=calibration.design.model(calibration.scale),
+                 design=calibration.design, scale=calibration.scale, truth_rows=z, truth_cols=w,
+                 map_rows=map_result.rows, map_cols=map_result.cols, gibbs=samples, risk=estimate,
+                 target_risk=request.target_risk, seed=seed, calibration=calibration,
+                 rejection=rejection, options=stored_options(request, settings), timings=timings,
+                 bayes_rows=floor.rows, bayes_cols=floor.cols, bayes_risk=floor.risk,
+                 criterion=request.criterion,
+                 )
 
 
-def _design_arguments(design, kind, sizes, settings, options) -> tuple[TableRequest, GenerationSettings, ModelDesign]:
+def _design_arguments(design, kind, sizes, settings,
+                      options) -> tuple[TableRequest, GenerationSettings, ModelDesign]:
     """The request, settings and design of ``generate_table(design=...)`` (with a request made
-    by :func:`~lbm_bench.protocol.from_design.design_request`: the calibration checks they agree)."""
+    by :func:`~lbm_bench.protocol.from_design.design_request`: the calibration checks they
+    agree)."""
     if isinstance(kind, TableRequest):
-        request, settings = request_from_arguments(kind, sizes, settings, options, caller="generate_table")
+        request, settings = request_from_arguments(kind, sizes, settings, options,
+                                                   caller="generate_table")
         return request, settings, load_design(design)[0]
     n_rows, n_cols, g, m, target = sizes
     if target is None:
         raise TypeError("generate_table(design=...) needs target_risk")
     options = dict(options)
-    given = {name: options.pop(name) for name in list(options) if name in GenerationSettings.names()}
+    given = {
+        name: options.pop(name)
+        for name in list(options) if name in GenerationSettings.names()
+    }
     criterion = options.pop("criterion", "bayes")
     family = None if kind is None else as_family(kind)  # generate_table's kind=, a name or a family
     request, design = design_request(design, target, n_rows, n_cols, kind=family, clusters=(g, m),
                                      criterion=criterion, options=options)
-    request, settings = request_from_arguments(request, (None,) * 5, settings, given, caller="generate_table")
+    request, settings = request_from_arguments(request, (None,) * 5, settings, given,
+                                               caller="generate_table")
     return request, settings, design
 
 
@@ -296,12 +307,14 @@ def stored_options(request: TableRequest, settings: GenerationSettings) -> dict[
 class _RejectionSampler:
     """Draws and judges candidate tables; keeps the record of the attempts."""
 
-    def __init__(self, calibration: CalibrationResult, request: TableRequest, settings: GenerationSettings):
+    def __init__(self, calibration: CalibrationResult, request: TableRequest,
+                 settings: GenerationSettings):
         self.design = calibration.design
         self.model = calibration.design.model(calibration.scale)
         self.missing_probs = calibration.design.missing_probs(calibration.scale)
         self.n_rows, self.n_cols = request.shape
-        self.target, self.criterion, self.settings = request.target_risk, request.criterion, settings
+        self.target, self.criterion = request.target_risk, request.criterion
+        self.settings = settings
         self.gibbs_options = settings.gibbs_options()
         self.risks: list[float] = []
         self.screened_out = 0
@@ -327,7 +340,8 @@ class _RejectionSampler:
         self.floor_seconds += time.perf_counter() - start
         return floor
 
-    def _judged(self, samples: GibbsSamples, map_start) -> tuple[RiskEstimate, FloorCertificate | None]:
+    def _judged(self, samples: GibbsSamples,
+                map_start) -> tuple[RiskEstimate, FloorCertificate | None]:
         """The risk the criterion applies to, and the floor when it was computed."""
         if self.criterion == "bayes":
             floor = self._floor(samples, map_start)
@@ -369,7 +383,8 @@ class _RejectionSampler:
     def failure_message(self, max_attempts: int) -> str:
         risks = np.array(self.risks)
         return (
-            f"no table within {self.settings.tolerance} of target risk {self.target} after {max_attempts} "
+            f"no table within {self.settings.tolerance} of target risk {self.target} after "
+            f"{max_attempts} "
             f"attempts (risks seen: min {risks.min():.4f}, median {np.median(risks):.4f}, "
             f"max {risks.max():.4f}); raise the tolerance or max_attempts, or use larger tables"
         )

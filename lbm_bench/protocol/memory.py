@@ -114,8 +114,10 @@ _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
 
 #: How a refusal names each setting: the keyword arguments of :func:`~lbm_bench.generate_table`
 #: (the command line writes them as its flags).
-_NAMES = {"density": "density=", "shape": "n_rows and n_cols", "samples": "n_samples=", "jobs": "jobs=",
-          "max": "max_memory="}
+_NAMES = {
+    "density": "density=", "shape": "n_rows and n_cols", "samples": "n_samples=", "jobs": "jobs=",
+    "max": "max_memory="
+}
 
 
 class MemoryLimitError(ValueError):
@@ -137,7 +139,8 @@ class MemoryLimitError(ValueError):
     def _message(self) -> str:
         """The one line (a subclass that refuses another kind of request words its own subject
         and advice here)."""
-        return f"the {self.estimate.what} needs about {self._over()}; {_advice(self.estimate, _NAMES)}"
+        advice = _advice(self.estimate, _NAMES)
+        return f"the {self.estimate.what} needs about {self._over()}; {advice}"
 
     def _over(self) -> str:
         """``'1.2 GiB (table ...), more than the 1 GiB allowed by max_memory='``."""
@@ -289,29 +292,32 @@ def estimate_generation_memory(
     """
     family = as_family(kind)
     n, d = check_count("n_rows", n_rows), check_count("n_cols", n_cols)
-    g, m = check_count("n_row_clusters", n_row_clusters), check_count("n_col_clusters", n_col_clusters)
+    g, m = check_count("n_row_clusters", n_row_clusters), check_count("n_col_clusters",
+                                                                      n_col_clusters)
     own = check_family_options(family, options or {}, (n, d))
-    return _estimate(
-        family, own, n, d, g, m, density=density, n_samples=check_count("n_samples", n_samples),
-        n_chains=check_count("n_chains", n_chains), n_tables=check_count("n_calibration_tables", n_calibration_tables),
-        n_jobs=check_count("jobs", jobs), missing=missing, missing_mechanism=missing_mechanism,
-        remote_workers=remote_workers,
-    )
+    return _estimate(family, own, n, d, g, m, density=density,
+                     n_samples=check_count("n_samples",
+                                           n_samples), n_chains=check_count("n_chains", n_chains),
+                     n_tables=check_count("n_calibration_tables", n_calibration_tables),
+                     n_jobs=check_count("jobs", jobs), missing=missing,
+                     missing_mechanism=missing_mechanism, remote_workers=remote_workers,
+                     )
 
 
-def _estimate(
-    family: Family, options: dict[str, Any], n: int, d: int, g: int, m: int, *, density: float | None,
-    n_samples: int, n_chains: int, n_tables: int, n_jobs: int, missing: float, missing_mechanism: str,
-    remote_workers: bool = False,
-) -> MemoryEstimate:
+def _estimate(family: Family, options: dict[str, Any], n: int, d: int, g: int, m: int, *,
+              density: float | None, n_samples: int, n_chains: int, n_tables: int, n_jobs: int,
+              missing: float, missing_mechanism: str, remote_workers: bool = False,
+              ) -> MemoryEstimate:
     """The estimate of a checked request: a family with its checked own ``options`` (the
     module docstring)."""
     entries, p = n * d, family.options.count_statistics(options)
     block = missing > 0 and missing_mechanism == "block"
     mask_bytes = 0 if missing == 0 else 8 if block else 1
-    if missing > 0:  # dense statistics with the missing channels (models/missing.py; codes are not packed)
+    # dense statistics with the missing channels (models/missing.py; codes are not packed)
+    if missing > 0:
         p += 2 if block else 1
-    elif family.model.code_statistics:  # the codes packed, several statistics to a word (inference.code_sums)
+    # the codes packed, several statistics to a word (inference.code_sums)
+    elif family.model.code_statistics:
         p = words_per_entry(p)
     label_bytes = _uint_bytes(g) * n + _uint_bytes(m) * d
     parts = {"label sets": 2 * n_samples * label_bytes, "baseline": BASELINE_BYTES}
@@ -341,8 +347,8 @@ def _estimate(
         workers = f"not counted: the copies of the {n_jobs} workers, held by the Dask cluster"
     elif n_jobs > 1:
         workers = f"counting the copies of {n_jobs} workers"
-    return MemoryEstimate(what=what, parts=parts, sparse=density is not None, can_be_sparse=family.model.can_be_sparse,
-                          workers=workers)
+    return MemoryEstimate(what=what, parts=parts, sparse=density is not None,
+                          can_be_sparse=family.model.can_be_sparse, workers=workers)
 
 
 def _uint_bytes(n_clusters: int) -> int:
@@ -421,10 +427,11 @@ def estimate_request_memory(
     if not isinstance(tables, int):  # "auto": sequential, at most this many tables
         tables = _AUTO_MAX_TABLES
     options = request.model_options
-    return _estimate(
-        request.family, request.family_options(), *request.shape, *request.clusters,
-        density=getattr(options, "density", None), n_samples=settings.n_samples, n_chains=settings.n_chains,
-        n_tables=1 if calibrated else tables, n_jobs=check_count("jobs", settings.jobs if jobs is None else jobs),
-        missing=getattr(options, "missing", 0.0), missing_mechanism=getattr(options, "missing_mechanism", "random"),
-        remote_workers=remote_workers,
-    )
+    return _estimate(request.family, request.family_options(), *request.shape, *request.clusters,
+                     density=getattr(options, "density", None), n_samples=settings.n_samples,
+                     n_chains=settings.n_chains, n_tables=1 if calibrated else tables,
+                     n_jobs=check_count("jobs", settings.jobs if jobs is None else jobs),
+                     missing=getattr(options, "missing", 0.0),
+                     missing_mechanism=getattr(options, "missing_mechanism",
+                                               "random"), remote_workers=remote_workers,
+                     )

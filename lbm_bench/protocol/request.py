@@ -36,7 +36,9 @@ from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.settings import GenerationSettings, ModelOptions
 
-__all__ = ["RISK_CRITERIA", "RequestOptions", "TableRequest", "check_criterion", "request_from_arguments"]
+__all__ = [
+    "RISK_CRITERIA", "RequestOptions", "TableRequest", "check_criterion", "request_from_arguments"
+]
 
 #: What the target risk can apply to: the floor (the Bayes labels for l_item) or the
 #: X-only MAP labels (the paper's protocol); a table file's ``@criterion``.
@@ -103,7 +105,8 @@ class TableRequest:
         put(self, "n_col_clusters", m)
         if g > self.n_rows or m > self.n_cols:
             raise ValueError(
-                f"more clusters than rows or columns: {g}x{m} clusters for a {self.n_rows}x{self.n_cols} table"
+                f"more clusters than rows or columns: {g}x{m} clusters for a "
+                f"{self.n_rows}x{self.n_cols} table"
             )
         target = check_probability("target_risk", self.target_risk)
         if target < 1.0 / (self.n_rows * self.n_cols):
@@ -116,7 +119,8 @@ class TableRequest:
         options = self.model_options
         if not isinstance(options, ModelOptions):
             if not isinstance(options, Mapping):
-                raise TypeError(f"model_options must be a ModelOptions or a mapping, got {options!r}")
+                raise TypeError("model_options must be a ModelOptions or a mapping, got "
+                                f"{options!r}")
             options = ModelOptions.from_mapping(options)
         put(self, "model_options", options)
         self.family.designs.check_clusters(g, m, self.family_options())
@@ -149,17 +153,20 @@ class TableRequest:
     def design_options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~lbm_bench.random_design` for this table (the options
         that differ from their defaults, resolved for the shape: ``effects=True`` becomes it)."""
-        return self.family.options.resolve(self.model_options.design_options(), self.n_rows, self.n_cols)
+        return self.family.options.resolve(self.model_options.design_options(), self.n_rows,
+                                           self.n_cols)
 
     def replace(self, **changes: Any) -> TableRequest:
         """A copy with some fields changed (checked again)."""
         return dataclasses.replace(self, **changes)
 
     def describe(self) -> str:
-        """One line: ``'gaussian 200x100 table, 3x2 clusters, target risk 0.1 (criterion bayes)'``."""
+        """One line: ``'gaussian 200x100 table, 3x2 clusters, target risk 0.1 (criterion
+        bayes)'``."""
         options = self.model_options.design_options()
         extra = "".join(f", {k}={v}" for k, v in options.items())
-        return (f"{self.kind} {self.n_rows}x{self.n_cols} table, {self.n_row_clusters}x{self.n_col_clusters} "
+        return (f"{self.kind} {self.n_rows}x{self.n_cols} table, "
+                f"{self.n_row_clusters}x{self.n_col_clusters} "
                 f"clusters, target risk {self.target_risk:g} (criterion {self.criterion}{extra})")
 
 
@@ -171,7 +178,8 @@ def request_from_arguments(
     *,
     caller: str,
 ) -> tuple[TableRequest, GenerationSettings]:
-    """The request and settings of a call such as ``generate_table(kind, n, d, g, m, target, **options)``.
+    """The request and settings of a call such as ``generate_table(kind, n, d, g, m, target,
+    **options)``.
 
     ``kind`` is a :class:`TableRequest` (then ``sizes`` must all be None, and ``options``
     may only hold generation settings) or a family (or its name) with the five ``sizes``;
@@ -190,22 +198,27 @@ def request_from_arguments(
     given = {k: options.pop(k) for k in list(options) if k in GenerationSettings.names()}
     if isinstance(kind, TableRequest):
         if any(size is not None for size in sizes):
-            raise TypeError(f"{caller}() takes a TableRequest alone, without n_rows ... target_risk")
+            raise TypeError(
+                f"{caller}() takes a TableRequest alone, without n_rows ... target_risk")
         if options:
             raise ValueError(
-                f"{', '.join(sorted(options))}: give model options and criterion in the TableRequest,"
-                f" or call {caller}() with the kind and sizes"
+                f"{', '.join(sorted(options))}: give model options and criterion in the "
+                f"TableRequest, or call {caller}() with the kind and sizes"
             )
         request = kind
     else:
         if any(size is None for size in sizes):
-            raise TypeError(f"{caller}() needs kind, n_rows, n_cols, n_row_clusters, n_col_clusters and target_risk")
+            raise TypeError(f"{caller}() needs kind, n_rows, n_cols, n_row_clusters, "
+                            "n_col_clusters and target_risk")
         criterion = options.pop("criterion", "bayes")
         unknown = sorted(set(options) - set(ModelOptions.names()))
         if unknown:
-            allowed = sorted(GenerationSettings.names() + ModelOptions.names() + RequestOptions.names())
-            raise ValueError(f"unknown option(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
-        request = TableRequest(kind, *sizes, model_options=ModelOptions.from_mapping(options), criterion=criterion)
+            allowed = sorted(GenerationSettings.names() + ModelOptions.names() +
+                             RequestOptions.names())
+            raise ValueError(f"unknown option(s) {', '.join(unknown)}; allowed: "
+                             f"{', '.join(allowed)}")
+        request = TableRequest(kind, *sizes, model_options=ModelOptions.from_mapping(options),
+                               criterion=criterion)
     if settings is None:
         settings = GenerationSettings.from_mapping(given)
     elif given:

@@ -124,7 +124,8 @@ def first_tables(n_rows: int, n_cols: int, most: int = AUTO_FIRST_TABLES) -> int
     return max(AUTO_MIN_FIRST_TABLES, min(most, budget))
 
 
-def cost_optimal_tables(sd: float, window: float, candidate_cost: float, most: int = AUTO_MOST_TABLES) -> int:
+def cost_optimal_tables(sd: float, window: float, candidate_cost: float,
+                        most: int = AUTO_MOST_TABLES) -> int:
     """Tables that minimise the calibration's tables plus the candidates they save.
 
     With the tables' risks spread as ``N(centre, sd^2)`` and the centre measured on
@@ -183,10 +184,10 @@ class _Evaluations:
         if missing is not None and min(seen) > goal:
             best = min(self.history, key=lambda h: h[1])
             return ValueError(
-                f"target_risk={goal} is not reached with {describe_percent(missing.rate, 0)} of the entries "
-                "missing: the best "
-                f"risk reachable seen is {best[1]:.4f} (at scale {best[0]:.4g}, {max_steps} steps); lower the "
-                "missing rate or raise the target, or use larger tables"
+                f"target_risk={goal} is not reached with {describe_percent(missing.rate, 0)} of "
+                f"the entries missing: the best risk reachable seen is {best[1]:.4f} (at scale "
+                f"{best[0]:.4g}, {max_steps} steps); lower the missing rate or raise the target, "
+                "or use larger tables"
             )
         return ValueError(
             f"could not bracket target_risk={goal} within {max_steps} steps "
@@ -217,7 +218,8 @@ class _Secant:
         """Tables for the standard error aimed at, given the spread ``sd`` seen on ``n``
         tables: at most twice ``n`` at a time (a spread seen on few tables is rough)."""
         precise = math.ceil((sd / (self.se_fraction * self.tolerance)) ** 2)
-        if math.isfinite(self.candidate_cost):  # else the tolerance's rule alone, up to the tables there are
+        # else the tolerance's rule alone, up to the tables there are
+        if math.isfinite(self.candidate_cost):
             precise = min(precise, cost_optimal_tables(sd, self.window, self.candidate_cost))
         wanted = precise
         return int(min(self.crn.n_tables, 2 * n, max(n, wanted)))
@@ -232,7 +234,8 @@ class _Secant:
         """Measure the mean at ``x`` on as many tables as :meth:`tables_needed` asks (the
         anchor, when that is more than ``k``); returns the estimate of the mean there."""
         n, mean, sd = self.k, mean_k, sd_k
-        while (needed := self.tables_needed(sd, n)) > n and len(self.evaluate.history) < self.max_steps:
+        while (needed := self.tables_needed(sd, n)) > n and len(
+                self.evaluate.history) < self.max_steps:
             n = needed
             mean, sd = self.evaluate(math.exp(x), n)
         if n > self.k:
@@ -264,10 +267,13 @@ class _Secant:
                 break
             mean_k, self._sd_k = self.evaluate(math.exp(x), self.k)
             estimate = mean_k + self.correction()
-            if self.anchor is not None and abs(estimate - self.anchor.mean) > ANCHOR_REACH * self.tolerance:
-                self.k, self.anchor = self.anchor.n, None  # far from the anchor: over all its tables
+            if self.anchor is not None and abs(estimate -
+                                               self.anchor.mean) > ANCHOR_REACH * self.tolerance:
+                # far from the anchor: over all its tables
+                self.k, self.anchor = self.anchor.n, None
                 continue
-            within_reach = abs(estimate - target) <= max(self.tolerance, 2 * self._sd_k / math.sqrt(self.k))
+            within_reach = abs(estimate - target) <= max(self.tolerance,
+                                                         2 * self._sd_k / math.sqrt(self.k))
             if self.auto and self.anchor is None and within_reach:
                 estimate = self._more_tables(x, mean_k, self._sd_k)
             if self.close_enough(estimate, target):
@@ -427,21 +433,16 @@ def search_scale(
     """
     evaluations = _Evaluations(crn, n_init, callback)
     if method == "secant":
-        search = _Secant(crn, evaluations, tolerance, max_steps, auto, se_fraction, candidate_cost, window)
+        search = _Secant(crn, evaluations, tolerance, max_steps, auto, se_fraction, candidate_cost,
+                         window)
     else:
         search = _Bisection(crn, evaluations, tolerance, max_steps)
     scale, mean, sd, n = search.converge(target)
     return CalibrationResult(
-        scale=float(scale),
-        bracket=tuple(float(b) for b in evaluations.bracket(scale, search.k, target - search.correction())),
-        n_steps=len(evaluations.history),
-        mean_error=float(mean),
-        error_std=float(sd),
-        target_risk=target,
-        tolerance=tolerance,
-        n_tables=int(n),
-        history=np.array(evaluations.history, dtype=np.float64).reshape(-1, 4),
-        design=crn.design,
-        method=method,
-        criterion=crn.criterion,
+        scale=float(scale), bracket=tuple(
+            float(b) for b in evaluations.bracket(scale, search.k, target - search.correction())),
+        n_steps=len(evaluations.history), mean_error=float(mean), error_std=float(sd),
+        target_risk=target, tolerance=tolerance, n_tables=int(n),
+        history=np.array(evaluations.history, dtype=np.float64).reshape(-1, 4), design=crn.design,
+        method=method, criterion=crn.criterion,
     )

@@ -44,7 +44,10 @@ from lbm_bench._validation import describe_percent
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.missing import unreachable_risk
 
-__all__ = ["SideError", "block_divergences", "check_target", "first_guess", "guessing_risk", "predicted_error"]
+__all__ = [
+    "SideError", "block_divergences", "check_target", "first_guess", "guessing_risk",
+    "predicted_error"
+]
 
 #: The other side's errors attenuate a side's separations by ``(1 - e / e_max) **
 #: ATTENUATION_POWER`` (``e_max``: the error of guessing). A uniform confusion of the
@@ -144,15 +147,18 @@ class SideError:
         rows = np.arange(g)[:, None]
         self.d_near, self.d_far = D[rows, near], D[rows, far]
         pair = np.sqrt(self.d_near[:, :, None] * self.d_near[:, None, :])
-        inner = self.d_near[:, :, None] + self.d_near[:, None, :] - D[near[:, :, None], near[:, None, :]]
+        inner = self.d_near[:, :, None] + self.d_near[:, None, :] - D[near[:, :, None],
+                                                                      near[:, None, :]]
         correlation = np.divide(inner, 2 * pair, out=np.zeros_like(pair), where=pair > 0)
         p_near = _tail(self.d_near)
         weight = p_near[:, :, None] * p_near[:, None, :]
         weight[:, np.arange(k), np.arange(k)] = 0.0
         total = weight.sum(axis=(1, 2))
-        rho = np.divide((weight * correlation).sum(axis=(1, 2)), total, out=np.zeros(g), where=total > 0)
+        rho = np.divide((weight * correlation).sum(axis=(1, 2)), total, out=np.zeros(g), where=total
+                        > 0)
         rho = np.clip(rho, 0.0, MOST_CORRELATION)
-        # q_j(u) = P(class j wins | factor u) = Phi((sqrt(rho) u - t_j) / sqrt(1 - rho)), t_j = sqrt(D_aj / 2)
+        # q_j(u) = P(class j wins | factor u) = Phi((sqrt(rho) u - t_j) / sqrt(1 - rho)), t_j =
+        # sqrt(D_aj / 2)
         self.shift = (np.sqrt(rho)[:, None] * FACTOR_NODES) / np.sqrt(2.0 * (1.0 - rho))[:, None]
         self.width = np.sqrt(2.0 * (1.0 - rho))[:, None]
 
@@ -161,12 +167,14 @@ class SideError:
         return min(float((self.proportions * self.class_errors(attenuation)).sum()), self.ceiling)
 
     def class_errors(self, attenuation: float = 1.0) -> np.ndarray:
-        """Each class's error (ndarray of shape (g,)) with every separation multiplied by ``attenuation``."""
+        """Each class's error (ndarray of shape (g,)) with every separation multiplied by
+        ``attenuation``."""
         a = max(attenuation, 0.0)
         error = np.zeros(self.shift.shape)  # P(one of the close classes wins | factor)
         none_yet = np.ones(self.shift.shape)
         for j in range(self.d_near.shape[1]):  # 1 - prod(1 - q_j) as sum_j q_j prod_{i<j} (1 - q_i)
-            q = 0.5 * special.erfc(np.sqrt(a * self.d_near[:, j, None] / 2) / self.width - self.shift)
+            q = 0.5 * special.erfc(
+                np.sqrt(a * self.d_near[:, j, None] / 2) / self.width - self.shift)
             error += none_yet * q
             none_yet *= 1.0 - q
         return (error * FACTOR_WEIGHTS).sum(axis=1) + _tail(a * self.d_far).sum(axis=1)
@@ -186,7 +194,8 @@ def predicted_error(design: ModelDesign, n_rows: int, n_cols: int, scale: float)
     cols = _separations(J.transpose(1, 0, 3, 2), design.row_proportions, n_rows)
     row_ceiling = 1.0 - float(np.max(design.row_proportions))
     col_ceiling = 1.0 - float(np.max(design.col_proportions))
-    row_side, col_side = SideError(rows, design.row_proportions), SideError(cols, design.col_proportions)
+    row_side, col_side = SideError(rows,
+                                   design.row_proportions), SideError(cols, design.col_proportions)
     row = col = 0.0
     for _ in range(100):  # the fixed point reached from error-free labels on the other side
         new_row = row_side.error((1.0 - col / col_ceiling) ** ATTENUATION_POWER)
@@ -260,12 +269,13 @@ def check_target(target_risk: float, design: ModelDesign, n_rows: int, n_cols: i
         )
     missing = design.missing
     if missing is not None and not missing.informative:
-        best = unreachable_risk(missing.rate, n_rows, n_cols, design.row_proportions, design.col_proportions)
+        best = unreachable_risk(missing.rate, n_rows, n_cols, design.row_proportions,
+                                design.col_proportions)
         if best >= target_risk:
             raise ValueError(
-                f"target_risk={target_risk} cannot be reached with {describe_percent(missing.rate, 0)} of the "
-                "entries missing: "
-                f"rows or columns with no observed entry alone give a risk of at least {best:.4f} at any "
-                "scale (the best risk reachable); lower the missing rate or raise the target, or use "
-                "larger tables"
+                f"target_risk={target_risk} cannot be reached with "
+                f"{describe_percent(missing.rate, 0)} of the entries missing: rows or columns with "
+                f"no observed entry alone give a risk of at least {best:.4f} at any scale (the "
+                "best risk reachable); lower the missing rate or raise the target, or use larger "
+                "tables"
             )

@@ -123,14 +123,17 @@ class GenerationSettings(Record):
         How the Gibbs sampler updates its block sums ("full" is the reference).
     """
 
-    tolerance: float = setting(0.01, open_probability, "--tolerance", "rejection tolerance on the risk")
+    tolerance: float = setting(0.01, open_probability, "--tolerance", "rejection tolerance on the "
+                                                                      "risk")
     n_samples: int = setting(
         2000, count(1), "--samples",
-        f"Gibbs label sets of the certifying run: at least {MIN_SAMPLES}, and {MIN_SETS_PER_CHAIN} per chain (fewer "
+        f"Gibbs label sets of the certifying run: at least {MIN_SAMPLES}, and {MIN_SETS_PER_CHAIN} "
+        "per chain (fewer "
         "give no honest Monte Carlo standard error)",
     )
     n_chains: int = setting(
-        8, count(1), "--chains", f"Gibbs chains (each keeps at least {MIN_SETS_PER_CHAIN} of the --samples sets)"
+        8, count(1), "--chains", f"Gibbs chains (each keeps at least {MIN_SETS_PER_CHAIN} of the "
+                                 "--samples sets)"
     )
     burn_in: int = setting(50, count(0), "--burn-in", "Gibbs burn-in sweeps")
     thin: int = setting(1, count(1), "--thin", "Gibbs thinning")
@@ -138,9 +141,11 @@ class GenerationSettings(Record):
         200, count(0), "--screen-samples",
         f"label sets of the screening run (0: none; else at least {MIN_SETS_PER_CHAIN} per chain)",
     )
-    max_attempts: int = setting(100, count(1), "--max-attempts", "rejection attempts before giving up")
+    max_attempts: int = setting(100, count(1), "--max-attempts", "rejection attempts before giving "
+                                                                 "up")
     balance: float | None = setting(
-        None, optional(fraction), "--balance", "require min(l_row, l_col) >= BALANCE * max(l_row, l_col)"
+        None, optional(fraction), "--balance", "require min(l_row, l_col) >= BALANCE * max(l_row, "
+                                               "l_col)"
     )
     n_calibration_tables: int | str = setting(
         "auto", _tables, "--calibration-tables",
@@ -152,7 +157,8 @@ class GenerationSettings(Record):
     )
     jobs: int = setting(
         1, count(1), "--jobs",
-        "worker processes for the calibration's tables and a large table's Gibbs chains (same table for any number)",
+        "worker processes for the calibration's tables and a large table's Gibbs chains (same "
+        "table for any number)",
         stored=False,
     )
     calibration_tolerance: float | None = setting(
@@ -170,9 +176,9 @@ class GenerationSettings(Record):
         least = max(MIN_SAMPLES, MIN_SETS_PER_CHAIN * self.n_chains)
         if self.n_samples < least:
             raise ValueError(
-                f"n_samples ({self.n_samples}) must be at least {least}: {MIN_SAMPLES} label sets in all and "
-                f"{MIN_SETS_PER_CHAIN} per chain with n_chains={self.n_chains} (fewer give no honest Monte Carlo "
-                "standard error of the certified risks)"
+                f"n_samples ({self.n_samples}) must be at least {least}: {MIN_SAMPLES} label sets "
+                f"in all and {MIN_SETS_PER_CHAIN} per chain with n_chains={self.n_chains} (fewer "
+                "give no honest Monte Carlo standard error of the certified risks)"
             )
         screened = min(self.n_chains, self.screen_samples)  # the screening run's chains
         if 0 < self.screen_samples < MIN_SETS_PER_CHAIN * screened:
@@ -184,8 +190,8 @@ class GenerationSettings(Record):
 
     def gibbs_options(self) -> dict[str, Any]:
         """Keyword arguments of :func:`~lbm_bench.gibbs_labels` for the certifying run."""
-        return dict(n_chains=self.n_chains, burn_in=self.burn_in, thin=self.thin, method=self.gibbs_method,
-                    jobs=self.jobs)
+        return dict(n_chains=self.n_chains, burn_in=self.burn_in, thin=self.thin,
+                    method=self.gibbs_method, jobs=self.jobs)
 
 
 def _option_type(f: dataclasses.Field) -> str:
@@ -212,7 +218,9 @@ def _from_mapping(cls: Any, values: Mapping[str, Any], *, where: str = "") -> An
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}" if where else str(exc)) from None
     record = Record.from_mapping.__func__(cls, values, where=where)
-    try:  # an option given explicitly at its default value may still do nothing (missing_mechanism without a rate)
+    # an option given explicitly at its default value may still do nothing (missing_mechanism
+    # without a rate)
+    try:
         check_missing_together(record.to_record(), given=values)
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}" if where else str(exc)) from None
@@ -282,6 +290,10 @@ def split_options(options: Mapping[str, Any]) -> tuple[GenerationSettings, Any]:
     if unknown:
         allowed = sorted(GenerationSettings.names() + ModelOptions.names())
         raise ValueError(f"unknown option(s) {', '.join(unknown)}; allowed: {', '.join(allowed)}")
-    settings = GenerationSettings.from_mapping({k: v for k, v in options.items() if k in GenerationSettings.names()})
-    model = ModelOptions.from_mapping({k: v for k, v in options.items() if k in ModelOptions.names()})
+    settings = GenerationSettings.from_mapping(
+        {k: v
+         for k, v in options.items() if k in GenerationSettings.names()})
+    model = ModelOptions.from_mapping(
+        {k: v
+         for k, v in options.items() if k in ModelOptions.names()})
     return settings, model

@@ -76,7 +76,8 @@ def short_runs(
     """
     B = sweeper.n_tables
     if len(labels) != B or len(rngs) != B:
-        raise ValueError(f"labels and rngs must hold {B} entries, got {len(labels)} and {len(rngs)}")
+        raise ValueError(
+            f"labels and rngs must hold {B} entries, got {len(labels)} and {len(rngs)}")
     if n_samples % n_chains:
         raise ValueError(f"n_chains ({n_chains}) must divide n_samples ({n_samples})")
     per_chain = n_samples // n_chains
@@ -87,15 +88,16 @@ def short_runs(
     # the tables as given (with their masks of missing entries), not the storage's copies
     tables = sweeper.data if sweeper.data is not None else sweeper.storage.tables
     return [
-        _run(Sweeper.for_table(sweeper.model, table), [pair], [rng], per_chain, n_chains, forced_full=False)[0]
-        for table, pair, rng in zip(tables, labels, rngs, strict=True)
+        _run(Sweeper.for_table(sweeper.model, table), [pair], [rng], per_chain, n_chains,
+             forced_full=False)[0] for table, pair, rng in zip(tables, labels, rngs, strict=True)
     ]
 
 
 def _always_full(sweeper: Sweeper, n_chains: int) -> bool:
     """Whether one table alone takes the full product at every half-sweep (both sides),
     so that running tables together changes no block sum."""
-    return all(side.always_full(side.full_work(1, n_chains)) for side in (sweeper.rows, sweeper.cols))
+    return all(
+        side.always_full(side.full_work(1, n_chains)) for side in (sweeper.rows, sweeper.cols))
 
 
 def exact_sums(sweeper: Sweeper) -> bool:
@@ -146,10 +148,11 @@ def _run(
     thinning) on B tables at once, each with its own uniforms."""
     n, d = sweeper.n_rows, sweeper.n_cols
     w = np.stack([np.broadcast_to(np.asarray(w0), (n_chains, d)) for _, w0 in labels])
-    streams = ChainStreams([[np.random.default_rng(seed) for seed in chain_seeds(rng, n_chains)] for rng in rngs])
+    streams = ChainStreams([[np.random.default_rng(seed) for seed in chain_seeds(rng, n_chains)]
+                            for rng in rngs])
     run = run_chains(sweeper, w, per_chain, streams, **({"max_changed": -1} if forced_full else {}))
     lengths = np.full(n_chains, per_chain)
     return [
-        GibbsSamples(rows=rows.reshape(-1, n), cols=cols.reshape(-1, d), chain_lengths=lengths, burn_in=0, thin=1)
-        for rows, cols in zip(run.rows, run.cols, strict=True)
+        GibbsSamples(rows=rows.reshape(-1, n), cols=cols.reshape(-1, d), chain_lengths=lengths,
+                     burn_in=0, thin=1) for rows, cols in zip(run.rows, run.cols, strict=True)
     ]

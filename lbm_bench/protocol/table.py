@@ -241,7 +241,8 @@ class Table:
         """
         data = self.table_data()
         if data.is_sparse:
-            raise ValueError("a sparse table has no masked-array form: its missing entries are explicit "
+            raise ValueError("a sparse table has no masked-array form: its missing entries are "
+                             "explicit "
                              "NaN values of table.data")
         return data.masked()
 
@@ -271,10 +272,12 @@ class Table:
 
     @property
     def request(self) -> TableRequest:
-        """The request the table answers: family and design options, shape, clusters, target, criterion."""
+        """The request the table answers: family and design options, shape, clusters, target,
+        criterion."""
         options = ModelOptions.from_record(self.options.get("model_options", {}))
-        return TableRequest(self.model.family, *self.shape, self.n_row_clusters, self.n_col_clusters, self.target_risk,
-                            model_options=options, criterion=self.criterion)
+        return TableRequest(self.model.family, *self.shape, self.n_row_clusters,
+                            self.n_col_clusters, self.target_risk, model_options=options,
+                            criterion=self.criterion)
 
     @property
     def certified_risk(self) -> RiskEstimate:
@@ -303,9 +306,11 @@ class Table:
         g, m = self.model.block_shape
         r = self.risk
         stored = ""
-        data = TableData.incomplete(self.data, name="data")  # explicit NaN (missing) are not stored entries
+        # explicit NaN (missing) are not stored entries
+        data = TableData.incomplete(self.data, name="data")
         if data.is_sparse:
-            stored = f", sparse: {data.n_stored} non-zero entries (density {data.n_stored / (n * d):.4g})"
+            density = data.n_stored / (n * d)
+            stored = f", sparse: {data.n_stored} non-zero entries (density {density:.4g})"
         header = "".join(f", {name} {value}" for name, value in self.header_values().items())
         lines = [
             f"{self.kind} table {n}x{d}, {g}x{m} clusters{header}, seed {self.seed}{stored}",
@@ -318,7 +323,8 @@ class Table:
         if self.bayes_risk is not None:
             b = self.bayes_risk
             lines.append(
-                f"floor (Bayes labels for l_item, cross-fitted) {b.risk:.4f} +- {b.mcse:.4f} (MCSE), "
+                f"floor (Bayes labels for l_item, cross-fitted) {b.risk:.4f} +- {b.mcse:.4f} "
+                "(MCSE), "
                 f"R-hat {b.rhat:.3f}; row loss {b.row_loss:.4f}, column loss {b.col_loss:.4f}"
             )
         else:
@@ -337,8 +343,11 @@ class Table:
 
     @property
     def origin(self) -> str:
-        """Where the table comes from, for messages: ``"format 1.3 file"``, or ``"table in memory"``."""
-        return f"format {self.format_version} file" if self.format_version is not None else "table in memory"
+        """Where the table comes from, for messages: ``"format 1.3 file"``, or ``"table in
+        memory"``."""
+        if self.format_version is None:
+            return "table in memory"
+        return f"format {self.format_version} file"
 
     def _missing_lines(self) -> list[str]:
         """One line on the missing entries (none for a complete table)."""
@@ -348,18 +357,23 @@ class Table:
         n, d = self.shape
         empty_rows = int(np.count_nonzero(data.missing_row_counts() == d))
         empty_cols = int(np.count_nonzero(data.missing_col_counts() == n))
-        line = (f"missing entries: {data.n_missing} of {n * d} ({describe_percent(data.missing_fraction)}; mechanism "
-                f"{self.missing_mechanism}, rate {self.missing_rate:g}); the risks are given the observed entries")
+        line = (f"missing entries: {data.n_missing} of {n * d} "
+                f"({describe_percent(data.missing_fraction)}; mechanism "
+                f"{self.missing_mechanism}, rate {self.missing_rate:g}); the risks are given the "
+                "observed entries")
         if empty_rows or empty_cols:
-            line += (f"; {empty_rows} row(s) and {empty_cols} column(s) have no observed entry"
-                     + (": their labels' posterior is the prior" if self.missing_mechanism == "random" else ""))
+            line += (f"; {empty_rows} row(s) and {empty_cols} column(s) have no observed entry" +
+                     (": their labels' posterior is the prior"
+                      if self.missing_mechanism == "random" else ""))
         return [line]
 
     def _calibration_line(self) -> str:
         c = self.calibration
-        measure = "short-run floor" if c.criterion == "bayes" and c.gap_history is None else "MAP apparent error"
+        short_run = c.criterion == "bayes" and c.gap_history is None
+        measure = "short-run floor" if short_run else "MAP apparent error"
         text = (f"scale {self.scale:.6g} after {c.n_steps} evaluations ({measure} "
                 f"{c.mean_error + c.gap:.4f} +- {c.error_std:.4f} over {c.n_tables} tables")
         if c.gap_history is None:
             return text + ")"
-        return text + f"; minus the gap to the floor {c.gap:.4f} over {int(c.gap_history[-1, 3])} tables)"
+        tables = int(c.gap_history[-1, 3])
+        return text + f"; minus the gap to the floor {c.gap:.4f} over {tables} tables)"

@@ -2,8 +2,8 @@
 
 A candidate table is drawn in two places, by one function (:func:`draw_candidate`): the
 candidates of :func:`lbm_bench.generate_table` and the calibration's tables
-(:class:`~lbm_bench.protocol.common_random_numbers.CommonRandomNumbers`). Its labels, noise, mask and
-MAP starts come from the streams its seed's node lays out
+(:class:`~lbm_bench.protocol.common_random_numbers.CommonRandomNumbers`). Its labels, noise, mask
+and MAP starts come from the streams its seed's node lays out
 (:class:`~lbm_bench._seeds.TableStreams`): a ``"candidate"`` draws its labels, noise and MAP
 starts one after the other from its own stream and its mask from a child; a ``"calibration
 table"`` draws each part from a child of its own, so that it is the same at every scale.

@@ -20,7 +20,10 @@ from lbm_bench.inference.floor import floor_risk
 from lbm_bench.models.missing import mask_table
 from lbm_bench.protocol.short_run import short_runs
 
-__all__ = ["BATCH_STATISTICS", "batch_errors", "batch_floors", "batch_tables", "classifier_labels", "short_run_floors"]
+__all__ = [
+    "BATCH_STATISTICS", "batch_errors", "batch_floors", "batch_tables", "classifier_labels",
+    "short_run_floors"
+]
 
 
 def batch_tables(model, labels, noise, missing=None) -> list:

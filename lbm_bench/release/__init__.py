@@ -18,11 +18,13 @@ One concept per module:
 - :mod:`~lbm_bench.release.build`: the build (parallel, resumable) and its report;
 - :mod:`~lbm_bench.release.manifest`: ``manifest.json`` and ``SHA256SUMS``;
 - :mod:`~lbm_bench.release.readme`: the Markdown card ``README.md``;
-- :mod:`~lbm_bench.release.croissant`: the Croissant description ``croissant.json`` (and ``tables.csv``);
+- :mod:`~lbm_bench.release.croissant`: the Croissant description ``croissant.json`` (and
+  ``tables.csv``);
 - :mod:`~lbm_bench.release.card`: the HTML card ``index.html`` with thumbnails of the tables;
 - :mod:`~lbm_bench.release.thumbnail`: a table's thumbnail as pixels (no figure);
 - :mod:`~lbm_bench.release.archive`: the deterministic ``DIR.tar.gz``;
-- :mod:`~lbm_bench.release.verify`: checksums, format and manifest agree, risks re-derived from the label sets;
+- :mod:`~lbm_bench.release.verify`: checksums, format and manifest agree, risks re-derived from the
+  label sets;
 - :mod:`~lbm_bench.release.load`: the manifest and the tables of a release;
 - :mod:`~lbm_bench.release.fetch`: download, check, extract and cache a published release.
 """

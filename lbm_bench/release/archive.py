@@ -19,7 +19,8 @@ def write_archive(out_dir: str | os.PathLike[str]) -> Path:
     out = Path(out_dir)
     target = out.with_name(out.name + ".tar.gz")
     files = sorted((p for p in out.rglob("*") if p.is_file() and not p.name.startswith(".")),
-                   key=lambda p: p.relative_to(out).as_posix())  # by name: "tables.csv" before "tables/..."
+                   # by name: "tables.csv" before "tables/..."
+                   key=lambda p: p.relative_to(out).as_posix())
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT) as tar:
         for path in files:

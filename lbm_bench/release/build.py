@@ -59,7 +59,13 @@ from lbm_bench._atomic import TEMPORARY_GLOB, atomic_write_bytes
 from lbm_bench.release._files import sha256_file
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.build_report import TABLE_STAGES, BuildReport
-from lbm_bench.release.card import THUMBNAILS, can_draw_thumbnails, draw_thumbnail, thumbnail_name, write_card
+from lbm_bench.release.card import (
+    THUMBNAILS,
+    can_draw_thumbnails,
+    draw_thumbnail,
+    thumbnail_name,
+    write_card,
+)
 from lbm_bench.release.croissant import write_croissant
 from lbm_bench.release.folder import claim_folder, locked_folder
 from lbm_bench.release.manifest import write_checksums, write_manifest
@@ -89,10 +95,12 @@ __all__ = [
 #: name or a list), which ``SHA256SUMS`` then lists: the Markdown card, the
 #: Croissant description (``tables.csv``, ``croissant.json``), then the HTML card
 #: (thumbnails, ``index.html``), which links the files written before it.
-RELEASE_FILE_WRITERS: tuple[Callable[..., str | list[str]], ...] = (write_readme, write_croissant, write_card)
+RELEASE_FILE_WRITERS: tuple[Callable[..., str | list[str]],
+                            ...] = (write_readme, write_croissant, write_card)
 
 #: The build's note when matplotlib is missing: the card is written without pictures.
-NO_THUMBNAILS = ("thumbnails skipped: matplotlib is not installed (pip install 'lbm-bench[plots]'); "
+NO_THUMBNAILS = ("thumbnails skipped: matplotlib is not installed (pip install "
+                 "'lbm-bench[plots]'); "
                  "index.html is written without them")
 
 
@@ -105,8 +113,10 @@ def _calibrate_unpinned(config: TableSpec, jobs: int = 1) -> tuple[str, Any, flo
     from lbm_bench.protocol.calibration import calibrate
 
     start = time.perf_counter()
-    design = None if config.design is None else config.design.at_shape(*config.shape, rng=config.calibration_seed)
-    result = calibrate(config.request, _settings(config, jobs), design=design, rng=config.calibration_seed)
+    design = None if config.design is None else config.design.at_shape(
+        *config.shape, rng=config.calibration_seed)
+    result = calibrate(config.request, _settings(config, jobs), design=design,
+                       rng=config.calibration_seed)
     return config.config_id, result, time.perf_counter() - start
 
 
@@ -136,7 +146,8 @@ def _calibrate_and_build(spec: TableSpec, out_dir: str) -> tuple[str, Any, float
     return config_id, calibration, seconds, outcome
 
 
-def _build_spread(spec: TableSpec, calibration: Any, out_dir: str, n_jobs: int) -> tuple[str, Any, float, dict]:
+def _build_spread(spec: TableSpec, calibration: Any, out_dir: str,
+                  n_jobs: int) -> tuple[str, Any, float, dict]:
     """A large table, in the build's own process with ``jobs=n_jobs``: its calibration
     (when ``calibration`` is None) and its certification spread their tasks over the
     build's pool (the backend in force). On one BLAS thread, as in a worker, so
@@ -164,7 +175,8 @@ def _build_table_unpinned(spec: TableSpec, calibration: Any, out_dir: str, jobs:
     from lbm_bench.storage import save_table
 
     try:
-        table = generate_table(spec.request, settings=_settings(spec, jobs), calibration=calibration, rng=spec.seed)
+        table = generate_table(spec.request, settings=_settings(spec, jobs),
+                               calibration=calibration, rng=spec.seed)
         start = time.perf_counter()
         table = _with_calibration_seed(table, spec.calibration_seed)
         save_table(table, Path(out_dir) / spec.filename)
@@ -329,15 +341,17 @@ def build_release(
     with locked_folder(out):
         replaced = claim_folder(spec, out, force=force)
         write_spec_file(spec, out)  # an interrupted build says which release it was building
-        report = _build_locked(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler, fail_fast=fail_fast,
-                               archive=archive, progress=progress, spec_path=spec_path)
+        report = _build_locked(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
+                               fail_fast=fail_fast, archive=archive, progress=progress,
+                               spec_path=spec_path)
     report.replaced = replaced
     report.wall_seconds = time.perf_counter() - start
     return report
 
 
 def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, scheduler: str | None,
-                  fail_fast: bool, archive: bool, progress: bool, spec_path: str | None) -> BuildReport:
+                  fail_fast: bool, archive: bool, progress: bool,
+                  spec_path: str | None) -> BuildReport:
     """The build of :func:`build_release`, in the folder it holds."""
     from tqdm.auto import tqdm
 
@@ -379,13 +393,15 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
         bar.update()
 
     calibrations: dict[str, Any] = {}
-    with _pool(backend, n_jobs, scheduler) as pool, tqdm(
-        total=len(by_config) + len(spread) + len(pending), desc=f"building {spec.name}", unit="task",
-        disable=not progress
-    ) as bar:
+    with _pool(backend, n_jobs,
+               scheduler) as pool, tqdm(total=len(by_config) + len(spread) + len(pending),
+                                        desc=f"building {spec.name}", unit="task",
+                                        disable=not progress) as bar:
         stop = False
-        for t in (t for tables in spread for t in tables):  # one at a time, each over the whole pool
-            config_id, result, seconds, outcome = _build_spread(t, calibrations.get(t.config_id), str(out), n_jobs)
+        # one at a time, each over the whole pool
+        for t in (t for tables in spread for t in tables):
+            config_id, result, seconds, outcome = _build_spread(t, calibrations.get(t.config_id),
+                                                                str(out), n_jobs)
             if config_id not in calibrations:
                 calibrated(config_id, result, seconds)
             report.spread.append(t.id)
@@ -406,7 +422,8 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
                     break
         report.built.sort()
         report.stage_seconds = stage
-        if not report.failed:  # verified with the pool still open: each table's checks are a task of it
+        # verified with the pool still open: each table's checks are a task of it
+        if not report.failed:
             write_release_files(spec, out, spec_path=spec_path)
             if not can_draw_thumbnails():
                 report.notes.append(NO_THUMBNAILS)
@@ -428,7 +445,8 @@ def _check_spec_describes_its_tables(spec: ReleaseSpec) -> None:
     if [(t.id, t.seed, t.calibration_seed, t.settings, t.request) for t in spec.tables] != expanded:
         raise ValueError(
             f"spec {spec.name}: its tables are not the ones its source describes, so the release's "
-            f"{SPEC_FILE} could not rebuild it; edit the spec's TOML (or the dict given to parse_spec) instead"
+            f"{SPEC_FILE} could not rebuild it; edit the spec's TOML (or the dict given to "
+            "parse_spec) instead"
         )
 
 
@@ -438,7 +456,8 @@ def write_spec_file(spec: ReleaseSpec, out: Path) -> str:
     file), so that ``lbm-bench build OUT/spec.toml --out NEW`` rebuilds it; return its name."""
     text = spec.text if spec.text is not None else spec_toml(spec.source)
     for path in sorted({t.design_path for t in spec.tables if t.design_path is not None}):
-        source, copy = (spec.base or Path()) / path, out / path  # beside the spec.toml that names it
+        # beside the spec.toml that names it
+        source, copy = (spec.base or Path()) / path, out / path
         if source.resolve() != copy.resolve():
             copy.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_bytes(copy, source.read_bytes())

@@ -62,11 +62,14 @@ class BuildReport:
             (f"built {len(self.built)} table(s), skipped {len(self.skipped)} already complete, "
              f"failed {len(self.failed)}; wall time {self.wall_seconds:.1f} s"),
         ]
-        if any(v > 0 for v in self.stage_seconds.values()):  # none when nothing was built: a line of zeros
-            stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.stage_seconds.items() if not math.isnan(v))
+        # none when nothing was built: a line of zeros
+        if any(v > 0 for v in self.stage_seconds.values()):
+            stages = ", ".join(f"{k} {v:.1f} s" for k, v in self.stage_seconds.items()
+                               if not math.isnan(v))
             lines.append(f"time per stage (summed over workers): {stages}")
         if self.spread:
-            lines.append(f"{len(self.spread)} large table(s) certified over all the workers, one at a time "
+            lines.append(f"{len(self.spread)} large table(s) certified over all the workers, one "
+                         "at a time "
                          "(their seconds above are the pool's wall seconds)")
         if self.attempts:
             total = sum(self.attempts.values())
@@ -103,8 +106,10 @@ class BuildReport:
         """
         rows: dict[str, dict[str, Any]] = {}
         for config_id, seconds in self.calibration_seconds.items():
-            rows[config_id] = {"config": config_id, "tables": 0, "attempts": 0, "calibration": seconds,
-                               **dict.fromkeys(TABLE_STAGES, 0.0)}
+            rows[config_id] = {
+                "config": config_id, "tables": 0, "attempts": 0, "calibration": seconds,
+                **dict.fromkeys(TABLE_STAGES, 0.0)
+            }
         for table_id, timings in self.table_seconds.items():
             row = rows[table_id.rsplit("-", 1)[0]]
             row["tables"] += 1
@@ -112,7 +117,8 @@ class BuildReport:
             for key in TABLE_STAGES:
                 row[key] += timings.get(key, math.nan)
         for row in rows.values():
-            total = row["calibration"] + sum(row[key] for key in TABLE_STAGES if not math.isnan(row[key]))
+            total = row["calibration"] + sum(row[key]
+                                             for key in TABLE_STAGES if not math.isnan(row[key]))
             row["per_kept_table"] = total / row["tables"] if row["tables"] else float("nan")
         return [rows[k] for k in sorted(rows)]
 
@@ -126,13 +132,16 @@ class BuildReport:
         table.
         """
         stages = ("calibration", *TABLE_STAGES)
-        header = (f"{'configuration':<34} {'tables':>6} {'tries':>5} {'calib s':>8} {'reject s':>8} "
+        header = (f"{'configuration':<34} {'tables':>6} {'tries':>5} {'calib s':>8} "
+                  f"{'reject s':>8} "
                   f"{'gibbs s':>7} {'floor s':>7} {'write s':>7} {'thumb s':>7} {'s/table':>8}")
 
         def line(name: str, r: dict[str, Any], per_table: float) -> str:
-            cells = [f"{r[k]:.2f}" if not math.isnan(r[k]) else "-" for k in TABLE_STAGES]  # "-": not reported
+            # "-": not reported
+            cells = [f"{r[k]:.2f}" if not math.isnan(r[k]) else "-" for k in TABLE_STAGES]
             return (f"{name:<34} {r['tables']:>6} {r['attempts']:>5} {r['calibration']:>8.1f} "
-                    f"{cells[0]:>8} {cells[1]:>7} {cells[2]:>7} {cells[3]:>7} {cells[4]:>7} {per_table:>8.2f}")
+                    f"{cells[0]:>8} {cells[1]:>7} {cells[2]:>7} {cells[3]:>7} {cells[4]:>7} "
+                    f"{per_table:>8.2f}")
 
         lines = [header, "-" * len(header)]
         rows = self.timings_by_configuration()
@@ -140,5 +149,7 @@ class BuildReport:
         if rows:
             total = {k: sum(r[k] for r in rows) for k in ("tables", "attempts", *stages)}
             seconds = sum(total[k] for k in stages if not math.isnan(total[k]))
-            lines.append(line("total", total, seconds / total["tables"] if total["tables"] else float("nan")))
+            lines.append(
+                line("total", total,
+                     seconds / total["tables"] if total["tables"] else float("nan")))
         return "\n".join(lines)

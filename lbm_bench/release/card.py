@@ -5,7 +5,8 @@ sheet from the network, only relative links to the release's own files. It shows
 the release's description, how to cite it, the table of tables (kind, shape,
 clusters, target, criterion, the floor and the MAP's risk, the certified one in
 bold) with a thumbnail of each table (:func:`lbm_bench.release.thumbnail.thumbnail_pixels`:
-grouped by its labels, with its uncertainty strips), links to every file, and how to load a table in Python and in R.
+grouped by its labels, with its uncertainty strips), links to every file, and how to load a table in
+Python and in R.
 
 Thumbnails are PNG files under ``thumbnails/`` written without timestamps or
 version strings, so the same release gives the same bytes with the same
@@ -60,7 +61,7 @@ pre { background: #f5f5f5; border: 1px solid #e0e0e0; padding: 0.8rem; overflow-
 code { font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; }
 ul.files li { margin: 0.15rem 0; }
 .note { color: #555; font-size: 0.9rem; }
-"""
+"""  # noqa: E501 (a release file's text: its bytes, not code)
 
 
 def python_snippet(table_file: str, table_id: str, missing: bool = False) -> str:
@@ -69,12 +70,15 @@ def python_snippet(table_file: str, table_id: str, missing: bool = False) -> str
     if missing:
         return python_snippet(table_file, table_id).replace(
             "X = table.data                                   # (n_rows, n_cols)\n",
-            "X = table.data                                   # (n_rows, n_cols), NaN at missing entries\n"
-            "observed = table.observed                        # the observed mask (dense tables; None: complete)\n",
+            "X = table.data                                   # (n_rows, n_cols), NaN at missing "
+            "entries\n"
+            "observed = table.observed                        # the observed mask (dense tables; "
+            "None: complete)\n",
         ).replace(
             '    X = f["data"][:]\n',
             '    X = f["data"][:]                              # 0 at missing entries\n'
-            '    if "observed" in f:                           # format 1.3: the observed mask (1: observed)\n'
+            '    if "observed" in f:                           # format 1.3: the observed mask (1: '
+            'observed)\n'
             '        X = np.where(f["observed"][:] == 1, X, np.nan)\n',
         ).replace("import h5py\n", "import h5py\nimport numpy as np\n")
     return f"""import lbm_bench
@@ -106,9 +110,9 @@ def r_snippet(table_file: str, missing: bool = False) -> str:
     if missing:
         return r_snippet(table_file).replace(
             "  X <- t(f[[\"data\"]]$read())                     # n_rows x n_cols\n",
-            "  X <- t(f[[\"data\"]]$read())                     # n_rows x n_cols\n"
-            "  if (f$exists(\"observed\")) {                   # format 1.3: missing entries (0 in data) become NA\n"
-            "    X[t(f[[\"observed\"]]$read()) == 0] <- NA\n"
+            "  X <- t(f[[\"data\"]]$read())                     # n_rows x n_cols\n  if "
+            "(f$exists(\"observed\")) {                   # format 1.3: missing entries (0 in "
+            "data) become NA\n    X[t(f[[\"observed\"]]$read()) == 0] <- NA\n"
             "  }\n",
         )
     return f"""library(hdf5r)
@@ -138,7 +142,7 @@ if ("bayes_risk" %in% h5attr_names(f)) {{          # format 1.1: the floor
   bayes_risk <- h5attr(f, "bayes_risk")           # their cross-fitted risk (the floor)
   criterion <- h5attr(f, "criterion")             # the certified risk: "bayes" (floor) or "map" (risk)
 }}
-f$close_all()"""
+f$close_all()"""  # noqa: E501 (a release file's text: its bytes, not code)
 
 
 def thumbnail_name(table_id: str) -> str:
@@ -239,22 +243,20 @@ def _table_rows(manifest: dict, thumbnails: set[str]) -> str:
     missing = has_missing_entries(manifest)
     for t in manifest["tables"]:
         thumb = f"{THUMBNAILS}/{t['id']}.png"
-        image = (f'<a href="{_e(thumb)}"><img class="thumb" src="{_e(thumb)}" alt="table {_e(t["id"])}, '
+        image = (f'<a href="{_e(thumb)}"><img class="thumb" src="{_e(thumb)}" alt="table '
+                 f'{_e(t["id"])}, '
                  f'grouped by its labels"></a>' if thumb in thumbnails else "")
         rows.append(
-            "<tr>"
-            f"<td>{image}</td>"
+            f"<tr><td>{image}</td>"
             f'<td><a href="{_e(t["file"])}"><code>{_e(t["id"])}</code></a></td>'
             f"<td>{_e(kind_text(t))}</td>"
             f"<td class=num>{t['shape'][0]}&times;{t['shape'][1]}</td>"
             f"<td class=num>{t['clusters'][0]}&times;{t['clusters'][1]}</td>"
             + (f"<td>{_e(missing_text(t))}</td>" if missing else "")
             + f"<td class=num>{t['target_risk']:.3f}</td>"
-            f"<td>{_e(t.get('criterion', 'map'))}</td>"
-            f"{_risk_cells(t)}"
-            f"<td class=num>{t['row_loss']:.3f} / {t['col_loss']:.3f}</td>"
-            f"<td class=num>{t['size'] / 1e6:.2f} MB</td>"
-            "</tr>"
+            f"<td>{_e(t.get('criterion', 'map'))}</td>{_risk_cells(t)}<td "
+            f"class=num>{t['row_loss']:.3f} / {t['col_loss']:.3f}</td><td "
+            f"class=num>{t['size'] / 1e6:.2f} MB</td></tr>"
         )
     return "\n".join(rows)
 
@@ -283,20 +285,24 @@ def card_html(manifest: dict, *, thumbnails: list[str] = (), files: list[str] = 
     example = tables[0] if tables else {"id": "ID", "file": "tables/ID.h5"}
     rebuild = rebuild_commands(manifest)
     date = f", published {_e(release['date'])}" if release.get("date") else ""
-    links = "\n".join(f'<li><a href="{_e(name)}"><code>{_e(name)}</code></a></li>' for name in files)
+    links = "\n".join(f'<li><a href="{_e(name)}"><code>{_e(name)}</code></a></li>'
+                      for name in files)
     missing = has_missing_entries(manifest)
     head_cells = ("<th>picture</th><th>id (file)</th><th>kind</th><th>shape</th><th>clusters</th>"
                   + ("<th>missing</th>" if missing else ""))
     missing_note = "" if not missing else (
-        '<p class="note">Column <em>missing</em>: the rate, mechanism and number of a table\'s missing entries. '
-        "They are 0 in <code>data</code> and marked by the observed mask <code>observed</code> (uint8, 1: observed; "
-        "a sparse table lists them in the group <code>missing</code>); <code>lbm_bench.load_table</code> returns NaN "
-        "there, and pictures draw them in a neutral colour. The risks are certified given the observed "
-        "entries. Mechanism <code>random</code>: missing completely at random; <code>block</code>: each block "
-        "its own probability (not at random: the mask informs the labels).</p>\n"
+        '<p class="note">Column <em>missing</em>: the rate, mechanism and number of a table\'s '
+        'missing entries. '
+        "They are 0 in <code>data</code> and marked by the observed mask <code>observed</code> "
+        "(uint8, 1: observed; a sparse table lists them in the group <code>missing</code>); "
+        "<code>lbm_bench.load_table</code> returns NaN there, and pictures draw them in a neutral "
+        "colour. The risks are certified given the observed entries. Mechanism "
+        "<code>random</code>: missing completely at random; <code>block</code>: each block its own "
+        "probability (not at random: the mask informs the labels).</p>\n"
     )
     no_thumbs = "" if thumbnails else (
-        '<p class="note">Thumbnails were not drawn: matplotlib was not installed when the release was '
+        '<p class="note">Thumbnails were not drawn: matplotlib was not installed when the release '
+        'was '
         "built (<code>pip install 'lbm-bench[plots]'</code>).</p>"
     )
     return f"""<!DOCTYPE html>
@@ -358,7 +364,7 @@ the versions of <code>built_with</code> in <code>manifest.json</code>, on any x8
 <pre>{_e(citation)}</pre>
 </body>
 </html>
-"""
+"""  # noqa: E501 (a release file's text: its bytes, not code)
 
 
 def write_card(manifest: dict, out: Path, *, spec_path: str | None = None) -> list[str]:
@@ -370,8 +376,10 @@ def write_card(manifest: dict, out: Path, *, spec_path: str | None = None) -> li
     workers draw the others.
     """
     thumbnails = write_thumbnails(manifest, out)
-    files = [name for name in ("README.md", "spec.toml", "manifest.json", "croissant.json", "tables.csv", "SHA256SUMS")
-             if (out / name).is_file() or name == "SHA256SUMS"]
+    files = [
+        name for name in ("README.md", "spec.toml", "manifest.json", "croissant.json", "tables.csv",
+                          "SHA256SUMS") if (out / name).is_file() or name == "SHA256SUMS"
+    ]
     atomic_write_text(out / "index.html", card_html(manifest, thumbnails=thumbnails, files=files))
     return [*thumbnails, "index.html"]
 

@@ -98,16 +98,20 @@ TABLE_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("n_col_clusters", "sc:Integer", "column clusters m of the generating model"),
     ("target_risk", "sc:Float", "requested difficulty: the target of the risk named by criterion"),
     ("criterion", "sc:Text",
-     "which risk is the table's certified difficulty, the one its target and rejection step applied to: "
+     "which risk is the table's certified difficulty, the one its target and rejection step "
+     "applied to: "
      "'bayes' (bayes_risk, the floor) or 'map' (risk, the paper's protocol)"),
     ("bayes_risk", "sc:Float",
-     "the floor: cross-fitted conditional risk of the Bayes labels for l_item (Gibbs estimate), which no "
+     "the floor: cross-fitted conditional risk of the Bayes labels for l_item (Gibbs estimate), "
+     "which no "
      "labelling beats beyond Monte Carlo error; the certified difficulty when criterion is 'bayes' "
      "(NaN for tables without a floor, format 1.0)"),
     ("bayes_risk_mcse", "sc:Float", "Monte Carlo standard error of bayes_risk"),
-    ("bayes_risk_rhat", "sc:Float", "split R-hat of the cross-fitted loss of the Bayes labels across Gibbs chains"),
+    ("bayes_risk_rhat", "sc:Float", "split R-hat of the cross-fitted loss of the Bayes labels "
+                                    "across Gibbs chains"),
     ("risk", "sc:Float",
-     "conditional risk of the X-only MAP labels (Gibbs estimate), an upper bound of the floor; the certified "
+     "conditional risk of the X-only MAP labels (Gibbs estimate), an upper bound of the floor; the "
+     "certified "
      "difficulty when criterion is 'map'"),
     ("risk_mcse", "sc:Float", "Monte Carlo standard error of risk"),
     ("risk_rhat", "sc:Float", "split R-hat of the loss of the MAP labels across Gibbs chains"),
@@ -122,19 +126,23 @@ TABLE_FIELDS: tuple[tuple[str, str, str], ...] = (
 #: complete tables keeps the columns above, byte for byte.
 MISSING_FIELDS: tuple[tuple[str, str, str], ...] = (
     ("missing_rate", "sc:Float",
-     "fraction of the entries missing by design (0 for a complete table); the certified risks are given "
+     "fraction of the entries missing by design (0 for a complete table); the certified risks are "
+     "given "
      "the observed entries"),
     ("missing_mechanism", "sc:Text",
-     "how entries went missing: 'random' (completely at random), 'block' (each block its own probability: "
+     "how entries went missing: 'random' (completely at random), 'block' (each block its own "
+     "probability: "
      "not at random) or 'none'"),
     ("n_missing", "sc:Integer",
-     "missing entries of the table: 0 in the HDF5 data, marked by the observed mask 'observed' (uint8, 1: "
+     "missing entries of the table: 0 in the HDF5 data, marked by the observed mask 'observed' "
+     "(uint8, 1: "
      "observed) or, for a sparse table, listed by the group 'missing' (CSR positions)"),
 )
 #: Values of the missing fields for a complete table.
 _COMPLETE = {"missing_rate": 0.0, "missing_mechanism": "none", "n_missing": 0}
 #: What a table file holds besides its data, for its FileObject's description.
-_MASK_TEXT = ("; its missing entries are 0 in data and marked by the observed mask 'observed' (uint8, 1: observed)"
+_MASK_TEXT = ("; its missing entries are 0 in data and marked by the observed mask 'observed' "
+              "(uint8, 1: observed)"
               " or, sparse, listed by the group 'missing'")
 
 _ENCODINGS = {".h5": "application/x-hdf5", ".json": "application/json", ".csv": "text/csv",
@@ -203,7 +211,8 @@ def _file_object(name: str, path: Path, description: str) -> dict:
 def _creators(release: dict) -> list[dict]:
     creator = release.get("creator") or "lbm-bench"
     names = creator if isinstance(creator, list) else [creator]
-    return [{"@type": "sc:Person" if release.get("creator") else "sc:Organization", "name": str(n)} for n in names]
+    return [{"@type": "sc:Person" if release.get("creator") else "sc:Organization", "name": str(n)}
+            for n in names]
 
 
 def croissant_metadata(manifest: dict, out: Path) -> dict:
@@ -229,28 +238,30 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
 
     release = {**manifest.get("spec", {}).get("release", {}), **manifest["release"]}
     description = release.get("description") or (
-        "Co-clustering benchmark tables with a certified conditional Bayes risk, built by lbm-bench."
+        "Co-clustering benchmark tables with a certified conditional Bayes risk, built by "
+        "lbm-bench."
     )
     distribution = [
         _file_object("manifest.json", out / "manifest.json",
                      "the release manifest: spec, seeds and one entry per table"),
-        _file_object("tables.csv", out / "tables.csv", "one line per table (the fields of the tables record set)"),
+        _file_object("tables.csv", out / "tables.csv", "one line per table (the fields of the "
+                                                       "tables record set)"),
     ]
     if (out / "spec.toml").is_file():  # release layout 1.2
-        distribution.append(_file_object(
-            "spec.toml", out / "spec.toml",
-            "the spec the release was built from (lbm-bench build spec.toml --out DIR rebuilds it)"))
+        distribution.append(
+            _file_object(
+                "spec.toml", out / "spec.toml",
+                "the spec the release was built from (lbm-bench build spec.toml --out DIR rebuilds "
+                "it)"
+            ))
     for entry in manifest["tables"]:
         distribution.append({
-            "@type": "cr:FileObject",
-            "@id": entry["file"],
-            "name": entry["file"],
-            "description": f"table {entry['id']}: data, generating, MAP, Bayes and Gibbs labels, parameters "
-                           "(lbm-bench-table HDF5 format)" + (_MASK_TEXT if "missing_rate" in entry else ""),
-            "contentUrl": entry["file"],
-            "contentSize": f"{entry['size']} B",
-            "encodingFormat": _ENCODINGS[".h5"],
-            "sha256": entry["sha256"],
+            "@type": "cr:FileObject", "@id": entry["file"], "name": entry["file"],
+            "description": f"table {entry['id']}: data, generating, MAP, Bayes and Gibbs labels, "
+            "parameters "
+            "(lbm-bench-table HDF5 format)" + (_MASK_TEXT if "missing_rate" in entry else ""),
+            "contentUrl": entry["file"], "contentSize": f"{entry['size']} B",
+            "encodingFormat": _ENCODINGS[".h5"], "sha256": entry["sha256"],
         })
     fields = [
         {
@@ -264,17 +275,12 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
         for name, data_type, text in table_fields(manifest)
     ]
     metadata = {
-        "@context": CROISSANT_CONTEXT,
-        "@type": "sc:Dataset",
-        "conformsTo": CONFORMS_TO,
-        "name": release["name"],
-        "description": description,
-        "version": release["version"],
-        "license": release["license"],
-        "citeAs": release.get("citation") or DEFAULT_CITATION,
+        "@context": CROISSANT_CONTEXT, "@type": "sc:Dataset", "conformsTo": CONFORMS_TO,
+        "name": release["name"], "description": description, "version": release["version"],
+        "license": release["license"], "citeAs": release.get("citation") or DEFAULT_CITATION,
         "creator": _creators(release),
-        "keywords": ["co-clustering", "latent block model", "benchmark", "Bayes risk"]
-        + (["missing data"] if any("missing_rate" in entry for entry in manifest["tables"]) else []),
+        "keywords": ["co-clustering", "latent block model", "benchmark", "Bayes risk"] +
+        (["missing data"] if any("missing_rate" in entry for entry in manifest["tables"]) else []),
         "isAccessibleForFree": True,
     }
     if release.get("url"):
@@ -320,7 +326,8 @@ def croissant_problems(out: Path, manifest: dict) -> list[str]:
         metadata = json.loads(path.read_text(encoding="utf-8"))
         objects = [o for o in metadata["distribution"] if o.get("@type") == "cr:FileObject"]
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-        return problems + [f"croissant.json: not a Croissant description ({type(exc).__name__}: {exc})"]
+        return problems + [f"croissant.json: not a Croissant description ({type(exc).__name__}: "
+                           f"{exc})"]
     for obj in objects:
         url = str(obj.get("contentUrl", ""))
         target = out / url

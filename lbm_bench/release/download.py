@@ -47,8 +47,8 @@ class _RateGuard:
             return
         if self.count < self.min_rate * elapsed:
             raise TimeoutError(
-                f"the server sent {self.count} bytes in {elapsed:.1f} s, slower than the minimum of "
-                f"{self.min_rate:g} bytes/s (min_rate=)"
+                f"the server sent {self.count} bytes in {elapsed:.1f} s, slower than the minimum "
+                f"of {self.min_rate:g} bytes/s (min_rate=)"
             )
         self.start, self.count = time.monotonic(), 0
 
@@ -143,7 +143,8 @@ def download(url: str, target: Path, *, timeout: float, min_rate: float, max_siz
         raise FetchError(f"cannot download {url}: HTTP {exc.code} {exc.reason}") from None
     except urllib.error.URLError as exc:
         raise FetchError(f"cannot download {url}: {words(exc.reason)}") from None
-    except (OSError, ValueError, http.client.HTTPException) as exc:  # timeouts, resets, file:// errors
+    # timeouts, resets, file:// errors
+    except (OSError, ValueError, http.client.HTTPException) as exc:
         raise FetchError(f"cannot download {url}: {words(exc)}") from None
     return digest.hexdigest(), size
 

@@ -70,7 +70,8 @@ def _declared_files(index: dict[str, bytes], url: str) -> dict[str, int | None]:
     (with their sizes; None where the manifest gives none)."""
     missing = [name for name in _INDEX_FILES if name not in index]
     if missing:
-        raise FetchError(f"{url}: not a release archive: no {' and no '.join(missing)} in its release folder")
+        raise FetchError(f"{url}: not a release archive: no {' and no '.join(missing)} in its "
+                         "release folder")
     try:
         lines = index["SHA256SUMS"].decode("utf-8").splitlines()
         manifest = json.loads(index["manifest.json"].decode("utf-8"))
@@ -86,7 +87,8 @@ def _declared_files(index: dict[str, bytes], url: str) -> dict[str, int | None]:
                 raise ValueError(f"size {size!r} of {entry['file']!r}")
             declared[str(entry["file"])] = size
     except (UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise FetchError(f"{url}: not a release archive: its SHA256SUMS or manifest.json is malformed "
+        raise FetchError(f"{url}: not a release archive: its SHA256SUMS or manifest.json is "
+                         "malformed "
                          f"({words(exc)})") from None
     return declared
 
@@ -115,7 +117,8 @@ def _list_archive(tar: tarfile.TarFile, url: str, max_size: int) -> _Listing:
         if len(listing.files) + len(listing.folders) >= _MAX_MEMBERS:
             raise FetchError(f"{url}: refused archive: more than {_MAX_MEMBERS} members")
         if listing.top and parts[0] != listing.top:
-            raise FetchError(f"{url}: not a release archive: expected one top-level folder, found more")
+            raise FetchError(f"{url}: not a release archive: expected one top-level folder, found "
+                             "more")
         listing.top = parts[0]
         inside = "/".join(parts[1:])
         if member.isdir():
@@ -125,7 +128,8 @@ def _list_archive(tar: tarfile.TarFile, url: str, max_size: int) -> _Listing:
             raise FetchError(f"{url}: refused archive: {inside} appears twice")
         listing.total += member.size
         if listing.total > max_size:
-            raise FetchError(f"{url}: refused archive: it unpacks to more than max_size ({format_bytes(max_size)})")
+            raise FetchError(f"{url}: refused archive: it unpacks to more than max_size "
+                             f"({format_bytes(max_size)})")
         listing.files[inside] = member.size
         if inside in _INDEX_FILES:
             if member.size > _MAX_INDEX_BYTES:
@@ -152,17 +156,20 @@ def _copy_bounded(source, target: Path, size: int, name: str, url: str) -> None:
     written = 0
     try:
         with open(target, "xb") as handle:
-            while block := source.read(min(BLOCK, size - written + 1)):  # one byte past: a lie shows
+            # one byte past: a lie shows
+            while block := source.read(min(BLOCK, size - written + 1)):
                 written += len(block)
                 if written > size:
-                    raise FetchError(f"{url}: refused archive: {name} holds more than the {size} bytes it declares")
+                    raise FetchError(f"{url}: refused archive: {name} holds more than the {size} "
+                                     "bytes it declares")
                 handle.write(block)
     except OSError as exc:
         if exc.errno is None:  # not the disk: a corrupt stream (gzip.BadGzipFile)
             raise
         raise FetchError(f"cannot extract {url}: {write_error(target, exc)}") from None
     if written != size:
-        raise FetchError(f"{url}: refused archive: {name} holds {written} bytes, not the {size} it declares")
+        raise FetchError(f"{url}: refused archive: {name} holds {written} bytes, not the {size} it "
+                         "declares")
 
 
 def extract_release(archive: Path, into: Path, url: str, max_size: int) -> Path:
@@ -174,7 +181,8 @@ def extract_release(archive: Path, into: Path, url: str, max_size: int) -> Path:
             listing = _list_archive(tar, url, max_size)
             free = shutil.disk_usage(into).free
             if listing.total > free:
-                raise FetchError(f"{url}: the release needs {format_bytes(listing.total)}, but only "
+                raise FetchError(f"{url}: the release needs {format_bytes(listing.total)}, but "
+                                 "only "
                                  f"{format_bytes(free)} is free in {into.parent}")
             top = into / listing.top
             top.mkdir()

@@ -75,7 +75,8 @@ def _check_sha256(sha256: str | None) -> str | None:
     if sha256 is None:
         return None
     if not isinstance(sha256, str):
-        raise TypeError(f"sha256 must be a string of 64 hexadecimal digits, got {type(sha256).__name__}")
+        raise TypeError("sha256 must be a string of 64 hexadecimal digits, got "
+                        f"{type(sha256).__name__}")
     digest = sha256.strip().lower()
     if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
         raise ValueError(f"sha256 must be 64 hexadecimal digits, got {sha256!r}")
@@ -104,13 +105,15 @@ def _archive_name(url: str) -> str:
 
 
 def _check_limits(timeout, min_rate, max_size) -> tuple[float, float, int]:
-    """Validated ``(timeout, min_rate, max_size)``; ``max_size`` may be ``"16G"``, ``"500MiB"``..."""
+    """Validated ``(timeout, min_rate, max_size)``; ``max_size`` may be ``"16G"``,
+    ``"500MiB"``..."""
     from lbm_bench._validation import check_positive_float, describe_value
 
     timeout = check_positive_float("timeout", timeout)
     min_rate = check_positive_float("min_rate", min_rate, allow_zero=True)
     if isinstance(max_size, bool) or not isinstance(max_size, (int, str)):
-        raise TypeError(f"max_size must be a number of bytes or a size like '16G', got {describe_value(max_size)}")
+        raise TypeError("max_size must be a number of bytes or a size like '16G', got "
+                        f"{describe_value(max_size)}")
     try:
         size = parse_memory_size(max_size)
     except ValueError:
@@ -192,7 +195,8 @@ def fetch_release(
 
     Examples
     --------
-    >>> folder = fetch_release("https://example.org/mini-0.1.tar.gz", sha256="...")  # doctest: +SKIP
+    >>> url = "https://example.org/mini-0.1.tar.gz"
+    >>> folder = fetch_release(url, sha256="...")  # doctest: +SKIP
     >>> lbm_bench.load_release_table(folder, "bernoulli-60x40-2x2-r0.1-01")  # doctest: +SKIP
     """
     from lbm_bench.release.verify import verify_release
@@ -216,7 +220,8 @@ def fetch_release(
         got, size = download(url, archive, timeout=timeout, min_rate=min_rate, max_size=max_size,
                               progress=progress)
         if digest is not None and got != digest:
-            raise FetchError(f"SHA-256 of {url} is {got}, expected {digest}: refused (tampered or wrong file)")
+            raise FetchError(f"SHA-256 of {url} is {got}, expected {digest}: refused (tampered or "
+                             "wrong file)")
         staging = work / "release"
         staging.mkdir()
         folder = extract_release(archive, staging, url, max_size)
@@ -229,7 +234,8 @@ def fetch_release(
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise FetchError(f"{url}: the release does not verify: {problems[0]}{more}")
         record = {"url": url, "sha256": got, "size": size, "folder": folder.name}
-        (staging / _RECORD).write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (staging / _RECORD).write_text(
+            json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         hit = _cached(entry, digest)
         if hit is not None:  # another process fetched it meanwhile: keep theirs
             return hit

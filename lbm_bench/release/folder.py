@@ -29,8 +29,8 @@ from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, read_spec
 __all__ = ["RELEASE_FOLDER_FILES", "claim_folder", "locked_folder"]
 
 #: The files of a built release besides its tables and thumbnails (removed with ``force``).
-RELEASE_FOLDER_FILES = ("manifest.json", "SHA256SUMS", "README.md", "croissant.json", "tables.csv", "index.html",
-                        SPEC_FILE)
+RELEASE_FOLDER_FILES = ("manifest.json", "SHA256SUMS", "README.md", "croissant.json", "tables.csv",
+                        "index.html", SPEC_FILE)
 
 
 @contextlib.contextmanager
@@ -49,7 +49,8 @@ def locked_folder(out: Path) -> Iterator[None]:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise ValueError(f"release folder {out} is being built by another process; wait for that build to "
+            raise ValueError(f"release folder {out} is being built by another process; wait for "
+                             "that build to "
                              "finish (or stop it), or build into another out=") from None
         yield
     finally:
@@ -57,7 +58,8 @@ def locked_folder(out: Path) -> Iterator[None]:
 
 
 def _recorded_spec(out: Path) -> tuple[ReleaseSpec | None, str | None]:
-    """The spec the folder records (its spec.toml, else its manifest's), and a problem reading it."""
+    """The spec the folder records (its spec.toml, else its manifest's), and a problem reading
+    it."""
     for name in (SPEC_FILE, "manifest.json"):
         if (out / name).is_file():
             try:
@@ -107,14 +109,17 @@ def claim_folder(spec: ReleaseSpec, out: Path, *, force: bool = False) -> str | 
     if not other_spec and not foreign:
         return None
     if recorded is not None and other_spec:
-        what = f"release {recorded.name} {recorded.version} ({len(recorded.tables)} table(s), seed {recorded.seed})"
+        what = (f"release {recorded.name} {recorded.version} ({len(recorded.tables)} table(s), "
+                f"seed {recorded.seed})")
     elif problem is not None:
         what = f"a release whose spec is unreadable: {problem}"
     else:
-        what = f"{len(foreign)} table file(s) that are not tables of spec {spec.name} {spec.version}"
+        what = (f"{len(foreign)} table file(s) that are not tables of spec {spec.name} "
+                f"{spec.version}")
     this = f"{spec.name} {spec.version}: {len(spec.tables)} table(s), seed {spec.seed}"
     if not force:
-        raise ValueError(f"{out} holds {what}, not this spec's release ({this}): build into another out=, or give "
+        raise ValueError(f"{out} holds {what}, not this spec's release ({this}): build into "
+                         "another out=, or give "
                          "force=True to replace it")
     for path in foreign:
         path.unlink(missing_ok=True)
@@ -124,6 +129,10 @@ def claim_folder(spec: ReleaseSpec, out: Path, *, force: bool = False) -> str | 
     for picture in sorted((out / THUMBNAILS).glob("*")) if (out / THUMBNAILS).is_dir() else []:
         if picture.is_file() and picture.stem not in {t.id for t in spec.tables}:
             picture.unlink()
-    kept = len({p.name for p in (out / "tables").glob("*.h5")} & {Path(t.filename).name for t in spec.tables})
-    return (f"replaced {what} in {out} by {this}: removed {len(foreign)} table file(s) and the release "
+    kept = len({p.name
+                for p in (out / "tables").glob("*.h5")}
+               & {Path(t.filename).name
+                  for t in spec.tables})
+    return (f"replaced {what} in {out} by {this}: removed {len(foreign)} table file(s) and the "
+            "release "
             f"files, kept {kept} table file(s) of this spec")

@@ -59,8 +59,10 @@ def built_with() -> dict[str, str]:
         plots = matplotlib.__version__
     except ImportError:
         plots = "none"
-    return {"python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
-            "h5py": h5py.__version__, "hdf5": h5py.version.hdf5_version, "matplotlib": plots}
+    return {
+        "python": platform.python_version(), "numpy": numpy.__version__, "scipy": scipy.__version__,
+        "h5py": h5py.__version__, "hdf5": h5py.version.hdf5_version, "matplotlib": plots
+    }
 
 
 def risk_texts(entry: dict, plus_minus: str, emphasize) -> tuple[str, str]:
@@ -94,12 +96,14 @@ def missing_text(entry: dict) -> str:
 
     Examples
     --------
-    >>> missing_text({"missing_rate": 0.3, "missing_mechanism": "block", "n_missing": 721}), missing_text({})
+    >>> entry = {"missing_rate": 0.3, "missing_mechanism": "block", "n_missing": 721}
+    >>> missing_text(entry), missing_text({})
     ('30% block (721)', '-')
     """
     if "missing_rate" not in entry:
         return "-"
-    return f"{describe_percent(entry['missing_rate'], 0)} {entry['missing_mechanism']} ({entry['n_missing']})"
+    rate = describe_percent(entry["missing_rate"], 0)
+    return f"{rate} {entry['missing_mechanism']} ({entry['n_missing']})"
 
 
 def release_format_version(manifest: dict) -> tuple[int, int]:
@@ -130,8 +134,10 @@ def header_fields(family: Family) -> dict[str, tuple[str, str]]:
 
 
 def kind_text(entry: dict) -> str:
-    """The kind of a manifest entry with its header values, for cards: ``"categorical (categories 5)"``."""
-    extra = ", ".join(f"{name} {entry[name]}" for name in header_fields(entry_family(entry)) if name in entry)
+    """The kind of a manifest entry with its header values, for cards: ``"categorical (categories
+    5)"``."""
+    extra = ", ".join(f"{name} {entry[name]}" for name in header_fields(entry_family(entry))
+                      if name in entry)
     return f"{entry['kind']} ({extra})" if extra else entry["kind"]
 
 
@@ -165,7 +171,8 @@ def _table_entry(out: Path, spec: TableSpec) -> dict:
     }
 
 def _floor_entry(info: dict) -> dict:
-    """The floor of a format 1.1 table (none for 1.0 files) and the criterion its target applied to."""
+    """The floor of a format 1.1 table (none for 1.0 files) and the criterion its target applied
+    to."""
     if "bayes_risk" not in info:
         return {"criterion": "map"}
     return {
@@ -181,8 +188,10 @@ def _missing_entry(info: dict) -> dict:
     entry stays as before."""
     if "missing_mechanism" not in info:
         return {}
-    return {"missing_rate": float(info["missing_rate"]), "missing_mechanism": str(info["missing_mechanism"]),
-            "n_missing": int(info["n_missing"])}
+    return {
+        "missing_rate": float(info["missing_rate"]),
+        "missing_mechanism": str(info["missing_mechanism"]), "n_missing": int(info["n_missing"])
+    }
 
 
 def write_manifest(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None) -> dict:
@@ -229,11 +238,13 @@ def write_checksums(out: Path, manifest: dict, names: list[str]) -> None:
     sums = [f"{e['sha256']}  {e['file']}" for e in manifest["tables"]]
     for name in names:
         sums.append(f"{sha256_file(out / name)}  {name}")
-    atomic_write_text(out / "SHA256SUMS", "\n".join(sorted(sums, key=lambda s: s.split("  ")[1])) + "\n")
+    atomic_write_text(out / "SHA256SUMS",
+                      "\n".join(sorted(sums, key=lambda s: s.split("  ")[1])) + "\n")
 
 
 def read_manifest(out: Path) -> dict:
-    """The parsed ``manifest.json`` of the release in ``out``; ValueError when absent or not JSON."""
+    """The parsed ``manifest.json`` of the release in ``out``; ValueError when absent or not
+    JSON."""
     path = out / "manifest.json"
     if not path.is_file():
         raise ValueError(f"{out} is not a release: no manifest.json")
@@ -249,26 +260,31 @@ _ABSENT = object()
 
 #: The JSON types of the fields every table entry of a manifest holds (what verification,
 #: loading and the release's other files read from it).
-_ENTRY_TYPES = {"id": (str, "a string"), "file": (str, "a string"), "sha256": (str, "a string"),
-                "kind": (str, "a string"), "seed": (int, "an integer"), "calibration_seed": (int, "an integer"),
-                "shape": (list, "a list"), "risk": ((int, float), "a number")}
+_ENTRY_TYPES = {
+    "id": (str, "a string"), "file": (str, "a string"), "sha256": (str, "a string"),
+    "kind": (str, "a string"), "seed": (int, "an integer"), "calibration_seed": (int, "an integer"),
+    "shape": (list, "a list"), "risk": ((int, float), "a number")
+}
 
 
 def _check_manifest_shape(manifest: Any, path: Path) -> None:
     """ValueError naming the first field of a damaged ``manifest.json`` (an object with a
     ``tables`` list of objects, each with :data:`_ENTRY_TYPES`' fields): not a KeyError later."""
     if not isinstance(manifest, dict):
-        raise ValueError(f"{path} is not a release manifest: a JSON {type(manifest).__name__}, not an object")
+        raise ValueError(f"{path} is not a release manifest: a JSON {type(manifest).__name__}, not "
+                         "an object")
     tables = manifest.get("tables", _ABSENT)
     if not isinstance(tables, list):
-        raise ValueError(f"{path} is not a release manifest: 'tables' is {_describe_json(tables)}, not a list")
+        raise ValueError(f"{path} is not a release manifest: 'tables' is {_describe_json(tables)}, "
+                         "not a list")
     for k, entry in enumerate(tables):
         if not isinstance(entry, dict):
             raise ValueError(f"{path}: tables[{k}] is {_describe_json(entry)}, not an object")
         for name, (kind, spelled) in _ENTRY_TYPES.items():
             value = entry.get(name, _ABSENT)
             if not isinstance(value, kind) or isinstance(value, bool):
-                raise ValueError(f"{path}: tables[{k}].{name} is {_describe_json(value)}, not {spelled}")
+                raise ValueError(f"{path}: tables[{k}].{name} is {_describe_json(value)}, not "
+                                 f"{spelled}")
 
 
 def _describe_json(value: Any) -> str:
@@ -277,4 +293,3 @@ def _describe_json(value: Any) -> str:
         return "missing"
     text = json.dumps(value)
     return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
-

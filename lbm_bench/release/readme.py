@@ -16,8 +16,8 @@ __all__ = ["DEFAULT_CITATION", "readme_text", "rebuild_commands", "write_readme"
 
 #: Citation used when the spec gives none.
 DEFAULT_CITATION = (
-    "Lomet, A., Govaert, G. and Grandvalet, Y. Design of Artificial Data Tables for Co-Clustering Analysis. "
-    "And lbm-bench."
+    "Lomet, A., Govaert, G. and Grandvalet, Y. Design of Artificial Data Tables for Co-Clustering "
+    "Analysis. And lbm-bench."
 )
 
 
@@ -34,7 +34,8 @@ def rebuild_commands(manifest: dict) -> str:
     """
     spec = manifest.get("spec_file") or "spec.toml"
     target = f"../{manifest['release']['name']}-rebuilt"
-    return f"lbm-bench verify .\nlbm-bench build {spec} --out {target} --jobs 2\nlbm-bench verify {target} --against ."
+    return (f"lbm-bench verify .\nlbm-bench build {spec} --out {target} --jobs 2\n"
+            f"lbm-bench verify {target} --against .")
 
 
 def write_readme(manifest: dict, out: Path, *, spec_path: str | None = None) -> str:
@@ -47,7 +48,8 @@ def write_readme(manifest: dict, out: Path, *, spec_path: str | None = None) -> 
 
 
 def _risk_cells(entry: dict) -> str:
-    """The floor and MAP risk cells of a table's row, the certified one (named by the criterion) in bold."""
+    """The floor and MAP risk cells of a table's row, the certified one (named by the criterion) in
+    bold."""
     floor, risk = risk_texts(entry, "±", lambda text: f"**{text}**")
     return f"{floor} | {risk}"
 
@@ -74,29 +76,34 @@ def readme_text(manifest: dict, *, spec_path: str | None = None) -> str:
     rebuild = rebuild_commands(manifest)
     missing = has_missing_entries(manifest)
     rows = "\n".join(
-        f"| `{t['id']}` | {kind_text(t)} | {t['shape'][0]}x{t['shape'][1]} | {t['clusters'][0]}x{t['clusters'][1]} "
+        f"| `{t['id']}` | {kind_text(t)} | {t['shape'][0]}x{t['shape'][1]} | "
+        f"{t['clusters'][0]}x{t['clusters'][1]} "
         + (f"| {missing_text(t)} " if missing else "")
         + f"| {t['target_risk']:.3f} | {t.get('criterion', 'map')} | {_risk_cells(t)} "
-        f"| {t['row_loss']:.3f} / {t['col_loss']:.3f} "
-        f"| {t['acceptance_rate']:.2f} |"
+        f"| {t['row_loss']:.3f} / {t['col_loss']:.3f} | {t['acceptance_rate']:.2f} |"
         for t in tables
     )
     head = ("| id | kind | shape | clusters | " + ("missing | " if missing else "")
-            + "target | criterion | floor ± MCSE | MAP risk ± MCSE | l_row / l_col (MAP) | acceptance |")
+            + "target | criterion | floor ± MCSE | MAP risk ± MCSE | l_row / l_col (MAP) | "
+              "acceptance |")
     rule = "| --- " * (10 + missing) + "|"
     missing_note = "" if not missing else (
-        "\nSome tables have **missing entries** (column *missing*: rate, mechanism and count): they are 0 in\n"
-        "`data` and marked by the observed mask `observed` (uint8, 1: observed; a sparse table lists them in\n"
-        "the group `missing`), and `lbm_bench.load_table` returns NaN there. Their risks are certified given the\n"
-        "observed entries: the difficulty of what a user sees. Mechanism `random`: entries missing completely at\n"
-        "random; `block`: each block its own probability, so the mask itself informs the labels.\n"
+        "\nSome tables have **missing entries** (column *missing*: rate, mechanism and count): "
+        "they are 0 in\n`data` and marked by the observed mask `observed` (uint8, 1: observed; a "
+        "sparse table lists them in\nthe group `missing`), and `lbm_bench.load_table` returns NaN "
+        "there. Their risks are certified given the\nobserved entries: the difficulty of what a "
+        "user sees. Mechanism `random`: entries missing completely at\nrandom; `block`: each block "
+        "its own probability, so the mask itself informs the labels.\n"
     )
     example = tables[0]["id"] if tables else "ID"
-    license_line = f"License: {release['license']}." + (f" Published {release['date']}." if release.get("date") else "")
+    license_line = f"License: {release['license']}." + (f" Published {release['date']}."
+                                                        if release.get("date") else "")
     citation = _citation_block(release.get("citation") or DEFAULT_CITATION)
+    description = release['description'] or ('Co-clustering benchmark tables with a certified '
+                                              'conditional Bayes risk.')
     return f"""# {release['name']} {release['version']}
 
-{release['description'] or 'Co-clustering benchmark tables with a certified conditional Bayes risk.'}
+{description}
 
 {len(tables)} tables of {', '.join(kinds)} entries, shapes from {shapes[0][0]}x{shapes[0][1]} to
 {shapes[-1][0]}x{shapes[-1][1]}, built by lbm-bench {manifest['lbm_bench_version']}. {license_line}
@@ -167,4 +174,3 @@ whether a table that differs is the same table up to rounding.
 
 {citation}
 """
-

@@ -4,8 +4,8 @@ A spec describes grids of tables (kinds, shapes, cluster numbers, target risks,
 replicates) and the generation settings; :func:`read_spec` and :func:`parse_spec`
 turn it into a :class:`ReleaseSpec` holding one :class:`TableSpec` per table,
 each with its seeds derived from the master seed and its identity
-(:func:`lbm_bench.release.derive_seed`, the seed policy of :mod:`lbm_bench._seeds`). The committed specs are
-``repository/mini.toml`` and ``repository/paper.toml``; ``docs/releases.md``
+(:func:`lbm_bench.release.derive_seed`, the seed policy of :mod:`lbm_bench._seeds`). The committed
+specs are ``repository/mini.toml`` and ``repository/paper.toml``; ``docs/releases.md``
 describes the keys.
 """
 
@@ -49,10 +49,11 @@ SETTINGS: dict[str, Any] = GenerationSettings().to_record()
 MODEL_OPTIONS = set(ModelOptions.names())
 #: Options of the request a spec may set (in [defaults] or per [[grid]]): the criterion.
 REQUEST_OPTIONS: dict[str, Any] = RequestOptions().to_record()
-_GRID_KEYS = {"kinds", "shapes", "clusters", "risks", "replicates", "model_options", "design"} | set(SETTINGS) | set(
-    REQUEST_OPTIONS
-)
-_RELEASE_KEYS = {"name", "version", "seed", "description", "license", "citation", "date", "creator", "url"}
+_GRID_KEYS = {"kinds", "shapes", "clusters", "risks", "replicates", "model_options", "design"
+              } | set(SETTINGS) | set(REQUEST_OPTIONS)
+_RELEASE_KEYS = {
+    "name", "version", "seed", "description", "license", "citation", "date", "creator", "url"
+}
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,8 @@ def _list(where: str, value: Any) -> list:
 def _check_keys(where: str, table: dict, allowed: set[str]) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+        raise ValueError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: "
+                         f"{', '.join(sorted(allowed))}")
 
 
 def _check_settings(where: str, settings: dict) -> GenerationSettings:
@@ -168,7 +170,8 @@ def _grid_design(where: str, grid: dict, base: Path | None) -> tuple[dict, Any]:
 
     path = grid["design"]
     if not isinstance(path, str) or Path(path).is_absolute() or ".." in Path(path).parts:
-        raise ValueError(f"{where}.design must be a path relative to the spec, inside its folder, got {path!r}")
+        raise ValueError(f"{where}.design must be a path relative to the spec, inside its folder, "
+                         f"got {path!r}")
     if grid.get("model_options"):
         raise ValueError(f"{where}: model_options are fixed by the design; drop them")
     try:
@@ -176,14 +179,18 @@ def _grid_design(where: str, grid: dict, base: Path | None) -> tuple[dict, Any]:
     except FileNotFoundError:
         raise ValueError(f"{where}.design: no design file {path}") from None
     g, m = design.block_shape
-    filled = {"kinds": [design.kind], "clusters": [f"{g}x{m}"], "shapes": [f"{shape[0]}x{shape[1]}"]}
+    filled = {
+        "kinds": [design.kind], "clusters": [f"{g}x{m}"], "shapes": [f"{shape[0]}x{shape[1]}"]
+    }
     for key in ("kinds", "clusters"):
         if key in grid and grid[key] != filled[key]:
-            raise ValueError(f"{where}.{key} must be the design's, {filled[key]}, got {grid[key]!r}")
+            raise ValueError(
+                f"{where}.{key} must be the design's, {filled[key]}, got {grid[key]!r}")
     return {**filled, **grid}, design
 
 
-def _grid_tables(index: int, grid: dict, defaults: dict, master: int, base: Path | None = None) -> list[TableSpec]:
+def _grid_tables(index: int, grid: dict, defaults: dict, master: int,
+                 base: Path | None = None) -> list[TableSpec]:
     where = f"grid[{index}]"
     _check_keys(where, grid, _GRID_KEYS)
     grid, design = _grid_design(where, grid, base)
@@ -193,9 +200,11 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int, base: Path
     grid_settings = {k: grid[k] for k in SETTINGS if k in grid}
     settings = _check_settings(where, {**defaults.get("settings", {}), **grid_settings})
     grid_request = {k: grid[k] for k in REQUEST_OPTIONS if k in grid}
-    request_options = RequestOptions.from_mapping({**defaults.get("request", {}), **grid_request}, where=where)
-    options = _check_model_options(where, {} if design is not None else
-                                   {**defaults.get("model_options", {}), **grid.get("model_options", {})})
+    request_options = RequestOptions.from_mapping({**defaults.get("request", {}), **grid_request},
+                                                  where=where)
+    options = _check_model_options(
+        where, {} if design is not None else
+        {**defaults.get("model_options", {}), **grid.get("model_options", {})})
     replicates = grid.get("replicates", 1)
     if not isinstance(replicates, int) or isinstance(replicates, bool) or replicates < 1:
         raise ValueError(f"{where}: replicates must be a positive integer, got {replicates!r}")
@@ -220,27 +229,27 @@ def _grid_tables(index: int, grid: dict, defaults: dict, master: int, base: Path
             if design is not None:
                 from lbm_bench.protocol.from_design import design_request
 
-                request, _ = design_request(design, float(risk), n, d, criterion=request_options.criterion)
+                request, _ = design_request(design, float(risk), n, d,
+                                            criterion=request_options.criterion)
             else:
                 request = TableRequest(kind, n, d, g, m, float(risk), model_options=options,
                                        criterion=request_options.criterion)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
         tag = request.family.options.id_tag(request.family_options())  # e.g. "-k5": categories
-        if design is not None:  # the design file's digest names the configuration: another file, other seeds
+        # the design file's digest names the configuration: another file, other seeds
+        if design is not None:
             tag += f"-d{design.digest[:8]}"
         config_id = (f"{request.kind}{tag}-{n}x{d}-{g}x{m}-r{risk:.4f}".rstrip("0")
                      + _missing_suffix(request.model_options))
         for rep in range(1, replicates + 1):
             table_id = f"{config_id}-{rep:02d}"
             tables.append(
-                TableSpec(
-                    id=table_id, config_id=config_id, request=request, replicate=rep, settings=settings,
-                    seed=derive_seed(master, "table:" + table_id),
-                    calibration_seed=derive_seed(master, "calibration:" + config_id),
-                    design_path=None if design is None else grid["design"], design=design,
-                )
-            )
+                TableSpec(id=table_id, config_id=config_id, request=request, replicate=rep,
+                          settings=settings, seed=derive_seed(master, "table:" + table_id),
+                          calibration_seed=derive_seed(master, "calibration:" + config_id),
+                          design_path=None if design is None else grid["design"], design=design,
+                          ))
     return tables
 
 
@@ -268,7 +277,8 @@ def _publication_keys(release: dict) -> dict:
         try:
             out["date"] = datetime.date.fromisoformat(str(date)).isoformat()
         except ValueError:
-            raise ValueError(f"release: date must be a date like 2026-11-23, got {date!r}") from None
+            raise ValueError(
+                f"release: date must be a date like 2026-11-23, got {date!r}") from None
     if "creator" in out:
         creator = out["creator"]
         names = creator if isinstance(creator, list) else [creator]
@@ -307,7 +317,8 @@ def parse_spec(source: dict, *, base: str | os.PathLike[str] | None = None) -> R
         raise ValueError(f"release: seed must be a non-negative integer, got {seed!r}")
     source = {**source, "release": _publication_keys(release)}
     defaults_source = source.get("defaults", {})
-    _check_keys("defaults", defaults_source, set(SETTINGS) | set(REQUEST_OPTIONS) | {"model_options"})
+    _check_keys("defaults", defaults_source,
+                set(SETTINGS) | set(REQUEST_OPTIONS) | {"model_options"})
     defaults = {
         "settings": {k: v for k, v in defaults_source.items() if k in SETTINGS},
         "request": {k: v for k, v in defaults_source.items() if k in REQUEST_OPTIONS},
@@ -317,7 +328,9 @@ def parse_spec(source: dict, *, base: str | os.PathLike[str] | None = None) -> R
     if not isinstance(grids, list) or not grids:
         raise ValueError("spec: at least one [[grid]] is required")
     base = None if base is None else Path(base)
-    tables = [t for i, grid in enumerate(grids) for t in _grid_tables(i, grid, defaults, seed, base)]
+    tables = [
+        t for i, grid in enumerate(grids) for t in _grid_tables(i, grid, defaults, seed, base)
+    ]
     ids = [t.id for t in tables]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
@@ -327,12 +340,12 @@ def parse_spec(source: dict, *, base: str | os.PathLike[str] | None = None) -> R
         first = configs.setdefault(t.config_id, t)
         if (first.settings, first.request) != (t.settings, t.request):
             raise ValueError(f"spec: configuration {t.config_id} appears with different settings")
-    return ReleaseSpec(
-        name=str(release["name"]), version=str(release["version"]), seed=seed,
-        description=str(release.get("description", "")), license=str(release.get("license", "CC-BY-4.0")),
-        citation=str(release.get("citation", "")), tables=tuple(sorted(tables, key=lambda t: t.id)),
-        source=source, base=base,
-    )
+    return ReleaseSpec(name=str(release["name"]), version=str(release["version"]), seed=seed,
+                       description=str(release.get("description", "")),
+                       license=str(release.get("license", "CC-BY-4.0")),
+                       citation=str(release.get("citation", "")),
+                       tables=tuple(sorted(tables, key=lambda t: t.id)), source=source, base=base,
+                       )
 
 
 def read_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
@@ -355,7 +368,8 @@ def read_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
     if path.is_dir():
         inside = path / SPEC_FILE
         if not inside.is_file() and not (path / "manifest.json").is_file():
-            raise ValueError(f"{path} is a directory, not a spec: it has neither {SPEC_FILE} nor manifest.json")
+            raise ValueError(f"{path} is a directory, not a spec: it has neither {SPEC_FILE} nor "
+                             "manifest.json")
         return read_spec(inside if inside.is_file() else path / "manifest.json")
     if path.suffix == ".json":
         return _spec_of_manifest(path)
@@ -388,8 +402,10 @@ def _spec_of_manifest(path: Path) -> ReleaseSpec:
         raise ValueError(f"spec {path} does not exist") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is neither a TOML spec nor a release manifest: {exc}") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != "lbm-bench-release" or "spec" not in manifest:
-        raise ValueError(f"{path} is not a release manifest (no format 'lbm-bench-release' with a spec)")
+    if not isinstance(manifest, dict) or manifest.get(
+            "format") != "lbm-bench-release" or "spec" not in manifest:
+        raise ValueError(f"{path} is not a release manifest (no format 'lbm-bench-release' with a "
+                         "spec)")
     try:
         spec = parse_spec(manifest["spec"])
     except ValueError as exc:
@@ -409,11 +425,13 @@ def _toml_value(value: Any, where: str) -> str:
             raise ValueError(f"{where}: {value!r} has no place in a spec")
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # a TOML basic string: JSON's escapes are TOML's
+        # a TOML basic string: JSON's escapes are TOML's
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(v, where) for v in value) + "]"
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v, where)}" for k, v in value.items()) + " }"
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(v, where)}"
+                                for k, v in value.items()) + " }"
     raise ValueError(f"{where}: cannot write {type(value).__name__} {value!r} as TOML")
 
 
@@ -436,9 +454,9 @@ def spec_toml(source: dict) -> str:
 
     Examples
     --------
-    >>> text = spec_toml({"release": {"name": "r", "version": "1", "seed": 7},
-    ...                   "grid": [{"kinds": ["bernoulli"], "shapes": ["30x20"], "clusters": ["2x2"],
-    ...                             "risks": [0.1], "model_options": {"equal_proportions": True}}]})
+    >>> grid = {"kinds": ["bernoulli"], "shapes": ["30x20"], "clusters": ["2x2"], "risks": [0.1],
+    ...         "model_options": {"equal_proportions": True}}
+    >>> text = spec_toml({"release": {"name": "r", "version": "1", "seed": 7}, "grid": [grid]})
     >>> print(text)
     [release]
     name = "r"

@@ -24,7 +24,8 @@ STRIP_PIXELS = 7
 GAP_PIXELS = 2
 
 
-def thumbnail_pixels(table: Any, height: int = 186, width: int = 218, *, max_cells: int = 200) -> np.ndarray:
+def thumbnail_pixels(table: Any, height: int = 186, width: int = 218, *,
+                     max_cells: int = 200) -> np.ndarray:
     """A table's grouped view as RGBA pixels, drawn without a matplotlib figure.
 
     The table grouped by its labels (:func:`lbm_bench.table_image.reference_labels`), as

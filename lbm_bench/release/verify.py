@@ -44,8 +44,8 @@ def _same(a: float, b: float) -> bool:
 
 def _estimate_problems(stored: Any, derived: Any, fields: dict[str, str], what: str) -> list[str]:
     return [
-        f"{attr} {describe_value(getattr(stored, name))} differs from {what} re-derived from the label sets "
-        f"({describe_value(getattr(derived, name))})"
+        f"{attr} {describe_value(getattr(stored, name))} differs from {what} re-derived from the "
+        f"label sets ({describe_value(getattr(derived, name))})"
         for name, attr in fields.items() if not _same(getattr(stored, name), getattr(derived, name))
     ]
 
@@ -77,15 +77,18 @@ def rederived_risk_problems(table: Any) -> list[str]:
     from lbm_bench.inference.floor import floor_certificate
 
     samples = table.gibbs
-    problems = _estimate_problems(table.risk, samples.risk(table.map_rows, table.map_cols), _MAP_FIELDS,
-                                  "the MAP labels' risk")
+    problems = _estimate_problems(table.risk, samples.risk(table.map_rows, table.map_cols),
+                                  _MAP_FIELDS, "the MAP labels' risk")
     if table.bayes_risk is None:  # format 1.0: no floor
         return problems
     g, m = table.model.block_shape
-    floor = floor_certificate(samples, starts=[(table.map_rows, table.map_cols)], n_row_clusters=g, n_col_clusters=m)
-    for side, stored, derived in (("rows", table.bayes_rows, floor.rows), ("cols", table.bayes_cols, floor.cols)):
+    floor = floor_certificate(samples, starts=[(table.map_rows, table.map_cols)], n_row_clusters=g,
+                              n_col_clusters=m)
+    for side, stored, derived in (("rows", table.bayes_rows, floor.rows), ("cols", table.bayes_cols,
+                                                                           floor.cols)):
         if not np.array_equal(np.asarray(stored), derived):
-            problems.append(f"bayes/{side} differs from the Bayes labels re-derived from the label sets")
+            problems.append(f"bayes/{side} differs from the Bayes labels re-derived from the label "
+                            "sets")
     return problems + _estimate_problems(table.bayes_risk, floor.risk, _FLOOR_FIELDS, "the floor")
 
 
@@ -100,7 +103,8 @@ def _floor_manifest_problems(info: dict, entry: dict) -> list[str]:
             problems.append(f"{key} missing from the manifest (the file holds the floor)")
         elif key == "criterion":
             if str(info[key]) != entry[key]:
-                problems.append(f"criterion {describe_value(info[key])} differs from the manifest's "
+                problems.append(f"criterion {describe_value(info[key])} differs from the "
+                                "manifest's "
                                 f"{describe_value(entry[key])}")
         elif not _same(info[key], entry[key]):
             label = "floor (bayes_risk)" if key == "bayes_risk" else key
@@ -117,7 +121,8 @@ def _missing_manifest_problems(info: dict, entry: dict) -> list[str]:
     by :func:`~lbm_bench.storage.check_file`: its count, its zeros under the data)."""
     in_file = "missing_mechanism" in info
     if not in_file:
-        return ["the manifest records missing entries the file does not have"] if "missing_rate" in entry else []
+        return ["the manifest records missing entries the file does not have"
+                ] if "missing_rate" in entry else []
     problems = []
     for key in _MISSING_MANIFEST_KEYS:
         if key not in entry:
@@ -245,7 +250,8 @@ def _verify(out: Path, map_tables: _TableMap) -> list[str]:
         if rel not in known:
             problems.append(f"{rel}: not in the manifest")
     if release_format_version(manifest) >= (1, 1) and sums_path.is_file():
-        required = RELEASE_FILES + (RELEASE_FILES_1_2 if release_format_version(manifest) >= (1, 2) else ())
+        required = RELEASE_FILES + (RELEASE_FILES_1_2
+                                    if release_format_version(manifest) >= (1, 2) else ())
         problems += [f"{name}: not listed in SHA256SUMS" for name in required if name not in listed]
     problems += spec_problems(out, manifest)
     for path in sorted((out / THUMBNAILS).glob("*")):
@@ -390,7 +396,9 @@ def compare_releases(new_dir: str | os.PathLike[str], old_dir: str | os.PathLike
             return problems
         pairs = {"lbm-bench": (ma.get("lbm_bench_version"), mb.get("lbm_bench_version"))}
         for key in sorted(set(ma.get("built_with", {})) | set(mb.get("built_with", {}))):
-            pairs[key] = (ma.get("built_with", {}).get(key, "unknown"), mb.get("built_with", {}).get(key, "unknown"))
+            pairs[key] = (ma.get("built_with", {}).get(key,
+                                                       "unknown"), mb.get("built_with",
+                                                                          {}).get(key, "unknown"))
         versions = [f"{key} {x} vs {y}" for key, (x, y) in pairs.items() if x != y]
         if versions:
             problems.append(f"built with other versions: {', '.join(versions)}")

@@ -46,7 +46,8 @@ class RunFailed(Exception):
 
 def failure_text(exc: BaseException) -> str:
     """``"ValueError: message"``, the way a run's ``error`` names what the algorithm raised
-    (an exception that is not an ``Exception``, such as ``SystemExit``, says the algorithm raised it)."""
+    (an exception that is not an ``Exception``, such as ``SystemExit``, says the algorithm raised
+    it)."""
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return text if isinstance(exc, Exception) else f"{text} (raised by the algorithm)"
 
@@ -66,9 +67,11 @@ def family_keywords(name: str, fit: Any, table: Any, contract: Contract) -> dict
     how = fits_family(fit, table.kind)
     if how == "values" and table.model.n_levels is not None:
         readers = contract.readers_of(table.kind)
-        alternatives = ", ".join(readers[:-1]) + " or " + readers[-1] if len(readers) > 1 else "".join(readers)
+        alternatives = ", ".join(
+            readers[:-1]) + " or " + readers[-1] if len(readers) > 1 else "".join(readers)
         raise ValueError(
-            f"{name} reads the entries as numbers, but the {table.kind} table holds {table.model.n_levels} "
+            f"{name} reads the entries as numbers, but the {table.kind} table holds "
+            f"{table.model.n_levels} "
             f"unordered categories; use {alternatives} (or an algorithm taking a kind= keyword)"
         )
     if how == "kind" and table.model.family.estimation.inference_order is None:
@@ -85,13 +88,15 @@ def algorithm_input(fit: Any, table: Any) -> Any:
     from lbm_bench.models.data import TableData
 
     data = table.data
-    if getattr(fit, MASKED_INPUT, False) and table.missing_mechanism is not None and not TableData.of(data).is_sparse:
+    if getattr(fit, MASKED_INPUT,
+               False) and table.missing_mechanism is not None and not TableData.of(data).is_sparse:
         return table.masked_data()
     return data
 
 
 def _prepare(name: str, track: str, table: Any) -> tuple[Any, Any, dict]:
-    """The algorithm, the table as it is given it, and the family keywords (a refusal: ValueError)."""
+    """The algorithm, the table as it is given it, and the family keywords (a refusal:
+    ValueError)."""
     from lbm_bench.algorithms import resolve_algorithm
 
     _, fit = resolve_algorithm(name, track=track)
@@ -99,7 +104,8 @@ def _prepare(name: str, track: str, table: Any) -> tuple[Any, Any, dict]:
     return fit, algorithm_input(fit, table), family
 
 
-def _fit_here(fit: Any, data: Any, counts: Sequence[int], seed: int, family: dict) -> tuple[Any, Any, float]:
+def _fit_here(fit: Any, data: Any, counts: Sequence[int], seed: int,
+              family: dict) -> tuple[Any, Any, float]:
     """Call ``fit`` in this process: anything it raises becomes :class:`RunFailed`, except an
     interruption of this process (a Ctrl-C, a SIGTERM), which goes on."""
     with watching() as watch:
@@ -123,8 +129,8 @@ def fit_labels(
     path: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
 ) -> tuple[Any, Any, float]:
-    """Fit the algorithm ``name`` of ``track`` to ``table``: its labels, as it returned them, and the
-    seconds of the fit. Every track calls its algorithms here.
+    """Fit the algorithm ``name`` of ``track`` to ``table``: its labels, as it returned them, and
+    the seconds of the fit. Every track calls its algorithms here.
 
     ``counts`` are the numbers of clusters (known-clusters track) or their maxima
     (unknown-clusters); the algorithm gets the table as :func:`algorithm_input` says, the
@@ -165,21 +171,24 @@ def fit_labels(
         return _fit_here(fit, data, counts, seed, family)
     if path is None:
         raise ValueError("fit_labels needs the table's path to fit in a child process (timeout)")
-    return _fit_in_child(name, track, str(path), [int(c) for c in counts], int(seed), float(timeout))
+    return _fit_in_child(name, track, str(path), [int(c) for c in counts], int(seed),
+                         float(timeout))
 
 
 # --------------------------------------------------------------------------- #
 # The child process                                                           #
 # --------------------------------------------------------------------------- #
 #
-# ``python -m lbm_bench.scoring.fit_process FD`` (which calls :func:`child_main`) reads its request (JSON) on stdin and
-# writes to the pipe FD: ``S`` when the fit starts, then ``L`` and the labels as ``.npz``
+# ``python -m lbm_bench.scoring.fit_process FD`` (which calls :func:`child_main`) reads its request
+# (JSON) on stdin and writes to the pipe FD: ``S`` when the fit starts, then ``L`` and the labels as
+# ``.npz``
 # bytes, or ``E`` and the failure's text, then closes it. Its stdout and stderr are the
 # benchmark's (an algorithm that prints prints as it would in the benchmark's process).
 
 
 def _labels_bytes(rows: Any, cols: Any, seconds: float) -> bytes:
-    """The labels as ``.npz`` bytes (no pickle: labels that are not arrays of numbers are refused)."""
+    """The labels as ``.npz`` bytes (no pickle: labels that are not arrays of numbers are
+    refused)."""
     arrays = {}
     for side, labels in (("rows", rows), ("cols", cols)):
         try:
@@ -195,7 +204,8 @@ def _labels_bytes(rows: Any, cols: Any, seconds: float) -> bytes:
 
 
 def _leave_with_parent() -> None:
-    """End this process when the benchmark that started it is gone (killed): no fit outlives its run."""
+    """End this process when the benchmark that started it is gone (killed): no fit outlives its
+    run."""
     parent = os.getppid()
 
     def watch() -> None:
@@ -207,7 +217,8 @@ def _leave_with_parent() -> None:
 
 
 def child_main(fd: int) -> None:
-    """The child's work: load, resolve, send ``S`` (the fit starts), fit, send the labels or the failure."""
+    """The child's work: load, resolve, send ``S`` (the fit starts), fit, send the labels or the
+    failure."""
     import json
 
     _leave_with_parent()
@@ -234,12 +245,15 @@ def _fit_in_child(name: str, track: str, path: str, counts: list[int], seed: int
     import json
     import subprocess
 
-    request = json.dumps({"name": name, "track": track, "path": os.path.abspath(path), "counts": counts,
-                          "seed": seed, "sys_path": list(sys.path)})
+    request = json.dumps({
+        "name": name, "track": track, "path": os.path.abspath(path), "counts": counts, "seed": seed,
+        "sys_path": list(sys.path)
+    })
     read_end, write_end = os.pipe()
     try:
-        child = subprocess.Popen([sys.executable, "-m", "lbm_bench.scoring.fit_process", str(write_end)],
-                                 stdin=subprocess.PIPE, pass_fds=(write_end,))
+        child = subprocess.Popen(
+            [sys.executable, "-m", "lbm_bench.scoring.fit_process",
+             str(write_end)], stdin=subprocess.PIPE, pass_fds=(write_end,))
     finally:
         os.close(write_end)
     with os.fdopen(read_end, "rb", buffering=0) as pipe:
@@ -250,11 +264,13 @@ def _fit_in_child(name: str, track: str, path: str, counts: list[int], seed: int
             if message == b"S":
                 message = _receive(pipe, None, timeout)
             if message is None:
-                raise RunFailed(f"TimeoutError: the fit ran longer than the time limit of {timeout:g} s; stopped")
+                raise RunFailed("TimeoutError: the fit ran longer than the time limit of "
+                                f"{timeout:g} s; stopped")
         finally:
             _stop(child)
     if not message:
-        raise RunFailed(f"the algorithm's process ended (exit status {child.returncode}) without returning labels")
+        raise RunFailed(f"the algorithm's process ended (exit status {child.returncode}) without "
+                        "returning labels")
     kind, body = message[:1], message[1:]
     if kind == b"E":
         raise RunFailed(body.decode("utf-8", errors="replace"))
@@ -296,4 +312,3 @@ def _stop(child: Any) -> None:
         except subprocess.TimeoutExpired:
             child.kill()
     child.wait()
-

@@ -1,4 +1,5 @@
-"""The benchmark's tracks, by name, and :func:`run_benchmark`: co-clustering algorithms over a release.
+"""The benchmark's tracks, by name, and :func:`run_benchmark`: co-clustering algorithms over a
+release.
 
 A **track** says how its algorithms are called and what the run writes: a
 :class:`~lbm_bench.scoring.harness.Track`, declared in its own module and listed in
@@ -120,5 +121,5 @@ def run_benchmark(
         if value is not None and owner is not None and owner != chosen.name:
             raise ValueError(f"{key} is an option of the {owner} track (track={owner!r})")
     values = chosen.option_values(options)
-    return chosen.run(release_dir, algorithms, out_dir, n_jobs=n_jobs, seed=seed, progress=progress, timeout=timeout,
-                      **values)
+    return chosen.run(release_dir, algorithms, out_dir, n_jobs=n_jobs, seed=seed, progress=progress,
+                      timeout=timeout, **values)

@@ -35,7 +35,13 @@ from lbm_bench.inference.floor import cross_fitted_sides, set_start_indices, sid
 from lbm_bench.inference.label_sides import LabelSide
 from lbm_bench.metrics import ari, cari, l_item, matching_error
 from lbm_bench.metrics.chance import CHANCE_DRAWS, CHANCE_SETS
-from lbm_bench.metrics.contingency_tables import TableStack, ari_from_counts, label_codes, pair_counts, table_pair_sums
+from lbm_bench.metrics.contingency_tables import (
+    TableStack,
+    ari_from_counts,
+    label_codes,
+    pair_counts,
+    table_pair_sums,
+)
 from lbm_bench.metrics.mcmc import chain_diagnostics
 from lbm_bench.metrics.risk import conditional_risk_of_tables
 from lbm_bench.protocol.table import Table
@@ -51,9 +57,8 @@ CHANCE_SEED = 0
 FLOOR_SET_STARTS, FLOOR_MAX_SWEEPS = 4, 1000
 
 
-def evaluate(
-    table: Table | str | os.PathLike[str], rows: Any, cols: Any, *, jobs: int = 1, progress: bool = False
-) -> Report:
+def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any, *, jobs: int = 1,
+             progress: bool = False) -> Report:
     """Score the co-clustering ``(rows, cols)`` on a benchmark table.
 
     Every score is computed from the per-set contingency tables of the Gibbs label sets
@@ -98,9 +103,11 @@ def evaluate(
     rows = check_labels("rows", rows, length=table.shape[0])
     cols = check_labels("cols", cols, length=table.shape[1])
     counts = _SetCounts(table, rows, cols, jobs, progress)
-    result = conditional_risk_of_tables(counts.stack("rows", 0), counts.stack("cols", 0), counts.labels[0],
-                                        counts.labels[1], g.chain_lengths.tolist())
-    # per-set losses under the chosen matching (the hits of the matching, as ``rows != matched`` counts them)
+    result = conditional_risk_of_tables(counts.stack("rows", 0),
+                                        counts.stack("cols", 0), counts.labels[0], counts.labels[1],
+                                        g.chain_lengths.tolist())
+    # per-set losses under the chosen matching (the hits of the matching, as ``rows != matched``
+    # counts them)
     row_hits, col_hits = counts.stack("rows", 0).hits(_pairs(result.row_map)), \
         counts.stack("cols", 0).hits(_pairs(result.col_map))
     mine = _item_losses(row_hits, col_hits, table.shape)
@@ -162,13 +169,15 @@ def evaluate(
 
 
 def _pairs(cluster_map: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The matching ``(reference clusters, predicted clusters)`` of a cluster map (-1: unmatched)."""
+    """The matching ``(reference clusters, predicted clusters)`` of a cluster map (-1:
+    unmatched)."""
     matched = np.flatnonzero(cluster_map >= 0)
     return cluster_map[matched], matched
 
 
 def _item_losses(row_hits: np.ndarray, col_hits: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    """Per-set ``l_item`` from the rows and columns each set agrees on (as ``np.mean(sets != labels)``
+    """Per-set ``l_item`` from the rows and columns each set agrees on (as ``np.mean(sets !=
+    labels)``
     gives the error rates: an exact count over the items, one division)."""
     row_l = (shape[0] - row_hits).astype(np.float64) / shape[0]
     col_l = (shape[1] - col_hits).astype(np.float64) / shape[1]
@@ -188,18 +197,21 @@ class _SetCounts:
     submission and against the MAP labels, of the chance level's sets against its random
     labellings, and (a table with a floor) the sides of the floor's searches."""
 
-    def __init__(self, table: Table, rows: np.ndarray, cols: np.ndarray, jobs: int, progress: bool) -> None:
+    def __init__(self, table: Table, rows: np.ndarray, cols: np.ndarray, jobs: int,
+                 progress: bool) -> None:
         from tqdm.auto import tqdm
 
         self.table = table
         gibbs = table.gibbs
         n_sets = gibbs.n_samples
-        self.keep = np.unique(np.linspace(0, n_sets - 1, min(n_sets, CHANCE_SETS)).round().astype(np.int64))
+        self.keep = np.unique(
+            np.linspace(0, n_sets - 1, min(n_sets, CHANCE_SETS)).round().astype(np.int64))
         draws = _chance_draws(table, CHANCE_DRAWS)
         (row_codes, row_labels), (col_codes, col_labels) = label_codes(rows), label_codes(cols)
         self.labels = (row_labels, col_labels)
         self.floor = table.bayes_risk is not None
-        self.picked = set_start_indices(gibbs.chain_lengths, FLOOR_SET_STARTS) if self.floor else None
+        self.picked = set_start_indices(gibbs.chain_lengths,
+                                        FLOOR_SET_STARTS) if self.floor else None
         self.tables: dict[str, list[np.ndarray]] = {}
         self.parts: dict[str, Any] = {}
         self.n_classes: dict[str, int] = {}
@@ -214,10 +226,18 @@ class _SetCounts:
                 ("cols", col_codes, col_labels.size, (gibbs.cols, table.map_cols), draws[1]),
             ):
                 n_classes = _n_classes(own, table.model.block_shape[0 if side == "rows" else 1])
-                labellings = [Labelling(_small(codes), int(k)), Labelling(_small(maps), int(maps.max()) + 1)]
-                labellings += [Labelling(_small(c), int(c.max()) + 1, self.keep) for c in side_draws]
-                counted = count_tables(own, n_classes, labellings, jobs=jobs, progress=bar.update if progress else None,
-                                       floor=self.floor, picked=self.picked)
+                labellings = [
+                    Labelling(_small(codes), int(k)),
+                    Labelling(_small(maps),
+                              int(maps.max()) + 1)
+                ]
+                labellings += [
+                    Labelling(_small(c),
+                              int(c.max()) + 1, self.keep) for c in side_draws
+                ]
+                counted = count_tables(own, n_classes, labellings, jobs=jobs,
+                                       progress=bar.update if progress else None, floor=self.floor,
+                                       picked=self.picked)
                 self.n_classes[side] = n_classes
                 self.tables[side] = counted.tables
                 self.parts[side] = counted
@@ -238,11 +258,14 @@ class _SetCounts:
         """ARI of every set against the submission's labels of ``side``."""
         tables = self.tables[side][0]
         sums = table_pair_sums(tables, int(tables[0].sum()))
-        return np.array([ari_from_counts(*pair_counts(t, r, c, sums.n))
-                         for t, r, c in zip(sums.cells, sums.rows, sums.cols, strict=True)], dtype=np.float64)
+        return np.array([
+            ari_from_counts(*pair_counts(t, r, c, sums.n))
+            for t, r, c in zip(sums.cells, sums.rows, sums.cols, strict=True)
+        ], dtype=np.float64)
 
     def chance_risk(self) -> tuple[float, float]:
-        """:func:`~lbm_bench.metrics.chance_risk` (seed :data:`CHANCE_SEED`) from the draws' tables."""
+        """:func:`~lbm_bench.metrics.chance_risk` (seed :data:`CHANCE_SEED`) from the draws'
+        tables."""
         risks = []
         for d in range(CHANCE_DRAWS):
             rows, cols = self.stack("rows", 2 + d), self.stack("cols", 2 + d)
@@ -252,21 +275,25 @@ class _SetCounts:
         return float(risks.mean()), float(risks.std(ddof=1) / math.sqrt(CHANCE_DRAWS))
 
     def floor_losses(self, jobs: int) -> np.ndarray:
-        """Per-set cross-fitted losses of the floor, recomputed from the stored sets (deterministic);
+        """Per-set cross-fitted losses of the floor, recomputed from the stored sets
+        (deterministic);
         their mean is the stored ``@bayes_risk`` when the file was written by the same rule."""
         table = self.table
         chain_lengths = table.gibbs.chain_lengths
         sides = []
         for side in ("rows", "cols"):
             part = self.parts[side]
-            sides.append(LabelSide.of_minority(part.picked_sets(self.picked), self.n_classes[side], part.ref,
-                                          table.gibbs.n_samples, part.minority, bounds=side_bounds(chain_lengths)))
+            sides.append(
+                LabelSide.of_minority(part.picked_sets(self.picked), self.n_classes[side], part.ref,
+                                      table.gibbs.n_samples, part.minority,
+                                      bounds=side_bounds(chain_lengths)))
             part.counts, part.items = [], []  # in the side's blocks now
         g, m = table.model.block_shape
-        pairs = check_starts([(table.map_rows, table.map_cols)], table.shape[0], table.shape[1], g, m)
+        pairs = check_starts([(table.map_rows, table.map_cols)], table.shape[0], table.shape[1], g,
+                             m)
         with in_threads():  # the descents share the sides here; their kernels free the GIL
-            _, losses, _ = cross_fitted_sides(chain_lengths, *sides, pairs, FLOOR_SET_STARTS, FLOOR_MAX_SWEEPS,
-                                              jobs=jobs)
+            _, losses, _ = cross_fitted_sides(chain_lengths, *sides, pairs, FLOOR_SET_STARTS,
+                                              FLOOR_MAX_SWEEPS, jobs=jobs)
         return losses
 
 
@@ -306,7 +333,8 @@ def _missing_note(table: Table) -> str:
         return ""
     n, d = table.shape
     return (f"{data.n_missing} of {n * d} ({describe_percent(data.missing_fraction)}; mechanism "
-            f"{table.missing_mechanism}): the Gibbs sets, the floor and every risk here are given the observed "
+            f"{table.missing_mechanism}): the Gibbs sets, the floor and every risk here are given "
+            "the observed "
             "entries; your labels are scored on every row and column")
 
 
@@ -318,5 +346,3 @@ def _cluster_warning(predicted: list[int], table: list[int]) -> str:
              for side, p, t in zip(("row", "column"), predicted, table, strict=True) if p != t]
     return (f"your labels have {' and '.join(sides)}; the score is still the conditional risk "
             "under the best matching (extra clusters count as errors)")
-
-

@@ -3,8 +3,9 @@ CSV, means and the plot.
 
 A **track** of ``lbm-bench benchmark`` is a :class:`Track`: how its algorithms are called (its
 :class:`~lbm_bench.algorithms.catalog.Contract`), its runner, its results' columns and summary, and
-the options it takes. Each track is declared in its own module (:mod:`lbm_bench.scoring.known_clusters`:
-the numbers of clusters given; :mod:`lbm_bench.scoring.unknown_clusters`: chosen by the algorithm)
+the options it takes. Each track is declared in its own module
+(:mod:`lbm_bench.scoring.known_clusters`: the numbers of clusters given;
+:mod:`lbm_bench.scoring.unknown_clusters`: chosen by the algorithm)
 and listed in :data:`lbm_bench.scoring.benchmark.TRACKS`, which ``run_benchmark`` and the command
 line read. Every track runs one task per (algorithm, table): the algorithm is fitted by
 :func:`fit_labels` (the one place a run calls an algorithm, :mod:`lbm_bench.scoring.algorithm_call`:
@@ -42,25 +43,28 @@ from lbm_bench.algorithms.catalog import Contract
 from lbm_bench.scoring.algorithm_call import RunFailed, algorithm_input, family_keywords, fit_labels
 from lbm_bench.tasks.pool import iter_tasks
 
-__all__ = ["MISSING_COLUMN", "REPORT_FIELDS", "RESULT_COLUMNS", "ContractError", "RunFailed", "Track", "Writes",
-           "algorithm_input", "check_timeout", "entry_row", "excess_figure", "family_keywords", "finish_track",
-           "fit_labels", "mean_of", "plot_excess", "report_values", "run_path", "run_track_tasks", "safe_name",
-           "write_csv", "write_json"]
+__all__ = [
+    "MISSING_COLUMN", "REPORT_FIELDS", "RESULT_COLUMNS", "ContractError", "RunFailed", "Track",
+    "Writes", "algorithm_input", "check_timeout", "entry_row", "excess_figure", "family_keywords",
+    "finish_track", "fit_labels", "mean_of", "plot_excess", "report_values", "run_path",
+    "run_track_tasks", "safe_name", "write_csv", "write_json"
+]
 
 #: Columns of a known-clusters results.csv, in order; the unknown-clusters track's add theirs.
 RESULT_COLUMNS = [
     "algorithm", "table", "kind", "n_rows", "n_cols", "n_row_clusters", "n_col_clusters",
-    "target_risk", "bayes_risk", "map_risk", "reference", "risk", "risk_mcse", "excess_risk", "excess_mcse",
-    "map_excess_risk", "map_excess_mcse", "chance_risk",
-    "row_loss", "col_loss", "cari_mean", "cari_std", "ari_rows", "ari_cols",
-    "apparent_l_item", "apparent_cari", "seed", "seconds", "error",
+    "target_risk", "bayes_risk", "map_risk", "reference", "risk", "risk_mcse", "excess_risk",
+    "excess_mcse", "map_excess_risk", "map_excess_mcse", "chance_risk", "row_loss", "col_loss",
+    "cari_mean", "cari_std", "ari_rows", "ari_cols", "apparent_l_item", "apparent_cari", "seed",
+    "seconds", "error",
 ]
 #: Column of results.csv added when a table of the release has missing entries.
 MISSING_COLUMN = "missing_rate"
 #: The fields of a :class:`~lbm_bench.scoring.report.Report` a result row holds.
 REPORT_FIELDS = ("risk", "risk_mcse", "excess_risk", "excess_mcse", "row_loss", "col_loss",
-                 "cari_mean", "cari_std", "ari_rows", "ari_cols", "apparent_l_item", "apparent_cari",
-                 "bayes_risk", "map_risk", "reference", "map_excess_risk", "map_excess_mcse", "chance_risk")
+                 "cari_mean", "cari_std", "ari_rows", "ari_cols", "apparent_l_item",
+                 "apparent_cari", "bayes_risk", "map_risk", "reference", "map_excess_risk",
+                 "map_excess_mcse", "chance_risk")
 
 
 @dataclass(frozen=True)
@@ -75,8 +79,8 @@ class Track:
     description : str
         What its algorithms are told, in a few words (``lbm-bench benchmark --help``).
     run : callable
-        ``run(release_dir, algorithms, out_dir, *, n_jobs, seed, progress, timeout, **options) -> rows``:
-        runs the algorithms on every table of a release and writes ``results.csv``,
+        ``run(release_dir, algorithms, out_dir, *, n_jobs, seed, progress, timeout, **options) ->
+        rows``: runs the algorithms on every table of a release and writes ``results.csv``,
         ``summary.md`` and ``excess_risk.png`` under ``out_dir``.
     columns : callable
         ``columns(rows) -> list of str``: the columns of its ``results.csv`` for these rows.
@@ -112,7 +116,8 @@ class Track:
         unknown = sorted(set(given) - set(self.options.names()))
         if unknown:
             allowed = ", ".join(self.options.names()) or "none"
-            raise ValueError(f"the {self.name} track has no option {', '.join(unknown)} (its options: {allowed})")
+            raise ValueError(f"the {self.name} track has no option {', '.join(unknown)} (its "
+                             f"options: {allowed})")
         return self.options.from_mapping(given).to_record()
 
 
@@ -129,7 +134,8 @@ def entry_row(algorithm: str, entry: dict, seed: int) -> dict[str, Any]:
 
 
 def report_values(report: Any) -> dict[str, Any]:
-    """The :data:`REPORT_FIELDS` of a :class:`~lbm_bench.scoring.report.Report`, for a result row."""
+    """The :data:`REPORT_FIELDS` of a :class:`~lbm_bench.scoring.report.Report`, for a result
+    row."""
     return {key: getattr(report, key) for key in REPORT_FIELDS}
 
 
@@ -144,7 +150,8 @@ def run_path(out_dir: str | Path, algorithm: str, table_id: str) -> Path:
 
 
 def write_json(path: Path, record: dict) -> None:
-    """Write ``record`` as JSON under ``path``, atomically (a temporary name, then the final one)."""
+    """Write ``record`` as JSON under ``path``, atomically (a temporary name, then the final
+    one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps(record, sort_keys=True))
 
@@ -195,8 +202,8 @@ class ContractError(ValueError):
     length, too many clusters): the run stops, and what it wrote is removed."""
 
 
-def run_track_tasks(task: Callable[..., Any], calls: Sequence[tuple], writes: Writes, *, n_jobs: int,
-                    progress: bool, keep: Callable[[Any], tuple[Path, dict]]) -> None:
+def run_track_tasks(task: Callable[..., Any], calls: Sequence[tuple], writes: Writes, *,
+                    n_jobs: int, progress: bool, keep: Callable[[Any], tuple[Path, dict]]) -> None:
     """The loop of every track: ``task(*call)`` for every call over ``n_jobs`` workers
     (:func:`~lbm_bench.tasks.pool.iter_tasks`), each result taken as its task finishes (a tqdm
     bar with ``progress``) and its record written by this process, atomically, where
@@ -216,7 +223,8 @@ def run_track_tasks(task: Callable[..., Any], calls: Sequence[tuple], writes: Wr
                     writes.json(*keep(result))
                     bar.update()
             except ContractError:
-                with warnings.catch_warnings():  # joblib's note on the tasks it cancels: the error says it all
+                # joblib's note on the tasks it cancels: the error says it all
+                with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)
                     outputs.close()
                 writes.undo()
@@ -256,7 +264,8 @@ def write_csv(path: Path, rows: list[dict], columns: Sequence[str]) -> None:
     writer.writeheader()
     for row in rows:
         writer.writerow({k: row.get(k, "") for k in columns})
-    atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))  # the csv module's line ends, as they are
+    # the csv module's line ends, as they are
+    atomic_write_bytes(path, buffer.getvalue().encode("utf-8"))
 
 
 def mean_of(items: list[dict], key: str) -> float:
@@ -296,7 +305,8 @@ def excess_figure(ok: list[dict]) -> Any:
     fig, ax = plt.subplots(figsize=(6, 4))
     for alg in sorted({r["algorithm"] for r in ok}):
         items = [r for r in ok if r["algorithm"] == alg]
-        ax.scatter([r["bayes_risk"] for r in items], [r["excess_risk"] for r in items], label=alg, s=18)
+        ax.scatter([r["bayes_risk"] for r in items], [r["excess_risk"] for r in items], label=alg,
+                   s=18)
     ax.axhline(0.0, color="grey", lw=0.8)
     ax.set_xlabel("floor of the table (cross-fitted risk of its Bayes labels)")
     ax.set_ylabel("excess risk over the floor")

@@ -34,7 +34,8 @@ from lbm_bench.protocol.table import Table
 __all__ = ["REFERENCE_SEARCH", "Identifiability", "identifiability"]
 
 #: The reference search, as cached answers record it (an answer of another search is redone).
-REFERENCE_SEARCH = "grid (block CEM, 10 starts per cell) and path, the better per cell; family's ICL"
+REFERENCE_SEARCH = ("grid (block CEM, 10 starts per cell) and path, the better per cell; "
+                    "family's ICL")
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,10 @@ class Identifiability:
         return asdict(self)
 
 
-def identifiability(table: Table, max_clusters: tuple[int, int], *, name: str | None = None) -> Identifiability:
-    """Whether ``table``'s numbers of clusters are identifiable by the ICL (see the module docstring).
+def identifiability(table: Table, max_clusters: tuple[int, int], *,
+                    name: str | None = None) -> Identifiability:
+    """Whether ``table``'s numbers of clusters are identifiable by the ICL (see the module
+    docstring).
 
     Parameters
     ----------
@@ -108,8 +111,10 @@ def identifiability(table: Table, max_clusters: tuple[int, int], *, name: str | 
     name = name if name is not None else f"{table.kind} table seed {table.seed}"
     seed = zlib.crc32(name.encode())
     family = table.model.family
-    reference = [select_lbm(table.data, (G, M), kind=family, search=search, rng=[seed, i]).criterion_table
-                 for i, search in enumerate(("grid", "path"))]
+    reference = [
+        select_lbm(table.data, (G, M), kind=family, search=search, rng=[seed, i]).criterion_table
+        for i, search in enumerate(("grid", "path"))
+    ]
     values = np.fmax(*reference)
     bayes = table.bayes_rows is not None
     rows, cols = (table.bayes_rows, table.bayes_cols) if bayes else (table.map_rows, table.map_cols)
@@ -124,9 +129,10 @@ def identifiability(table: Table, max_clusters: tuple[int, int], *, name: str | 
         flat = int(np.nanargmax(others))
         best, best_cell = float(others.flat[flat]), [flat // M + 1, flat % M + 1]
     counts = [int(rows.max()) + 1, int(cols.max()) + 1]
-    return Identifiability(
-        table=name, criterion=criterion.form, max_clusters=[G, M], true_clusters=[g, m],
-        labels="bayes" if bayes else "map", labels_clusters=counts, labels_value=float(labels_value),
-        best_other_value=best, best_other_clusters=best_cell,
-        identifiable=bool(counts == [g, m] and labels_value > best), reference=REFERENCE_SEARCH,
-    )
+    return Identifiability(table=name, criterion=criterion.form, max_clusters=[G, M],
+                           true_clusters=[g, m], labels="bayes" if bayes else "map",
+                           labels_clusters=counts, labels_value=float(labels_value),
+                           best_other_value=best, best_other_clusters=best_cell,
+                           identifiable=bool(counts == [g, m] and
+                                             labels_value > best), reference=REFERENCE_SEARCH,
+                           )

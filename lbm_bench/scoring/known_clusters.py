@@ -1,4 +1,5 @@
-"""The known-clusters track of ``lbm-bench benchmark`` (the default): every algorithm is told the numbers of clusters.
+"""The known-clusters track of ``lbm-bench benchmark`` (the default): every algorithm is told the
+numbers of clusters.
 
 One task per (algorithm, table): the algorithm ``fit(X, n_row_clusters,
 n_col_clusters, *, rng) -> (rows, cols)`` runs with a seed derived from the
@@ -56,11 +57,14 @@ from lbm_bench.scoring.harness import (
     run_track_tasks,
 )
 
-__all__ = ["KNOWN_CLUSTERS", "KnownClustersOptions", "known_clusters_columns", "known_row", "run_known_clusters",
-           "summarise_known_clusters"]
+__all__ = [
+    "KNOWN_CLUSTERS", "KnownClustersOptions", "known_clusters_columns", "known_row",
+    "run_known_clusters", "summarise_known_clusters"
+]
 
 
-def known_row(algorithm: str, entry: dict, release_dir: str, seed: int, timeout: float | None = None) -> dict:
+def known_row(algorithm: str, entry: dict, release_dir: str, seed: int,
+              timeout: float | None = None) -> dict:
     """Run one algorithm, told the table's numbers of clusters, on one table and score it:
     its result row (an error in the row's ``error``, whatever the algorithm raised; never raises,
     except for an interruption of the process: :func:`~lbm_bench.scoring.harness.fit_labels`)."""
@@ -72,8 +76,9 @@ def known_row(algorithm: str, entry: dict, release_dir: str, seed: int, timeout:
     try:
         table = load_table(path)
         counts = (table.n_row_clusters, table.n_col_clusters)
-        rows, cols, row["seconds"] = fit_labels(algorithm, table, counts, seed, track=GIVEN_COUNTS.track,
-                                                path=path, timeout=timeout)
+        rows, cols, row["seconds"] = fit_labels(algorithm, table, counts, seed,
+                                                track=GIVEN_COUNTS.track, path=path,
+                                                timeout=timeout)
         row.update(report_values(evaluate(table, rows, cols)))
     except RunFailed as exc:
         row["error"] = str(exc)
@@ -147,14 +152,17 @@ def run_known_clusters(
             if done.is_file():
                 rows.append(json.loads(done.read_text(encoding="utf-8")))
             else:
-                calls.append((name, entry, str(release_dir), derive_seed(seed, f"{name}:{entry['id']}"), timeout))
+                calls.append(
+                    (name, entry, str(release_dir), derive_seed(seed,
+                                                                f"{name}:{entry['id']}"), timeout))
 
     def keep(row: dict) -> tuple[Path, dict]:
         rows.append(row)
         return run_path(out, row["algorithm"], row["table"]), row
 
     run_track_tasks(known_row, calls, writes, n_jobs=n_jobs, progress=progress, keep=keep)
-    if any(MISSING_COLUMN in r for r in rows):  # a complete table of a release with missing entries: rate 0
+    # a complete table of a release with missing entries: rate 0
+    if any(MISSING_COLUMN in r for r in rows):
         rows = [{MISSING_COLUMN: 0.0, **r} for r in rows]
     return finish_track(out, rows, known_clusters_columns, summarise_known_clusters)
 
@@ -174,7 +182,8 @@ def _group_table(rows: list[dict], key: str, label: str) -> list[str]:
         if not r.get("error"):
             value = f"{r['n_rows']}x{r['n_cols']}" if key == "shape" else r.get(key, 0.0)
             groups.setdefault((r["algorithm"], value), []).append(r)
-    lines = [f"| algorithm | {label} | tables | mean excess risk | mean excess over MAP | mean CARI "
+    lines = [f"| algorithm | {label} | tables | mean excess risk | mean excess over MAP | mean "
+             "CARI "
              "| mean risk | mean floor | mean MAP risk |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for (alg, value), items in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]))):
@@ -182,8 +191,9 @@ def _group_table(rows: list[dict], key: str, label: str) -> list[str]:
             return mean_of(items, key)
 
         lines.append(
-            f"| {alg} | {value} | {len(items)} | {mean('excess_risk'):+.4f} | {mean('map_excess_risk'):+.4f} "
-            f"| {mean('cari_mean'):.4f} | {mean('risk'):.4f} | {mean('bayes_risk'):.4f} | {mean('map_risk'):.4f} |"
+            f"| {alg} | {value} | {len(items)} | {mean('excess_risk'):+.4f} | "
+            f"{mean('map_excess_risk'):+.4f} | {mean('cari_mean'):.4f} | {mean('risk'):.4f} | "
+            f"{mean('bayes_risk'):.4f} | {mean('map_risk'):.4f} |"
         )
     return lines
 
@@ -193,9 +203,10 @@ def summarise_known_clusters(rows: list[dict]) -> str:
     failed = [r for r in rows if r.get("error")]
     parts = ["# Benchmark summary", "",
              f"{len(rows)} runs, {len(failed)} failed. Excess risk = conditional risk of the "
-             "algorithm's labels minus the table's floor (the cross-fitted risk of its Bayes labels "
-             "for l_item; the MAP labels' risk for format 1.0 tables, which store no floor). "
-             "Excess over MAP = the same risk minus the risk of the table's X-only MAP labels (true "
+             "algorithm's labels minus the table's floor (the cross-fitted risk of its Bayes "
+             "labels for l_item; the MAP labels' risk for format 1.0 tables, which store no "
+             "floor). Excess over MAP = the same risk minus the risk of the table's X-only MAP "
+             "labels (true "
              "parameters; the paper's reference).", ""]
     groups = [("kind", "kind"), ("shape", "shape"), ("target_risk", "target risk")]
     if any(MISSING_COLUMN in r for r in rows):
@@ -203,13 +214,15 @@ def summarise_known_clusters(rows: list[dict]) -> str:
     for key, label in groups:
         parts += [f"## By {label}", ""] + _group_table(rows, key, label) + [""]
     if failed:
-        parts += ["## Failures", ""] + [f"- {r['algorithm']} on {r['table']}: {r['error']}" for r in failed] + [""]
+        parts += ["## Failures", ""
+                  ] + [f"- {r['algorithm']} on {r['table']}: {r['error']}" for r in failed] + [""]
     return "\n".join(parts)
 
 
 @dataclass(frozen=True)
 class KnownClustersOptions(Record):
-    """The known-clusters track takes no option of its own: the tables give the numbers of clusters."""
+    """The known-clusters track takes no option of its own: the tables give the numbers of
+    clusters."""
 
 
 #: The known-clusters track.

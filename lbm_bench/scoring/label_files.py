@@ -82,7 +82,8 @@ def read_labels(
 def _read_npy_labels(path: Path, name: str) -> np.ndarray:
     try:
         values = np.load(path, allow_pickle=False)
-    except Exception as exc:  # numpy's reader of a damaged file raises what its parsers raise (SyntaxError, EOFError)
+    # numpy's reader of a damaged file raises what its parsers raise (SyntaxError, EOFError)
+    except Exception as exc:
         text = " ".join(str(exc).split()) or type(exc).__name__
         raise ValueError(f"{name} file {path} is not a readable .npy array: {text[:200]}") from None
     values = np.asarray(values)
@@ -96,7 +97,8 @@ def _read_npy_labels(path: Path, name: str) -> np.ndarray:
 
 
 def _read_text_labels(path: Path, name: str) -> tuple[np.ndarray, str | None]:
-    """The labels of a text file and its header (None when none), with 1-based line numbers in errors."""
+    """The labels of a text file and its header (None when none), with 1-based line numbers in
+    errors."""
     numbered = [(i + 1, line.strip()) for i, line in
                 enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines())]
     numbered = [(number, line) for number, line in numbered if line]
@@ -110,14 +112,15 @@ def _read_text_labels(path: Path, name: str) -> tuple[np.ndarray, str | None]:
     for number, line in numbered:
         if "," in line:
             raise ValueError(
-                f"{name} file {path}: line {number} has {line.count(',') + 1} comma-separated fields "
-                f"({line!r}); a labels file holds one label per line"
+                f"{name} file {path}: line {number} has {line.count(',') + 1} comma-separated "
+                f"fields ({line!r}); a labels file holds one label per line"
             )
         value = _integer_value(line.strip('"').strip("'").strip())
         if value is None:
             raise ValueError(f"{name} file {path}: line {number} is not an integer label: {line!r}")
         if not -(2**63) <= value < 2**63:
-            raise ValueError(f"{name} file {path}: line {number} holds a label beyond 64-bit integers: {line[:40]!r}")
+            raise ValueError(f"{name} file {path}: line {number} holds a label beyond 64-bit "
+                             f"integers: {line[:40]!r}")
         values.append(value)
     return np.array(values, dtype=np.int64), header
 

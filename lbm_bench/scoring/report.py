@@ -33,8 +33,9 @@ class Report:
     chance_risk, chance_mcse : float
         The chance level and its Monte Carlo standard error: the mean conditional
         risk of 20 labellings drawn from the model's proportions independently of X
-        (seed :data:`~lbm_bench.scoring.evaluate.CHANCE_SEED`), each scored like a submission against 100 of the
-        Gibbs sets (:func:`lbm_bench.metrics.chance_risk`). With the floor it spans
+        (seed :data:`~lbm_bench.scoring.evaluate.CHANCE_SEED`), each scored like a submission
+        against 100 of the Gibbs sets (:func:`lbm_bench.metrics.chance_risk`). With the floor it
+        spans
         the scale of ``risk``.
     excess_risk, excess_mcse : float
         ``risk - bayes_risk`` and its paired standard error.
@@ -129,10 +130,12 @@ class Report:
                 f"table: {self.table}",
                 *([f"warning: {self.warning}"] if self.warning else []),
                 f"conditional risk r_item  {self.risk:.4f} +- {self.risk_mcse:.4f}  "
-                f"(l_row {self.row_loss:.4f}, l_col {self.col_loss:.4f}; {self.n_samples} Gibbs sets)",
+                f"(l_row {self.row_loss:.4f}, l_col {self.col_loss:.4f}; {self.n_samples} Gibbs "
+                "sets)",
                 *([f"note: {self.note}"] if self.note else []),
                 *([f"missing entries: {self.missing}"] if self.missing else []),
-                f"numbers of clusters      {self.predicted_clusters[0]}x{self.predicted_clusters[1]}  "
+                "numbers of clusters      "
+                f"{self.predicted_clusters[0]}x{self.predicted_clusters[1]}  "
                 f"(the table's: {self.table_clusters[0]}x{self.table_clusters[1]})",
                 f"floor (Bayes, l_item)    {self.bayes_risk:.4f} +- {self.bayes_mcse:.4f}"
                 if self.reference == "bayes" else
@@ -143,7 +146,8 @@ class Report:
                 f"(target applied to: {self.criterion})",
                 f"excess risk              {self.excess_risk:+.4f} +- {self.excess_mcse:.4f}"
                 f"  (over the {'floor' if self.reference == 'bayes' else 'MAP'})",
-                f"excess over the MAP      {self.map_excess_risk:+.4f} +- {self.map_excess_mcse:.4f}",
+                f"excess over the MAP      {self.map_excess_risk:+.4f} +- "
+                f"{self.map_excess_mcse:.4f}",
                 f"CARI over Gibbs sets     {self.cari_mean:.4f} (sd {self.cari_std:.4f}); "
                 f"ARI rows {self.ari_rows:.4f}, cols {self.ari_cols:.4f}",
                 f"apparent (generating labels only): l_item {self.apparent_l_item:.4f}, "

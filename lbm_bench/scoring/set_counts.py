@@ -31,8 +31,10 @@ import numpy as np
 from lbm_bench.metrics.contingency_tables import iter_tables
 from lbm_bench.tasks.pool import iter_tasks
 
-__all__ = ["BAND_LABELS", "ENTRIES_FRACTION", "Counted", "Labelling", "band_edges", "count_tables", "entry_tables",
-           "modal_classes", "set_tables"]
+__all__ = [
+    "BAND_LABELS", "ENTRIES_FRACTION", "Counted", "Labelling", "band_edges", "count_tables",
+    "entry_tables", "modal_classes", "set_tables"
+]
 
 #: Labels of one band of items (all the sets): 128 MiB of uint8 labels read at once per worker.
 BAND_LABELS = 1 << 27
@@ -71,7 +73,8 @@ class Labelling:
         return Labelling(np.ascontiguousarray(self.codes[begin:end]), self.k, self.sets)
 
 
-def band_edges(n_sets: int, n_items: int, chunk_items: int = 1, band_labels: int = BAND_LABELS) -> list[int]:
+def band_edges(n_sets: int, n_items: int, chunk_items: int = 1,
+               band_labels: int = BAND_LABELS) -> list[int]:
     """Edges ``0 = e_0 < e_1 < ... = n_items`` of the bands: about ``band_labels`` labels each,
     a multiple of ``chunk_items`` items wide (but the last)."""
     chunk_items = max(1, int(chunk_items))
@@ -94,7 +97,8 @@ class Counted:
     Attributes
     ----------
     tables : list of ndarray of shape (n_chosen_sets, n_classes, k), int64
-        One per labelling: ``tables[s, c, p]`` items of class ``c`` in set ``s`` and of cluster ``p``.
+        One per labelling: ``tables[s, c, p]`` items of class ``c`` in set ``s`` and of cluster
+        ``p``.
     ref : ndarray of shape (n_items,) or None
         (``floor=True``) every item's modal class over the sets, the first on ties.
     counts : list of ndarray of shape (n_classes, n_sets), int64
@@ -116,7 +120,8 @@ class Counted:
         """The minority entries of the sets ``begin:end`` over all the bands, one CSR pattern
         ``(indices, indptr)`` per class: row ``s - begin`` lists, increasing, the items to which
         set ``s`` gives that class when it is not their ``ref``. Indices and ``indptr`` are
-        int32 when they fit (what :meth:`~lbm_bench.inference.label_sides.LabelSide.of_minority` takes)."""
+        int32 when they fit (what :meth:`~lbm_bench.inference.label_sides.LabelSide.of_minority`
+        takes)."""
         n_classes = self.counts[0].shape[0] if self.counts else 0
         n_items = self.ref.shape[0]
         # where each (class, set) of each band starts among the band's items
@@ -180,7 +185,8 @@ def entry_tables(entries: tuple[np.ndarray, np.ndarray, np.ndarray], ref: np.nda
         moved = at + codes[item_index]
         moved += np.multiply(labels, k, dtype=np.intp)  # every entry's cell at its label
         at += cell[item_index]  # and at its item's reference class
-        change = np.bincount(moved, minlength=n_sets * cells) - np.bincount(at, minlength=n_sets * cells)
+        change = np.bincount(moved, minlength=n_sets * cells) - np.bincount(
+            at, minlength=n_sets * cells)
     return change.reshape(n_sets, n_classes, k) + base
 
 
@@ -214,8 +220,8 @@ def set_tables(sets: np.ndarray, n_classes: int, codes: np.ndarray, k: int) -> n
     return out
 
 
-def _band_counts(sets: Any, begin: int, end: int, n_classes: int, labellings: Sequence[Labelling], floor: bool,
-                 picked: Sequence[int] | None) -> tuple:
+def _band_counts(sets: Any, begin: int, end: int, n_classes: int, labellings: Sequence[Labelling],
+                 floor: bool, picked: Sequence[int] | None) -> tuple:
     """The tables of every labelling on the items ``begin:end`` (a worker's task), and with
     ``floor`` the band's reference classes and minority entries by class (see :class:`Counted`)."""
     band = _read(sets, begin, end, n_classes)
@@ -232,7 +238,9 @@ def _band_counts(sets: Any, begin: int, end: int, n_classes: int, labellings: Se
     tables = []
     for lab in labellings:
         if not entries or lab.k > _BY_CLASS_CLUSTERS:  # (keeps ``entry_tables``' counts small)
-            tables.append(set_tables(band if lab.sets is None else band[lab.sets], n_classes, lab.codes, lab.k))
+            tables.append(
+                set_tables(band if lab.sets is None else band[lab.sets], n_classes, lab.codes,
+                           lab.k))
             continue
         key = None if lab.sets is None else lab.sets.tobytes()
         if key not in entries:  # the entries of the sets ``lab.sets``, renumbered
@@ -241,8 +249,9 @@ def _band_counts(sets: Any, begin: int, end: int, n_classes: int, labellings: Se
             within = position[set_index]
             keep = within >= 0
             entries[key] = (within[keep], item_index[keep], labels[keep])
-        tables.append(entry_tables(entries[key], ref, n_sets if lab.sets is None else lab.sets.size, n_classes,
-                                   lab.codes, lab.k))
+        tables.append(
+            entry_tables(entries[key], ref, n_sets if lab.sets is None else lab.sets.size,
+                         n_classes, lab.codes, lab.k))
     if not floor:
         return tables, None, None, None, None
     del entries
@@ -295,8 +304,10 @@ def count_tables(
     stored = isinstance(sets, StoredLabelSets)
     edges = band_edges(n_sets, n_items, sets.chunk_items if stored else 1,
                        BAND_LABELS if band_labels is None else band_labels)
-    out = Counted([np.zeros((n_sets if lab.sets is None else lab.sets.size, n_classes, lab.k), dtype=np.int64)
-                   for lab in labellings], None, [], [], [])
+    out = Counted([
+        np.zeros((n_sets if lab.sets is None else lab.sets.size, n_classes, lab.k), dtype=np.int64)
+        for lab in labellings
+    ], None, [], [], [])
     refs: list[np.ndarray] = []
     tasks = [(begin, end, [lab.band(begin, end) for lab in labellings])
              for begin, end in zip(edges[:-1], edges[1:], strict=True)]

@@ -1,4 +1,5 @@
-"""The unknown-clusters track of ``lbm-bench benchmark``: algorithms that choose the numbers of clusters.
+"""The unknown-clusters track of ``lbm-bench benchmark``: algorithms that choose the numbers of
+clusters.
 
 An algorithm of this track is called as ``fit(X, max_row_clusters, max_col_clusters, *,
 rng) -> (rows, cols)`` on every table of a release and chooses the numbers of clusters
@@ -57,15 +58,18 @@ from lbm_bench.scoring.harness import (
 )
 from lbm_bench.scoring.known_clusters import known_row
 
-__all__ = ["UNKNOWN_CLUSTERS", "UNKNOWN_CLUSTERS_COLUMNS", "UnknownClustersOptions", "check_track_clusters",
-           "counts_found", "parse_clusters", "run_unknown_clusters", "summarise_unknown_clusters"]
+__all__ = [
+    "UNKNOWN_CLUSTERS", "UNKNOWN_CLUSTERS_COLUMNS", "UnknownClustersOptions",
+    "check_track_clusters", "counts_found", "parse_clusters", "run_unknown_clusters",
+    "summarise_unknown_clusters"
+]
 
 #: Columns of the unknown-clusters track's results.csv: the known-clusters track's (the table's
 #: counts are ``n_row_clusters``, ``n_col_clusters``), the counts searched and found, the
 #: table's identifiability and the kind of miss, and the same method told the counts.
 UNKNOWN_CLUSTERS_COLUMNS = [
-    *RESULT_COLUMNS[:7], "max_row_clusters", "max_col_clusters", "found_row_clusters", "found_col_clusters",
-    "counts", "identifiable", "miss", *RESULT_COLUMNS[7:-3],
+    *RESULT_COLUMNS[:7], "max_row_clusters", "max_col_clusters", "found_row_clusters",
+    "found_col_clusters", "counts", "identifiable", "miss", *RESULT_COLUMNS[7:-3],
     "given_algorithm", "given_excess_risk", "given_cari_mean", "given_error", *RESULT_COLUMNS[-3:],
 ]
 
@@ -75,7 +79,8 @@ _COUNTS = ("found", "too few", "too many", "other")
 
 
 def counts_found(found: Sequence[int], true: Sequence[int]) -> str:
-    """``"found"``, ``"too few"``, ``"too many"`` or ``"other"`` (fewer on one side, more on the other).
+    """``"found"``, ``"too few"``, ``"too many"`` or ``"other"`` (fewer on one side, more on the
+    other).
 
     Examples
     --------
@@ -86,7 +91,8 @@ def counts_found(found: Sequence[int], true: Sequence[int]) -> str:
     """
     fewer = any(f < t for f, t in zip(found, true, strict=True))
     more = any(f > t for f, t in zip(found, true, strict=True))
-    return "found" if not (fewer or more) else "other" if fewer and more else "too few" if fewer else "too many"
+    return "found" if not (
+        fewer or more) else "other" if fewer and more else "too few" if fewer else "too many"
 
 
 def check_track_clusters(max_clusters: Any, tables: Sequence[dict]) -> tuple[int, int]:
@@ -96,14 +102,17 @@ def check_track_clusters(max_clusters: Any, tables: Sequence[dict]) -> tuple[int
     for entry in tables:
         (n, d), (g, m) = entry["shape"], entry["clusters"]
         if G > n or M > d:
-            raise ValueError(f"max_clusters {G}x{M} exceeds the {n} rows and {d} columns of table {entry['id']}")
+            raise ValueError(f"max_clusters {G}x{M} exceeds the {n} rows and {d} columns of table "
+                             f"{entry['id']}")
         if g > G or m > M:
-            raise ValueError(f"max_clusters {G}x{M} is below the {g}x{m} clusters of table {entry['id']}: "
+            raise ValueError(f"max_clusters {G}x{M} is below the {g}x{m} clusters of table "
+                             f"{entry['id']}: "
                              "a search could never find them")
     return G, M
 
 
-def _check_labels(name: str, labels: Any, length: int, most: int, side: str, table_id: str) -> np.ndarray:
+def _check_labels(name: str, labels: Any, length: int, most: int, side: str,
+                  table_id: str) -> np.ndarray:
     """Labels as the track's contract says (ContractError otherwise), compacted to ``0..k-1``.
 
     The values get the check every scored label gets (:func:`lbm_bench._validation.check_labels`,
@@ -118,16 +127,19 @@ def _check_labels(name: str, labels: Any, length: int, most: int, side: str, tab
     except ValueError:  # a ragged sequence
         shape = ("ragged",)
     if len(shape) != 1 or shape[0] != length:
-        raise ContractError(f"algorithm {name} returned {side} labels of shape {shape} for table {table_id}, "
-                            f"which has {length} {side}s: an algorithm returns one label per {side}")
+        raise ContractError(
+            f"algorithm {name} returned {side} labels of shape {shape} for table {table_id}, "
+            f"which has {length} {side}s: an algorithm returns one label per {side}")
     try:
         array = check_labels(f"{side} labels", labels, length=length)
     except (TypeError, ValueError) as exc:
-        raise ContractError(f"algorithm {name} returned {side} labels for table {table_id} that are not "
+        raise ContractError(f"algorithm {name} returned {side} labels for table {table_id} that "
+                            "are not "
                             f"cluster labels: {exc}") from None
     codes, found = label_codes(array)
     if found.size > most:
-        raise ContractError(f"algorithm {name} returned {found.size} {side} clusters for table {table_id}, "
+        raise ContractError(f"algorithm {name} returned {found.size} {side} clusters for table "
+                            f"{table_id}, "
                             f"more than the {most} allowed (max_clusters)")
     return codes
 
@@ -139,11 +151,14 @@ def _selection_row(name: str, entry: dict, release_dir: str, seed: int, bounds: 
     from lbm_bench.scoring.evaluate import evaluate
     from lbm_bench.storage import load_table
 
-    row = {**entry_row(name, entry, seed), "max_row_clusters": bounds[0], "max_col_clusters": bounds[1]}
+    row = {
+        **entry_row(name, entry, seed), "max_row_clusters": bounds[0], "max_col_clusters": bounds[1]
+    }
     path = Path(release_dir) / entry["file"]
     try:
         table = load_table(path)
-        rows, cols, row["seconds"] = fit_labels(name, table, bounds, seed, track=CHOSEN_COUNTS.track, path=path,
+        rows, cols, row["seconds"] = fit_labels(name, table, bounds, seed,
+                                                track=CHOSEN_COUNTS.track, path=path,
                                                 timeout=timeout)
     except RunFailed as exc:
         row["error"] = str(exc)
@@ -175,7 +190,8 @@ def _identifiability_record(entry: dict, release_dir: str, bounds: tuple[int, in
     from lbm_bench.scoring.identifiability import identifiability
     from lbm_bench.storage import load_table
 
-    result = identifiability(load_table(Path(release_dir) / entry["file"]), bounds, name=entry["id"])
+    result = identifiability(load_table(Path(release_dir) / entry["file"]), bounds,
+                             name=entry["id"])
     return {"key": _identifiability_key(entry, bounds), **result.to_dict()}
 
 
@@ -189,7 +205,8 @@ def _cached(path: Path, key: dict | None = None) -> dict | None:
 def _task(kind: str, name: str, entry: dict, release_dir: str, seed: int, bounds: tuple[int, int],
           timeout: float | None) -> tuple:
     if kind == "selection":
-        return kind, name, entry["id"], _selection_row(name, entry, release_dir, seed, bounds, timeout)
+        return kind, name, entry["id"], _selection_row(name, entry, release_dir, seed, bounds,
+                                                       timeout)
     if kind == "given":
         return kind, name, entry["id"], known_row(name, entry, release_dir, seed, timeout)
     return kind, name, entry["id"], _identifiability_record(entry, release_dir, bounds)
@@ -228,7 +245,8 @@ def run_unknown_clusters(
     progress : bool, default=False
         Show a tqdm bar.
     timeout : float, optional
-        Seconds each fit may take (see :func:`~lbm_bench.scoring.known_clusters.run_known_clusters`).
+        Seconds each fit may take (see
+        :func:`~lbm_bench.scoring.known_clusters.run_known_clusters`).
 
     Returns
     -------
@@ -266,17 +284,21 @@ def run_unknown_clusters(
             tasks.append(("identifiability", "", entry, 0))
         else:
             done["identifiability", "", entry["id"]] = record
-        for kind, name in [("selection", n) for n, _ in resolved] + [("given", g) for g in set(givens.values()) if g]:
+        for kind, name in [("selection", n)
+                           for n, _ in resolved] + [("given", g)
+                                                    for g in set(givens.values()) if g]:
             if ("given", name, entry["id"]) in done:
                 continue
             cached = _cached(run_path(out, name, entry["id"]))
-            if cached is not None and (kind == "given" or cached.get("max_row_clusters") == bounds[0]
-                                       and cached.get("max_col_clusters") == bounds[1]):
+            if cached is not None and (kind == "given" or
+                                       cached.get("max_row_clusters") == bounds[0] and
+                                       cached.get("max_col_clusters") == bounds[1]):
                 done[kind, name, entry["id"]] = cached
             else:
                 tasks.append((kind, name, entry, derive_seed(seed, f"{name}:{entry['id']}")))
     order = {"selection": 0, "given": 1, "identifiability": 2}  # a broken contract shows first
-    tasks = sorted(dict.fromkeys((k, n, e["id"], s) for k, n, e, s in tasks), key=lambda task: order[task[0]])
+    tasks = sorted(dict.fromkeys((k, n, e["id"], s) for k, n, e, s in tasks),
+                   key=lambda task: order[task[0]])
     entries = {e["id"]: e for e in manifest["tables"]}
     calls = [(k, n, entries[i], release_dir, s, bounds, timeout) for k, n, i, s in tasks]
 
@@ -289,14 +311,20 @@ def run_unknown_clusters(
                 else run_path(out, name, table_id)), record
 
     run_track_tasks(_task, calls, writes, n_jobs=n_jobs, progress=progress, keep=keep)
-    rows = [_with_context(done["selection", name, entry["id"]], done["identifiability", "", entry["id"]],
-                          givens[name] and done["given", givens[name], entry["id"]], givens[name])
-            for name, _ in resolved for entry in manifest["tables"]]
-    return finish_track(out, rows, lambda rows: list(UNKNOWN_CLUSTERS_COLUMNS), summarise_unknown_clusters)
+    rows = [
+        _with_context(done["selection", name, entry["id"]], done["identifiability", "",
+                                                                 entry["id"]], givens[name] and
+                      done["given", givens[name], entry["id"]], givens[name])
+        for name, _ in resolved for entry in manifest["tables"]
+    ]
+    return finish_track(out, rows, lambda rows: list(UNKNOWN_CLUSTERS_COLUMNS),
+                        summarise_unknown_clusters)
 
 
-def _with_context(row: dict, identifiable: dict, given: dict | None, given_name: str | None) -> dict:
-    """A selection row with its table's identifiability, the kind of miss and the given-counts run."""
+def _with_context(row: dict, identifiable: dict, given: dict | None,
+                  given_name: str | None) -> dict:
+    """A selection row with its table's identifiability, the kind of miss and the given-counts
+    run."""
     row = dict(row)
     row["identifiable"] = bool(identifiable["identifiable"])
     if not row.get("error") and row.get("counts") != "found":
@@ -305,8 +333,8 @@ def _with_context(row: dict, identifiable: dict, given: dict | None, given_name:
         row["miss"] = ""
     row["given_algorithm"] = given_name or ""
     if given:
-        row.update(given_excess_risk=given.get("excess_risk", ""), given_cari_mean=given.get("cari_mean", ""),
-                   given_error=given.get("error", ""))
+        row.update(given_excess_risk=given.get("excess_risk", ""),
+                   given_cari_mean=given.get("cari_mean", ""), given_error=given.get("error", ""))
     return row
 
 
@@ -317,16 +345,20 @@ def summarise_unknown_clusters(rows: list[dict]) -> str:
     limit = ", ".join(f"{g}x{m}" for g, m in sorted(bounds))
     parts = [
         "# Benchmark summary: unknown numbers of clusters", "",
-        f"{len(rows)} runs, {len(failed)} failed. Every algorithm chose the numbers of clusters of every table, up "
-        f"to {limit}. Found: the table's counts; too few: fewer clusters on a side and no more on the other; too "
-        "many: the reverse; other: fewer on one side and more on the other. A table's counts are identifiable when "
-        "its Bayes labels at the true counts score a higher ICL than every labelling a reference search finds at "
-        "other counts: a miss there is the search's, a miss elsewhere the criterion's. Excess risk = conditional "
-        "risk minus the table's floor, a lower bound for labels with any numbers of clusters. Counts given: the "
+        f"{len(rows)} runs, {len(failed)} failed. Every algorithm chose the numbers of clusters of "
+        f"every table, up to {limit}. Found: the table's counts; too few: fewer clusters on a side "
+        "and no more on the other; too many: the reverse; other: fewer on one side and more on "
+        "the other. A table's counts are identifiable when its Bayes labels at the true counts "
+        "score a higher ICL than every labelling a reference search finds at other counts: a miss "
+        "there is the search's, a miss elsewhere the criterion's. Excess risk = conditional risk "
+        "minus the table's floor, a lower bound for labels with any numbers of clusters. Counts "
+        "given: the "
         "same method told the table's numbers of clusters.", "",
         "## By kind and target risk", "",
-        "| algorithm | kind | target risk | tables | found | too few | too many | other | misses: criterion "
-        "| misses: search | mean CARI | mean excess risk | counts given: mean CARI | counts given: mean excess risk |",
+        "| algorithm | kind | target risk | tables | found | too few | too many | other | misses: "
+        "criterion "
+        "| misses: search | mean CARI | mean excess risk | counts given: mean CARI | counts given: "
+        "mean excess risk |",
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     groups: dict[tuple, list[dict]] = {}
@@ -336,23 +368,27 @@ def summarise_unknown_clusters(rows: list[dict]) -> str:
     for (alg, kind, risk), items in sorted(groups.items()):
         share = {c: sum(i["counts"] == c for i in items) / len(items) for c in _COUNTS}
         misses = {m: sum(i["miss"] == m for i in items) for m in ("criterion", "search")}
-        given = ("| " + f"{mean_of(items, 'given_cari_mean'):.4f} | {mean_of(items, 'given_excess_risk'):+.4f} |"
+        given = ("| " + f"{mean_of(items, 'given_cari_mean'):.4f} | "
+                        f"{mean_of(items, 'given_excess_risk'):+.4f} |"
                  if any(i.get("given_algorithm") for i in items) else "| | |")
         parts.append(
-            f"| {alg} | {kind} | {risk:g} | {len(items)} | {share['found']:.0%} | {share['too few']:.0%} "
-            f"| {share['too many']:.0%} | {share['other']:.0%} | {misses['criterion']} | {misses['search']} "
-            f"| {mean_of(items, 'cari_mean'):.4f} | {mean_of(items, 'excess_risk'):+.4f} {given}"
+            f"| {alg} | {kind} | {risk:g} | {len(items)} | {share['found']:.0%} | "
+            f"{share['too few']:.0%} | {share['too many']:.0%} | {share['other']:.0%} | "
+            f"{misses['criterion']} | {misses['search']} | {mean_of(items, 'cari_mean'):.4f} | "
+            f"{mean_of(items, 'excess_risk'):+.4f} {given}"
         )
     tables: dict[tuple, dict[str, bool]] = {}
     for r in rows:
-        tables.setdefault((r["kind"], float(r["target_risk"])), {})[r["table"]] = bool(r["identifiable"])
+        tables.setdefault((r["kind"], float(r["target_risk"])),
+                          {})[r["table"]] = bool(r["identifiable"])
     parts += ["", "## Identifiable counts", "", "| kind | target risk | tables | identifiable |",
               "| --- | --- | --- | --- |"]
     parts += [f"| {kind} | {risk:g} | {len(flags)} | {sum(flags.values())} |"
               for (kind, risk), flags in sorted(tables.items())]
     parts.append("")
     if failed:
-        parts += ["## Failures", ""] + [f"- {r['algorithm']} on {r['table']}: {r['error']}" for r in failed] + [""]
+        parts += ["## Failures", ""
+                  ] + [f"- {r['algorithm']} on {r['table']}: {r['error']}" for r in failed] + [""]
     return "\n".join(parts)
 
 

@@ -33,7 +33,12 @@ Examples
 
 from lbm_bench.storage.format import FORMAT_NAME, FORMAT_VERSION
 from lbm_bench.storage.reader import FormatError, check_file, load_table, read_info
-from lbm_bench.storage.user_data import UserTable, UserTableError, check_user_values, read_user_table
+from lbm_bench.storage.user_data import (
+    UserTable,
+    UserTableError,
+    check_user_values,
+    read_user_table,
+)
 from lbm_bench.storage.writer import save_table
 
 __all__ = [

@@ -88,7 +88,8 @@ def read_anndata_x(file: h5py.File, *, guard: Guard | None = None) -> AnnDataX:
         raise AnnDataError("an AnnData file without X (its table)")
     item = file["X"]
     try:
-        table, dtype = _dense(item, guard) if isinstance(item, h5py.Dataset) else _sparse(item, guard)
+        table, dtype = _dense(item, guard) if isinstance(item, h5py.Dataset) else _sparse(
+            item, guard)
         rows = _names(file.get("obs"), "obs", table.shape[0])
         cols = _names(file.get("var"), "var", table.shape[1])
     except (OSError, KeyError, TypeError) as exc:
@@ -112,8 +113,12 @@ def _sparse(group: h5py.Group, guard: Guard | None) -> tuple[sp.csr_array, np.dt
         encoding = _LEGACY_SPARSE.get(_text(group.attrs["h5sparse_format"]) or "")
         shape = group.attrs.get("h5sparse_shape")
     if encoding not in _SPARSE:
-        raise AnnDataError(f"X is a group of encoding {encoding!r}, not a dense, csr_matrix or csc_matrix array")
-    missing = [name for name in ("data", "indices", "indptr") if not isinstance(group.get(name), h5py.Dataset)]
+        raise AnnDataError(f"X is a group of encoding {encoding!r}, not a dense, csr_matrix or "
+                           "csc_matrix array")
+    missing = [
+        name for name in ("data", "indices", "indptr")
+        if not isinstance(group.get(name), h5py.Dataset)
+    ]
     if missing:
         raise AnnDataError(f"X ({encoding}) lacks {', '.join(missing)}")
     if shape is None or len(shape) != 2:
@@ -127,7 +132,8 @@ def _sparse(group: h5py.Group, guard: Guard | None) -> tuple[sp.csr_array, np.dt
     if guard is not None:
         guard(shape, nnz, dtype.itemsize, group["indices"].dtype.itemsize)
     try:
-        table = _SPARSE[encoding]((group["data"][()], group["indices"][()], group["indptr"][()]), shape=shape)
+        table = _SPARSE[encoding]((group["data"][()], group["indices"][()], group["indptr"][()]),
+                                  shape=shape)
         table.check_format(full_check=True)
     except ValueError as exc:
         raise AnnDataError(f"X ({encoding}) is inconsistent ({one_line(exc)})") from None
@@ -155,9 +161,11 @@ def _names(item: Any, where: str, size: int) -> tuple[str, ...] | None:
         names = item["index"]
     else:
         return None
-    names = tuple(v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in np.ravel(names))
+    names = tuple(
+        v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in np.ravel(names))
     if len(names) != size:
-        raise AnnDataError(f"{where} has {len(names)} names for the {size} {'rows' if where == 'obs' else 'columns'} "
+        raise AnnDataError(f"{where} has {len(names)} names for the {size} "
+                           f"{'rows' if where == 'obs' else 'columns'} "
                            "of X")
     return names
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from lbm_bench.storage.format import MISSING_DATA, SPARSE_DATA
 
-__all__ = ["CHUNK_BYTES", "COMPRESSED", "GIBBS_CHUNK", "GZIP_LEVEL", "chunk_shape", "dataset_options"]
+__all__ = [
+    "CHUNK_BYTES", "COMPRESSED", "GIBBS_CHUNK", "GZIP_LEVEL", "chunk_shape", "dataset_options"
+]
 
 
 #: Datasets stored chunked and compressed; every other dataset is contiguous.

@@ -55,8 +55,10 @@ class TableFileComparison:
             return f"another table: {_listed(self.different)} differ"
         if not self.rounded:
             return "the same content (the files differ only in their layout)"
-        return (f"the same table up to rounding: every integer value identical (data, labels, label sets), "
-                f"floats within {ROUNDING:g} relative ({_listed(self.rounded)}; largest {self.largest:.1e})")
+        return ("the same table up to rounding: every integer value identical (data, labels, "
+                "label sets), "
+                f"floats within {ROUNDING:g} relative ({_listed(self.rounded)}; largest "
+                f"{self.largest:.1e})")
 
 
 def _listed(names: tuple[str, ...], most: int = 5) -> str:
@@ -95,7 +97,8 @@ def _relative_difference(a: np.ndarray, b: np.ndarray) -> float | None:
     return float(np.max(np.abs(a - b) / np.maximum(np.abs(a), np.abs(b))))
 
 
-def compare_table_files(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> TableFileComparison:
+def compare_table_files(a: str | os.PathLike[str],
+                        b: str | os.PathLike[str]) -> TableFileComparison:
     """Compare two table files item by item (every dataset and attribute).
 
     Parameters

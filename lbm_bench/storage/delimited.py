@@ -35,7 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MISSING_CELLS", "DelimitedTable", "DelimitedTextError", "count_lines", "open_text", "read_delimited"]
+__all__ = [
+    "MISSING_CELLS", "DelimitedTable", "DelimitedTextError", "count_lines", "open_text",
+    "read_delimited"
+]
 
 #: Cells read as missing entries, compared stripped and lower-cased: empty (pandas), NA (R),
 #: NaN, N/A, #N/A (spreadsheets), NULL.
@@ -45,7 +48,8 @@ _CHUNK = 1 << 20
 
 
 class DelimitedTextError(ValueError):
-    """A delimited text file that is not a table of numbers (one-line message, without the file name)."""
+    """A delimited text file that is not a table of numbers (one-line message, without the file
+    name)."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +70,8 @@ class DelimitedTable:
 
 
 def open_text(path: Path) -> io.TextIOBase:
-    """``path`` opened as UTF-8 text for the ``csv`` module (decompressed when it ends with ``.gz``)."""
+    """``path`` opened as UTF-8 text for the ``csv`` module (decompressed when it ends with
+    ``.gz``)."""
     if path.suffix == ".gz":
         return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
     return open(path, encoding="utf-8-sig", newline="")
@@ -109,7 +114,8 @@ def _rows(handle: io.TextIOBase, delimiter: str) -> Iterator[tuple[int, list[str
     reader = csv.reader(handle, delimiter=delimiter, strict=True)
     try:
         for cells in reader:
-            if len(cells) > 1 or (cells and cells[0].strip()):  # a line of delimiters is a row of missing cells
+            # a line of delimiters is a row of missing cells
+            if len(cells) > 1 or (cells and cells[0].strip()):
                 yield reader.line_num, cells
     except csv.Error as exc:
         raise DelimitedTextError(f"line {reader.line_num}: not delimited text ({exc})") from None
@@ -132,13 +138,17 @@ class _RowConverter:
     def add(self, line: int, cells: list[str]) -> None:
         if self.width is None:
             self.width = len(cells)
-            if self.header is not None and self.row_names is not False and len(self.header) == self.width - 1:
-                self.header, self.row_names = ["", *self.header], True  # R: the names column has no header cell
+            if self.header is not None and self.row_names is not False and len(
+                    self.header) == self.width - 1:
+                # R: the names column has no header cell
+                self.header, self.row_names = ["", *self.header], True
             elif self.header is not None and len(self.header) != self.width:
-                raise DelimitedTextError(f"line {line}: {self.width} cells, the header has {len(self.header)}")
+                raise DelimitedTextError(f"line {line}: {self.width} cells, the header has "
+                                         f"{len(self.header)}")
             self.values = np.empty((self.capacity, self.width - 1))
         elif len(cells) != self.width:
-            raise DelimitedTextError(f"line {line}: {len(cells)} cells, expected {self.width} (ragged rows)")
+            raise DelimitedTextError(f"line {line}: {len(cells)} cells, expected {self.width} "
+                                     "(ragged rows)")
         if self.n == self.capacity:
             self.capacity *= 2
             self.values = np.resize(self.values, (self.capacity, self.width - 1))
@@ -176,18 +186,21 @@ class _RowConverter:
             names = header_blank or all(_is_text(cell) for cell in self.first)
         if names:
             row_names = tuple(cell.strip() for cell in self.first)
-            col_names = None if self.header is None else tuple(cell.strip() for cell in self.header[1:])
+            col_names = None if self.header is None else tuple(cell.strip()
+                                                               for cell in self.header[1:])
         else:
             if self.first_text is not None:
                 line, cell = self.first_text
-                raise DelimitedTextError(f"line {line}, column 1{self._column_name(0)}: {cell.strip()[:40]!r} is not "
-                                         "a number (a first column of names must hold no numbers, or have an "
+                raise DelimitedTextError(f"line {line}, column 1{self._column_name(0)}: "
+                                         f"{cell.strip()[:40]!r} is not a number (a first column "
+                                         "of names must hold no numbers, or have an "
                                          "empty header cell)")
             first = np.array([_number(cell) for cell in self.first], dtype=np.float64)
             values = np.concatenate([first[:, None], values], axis=1)
             row_names = None
             col_names = None if self.header is None else tuple(cell.strip() for cell in self.header)
-        if values.shape[1] > 1 and np.all(np.isnan(values[:, -1])) and (col_names is None or not col_names[-1]):
+        if values.shape[1] > 1 and np.all(np.isnan(values[:, -1])) and (col_names is None or
+                                                                        not col_names[-1]):
             values = values[:, :-1]  # every line ended with the delimiter
             col_names = None if col_names is None else col_names[:-1]
         return DelimitedTable(np.ascontiguousarray(values), row_names, col_names)
@@ -233,4 +246,3 @@ def read_delimited(
     if parser.n == 0:
         raise DelimitedTextError("has a header line but no data lines")
     return parser.table()
-

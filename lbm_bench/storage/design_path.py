@@ -1,4 +1,5 @@
-"""The items of a fitted design in table files (format 1.5, the knee 1.6; docs/format.md "Fitted designs").
+"""The items of a fitted design in table files (format 1.5, the knee 1.6; docs/format.md "Fitted
+designs").
 
 A table generated from a design fitted to a user's table (:func:`lbm_bench.fit_design`,
 :mod:`lbm_bench.models.block_path`) stores the path its scale moved along,
@@ -26,11 +27,13 @@ PATH_KNEE = "params/design/path_knee"
 
 
 def design_path_layout(design: Any) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-    """The datasets and ``params/design`` attributes (name to value) of a design's path and digest."""
+    """The datasets and ``params/design`` attributes (name to value) of a design's path and
+    digest."""
     datasets, attrs = {}, {}
     if design.path is not None:
-        datasets = dict(zip(PATH_DATASETS, (np.asarray(design.path.natural, dtype=np.float64),
-                                            np.asarray(design.path.centre, dtype=np.float64)), strict=True))
+        datasets = dict(
+            zip(PATH_DATASETS, (np.asarray(design.path.natural, dtype=np.float64),
+                                np.asarray(design.path.centre, dtype=np.float64)), strict=True))
         if design.path.knee is not None:
             datasets[PATH_KNEE] = np.array([design.path.knee], dtype=np.float64)
     if design.digest is not None:
@@ -74,11 +77,13 @@ def read_design_path(reader: Any) -> dict[str, Any] | bool:
         with np.errstate(divide="raise", invalid="raise", over="raise"):
             model = reader.family.designs.model_from_natural(_Probe(g, m), out["path"].natural)
         shape = model.natural_parameters.shape
-        problem = None if shape == out["path"].natural.shape else f"its model's natural parameters are {shape}"
+        problem = None if shape == out[
+            "path"].natural.shape else f"its model's natural parameters are {shape}"
     except (IndexError, TypeError, ValueError, FloatingPointError) as exc:
         problem = str(exc)
     if problem is not None:
-        reader.problem(f"params/design/path_natural is not a path of {reader.family.kind} blocks ({problem})")
+        reader.problem(f"params/design/path_natural is not a path of {reader.family.kind} blocks "
+                       f"({problem})")
         return False
     return out
 

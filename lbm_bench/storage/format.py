@@ -215,7 +215,8 @@ def version_for(items: Iterable[str]) -> str:
     '1.0'
     """
     present = set(items)
-    minor = max((m for m, added in MINOR_VERSIONS.items() if present.intersection(added)), default=0)
+    minor = max((m for m, added in MINOR_VERSIONS.items() if present.intersection(added)),
+                default=0)
     return f"{MAJOR}.{minor}"
 
 
@@ -315,7 +316,8 @@ DATASETS: dict[str, DatasetSpec] = {
     # 1.5, a fitted design: its path's natural parameters (n_stats, g, m) and centre (n_stats,)
     "params/design/path_natural": DatasetSpec((None, "g", "m"), "f"),
     "params/design/path_centre": DatasetSpec((None,), "f"),
-    "params/design/path_knee": DatasetSpec((1,), "f"),  # the scale from which up it keeps the margins
+    # the scale from which up it keeps the margins
+    "params/design/path_knee": DatasetSpec((1,), "f"),
 }
 #: Shapes of the optional EFFECTS (in ``params/`` and ``params/design/``).
 _EFFECT_SHAPES = {"row_effects": ("n_rows",), "col_effects": ("n_cols",)}
@@ -398,7 +400,10 @@ BAYES_RISK_ATTRIBUTES = {
     "col_loss": "bayes_col_loss",
 }
 #: Version 1.1: the root attributes of the floor (name -> kind).
-FLOOR_ATTRIBUTES = {**{attr: "float" for attr in BAYES_RISK_ATTRIBUTES.values()}, "criterion": "str"}
+FLOOR_ATTRIBUTES = {
+    **{attr: "float"
+       for attr in BAYES_RISK_ATTRIBUTES.values()}, "criterion": "str"
+}
 #: Version 1.1: the datasets of the floor: Bayes labels (unsigned, as the other labels) and
 #: posterior marginals (share of the Gibbs sets giving each row/column each class).
 FLOOR_DATASETS = ("bayes/rows", "bayes/cols", "posterior/rows", "posterior/cols")
@@ -406,7 +411,8 @@ FLOOR_DATASETS = ("bayes/rows", "bayes/cols", "posterior/rows", "posterior/cols"
 MISSING_ATTRIBUTES = {"missing_rate": "float", "missing_mechanism": "str", "n_missing": "int"}
 #: Version 1.3: the datasets of a sparse table's missing set (CSR positions, no values).
 MISSING_DATA = ("missing/indptr", "missing/indices")
-#: dtype of ``posterior/rows`` (n_rows, n_row_clusters) and ``posterior/cols`` (n_cols, n_col_clusters).
+#: dtype of ``posterior/rows`` (n_rows, n_row_clusters) and ``posterior/cols`` (n_cols,
+#: n_col_clusters).
 POSTERIOR_DTYPE = np.dtype(np.float32)
 #: Attributes of the groups (group path -> {name: kind}); the names of the
 #: ``gibbs``, ``calibration`` and ``rejection`` attributes are those of the record's fields.
@@ -437,5 +443,3 @@ MAX_STRING_BYTES = 64_000
 
 #: The datasets of a sparse table's ``data`` group (CSR, version 1.1).
 SPARSE_DATA = ("data/indptr", "data/indices", "data/values")
-
-

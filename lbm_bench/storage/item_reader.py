@@ -19,7 +19,13 @@ import numpy as np
 
 from lbm_bench._validation import describe_value, one_line
 from lbm_bench.models.family import Family
-from lbm_bench.storage.format import FORMAT_NAME, MAJOR, ROOT_ATTRIBUTES, dataset_spec, parse_version
+from lbm_bench.storage.format import (
+    FORMAT_NAME,
+    MAJOR,
+    ROOT_ATTRIBUTES,
+    dataset_spec,
+    parse_version,
+)
 from lbm_bench.storage.label_sets import StoredLabelSets
 
 __all__ = ["HDF5_ERRORS", "Fatal", "Reader", "any_none", "check_format", "read_version", "summary"]
@@ -36,11 +42,15 @@ def summary(problems: list[str]) -> str:
 
 
 def _as_int(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) else None
+    return int(value) if isinstance(value,
+                                    (int,
+                                     np.integer)) and not isinstance(value,
+                                                                     (bool, np.bool_)) else None
 
 
 def _as_float(value: Any) -> float | None:
-    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    number = isinstance(
+        value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
     return float(value) if number else None
 
 
@@ -91,7 +101,8 @@ def any_none(*values: Any) -> bool:
     return any(value is None for value in values)
 
 
-_short = describe_value  # a value read from a file, as messages show it (``5.5``, never ``np.float64(5.5)``)
+# a value read from a file, as messages show it (``5.5``, never ``np.float64(5.5)``)
+_short = describe_value
 
 
 @dataclass
@@ -111,7 +122,8 @@ class Reader:
     version: tuple[int, int] = (MAJOR, 0)
     sizes: dict[str, int | None] = field(default_factory=dict)
     header: dict[str, Any] = field(default_factory=dict)
-    left_in_file: frozenset[str] = frozenset()  # datasets not read: StoredLabelSets, checked as they are read
+    # datasets not read: StoredLabelSets, checked as they are read
+    left_in_file: frozenset[str] = frozenset()
 
     def problem(self, message: str) -> None:
         if message not in self.problems:  # e.g. a missing group is reported once
@@ -145,7 +157,8 @@ class Reader:
         return None
 
     def attrs(self, path: str, kinds: Mapping[str, str]) -> dict[str, Any] | None:
-        """Every attribute of ``kinds`` of group ``path`` (None when one is bad: a problem recorded)."""
+        """Every attribute of ``kinds`` of group ``path`` (None when one is bad: a problem
+        recorded)."""
         values = {name: self.attr(path, name, kind) for name, kind in kinds.items()}
         return None if any_none(*values.values()) else values
 
@@ -170,13 +183,13 @@ class Reader:
         if values is not None and spec.labels is not None and not left and values.size:
             n_classes = self.sizes[spec.labels]
             if values.max() >= n_classes:
-                self.problem(f"dataset {path} holds label {int(values.max())}, outside [0, {n_classes})")
+                self.problem(f"dataset {path} holds label {int(values.max())}, outside [0, "
+                             f"{n_classes})")
                 return None
         return values
 
-    def array(
-        self, path: str, shape: tuple[int | None, ...], kinds: str, *, dtype: np.dtype | None = None, left: int = 0
-    ) -> np.ndarray | None:
+    def array(self, path: str, shape: tuple[int | None, ...], kinds: str, *,
+              dtype: np.dtype | None = None, left: int = 0) -> np.ndarray | None:
         """Dataset ``path`` if its shape (None: any extent) and dtype fit (``left``: labels in
         ``[0, left)``, left > 0, left in the file: a StoredLabelSets); None on a problem."""
         try:
@@ -185,7 +198,8 @@ class Reader:
                 self.problem(f"dataset {path} is missing")
                 return None
             actual = tuple(dataset.shape)
-            fits = len(actual) == len(shape) and all(e in (None, a) for e, a in zip(shape, actual, strict=True))
+            fits = len(actual) == len(shape) and all(e in (None, a)
+                                                     for e, a in zip(shape, actual, strict=True))
             if not fits:
                 self.problem(f"dataset {path} has shape {actual}, expected {_shape_text(shape)}")
                 return None
@@ -223,7 +237,8 @@ def check_format(reader: Reader) -> tuple[int, int]:
     if version is None:
         raise Fatal(f"@format_version must look like MAJOR.MINOR, got {describe_value(text)}")
     if version[0] > MAJOR:
-        raise Fatal(f"format version {text} is newer than this reader (supports {MAJOR}.x); upgrade lbm-bench")
+        raise Fatal(f"format version {text} is newer than this reader (supports {MAJOR}.x); "
+                    "upgrade lbm-bench")
     if version[0] < MAJOR:
         raise Fatal(f"format version {text} is not supported (this reader reads {MAJOR}.x)")
     return version

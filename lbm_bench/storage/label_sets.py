@@ -55,13 +55,14 @@ class StoredLabelSets:
     def of_dataset(cls, dataset: h5py.Dataset, n_classes: int) -> StoredLabelSets:
         chunks = dataset.chunks
         return cls(path=os.fspath(dataset.file.filename), name=dataset.name.lstrip("/"),
-                   shape=tuple(int(v) for v in dataset.shape), dtype=dataset.dtype, n_classes=int(n_classes),
-                   chunk_items=int(chunks[1]) if chunks else 1)
+                   shape=tuple(int(v) for v in dataset.shape), dtype=dataset.dtype,
+                   n_classes=int(n_classes), chunk_items=int(chunks[1]) if chunks else 1)
 
     def read(self, begin: int, end: int) -> np.ndarray:
         """The labels of items ``begin:end`` of every set, shape (n_sets, end - begin)."""
         with h5py.File(self.path, "r") as file:
-            return read_items(file[self.name], begin, end, self.n_classes, f"{self.path}: dataset {self.name}")
+            return read_items(file[self.name], begin, end, self.n_classes, f"{self.path}: dataset "
+                                                                           f"{self.name}")
 
 
 def read_items(dataset, begin: int, end: int, n_classes: int, where: str) -> np.ndarray:

@@ -45,7 +45,8 @@ def _open(path: Path) -> Iterator[h5py.File]:
 
 
 def _inspect(path: Path, label_sets: bool = True) -> tuple[Table | None, list[str]]:
-    """The table and the problems :func:`check_file` reports (the table is None when there are any)."""
+    """The table and the problems :func:`check_file` reports (the table is None when there are
+    any)."""
     table, problems, _ = inspect_file(path, label_sets, attributes=False)
     return table, problems
 
@@ -76,8 +77,10 @@ def inspect_file(
     return table, problems, root
 
 
-def load_table(path: str | os.PathLike[str], *, missing: str = "nan", label_sets: bool = True) -> Table:
-    """Read a table written by :func:`~lbm_bench.storage.writer.save_table` (any format version 1.x).
+def load_table(path: str | os.PathLike[str], *, missing: str = "nan",
+               label_sets: bool = True) -> Table:
+    """Read a table written by :func:`~lbm_bench.storage.writer.save_table` (any format version
+    1.x).
 
     Parameters
     ----------

@@ -74,11 +74,13 @@ def csr_arrays(data: Any, dtype: np.dtype) -> dict[str, np.ndarray]:
     values = matrix.data
     converted = values.astype(dtype)
     if converted.shape != values.shape or not np.array_equal(converted, values):
-        raise ValueError(f"data holds values that are not exactly representable as {np.dtype(dtype)}")
+        raise ValueError("data holds values that are not exactly representable as "
+                         f"{np.dtype(dtype)}")
     nnz = int(matrix.nnz)
     index_dtype = np.int32 if max(nnz, matrix.shape[1]) <= _INT32_MAX else np.int64
     return {
-        "indptr": np.ascontiguousarray(matrix.indptr, dtype=np.int32 if nnz <= _INT32_MAX else np.int64),
+        "indptr": np.ascontiguousarray(matrix.indptr,
+                                       dtype=np.int32 if nnz <= _INT32_MAX else np.int64),
         "indices": np.ascontiguousarray(matrix.indices, dtype=index_dtype),
         "values": np.ascontiguousarray(converted),
     }
@@ -98,26 +100,30 @@ def csr_problems(
     problems = []
     for name, array in (("indptr", indptr), ("indices", indices)):
         if array.ndim != 1 or array.dtype.kind not in "iu":
-            problems.append(f"dataset data/{name} must be a 1-D integer array, got {array.dtype} {array.shape}")
+            problems.append(f"dataset data/{name} must be a 1-D integer array, got {array.dtype} "
+                            f"{array.shape}")
     if values.ndim != 1:
         problems.append(f"dataset data/values must be 1-D, got shape {values.shape}")
     if problems:
         return problems
     if indptr.shape != (n_rows + 1,):
-        return [f"dataset data/indptr has shape {indptr.shape}, expected ({n_rows + 1},) for {n_rows} rows"]
+        return [f"dataset data/indptr has shape {indptr.shape}, expected ({n_rows + 1},) for "
+                f"{n_rows} rows"]
     nnz = len(indices)
     if len(values) != nnz:
         return [f"datasets data/indices and data/values hold {nnz} and {len(values)} entries"]
     pointers = indptr.astype(np.int64)
     if pointers[0] != 0 or pointers[-1] != nnz:
-        return [f"dataset data/indptr must run from 0 to nnz = {nnz}, got {pointers[0]} to {pointers[-1]}"]
+        return [f"dataset data/indptr must run from 0 to nnz = {nnz}, got {pointers[0]} to "
+                f"{pointers[-1]}"]
     if np.any(np.diff(pointers) < 0):
         return ["dataset data/indptr must be non-decreasing"]
     if nnz:
         columns = indices.astype(np.int64)
         low, high = int(columns.min()), int(columns.max())
         if low < 0 or high >= n_cols:
-            problems.append(f"dataset data/indices holds a column outside [0, {n_cols}) ({low if low < 0 else high})")
+            problems.append(f"dataset data/indices holds a column outside [0, {n_cols}) "
+                            f"({low if low < 0 else high})")
         row_start = np.zeros(nnz, dtype=bool)
         row_start[pointers[:-1][pointers[:-1] < nnz]] = True
         if not np.all((np.diff(columns) > 0) | row_start[1:]):

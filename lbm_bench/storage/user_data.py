@@ -63,8 +63,10 @@ from lbm_bench.storage.user_formats import (
     reads_patterns,
 )
 
-__all__ = ["PATTERN", "USER_FORMATS", "UserTable", "UserTableError", "check_user_values", "read_user_table",
-           "user_table"]
+__all__ = [
+    "PATTERN", "USER_FORMATS", "UserTable", "UserTableError", "check_user_values",
+    "read_user_table", "user_table"
+]
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,8 @@ class UserTable:
         return self.data.n_missing
 
     def describe(self) -> str:
-        """One line: ``"counts.csv: 200x100 table of int64 (from text), dense, 12 missing entries (0.06%),
+        """One line: ``"counts.csv: 200x100 table of int64 (from text), dense, 12 missing entries
+        (0.06%),
         row and column names"``."""
         n, d = self.shape
         dtype = np.dtype(self.data.table.dtype).name
@@ -136,21 +139,26 @@ class UserTable:
         if self.n_missing:
             entries = "entry" if self.n_missing == 1 else "entries"
             parts.append(f"{self.n_missing} missing {entries} ({self.data.missing_fraction:.2%})")
-        names = [side for side, found in (("row", self.row_names), ("column", self.col_names)) if found is not None]
+        names = [
+            side for side, found in (("row", self.row_names), ("column", self.col_names))
+            if found is not None
+        ]
         if names:
             parts.append(" and ".join(names) + " names")
         return f"{self.path or self.name}: " + ", ".join(parts)
 
     def cell(self, row: int, col: int) -> str:
         """``"row 3 ('g3'), column 5 ('s4')"``: an entry named as a person reads it (1-based)."""
-        return f"row {row + 1}{_quoted(self.row_names, row)}, column {col + 1}{_quoted(self.col_names, col)}"
+        row_name, col_name = _quoted(self.row_names, row), _quoted(self.col_names, col)
+        return f"row {row + 1}{row_name}, column {col + 1}{col_name}"
 
 
 def _quoted(names: tuple[str, ...] | None, index: int) -> str:
     return "" if names is None or not names[index] else f" ({names[index][:40]!r})"
 
 
-# -- reading --------------------------------------------------------------------------------------------
+# -- reading
+# --------------------------------------------------------------------------------------------
 def read_user_table(
     path: str | os.PathLike[str],
     *,
@@ -169,8 +177,8 @@ def read_user_table(
         A ``.npy``, ``.npz``, ``.mtx`` (``.mtx.gz``), ``.csv`` / ``.tsv`` (``.gz``), ``.h5ad``
         or lbm-bench table (``.h5``) file.
     kind : str or Family, optional
-        A family (or its name): its value checks are made too (:func:`check_user_values`) and the table
-        is returned in that family's dtype and storage; it also lets a family of 0/1
+        A family (or its name): its value checks are made too (:func:`check_user_values`) and the
+        table is returned in that family's dtype and storage; it also lets a family of 0/1
         tables read a Matrix Market pattern file.
     format : str, optional
         A key of :data:`USER_FORMATS`, instead of the one the file name says.
@@ -194,8 +202,8 @@ def read_user_table(
     UserTableError
         When the file is not a table it can read, or its values do not suit ``kind``.
     ReadLimitError
-        (a :class:`~lbm_bench.protocol.memory.MemoryLimitError`) When reading it would need more memory than
-        available (the estimate in the message).
+        (a :class:`~lbm_bench.protocol.memory.MemoryLimitError`) When reading it would need more
+        memory than available (the estimate in the message).
 
     Examples
     --------
@@ -215,7 +223,8 @@ def read_user_table(
         raise FileNotFoundError(2, "No such file or directory", where)
     if path.is_dir():
         raise UserTableError(f"{where}: is a folder, not a file")
-    fmt = format_of(path, where) if format is None else check_choice("format", format, tuple(USER_FORMATS))
+    fmt = format_of(path, where) if format is None else check_choice("format", format,
+                                                                     tuple(USER_FORMATS))
     if path.stat().st_size == 0:
         raise UserTableError(f"{where}: is empty")
     if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
@@ -224,8 +233,9 @@ def read_user_table(
     options = {"family": family, "header": header, "row_names": row_names, "delimiter": delimiter}
     read = read_format(path, fmt, guard, options)
     data = TableData.incomplete(read.table)
-    out = UserTable(data=data, name=file_stem(path), format=fmt, sha256=_sha256(path), row_names=read.row_names,
-                    col_names=read.col_names, source_dtype=read.source_dtype, family=read.family, path=where)
+    out = UserTable(data=data, name=file_stem(path), format=fmt, sha256=_sha256(path),
+                    row_names=read.row_names, col_names=read.col_names,
+                    source_dtype=read.source_dtype, family=read.family, path=where)
     _check_content(out)
     if family is None:
         return out
@@ -259,8 +269,12 @@ def user_table(
         raise ValueError(f"{name} must be a 2-D table, got shape {data.table.shape}")
     if np.dtype(data.table.dtype).kind not in "biuf":
         raise TypeError(f"{name} must hold numbers, got dtype {data.table.dtype}")
-    names = [None if values is None else tuple(str(v) for v in values) for values in (row_names, col_names)]
-    for side, found, size in (("row_names", names[0], data.shape[0]), ("col_names", names[1], data.shape[1])):
+    names = [
+        None if values is None else tuple(str(v) for v in values)
+        for values in (row_names, col_names)
+    ]
+    for side, found, size in (("row_names", names[0], data.shape[0]), ("col_names", names[1],
+                                                                       data.shape[1])):
         if found is not None and len(found) != size:
             raise ValueError(f"{side} must have {size} names, got {len(found)}")
     out = UserTable(data=data, name=name, format="array", row_names=names[0], col_names=names[1],
@@ -274,7 +288,8 @@ def _check_content(table: UserTable) -> None:
     where = table.path or table.name
     data, (n, d) = table.data, table.shape
     if n < 2 or d < 2:
-        raise UserTableError(f"{where}: has {n} row{'s' * (n != 1)} and {d} column{'s' * (d != 1)}: "
+        raise UserTableError(f"{where}: has {n} row{'s' * (n != 1)} and {d} "
+                             f"column{'s' * (d != 1)}: "
                              "a table to co-cluster needs at least 2 of each")
     if data.n_missing == n * d:
         raise UserTableError(f"{where}: every entry is missing")
@@ -294,7 +309,8 @@ def _check_content(table: UserTable) -> None:
 
 
 def _first_entry(data: TableData, flags: np.ndarray) -> tuple[int, int]:
-    """(row, column) of the first stored value flagged (flags over :meth:`TableData.stored_values`)."""
+    """(row, column) of the first stored value flagged (flags over
+    :meth:`TableData.stored_values`)."""
     k = int(np.flatnonzero(flags)[0])
     if data.is_sparse:
         table = data.table
@@ -302,7 +318,8 @@ def _first_entry(data: TableData, flags: np.ndarray) -> tuple[int, int]:
     return divmod(k, data.n_cols)
 
 
-# -- the family's checks --------------------------------------------------------------------------------
+# -- the family's checks
+# --------------------------------------------------------------------------------
 #: Stored values checked at a time when locating the first one a family refuses.
 _CHUNK = 1 << 20
 
@@ -347,17 +364,19 @@ def check_user_values(
     ...     check_user_values(user_table([[0, 1], [-1, 2]], name="votes"), "poisson")
     ... except ValueError as exc:
     ...     print(exc)
-    votes: not a table of poisson blocks: its values must be non-negative, got min -1 (first at row 2, column 1: -1)
+    votes: not a table of poisson blocks: its values must be non-negative, got min -1 (first at row
+    2, column 1: -1)
     """
     family = as_family(kind)
     where = table.path or table.name
     if table.source_dtype == PATTERN and not reads_patterns(family):
-        raise UserTableError(f"{where}: a Matrix Market pattern file (positions, no values) cannot hold "
-                             f"{family.kind} blocks; it reads as a 0/1 table with kind "
+        raise UserTableError(f"{where}: a Matrix Market pattern file (positions, no values) cannot "
+                             f"hold {family.kind} blocks; it reads as a 0/1 table with kind "
                              + " or ".join(repr(k) for k in pattern_kinds()))
     data = table.data
     if data.is_sparse and not family.model.can_be_sparse:
-        _checked(family, table, data.stored_values().reshape(1, -1), where)  # values first, then the dense copy
+        # values first, then the dense copy
+        _checked(family, table, data.stored_values().reshape(1, -1), where)
         data = _densified(table, family, max_memory)
     checked = _checked(family, table, data.table, where)
     if not data.is_sparse:  # the family's own dtype (its check has bounded the values)
@@ -371,7 +390,8 @@ def _checked(family: Family, table: UserTable, values: Any, where: str) -> Any:
     except (TypeError, ValueError) as exc:
         problem = one_line(exc)
     located = _first_refused(family, table)
-    raise UserTableError(f"{where}: not a table of {family.kind} blocks: {problem}{located}") from None
+    raise UserTableError(
+        f"{where}: not a table of {family.kind} blocks: {problem}{located}") from None
 
 
 def _first_refused(family: Family, table: UserTable) -> str:
@@ -388,7 +408,8 @@ def _first_refused(family: Family, table: UserTable) -> str:
 
     for start in range(0, values.size, _CHUNK):
         if refused(values[start : start + _CHUNK]):
-            low, high = start, min(start + _CHUNK, values.size)  # values[start:high] refused, [start:low] not
+            # values[start:high] refused, [start:low] not
+            low, high = start, min(start + _CHUNK, values.size)
             while high - low > 1:
                 middle = (low + high) // 2
                 low, high = (low, middle) if refused(values[start:middle]) else (middle, high)
@@ -417,5 +438,3 @@ def _sha256(path: Path) -> str:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
-
-

@@ -37,8 +37,10 @@ from lbm_bench.storage.delimited import DelimitedTextError, count_lines, read_de
 from lbm_bench.storage.format import FORMAT_NAME
 from lbm_bench.storage.reader import FormatError, load_table
 
-__all__ = ["PATTERN", "USER_FORMATS", "FormatRead", "ReadGuard", "ReadLimitError", "UserTableError", "file_stem",
-           "format_of", "pattern_kinds", "read_format", "reads_patterns"]
+__all__ = [
+    "PATTERN", "USER_FORMATS", "FormatRead", "ReadGuard", "ReadLimitError", "UserTableError",
+    "file_stem", "format_of", "pattern_kinds", "read_format", "reads_patterns"
+]
 
 #: The formats :func:`read_user_table` reads and the file name endings that select them
 #: (``.h5`` and ``.hdf5`` files are told apart by their content: an lbm-bench table file or
@@ -66,10 +68,12 @@ _TEXT_DELIMITERS = (",", ";", "\t")
 
 
 class UserTableError(ValueError):
-    """A file that is not a table :func:`read_user_table` can read (message: ``"<file>: <problem>"``)."""
+    """A file that is not a table :func:`read_user_table` can read (message: ``"<file>:
+    <problem>"``)."""
 
 
-# -- the memory guard ---------------------------------------------------------------------------------
+# -- the memory guard
+# ---------------------------------------------------------------------------------
 class ReadLimitError(MemoryLimitError):
     """A read whose estimated peak memory exceeds the limit: a :class:`MemoryLimitError` (so
     a ``ValueError``, one line) whose message starts with the file and says what to change.
@@ -82,12 +86,14 @@ class ReadLimitError(MemoryLimitError):
         What to change (read a sparse file, use a machine with more memory).
     """
 
-    def __init__(self, where: str, advice: str, estimate: MemoryEstimate, limit: int, given: bool) -> None:
+    def __init__(self, where: str, advice: str, estimate: MemoryEstimate, limit: int,
+                 given: bool) -> None:
         self.where, self.advice = where, advice
         super().__init__(estimate, limit, given)
 
     def _message(self) -> str:
-        return f"{self.where}: reading the {self.estimate.what} needs about {self._over()}; {self.advice}"
+        return (f"{self.where}: reading the {self.estimate.what} needs about {self._over()}; "
+                f"{self.advice}")
 
     def __reduce__(self) -> tuple:
         return (ReadLimitError, (self.where, self.advice, self.estimate, self.limit, self.given))
@@ -122,13 +128,16 @@ def _check_dense(guard: ReadGuard, fmt: str, shape: tuple[int, ...], itemsize: i
 
 def _check_sparse(guard: ReadGuard, shape: tuple[int, ...], nnz: int, bytes_per_entry: int) -> None:
     guard(f"sparse {'x'.join(map(str, shape))} table with {nnz} stored entries",
-          "read it on a machine with more memory", table=nnz * bytes_per_entry, index=(int(shape[0]) + 1) * 8)
+          "read it on a machine with more memory", table=nnz * bytes_per_entry,
+          index=(int(shape[0]) + 1) * 8)
 
 
-# -- the formats ----------------------------------------------------------------------------------------
+# -- the formats
+# ----------------------------------------------------------------------------------------
 @dataclass
 class FormatRead:
-    """What a format's reader found: the table (an array or sparse array, NaN missing) and the rest."""
+    """What a format's reader found: the table (an array or sparse array, NaN missing) and the
+    rest."""
 
     table: Any
     source_dtype: str
@@ -139,8 +148,10 @@ class FormatRead:
 
 def _numeric_dtype(where: str, dtype: np.dtype) -> None:
     if dtype.kind not in "biuf":
-        what = {"U": "text", "S": "bytes", "O": "Python objects", "c": "complex numbers", "V": "records",
-                "M": "dates", "m": "time spans"}.get(dtype.kind, f"dtype {dtype}")
+        what = {
+            "U": "text", "S": "bytes", "O": "Python objects", "c": "complex numbers",
+            "V": "records", "M": "dates", "m": "time spans"
+        }.get(dtype.kind, f"dtype {dtype}")
         raise UserTableError(f"{where}: holds {what} (dtype {dtype}), not numbers")
 
 
@@ -161,7 +172,8 @@ def _read_npy(path: Path, where: str, guard: ReadGuard, options: dict) -> Format
     _check_dense(guard, "npy", shape, dtype.itemsize)
     expected = offset + int(np.prod(shape)) * dtype.itemsize
     if path.stat().st_size < expected:
-        raise UserTableError(f"{where}: truncated .npy file ({path.stat().st_size} bytes, its header announces "
+        raise UserTableError(f"{where}: truncated .npy file ({path.stat().st_size} bytes, its "
+                             "header announces "
                              f"{expected})")
     try:
         return FormatRead(np.load(path, allow_pickle=False), _dtype_name(dtype))
@@ -171,7 +183,8 @@ def _read_npy(path: Path, where: str, guard: ReadGuard, options: dict) -> Format
 
 def _npy_header(handle: Any) -> tuple[tuple[int, ...], np.dtype]:
     version = np.lib.format.read_magic(handle)
-    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    read = np.lib.format.read_array_header_1_0 if version == (
+        1, 0) else np.lib.format.read_array_header_2_0
     shape, _, dtype = read(handle)
     return shape, dtype
 
@@ -189,22 +202,27 @@ def _read_npz(path: Path, where: str, guard: ReadGuard, options: dict) -> Format
     if "format" in headers:  # scipy.sparse.save_npz
         data_shape, data_dtype = headers.get("data", ((0,), np.dtype(np.float64)))
         _numeric_dtype(where, data_dtype)
-        index_size = max((headers[k][1].itemsize for k in ("indices", "row", "col") if k in headers), default=8)
+        index_size = max(
+            (headers[k][1].itemsize for k in ("indices", "row", "col") if k in headers), default=8)
         try:
             with np.load(path, allow_pickle=False) as archive:
                 shape = tuple(int(v) for v in archive["shape"])
         except (ValueError, KeyError, TypeError, OSError, zipfile.BadZipFile) as exc:
-            raise UserTableError(f"{where}: not a readable scipy.sparse .npz file ({one_line(exc)})") from None
-        _check_sparse(guard, shape, int(np.prod(data_shape)), 3 * (data_dtype.itemsize + index_size))
+            raise UserTableError(
+                f"{where}: not a readable scipy.sparse .npz file ({one_line(exc)})") from None
+        _check_sparse(guard, shape, int(np.prod(data_shape)),
+                      3 * (data_dtype.itemsize + index_size))
         try:
             table = sp.csr_array(sp.load_npz(path))
             table.check_format(full_check=True)
         except (ValueError, KeyError, TypeError, OSError, zipfile.BadZipFile) as exc:
-            raise UserTableError(f"{where}: not a readable scipy.sparse .npz file ({one_line(exc)})") from None
+            raise UserTableError(
+                f"{where}: not a readable scipy.sparse .npz file ({one_line(exc)})") from None
         table.eliminate_zeros()
         return FormatRead(table, _dtype_name(data_dtype))
     if len(headers) != 1:
-        raise UserTableError(f"{where}: holds {len(headers)} arrays ({', '.join(sorted(headers)[:5])}): save one "
+        raise UserTableError(f"{where}: holds {len(headers)} arrays "
+                             f"({', '.join(sorted(headers)[:5])}): save one "
                              "table (np.save, or scipy.sparse.save_npz)")
     (key, (shape, dtype)), = headers.items()
     _numeric_dtype(where, dtype)
@@ -223,10 +241,12 @@ def _read_mtx(path: Path, where: str, guard: ReadGuard, options: dict) -> Format
     except (ValueError, OSError, EOFError, IndexError) as exc:
         raise UserTableError(f"{where}: not a Matrix Market file ({one_line(exc)})") from None
     if field == "complex":
-        raise UserTableError(f"{where}: holds complex numbers (a Matrix Market {field} file), not real values")
+        raise UserTableError(f"{where}: holds complex numbers (a Matrix Market {field} file), not "
+                             "real values")
     if field == PATTERN and not _pattern_allowed(options.get("family")):
         readers = " or ".join(f"kind={k!r}" for k in pattern_kinds())
-        raise UserTableError(f"{where}: a Matrix Market pattern file (the positions of its entries, no values): "
+        raise UserTableError(f"{where}: a Matrix Market pattern file (the positions of its "
+                             "entries, no values): "
                              f"refused unless read as a 0/1 table, with {readers}")
     shape = (n_rows, n_cols)
     if layout == "array":
@@ -242,8 +262,9 @@ def _read_mtx(path: Path, where: str, guard: ReadGuard, options: dict) -> Format
     table = sp.csr_array(table)
     table.eliminate_zeros()
     if field == PATTERN:
-        return FormatRead(sp.csr_array((np.ones(table.nnz, dtype=np.uint8), table.indices, table.indptr),
-                                       shape=table.shape), PATTERN)
+        return FormatRead(
+            sp.csr_array((np.ones(table.nnz, dtype=np.uint8), table.indices, table.indptr),
+                         shape=table.shape), PATTERN)
     return FormatRead(table, _dtype_name(table.dtype))
 
 
@@ -254,8 +275,8 @@ def _read_text(path: Path, where: str, guard: ReadGuard, options: dict) -> Forma
     guard(f"text table of {lines} lines of {fields} cells", _dense_advice("csv"),
           table=lines * fields * _TEXT_BYTES, names=lines * _NAME_BYTES)
     try:
-        read = read_delimited(path, delimiter, header=options.get("header"), row_names=options.get("row_names"),
-                              capacity=lines)
+        read = read_delimited(path, delimiter, header=options.get("header"),
+                              row_names=options.get("row_names"), capacity=lines)
     except DelimitedTextError as exc:
         raise UserTableError(f"{where}: {exc}") from None
     except (OSError, EOFError) as exc:  # a damaged gzip stream
@@ -272,12 +293,12 @@ def _delimiter(path: Path, first_line: str) -> str:
 def _whole_numbers(values: np.ndarray) -> np.ndarray:
     """A text table's values as int64 when every observed one is a whole number (|x| < 2**53)."""
     observed = values[~np.isnan(values)]
-    if observed.size and np.all(np.isfinite(observed)) and np.all(observed == np.round(observed)) and (
-        np.abs(observed).max() < 2.0**53
-    ):
+    if observed.size and np.all(np.isfinite(observed)) and np.all(
+            observed == np.round(observed)) and (np.abs(observed).max() < 2.0**53):
         if observed.size == values.size:
             return values.astype(np.int64)
-        return np.ma.MaskedArray(np.where(np.isnan(values), 0, values).astype(np.int64), mask=np.isnan(values))
+        return np.ma.MaskedArray(
+            np.where(np.isnan(values), 0, values).astype(np.int64), mask=np.isnan(values))
     return values
 
 
@@ -294,20 +315,24 @@ def _read_hdf5(path: Path, where: str, guard: ReadGuard, options: dict) -> Forma
     except OSError as exc:
         raise UserTableError(f"{where}: not a readable HDF5 file ({one_line(exc)})") from None
     if not ours:
-        raise UserTableError(f"{where}: an HDF5 file that is neither an {FORMAT_NAME} file nor an AnnData file")
+        raise UserTableError(f"{where}: an HDF5 file that is neither an {FORMAT_NAME} file nor an "
+                             "AnnData file")
     guard(f"{FORMAT_NAME} file", "read it on a machine with more memory", table=2 * size)
     try:
         table = load_table(path)
     except FormatError as exc:
         raise UserTableError(str(exc)) from None
-    return FormatRead(table.data, _dtype_name(np.dtype(table.data.dtype)), family=table.model.family)
+    return FormatRead(table.data, _dtype_name(np.dtype(table.data.dtype)),
+                      family=table.model.family)
 
 
 def _text(value: Any) -> str | None:
-    return value.decode("utf-8", "replace") if isinstance(value, bytes) else None if value is None else str(value)
+    return value.decode("utf-8", "replace") if isinstance(
+        value, bytes) else None if value is None else str(value)
 
 
-def _guard_anndata(guard: ReadGuard, shape: tuple[int, int], nnz: int | None, itemsize: int, index_size: int) -> None:
+def _guard_anndata(guard: ReadGuard, shape: tuple[int, int], nnz: int | None, itemsize: int,
+                   index_size: int) -> None:
     if nnz is None:
         _check_dense(guard, "h5ad", shape, itemsize)
     else:
@@ -339,7 +364,8 @@ def format_of(path: Path, where: str) -> str:
 
 
 def file_stem(path: Path) -> str:
-    """The file's name without the ending that selects its format (``counts`` of ``counts.csv.gz``)."""
+    """The file's name without the ending that selects its format (``counts`` of
+    ``counts.csv.gz``)."""
     name = path.name
     for endings in USER_FORMATS.values():
         for ending in sorted(endings, key=len, reverse=True):
@@ -350,7 +376,8 @@ def file_stem(path: Path) -> str:
 
 def reads_patterns(family: Family) -> bool:
     """Whether a family's tables are 0/1: it describes a 0/1 table and not one holding a 2."""
-    return bool(family.estimation.describes("b", 0, 1)) and not family.estimation.describes("u", 0, 2)
+    return bool(family.estimation.describes("b", 0,
+                                            1)) and not family.estimation.describes("u", 0, 2)
 
 
 def pattern_kinds() -> list[str]:
@@ -364,7 +391,8 @@ def _pattern_allowed(family: Family | None) -> bool:
 
 def read_format(path: Path, fmt: str, guard: ReadGuard, options: dict[str, Any]) -> FormatRead:
     """Read ``path`` as format ``fmt`` (a key of :data:`USER_FORMATS`), its reading checked by
-    ``guard``; ``options``: ``family`` (a Family or None), ``header``, ``row_names``, ``delimiter``."""
+    ``guard``; ``options``: ``family`` (a Family or None), ``header``, ``row_names``,
+    ``delimiter``."""
     return _READERS[fmt](path, str(path), guard, options)
 
 

@@ -7,8 +7,8 @@ It walks the format's own tables (:mod:`lbm_bench.storage.format`): each
 dataset is read by :meth:`~lbm_bench.storage.item_reader.Reader.dataset` against its
 :func:`~lbm_bench.storage.format.dataset_spec` (shape from the header's sizes and
 the attributes read before it, dtype, label range), each group's attributes by
-:meth:`~lbm_bench.storage.item_reader.Reader.attrs` against ``GROUP_ATTRIBUTES``; what remains here are the
-checks between items (chains, the calibration's layout, the floor, the values
+:meth:`~lbm_bench.storage.item_reader.Reader.attrs` against ``GROUP_ATTRIBUTES``; what
+remains here are the checks between items (chains, the calibration's layout, the floor, the values
 of the table for its family). A problem after which nothing else can be checked
 (not a table, an unsupported version, no header) raises :class:`Fatal`.
 
@@ -66,7 +66,8 @@ def _read_header(reader: Reader) -> None:
     if kind not in family_names():
         raise Fatal(f"@kind must be one of {', '.join(family_names())}, got {describe_value(kind)}")
     reader.family = get_family(kind)  # the file's family, looked up once
-    for name, size in (("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_row_clusters", "g"), ("n_col_clusters", "m")):
+    for name, size in (("n_rows", "n_rows"), ("n_cols", "n_cols"), ("n_row_clusters", "g"),
+                       ("n_col_clusters", "m")):
         value = reader.attr("", name, ROOT_ATTRIBUTES[name], fatal=True)
         if value < 1:
             raise Fatal(f"@{name} must be >= 1, got {value}")
@@ -82,7 +83,8 @@ def _read_family_header(reader: Reader) -> None:
     for name, kind in attributes.items():
         if f"@{name}" not in optional_items(reader.version):
             version = ".".join(map(str, reader.version))
-            raise Fatal(f"{reader.family.kind} tables need a format version that has @{name}, not {version}")
+            raise Fatal(f"{reader.family.kind} tables need a format version that has @{name}, not "
+                        f"{version}")
         reader.header[name] = reader.attr("", name, kind, fatal=True)
     problem = reader.family.storage.header_problem(reader.header) if attributes else None
     if problem is not None:
@@ -94,7 +96,8 @@ def _values_problem(reader: Reader, values: np.ndarray, where: str) -> bool:
     problem = reader.family.storage.value_problem(values, **reader.header) if values.size else None
     if problem is not None:
         if values.dtype.kind == "f" and np.isnan(values).any():
-            problem += " (NaN: a table with missing entries stores 0 there, under its observed mask)"
+            problem += (" (NaN: a table with missing entries stores 0 there, under its observed "
+                        "mask)")
         reader.problem(f"{where} {problem}")
     return problem is not None
 
@@ -102,7 +105,8 @@ def _values_problem(reader: Reader, values: np.ndarray, where: str) -> bool:
 def _read_data(reader: Reader) -> np.ndarray | sp.csr_array | None:
     """The table: the dataset ``data``, or the CSR group ``data`` of a sparse table (1.1)."""
     try:
-        sparse = reader.source.attrs("data") is not None  # a group (a damaged item counts as a dataset)
+        # a group (a damaged item counts as a dataset)
+        sparse = reader.source.attrs("data") is not None
     except HDF5_ERRORS:
         sparse = False
     if not sparse:
@@ -110,16 +114,19 @@ def _read_data(reader: Reader) -> np.ndarray | sp.csr_array | None:
         return None if data is None or _values_problem(reader, data, "dataset data") else data
     if not set(SPARSE_DATA) <= optional_items(reader.version):
         version = ".".join(map(str, reader.version))
-        reader.problem(f"data is a group (a sparse table), which needs format version 1.1 or later, not {version}")
+        reader.problem("data is a group (a sparse table), which needs format version 1.1 or "
+                       f"later, not {version}")
         return None
     n_rows, n_cols = reader.sizes["n_rows"], reader.sizes["n_cols"]
     encoding, shape = reader.attr("data", "encoding", "str"), reader.attr("data", "shape", "ints")
     indptr, indices, values = (reader.dataset(path) for path in SPARSE_DATA)
     count = len(reader.problems)
     if encoding is not None and encoding != CSR_ENCODING:
-        reader.problem(f"attribute data@encoding must be {CSR_ENCODING!r}, got {describe_value(encoding)}")
+        reader.problem(f"attribute data@encoding must be {CSR_ENCODING!r}, got "
+                       f"{describe_value(encoding)}")
     if shape is not None and tuple(shape.tolist()) != (n_rows, n_cols):
-        reader.problem(f"attribute data@shape {tuple(shape.tolist())} differs from (@n_rows, @n_cols) "
+        reader.problem(f"attribute data@shape {tuple(shape.tolist())} differs from (@n_rows, "
+                       "@n_cols) "
                        f"= ({n_rows}, {n_cols})")
     if len(reader.problems) > count or any_none(encoding, shape, indptr, indices, values):
         return None
@@ -138,8 +145,12 @@ def _read_labels(reader: Reader, group: str) -> tuple[np.ndarray, np.ndarray] | 
 
 def _read_gibbs(reader: Reader) -> GibbsSamples | None:
     sets = {path: reader.dataset(path) for path in ("gibbs/rows", "gibbs/cols")}
-    values = {name: reader.attr("gibbs", name, kind) for name, kind in GROUP_ATTRIBUTES["gibbs"].items()}
-    lengths, n_chains, burn_in, thin = (values[k] for k in ("chain_lengths", "n_chains", "burn_in", "thin"))
+    values = {
+        name: reader.attr("gibbs", name, kind)
+        for name, kind in GROUP_ATTRIBUTES["gibbs"].items()
+    }
+    lengths, n_chains, burn_in, thin = (values[k]
+                                        for k in ("chain_lengths", "n_chains", "burn_in", "thin"))
     count = len(reader.problems)
     if burn_in is not None and burn_in < 0:
         reader.problem(f"attribute gibbs@burn_in must be >= 0, got {burn_in}")
@@ -149,7 +160,8 @@ def _read_gibbs(reader: Reader) -> GibbsSamples | None:
         reader.problem("attribute gibbs@chain_lengths must be non-negative with a positive sum")
     elif lengths is not None:
         if n_chains is not None and n_chains != lengths.size:
-            reader.problem(f"attribute gibbs@n_chains is {n_chains} but chain_lengths has {lengths.size} entries")
+            reader.problem(f"attribute gibbs@n_chains is {n_chains} but chain_lengths has "
+                           f"{lengths.size} entries")
         for name, array in sets.items():
             if array is not None and array.shape[0] != int(lengths.sum()):
                 reader.problem(f"dataset {name} holds {array.shape[0]} label sets"
@@ -167,7 +179,8 @@ def _read_effects(reader: Reader, group: str) -> dict[str, np.ndarray] | None:
         return {}
     if not reader.family.model.has_effects or not all(present):
         kinds = " and ".join(family.kind for family in FAMILIES if family.model.has_effects)
-        reader.problem(f"{group}/row_effects and {group}/col_effects must come together, for the {kinds} kind only")
+        reader.problem(f"{group}/row_effects and {group}/col_effects must come together, for the "
+                       f"{kinds} kind only")
         return None
     arrays = {name: reader.dataset(f"{group}/{name}") for name in EFFECTS}
     return None if any_none(*arrays.values()) else arrays
@@ -184,7 +197,8 @@ def _read_model(reader: Reader) -> LatentBlockModel | None:
     except (TypeError, ValueError) as exc:
         reader.problem(f"params: {exc}")
         return None
-    model.row_proportions, model.col_proportions = props  # as stored (the constructor may move them by an ulp)
+    # as stored (the constructor may move them by an ulp)
+    model.row_proportions, model.col_proportions = props
     return model
 
 
@@ -195,13 +209,16 @@ def _read_design(reader: Reader) -> ModelDesign | None:
     values = reader.attrs("params/design", GROUP_ATTRIBUTES["params/design"])
     if any_none(effects, values, *arrays.values()):
         return None
-    if "params/design@density" in optional_items(reader.version) and reader.has_attr("params/design", "density"):
+    if "params/design@density" in optional_items(reader.version) and reader.has_attr(
+            "params/design", "density"):
         density = reader.attr("params/design", "density", "float")  # 1.4: a sparse design
         if density is None or not 0 < density < 1:
-            reader.problem(f"attribute params/design@density must lie in (0, 1), got {describe_value(density)}")
+            reader.problem("attribute params/design@density must lie in (0, 1), got "
+                           f"{describe_value(density)}")
             return None
         values["density"] = density
-    fitted = read_design_path(reader) if "params/design/path_natural" in optional_items(reader.version) else {}
+    fitted = read_design_path(reader) if "params/design/path_natural" in optional_items(
+        reader.version) else {}
     if fitted is False:  # 1.5: a fitted design's path and its design file's digest
         return None
     return ModelDesign(family=reader.family, **values, **arrays, **effects, **fitted)
@@ -223,16 +240,19 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
             return None
     if (history.shape[1] == 4) != stored:
         reader.problem("attribute calibration@method is missing" if not stored else
-                       f"dataset calibration/history has shape {history.shape} with calibration@method, "
+                       f"dataset calibration/history has shape {history.shape} with "
+                       "calibration@method, "
                        f"expected ({n_steps}, 4)")
         return None
     if history.shape[1] == 3:  # format 1.0: no n_tables column, every step used n_tables
         history = np.column_stack([history, np.full(n_steps, float(values["n_tables"]))])
     elif history.shape[1] != 4:
-        reader.problem(f"dataset calibration/history has shape {history.shape}, expected ({n_steps}, 4)")
+        reader.problem(f"dataset calibration/history has shape {history.shape}, expected "
+                       f"({n_steps}, 4)")
         return None
     if values["bracket"].shape != (2,):
-        reader.problem(f"attribute calibration@bracket must hold 2 values, got {values['bracket'].size}")
+        reader.problem("attribute calibration@bracket must hold 2 values, got "
+                       f"{values['bracket'].size}")
         return None
     values["bracket"] = (float(values["bracket"][0]), float(values["bracket"][1]))
     gaps = _read_gaps(reader)
@@ -246,7 +266,8 @@ def _read_calibration(reader: Reader, design: ModelDesign | None) -> Calibration
 def _read_gaps(reader: Reader) -> tuple[float, np.ndarray] | None | bool:
     """``(calibration@gap, calibration/gaps)`` when stored (1.1, criterion "bayes"), None
     when neither is, False (a problem recorded) when one is bad or alone."""
-    has_attr, has_data = reader.has_attr("calibration", "gap"), reader.has_dataset("calibration/gaps")
+    has_attr, has_data = reader.has_attr("calibration",
+                                         "gap"), reader.has_dataset("calibration/gaps")
     if not has_attr and not has_data:
         return None
     if has_attr != has_data:
@@ -271,7 +292,8 @@ def _read_rejection(reader: Reader) -> RejectionRecord | None:
     return RejectionRecord(candidate_risks=risks, **values)
 
 
-def _read_risk(reader: Reader, gibbs: GibbsSamples | None, attributes: Mapping[str, str]) -> RiskEstimate | None:
+def _read_risk(reader: Reader, gibbs: GibbsSamples | None,
+               attributes: Mapping[str, str]) -> RiskEstimate | None:
     """A risk estimate stored as root attributes (field -> attribute), with the sets' counts."""
     values = {name: reader.attr("", attr, "float") for name, attr in attributes.items()}
     if any_none(gibbs, *values.values()):
@@ -288,7 +310,8 @@ def _has_floor(reader: Reader) -> bool:
                                              else reader.has_dataset(item))]
     missing = [item for item in expected if item not in present]
     if present and missing:
-        reader.problem(f"the floor items (version 1.1) must come together; {', '.join(missing)} missing")
+        reader.problem(f"the floor items (version 1.1) must come together; {', '.join(missing)} "
+                       "missing")
     return bool(present)
 
 
@@ -302,16 +325,23 @@ def _read_floor(reader: Reader, gibbs: GibbsSamples | None) -> dict[str, Any] | 
                        f"got {describe_value(criterion)}")
         criterion = None
     marginals = [reader.dataset(f"posterior/{side}") for side in ("rows", "cols")]
-    if gibbs is not None and isinstance(gibbs.rows, np.ndarray) and isinstance(gibbs.cols, np.ndarray):
-        for side, sets, k, stored in (("rows", gibbs.rows, "g", marginals[0]), ("cols", gibbs.cols, "m", marginals[1])):
+    if gibbs is not None and isinstance(gibbs.rows, np.ndarray) and isinstance(
+            gibbs.cols, np.ndarray):
+        for side, sets, k, stored in (("rows", gibbs.rows, "g", marginals[0]), ("cols", gibbs.cols,
+                                                                                "m", marginals[1])):
             if stored is None:
                 continue
-            counts = np.stack([np.count_nonzero(sets == c, axis=0) for c in range(reader.sizes[k])], axis=1)
-            if not np.allclose(stored, (counts / sets.shape[0]).astype(POSTERIOR_DTYPE), rtol=0, atol=1e-6):
-                reader.problem(f"dataset posterior/{side} differs from the shares of the Gibbs label sets")
+            counts = np.stack([np.count_nonzero(sets == c, axis=0) for c in range(reader.sizes[k])],
+                              axis=1)
+            if not np.allclose(stored,
+                               (counts / sets.shape[0]).astype(POSTERIOR_DTYPE), rtol=0, atol=1e-6):
+                reader.problem(f"dataset posterior/{side} differs from the shares of the Gibbs "
+                               "label sets")
     if any_none(labels, criterion, risk, *marginals):
         return None
-    return {"bayes_rows": labels[0], "bayes_cols": labels[1], "bayes_risk": risk, "criterion": criterion}
+    return {
+        "bayes_rows": labels[0], "bayes_cols": labels[1], "bayes_risk": risk, "criterion": criterion
+    }
 
 
 def _read_options(reader: Reader) -> dict | None:
@@ -331,15 +361,19 @@ def _read_options(reader: Reader) -> dict | None:
 
 def _read_scalars(reader: Reader) -> dict[str, Any] | None:
     reader.attr("", "lbm_bench_version", ROOT_ATTRIBUTES["lbm_bench_version"])  # information only
-    values = reader.attrs("", {name: ROOT_ATTRIBUTES[name] for name in ("scale", "target_risk", "seed")})
+    values = reader.attrs(
+        "", {name: ROOT_ATTRIBUTES[name]
+             for name in ("scale", "target_risk", "seed")})
     params = reader.attrs("params", GROUP_ATTRIBUTES["params"])
     if values is None or params is None:
         return None
     if not (math.isfinite(values["scale"]) and values["scale"] > 0):
-        reader.problem(f"attribute @scale must be finite and > 0, got {describe_value(values['scale'])}")
+        reader.problem("attribute @scale must be finite and > 0, got "
+                       f"{describe_value(values['scale'])}")
         return None
     if params["scale"] != values["scale"]:
-        reader.problem(f"attribute params@scale ({describe_value(params['scale'])}) differs from @scale "
+        reader.problem(f"attribute params@scale ({describe_value(params['scale'])}) differs from "
+                       "@scale "
                        f"({describe_value(values['scale'])})")
         return None
     return values
@@ -348,14 +382,16 @@ def _read_scalars(reader: Reader) -> dict[str, Any] | None:
 def read_table(source: Any, problems: list[str], *, label_sets: bool = True) -> Table | None:
     """Check every item of ``source`` and build the Table (None when ``problems`` is not empty).
 
-    ``label_sets=False``: the Gibbs sets stay in the file (StoredLabelSets), checked by shape and dtype only.
+    ``label_sets=False``: the Gibbs sets stay in the file (StoredLabelSets), checked by shape and
+    dtype only.
 
     Raises
     ------
     Fatal
         When the file is not a table of a supported version, or lacks the header.
     """
-    reader = Reader(source, problems, left_in_file=frozenset(() if label_sets else ("gibbs/rows", "gibbs/cols")))
+    reader = Reader(source, problems,
+                    left_in_file=frozenset(() if label_sets else ("gibbs/rows", "gibbs/cols")))
     _read_header(reader)
     parts = {
         "data": _read_data(reader),
@@ -369,9 +405,12 @@ def read_table(source: Any, problems: list[str], *, label_sets: bool = True) -> 
     }
     scale = parts["scalars"]["scale"] if parts["scalars"] is not None else None
     missing = read_missing(reader, parts["data"], parts["model"], parts["design"], scale)
-    parts.update(missing or {})  # NaN at the missing entries, the mechanism on the design and the model
-    if parts["design"] is not None and parts["design"].density is not None and parts["model"] is not None:
-        parts["model"].sparse = True  # the model of a sparse design draws sparse tables, as generated
+    # NaN at the missing entries, the mechanism on the design and the model
+    parts.update(missing or {})
+    if parts["design"] is not None and parts["design"].density is not None and parts[
+            "model"] is not None:
+        # the model of a sparse design draws sparse tables, as generated
+        parts["model"].sparse = True
     parts["calibration"] = _read_calibration(reader, parts["design"])
     parts["risk"] = _read_risk(reader, parts["gibbs"], RISK_ATTRIBUTES)
     floor = _read_floor(reader, parts["gibbs"]) if _has_floor(reader) else {}
@@ -380,7 +419,8 @@ def read_table(source: Any, problems: list[str], *, label_sets: bool = True) -> 
             problems.append("incomplete file")
         return None
     (truth_rows, truth_cols), (map_rows, map_cols) = parts["truth"], parts["map"]
-    if floor.get("criterion") is not None:  # the risk calibrated is the one the table's criterion names
+    # the risk calibrated is the one the table's criterion names
+    if floor.get("criterion") is not None:
         parts["calibration"] = replace(parts["calibration"], criterion=floor["criterion"])
     return Table(
         data=parts["data"], model=parts["model"], design=parts["design"], truth_rows=truth_rows,

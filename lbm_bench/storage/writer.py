@@ -101,7 +101,8 @@ def _attributes(kinds: Mapping[str, str], values: Mapping[str, Any], where: str)
     """Every attribute of ``kinds`` from ``values``, as stored (``where`` names them in errors)."""
     missing = set(kinds) ^ set(values)
     if missing:  # pragma: no cover - a writer out of step with storage.format
-        raise RuntimeError(f"{where or 'root'} attributes out of step with the format: {sorted(missing)}")
+        raise RuntimeError(f"{where or 'root'} attributes out of step with the format: "
+                           f"{sorted(missing)}")
     prefix = f"{where}." if where else ""
     return {name: _STORE[kind](prefix + name, values[name]) for name, kind in kinds.items()}
 
@@ -126,7 +127,8 @@ def _options_json(options: dict) -> str:
     size = len(text.encode("utf-8"))
     if size > MAX_STRING_BYTES:
         raise ValueError(
-            f"table.options take {size} bytes as JSON, more than the {MAX_STRING_BYTES} an attribute holds"
+            f"table.options take {size} bytes as JSON, more than the {MAX_STRING_BYTES} an "
+            "attribute holds"
         )
     return text
 
@@ -154,7 +156,8 @@ def _root_attrs(table: Table) -> dict[str, Any]:
     }
     values.update({attr: getattr(table.risk, name) for name, attr in RISK_ATTRIBUTES.items()})
     attrs = _attributes(ROOT_ATTRIBUTES, values, "")
-    attrs.update(_attributes(header_attributes(table.model.family), table.header_values(), ""))  # 1.2
+    # 1.2
+    attrs.update(_attributes(header_attributes(table.model.family), table.header_values(), ""))
     return attrs
 
 
@@ -185,15 +188,16 @@ def _param_items(table: Table, layout: Layout) -> None:
         layout.datasets[f"params/{name}"] = np.asarray(values, dtype=np.float64)
     layout.attrs["params/design"] = _record("params/design", design)
     if design.density is not None:  # 1.4: a sparse design
-        layout.attrs["params/design"].update(_attributes({"density": "float"}, {"density": design.density},
-                                                         "params/design"))
+        layout.attrs["params/design"].update(
+            _attributes({"density": "float"}, {"density": design.density}, "params/design"))
     for name in DESIGN_ARRAYS:
         values = getattr(design, name)
         if values is not None:
             layout.datasets[f"params/design/{name}"] = np.asarray(values, dtype=np.float64)
     datasets, attrs = design_path_layout(design)  # 1.5: a fitted design, a design file's digest
     layout.datasets.update(datasets)
-    layout.attrs["params/design"].update(_attributes({"digest": "str"}, attrs, "params/design") if attrs else {})
+    layout.attrs["params/design"].update(
+        _attributes({"digest": "str"}, attrs, "params/design") if attrs else {})
 
 
 def _record_items(table: Table, layout: Layout) -> None:
@@ -205,11 +209,15 @@ def _record_items(table: Table, layout: Layout) -> None:
         # as 1.0 wrote it, so a 1.0 table keeps its bytes
         history = history[:, :3]
     else:  # 1.1: the method, and n_tables per evaluation in a fourth column
-        layout.attrs["calibration"].update(_attributes({"method": "str"}, {"method": cal.method}, "calibration"))
+        layout.attrs["calibration"].update(
+            _attributes({"method": "str"}, {"method": cal.method}, "calibration"))
     layout.datasets["calibration/history"] = history
-    if cal.gap_history is not None:  # 1.1, criterion "bayes": the gap between the MAP's risk and the floor
-        layout.attrs["calibration"].update(_attributes({"gap": "float"}, {"gap": cal.gap}, "calibration"))
-        layout.datasets["calibration/gaps"] = np.asarray(cal.gap_history, dtype=np.float64).reshape(-1, 4)
+    # 1.1, criterion "bayes": the gap between the MAP's risk and the floor
+    if cal.gap_history is not None:
+        layout.attrs["calibration"].update(
+            _attributes({"gap": "float"}, {"gap": cal.gap}, "calibration"))
+        layout.datasets["calibration/gaps"] = np.asarray(cal.gap_history,
+                                                         dtype=np.float64).reshape(-1, 4)
     balance = math.nan if rej.balance is None else rej.balance
     layout.attrs["rejection"] = _record("rejection", rej, balance=balance)
     layout.datasets["rejection/candidate_risks"] = np.asarray(rej.candidate_risks, dtype=np.float64)
@@ -224,7 +232,9 @@ def _sparse_data_items(data: Any, family: Family, layout: Layout) -> None:
         raise ValueError(f"data must be 2-D, got shape {data.shape}")
     for name, array in csr_arrays(data, data_dtype(family)).items():
         layout.datasets[f"data/{name}"] = array
-    layout.attrs["data"] = {"encoding": CSR_ENCODING, "shape": np.asarray(data.shape, dtype=np.int64)}
+    layout.attrs["data"] = {
+        "encoding": CSR_ENCODING, "shape": np.asarray(data.shape, dtype=np.int64)
+    }
 
 
 def _floor_items(table: Table, layout: Layout) -> None:
@@ -249,7 +259,8 @@ def _floor_items(table: Table, layout: Layout) -> None:
     cols = check_labels("bayes_cols", table.bayes_cols, length=n_cols, n_clusters=m)
     layout.datasets["bayes/rows"] = rows.astype(smallest_uint(g))
     layout.datasets["bayes/cols"] = cols.astype(smallest_uint(m))
-    layout.datasets["posterior/rows"], layout.datasets["posterior/cols"] = table.posterior_marginals()
+    layout.datasets["posterior/rows"], layout.datasets[
+        "posterior/cols"] = table.posterior_marginals()
     values = {attr: getattr(risk, name) for name, attr in BAYES_RISK_ATTRIBUTES.items()}
     values["criterion"] = table.criterion
     layout.attrs[""].update(_attributes(FLOOR_ATTRIBUTES, values, ""))
@@ -401,7 +412,8 @@ def _fsync(path: Path, *, directory: bool = False) -> None:
 
 
 def _exists_error(path: Path) -> FileExistsError:
-    return FileExistsError(f"cannot save table to {path}: the file exists (overwrite=True replaces it)")
+    return FileExistsError(f"cannot save table to {path}: the file exists (overwrite=True replaces "
+                           "it)")
 
 
 def save_table(table: Table, path: str | os.PathLike[str], *, overwrite: bool = True) -> Path:
@@ -460,7 +472,8 @@ def save_table(table: Table, path: str | os.PathLike[str], *, overwrite: bool = 
     if not overwrite and os.path.lexists(path):  # early, before the work; put_in_place decides
         raise _exists_error(path)
     try:
-        with atomic_path(path, overwrite=overwrite) as temporary:  # KeyboardInterrupt included: nothing left
+        # KeyboardInterrupt included: nothing left
+        with atomic_path(path, overwrite=overwrite) as temporary:
             image = _file_image(layout, str(temporary))
             _write_image(image, temporary)
             del image
