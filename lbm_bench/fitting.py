@@ -185,7 +185,7 @@ def fit_design(
     selection = select_lbm(data.with_nan() if data.has_missing else data.table, max_clusters,
                            kind=kind if kind is not None else table.family, search=search,
                            n_init=n_init, jobs=jobs, rng=rng)
-    family = selection.fit.family
+    family = selection.family
     z, w = selection.rows, selection.cols
     g, m = selection.n_row_clusters, selection.n_col_clusters
     row_props = np.bincount(z, minlength=g) / z.size

@@ -780,3 +780,26 @@ def test_every_parallel_caller_uses_the_service_as_documented():
                 used.setdefault(module, set()).add(name)
     assert stated and set(stated) == set(used), (sorted(stated), sorted(used))
     assert all(stated[module] in used[module] for module in stated), (stated, used)
+
+
+#: Public constant names that every module of a kind defines for itself, with why.
+PER_MODULE_CONSTANTS = {"ARGUMENTS": "each command module's arguments the command line rewords (cli/flags.py)"}
+
+
+def test_each_public_constant_is_defined_once():
+    """One definition of each constant (issue 45, item 7: the criteria were written three times,
+    ``FAMILIES`` meant two things): a public module-level UPPERCASE name is assigned in one module."""
+    from collections import defaultdict
+
+    where = defaultdict(set)
+    for module, path in MODULES.items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            for target in targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                for name in names:
+                    if isinstance(name, ast.Name) and name.id.isupper() and not name.id.startswith("_"):
+                        where[name.id].add(module)
+    twice = {name: sorted(modules) for name, modules in where.items()
+             if len(modules) > 1 and name not in PER_MODULE_CONSTANTS}
+    assert not twice, twice

@@ -109,6 +109,11 @@ class LBMSelection:
         """The criterion of the chosen labelling."""
         return float(self.criterion_table[self.n_row_clusters - 1, self.n_col_clusters - 1])
 
+    @property
+    def family(self) -> Family:
+        """The family fitted (the chosen fit's)."""
+        return self.fit.family
+
 
 def check_max_clusters(name: str, value: Any,
                        shape: tuple[int, int] | None = None) -> tuple[int, int]:

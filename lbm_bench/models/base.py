@@ -72,7 +72,13 @@ from lbm_bench.models.data import TableData
 from lbm_bench.models.observed import EntryFamily
 from lbm_bench.models.sparse_noise import SparseNoise
 
-__all__ = ["LatentBlockModel", "positive_vector"]
+__all__ = ["PROB_CLIP", "PROB_FLOOR", "LatentBlockModel", "positive_vector"]
+
+#: The probabilities of a design's blocks (Bernoulli, categorical) are kept at least this far
+#: from 0 (and 1) when the scale is huge.
+PROB_FLOOR = 1e-9
+#: Estimated block probabilities are at least this (and at most one minus this).
+PROB_CLIP = 1e-6
 
 def positive_vector(name: str, values: Any) -> np.ndarray:
     """A 1-D finite float64 vector of positive values (row or column effects)."""

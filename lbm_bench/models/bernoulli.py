@@ -34,7 +34,7 @@ from scipy import optimize, special
 import lbm_bench._portable as portable
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_block_array
-from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.base import PROB_CLIP, PROB_FLOOR, LatentBlockModel
 from lbm_bench.models.checks import integer_table
 from lbm_bench.models.data import TableData
 from lbm_bench.models.family import (
@@ -49,12 +49,8 @@ from lbm_bench.models.family import (
 from lbm_bench.models.patterns import binary_pattern
 from lbm_bench.models.sparse_noise import sparse_table_from_noise
 
-__all__ = ["BERNOULLI", "BernoulliLBM", "ICL_BETA", "PROB_CLIP", "PROB_FLOOR"]
+__all__ = ["BERNOULLI", "BernoulliLBM", "ICL_BETA"]
 
-#: Probabilities of a design are kept this far from 0 and 1 when the scale is huge.
-PROB_FLOOR = 1e-9
-#: Estimated block probabilities are clipped to [PROB_CLIP, 1 - PROB_CLIP].
-PROB_CLIP = 1e-6
 #: Both parameters of the Beta prior of a block's probability in the exact ICL (Jeffreys).
 ICL_BETA = 0.5
 

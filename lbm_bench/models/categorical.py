@@ -56,22 +56,18 @@ import lbm_bench._portable as portable
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._records import optional, setting
 from lbm_bench._validation import describe_value
-from lbm_bench.models.base import LatentBlockModel
+from lbm_bench.models.base import PROB_CLIP, PROB_FLOOR, LatentBlockModel
 from lbm_bench.models.checks import refuse_sparse
 from lbm_bench.models.family import Designs, Estimation, Family, Options, Presentation, StorageCodec
 from lbm_bench.models.symmetry import find_symmetry
 
 __all__ = [
     "CATEGORICAL", "CATEGORIES_OPTION", "CategoricalLBM", "ICL_DIRICHLET", "MAX_CATEGORIES",
-    "PROB_CLIP", "PROB_FLOOR", "category_codes", "check_categories", "dominant_categories"
+    "category_codes", "check_categories", "dominant_categories"
 ]
 
 #: Most categories a table can have (codes are stored as uint8).
 MAX_CATEGORIES = 255
-#: Probabilities of a design are kept at least this far from 0 when the scale is huge.
-PROB_FLOOR = 1e-9
-#: Estimated category probabilities are at least this (then renormalised).
-PROB_CLIP = 1e-6
 #: Every parameter of the Dirichlet prior of a block's probabilities in the exact ICL (Jeffreys).
 ICL_DIRICHLET = 0.5
 #: Tolerance on the sum of a block's probabilities.

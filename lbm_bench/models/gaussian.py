@@ -20,7 +20,7 @@ outscored every real partition), then floored at ``var_floor``; tables are fitte
 **Exact ICL** (model selection): each block's mean and variance have the
 Normal-inverse-gamma prior ``sigma^2 ~ IG(alpha0, beta0)``, ``mu | sigma^2 ~
 N(mu0, sigma^2 / kappa0)``, scaled to the table (``mu0`` its mean, ``beta0`` a fraction
-of its variance, see :data:`ICL_MEAN_WEIGHT`, :data:`ICL_SHAPE`, :data:`ICL_SCALE`), so
+of its variance, see :data:`ICL_MEAN_WEIGHT`, :data:`ICL_VARIANCE_SHAPE`, :data:`ICL_SCALE`), so
 that the criterion does not change with the unit of the values; a block of ``n``
 entries of mean ``xbar`` and sum of squared deviations ``S`` integrates to
 
@@ -50,13 +50,13 @@ from lbm_bench.models.patterns import real_pattern
 #: A fitted design's block precisions are floored at this fraction of the largest one.
 PATH_PRECISION_FLOOR = 1e-8
 
-__all__ = ["GAUSSIAN", "GaussianLBM", "ICL_MEAN_WEIGHT", "ICL_SCALE", "ICL_SHAPE"]
+__all__ = ["GAUSSIAN", "GaussianLBM", "ICL_MEAN_WEIGHT", "ICL_SCALE", "ICL_VARIANCE_SHAPE"]
 
 #: ``kappa0`` of the exact ICL's Normal-inverse-gamma prior: the prior of a block's mean
 #: weighs as this many entries (one: a unit-information prior).
 ICL_MEAN_WEIGHT = 1.0
 #: ``alpha0`` of the prior of a block's variance.
-ICL_SHAPE = 1.0
+ICL_VARIANCE_SHAPE = 1.0
 #: ``beta0`` of the prior of a block's variance, as a fraction of the table's variance.
 ICL_SCALE = 1.0
 
@@ -181,9 +181,8 @@ class GaussianEstimation(Estimation):
     def conjugate_prior(self, totals: np.ndarray, size: float) -> dict[str, float]:
         mean = float(totals[0]) / size
         variance = max(float(totals[1]) / size - mean * mean, 1e-12)
-        return {
-            "mean": mean, "kappa": ICL_MEAN_WEIGHT, "alpha": ICL_SHAPE, "beta": ICL_SCALE * variance
-        }
+        return {"mean": mean, "kappa": ICL_MEAN_WEIGHT, "alpha": ICL_VARIANCE_SHAPE,
+                "beta": ICL_SCALE * variance}
 
     def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray,
                             prior: dict[str, float]) -> np.ndarray:

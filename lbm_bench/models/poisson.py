@@ -56,7 +56,7 @@ from lbm_bench.models.family import (
 from lbm_bench.models.patterns import real_pattern
 from lbm_bench.models.sparse_noise import poisson_from_survival, sparse_table_from_noise
 
-__all__ = ["EFFECTS_SPREAD", "ICL_SHAPE", "MARGIN_KNEE", "POISSON", "PoissonLBM", "RATE_FLOOR"]
+__all__ = ["EFFECTS_SPREAD", "ICL_RATE_SHAPE", "MARGIN_KNEE", "POISSON", "PoissonLBM", "RATE_FLOOR"]
 
 #: The knee of a fitted Poisson design's path (:mod:`lbm_bench.models.block_path`).
 MARGIN_KNEE = 0.5
@@ -69,7 +69,7 @@ EFFECT_ITERATIONS = 30
 #: ... and the floor of a fitted effect (a row or column of zeros has none).
 EFFECT_FLOOR = 1e-3
 #: Shape of the Gamma prior of a block's rate in the exact ICL (its mean is the table's mean).
-ICL_SHAPE = 1.0
+ICL_RATE_SHAPE = 1.0
 #: Poisson effects are summarised by this many equal-count groups (group means) when
 #: solving for the density offset...
 _EFFECT_GROUPS = 256
@@ -347,7 +347,7 @@ class PoissonEstimation(Estimation):
 
     def conjugate_prior(self, totals: np.ndarray, size: float) -> dict[str, float]:
         mean = max(float(totals[0]), 1.0) / size  # a table of zeros: as if it held one count
-        return {"shape": ICL_SHAPE, "rate": ICL_SHAPE / mean}
+        return {"shape": ICL_RATE_SHAPE, "rate": ICL_RATE_SHAPE / mean}
 
     def log_marginal_blocks(self, totals: np.ndarray, exposure: np.ndarray,
                             prior: dict[str, float]) -> np.ndarray:

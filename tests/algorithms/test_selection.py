@@ -53,6 +53,7 @@ def test_what_a_selection_holds():
     assert chosen.rows.dtype == np.int64 and set(chosen.rows) == {0, 1, 2} and set(chosen.cols) == {0, 1}
     assert chosen.fit.model.block_shape == (3, 2) and chosen.fit.model.means.min() > 90
     assert np.array_equal(chosen.fit.rows, chosen.rows) and chosen.fit.kind == "gaussian" and chosen.fit.method == "cem"
+    assert chosen.family is chosen.fit.family and chosen.family.kind == "gaussian"
     assert chosen.fit.criterion in chosen.fit.start_criteria
     grid = select_lbm(X, (5, 4), search="grid", n_init=2, rng=1)
     assert not np.isnan(grid.criterion_table).any() and grid.n_runs == 5 * 4 * 2
