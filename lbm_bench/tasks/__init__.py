@@ -15,6 +15,8 @@ It knows nothing of models or tables: a task is a function and its arguments.
 - :mod:`~lbm_bench.tasks.shipping`: a large input crosses to the workers once.
 - :mod:`~lbm_bench.tasks.heap`: the heap's free pages given back after a task.
 - :mod:`~lbm_bench.tasks.threads`: BLAS pinned to one thread (the same bytes anywhere).
+- :mod:`~lbm_bench.tasks.carried`: the settings of a call that every task carries to its
+  worker (the sparse kernel chosen).
 - :mod:`~lbm_bench.tasks.large`: the large-table threshold, from which a table's own
   work spreads over the workers.
 

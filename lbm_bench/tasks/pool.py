@@ -19,7 +19,8 @@ Two options say how a task runs in its worker: ``pin`` runs it on one BLAS threa
 (:func:`~lbm_bench.tasks.threads.single_blas_thread`: the same float sums in any
 process), ``trim`` gives the heap's free pages back after it
 (:func:`~lbm_bench.tasks.heap.release_free_memory`, no collection: a worker lives on
-between tasks).
+between tasks). Every task runs under the settings in force where it was handed over
+(:mod:`lbm_bench.tasks.carried`: the sparse kernel chosen for a call, say).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from lbm_bench.tasks.bundles import even_bundles
+from lbm_bench.tasks.carried import carried_in, carried_settings
 from lbm_bench.tasks.heap import release_free_memory
 from lbm_bench.tasks.shipping import shipped
 from lbm_bench.tasks.threads import single_blas_thread
@@ -129,7 +131,8 @@ class TaskPool:
         from joblib import delayed
 
         results: list = [None] * len(calls)
-        tasks = (delayed(_numbered)(index, function, pin, trim, call)
+        settings = carried_settings()
+        tasks = (delayed(_numbered)(index, function, pin, trim, settings, call)
                  for index, call in enumerate(calls))
         for index, result in self._parallel(tasks):
             results[index] = result
@@ -174,24 +177,28 @@ def run_bundles(task: Callable[..., list], items: Sequence[Any], jobs: int, *arg
 
 
 def _delayed(function: Callable[..., Any], call: tuple, pin: bool, trim: bool) -> Any:
-    """joblib's delayed call of ``function(*call)``, through :func:`_task` when it pins or
-    trims. The arguments stay those of the call, one by one: joblib's Dask backend scatters
-    each large one that can be weakly referenced (an array, an object; not a tuple, list or
-    dict) once for all the tasks of the list, and a :func:`~lbm_bench.tasks.shipping.shipped`
-    future among them is given as it is. (A set would be scattered item by item: give it
-    inside a tuple, as :meth:`TaskPool.map` does with its calls.)"""
+    """joblib's delayed call of ``function(*call)``, through :func:`_task` when it pins, trims
+    or carries settings (:mod:`lbm_bench.tasks.carried`). The arguments stay those of the
+    call, one by one: joblib's Dask backend scatters each large one that can be weakly
+    referenced (an array, an object; not a tuple, list or dict) once for all the tasks of the
+    list, and a :func:`~lbm_bench.tasks.shipping.shipped` future among them is given as it is.
+    (A set would be scattered item by item: give it inside a tuple, as :meth:`TaskPool.map`
+    does with its calls.)"""
     from joblib import delayed
 
-    if pin or trim:
-        return delayed(_task)(function, pin, trim, *call)
+    settings = carried_settings()
+    if pin or trim or settings:
+        return delayed(_task)(function, pin, trim, settings, *call)
     return delayed(function)(*call)
 
 
-def _task(function: Callable[..., Any], pin: bool, trim: bool, *args: Any) -> Any:
-    """``function(*args)`` in a worker: on one BLAS thread with ``pin``, then with ``trim``
-    the heap's free pages given back (whatever the task raised)."""
+def _task(function: Callable[..., Any], pin: bool, trim: bool, settings: dict[str, Any],
+          *args: Any) -> Any:
+    """``function(*args)`` in a worker, under the ``settings`` carried from where it was handed
+    over: on one BLAS thread with ``pin``, then with ``trim`` the heap's free pages given back
+    (whatever the task raised)."""
     try:
-        with single_blas_thread() if pin else contextlib.nullcontext():
+        with carried_in(settings), single_blas_thread() if pin else contextlib.nullcontext():
             return function(*args)
     finally:
         if trim:
@@ -199,7 +206,7 @@ def _task(function: Callable[..., Any], pin: bool, trim: bool, *args: Any) -> An
 
 
 def _numbered(index: int, function: Callable[..., Any], pin: bool, trim: bool,
-              call: tuple) -> tuple[int, Any]:
+              settings: dict[str, Any], call: tuple) -> tuple[int, Any]:
     """``(index, result)`` of :func:`_task` on the arguments ``call``: a result that comes back as
     its task finishes says which call it answers."""
-    return index, _task(function, pin, trim, *call)
+    return index, _task(function, pin, trim, settings, *call)
