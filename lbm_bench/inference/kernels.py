@@ -13,7 +13,12 @@ storage. The built-in kernels, in the order they are asked:
   blocks), complete dense tables above
   :data:`~lbm_bench.inference.code_sums.CODE_MIN_TABLE_BYTES` of statistics: the codes
   packed twice, counted by words (:mod:`lbm_bench.inference.code_sums`);
-- ``"sparse"``: CSR tables, never densified (:mod:`lbm_bench.inference.sparse_sums`);
+- ``"compiled"``: CSR tables of integer statistics, their sums in loops compiled by
+  numba (:mod:`lbm_bench.inference.compiled_sums`: the ``"sparse"`` kernel's values bit
+  for bit), where numba imports and the tables are large enough, or when asked
+  (:mod:`lbm_bench.inference.kernel_choice`: ``kernel=``, ``LBM_BENCH_KERNEL``);
+- ``"sparse"``: CSR tables, never densified, scipy's products
+  (:mod:`lbm_bench.inference.sparse_sums`);
 - ``"dense"``: every dense table, the statistics twice, BLAS products
   (:mod:`lbm_bench.inference.dense_sums`).
 
@@ -32,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from lbm_bench.inference.code_sums import CodeStatistics, uses_codes
+from lbm_bench.inference.compiled_sums import CompiledStatistics, compiled_applies
 from lbm_bench.inference.dense_sums import DenseStatistics
 from lbm_bench.inference.sparse_sums import SparseStatistics
 from lbm_bench.models.base import LatentBlockModel
@@ -99,6 +105,11 @@ KERNELS: list[StorageKernel] = [
         lambda model, layout: not layout.is_sparse and not layout.incomplete
         and uses_codes(model, layout.n_rows, layout.n_cols),
         lambda family, layout, sides: CodeStatistics(family.model, layout.arrays, sides),
+    ),
+    StorageKernel(
+        "compiled",
+        compiled_applies,
+        lambda family, layout, sides: CompiledStatistics(family, layout.tables, sides),
     ),
     StorageKernel(
         "sparse",

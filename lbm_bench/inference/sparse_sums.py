@@ -64,6 +64,9 @@ class SparseSide(Side):
     """
 
     exact_sums = True
+    #: The index update's cost per stored entry moved, in multiply-adds of the full product
+    #: (:data:`SPARSE_UPDATE_COST` for scipy's).
+    update_cost = SPARSE_UPDATE_COST
 
     def __init__(self, own: list, other: list, n_stats: int, *model: np.ndarray | None) -> None:
         self.own, self.other = own, other
@@ -105,7 +108,7 @@ class SparseSide(Side):
     def index_update(self, bs: Any, labels: np.ndarray, changed: np.ndarray) -> bool:
         """Bring ``bs.sums`` from ``bs.labels`` to ``labels`` by moving the stored entries of
         the changed positions; False (nothing done) when that exceeds the cost model."""
-        max_work = None if bs.max_changed is not None else bs.full_work / SPARSE_UPDATE_COST
+        max_work = None if bs.max_changed is not None else bs.full_work / self.update_cost
         moved = self._move_entries(bs.sums, bs.labels, labels, changed, max_work)
         if moved is None:
             return False
@@ -170,6 +173,8 @@ class SparseStatistics:
     """
 
     exact = True
+    #: The class of its two sides.
+    side_class = SparseSide
 
     def __init__(self, family: Any, tables: list, sides: tuple[tuple, tuple]) -> None:
         if family.model.n_stats != 1 or not all(t.is_sparse for t in tables):
@@ -195,8 +200,8 @@ class SparseStatistics:
             cols_own = [sparse.vstack([x.T for x in c], format="csr") for c in channels]
             cols_other = [t.T.tocsr() for t in cols_own]
         self.shape = (len(tables),) + tables[0].shape
-        self.rows = SparseSide(rows_own, rows_other, p, *sides[0])
-        self.cols = SparseSide(cols_own, cols_other, p, *sides[1])
+        self.rows = self.side_class(rows_own, rows_other, p, *sides[0])
+        self.cols = self.side_class(cols_own, cols_other, p, *sides[1])
 
     def entrywise_scores(self, sweeper: Any) -> tuple[np.ndarray, np.ndarray]:
         """The dense storage's
@@ -233,9 +238,10 @@ class SparseStatistics:
                 # each row's gains summed in its entries' order, over ranges of rows; each
                 # column's likewise over the transposed table (a column's entries by
                 # increasing row, as in the table): the sums of one pass over all entries
-                _add_gains(row_scores, X, values, row_gain)
-                _add_gains(col_scores, self.by_cols[t] if self.rows.n_stats == 1 else X.T.tocsr(),
-                           values, col_gain)
+                self.add_gains(row_scores, X, values, row_gain)
+                self.add_gains(col_scores,
+                               self.by_cols[t] if self.rows.n_stats == 1 else X.T.tocsr(),
+                               values, col_gain)
             else:
                 rows = np.repeat(np.arange(n), np.diff(X.indptr))
                 cols, x = X.indices, X.data
@@ -261,6 +267,13 @@ class SparseStatistics:
                     for l in range(col_gain.shape[1]):
                         col_scores[:, l] += np.bincount(c, weights=col_gain[:, l], minlength=d)
         return row_out + log_pi, col_out + log_rho
+
+    def add_gains(self, scores: np.ndarray, X: Any, values: np.ndarray,
+                  gains: np.ndarray) -> None:
+        """``scores[i, k] += sum of gains[value of entry, k]`` over the stored entries of row
+        ``i`` of the CSR ``X`` (``values``: its distinct stored values, increasing), each
+        row's sum from 0 in its entries' order (``np.bincount``), then added to its score."""
+        _add_gains(scores, X, values, gains)
 
 
 #: Stored entries per chunk in the sparse entrywise scores with effects.

@@ -1,0 +1,235 @@
+"""The loops of the compiled sparse kernel, and numba, imported only when they run.
+
+The functions below are plain Python written for numba's ``nopython`` mode (arrays and
+numbers only, no Python objects in the loops): :func:`compiled_loops` compiles them
+with ``numba.njit`` on first use in a process (one compilation per process and
+argument types, kept by numba's on-disk cache for the next process: a loky or Dask
+worker compiles nothing when the cache holds the loops). The package imports and runs
+without numba; this module imports it only in :func:`compiled_loops` and
+:func:`numba_status`.
+
+Every loop sums integers: the block sums of binary entries and counts (exact in
+int32 or int64, whose bound the caller checks) and the moves of an index update
+(integer values added to and subtracted from float64 sums, exact below 2**53), so
+they give the scipy kernel's values bit for bit in any order. The one float sum,
+:func:`add_row_gains`, adds in the order of ``np.bincount`` over a row's entries, as
+the scipy kernel does.
+
+The compiled functions are cached where numba's cache is configured
+(``NUMBA_CACHE_DIR``), else beside this module when its folder is writable, else in a
+writable user folder (:func:`cache_folder`).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+__all__ = ["add_row_gains", "cache_folder", "class_sums", "compiled_loops", "move_entries",
+           "move_entries_by_pair", "numba_status"]
+
+
+def class_sums(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, binary: bool,
+               onehot: np.ndarray, acc: np.ndarray, out: np.ndarray) -> None:
+    """Block sums of one CSR table: ``out[k, r] = sum_e data[e] onehot[indices[e], k]`` over
+    the stored entries ``e`` of row ``r``.
+
+    Parameters
+    ----------
+    indptr, indices : ndarray
+        The CSR structure, ``n_rows + 1`` and ``nnz`` integers.
+    data : ndarray of shape (nnz,)
+        Its values, integers (as float64); not read when ``binary``.
+    binary : bool
+        Every value is 1.
+    onehot : ndarray of shape (n_cols, K), uint8
+        Each column's indicators (``K = C o``: every chain's class of the column).
+    acc : ndarray of shape (K,), int32 or int64
+        A row's accumulator: its dtype must hold every row's sums.
+    out : ndarray of shape (K, n_rows), float64
+    """
+    n_rows = indptr.size - 1
+    width = onehot.shape[1]
+    for r in range(n_rows):
+        for k in range(width):
+            acc[k] = 0
+        if binary:
+            for e in range(indptr[r], indptr[r + 1]):
+                row = onehot[indices[e]]
+                for k in range(width):
+                    acc[k] += row[k]
+        else:
+            for e in range(indptr[r], indptr[r + 1]):
+                row = onehot[indices[e]]
+                value = np.int64(data[e])
+                for k in range(width):
+                    acc[k] += value * row[k]
+        for k in range(width):
+            out[k, r] = acc[k]
+
+
+def move_entries(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, binary: bool,
+                 positions: np.ndarray, old_rows: np.ndarray, new_rows: np.ndarray,
+                 sums: np.ndarray) -> None:
+    """An index update: the stored entries of row ``positions[t]`` of a CSR table moved from
+    row ``old_rows[t]`` of ``sums`` to row ``new_rows[t]``, for every ``t``.
+
+    Parameters
+    ----------
+    indptr, indices, data, binary
+        As :func:`class_sums` (the other-major table: a row per position of the other side).
+    positions, old_rows, new_rows : ndarray of shape (T,), int64
+    sums : ndarray of shape (rows, width), float64
+        The block sums, a row per (chain, class); integer values, so the moves are exact.
+    """
+    for t in range(positions.size):
+        row, old, new = positions[t], old_rows[t], new_rows[t]
+        if binary:
+            for e in range(indptr[row], indptr[row + 1]):
+                column = indices[e]
+                sums[new, column] += 1.0
+                sums[old, column] -= 1.0
+        else:
+            for e in range(indptr[row], indptr[row + 1]):
+                column = indices[e]
+                sums[new, column] += data[e]
+                sums[old, column] -= data[e]
+
+
+def move_entries_by_pair(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                         binary: bool, positions: np.ndarray, pairs: np.ndarray,
+                         new_rows: np.ndarray, old_rows: np.ndarray, delta: np.ndarray,
+                         sums: np.ndarray) -> None:
+    """:func:`move_entries` in two stages: the stored entries of the positions summed by move
+    into ``delta`` (one integer addition per entry), then each move's sums added to its new
+    row of ``sums`` and subtracted from its old one.
+
+    Parameters
+    ----------
+    indptr, indices, data, binary, positions, sums
+        As :func:`move_entries`.
+    pairs : ndarray of shape (T,), int64
+        The move of each position, in ``0 .. U - 1``.
+    new_rows, old_rows : ndarray of shape (U,), int64
+        The rows of ``sums`` each move adds to and subtracts from.
+    delta : ndarray of shape (U, width), int32 or int64
+        Work space, wide enough for every move's sums.
+    """
+    delta[:] = 0
+    for t in range(positions.size):
+        row, target = positions[t], delta[pairs[t]]
+        if binary:
+            for e in range(indptr[row], indptr[row + 1]):
+                target[indices[e]] += 1
+        else:
+            for e in range(indptr[row], indptr[row + 1]):
+                target[indices[e]] += np.int64(data[e])
+    width = sums.shape[1]
+    for u in range(new_rows.size):
+        added, removed, moves = sums[new_rows[u]], sums[old_rows[u]], delta[u]
+        for k in range(width):
+            if moves[k] != 0:
+                added[k] += moves[k]
+                removed[k] -= moves[k]
+
+
+def add_row_gains(indptr: np.ndarray, data: np.ndarray, values: np.ndarray, gains: np.ndarray,
+                  acc: np.ndarray, scores: np.ndarray) -> None:
+    """``scores[r, k] += sum of gains[u(e), k]`` over the stored entries ``e`` of row ``r``,
+    ``u(e)`` the index of ``data[e]`` in ``values``: each row's sum from 0 in its entries'
+    order, then added to its score, the floating-point operations of ``np.bincount``.
+
+    Parameters
+    ----------
+    indptr : ndarray
+        The CSR's row pointers.
+    data : ndarray of shape (nnz,), float64
+    values : ndarray of shape (U,), float64
+        The distinct stored values, increasing.
+    gains : ndarray of shape (U, k), float64
+    acc : ndarray of shape (k,), float64
+        A row's accumulator.
+    scores : ndarray of shape (n_rows, k), float64
+    """
+    n_rows = indptr.size - 1
+    width = gains.shape[1]
+    for r in range(n_rows):
+        for k in range(width):
+            acc[k] = 0.0
+        for e in range(indptr[r], indptr[r + 1]):
+            u = np.searchsorted(values, data[e])
+            for k in range(width):
+                acc[k] += gains[u, k]
+        for k in range(width):
+            scores[r, k] += acc[k]
+
+
+#: The loops :func:`compiled_loops` compiles.
+_LOOPS = (class_sums, move_entries, move_entries_by_pair, add_row_gains)
+
+
+def cache_folder() -> str | None:
+    """Where numba keeps the compiled loops: None when numba's own choice will do (its
+    ``NUMBA_CACHE_DIR``, or the ``__pycache__`` beside this module when that folder is
+    writable); else a writable folder of the user's (``$XDG_CACHE_HOME/lbm-bench/numba``,
+    ``~/.cache/lbm-bench/numba``), or of the system's temporary folder."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    here = os.path.dirname(os.path.abspath(__file__))
+    beside = os.path.join(here, "__pycache__")
+    if os.access(beside if os.path.isdir(beside) else here, os.W_OK):
+        return None
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    uid = getattr(os, "getuid", lambda: "user")()
+    for folder in (os.path.join(home, "lbm-bench", "numba"),
+                   os.path.join(tempfile.gettempdir(), f"lbm-bench-numba-{uid}")):
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(folder, os.W_OK):
+            return folder
+    return None
+
+
+@functools.cache
+def numba_status() -> tuple[str | None, str]:
+    """``(version, reason)``: numba's version when it imports in this process (reason empty),
+    else ``(None, why not)``. Imported once per process."""
+    try:
+        import numba
+    except Exception as exc:  # ImportError, or numba refusing this numpy
+        return None, f"{type(exc).__name__}: {exc}".strip()
+    return str(numba.__version__), ""
+
+
+@functools.cache
+def compiled_loops() -> SimpleNamespace:
+    """The loops of this module compiled by numba (``nopython``, releasing the GIL, cached on
+    disk), once per process; each compiles on its first call with given argument types.
+
+    Raises
+    ------
+    ImportError
+        When numba does not import (:func:`numba_status`).
+    """
+    version, reason = numba_status()
+    if version is None:
+        raise ImportError(f"the compiled kernel needs numba: {reason}")
+    import numba
+
+    folder = cache_folder()
+    if folder is not None:  # the package's folder is read-only and no cache is configured
+        numba.config.CACHE_DIR = folder
+    compiled: dict[str, Any] = {}
+    for loop in _LOOPS:
+        try:
+            compiled[loop.__name__] = numba.njit(cache=True, nogil=True)(loop)
+        except RuntimeError:  # no writable cache folder at all: compile in every process
+            compiled[loop.__name__] = numba.njit(nogil=True)(loop)
+    return SimpleNamespace(**compiled)
