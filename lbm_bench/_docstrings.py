@@ -125,6 +125,14 @@ observed : array-like of shape (n_rows, n_cols), optional
     when the model has ``missing_probs``, the mask) enter the posterior; a row or
     column with no observed entry has the prior as its label posterior (missing
     at random).""",
+    # The sparse tables' kernel, chosen for a call (lbm_bench.inference.kernel_choice).
+    "kernel": """\
+kernel : {"auto", "compiled", "scipy"}, optional
+    Which kernel sums sparse tables, in this process and in every worker of the call:
+    loops compiled by numba (``pip install 'lbm-bench[fast]'``) or scipy's products. The
+    same bytes either way. ``"auto"`` takes the compiled kernel where numba imports and a
+    table is large; ``"compiled"`` wherever it applies (an error where numba does not
+    import). Default: ``LBM_BENCH_KERNEL`` in the environment, else ``"auto"``.""",
     "kind_attribute": """\
 Attributes
 ----------

@@ -36,12 +36,14 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count
 from lbm_bench._version import __version__
 from lbm_bench.algorithms.selection import LBMSelection, select_lbm
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.floor import FloorCertificate, floor_certificate
 from lbm_bench.inference.gibbs import gibbs_labels
+from lbm_bench.inference.kernel_choice import check_kernel, use_kernel
 from lbm_bench.models.block_path import BlockPath
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
@@ -134,6 +136,7 @@ class FittedDesign:
         return "\n".join(lines)
 
 
+@fill_doc
 def fit_design(
     X: Any,
     max_clusters: tuple[int, int] = (8, 8),
@@ -144,6 +147,7 @@ def fit_design(
     search: str = "path",
     n_init: int = 10,
     jobs: int = 1,
+    kernel: str | None = None,
     rng: np.random.Generator | int | None = None,
 ) -> FittedDesign:
     """Fit a design to a table: the family, the counts by exact ICL, and every parameter.
@@ -163,6 +167,7 @@ def fit_design(
     n_samples : int, default=1000
     search, n_init, jobs
         As :func:`~lbm_bench.select_lbm`.
+    {{kernel}}
     rng : None, int or numpy.random.Generator
 
     Returns
@@ -180,6 +185,8 @@ def fit_design(
     rng = np.random.default_rng(rng)
     # before the work
     n_samples, jobs = check_count("n_samples", n_samples), check_count("jobs", jobs)
+    if kernel is not None:
+        check_kernel(kernel)
     table = X if isinstance(X, UserTable) else user_table(X)
     data = table.data
     selection = select_lbm(data.with_nan() if data.has_missing else data.table, max_clusters,
@@ -218,7 +225,8 @@ def fit_design(
     )
     floor = None
     if certify and g >= 2 and m >= 2:
-        floor = _certified_floor(design, data.shape, n_samples, rng)
+        with use_kernel(kernel):
+            floor = _certified_floor(design, data.shape, n_samples, rng)
     return FittedDesign(design=design, file=file, selection=selection, floor=floor,
                         effects_kept=effects_kept)
 

@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench._atomic import check_writable_file, check_writable_folder
-from lbm_bench.cli.common import EXIT_FAILURE, add_command, show_progress
+from lbm_bench.cli.common import EXIT_FAILURE, add_command, add_kernel_option, show_progress
 
 __all__ = ["ARGUMENTS", "add_parser", "run"]
 
 #: The arguments of :func:`~lbm_bench.build_release` that build's flags set (its errors name them
 #: by their flags).
-ARGUMENTS = ("out", "force", "backend", "scheduler")
+ARGUMENTS = ("out", "force", "backend", "scheduler", "kernel")
 
 
 def add_parser(sub: Any) -> None:
@@ -39,6 +39,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--timings", action="store_true",
                    help="also print, per configuration, the worker seconds per stage and per kept "
                    "table")
+    add_kernel_option(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
 
 
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     report = build_release(
         args.spec, args.out, n_jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
         fail_fast=args.fail_fast, archive=args.archive, progress=show_progress(args),
-        force=args.force,
+        force=args.force, kernel=args.kernel,
     )
     if report.replaced:  # even with -q: what --force removed
         print(f"--force: {report.replaced}", file=sys.stderr)

@@ -21,8 +21,10 @@ __all__ = [
     "EXIT_USAGE",
     "CommandParser",
     "add_command",
+    "add_kernel_option",
     "add_record_options",
     "pair",
+    "print_kernel_hint",
     "read_labels_file",
     "record_from_options",
     "show_progress",
@@ -102,6 +104,31 @@ def add_record_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup
         kind = f.metadata.get("parse") or types.get(str(f.type).split(" ")[0])
         parser.add_argument(f.metadata["flag"], dest=f.name, type=kind or float, default=None,
                             metavar=metavar, help=text)
+
+
+def add_kernel_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """Add ``--kernel`` (the library's ``kernel=``: which kernel sums sparse tables)."""
+    from lbm_bench.inference.kernel_choice import (
+        COMPILED_MIN_ENTRIES,
+        KERNEL_CHOICES,
+        KERNEL_VARIABLE,
+    )
+
+    parser.add_argument("--kernel", choices=KERNEL_CHOICES, default=None,
+                        help="which kernel sums sparse tables: loops compiled by numba (pip "
+                        "install 'lbm-bench[fast]') or scipy's products, the same bytes either "
+                        f"way (default: {KERNEL_VARIABLE}, else auto: compiled from "
+                        f"{COMPILED_MIN_ENTRIES:,} stored entries where numba imports)")
+
+
+def print_kernel_hint(n_stored: int) -> None:
+    """The line that says how much faster numba would have made a large sparse table's work
+    (:func:`~lbm_bench.inference.kernel_choice.kernel_hint`), on stderr, when it applies."""
+    from lbm_bench.inference.kernel_choice import kernel_hint
+
+    hint = kernel_hint(n_stored)
+    if hint is not None:
+        print(hint, file=sys.stderr)
 
 
 def record_from_options(cls: type[_R], args: argparse.Namespace) -> _R:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench._atomic import check_writable_file
-from lbm_bench.cli.common import add_command, pair
+from lbm_bench.cli.common import add_command, add_kernel_option, pair
 from lbm_bench.models.registry import FAMILIES, family_names
 
 __all__ = ["ARGUMENTS", "add_parser", "run"]
@@ -15,7 +15,7 @@ __all__ = ["ARGUMENTS", "add_parser", "run"]
 #: The arguments of :func:`~lbm_bench.fit_design` and of the reader that fit's flags set (its
 #: errors name them by their flags).
 ARGUMENTS = ("max_clusters", "kind", "n_samples", "jobs", "max_memory", "format", "delimiter",
-             "overwrite")
+             "overwrite", "kernel")
 
 
 def add_parser(sub: Any) -> None:
@@ -44,6 +44,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--delimiter", default=None, help="text files: the delimiter")
     p.add_argument("--max-memory", default=None, metavar="SIZE",
                    help="refuse a table that needs more to read")
+    add_kernel_option(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no summary")
 
 
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     table = read_user_table(args.data, kind=args.kind, format=args.format,
                             delimiter=args.delimiter, max_memory=args.max_memory)
     fitted = fit_design(table, args.max_clusters, kind=args.kind, certify=not args.no_certify,
-                        n_samples=args.samples, jobs=args.jobs, rng=args.seed)
+                        n_samples=args.samples, jobs=args.jobs, kernel=args.kernel,
+                        rng=args.seed)
     try:
         digest = fitted.save(args.output, overwrite=args.force)
     except FileExistsError:

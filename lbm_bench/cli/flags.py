@@ -44,6 +44,7 @@ FLAGS = {
     "force": "--force",
     "out": "--out",
     "backend": "--backend",
+    "kernel": "--kernel",
     "scheduler": "--scheduler",
     "track": "--track",
     "timeout": "--timeout",

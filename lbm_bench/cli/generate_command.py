@@ -11,8 +11,10 @@ from typing import Any
 from lbm_bench._atomic import check_writable_file
 from lbm_bench.cli.common import (
     add_command,
+    add_kernel_option,
     add_record_options,
     pair,
+    print_kernel_hint,
     record_from_options,
     show_progress,
 )
@@ -25,7 +27,7 @@ __all__ = ["ARGUMENTS", "add_parser", "run"]
 #: The library's arguments that generate's flags set (its errors name them by their flags).
 ARGUMENTS = ("target_risk", "n_rows", "n_cols", "n_row_clusters", "n_col_clusters", "kind",
              *ModelOptions.names(), *GenerationSettings.names(), *RequestOptions.names(),
-             "max_memory", "overwrite", "backend", "scheduler")
+             "max_memory", "overwrite", "backend", "scheduler", "kernel")
 
 
 def add_parser(sub: Any) -> None:
@@ -60,6 +62,7 @@ def add_parser(sub: Any) -> None:
     resources.add_argument("--scheduler", default=None, metavar="ADDR",
                            help="Dask scheduler address, e.g. tcp://host:8786 (default with "
                            "--backend dask: a local cluster of --jobs workers)")
+    add_kernel_option(resources)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
 
 
@@ -96,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     check_backend(args.backend, settings.jobs, args.scheduler)
     start = time.perf_counter()
     table = generate_table(request, settings=settings, max_memory=args.max_memory,
-                           backend=args.backend, scheduler=args.scheduler,
+                           backend=args.backend, scheduler=args.scheduler, kernel=args.kernel,
                            progress=show_progress(args), rng=args.seed, design=design)
     try:
         save_table(table, args.output, overwrite=args.force)
@@ -106,4 +109,5 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(table.summary())
         print(f"wrote {args.output} in {time.perf_counter() - start:.1f} s")
+        print_kernel_hint(int(getattr(table.data, "nnz", 0)))  # a sparse table's
     return 0

@@ -9,27 +9,55 @@ from typing import Any
 
 from lbm_bench.cli.common import add_command
 
-__all__ = ["add_parser", "json_ready", "run"]
+__all__ = ["add_parser", "json_ready", "run", "versions"]
 
 
 def add_parser(sub: Any) -> None:
     """Add ``info`` to the subcommands ``sub``."""
     p = add_command(sub, "info", run, "print the summary of a table file")
-    p.add_argument("table", type=Path)
+    p.add_argument("table", type=Path, nargs="?")
     p.add_argument("--json", action="store_true",
                    help="print the file's attributes as JSON (a value that is not a number is "
                    "null)")
+    p.add_argument("--versions", action="store_true",
+                   help="print the versions of lbm-bench and of what it runs on, and which "
+                   "kernel sums sparse tables here (with a table: before its summary)")
 
 
 def run(args: argparse.Namespace) -> int:  # no docstring: ``info --help`` has no description
     from lbm_bench.storage import load_table, read_info
 
+    if args.versions:
+        print("\n".join(versions()))
+        if args.table is None:
+            return 0
+    if args.table is None:
+        raise ValueError("info needs a table file (or --versions)")
     if args.json:
         info = json_ready(read_info(args.table))
         print(json.dumps(info, indent=2, sort_keys=True, allow_nan=False))
     else:  # the label sets stay in the file (gigabytes on a large table): their shape is enough
         print(load_table(args.table, label_sets=False).summary())
     return 0
+
+
+def versions() -> list[str]:
+    """The lines of ``info --versions``: lbm-bench's version, Python's and those of the
+    packages it runs on (the manifest's ``built_with``), and the sparse kernels
+    (:func:`~lbm_bench.inference.kernel_choice.kernel_report`)."""
+    import platform
+    from importlib.metadata import PackageNotFoundError, version
+
+    from lbm_bench._version import __version__
+    from lbm_bench.inference.kernel_choice import kernel_report
+
+    lines = [f"lbm-bench {__version__}", f"python {platform.python_version()}"]
+    for package in ("numpy", "scipy", "h5py", "joblib"):
+        try:
+            lines.append(f"{package} {version(package)}")
+        except PackageNotFoundError:  # pragma: no cover - dependencies of the package
+            lines.append(f"{package}: not installed")
+    return lines + kernel_report()
 
 
 def json_ready(value: Any) -> Any:

@@ -44,6 +44,7 @@ from lbm_bench._seeds import resolve_seed, stream
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.floor import FloorCertificate, floor_certificate
 from lbm_bench.inference.gibbs import GibbsSamples, RiskEstimate, gibbs_labels
+from lbm_bench.inference.kernel_choice import use_kernel
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.family import Family
@@ -101,6 +102,7 @@ def generate_table(
     jobs: int | None = None,
     backend: str | None = None,
     scheduler: str | None = None,
+    kernel: str | None = None,
     progress: bool = False,
     rng: np.random.Generator | int | None = None,
     **options: Any,
@@ -150,6 +152,7 @@ def generate_table(
         otherwise).
     scheduler : str, optional
         Address of a running Dask scheduler (``backend="dask"`` only).
+    {{kernel}}
     progress : bool, default=False
         Show tqdm progress bars.
     rng : None or int
@@ -189,19 +192,17 @@ def generate_table(
     True
     """
     seed = resolve_seed(rng)
+    sizes = (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk)
     if jobs is not None:
         options = {**options, "jobs": jobs}
     root = np.random.SeedSequence(seed)
     if design is not None:
         if calibration is not None:
             raise TypeError("generate_table() takes a design or a calibration, not both")
-        request, settings, design = _design_arguments(
-            design, kind, (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk), settings,
-            options)
+        request, settings, design = _design_arguments(design, kind, sizes, settings, options)
         effects = stream(stream(root, "generate_table", "calibration"), "calibration", "effects")
         design = design.at_shape(*request.shape, rng=np.random.default_rng(effects))
     else:
-        sizes = (n_rows, n_cols, n_row_clusters, n_col_clusters, target_risk)
         request, settings = request_from_arguments(kind, sizes, settings, options,
                                                    caller="generate_table")
     if backend is not None or scheduler is not None:
@@ -209,10 +210,11 @@ def generate_table(
     estimate = estimate_request_memory(request, settings, calibrated=calibration is not None,
                                        remote_workers=backend == "dask" and scheduler is not None)
     check_memory(estimate, max_memory)
-    if backend is None:
-        return _generate(request, settings, calibration, design, progress, root, seed)
-    with worker_backend(backend, settings.jobs, scheduler):
-        return _generate(request, settings, calibration, design, progress, root, seed)
+    with use_kernel(kernel):
+        if backend is None:
+            return _generate(request, settings, calibration, design, progress, root, seed)
+        with worker_backend(backend, settings.jobs, scheduler):
+            return _generate(request, settings, calibration, design, progress, root, seed)
 
 
 def _generate(request: TableRequest, settings: GenerationSettings,

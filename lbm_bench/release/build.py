@@ -56,6 +56,8 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench._atomic import TEMPORARY_GLOB, atomic_write_bytes
+from lbm_bench._docstrings import fill_doc
+from lbm_bench.inference.kernel_choice import kernel_hint, use_kernel
 from lbm_bench.release._files import sha256_file
 from lbm_bench.release.archive import write_archive
 from lbm_bench.release.build_report import TABLE_STAGES, BuildReport
@@ -253,6 +255,12 @@ def task_order(tables: list[TableSpec]) -> list[TableSpec]:
     return sorted(tables, key=lambda t: (-t.shape[0] * t.shape[1], -t.risk, t.id))
 
 
+def _stored_entries(spec: TableSpec) -> int:
+    """The stored entries expected of a table of ``spec`` (0 for a dense table)."""
+    density = getattr(spec.request.model_options, "density", None)
+    return 0 if density is None else int(density * spec.shape[0] * spec.shape[1])
+
+
 def spreads_over_workers(spec: TableSpec) -> bool:
     """Whether a build certifies ``spec`` over all its workers (its chains as tasks) rather
     than as one task: a large table (:func:`~lbm_bench.tasks.large.is_large`), whose chains
@@ -278,6 +286,7 @@ def _pool(backend: str, n_jobs: int, scheduler: str | None) -> Iterator[TaskPool
         yield TaskPool(n_jobs)
 
 
+@fill_doc
 def build_release(
     spec: ReleaseSpec | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
@@ -290,6 +299,7 @@ def build_release(
     progress: bool = False,
     spec_path: str | None = None,
     force: bool = False,
+    kernel: str | None = None,
 ) -> BuildReport:
     """Build (or resume) a release into ``out_dir``.
 
@@ -317,6 +327,7 @@ def build_release(
         Replace another release that ``out_dir`` holds (its tables outside this spec and its
         release files are removed; the report's ``replaced`` says what). Without it, such a
         folder is refused (:func:`~lbm_bench.release.folder.claim_folder`).
+    {{kernel}}
 
     Returns
     -------
@@ -338,7 +349,7 @@ def build_release(
         raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
     start = time.perf_counter()
     out = Path(out_dir)
-    with locked_folder(out):
+    with use_kernel(kernel), locked_folder(out):
         replaced = claim_folder(spec, out, force=force)
         write_spec_file(spec, out)  # an interrupted build says which release it was building
         report = _build_locked(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
@@ -427,6 +438,8 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
             write_release_files(spec, out, spec_path=spec_path)
             if not can_draw_thumbnails():
                 report.notes.append(NO_THUMBNAILS)
+            if hint := kernel_hint(max(map(_stored_entries, pending), default=0)):
+                report.notes.append(hint)  # a large sparse table built without numba
             report.problems = verify_release(out, pool=pool)
     if archive and not report.failed and not report.problems:
         report.archive = write_archive(out)
