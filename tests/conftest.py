@@ -6,10 +6,11 @@ by the command the docs print (``lbm-bench build repository/mini.toml --out mini
 so that the check of the docs' numbers reuses it and the rebuild test reads it.
 
 Tests that run a real client (headless Chromium, R with hdf5r and Matrix, h5dump...:
-marker ``real_client``) or the sparsebm package (marker ``sparsebm``) skip themselves
-when it is missing, so that the suite runs anywhere. In CI (environment ``CI=true``,
-which ``.ci/run`` sets) such a skip fails the test instead: CI installs them, and a
-path that silently stopped being tested would otherwise pass unnoticed.
+marker ``real_client``), the sparsebm package (marker ``sparsebm``) or numba (the compiled
+kernel, marker ``numba``) skip themselves when it is missing, so that the suite runs
+anywhere. In CI (environment ``CI=true``, which ``.ci/run`` sets) such a skip fails the
+test instead: CI installs them, and a path that silently stopped being tested would
+otherwise pass unnoticed.
 """
 
 import importlib.util
@@ -22,7 +23,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 #: Markers of the tests that CI must run: a skip of one of them fails under CI=true.
-REQUIRED_IN_CI = ("real_client", "sparsebm")
+REQUIRED_IN_CI = ("real_client", "sparsebm", "numba")
 
 
 def _docs_numbers():

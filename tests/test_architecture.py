@@ -650,6 +650,7 @@ NOT_DEAD = {
     ("algorithms/__init__.py", "__dir__"): "PEP 562",
     ("algorithms/catalog.py", "__getattr__"): "PEP 562: where pickle finds the per-family algorithms",
     ("algorithms/catalog.py", "__dir__"): "PEP 562",
+    ("inference/compiled_loops.py", "CACHE_DIR"): "numba's configuration, read by its on-disk cache",
     ("release/card.py", "handle_starttag"): "html.parser.HTMLParser's hook",
     ("release/download.py", "readable"): "io.RawIOBase's method",
     ("release/download.py", "response_class"): "http.client's hook",

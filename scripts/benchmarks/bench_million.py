@@ -3,10 +3,13 @@
     python scripts/benchmarks/bench_million.py                       # issue 33's Bernoulli table, --jobs 2
     python scripts/benchmarks/bench_million.py --kind poisson --effects
     python scripts/benchmarks/bench_million.py --shape 100000x10000 --density 0.01 --dask
+    python scripts/benchmarks/bench_million.py --kernel scipy              # without the compiled kernel
 
 Runs ``lbm-bench generate --kind KIND --shape SHAPE --clusters 3x3 --risk 0.1
 --density DENSITY --seed 1 --jobs 2`` (each an option; the defaults are issue 33's
-table of 1e8 stored entries) in its own process and prints:
+table of 1e8 stored entries; ``--kernel`` is passed on when given: by default the kernel
+``auto`` chooses, the compiled one for such a table where numba imports) in its own process
+and prints which sparse kernel the command runs (``lbm-bench info --versions``), then:
 
 - the wall time of the command, and of its phases (the table's own ``timings``:
   calibration, the rest of rejection sampling (drawing the candidates, their MAP),
@@ -244,6 +247,8 @@ def generate_command(args: argparse.Namespace, out: Path) -> list[str]:
                "-o", str(out), "--jobs", str(args.jobs), "--force", "-q"]
     if args.effects:
         command.append("--effects")
+    if args.kernel is not None:
+        command += ["--kernel", args.kernel]
     return command
 
 
@@ -352,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--effects", action="store_true", help="Poisson row and column effects")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--kernel", choices=["auto", "compiled", "scipy"], default=None,
+                        help="the sparse kernel (lbm-bench generate --kernel; default: its own)")
     parser.add_argument("--dask", action="store_true", help="also on a loopback Dask cluster: same bytes?")
     parser.add_argument("--dask-only", action="store_true",
                         help="with --dask: compare with the file already at --folder/local.h5 instead of "
@@ -360,6 +367,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--folder", type=Path, default=None, help="keep the files here (default: a temporary folder)")
     args = parser.parse_args(argv)
     print(f"machine: {os.cpu_count()} cores, {load_average()}")
+    environment = {**os.environ, **({"LBM_BENCH_KERNEL": args.kernel} if args.kernel else {})}
+    versions = subprocess.run([sys.executable, "-m", "lbm_bench", "info", "--versions"], env=environment,
+                              capture_output=True, text=True, check=True).stdout.splitlines()
+    print("\n".join(line for line in versions if line.startswith(("numba", "sparse kernel"))))
     with contextlib.ExitStack() as stack:
         if args.folder is None:
             folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-million-")))

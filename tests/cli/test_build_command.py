@@ -47,3 +47,10 @@ def test_a_release_folder_held_by_another_release_names_the_flags(tmp_path, monk
     assert main(["build", str(MINI), "--out", str(tmp_path / "out"), "-q"]) == 2
     assert capsys.readouterr().err.strip().endswith(
         "build into another --out, or give --force to replace it")
+
+
+def test_build_takes_the_kernel(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", str(MINI), "--out", str(tmp_path / "out"), "--kernel", "numba"])
+    assert exit_.value.code == 2
+    assert "argument --kernel: invalid choice: 'numba'" in capsys.readouterr().err

@@ -74,3 +74,13 @@ def test_a_table_too_large_to_read_is_refused_naming_max_memory(counts, tmp_path
     assert len(err.strip().splitlines()) == 1
     assert err.startswith(f"lbm-bench fit: error: {counts}: reading the ")
     assert "allowed by --max-memory;" in err and "max_memory=" not in err and not out.exists()
+
+
+def test_fit_takes_the_kernel_and_names_it_in_its_refusals(counts, tmp_path, capsys, monkeypatch):
+    from lbm_bench.inference import kernel_choice
+
+    monkeypatch.setattr(kernel_choice, "numba_status", lambda: (None, "ImportError: hidden"))
+    out = tmp_path / "d.toml"
+    assert main(["fit", str(counts), "--kernel", "compiled", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().startswith("lbm-bench fit: error: --kernel compiled needs numba") and not out.exists()

@@ -171,3 +171,29 @@ def test_generate_refuses_what_the_design_contradicts(design_file, tmp_path, cap
 def test_generate_without_a_design_still_needs_kind_shape_and_clusters(tmp_path, capsys):
     assert main(["generate", "--risk", "0.1", "--kind", "poisson", "-o", str(tmp_path / "t.h5")]) == 2
     assert "--shape, --clusters required (or --design DESIGN.toml)" in capsys.readouterr().err
+
+
+def test_generate_takes_the_kernel_and_names_it_in_its_refusals(tmp_path, capsys, monkeypatch):
+    """--kernel scipy and --kernel compiled write the same file; --kernel compiled where numba
+    does not import is refused naming the flag, before the work; after a large sparse table
+    built without numba, one line says what numba would give."""
+    from lbm_bench.inference import kernel_choice
+
+    args = ["generate", "--kind", "bernoulli", "--shape", "200x100", "--clusters", "2x2", "--risk", "0.1",
+            "--tolerance", "0.04", "--samples", "200", "--calibration-tables", "4", "--seed", "5",
+            "--density", "0.1", "-q"]
+    kernels = ["scipy", "compiled"] if kernel_choice.numba_status()[0] else ["scipy"]
+    for kernel in kernels:
+        assert main([*args, "--kernel", kernel, "-o", str(tmp_path / f"{kernel}.h5")]) == 0
+    assert len({(tmp_path / f"{kernel}.h5").read_bytes() for kernel in kernels}) == 1
+    monkeypatch.setattr(kernel_choice, "numba_status", lambda: (None, "ImportError: hidden"))
+    capsys.readouterr()
+    assert main([*args, "--kernel", "compiled", "-o", str(tmp_path / "refused.h5")]) == 2
+    assert capsys.readouterr().err.strip() == ("lbm-bench generate: error: --kernel compiled needs numba (pip "
+                                               "install 'lbm-bench[fast]'), which does not import here: "
+                                               "ImportError: hidden")
+    assert not (tmp_path / "refused.h5").exists()
+    monkeypatch.setattr(kernel_choice, "COMPILED_MIN_ENTRIES", 100)
+    assert main([a for a in args if a != "-q"] + ["-o", str(tmp_path / "hint.h5")]) == 0
+    err = capsys.readouterr().err
+    assert "note: pip install 'lbm-bench[fast]' (numba) makes the sparse sweeps of tables this large about" in err

@@ -27,11 +27,11 @@ def _csr(seed, shape=(30, 20), density=0.2, binary=False):
 def _loops(compiled):
     if not compiled:
         return compiled_loops  # the module's plain Python functions
-    pytest.importorskip("numba")
+    pytest.importorskip("numba", reason="numba is not installed (pip install 'lbm-bench[fast]')")
     return compiled_loops.compiled_loops()
 
 
-@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.numba)])
 @pytest.mark.parametrize("binary", [False, True])
 def test_class_sums_are_the_csr_product_with_the_one_hots(compiled, binary):
     X = _csr(1, binary=binary)
@@ -45,7 +45,7 @@ def test_class_sums_are_the_csr_product_with_the_one_hots(compiled, binary):
         assert np.array_equal(out, (X @ onehot.astype(np.float64)).T)
 
 
-@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.numba)])
 @pytest.mark.parametrize("binary", [False, True])
 def test_moves_take_each_position_s_entries_from_its_old_row_to_its_new_one(compiled, binary):
     X = _csr(3, binary=binary)
@@ -69,7 +69,7 @@ def test_moves_take_each_position_s_entries_from_its_old_row_to_its_new_one(comp
     assert np.array_equal(staged, want)
 
 
-@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.numba)])
 def test_row_gains_are_added_as_bincount_adds_them(compiled):
     """Each row's gains summed from 0 in its entries' order, then added: ``np.bincount``'s
     float operations, so the same bits."""
@@ -88,8 +88,9 @@ def test_row_gains_are_added_as_bincount_adds_them(compiled):
     assert np.array_equal(got, want)
 
 
+@pytest.mark.numba
 def test_the_compiled_loops_are_compiled_once_per_process():
-    pytest.importorskip("numba")
+    pytest.importorskip("numba", reason="numba is not installed (pip install 'lbm-bench[fast]')")
     assert compiled_loops.compiled_loops() is compiled_loops.compiled_loops()
     assert numba_status()[0] is not None and numba_status()[1] == ""
 
@@ -108,11 +109,12 @@ def test_the_cache_folder_is_numba_s_own_choice_or_a_writable_one(monkeypatch, t
     assert cache_folder() is None  # beside the module
 
 
+@pytest.mark.numba
 def test_a_read_only_package_caches_in_the_user_s_folder(tmp_path):
     """The module in a folder it cannot write (``os.access`` says so: root writes anywhere), run
     in fresh processes: its loops compile and are cached under ``XDG_CACHE_HOME``, where the
     next process finds them."""
-    pytest.importorskip("numba")
+    pytest.importorskip("numba", reason="numba is not installed (pip install 'lbm-bench[fast]')")
     package = tmp_path / "ro"
     package.mkdir()
     source = open(compiled_loops.__file__, encoding="utf-8").read()

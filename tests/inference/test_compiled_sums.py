@@ -17,7 +17,13 @@ from lbm_bench.inference.kernels import TableLayout
 from lbm_bench.models.data import TableData
 from lbm_bench.models.design import random_design
 
-pytest.importorskip("numba")
+#: Skipped without numba, except in CI (CI=true), where the skip fails the run (tests/conftest.py).
+pytestmark = pytest.mark.numba
+
+
+@pytest.fixture(autouse=True)
+def _numba_installed():
+    pytest.importorskip("numba", reason="numba is not installed (pip install 'lbm-bench[fast]')")
 
 
 def _table(kind, n_rows, n_cols, density, seed, effects=False, missing=None):

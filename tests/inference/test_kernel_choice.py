@@ -64,8 +64,9 @@ def test_the_compiled_kernel_asked_without_numba_is_refused_up_front(monkeypatch
     assert not use_compiled(10**9)
 
 
+@pytest.mark.numba
 def test_auto_takes_the_compiled_kernel_from_the_threshold_where_numba_imports(monkeypatch):
-    pytest.importorskip("numba")
+    pytest.importorskip("numba", reason="numba is not installed (pip install 'lbm-bench[fast]')")
     monkeypatch.delenv(KERNEL_VARIABLE, raising=False)
     assert not use_compiled(COMPILED_MIN_ENTRIES - 1) and use_compiled(COMPILED_MIN_ENTRIES)
     with use_kernel("compiled"):

@@ -17,7 +17,13 @@ from lbm_bench.inference.compiled_sums import CompiledStatistics
 from lbm_bench.release import build_release, compare_releases
 from tests.cpu_levels import REPO
 
-pytest.importorskip("numba")
+#: Skipped without numba, except in CI (CI=true), where the skip fails the run (tests/conftest.py).
+pytestmark = pytest.mark.numba
+
+
+@pytest.fixture(autouse=True)
+def _numba_installed():
+    pytest.importorskip("numba", reason="numba is not installed (pip install 'lbm-bench[fast]')")
 
 KERNEL_SPEC = """
 [release]

@@ -27,3 +27,11 @@ def test_memory_of_a_process_tree_without_psutil():
     memory = load_script("benchmarks", "bench_million").ProcessMemory([os.getpid()])
     [(name, rss, cpu)] = [sample for sample in memory._sample_proc() if sample[0].startswith(f"{os.getpid()} ")]
     assert rss > 10 * 2**20 and cpu > 0
+
+
+def test_the_kernel_is_passed_on_and_said(tmp_path):
+    out = run_script("benchmarks", "bench_million", "--shape", "60x40", "--clusters", "2x2", "--risk", "0.15",
+                     "--density", "0.3", "--seed", "3", "--jobs", "1", "--kernel", "scipy", "--no-evaluate",
+                     "--folder", tmp_path).stdout
+    assert "sparse kernel: scipy's (kernel='scipy'; LBM_BENCH_KERNEL='scipy')" in out
+    assert "--kernel scipy" in out
