@@ -113,12 +113,15 @@ class CompiledSide(SparseSide):
         old_rows = slot + old[b, c, j].astype(np.int64)
         new_rows = slot + new[b, c, j].astype(np.int64)
         table, flat = self.stacked_other, sums.reshape(B * C * o, p * n)
-        moves, pairs = np.unique(old_rows * o + new_rows - slot, return_inverse=True)
+        ids = old_rows * o + new_rows - slot  # the move (chain, old class, new class)
+        moves = np.flatnonzero(np.bincount(ids, minlength=B * C * o * o))
         cells = moves.size * flat.shape[1]  # the work space, zeroed and added once
         if cells <= moved and cells * np.dtype(self.sum_dtype).itemsize <= _PAIR_BYTES:
+            compact = np.empty(B * C * o * o, dtype=np.int64)
+            compact[moves] = np.arange(moves.size)
             firsts = moves // o
             self.loops.move_entries_by_pair(
-                table.indptr, table.indices, table.data, self.binary, position, pairs.ravel(),
+                table.indptr, table.indices, table.data, self.binary, position, compact[ids],
                 firsts - firsts % o + moves % o, firsts, np.empty((moves.size, flat.shape[1]),
                                                                   dtype=self.sum_dtype), flat)
         else:
