@@ -44,7 +44,8 @@ def class_sums(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, binary
     indptr, indices : ndarray
         The CSR structure, ``n_rows + 1`` and ``nnz`` integers.
     data : ndarray of shape (nnz,)
-        Its values, integers (as float64); not read when ``binary``.
+        Its values, non-negative integers (of an integer or float dtype); not read when
+        ``binary``.
     binary : bool
         Every value is 1.
     onehot : ndarray of shape (n_cols, K), uint8
@@ -138,19 +139,21 @@ def move_entries_by_pair(indptr: np.ndarray, indices: np.ndarray, data: np.ndarr
                 removed[k] -= moves[k]
 
 
-def add_row_gains(indptr: np.ndarray, data: np.ndarray, values: np.ndarray, gains: np.ndarray,
-                  acc: np.ndarray, scores: np.ndarray) -> None:
-    """``scores[r, k] += sum of gains[u(e), k]`` over the stored entries ``e`` of row ``r``,
-    ``u(e)`` the index of ``data[e]`` in ``values``: each row's sum from 0 in its entries'
-    order, then added to its score, the floating-point operations of ``np.bincount``.
+def add_row_gains(indptr: np.ndarray, data: np.ndarray, index_of: np.ndarray, lowest: int,
+                  gains: np.ndarray, acc: np.ndarray, scores: np.ndarray) -> None:
+    """``scores[r, k] += sum of gains[index_of[data[e] - lowest], k]`` over the stored entries
+    ``e`` of row ``r``: each row's sum from 0 in its entries' order, then added to its score,
+    the floating-point operations of ``np.bincount``.
 
     Parameters
     ----------
     indptr : ndarray
         The CSR's row pointers.
-    data : ndarray of shape (nnz,), float64
-    values : ndarray of shape (U,), float64
-        The distinct stored values, increasing.
+    data : ndarray of shape (nnz,)
+        Its values, integers.
+    index_of : ndarray of shape (V,), int64
+        The row of ``gains`` of each value ``lowest .. lowest + V - 1``.
+    lowest : int
     gains : ndarray of shape (U, k), float64
     acc : ndarray of shape (k,), float64
         A row's accumulator.
@@ -162,7 +165,7 @@ def add_row_gains(indptr: np.ndarray, data: np.ndarray, values: np.ndarray, gain
         for k in range(width):
             acc[k] = 0.0
         for e in range(indptr[r], indptr[r + 1]):
-            u = np.searchsorted(values, data[e])
+            u = index_of[np.int64(data[e]) - lowest]
             for k in range(width):
                 acc[k] += gains[u, k]
         for k in range(width):

@@ -78,14 +78,14 @@ loops = compiled_loops()
 X = sparse.random_array((30, 20), density=0.2, format="csr", rng=0)
 X.data[:] = 1.0
 onehot = np.zeros((20, 24), np.uint8)
+data = X.data.astype(np.uint8)  # the values as the kernel holds them: small unsigned integers
 for acc in (np.int32, np.int64):
-    loops.class_sums(X.indptr, X.indices, X.data, True, onehot, np.empty(24, acc), np.empty((24, 30)))
-    loops.class_sums(X.indptr, X.indices, X.data, False, onehot, np.empty(24, acc), np.empty((24, 30)))
-    loops.move_entries_by_pair(X.indptr, X.indices, X.data, True, np.zeros(1, np.int64), np.zeros(1, np.int64),
+    loops.class_sums(X.indptr, X.indices, data, False, onehot, np.empty(24, acc), np.empty((24, 30)))
+    loops.move_entries_by_pair(X.indptr, X.indices, data, False, np.zeros(1, np.int64), np.zeros(1, np.int64),
                                np.ones(1, np.int64), np.zeros(1, np.int64), np.zeros((1, 20), acc), np.zeros((2, 20)))
-loops.move_entries(X.indptr, X.indices, X.data, True, np.zeros(1, np.int64), np.zeros(1, np.int64),
+loops.move_entries(X.indptr, X.indices, data, False, np.zeros(1, np.int64), np.zeros(1, np.int64),
                    np.ones(1, np.int64), np.zeros((2, 20)))
-loops.add_row_gains(X.indptr, X.data, np.ones(1), np.zeros((1, 3)), np.empty(3), np.zeros((30, 3)))
+loops.add_row_gains(X.indptr, data, np.zeros(1, np.int64), 1, np.zeros((1, 3)), np.empty(3), np.zeros((30, 3)))
 print(json.dumps({"import": imported - start, "first_calls": time.perf_counter() - imported}))
 """
 

@@ -84,7 +84,9 @@ def test_row_gains_are_added_as_bincount_adds_them(compiled):
     for k in range(3):
         want[:, k] += np.bincount(rows, weights=gains[inverse, k], minlength=40)
     got = start.copy()
-    _loops(compiled).add_row_gains(X.indptr, X.data, values, gains, np.empty(3), got)
+    index_of = np.zeros(7, dtype=np.int64)
+    index_of[values.astype(np.int64) - 1] = np.arange(values.size)
+    _loops(compiled).add_row_gains(X.indptr, X.data.astype(np.uint8), index_of, 1, gains, np.empty(3), got)
     assert np.array_equal(got, want)
 
 

@@ -166,3 +166,15 @@ def test_a_table_with_missing_entries_has_its_missing_channel_summed():
     _, compiled_sweeper = _sweepers(model, [X])
     assert compiled_sweeper.rows.n_stats == 2 and compiled_sweeper.rows.binary
     assert isinstance(X, TableData) and X.has_missing
+
+
+def test_start_scores_of_counts_too_spread_for_a_lookup_are_scipy_s_too():
+    """Stored values more than ``_LOOKUP_VALUES`` apart: scipy's way of adding the gains."""
+    rng = np.random.default_rng(19)
+    X = sparse.random_array((80, 60), density=0.2, rng=rng, format="csr")
+    X.data[:] = rng.choice([1.0, 2.0, 6000.0], X.nnz)
+    X = X.astype(np.int64)
+    model = random_design("poisson", 3, 2, density=0.2, rng=0).model(0.5)
+    scipy_sweeper, compiled_sweeper = _sweepers(model, [X])
+    for a, b in zip(scipy_sweeper.entrywise_scores(), compiled_sweeper.entrywise_scores(), strict=True):
+        assert np.all(np.isfinite(a)) and np.array_equal(a, b)
