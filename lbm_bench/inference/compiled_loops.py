@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["add_row_gains", "cache_folder", "class_sums", "compiled_loops", "move_entries",
-           "move_entries_by_pair", "numba_status"]
+__all__ = ["add_row_gains", "cache_folder", "class_sums", "compiled_loops", "logsumexp_parts",
+           "logsumexp_total", "move_entries", "move_entries_by_pair", "numba_status"]
 
 
 def class_sums(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, binary: bool,
@@ -172,8 +172,65 @@ def add_row_gains(indptr: np.ndarray, data: np.ndarray, index_of: np.ndarray, lo
             scores[r, k] += acc[k]
 
 
+def logsumexp_parts(x: np.ndarray, last: bool, terms: np.ndarray, top: np.ndarray,
+                    count: np.ndarray) -> None:
+    """The first pass of ``logsumexp`` over axis 2 (``last``) or 1 of ``x`` (e, g, m), as
+    scipy computes it: the maximum ``top``, the count of the terms equal to it, and the terms
+    ``x - top``, ``-inf`` at the maxima (``exp`` of them is left to numpy: its bits)."""
+    n, g, m = x.shape
+    for e in range(n):
+        if last:
+            for k in range(g):
+                best = x[e, k, 0]
+                for l in range(1, m):
+                    if x[e, k, l] > best:
+                        best = x[e, k, l]
+                hits = 0.0
+                for l in range(m):
+                    if x[e, k, l] == best:
+                        terms[e, k, l] = -np.inf
+                        hits += 1.0
+                    else:
+                        terms[e, k, l] = x[e, k, l] - best
+                top[e, k], count[e, k] = best, hits
+        else:
+            for l in range(m):
+                best = x[e, 0, l]
+                for k in range(1, g):
+                    if x[e, k, l] > best:
+                        best = x[e, k, l]
+                hits = 0.0
+                for k in range(g):
+                    if x[e, k, l] == best:
+                        terms[e, k, l] = -np.inf
+                        hits += 1.0
+                    else:
+                        terms[e, k, l] = x[e, k, l] - best
+                top[e, l], count[e, l] = best, hits
+
+
+def logsumexp_total(terms: np.ndarray, count: np.ndarray, last: bool, total: np.ndarray) -> None:
+    """The second pass: the exponentiated terms summed left to right over axis 2 (``last``) or
+    1 (as ``np.sum`` adds fewer than 8 terms), divided by the count of maxima unless 0."""
+    n, g, m = terms.shape
+    for e in range(n):
+        if last:
+            for k in range(g):
+                value = terms[e, k, 0]
+                for l in range(1, m):
+                    value += terms[e, k, l]
+                total[e, k] = value / count[e, k] if value != 0 else value
+        else:
+            for l in range(m):
+                value = terms[e, 0, l]
+                for k in range(1, g):
+                    value += terms[e, k, l]
+                total[e, l] = value / count[e, l] if value != 0 else value
+
+
 #: The loops :func:`compiled_loops` compiles.
-_LOOPS = (class_sums, move_entries, move_entries_by_pair, add_row_gains)
+_LOOPS = (class_sums, move_entries, move_entries_by_pair, add_row_gains, logsumexp_parts,
+          logsumexp_total)
 
 
 def cache_folder() -> str | None:

@@ -176,6 +176,12 @@ class SparseStatistics:
     #: The class of its two sides.
     side_class = SparseSide
 
+    @staticmethod
+    def logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
+        """``scipy.special.logsumexp(x, axis=axis)`` bit for bit, as the start scores with
+        effects take it (:func:`_logsumexp`)."""
+        return _logsumexp(x, axis)
+
     def __init__(self, family: Any, tables: list, sides: tuple[tuple, tuple]) -> None:
         if family.model.n_stats != 1 or not all(t.is_sparse for t in tables):
             raise TypeError(
@@ -245,8 +251,9 @@ class SparseStatistics:
             else:
                 rows = np.repeat(np.arange(n), np.diff(X.indptr))
                 cols, x = X.indices, X.data
-                row_scores[:] = _grouped_zero_terms(a, b, log_rho, A)
-                col_scores[:] = _grouped_zero_terms(b, a, log_pi, A.T)
+                lse = self.logsumexp
+                row_scores[:] = _grouped_zero_terms(a, b, log_rho, A, lse)
+                col_scores[:] = _grouped_zero_terms(b, a, log_pi, A.T, lse)
                 if self.data[t].has_missing:  # the zero terms of the missing entries, taken out
                     missing = self.data[t].missing_indicator()
                     m_rows = np.repeat(np.arange(n), np.diff(missing.indptr))
@@ -258,10 +265,9 @@ class SparseStatistics:
                     exposure = (a[r] * b[c])[:, None, None]
                     zero = -exposure * A  # (e, g, m)
                     dens = zero + eta * v[:, None, None]
-                    row_gain = _logsumexp(dens + log_rho, axis=2) - _logsumexp(
-                        zero + log_rho, axis=2)
-                    col_gain = (_logsumexp(dens + log_pi[:, None], axis=1)
-                                - _logsumexp(zero + log_pi[:, None], axis=1))
+                    row_gain = lse(dens + log_rho, axis=2) - lse(zero + log_rho, axis=2)
+                    col_gain = (lse(dens + log_pi[:, None], axis=1)
+                                - lse(zero + log_pi[:, None], axis=1))
                     for k in range(row_gain.shape[1]):
                         row_scores[:, k] += np.bincount(r, weights=row_gain[:, k], minlength=n)
                     for l in range(col_gain.shape[1]):
@@ -375,15 +381,16 @@ def _remove_zero_terms(row_scores, col_scores, rows, cols, a, b, A, log_pi, log_
             col_scores[:, l] -= np.bincount(c, weights=col_terms[:, l], minlength=d)
 
 
-def _grouped_zero_terms(own: np.ndarray, other: np.ndarray, log_prior_other,
-                        A: np.ndarray) -> np.ndarray:
+def _grouped_zero_terms(own: np.ndarray, other: np.ndarray, log_prior_other, A: np.ndarray,
+                        lse: Any) -> np.ndarray:
     """``sum_j log sum_l prior_l exp(-own_i other_j A_kl)`` for every own item and class ``k``,
-    with ``other`` summarised by equal-count groups (their means): (n_own, k)."""
+    with ``other`` summarised by equal-count groups (their means): (n_own, k); ``lse`` is
+    :func:`_logsumexp` or a function of the same bits."""
     groups = np.array_split(np.sort(other), min(_ZERO_GROUPS, other.size))
     means = np.array([grp.mean() for grp in groups])
     sizes = np.array([grp.size for grp in groups], dtype=np.float64)
     out = np.zeros((own.size, A.shape[0]))
     for mean, size in zip(means, sizes, strict=True):
         exposure = (own * mean)[:, None, None]  # (n_own, 1, 1)
-        out += size * _logsumexp(log_prior_other - exposure * A, axis=2)
+        out += size * lse(log_prior_other - exposure * A, axis=2)
     return out

@@ -178,3 +178,25 @@ def test_start_scores_of_counts_too_spread_for_a_lookup_are_scipy_s_too():
     scipy_sweeper, compiled_sweeper = _sweepers(model, [X])
     for a, b in zip(scipy_sweeper.entrywise_scores(), compiled_sweeper.entrywise_scores(), strict=True):
         assert np.all(np.isfinite(a)) and np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("n_terms", [1, 2, 3, 7, 8])
+@pytest.mark.parametrize("axis", [1, 2])
+def test_the_compiled_logsumexp_is_scipy_s_bit_for_bit(n_terms, axis):
+    """On arrays with ties and wide ranges, either axis; 8 terms or more are numpy's sum."""
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(n_terms * 10 + axis)
+    shape = (3001, n_terms, 4) if axis == 1 else (3001, 4, n_terms)
+    x = rng.normal(scale=30.0, size=shape)
+    x[::7] = np.round(x[::7])  # ties
+    x[5] = 0.0
+    got = CompiledStatistics.logsumexp(x, axis)
+    assert np.array_equal(got, logsumexp(x, axis=axis))
+
+
+def test_start_scores_with_effects_are_scipy_s():
+    model, X, _, _ = _table("poisson", 700, 400, 0.08, 21, effects=True)
+    scipy_sweeper, compiled_sweeper = _sweepers(model, [X])
+    for a, b in zip(scipy_sweeper.entrywise_scores(), compiled_sweeper.entrywise_scores(), strict=True):
+        assert np.array_equal(a, b)
