@@ -3,6 +3,7 @@
     python scripts/benchmarks/bench_kernel.py              # Bernoulli and Poisson 100000x10000 at 1%
     python scripts/benchmarks/bench_kernel.py --million    # also 1000000x100000 at 0.1% (~10 GiB, minutes)
     python scripts/benchmarks/bench_kernel.py --quick      # tiny (seconds)
+    python scripts/benchmarks/bench_kernel.py --threshold  # where the compiled kernel starts to pay
 
 For each table (3x3 clusters, drawn at the scale of the design's first guess for a 10% MAP
 error, as ``bench_sparse.py``), in one process on one BLAS thread, both kernels (a Sweeper of
@@ -20,6 +21,13 @@ each: ``use_kernel("scipy")`` and ``use_kernel("compiled")``), alternating, best
   own stream (burn-in included), ns per stored entry per chain per sweep;
 - **MAP**: ``map_labels`` with its defaults, seconds (tables up to 1e7 stored entries, or
   ``--map``).
+
+``--threshold`` measures where ``kernel="auto"`` should take the compiled kernel: ``lbm-bench
+generate`` of sparse Bernoulli tables (3x3 clusters, 10% risk, ``--jobs 1``) of growing stored
+entries, each with ``--kernel scipy`` and ``--kernel compiled`` in its own process (numba's
+import and the loading of its loops included, from a warm cache), alternating, best of
+``--repeats``: the CPU seconds of each (user + system) and their difference, and whether the
+files are the same.
 
 ``same`` says whether the two kernels gave the same values (sums, scores, label sets and MAP
 labels bit for bit: they must). The compiled kernel's one-off costs are shown apart, each in
@@ -42,7 +50,7 @@ import numpy as np
 
 # The internals this benchmark measures: the engine's sums and sweeps, the kernel's choice, the
 # scale's first guess (the one place it reaches past the public API).
-from lbm_bench import map_labels, random_design
+from lbm_bench import load_table, map_labels, random_design
 from lbm_bench.inference.chains import ChainStreams, run_chains
 from lbm_bench.inference.engine import BlockSums, Sweeper
 from lbm_bench.inference.kernel_choice import use_kernel
@@ -54,7 +62,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # sibling modules (scr
 from _benchmarks import add_output_argument, bench_parser, finish  # noqa: E402
 from bench_gibbs_map import machine_info  # noqa: E402
 
-__all__ = ["SIZES", "MILLION", "QUICK", "compile_seconds", "kernel_rows", "main"]
+__all__ = ["SIZES", "MILLION", "QUICK", "THRESHOLD_SIZES", "QUICK_THRESHOLD", "compile_seconds", "kernel_rows",
+           "threshold_rows", "main"]
 
 #: (kind, n_rows, n_cols, density) of the default run, and of ``--million`` and ``--quick``.
 SIZES = (("bernoulli", 100_000, 10_000, 0.01), ("poisson", 100_000, 10_000, 0.01))
@@ -102,6 +111,50 @@ def compile_seconds() -> dict[str, dict[str, float]]:
                                   check=True)
             out[name] = json.loads(done.stdout)
     return out
+
+
+#: (n_rows, n_cols, density) of ``--threshold``: about 3e4 to 3e6 stored entries (``--quick``: two).
+THRESHOLD_SIZES = ((6000, 1000, 0.005), (10000, 2000, 0.005), (20000, 3000, 0.005), (30000, 6000, 0.005),
+                   (60000, 10000, 0.005))
+QUICK_THRESHOLD = ((600, 200, 0.05), (1000, 400, 0.05))
+
+
+def threshold_rows(sizes=THRESHOLD_SIZES, repeats: int = 2, seed: int = 1) -> list[dict[str, Any]]:
+    """``lbm-bench generate`` with each kernel at each size (see the module documentation)."""
+    import resource
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-kernel-threshold-") as folder:
+        for n_rows, n_cols, density in sizes:
+            cpu = dict.fromkeys(KERNELS, np.inf)
+            digests = {}
+            for _ in range(repeats):
+                for kernel in KERNELS:
+                    out = Path(folder) / f"{kernel}.h5"
+                    command = [sys.executable, "-m", "lbm_bench", "generate", "--kind", "bernoulli", "--shape",
+                               f"{n_rows}x{n_cols}", "--clusters", "3x3", "--risk", "0.1", "--density", str(density),
+                               "--seed", str(seed), "--jobs", "1", "--kernel", kernel, "-o", str(out), "--force", "-q"]
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    subprocess.run(command, check=True)
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    cpu[kernel] = min(cpu[kernel], after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+                    digests[kernel] = out.read_bytes()
+            nnz = int(load_table(Path(folder) / "scipy.h5", label_sets=False).data.nnz)
+            rows.append({"shape": f"{n_rows}x{n_cols}", "density": density, "nnz": nnz, "cpu": cpu,
+                         "same": digests["scipy"] == digests["compiled"]})
+    return rows
+
+
+def format_threshold(rows: list[dict[str, Any]]) -> str:
+    lines = ["lbm-bench generate --kind bernoulli --clusters 3x3 --risk 0.1 --jobs 1, CPU seconds (user + system), "
+             "best of the runs",
+             "| shape | density | stored entries | scipy | compiled | scipy - compiled | same file |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for r in rows:
+        s, c = r["cpu"]["scipy"], r["cpu"]["compiled"]
+        lines.append(f"| {r['shape']} | {r['density']:g} | {r['nnz']:,} | {s:.2f} | {c:.2f} | {s - c:+.2f} | "
+                     f"{'yes' if r['same'] else 'NO'} |")
+    return "\n".join(lines)
 
 
 def _table(kind: str, n_rows: int, n_cols: int, density: float, seed: int):
@@ -254,8 +307,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--map", action="store_true", help="time the MAP of every table (not only up to 1e7 entries)")
     parser.add_argument("--sweeps", type=int, default=None, help="kept sweeps of the Gibbs run (default 20; +5)")
     parser.add_argument("--no-compile", action="store_true", help="leave out the compile times")
+    parser.add_argument("--threshold", action="store_true",
+                        help="only the CPU seconds of lbm-bench generate with each kernel at growing sizes")
     add_output_argument(parser)
     args = parser.parse_args(argv)
+    if args.threshold:
+        info = machine_info()
+        print(f"# {info['cpu']}, {info['cores']} cores; load average before {info['loadavg']}", flush=True)
+        sizes = QUICK_THRESHOLD if args.quick else THRESHOLD_SIZES
+        rows = threshold_rows(sizes, args.repeats or (1 if args.quick else 2))
+        print(format_threshold(rows))
+        print(f"# load average after {machine_info()['loadavg']}")
+        finish(args.json, rows)
+        return 0 if all(r["same"] for r in rows) else 1
     repeats = args.repeats or (1 if args.quick else 3)
     sweeps = args.sweeps or (3 if args.quick else 20)
     sizes = QUICK if args.quick else (MILLION if args.only_million else SIZES + (MILLION if args.million else ()))

@@ -23,3 +23,11 @@ def test_quick_run_compares_both_kernels(tmp_path):
     rows = json.loads((tmp_path / "rows.json").read_text())
     assert len(rows["tables"]) == 2 and all(all(row["same"].values()) for row in rows["tables"])
     assert set(rows["compile"]) == {"cold", "warm"}
+
+
+@pytest.mark.numba
+def test_threshold_run_times_generate_with_both_kernels():
+    pytest.importorskip("numba", reason="numba is not installed (pip install 'lbm-bench[fast]')")
+    out = run_script("benchmarks", "bench_kernel", "--threshold", "--quick").stdout
+    rows = re.findall(r"^\| (\d+x\d+) \| [\d.]+ \| [\d,]+ \| [\d.]+ \| [\d.]+ \| [-+][\d.]+ \| yes \|$", out, re.M)
+    assert rows == ["600x200", "1000x400"]
