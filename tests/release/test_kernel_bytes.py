@@ -3,8 +3,9 @@ family and storage (dense tables of the four families; sparse Bernoulli and Pois
 with row and column effects, with entries missing at random and by block) built with scipy's
 kernel, with the compiled one (``kernel="compiled"``: whatever the tables' size, in this process
 and in the workers of ``--jobs 2``, where the choice travels with the tasks), and in a process
-where numba does not import: the same ``SHA256SUMS``, file for file. A large sparse table,
-whose chains and MAP starts run as tasks, is compared alike."""
+where numba does not import, and with the compiled kernel at numpy's and OpenBLAS's lower
+dispatch levels (tests/cpu_levels.py): the same ``SHA256SUMS``, file for file. A large sparse
+table, whose chains and MAP starts run as tasks, is compared alike."""
 
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 from lbm_bench.inference import kernels
 from lbm_bench.inference.compiled_sums import CompiledStatistics
 from lbm_bench.release import build_release, compare_releases
-from tests.cpu_levels import REPO
+from tests.cpu_levels import REPO, available_levels, run_at_level
 
 #: Skipped without numba, except in CI (CI=true), where the skip fails the run (tests/conftest.py).
 pytestmark = pytest.mark.numba
@@ -178,3 +179,13 @@ def test_a_large_table_s_tasks_carry_the_kernel(specs):
     compiled_release = _build(specs, "large.toml", "large-compiled", kernel="compiled", n_jobs=2)
     assert compare_releases(compiled_release, scipy_release) == []
     assert np.any([p.suffix == ".h5" for p in (scipy_release / "tables").iterdir()])
+
+
+@pytest.mark.parametrize("level", available_levels())
+def test_the_compiled_kernel_at_another_dispatch_level_builds_the_same_release(specs, with_scipy, level):
+    out = specs / f"compiled-{level}"
+    code = ("import json\nfrom lbm_bench.cli import main\n"
+            f"print(json.dumps(main(['build', {str(specs / 'kernels.toml')!r}, '--out', {str(out)!r}, '-q', "
+            "'--kernel', 'compiled'])))")
+    assert run_at_level(level, code) == 0
+    assert compare_releases(out, with_scipy) == []
