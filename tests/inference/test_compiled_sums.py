@@ -200,3 +200,29 @@ def test_start_scores_with_effects_are_scipy_s():
     scipy_sweeper, compiled_sweeper = _sweepers(model, [X])
     for a, b in zip(scipy_sweeper.entrywise_scores(), compiled_sweeper.entrywise_scores(), strict=True):
         assert np.array_equal(a, b)
+
+
+def _compiled_sweep_in_a_worker(seed):
+    """A task: a compiled Sweeper's full sums in a worker; which compiled loops it used."""
+    import os
+
+    from lbm_bench.inference import compiled_loops as module
+
+    model, X, _, w = _table("bernoulli", 120, 80, 0.1, seed)
+    with use_kernel("compiled"):
+        sweeper = Sweeper.for_table(model, X)
+    sweeper.rows.full_sums(w[None, None])
+    return os.getpid(), id(module.compiled_loops()), module.compiled_loops.cache_info().misses
+
+
+def test_workers_compile_once_per_process_not_per_task():
+    from lbm_bench.tasks.backends import worker_backend
+    from lbm_bench.tasks.pool import run_tasks
+
+    with worker_backend("loky", 2):
+        results = run_tasks(_compiled_sweep_in_a_worker, [(seed,) for seed in range(6)], 2)
+    by_process = {}
+    for pid, loops, misses in results:
+        by_process.setdefault(pid, set()).add((loops, misses))
+    assert all(len(seen) == 1 for seen in by_process.values())  # one set of loops per process
+    assert {misses for seen in by_process.values() for _, misses in seen} == {1}
