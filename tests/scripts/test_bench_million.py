@@ -29,9 +29,24 @@ def test_memory_of_a_process_tree_without_psutil():
     assert rss > 10 * 2**20 and cpu > 0
 
 
+def _tiny_run(folder, kernel):
+    return run_script("benchmarks", "bench_million", "--shape", "60x40", "--clusters", "2x2", "--risk", "0.15",
+                      "--density", "0.3", "--seed", "3", "--jobs", "1", "--kernel", kernel, "--no-evaluate",
+                      "--folder", folder).stdout
+
+
 def test_the_kernel_is_passed_on_and_said(tmp_path):
-    out = run_script("benchmarks", "bench_million", "--shape", "60x40", "--clusters", "2x2", "--risk", "0.15",
-                     "--density", "0.3", "--seed", "3", "--jobs", "1", "--kernel", "scipy", "--no-evaluate",
-                     "--folder", tmp_path).stdout
+    out = _tiny_run(tmp_path, "scipy")
     assert "sparse kernel: scipy's (kernel='scipy'; LBM_BENCH_KERNEL='scipy')" in out
     assert "--kernel scipy" in out
+
+
+@pytest.mark.numba
+def test_the_compiled_kernel_runs_and_writes_scipy_s_file(tmp_path):
+    pytest.importorskip("numba", reason="numba is not installed (pip install 'lbm-bench[fast]')")
+    out = _tiny_run(tmp_path / "compiled", "compiled")
+    assert ("sparse kernel: compiled (numba) for every sparse table of integer statistics "
+            "(kernel='compiled'; LBM_BENCH_KERNEL='compiled')") in out
+    assert "--kernel compiled" in out and re.search(r"Gibbs: [\d.]+ ns per stored entry per chain per sweep", out)
+    _tiny_run(tmp_path / "scipy", "scipy")
+    assert (tmp_path / "compiled" / "local.h5").read_bytes() == (tmp_path / "scipy" / "local.h5").read_bytes()
