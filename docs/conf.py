@@ -22,12 +22,13 @@ ROOT = DOCS.parent
 sys.path.insert(0, str(ROOT))  # document this checkout's package
 sys.path.insert(0, str(DOCS / "_ext"))
 
-import lbm_bench  # noqa: E402
 import site_hooks  # noqa: E402
+
+import lbm_bench  # noqa: E402
 
 project = "lbm-bench"
 author = "lbm-bench developers"
-copyright = "the lbm-bench developers"  # noqa: A001 (Sphinx's name)
+copyright = "the lbm-bench developers"
 release = lbm_bench.__version__
 version = release
 

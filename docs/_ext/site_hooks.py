@@ -8,12 +8,13 @@
 * :func:`write_api_page` writes ``reference/api.rst`` from the package's ``__all__`` lists:
   one autosummary entry (one generated page) per public name of ``lbm_bench`` and per name of
   a public subpackage that the top level does not already export.
-* :func:`resolve_package_name` resolves a docstring's reference to a name of the package that
-  has no page of its own: to the public page of the same object (``lbm_bench.storage.writer.save_table``
-  is :func:`lbm_bench.save_table`), or, for an internal module or helper, to plain text once
-  the name is found to exist; a name that does not exist stays a warning (so, under ``-W``, an
-  error). :func:`keep_own_aliases` drops numpydoc's default type links, which point into the
-  inventories of Python and numpy that this build does not fetch.
+* :func:`resolve_package_name` resolves a docstring's reference to a name of the package
+  that has no page of its own: to the public page of the same object
+  (``lbm_bench.storage.writer.save_table`` is :func:`lbm_bench.save_table`), or, for an
+  internal module or helper, to plain text once the name is found to exist; a name that
+  does not exist stays a warning (so, under ``-W``, an error). :func:`keep_own_aliases`
+  drops numpydoc's default type links, which point into the inventories of Python and
+  numpy that this build does not fetch.
 * :func:`figure_argv` and :func:`figure_files` let sphinx-gallery run the figure scripts of
   ``scripts/figures`` as they run from the command line, in their ``--quick`` mode, and pick
   up the PNG files they write.
@@ -70,7 +71,8 @@ def api_page() -> str:
     """The text of ``reference/api.rst``."""
     top = importlib.import_module("lbm_bench")
     shown = {id(getattr(top, name)): name for name in top.__all__ if name not in NOT_OBJECTS}
-    parts = [_HEADER, "``lbm_bench``\n" + "-" * 13 + "\n", ".. automodule:: lbm_bench\n   :no-members:\n",
+    parts = [_HEADER, "``lbm_bench``\n" + "-" * 13 + "\n",
+             ".. automodule:: lbm_bench\n   :no-members:\n",
              _entries("lbm_bench", [n for n in top.__all__ if n not in NOT_OBJECTS])]
     for room in SUBPACKAGES:
         module = importlib.import_module(f"lbm_bench.{room}")
@@ -180,7 +182,8 @@ def resolve_package_name(app, env, node, contnode):
             continue
         name = _public_form(dotted, public)
         if name is not None and name != node["reftarget"]:
-            resolved = domain.resolve_any_xref(env, node["refdoc"], app.builder, name, node, contnode)
+            refdoc, builder = node["refdoc"], app.builder
+            resolved = domain.resolve_any_xref(env, refdoc, builder, name, node, contnode)
             if resolved:
                 return resolved[0][1]
         return contnode  # it exists, without a page of its own: plain text
@@ -207,7 +210,8 @@ def figure_argv(gallery_conf, script_vars):
     """
     source = str(script_vars["src_file"])
     text = Path(source).read_text(encoding="utf-8")
-    script_vars["example_globals"].update(__file__=source, __doc__=ast.get_docstring(ast.parse(text)))
+    docstring = ast.get_docstring(ast.parse(text))
+    script_vars["example_globals"].update(__file__=source, __doc__=docstring)
     out = _ROOT / Path(source).stem
     if out.exists():
         shutil.rmtree(out)
