@@ -89,7 +89,7 @@ sphinx_gallery_conf = {
     "image_scrapers": ("site_hooks.figure_files",),
     "abort_on_example_error": True,
     "download_all_examples": False,
-    "within_subsection_order": "FileNameSortKey",
+    "within_subsection_order": "ExampleTitleSortKey",  # Figures 1 to 3 in order
     "show_memory": False,
     "show_signature": False,
 }

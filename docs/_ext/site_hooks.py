@@ -51,8 +51,8 @@ _HEADER = """\
    Written by docs/_ext/site_hooks.py from the package's ``__all__`` lists at every build:
    do not edit.
 
-Python API
-==========
+API reference
+=============
 
 Every public name has a page of its own, made from its docstring. The curated API is the
 top level, ``lbm_bench``; each subpackage exports more for its own room (the top-level names
