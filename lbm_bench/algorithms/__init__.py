@@ -1,6 +1,6 @@
 """Built-in co-clustering algorithms of ``lbm-bench benchmark``.
 
-An *algorithm* is any callable
+An *algorithm* is any callable::
 
     fit(X, n_row_clusters, n_col_clusters, *, rng) -> (rows, cols)
 

@@ -166,7 +166,7 @@ class ConditionalRisk:
 
     def matched_labels(self, z_pred: ArrayLike, w_pred: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """The reference cluster matched to each item's predicted cluster (-1: unmatched), for
-        labels among :attr:`row_labels` and :attr:`col_labels` (ValueError otherwise): then
+        labels among ``row_labels`` and ``col_labels`` (ValueError otherwise): then
         ``risk == l_item(gibbs_rows, gibbs_cols, *matched_labels(z_pred, w_pred),
         match=False).mean()``."""
         return (_matched(self.row_labels, self.row_map, check_labels("z_pred", z_pred), "z_pred"),

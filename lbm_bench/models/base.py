@@ -100,8 +100,8 @@ class LatentBlockModel:
     :meth:`col_weights`, :meth:`fixed_shape`), and for sparse tables
     :meth:`sparse_statistics` and :meth:`sparse_level`.
 
-    Class attributes
-    ----------------
+    Attributes
+    ----------
     family : Family
         The family of the class's models (bound by :class:`~lbm_bench.models.family.Family`);
         :attr:`kind` is its name.

@@ -48,7 +48,7 @@ _BAND_BYTES = 4 * 2**20
 
 
 class TableData:
-    """A table with its storage (use :meth:`of`) and, optionally, its missing entries."""
+    """A table with its storage (use :meth:`TableData.of`) and, optionally, its missing entries."""
 
     #: Whether the table is held as a ``scipy.sparse`` CSR array.
     is_sparse: ClassVar[bool] = False

@@ -1,4 +1,7 @@
-"""Beyond the paper: acceptance rate of the rejection sampling (step 4) against
+"""Acceptance rate of rejection sampling against table size
+========================================================
+
+Beyond the paper: acceptance rate of the rejection sampling (step 4) against
 table size, at a fixed target risk.
 
 For each square size n x n (3x3 clusters, target conditional risk 10%,
@@ -16,13 +19,13 @@ size.
 * left: acceptance rate against n, one curve per kind, with (dotted) the
   acceptance predicted if the candidates' risks were normal with their
   observed mean and standard deviation;
-Also printed per size and kind: the mean apparent error of the X-only MAP at
-a scale of 0.001 (20 tables with common random numbers), the largest target
-the design could be calibrated to.
-
 * right: standard deviation of the candidates' conditional risks against n
   (the screening estimate for candidates rejected at screening), with the
   tolerance band.
+
+Also printed per size and kind: the mean apparent error of the X-only MAP at
+a scale of 0.001 (20 tables with common random numbers), the largest target
+the design could be calibrated to.
 
 Usage: ``python scripts/figures/fig_acceptance.py [--seed S] [--quick] [--out DIR]``
 (full: Gaussian, Poisson and Bernoulli at n = 20, 30, 50, 100, 200, 400 with

@@ -1,4 +1,7 @@
-"""Figure 1 of Lomet et al.: the apparent error of the MAP is a noisy measure.
+"""Figure 1: the apparent error of the MAP is a noisy measure
+==========================================================
+
+Figure 1 of Lomet et al.: the apparent error of the MAP is a noisy measure.
 
 On 50x50 tables with 3x3 clusters drawn from ONE Gaussian latent block model
 whose scale is calibrated so that the X-only MAP's mean apparent error is 20%

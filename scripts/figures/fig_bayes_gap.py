@@ -1,4 +1,7 @@
-"""Beyond the paper: how far the MAP's conditional risk lies above the floor (the
+"""The gap between the MAP's risk and the floor
+============================================
+
+Beyond the paper: how far the MAP's conditional risk lies above the floor (the
 Bayes rule for l_item), by table size and risk level.
 
 For each kind, square size n x n (3x3 clusters) and risk level, the scale is

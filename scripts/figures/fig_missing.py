@@ -1,4 +1,7 @@
-"""Beyond the paper: how block CEM degrades as entries go missing, on tables of one certified
+"""Block CEM as entries go missing, at one certified difficulty
+============================================================
+
+Beyond the paper: how block CEM degrades as entries go missing, on tables of one certified
 difficulty.
 
 For each kind and missing rate (entries missing completely at random), tables of 120x80

@@ -1,4 +1,7 @@
-"""Figure 3 of Lomet et al.: the same entry distribution, more columns, better
+"""Figure 3: more columns, better separated rows
+=============================================
+
+Figure 3 of Lomet et al.: the same entry distribution, more columns, better
 separated rows.
 
 Two tables with n = 200 rows are drawn from the distribution of Figures 1-2

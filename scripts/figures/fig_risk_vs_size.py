@@ -1,4 +1,7 @@
-"""Figure 2 of Lomet et al.: the conditional risk varies from table to table and
+"""Figure 2: the conditional risk varies between tables and falls with size
+========================================================================
+
+Figure 2 of Lomet et al.: the conditional risk varies from table to table and
 falls as the table grows, the entry distribution being fixed.
 
 The distribution is the one of Figure 1 (Gaussian, 3x3 clusters, scale

@@ -1,4 +1,7 @@
-"""Beyond the paper: a MAP started from the generating labels has a biased
+"""A MAP started from the generating labels is biased
+==================================================
+
+Beyond the paper: a MAP started from the generating labels has a biased
 apparent error; the X-only MAP has not.
 
 For any classifier ``h`` that is a function of the table alone, the generating
