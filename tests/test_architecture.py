@@ -652,6 +652,7 @@ NOT_DEAD = {
     ("algorithms/catalog.py", "__dir__"): "PEP 562",
     ("release/card.py", "handle_starttag"): "html.parser.HTMLParser's hook",
     ("release/download.py", "readable"): "io.RawIOBase's method",
+    ("storage/matrix_market.py", "readable"): "io.RawIOBase's method",
     ("release/download.py", "response_class"): "http.client's hook",
     ("release/spec.py", "replicate"): "a dataclass field",
     ("scoring/report.py", "matching_exact"): "a dataclass field of the report",

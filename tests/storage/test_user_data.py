@@ -259,7 +259,7 @@ def test_too_large_for_memory_is_refused_before_reading(tmp_path, monkeypatch, f
         raise AssertionError("the table was read")
 
     monkeypatch.setattr(formats.sp, "load_npz", never)
-    monkeypatch.setattr(formats.spio, "mmread", never)
+    monkeypatch.setattr(formats, "read_mtx", never)
     monkeypatch.setattr(formats, "read_delimited", never)
     with pytest.raises(MemoryLimitError) as info:
         read_user_table(path, max_memory=100 * 2**20)
