@@ -30,6 +30,7 @@ LAYERS = {
     "algorithms": 5,
     "plotting": 5,
     "user_plots": 5,
+    "user_info": 5,
     "fitting": 5,
     "table_image": 5,
     "release": 5,

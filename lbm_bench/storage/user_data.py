@@ -100,6 +100,8 @@ class UserTable:
         ``kind`` is its name.
     path : str or None
         The file as given.
+    read_memory : int or None
+        The memory reading the file was estimated to take (bytes; the guard's estimate).
     notes : tuple of str
         What the reading assumed where its rules could not tell (a text file's first line read
         as a header of numbers, or as data above a column of names...), one sentence each
@@ -115,6 +117,7 @@ class UserTable:
     source_dtype: str = ""
     family: Family | None = None
     path: str | None = None
+    read_memory: int | None = None
     notes: tuple[str, ...] = ()
 
     @property
@@ -255,7 +258,8 @@ def read_user_table(
     notes = tuple(f"{where}: {note}" for note in read.notes)
     out = UserTable(data=data, name=file_stem(path), format=fmt, sha256=_sha256(path),
                     row_names=read.row_names, col_names=read.col_names,
-                    source_dtype=read.source_dtype, family=read.family, path=where, notes=notes)
+                    source_dtype=read.source_dtype, family=read.family, path=where, notes=notes,
+                    read_memory=guard.peak or None)
     for note in notes:
         warnings.warn(note, ReadNote, stacklevel=2)
     _check_content(out)

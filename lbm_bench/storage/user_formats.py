@@ -114,15 +114,17 @@ class ReadLimitError(MemoryLimitError):
 
 class ReadGuard:
     """Refuses a read whose estimated peak exceeds the memory available or ``max_memory``
-    (:class:`ReadLimitError`)."""
+    (:class:`ReadLimitError`); ``peak`` is the largest estimate it accepted (bytes)."""
 
     def __init__(self, where: str, max_memory: int | str | None) -> None:
         self.where = where
         self.given = max_memory is not None
         self.limit = parse_memory_size(max_memory) if self.given else available_memory()
+        self.peak = 0
 
     def __call__(self, what: str, advice: str, **parts: int) -> None:
         estimate = MemoryEstimate(what=what, parts={**parts, "baseline": BASELINE_BYTES})
+        self.peak = max(self.peak, estimate.total)
         if self.limit is None or estimate.total <= self.limit:
             return
         raise ReadLimitError(self.where, advice, estimate, self.limit, self.given)

@@ -45,7 +45,7 @@ def test_show_groups_by_the_design_models_map_labels(counts, design_file):
 
 
 @pytest.mark.parametrize("content,args,message", [
-    ("a,b,c\n1,2\n3,4,5\n", [], "the header has 3"),
+    ("a,b,c\n1,2\n3,4,5\n", [], "line 2: 2 cells, expected 3 (ragged rows)"),
     ("", [], "is empty"),
     ("1,2,3\n2,x,4\n5,6,7\n", [], "'x'"),
     ("1,2\n3,4\n5,6\n", ["--labels", "L", "L"], "labels[0] (rows) must have length 3"),
