@@ -312,8 +312,9 @@ def degree_ks(source: Any, generated: Any) -> dict[str, float]:
 def design_labels(design: ModelDesign, X: Any, *, rng: np.random.Generator | int | None = None,
                   ) -> tuple[np.ndarray, np.ndarray]:
     """The MAP labels of a table under a design's fitted model (scale 1): how ``lbm-bench show
-    DATA --design design.toml`` groups a user's table (the design file does not keep the
-    source's labels; these are the fitted model's own reading of the table).
+    DATA --design design.toml`` groups a table other than the design's source (its source is
+    grouped by the fitted classes the design file keeps, format 1.2; these are the fitted
+    model's own reading of the table).
 
     Parameters
     ----------
