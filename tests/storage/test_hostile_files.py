@@ -189,3 +189,50 @@ def test_an_integer_mtx_holding_a_fraction(tmp_path):
 def test_a_sparse_file_within_the_guard_still_reads(tmp_path):
     sp.save_npz(tmp_path / "ok.npz", sp.random(30, 20, density=0.2, random_state=0, format="csr"))
     assert read_user_table(tmp_path / "ok.npz", max_memory="250M").shape == (30, 20)
+
+
+#: The peak of a process reading a file: VmHWM, the high-water mark of its own memory (ru_maxrss would
+#: keep the RSS of the pytest process forked before the exec).
+_PEAK = """
+import sys
+from lbm_bench.storage.user_data import read_user_table
+table = read_user_table(sys.argv[1])
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1]
+print(int(peak) * 1024, table.read_memory)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["csv", "csv.gz", "mtx", "npz", "h5ad", "npy"])
+def test_the_guards_estimate_bounds_the_measured_peak(tmp_path, fmt):
+    """Issue 48: the estimate of every reader bounds the peak memory of the process that reads (the
+    interpreter's baseline included), measured on a table of 4 million entries."""
+    import subprocess
+    import sys
+
+    import scipy.io
+
+    rng = np.random.default_rng(0)
+    X = sp.random(200_000, 20, density=1.0 if fmt in ("csv", "csv.gz", "npy") else 0.3, random_state=1,
+                  format="csr", data_rvs=lambda k: rng.integers(1, 9, k).astype(np.float64))
+    path = tmp_path / f"t.{fmt}"
+    if fmt.startswith("csv"):
+        text = "\n".join(",".join(map(str, row)) for row in X.toarray().astype(int)) + "\n"
+        path.write_bytes(gzip.compress(text.encode()) if fmt.endswith(".gz") else text.encode())
+    elif fmt == "mtx":
+        scipy.io.mmwrite(path, X)
+    elif fmt == "npz":
+        sp.save_npz(path, X)
+    elif fmt == "npy":
+        np.save(path, X.toarray())
+    else:
+        with h5py.File(path, "w") as file:
+            file.attrs["encoding-type"] = "anndata"
+            group = file.create_group("X")
+            group.attrs.update({"encoding-type": "csr_matrix", "shape": X.shape})
+            for name in ("data", "indices", "indptr"):
+                group[name] = getattr(X, name)
+    done = subprocess.run([sys.executable, "-c", _PEAK, str(path)], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    peak, estimate = map(int, done.stdout.split())
+    assert peak <= estimate, (fmt, peak / 2**20, estimate / 2**20)
