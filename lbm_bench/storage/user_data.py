@@ -290,6 +290,9 @@ def user_table(
     >>> user_table([[0, 1], [2, 5]], row_names=["a", "b"]).describe()
     'X: 2x2 table of int64, dense, row names'
     """
+    if isinstance(X, (str, os.PathLike)):  # a file's name is not a table (issue 47)
+        raise TypeError(f"{name} must be a table (an array or a UserTable), got the path "
+                        f"{str(X)!r}; read the file first: read_user_table({str(X)!r})")
     data = TableData.incomplete(X, name=name)
     if data.table.ndim != 2:
         raise ValueError(f"{name} must be a 2-D table, got shape {data.table.shape}")
@@ -406,8 +409,8 @@ def check_user_values(
     ...     check_user_values(user_table([[0, 1], [-1, 2]], name="votes"), "poisson")
     ... except ValueError as exc:
     ...     print(exc)
-    votes: not a table of poisson blocks: its values must be non-negative, got min -1 (first at row
-    2, column 1: -1)
+    votes: not a table of poisson blocks: its values must be non-negative, got min -1; the first
+    refused entry is row 2, column 1: -1
     """
     family = as_family(kind)
     where = table.path or table.name
@@ -437,8 +440,9 @@ def _checked(family: Family, table: UserTable, values: Any, where: str) -> Any:
 
 
 def _first_refused(family: Family, table: UserTable) -> str:
-    """`` (first at row i, column j: value)`` for the first stored value the family refuses on
-    its own, found chunk by chunk and then by bisection; empty when none is refused alone."""
+    """``; the first refused entry is row i, column j: value``: the first stored value the family
+    refuses on its own, found chunk by chunk and then by bisection; empty when none is refused
+    alone."""
     values = table.data.stored_values()
 
     def refused(part: np.ndarray) -> bool:
@@ -458,7 +462,7 @@ def _first_refused(family: Family, table: UserTable) -> str:
             flags = np.zeros(values.size, dtype=bool)
             flags[low] = True
             row, col = _first_entry(table.data, flags)
-            return f" (first at {table.cell(row, col)}: {values[low].item()!r})"
+            return f"; the first refused entry is {table.cell(row, col)}: {values[low].item()!r}"
     return ""
 
 
