@@ -136,17 +136,23 @@ def test_counts_that_stop_at_the_limit_are_said(counts, tmp_path, capsys):
     assert "raise --max-clusters past 2x2 for a finer design" in text and " over 1x2" in text
 
 
-def test_no_block_structure_is_refused_naming_the_table(tmp_path, capsys):
-    """fit on pure noise wrote a 1x1 design that generate refused naming --clusters, never given."""
+@pytest.mark.parametrize("constant_column, sides", [(False, "rows and columns"), (True, "rows")])
+def test_no_block_structure_is_refused_naming_the_table(tmp_path, capsys, constant_column, sides):
+    """fit on pure noise (or noise with a constant column) wrote a 1x1 design that generate refused
+    naming --clusters, never given."""
     import numpy as np
 
-    np.save(tmp_path / "noise.npy", np.random.default_rng(2).normal(size=(40, 30)))
+    X = np.random.default_rng(2).normal(size=(40, 30))
+    if constant_column:
+        X[:, 0] = 3.0
+    np.save(tmp_path / "noise.npy", X)
     out = tmp_path / "d.toml"
     args = ["fit", str(tmp_path / "noise.npy"), "--max-clusters", "3x3", "--no-certify", "-q", "-o", str(out)]
     assert main(args) == 2
     err = capsys.readouterr().err
-    assert "noise.npy: exact-icl chose 1x1 clusters: the table shows no block structure on its rows and columns" in err
-    assert "no design file written" in err and not out.exists()
+    assert f"noise.npy: exact-icl chose 1x{1 + constant_column} clusters: the table shows no block structure " \
+           f"on its {sides} (" in err
+    assert "no design file written" in err and not out.exists() and "--clusters" not in err
 
 
 def test_header_and_row_names_flags(tmp_path, capsys):
