@@ -236,3 +236,79 @@ def test_the_guards_estimate_bounds_the_measured_peak(tmp_path, fmt):
     assert done.returncode == 0, done.stderr[-2000:]
     peak, estimate = map(int, done.stdout.split())
     assert peak <= estimate, (fmt, peak / 2**20, estimate / 2**20)
+
+
+#: A bomb or a declared size, read under a limit: the process's peak (VmHWM) and the refusal's first words.
+_BOMB_PEAK = """
+import sys
+from lbm_bench.storage.user_data import read_user_table
+try:
+    read_user_table(sys.argv[1], max_memory=sys.argv[2])
+    refusal = "read"
+except ValueError as exc:
+    refusal = type(exc).__name__
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1]
+print(int(peak) * 1024, refusal)
+"""
+
+
+def _gzip_of(path, piece, times):
+    with gzip.open(path, "wb") as handle:
+        for _ in range(times):
+            handle.write(piece)
+
+
+def _comment_lines(path):
+    """A valid .mtx.gz whose table comes after 290 MiB of comment lines (a 290 KB file)."""
+    with gzip.open(path, "wb") as handle:
+        handle.write(b"%%MatrixMarket matrix coordinate real general\n")
+        for _ in range(290):
+            handle.write(b"%" + b"x" * (1 << 20) + b"\n")
+        handle.write(b"2 2 2\n1 1 1.0\n2 2 3.0\n")
+
+
+def _h5ad_huge(path, key):
+    with h5py.File(path, "w") as file:
+        file.attrs["encoding-type"] = "anndata"
+        if key == "indptr":
+            group = file.create_group("X")
+            group.attrs.update({"encoding-type": "csr_matrix", "shape": (2, 2)})
+            group["data"], group["indices"] = np.array([1.0, 2.0]), np.array([0, 1])
+            group.create_dataset("indptr", shape=(400_000_000,), dtype=np.int64, compression="gzip",
+                                 chunks=(1 << 20,))
+        else:
+            file["X"] = np.array([[1.0, 0.0], [0.0, 2.0]])
+            file.create_group("obs").attrs["_index"] = "_index"
+            file["obs"].create_dataset("_index", shape=(300_000_000,), dtype=h5py.string_dtype(),
+                                       compression="gzip", chunks=(1 << 16,))
+
+
+BOMBS = {  # issue 48, section 1: each peaked at 1.2 to 5.5 GB under a limit of 200M to 1G
+    "cr.csv": lambda p: p.write_bytes(b"1,2,3,4,5,6,7,8\r" * 1_000_000),
+    "cr.csv.gz": lambda p: _gzip_of(p, b"1,2,3,4\r" * 250_000, 40),
+    "spaces.csv.gz": lambda p: _gzip_of(p, b" " * (1 << 20), 600),
+    "comments.mtx.gz": _comment_lines,
+    "wide.mtx": lambda p: p.write_text("%%MatrixMarket matrix coordinate real general\n3 100000000000000 1\n1 1 1\n"),
+    "wide.npz": lambda p: np.savez(p, format=np.array("csr"), shape=np.array([3, 10**14]), data=np.ones(2),
+                                   indices=np.array([0, 1]), indptr=np.array([0, 1, 2, 2])),
+    "indptr.h5ad": lambda p: _h5ad_huge(p, "indptr"),
+    "obs.h5ad": lambda p: _h5ad_huge(p, "obs"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(BOMBS))
+def test_bombs_and_declared_sizes_stay_within_the_limit(tmp_path, name):
+    """Issue 48: the guard's limit bounds the measured peak (VmHWM, the interpreter included) of a
+    reader given a bomb or a file declaring a huge size: refused before it holds more."""
+    import subprocess
+    import sys
+
+    path = tmp_path / name
+    BOMBS[name](path)
+    done = subprocess.run([sys.executable, "-c", _BOMB_PEAK, str(path), "250M"], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    peak, refusal = done.stdout.split()
+    assert refusal in ("MemoryLimitError", "ReadLimitError", "UserTableError"), refusal
+    assert int(peak) <= 250 * 2**20, (name, int(peak) / 2**20)
