@@ -232,3 +232,16 @@ def test_a_bom_is_skipped_and_devices_and_pipes_are_refused(tmp_path):
     for name in (str(tmp_path / "fifo.toml"), "/dev/zero"):
         with pytest.raises(DesignFileError, match="not a regular file"):
             read_design_file(name)
+
+
+def test_a_file_larger_than_a_design_can_be_is_refused_before_it_is_read(tmp_path):
+    """Issue 48, section 1: a design file is read within a bound (a sparse file of 1 GiB and a byte
+    here: its size is checked before a byte is read)."""
+    from lbm_bench.models.design_file import MAX_DESIGN_BYTES
+
+    path = tmp_path / "huge.toml"
+    with open(path, "wb") as handle:
+        handle.truncate(MAX_DESIGN_BYTES + 1)
+    with pytest.raises(DesignFileError, match=rf"^{re.escape(str(path))}: {MAX_DESIGN_BYTES + 1} bytes, larger "
+                                              r"than a design file can be \(1024 MiB\)$"):
+        read_design_file(path)
