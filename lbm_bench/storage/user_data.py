@@ -471,7 +471,8 @@ def _densified(table: UserTable, family: Family, max_memory: int | str | None) -
     n, d = table.shape
     guard = ReadGuard(where, max_memory)
     guard(f"sparse table as the dense {n}x{d} table {family.kind} blocks need",
-          "co-cluster it with a family whose tables can be sparse",
+          "co-cluster it with a family whose tables can be sparse (kind='bernoulli' for 0/1 "
+          "values, kind='poisson' for counts)",
           table=n * d * (family.model.table_dtype.itemsize + 9))
     data = table.data
     observed = None if not data.has_missing else data.missing_indicator(np.uint8).toarray() == 0

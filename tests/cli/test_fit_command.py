@@ -176,3 +176,26 @@ def test_header_and_row_names_flags(tmp_path, capsys):
     assert main(["fit", str(tmp_path / "fertility.csv"), "--header", "yes", "--row-names", "yes", "--max-clusters",
                  "3x3", "--no-certify", "-q", "--force", "-o", str(out)]) == 0
     assert capsys.readouterr().err == ""  # nothing assumed: no note
+
+
+def test_a_sparse_table_too_large_to_densify_names_the_kind_flag(tmp_path, capsys, monkeypatch):
+    """Issue 47, item 2: the refusal of a sparse table a family of dense tables needs densified names
+    the command line's fix (--kind bernoulli, --kind poisson) on the command line, and the API's
+    (kind='bernoulli', kind='poisson') in the library."""
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+
+    from lbm_bench import check_user_values, read_user_table
+    from lbm_bench.storage import user_formats
+
+    X = sp.random(3000, 1000, density=0.01, format="coo", random_state=0)
+    X.data = np.round(X.data * 3) + 0.5  # reals: Gaussian blocks, which need a dense table
+    scipy.io.mmwrite(tmp_path / "reals.mtx", X)
+    with pytest.raises(ValueError, match=r"a family whose tables can be sparse \(kind='bernoulli' for 0/1 values, "
+                                         r"kind='poisson' for counts\)"):
+        check_user_values(read_user_table(tmp_path / "reals.mtx"), "gaussian", max_memory="170M")
+    monkeypatch.setattr(user_formats, "available_memory", lambda: 170 * 2**20)
+    assert main(["fit", str(tmp_path / "reals.mtx"), "--no-certify", "-o", str(tmp_path / "d.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "(--kind bernoulli for 0/1 values, --kind poisson for counts)" in err, err
