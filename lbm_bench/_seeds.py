@@ -54,7 +54,7 @@ from a stream (``SeedSequence(draw_seed(rng))``):
   ``b`` the ``band`` ``b``;
 - ``grid search`` and ``path search`` (:func:`lbm_bench.select_lbm`'s, drawn from its
   ``rng``): child ``i`` the ``i``-th ``cell`` of the grid (row-major), child ``r`` the
-  ``r``-th ``round`` of the path.
+  ``r``-th ``round`` of the path (numbered across its stages).
 
 **A candidate table's layout.** A candidate table is drawn in two places: the candidates
 of :func:`lbm_bench.generate_table` and the calibration's tables. Its parts

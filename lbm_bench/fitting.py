@@ -39,6 +39,7 @@ from scipy import special, stats
 from lbm_bench._docstrings import fill_doc
 from lbm_bench._validation import check_count
 from lbm_bench._version import __version__
+from lbm_bench.algorithms.inputs import infer_family
 from lbm_bench.algorithms.selection import LBMSelection, select_lbm
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.floor import FloorCertificate, floor_certificate
@@ -98,10 +99,39 @@ class FittedDesign:
         """The fitted model (the design at scale 1)."""
         return self.design.model(1.0)
 
+    @property
+    def limit_reached(self) -> tuple[str, ...]:
+        """The sides (``"rows"``, ``"columns"``) whose count stopped at ``max_clusters``."""
+        reached = [c >= limit for c, limit in zip(self.counts, self.file.max_clusters,
+                                                   strict=True)]
+        return tuple(side for side, hit in zip(("rows", "columns"), reached, strict=True) if hit)
+
+    @property
+    def no_structure(self) -> str | None:
+        """Why the design cannot generate tables (a side of one cluster: the table shows no
+        block structure there), or None."""
+        sides = [side for side, count in zip(("rows", "columns"), self.counts, strict=True)
+                 if count < 2]
+        if not sides:
+            return None
+        g, m = self.counts
+        return (f"{self.file.criterion} chose {g}x{m} clusters: the table shows no block "
+                f"structure on its {' and '.join(sides)} (a design needs at least 2 clusters "
+                "on each side to generate tables)")
+
     def save(self, path: Any, *, overwrite: bool = True) -> str:
         """Write the design file (TOML, atomically; docs/design-files.md); returns its SHA-256.
         An existing file is replaced only with ``overwrite`` (FileExistsError otherwise)."""
         return write_design_file(path, self.file, overwrite=overwrite)
+
+    def _limit_line(self) -> str:
+        f, (g, m) = self.file, self.counts
+        sides = self.limit_reached
+        table = self.selection.criterion_table
+        gains = "".join(_below(table, g, m, 0 if side == "rows" else 1) for side in sides)
+        return (f"the counts stopped at the limit on the {' and '.join(sides)}: {f.criterion} "
+                f"{f.criterion_value:.2f} at {g}x{m}{gains}; the criterion may rise past it: raise "
+                f"max_clusters past {f.max_clusters[0]}x{f.max_clusters[1]} for a finer design")
 
     def summary(self) -> str:
         """The fit in a few lines: family, counts, criterion beside the runner-up cells, what was
@@ -116,6 +146,10 @@ class FittedDesign:
                             for rg, rm, value in f.runners_up)
         if runners:
             lines.append(f"runner-up cells: {runners}")
+        if self.limit_reached:
+            lines.append(self._limit_line())
+        if self.no_structure:
+            lines.append(self.no_structure)
         lines.append("row proportions " + " ".join(f"{p:.3f}" for p in d.row_proportions))
         lines.append("column proportions " + " ".join(f"{p:.3f}" for p in d.col_proportions))
         extras = []
@@ -134,6 +168,16 @@ class FittedDesign:
                          f"{100 * risk.risk:.1f}% (MCSE {100 * risk.mcse:.1f}%, one table drawn at "
                          f"{f.source_shape[0]}x{f.source_shape[1]})")
         return "\n".join(lines)
+
+
+def _below(table: np.ndarray, g: int, m: int, side: int) -> str:
+    """`` (+x over GxM)``: the gain of the cell ``(g, m)`` over the one with a cluster less on
+    ``side``, when the search fitted it."""
+    cell = (g - 1, m) if side == 0 else (g, m - 1)
+    if min(cell) < 1 or not np.isfinite(table[cell[0] - 1, cell[1] - 1]):
+        return ""
+    gain = table[g - 1, m - 1] - table[cell[0] - 1, cell[1] - 1]
+    return f", {gain:+.2f} over {cell[0]}x{cell[1]}"
 
 
 @fill_doc
@@ -189,6 +233,8 @@ def fit_design(
         check_kernel(kernel)
     table = X if isinstance(X, UserTable) else user_table(X)
     data = table.data
+    if data.is_sparse:  # a family of dense tables densifies it (when it fits in memory)
+        data = check_user_values(table, kind or table.family or infer_family(data))
     selection = select_lbm(data.with_nan() if data.has_missing else data.table, max_clusters,
                            kind=kind if kind is not None else table.family, search=search,
                            n_init=n_init, jobs=jobs, rng=rng)
@@ -222,6 +268,8 @@ def fit_design(
         source_shape=tuple(int(s) for s in data.shape), criterion=selection.criterion,
         criterion_value=selection.value, runners_up=_runners_up(selection), max_clusters=tuple(
             int(c) for c in selection.criterion_table.shape), package_version=__version__,
+        row_names=table.row_names, col_names=table.col_names, row_classes=np.asarray(z),
+        col_classes=np.asarray(w),
     )
     floor = None
     if certify and g >= 2 and m >= 2:
@@ -272,8 +320,9 @@ def degree_ks(source: Any, generated: Any) -> dict[str, float]:
 def design_labels(design: ModelDesign, X: Any, *, rng: np.random.Generator | int | None = None,
                   ) -> tuple[np.ndarray, np.ndarray]:
     """The MAP labels of a table under a design's fitted model (scale 1): how ``lbm-bench show
-    DATA --design design.toml`` groups a user's table (the design file does not keep the
-    source's labels; these are the fitted model's own reading of the table).
+    DATA --design design.toml`` groups a table other than the design's source (its source is
+    grouped by the fitted classes the design file keeps, format 1.2; these are the fitted
+    model's own reading of the table).
 
     Parameters
     ----------

@@ -120,11 +120,14 @@ def plot_user_table(
 
 
 def plot_file(path: str | os.PathLike[str], *, labels: tuple[Any, Any] | None = None,
-              design: Any = None, view: str = "both", max_cells: int = MAX_CELLS, rng: Any = 0):
+              design: Any = None, view: str = "both", max_cells: int = MAX_CELLS, rng: Any = 0,
+              header: Any = None, row_names: Any = None):
     """The picture ``lbm-bench show`` draws of a file: :func:`plot_table` of an lbm-bench table
     file, :func:`plot_user_table` of any other table :func:`~lbm_bench.read_user_table` reads
-    (grouped by ``labels``, or by the MAP labels of a design file's fitted model,
-    :func:`~lbm_bench.fitting.design_labels`, with seed ``rng``)."""
+    (with ``header`` and ``row_names``), grouped by ``labels``, or by a design file's classes:
+    the fitted classes it keeps when the table is its source (format 1.2, the same SHA-256),
+    else the MAP labels of its fitted model (:func:`~lbm_bench.fitting.design_labels`, with
+    seed ``rng``)."""
     from lbm_bench.storage.user_data import read_user_table
     from lbm_bench.storage.user_formats import format_of
 
@@ -132,14 +135,19 @@ def plot_file(path: str | os.PathLike[str], *, labels: tuple[Any, Any] | None = 
         return plot_table(path, labels=labels, view=view, max_cells=max_cells)
     if labels is not None and design is not None:
         raise ValueError("give labels or a design to group by, not both")
-    table = read_user_table(path)
+    table = read_user_table(path, header=header, row_names=row_names)
     kind, name = None, "the given labels"
     if design is not None:
         from lbm_bench.fitting import design_labels
-        from lbm_bench.protocol.from_design import load_design
+        from lbm_bench.models.design_file import read_design_file
 
-        fitted = load_design(design)[0]
-        labels, kind = design_labels(fitted, table, rng=rng), fitted.family
-        name = f"the MAP labels of {Path(design).name}"
+        record = read_design_file(design)
+        kind = record.design.family
+        if record.row_classes is not None and record.source_sha256 == table.sha256:
+            labels, name = (record.row_classes, record.col_classes), (
+                f"the fitted classes of {Path(design).name}")
+        else:
+            labels = design_labels(record.design, table, rng=rng)
+            name = f"the MAP labels of {Path(design).name}"
     return plot_user_table(table, labels=labels, labels_name=name, kind=kind, view=view,
                            max_cells=max_cells)

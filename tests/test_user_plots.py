@@ -44,3 +44,22 @@ def test_plot_file_draws_a_table_file_and_a_users_file(counts, tmp_path):
     assert plot_file(tmp_path / "t.h5").axes  # plot_table's picture of a table file
     with pytest.raises(ValueError, match="labels or a design"):
         plot_file(tmp_path / "counts.npy", labels=(z, w), design=tmp_path / "d.toml")
+
+
+def test_plot_file_groups_a_designs_source_by_its_fitted_classes(tmp_path):
+    """A design file of format 1.2 keeps its source's fitted classes (issue 47, item 5): show SOURCE --design D
+    groups the source by them; another table by the fitted model's MAP labels."""
+    pytest.importorskip("matplotlib")
+    from lbm_bench import fit_design, get_family, read_user_table
+    from lbm_bench.user_plots import plot_file
+
+    model = get_family("poisson").model([0.5, 0.5], [0.5, 0.5], [[0.5, 4.0], [3.0, 1.0]])
+    X, _, _ = model.sample(40, 30, rng=0)
+    np.save(tmp_path / "source.npy", X)
+    fitted = fit_design(read_user_table(tmp_path / "source.npy"), (3, 3), certify=False, rng=0)
+    fitted.save(tmp_path / "d.toml")
+    figure = plot_file(tmp_path / "source.npy", design=tmp_path / "d.toml", view="ordered")
+    assert "grouped by the fitted classes of d.toml" in figure.axes[0].get_xlabel()
+    np.save(tmp_path / "other.npy", X[::-1])
+    figure = plot_file(tmp_path / "other.npy", design=tmp_path / "d.toml", view="ordered")
+    assert "grouped by the MAP labels of d.toml" in figure.axes[0].get_xlabel()

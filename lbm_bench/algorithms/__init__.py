@@ -41,8 +41,8 @@ Modules
         ``gaussian_vem``, ... (one per family and method, in
         :data:`FAMILY_ALGORITHMS`, also attributes of this package).
     :mod:`~lbm_bench.algorithms.inputs`
-        :func:`infer_kind`: the family of a table, decided by its dtype first
-        (a float table is Gaussian even when it holds integer values).
+        :func:`infer_kind`: the family of a table, decided by its values whatever its
+        dtype (0/1: Bernoulli, non-negative whole numbers: Poisson, else Gaussian).
 
 Examples
 --------

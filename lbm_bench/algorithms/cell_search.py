@@ -59,17 +59,32 @@ def run_em_tasks(criterion: Criterion, method: str, tasks: list[EMTask]) -> list
 
 class CellSearch:
     """A table's criterion, its row and column embeddings, the best labelling found at each
-    cell, and the runner of EM tasks (in order, or in ``jobs`` contiguous chunks)."""
+    cell, and the runner of EM tasks (in order, or in ``jobs`` contiguous chunks).
+
+    ``bounds`` are the largest counts of the search; ``limit`` (at most ``bounds``, the same by
+    default) the counts of the cells the search may make now: the path search raises it stage
+    by stage, so that a search of larger bounds goes through the whole search of smaller ones
+    first. The embeddings have the rank of the larger side of the limit (``embeddings``)."""
 
     def __init__(self, criterion: Criterion, method: str, bounds: tuple[int, int], jobs: int,
                  pool: TaskPool | None) -> None:
         self.criterion, self.method, self.bounds = criterion, method, bounds
         self.jobs, self.pool = jobs, pool
-        rank = max(bounds)
-        row_points, col_points = criterion.problem.seed_points()
-        self.embeddings = (embed_rows(row_points, rank), embed_rows(col_points, rank))
+        self.limit = bounds
+        self._points = criterion.problem.seed_points()
+        self._embeddings: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.cells: dict[tuple[int, int], SearchCell] = {}
         self.n_runs = 0
+
+    @property
+    def embeddings(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows' and columns' coordinates on the leading singular vectors, of the rank of
+        the larger side of ``limit`` (computed once per rank)."""
+        rank = max(self.limit)
+        if rank not in self._embeddings:
+            self._embeddings[rank] = (embed_rows(self._points[0], rank),
+                                      embed_rows(self._points[1], rank))
+        return self._embeddings[rank]
 
     def run(self, tasks: list[EMTask]) -> None:
         """Make the EM runs of ``tasks`` and keep each cell's best labelling (the tasks'
@@ -88,7 +103,7 @@ class CellSearch:
         self.n_runs += len(tasks)
         for value, rows, cols, run in results:
             key = (int(rows.max()) + 1, int(cols.max()) + 1)
-            if key[0] > self.bounds[0] or key[1] > self.bounds[1]:
+            if not self.inside(key):
                 continue
             cell = self.cells.get(key)
             if cell is None:
@@ -116,10 +131,11 @@ class CellSearch:
         return self.cells[key].value if key in self.cells else -np.inf
 
     def inside(self, key: tuple[int, int]) -> bool:
-        return 1 <= key[0] <= self.bounds[0] and 1 <= key[1] <= self.bounds[1]
+        """Whether the cell ``key`` is within the current ``limit``."""
+        return 1 <= key[0] <= self.limit[0] and 1 <= key[1] <= self.limit[1]
 
     def around(self, key: tuple[int, int]) -> list[tuple[int, int]]:
-        """The cells next to ``key`` within the bounds: a cluster more or less on a side, or
+        """The cells next to ``key`` within the limit: a cluster more or less on a side, or
         both."""
         near = [(key[0] + a, key[1] + b) for a in (-1, 0, 1) for b in (-1, 0, 1)
                 if (a, b) != (0, 0)]

@@ -1,12 +1,11 @@
 """Input checks shared by the built-in algorithms, and the family inferred from a table.
 
-Family inference (``kind=None``, and the built-ins ``"cem"`` and ``"vem"``) is
-decided by the dtype first, see :func:`infer_kind`: a float table is Gaussian
-*even when it holds integer values*; a boolean or integer table is Bernoulli
-when its values lie in {0, 1}, Poisson when they are non-negative, Gaussian
-otherwise. Counts stored as floats (e.g. read from a CSV file) are fitted as
-counts only with ``kind="poisson"`` (or :func:`lbm_bench.algorithms.poisson_cem`,
-``"lbm_bench.algorithms:poisson_cem"``).
+Family inference (``kind=None``, and the built-ins ``"cem"`` and ``"vem"``) follows
+the values, not the dtype, see :func:`infer_kind` (issue 47): a table whose observed
+values are 0 and 1 is Bernoulli, one of non-negative whole numbers Poisson, in any
+dtype (AnnData stores a binary matrix as float32, a CSV has no dtype); any other is
+Gaussian. A real-valued table that happens to hold whole numbers is fitted as reals
+with ``kind="gaussian"``.
 
 **Missing entries.** Tables with missing entries reach the algorithms as float
 arrays with NaN there (scikit-learn's and pandas' convention; what
@@ -15,9 +14,7 @@ or as sparse tables with explicit NaN values. :func:`check_incomplete_inputs`
 reads any of them into a :class:`~lbm_bench.models.data.TableData` with its mask;
 :func:`imputed_table` fills the missing entries with their column's mean (the
 baselines that need a complete table say so). :func:`infer_kind` infers the
-family of a NaN table from its observed values, since its dtype had to become
-float: a float table with NaN whose observed values are all integers is taken
-for counts or binaries (pass ``kind`` to decide otherwise).
+family of a table with missing entries from its observed values.
 """
 
 from __future__ import annotations
@@ -154,12 +151,13 @@ def imputed_table(data: TableData) -> Any:
 
 
 def infer_kind(X: ArrayLike) -> str:
-    """Infer the latent block model family of a table from its dtype and values.
+    """Infer the latent block model family of a table from its values.
 
-    A float table is ``"gaussian"`` even when all its values are integers (so
-    that a rounded real table is never mistaken for counts); a boolean or
-    integer table is ``"bernoulli"`` when its values lie in {0, 1},
-    ``"poisson"`` when they are non-negative, and ``"gaussian"`` otherwise.
+    The values decide, whatever the dtype: ``"bernoulli"`` when the observed values lie
+    in {0, 1}, ``"poisson"`` when they are non-negative whole numbers (below 2^53), and
+    ``"gaussian"`` otherwise (a real-valued table of whole numbers is Gaussian only with
+    ``kind="gaussian"``). A table with missing entries is inferred from its observed
+    entries.
 
     Parameters
     ----------
@@ -170,16 +168,12 @@ def infer_kind(X: ArrayLike) -> str:
     str
         ``"gaussian"``, ``"poisson"`` or ``"bernoulli"``.
 
-    A table with missing entries is inferred from its observed entries: a masked array
-    keeps its dtype; a float table with NaN at its missing entries is read as integers
-    when its observed values are all integers (its dtype had to become float).
-
     Examples
     --------
-    >>> infer_kind([[0, 1], [1, 1]]), infer_kind([[0, 3], [2, 1]]), infer_kind([[0.0, 3.0]])
+    >>> infer_kind([[0, 1], [1, 1]]), infer_kind([[0, 3], [2, 1]]), infer_kind([[0.5, 3.0]])
     ('bernoulli', 'poisson', 'gaussian')
-    >>> infer_kind([[0.0, float("nan")], [2.0, 1.0]])
-    'poisson'
+    >>> infer_kind([[0.0, 1.0], [1.0, 1.0]]), infer_kind([[0.0, float("nan")], [2.0, 1.0]])
+    ('bernoulli', 'poisson')
     """
     data = TableData.incomplete(X)
     return infer_family(data.with_table(check_numeric_table(data.table))).kind
@@ -192,9 +186,9 @@ def infer_family(data: TableData) -> Family:
     table = data.table
     low = high = None
     dtype_kind = table.dtype.kind
-    if data.n_missing and dtype_kind == "f":
+    if dtype_kind == "f":  # the values decide: whole numbers are read as integers
         values = data.observed_values(implicit_zero=True)
-        if values.size and np.all(values == np.round(values)):
+        if values.size and np.all(np.abs(values) < 2.0**53) and np.all(values == np.round(values)):
             dtype_kind = "i"
     if dtype_kind != "f":
         values = data.observed_values(implicit_zero=True) if data.n_missing else None

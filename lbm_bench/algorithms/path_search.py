@@ -10,7 +10,14 @@ the cells with one more cluster, rounds repeating until the best criterion stops
 Before returning, the search checks the cells next to its choice, then polishes the best
 labellings there by greedy single-item moves (the module documentation of
 :mod:`lbm_bench.algorithms.selection` tells the whole search). Each round draws from its own
-named stream (``"round"`` of ``"path search"``).
+named stream (``"round"`` of ``"path search"``, numbered across the stages).
+
+**Stages: monotone in the limit.** The search of bounds ``(G, M)`` runs in stages of limits
+``(min(G, s), min(M, s))`` for ``s = 2 .. max(G, M)`` (:func:`stages`), each the whole search
+above within its limit, from the cells the stages before found: the search of a larger limit
+goes through every stage of a smaller one first, the same draws from the same streams, so its
+choice has a criterion at least that of the smaller limit's (raising both limits from a square
+``GxG``, or only the larger one, never returns a worse criterion; issue 47).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from lbm_bench.algorithms.kmeans import kmeans, onehot
 
 __all__ = [
     "KEEP", "MAX_ROUNDS", "NEIGHBOUR_STARTS", "PATIENCE", "PERTURB", "RESTARTS", "UP_STARTS",
-    "path_search"
+    "path_search", "stages"
 ]
 
 #: Split or merge candidates of one move refined by EM (the best by their criterion before EM).
@@ -129,11 +136,12 @@ def _ascend(search: CellSearch, start: tuple[int, int], explored: set,
     best = search.value(search.best())
     while True:
         g, m = current
-        mark = ("split", current, search.cells[current].version)
+        mark = _split_mark(search, current)
         if mark not in explored:
             explored.add(mark)
             search.run(_split_tasks(search, current, rng))
-        ups = [t for t in ((g + 1, m), (g, m + 1), (g + 1, m + 1)) if t in search.cells]
+        ups = [t for t in ((g + 1, m), (g, m + 1), (g + 1, m + 1))
+               if t in search.cells and search.inside(t)]
         if not ups:
             return current
         current = max(ups, key=search.value)
@@ -165,23 +173,57 @@ def _descend(search: CellSearch, explored: set, top: tuple[int, int]) -> None:
         current = max(downs, key=search.value)
 
 
+def stages(bounds: tuple[int, int]) -> list[tuple[int, int]]:
+    """The limits of the stages of a path search of ``bounds``: ``(min(G, s), min(M, s))`` for
+    ``s = 2 .. max(G, M)`` (``[(1, 1)]`` for bounds of one cluster).
+
+    Examples
+    --------
+    >>> stages((3, 5))
+    [(2, 2), (3, 3), (3, 4), (3, 5)]
+    """
+    G, M = bounds
+    return [(min(G, s), min(M, s)) for s in range(min(2, max(G, M)), max(G, M) + 1)]
+
+
 def path_search(search: CellSearch, n_init: int, root: np.random.SeedSequence) -> None:
+    """The path of splits and merges, stage by stage (:func:`stages`), from the one-cluster
+    cell; each stage's rounds numbered after the stages before it."""
     n_rows, n_cols = search.criterion.shape
+    search.limit = (1, 1)
     search.run([(1, 1, np.zeros(n_rows, np.int64), np.zeros(n_cols, np.int64))])
-    explored: set = set()
-    started: dict = {}  # k-means++ starts made at each cell
+    done = {"explored": set(), "started": {}, "polished": set(), "restarted": set(), "round": 0}
+    for limit in stages(search.bounds):
+        search.limit = limit
+        _stage(search, n_init, root, done)
+    search.limit = search.bounds
+
+
+def _stage(search: CellSearch, n_init: int, root: np.random.SeedSequence, done: dict) -> None:
+    """Rounds until the best criterion stops growing, then the check of the cells next to the
+    choice and the polish, within the search's current limit."""
+    explored, started = done["explored"], done["started"]
     for number in range(MAX_ROUNDS + 1):
         before = search.value(search.best())
-        rng = np.random.default_rng(stream(root, "path search", "round", number))
+        rng = np.random.default_rng(stream(root, "path search", "round", done["round"]))
+        done["round"] += 1
         if number < MAX_ROUNDS:
             _round(search, n_init, explored, started, rng)
             if search.value(search.best()) > before:
                 continue
         chosen = search.best()
-        _check(search, n_init, explored, started, rng)
+        _check(search, n_init, explored, started, rng, done["restarted"])
         if search.best() == chosen:  # no better model next to it (a better labelling of it, maybe)
             break
-    _polish(search)
+    _polish(search, done["polished"])
+
+
+def _split_mark(search: CellSearch, key: tuple[int, int]) -> tuple:
+    """What makes the splits of a cell's labelling the same: the cell, its labelling's version,
+    and which cells above it the limit lets them reach."""
+    g, m = key
+    return ("split", key, search.cells[key].version,
+            tuple(search.inside(t) for t in ((g + 1, m), (g, m + 1), (g + 1, m + 1))))
 
 
 def _round(search: CellSearch, n_init: int, explored: set, started: dict,
@@ -213,7 +255,7 @@ def _starts(share: float, n_init: int) -> int:
 
 
 def _check(search: CellSearch, n_init: int, explored: set, started: dict,
-           rng: np.random.Generator) -> None:
+           rng: np.random.Generator, restarted: set) -> None:
     """Before the path returns: k-means++ starts at the cells next to the best one that no
     round started (``NEIGHBOUR_STARTS`` of ``n_init`` each: a cluster less on one side or
     both, or less on one and more on the other), the moves that lead from each cell next to
@@ -226,7 +268,7 @@ def _check(search: CellSearch, n_init: int, explored: set, started: dict,
     search.run([task for cell, n in cells.items() for task in search.starts(cell, n, rng)])
     tasks = []
     for cell in around:
-        mark = ("split", cell, search.cells[cell].version) if cell in search.cells else None
+        mark = _split_mark(search, cell) if cell in search.cells else None
         if sum(cell) < g + m and mark is not None and mark not in explored:
             explored.add(mark)
             tasks += _split_tasks(search, cell, rng)
@@ -234,15 +276,19 @@ def _check(search: CellSearch, n_init: int, explored: set, started: dict,
     for cell in around:
         if sum(cell) > g + m:
             _descend(search, explored, cell)
-    _restarts(search, search.best(), rng)
+    _restarts(search, search.best(), rng, restarted)
 
 
-def _restarts(search: CellSearch, key: tuple[int, int], rng: np.random.Generator) -> None:
+def _restarts(search: CellSearch, key: tuple[int, int], rng: np.random.Generator,
+              restarted: set) -> None:
     """``RESTARTS`` runs at the cell ``key``, each from its best labelling so far with every
-    row and column moved to a cluster drawn at random with probability ``PERTURB``."""
+    row and column moved to a cluster drawn at random with probability ``PERTURB`` (once per
+    labelling: ``restarted`` holds the cells and versions done)."""
     g, m = key
-    if g == 1 and m == 1:
+    mark = (key, search.cells[key].version)
+    if (g == 1 and m == 1) or mark in restarted:
         return
+    restarted.add(mark)
     for _ in range(RESTARTS):
         cell = search.cells[key]
         rows, cols = cell.rows.copy(), cell.cols.copy()
@@ -253,16 +299,15 @@ def _restarts(search: CellSearch, key: tuple[int, int], rng: np.random.Generator
             search.run([(g, m, rows, cols)])
 
 
-def _polish(search: CellSearch) -> None:
+def _polish(search: CellSearch, polished: set) -> None:
     """Greedy single-item moves (:func:`~lbm_bench.algorithms.moves.greedy_moves`) on the best
-    labelling
-    of the chosen cell and of every cell next to it, until all are polished (the choice may
-    move)."""
-    polished: set = set()
+    labelling of the chosen cell and of every cell next to it, until all are polished (the
+    choice may move); ``polished`` holds the cells and versions done (a labelling polished in a
+    stage before is not polished again)."""
     while todo := [
             c for c in (search.best(), *search.around(search.best()))
-            if c in search.cells.keys() - polished
+            if c in search.cells and (c, search.cells[c].version) not in polished
     ]:
-        polished.update(todo)
         for cell in todo:
             search.polish(cell)
+            polished.add((cell, search.cells[cell].version))

@@ -26,6 +26,11 @@
     another cluster while that raises the exact ICL), where block CEM, which ends at a
     labelling no move improves by the complete likelihood at the fitted parameters, leaves
     a better one by the criterion; the choice moves if a neighbour ends above it.
+    The path runs in stages of growing limits (``(min(G, s), min(M, s))``, ``s = 2 ..
+    max(G, M)``: :func:`~lbm_bench.algorithms.path_search.stages`), so that the search of a
+    larger ``max_clusters`` goes through the whole search of a smaller one first: raising
+    ``max_clusters`` from a square, or raising only its larger side, never returns a worse
+    criterion (issue 47).
 
 The search over the cells is :mod:`lbm_bench.algorithms.cell_search`'s (the grid) and
 :mod:`lbm_bench.algorithms.path_search`'s (the path). Every EM run is a task of its own; the

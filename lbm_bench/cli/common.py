@@ -5,30 +5,39 @@ statuses, a subcommand described by its function, the ``AxB`` values, the record
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import inspect
 import sys
-from collections.abc import Callable, Iterable
+import warnings
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
-from lbm_bench.cli.flags import OptionsError
+from lbm_bench.cli.flags import OptionsError, flag_words
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_FAILURE",
     "EXIT_TERMINATED",
     "EXIT_USAGE",
+    "READING_ARGUMENTS",
     "CommandParser",
     "add_command",
     "add_kernel_option",
+    "add_reading_options",
     "add_record_options",
     "pair",
     "print_kernel_hint",
     "read_labels_file",
+    "reading_notes",
+    "reading_options",
     "record_from_options",
     "show_progress",
 ]
+
+#: The library's arguments that the reading options set (their errors and notes name the flags).
+READING_ARGUMENTS = ("format", "delimiter", "header", "row_names", "max_memory")
 
 #: Exit status for errors in the user's input.
 EXIT_USAGE = 2
@@ -140,6 +149,49 @@ def record_from_options(cls: type[_R], args: argparse.Namespace) -> _R:
         return cls.from_mapping(given)
     except (TypeError, ValueError) as exc:
         raise OptionsError(str(exc), names) from None
+
+
+def add_reading_options(parser: argparse.ArgumentParser, *, memory: bool = True) -> None:
+    """The options of a command that reads a user's table: its format, a text file's delimiter,
+    header and names column, and the memory the reading may take."""
+    parser.add_argument("--format", default=None,
+                        help="the file's format, instead of the one its name says")
+    parser.add_argument("--delimiter", default=None, help="text files: the delimiter")
+    parser.add_argument("--header", choices=["auto", "yes", "no"], default="auto",
+                        help="text files: whether the first line is a header (default: detected, "
+                        "docs/api.md)")
+    parser.add_argument("--row-names", choices=["auto", "yes", "no"], default="auto",
+                        help="text files: whether the first column holds the rows' names "
+                        "(default: detected)")
+    if memory:
+        parser.add_argument("--max-memory", default=None, metavar="SIZE",
+                            help="refuse a table that needs more to read")
+
+
+def reading_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The keyword arguments of ``read_user_table`` that :func:`add_reading_options` set."""
+    return {"format": args.format, "delimiter": args.delimiter, "header": args.header,
+            "row_names": args.row_names, "max_memory": getattr(args, "max_memory", None)}
+
+
+@contextlib.contextmanager
+def reading_notes(arguments: Iterable[str] = READING_ARGUMENTS) -> Iterator[None]:
+    """Print what the reading of a user's table assumed (its ``ReadNote`` warnings), one line
+    each on stderr, the library's arguments named by their flags."""
+    from lbm_bench.storage.user_data import ReadNote
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ReadNote)
+        try:
+            yield
+        finally:
+            for warning in caught:
+                if issubclass(warning.category, ReadNote):
+                    text = " ".join(flag_words(str(warning.message), tuple(arguments)).split())
+                    print(f"note: {text}", file=sys.stderr)
+                else:
+                    warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                                           warning.lineno)
 
 
 def read_labels_file(path: Path, name: str):

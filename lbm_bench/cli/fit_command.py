@@ -7,15 +7,24 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench._atomic import check_writable_file
-from lbm_bench.cli.common import add_command, add_kernel_option, pair
+from lbm_bench.cli.common import (
+    READING_ARGUMENTS,
+    add_command,
+    add_kernel_option,
+    add_reading_options,
+    pair,
+    reading_notes,
+    reading_options,
+)
+from lbm_bench.cli.flags import flag_words
 from lbm_bench.models.registry import FAMILIES, family_names
 
 __all__ = ["ARGUMENTS", "add_parser", "run"]
 
 #: The arguments of :func:`~lbm_bench.fit_design` and of the reader that fit's flags set (its
 #: errors name them by their flags).
-ARGUMENTS = ("max_clusters", "kind", "n_samples", "jobs", "max_memory", "format", "delimiter",
-             "overwrite", "kernel")
+ARGUMENTS = ("max_clusters", "kind", "n_samples", "jobs", *READING_ARGUMENTS, "overwrite",
+             "kernel")
 
 
 def add_parser(sub: Any) -> None:
@@ -39,11 +48,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--no-certify", action="store_true",
                    help="do not certify the fitted model's own floor")
     p.add_argument("--jobs", type=int, default=1, help="parallel EM runs of the model selection")
-    p.add_argument("--format", default=None,
-                   help="the file's format, instead of the one its name says")
-    p.add_argument("--delimiter", default=None, help="text files: the delimiter")
-    p.add_argument("--max-memory", default=None, metavar="SIZE",
-                   help="refuse a table that needs more to read")
+    add_reading_options(p)
     add_kernel_option(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no summary")
 
@@ -54,19 +59,25 @@ def run(args: argparse.Namespace) -> int:
     `lbm-bench generate --design` calibrates tables like yours from (docs/design-files.md)."""
     from lbm_bench.fitting import fit_design
     from lbm_bench.storage.user_data import read_user_table
+    from lbm_bench.user_info import kind_and_storage
 
     check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
-    table = read_user_table(args.data, kind=args.kind, format=args.format,
-                            delimiter=args.delimiter, max_memory=args.max_memory)
+    with reading_notes(ARGUMENTS):
+        table = read_user_table(args.data, kind=args.kind, **reading_options(args))
     fitted = fit_design(table, args.max_clusters, kind=args.kind, certify=not args.no_certify,
                         n_samples=args.samples, jobs=args.jobs, kernel=args.kernel,
                         rng=args.seed)
+    if not args.quiet:
+        given = fitted.design.family if args.kind is not None else None
+        print(kind_and_storage(table, given))
+        print(flag_words(fitted.summary(), ARGUMENTS))
+    if fitted.no_structure:
+        raise ValueError(f"{args.data}: {fitted.no_structure}; no design file written")
     try:
         digest = fitted.save(args.output, overwrite=args.force)
     except FileExistsError:
         raise ValueError(f"output {args.output} was created by another process meanwhile; "
                          "not replaced") from None
     if not args.quiet:
-        print(fitted.summary())
         print(f"wrote {args.output} (sha256 {digest[:16]}...)")
     return 0

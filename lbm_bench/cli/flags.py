@@ -40,6 +40,8 @@ FLAGS = {
     "max_memory": "--max-memory",
     "format": "--format",
     "delimiter": "--delimiter",
+    "header": "--header",
+    "row_names": "--row-names",
     "overwrite": "--force",
     "force": "--force",
     "out": "--out",

@@ -7,12 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench._atomic import check_writable_file
-from lbm_bench.cli.common import add_command, read_labels_file
+from lbm_bench.cli.common import add_command, read_labels_file, reading_notes
 
 __all__ = ["ARGUMENTS", "add_parser", "run"]
 
 #: The library's arguments that show's flags set and its errors name by their flags.
-ARGUMENTS = ("overwrite",)
+ARGUMENTS = ("overwrite", "header", "row_names")
 
 
 def add_parser(sub: Any) -> None:
@@ -33,6 +33,12 @@ def add_parser(sub: Any) -> None:
                    help="largest image size per side; bigger tables are block-averaged "
                    "(default 1000)")
     p.add_argument("--dpi", type=int, default=100)
+    p.add_argument("--header", choices=["auto", "yes", "no"], default="auto",
+                   help="text files: whether the first line is a header (default: detected, "
+                   "docs/api.md)")
+    p.add_argument("--row-names", choices=["auto", "yes", "no"], default="auto",
+                   help="text files: whether the first column holds the rows' names "
+                   "(default: detected)")
     p.add_argument("--force", action="store_true",
                    help="overwrite an existing output file (without it, an existing file is "
                    "never replaced)")
@@ -52,8 +58,9 @@ def run(args: argparse.Namespace) -> int:
     if args.labels:
         rows, cols = args.labels
         labels = (read_labels_file(rows, "ROWS"), read_labels_file(cols, "COLS"))
-    figure = plot_file(args.table, labels=labels, design=args.design, view=args.view,
-                       max_cells=args.max_cells)
+    with reading_notes(ARGUMENTS):
+        figure = plot_file(args.table, labels=labels, design=args.design, view=args.view,
+                           max_cells=args.max_cells, header=args.header, row_names=args.row_names)
     try:
         save_figure(figure, args.output, dpi=args.dpi, overwrite=args.force)
     except FileExistsError:

@@ -5,16 +5,18 @@ and by any TOML reader: the family, the proportions, the block parameters under 
 model-class names (``rates``, ``probs``, ``means`` and ``stds``), the one-block model
 of the whole table (the path's centre, :mod:`lbm_bench.models.block_path`), row and
 column effects, the density of a sparse design, how entries go missing; and where it
-comes from: the source table's name, SHA-256 and shape, the counts and their criterion
-beside the runner-up cells, the package version. It is versioned
-(``format = "lbm-bench-design/1.1"``: 1.1 adds ``design.path_knee``, the scale from which
-up the path keeps the classes' margins; a 1.0 file's path is the straight line), written
-atomically (:mod:`lbm_bench._atomic`), and its digest is the SHA-256 of its bytes (a table
-generated from it records it).
+comes from: the source table's name, SHA-256 and shape (and its rows' and columns' names,
+when it has them), the fitted classes of its rows and columns, the counts and their
+criterion beside the runner-up cells, the package version. It is versioned
+(``format = "lbm-bench-design/1.2"``: 1.1 added ``design.path_knee``, the scale from which
+up the path keeps the classes' margins, a 1.0 file's path being the straight line; 1.2 the
+source's names and the fitted classes), written atomically (:mod:`lbm_bench._atomic`), and
+its digest is the SHA-256 of its bytes (a table generated from it records it).
 
 :func:`read_design_file` refuses a file edited into a state no design has, in one line
-naming the file and the key: a wrong shape, a negative rate, proportions not summing to
-one, a newer format, an unknown key.
+naming the file and the key (:mod:`lbm_bench.models.design_keys`): not a regular file or
+too large, a wrong shape, a negative rate, values no table can be drawn from, proportions
+not summing to one, an unknown or newer format, an unknown key.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,19 @@ from scipy import special
 from lbm_bench._atomic import atomic_path
 from lbm_bench.models.block_path import BlockPath
 from lbm_bench.models.design import ModelDesign
+from lbm_bench.models.design_keys import (
+    KEYS,
+    check_keys,
+    count_pair,
+    effect_array,
+    finite_number,
+    fitted_classes,
+    get_key,
+    key_name,
+    number_array,
+    runners_up,
+    string_array,
+)
 from lbm_bench.models.missing import MissingDesign
 from lbm_bench.models.registry import family_names, get_family
 
@@ -41,13 +57,16 @@ except ModuleNotFoundError:  # pragma: no cover
     import tomli as tomllib
 
 __all__ = [
-    "DESIGN_FORMAT", "DesignFile", "DesignFileError", "block_missing_design", "read_design_file",
-    "write_design_file"
+    "DESIGN_FORMAT", "DESIGN_VERSIONS", "KNEE_RANGE", "LARGEST_COUNT", "LARGEST_STATISTIC",
+    "MAX_DESIGN_BYTES", "DesignFile", "DesignFileError", "block_missing_design",
+    "read_design_file", "write_design_file"
 ]
 
 #: The format name and version a design file declares (``format = ...``).
-DESIGN_FORMAT = "lbm-bench-design/1.1"
+DESIGN_FORMAT = "lbm-bench-design/1.2"
 _FORMAT_NAME, _FORMAT_VERSION = DESIGN_FORMAT.split("/")
+#: The versions this package reads (1.0: no ``design.path_knee``; 1.1: no names nor classes).
+DESIGN_VERSIONS = ((1, 0), (1, 1), (1, 2))
 #: Proportions must sum to one within this.
 _SUM_TOLERANCE = 1e-6
 
@@ -78,6 +97,11 @@ class DesignFile:
         The lbm-bench version that fitted it.
     digest : str or None
         SHA-256 of the file's bytes (None until written or when not read from a file).
+    row_names, col_names : tuple of str or None
+        The source's rows' and columns' names, when it has them (format 1.2).
+    row_classes, col_classes : ndarray of int64 or None
+        The fitted class of each row and column of the source, ``0 .. g - 1`` and
+        ``0 .. m - 1`` (format 1.2; None in an older file).
     """
 
     design: ModelDesign
@@ -90,6 +114,10 @@ class DesignFile:
     max_clusters: tuple[int, int]
     package_version: str
     digest: str | None = None
+    row_names: tuple[str, ...] | None = None
+    col_names: tuple[str, ...] | None = None
+    row_classes: np.ndarray | None = None
+    col_classes: np.ndarray | None = None
 
 
 def block_missing_design(probs: np.ndarray, row_proportions: np.ndarray, col_proportions: np.ndarray
@@ -110,9 +138,19 @@ def block_missing_design(probs: np.ndarray, row_proportions: np.ndarray, col_pro
 # ---------------------------------------------------------------------------
 # Writing
 # ---------------------------------------------------------------------------
+#: TOML's escapes of a basic string (other control characters as \\uXXXX).
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
+            "\r": "\\r"}
+
+
+def _toml_string(text: str) -> str:
+    return '"' + "".join(_ESCAPES.get(c, f"\\u{ord(c):04x}" if ord(c) < 32 or ord(c) == 127
+                                      else c) for c in text) + '"'
+
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return _toml_string(value)
     if isinstance(value, (bool, np.bool_)):
         return "true" if value else "false"
     if isinstance(value, (int, np.integer)):
@@ -121,6 +159,8 @@ def _toml_value(value: Any) -> str:
         number = float(value)
         return repr(number) if math.isfinite(number) else (
             "nan" if number != number else repr(number))
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return "[" + ", ".join(map(_toml_string, value)) + "]"
     array = np.asarray(value)
     if array.ndim == 0:
         return _toml_value(array.item())
@@ -152,7 +192,9 @@ def design_file_text(record: DesignFile) -> str:
         "",
     ]
     lines += _table("source", {"name": record.source_name, "sha256": record.source_sha256,
-                               "shape": list(record.source_shape)})
+                               "shape": list(record.source_shape),
+                               "row_names": _names(record.row_names),
+                               "col_names": _names(record.col_names)})
     lines += _table(
         "selection", {
             "criterion": record.criterion, "value": record.criterion_value, "counts": list(
@@ -184,7 +226,14 @@ def design_file_text(record: DesignFile) -> str:
         if d.missing.informative:
             values["probs"] = probs
         lines += _table("design.missing", values)
+    if record.row_classes is not None:
+        lines += _table("classes", {"rows": np.asarray(record.row_classes, dtype=np.int64),
+                                    "cols": np.asarray(record.col_classes, dtype=np.int64)})
     return "\n".join(lines)
+
+
+def _names(names: tuple[str, ...] | None) -> list[str] | None:
+    return None if names is None else list(names)
 
 
 def _natural_centre_parameters(design: ModelDesign) -> dict[str, Any]:
@@ -209,82 +258,78 @@ def write_design_file(path: str | os.PathLike[str], record: DesignFile, *,
 # ---------------------------------------------------------------------------
 # Reading
 # ---------------------------------------------------------------------------
-_KEYS = {
-    "": {"format", "kind", "created_by", "source", "selection",
-         "design"}, "source": {"name", "sha256", "shape"},
-    "selection": {"criterion", "value", "counts", "max_clusters", "runners_up"}, "design": {
-        "row_proportions", "col_proportions", "density", "path_knee", "blocks", "overall",
-        "effects", "missing"
-    }, "design.effects": {"rows", "cols"}, "design.missing": {"mechanism", "rate", "probs"},
-}
+#: Design files larger than this are refused before they are read (the effects of a table of
+#: ten million rows take about 250 MB of TOML).
+MAX_DESIGN_BYTES = 1 << 30
+#: The range of ``design.path_knee`` (scales nearer 0 or 1 divide the path by almost nothing).
+KNEE_RANGE = (0.01, 0.99)
+#: The largest expected entry of a design of counts (beyond, counts lose their units in float64
+#: sums), and the largest expected statistic of a design of reals (beyond, their squares
+#: overflow).
+LARGEST_COUNT = 1e15
+LARGEST_STATISTIC = 1e200
 
 
 def read_design_file(path: str | os.PathLike[str]) -> DesignFile:
     """Read a design file written by :func:`write_design_file` (or by hand, in its format).
 
+    Formats 1.0 to 1.2 are read (``DESIGN_VERSIONS``); a UTF-8 byte-order mark is skipped.
+
     Raises
     ------
     FileNotFoundError
     DesignFileError
-        A ValueError, one line naming the file and the first problem: not TOML, another
-        format or a newer version, a missing or unknown key, a wrong shape, a value out of
-        its family's domain (a negative rate, a probability above one), proportions not
-        summing to one.
+        A ValueError, one line naming the file and the first problem: not a regular file (a
+        pipe, a device), larger than :data:`MAX_DESIGN_BYTES`, not TOML, another format or an
+        unknown version, a missing or unknown key, a wrong shape, a value out of its family's
+        domain (a negative rate, a probability above one) or too large to draw tables from,
+        proportions not summing to one.
     """
     where = str(path)
-    data = Path(path).read_bytes()
     try:
-        source = tomllib.loads(data.decode("utf-8"))
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise DesignFileError(f"{where}: not a regular file (a design file is a TOML file)")
+        if info.st_size > MAX_DESIGN_BYTES:
+            raise DesignFileError(f"{where}: {info.st_size} bytes, larger than a design file can "
+                                  f"be ({MAX_DESIGN_BYTES >> 20} MiB)")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_DESIGN_BYTES + 1)
+    except IsADirectoryError:
+        raise DesignFileError(f"{where}: is a folder, not a design file") from None
+    try:
+        source = tomllib.loads(data.decode("utf-8-sig"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise DesignFileError(f"{where}: not a TOML design file ({exc})") from None
     try:
         record = _parse(source)
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         raise DesignFileError(f"{where}: {message}") from None
     digest = hashlib.sha256(data).hexdigest()
     return replace(record, digest=digest, design=replace(record.design, digest=digest))
 
 
-def _get(table: dict, name: str, key: str, kind: type | tuple[type, ...]) -> Any:
-    if key not in table:
-        raise KeyError(f"{name + '.' if name else ''}{key} is missing")
-    value = table[key]
-    if not isinstance(value, kind) or isinstance(value, bool) and bool not in np.atleast_1d(kind):
-        raise TypeError(f"{name + '.' if name else ''}{key} must be {_kind_name(kind)}, got "
-                        f"{value!r}")
-    return value
-
-
-def _kind_name(kind: Any) -> str:
-    names = {
-        str: "a string", int: "an integer", float: "a number", list: "an array", dict: "a table"
-    }
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
-
-
-def _check_keys(table: dict, name: str) -> None:
-    unknown = sorted(set(table) - _KEYS[name])
-    if unknown:
-        raise ValueError(f"unknown key {name + '.' if name else ''}{unknown[0]}")
-
-
-def _array(table: dict, name: str, key: str, shape: tuple[int, ...]) -> np.ndarray:
-    value = _get(table, name, key, list)
-    try:
-        array = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}.{key} must be an array of numbers of shape {shape}") from None
-    if array.shape != shape:
-        raise ValueError(f"{name}.{key} must have shape {shape}, got {array.shape}")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name}.{key} must hold finite numbers")
-    return array
+def _version(source: dict) -> tuple[int, int]:
+    fmt = get_key(source, "", "format", str)
+    name, _, version = fmt.partition("/")
+    if name != _FORMAT_NAME:
+        raise ValueError(f"'format' must be {DESIGN_FORMAT!r}, got {fmt!r:.80}")
+    parts = version.split(".")
+    if len(parts) != 2 or not all(part.isdigit() and part.isascii() for part in parts):
+        raise ValueError(f"'format' must be {DESIGN_FORMAT!r}, got {fmt!r:.80}")
+    found = (int(parts[0]), int(parts[1]))
+    if found > DESIGN_VERSIONS[-1]:
+        raise ValueError(f"format {version} is newer than this lbm-bench reads "
+                         f"({_FORMAT_VERSION}): upgrade lbm-bench")
+    if found not in DESIGN_VERSIONS:
+        known = ", ".join(".".join(map(str, v)) for v in DESIGN_VERSIONS)
+        raise ValueError(f"format {version} is not a version of design files ({known})")
+    return found
 
 
 def _proportions(table: dict, key: str, size: int) -> np.ndarray:
-    values = _array(table, "design", key, (size,))
+    values = number_array(table, "design", key, (size,))
     if values.min() <= 0:
         raise ValueError(f"design.{key} must be positive, got {values.min():g}")
     if abs(values.sum() - 1.0) > _SUM_TOLERANCE:
@@ -293,137 +338,144 @@ def _proportions(table: dict, key: str, size: int) -> np.ndarray:
 
 
 def _parse(source: dict) -> DesignFile:
-    _check_keys(source, "")
-    fmt = _get(source, "", "format", str)
-    name, _, version = fmt.partition("/")
-    if name != _FORMAT_NAME:
-        raise ValueError(f"format must be {DESIGN_FORMAT!r}, got {fmt!r}")
-    try:
-        major, minor = (int(part) for part in version.split("."))
-    except ValueError:
-        raise ValueError(f"format must be {DESIGN_FORMAT!r}, got {fmt!r}") from None
-    ours = tuple(int(part) for part in _FORMAT_VERSION.split("."))
-    if (major, minor) > ours:
-        raise ValueError(f"format {version} is newer than this lbm-bench reads "
-                         f"({_FORMAT_VERSION}): upgrade lbm-bench")
-    kind = _get(source, "", "kind", str)
+    for key in source:  # an unknown key first, then the version
+        if key not in KEYS[""]:
+            raise ValueError(f"unknown key {key_name('', key)}")
+    version = _version(source)
+    check_keys(source, "", version)
+    kind = get_key(source, "", "kind", str)
     if kind not in family_names():
-        raise ValueError(f"kind must be one of {', '.join(family_names())}, got {kind!r}")
+        raise ValueError(f"'kind' must name a family ({', '.join(family_names())}), got "
+                         f"{kind!r:.40}")
     family = get_family(kind)
-    src, sel, des = (_get(source, "", key, dict) for key in ("source", "selection", "design"))
+    src, sel, des = (get_key(source, "", key, dict) for key in ("source", "selection", "design"))
     for key, table in (("source", src), ("selection", sel), ("design", des)):
-        _check_keys(table, key)
-    shape = tuple(_get(src, "source", "shape", list))
-    if len(shape) != 2 or not all(
-            isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in shape):
-        raise ValueError(f"source.shape must be two positive integers, got {list(shape)}")
-    counts = tuple(_get(sel, "selection", "counts", list))
-    if len(counts) != 2 or not all(
-            isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts):
-        raise ValueError(f"selection.counts must be two positive integers, got {list(counts)}")
-    g, m = counts
+        check_keys(table, key, version)
+    shape = count_pair(src, "source", "shape")
+    g, m = count_pair(sel, "selection", "counts")
     row_props = _proportions(des, "row_proportions", g)
     col_props = _proportions(des, "col_proportions", m)
-    blocks = _get(des, "design", "blocks", dict)
-    overall = _get(des, "design", "overall", dict)
-    names = family.storage.parameter_names
-    for key, table in (("design.blocks", blocks), ("design.overall", overall)):
-        unknown = sorted(set(table) - set(names))
-        if unknown:
-            raise ValueError(f"unknown key {key}.{unknown[0]} (a {kind} design has "
-                             f"{', '.join(names)})")
-    params = {}
-    for key in names:
-        value = np.array(_get(blocks, "design.blocks", key, list), dtype=np.float64)
-        if value.shape[:2] != (g, m):
-            raise ValueError(f"design.blocks.{key} must have {g}x{m} blocks (selection.counts), "
-                             "got shape "
-                             f"{value.shape}")
-        params[key] = value
-    effects = des.get("effects")
-    row_effects = col_effects = None
-    if effects is not None:
-        _check_keys(_get(des, "design", "effects", dict), "design.effects")
-        row_effects = _array(effects, "design.effects", "rows", (shape[0],))
-        col_effects = _array(effects, "design.effects", "cols", (shape[1],))
-    try:
-        effect_params = {} if row_effects is None else {
-            "row_effects": row_effects, "col_effects": col_effects
-        }
-        model = family.model(row_props, col_props, **params, **effect_params)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"design.blocks: {exc}") from None
-    centre_params = {
-        key: np.array([[_get(overall, "design.overall", key, (int, float, list))]],
-                      dtype=np.float64)
-        for key in names
-    }
-    try:
-        centre = family.model([1.0], [1.0], **centre_params)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"design.overall: {exc}") from None
-    density = des.get("density")
-    if density is not None:
-        density = _get(des, "design", "density", (int, float))
+    model, centre, effects = _models(family, des, (g, m), shape, row_props, col_props, version)
+    density = None
+    if "density" in des:
+        density = finite_number(des, "design", "density")
         if not family.model.can_be_sparse:
             raise ValueError(f"design.density: {kind} designs are never sparse")
         if not 0 < density < 1:
             raise ValueError(f"design.density must lie in (0, 1), got {density!r}")
-    missing = _read_missing(des.get("missing"), row_props, col_props)
-    knee = _path_knee(des, (major, minor))
-    first = params[names[0]]
-    design = ModelDesign(family, row_props, col_props, first, np.ones(
-        (g, m)), row_effects=model.row_weights(shape[0]), col_effects=model.col_weights(shape[1]),
-                         density=None if density is None else float(density), missing=missing,
+    missing = _read_missing(des.get("missing"), row_props, col_props, version)
+    knee = _path_knee(des)
+    first = model.block_parameters()[family.storage.parameter_names[0]]
+    design = ModelDesign(family, row_props, col_props, np.asarray(first, dtype=np.float64),
+                         np.ones((g, m)), row_effects=effects[0], col_effects=effects[1],
+                         density=density, missing=missing,
                          path=BlockPath.of(model, centre, knee))
-    runners = _get(sel, "selection", "runners_up", list) if "runners_up" in sel else []
-    runners_up = []
-    for cell in runners:
-        if not (isinstance(cell, list) and len(cell) == 3):
-            raise ValueError(f"selection.runners_up must hold [g, m, value] cells, got {cell!r}")
-        runners_up.append((int(cell[0]), int(cell[1]), float(cell[2])))
-    max_clusters = tuple(_get(sel, "selection", "max_clusters", list))
-    if len(max_clusters) != 2:
-        raise ValueError(f"selection.max_clusters must be two integers, got {list(max_clusters)}")
-    created_by = source.get("created_by", "")
-    return DesignFile(design=design, source_name=_get(src, "source", "name", str),
-                      source_sha256=_get(src, "source", "sha256",
-                                         str), source_shape=(int(shape[0]), int(shape[1])),
-                      criterion=_get(sel, "selection", "criterion", str),
-                      criterion_value=float(_get(sel, "selection", "value",
-                                                 (int, float))), runners_up=tuple(runners_up),
-                      max_clusters=(int(max_clusters[0]), int(max_clusters[1])),
-                      package_version=str(created_by).removeprefix("lbm-bench "),
-                      )
+    max_clusters = count_pair(sel, "selection", "max_clusters")
+    if max_clusters[0] < g or max_clusters[1] < m:
+        raise ValueError(f"selection.max_clusters {list(max_clusters)} must be at least "
+                         f"selection.counts {[g, m]}")
+    names = [string_array(src, "source", key, size) if key in src else None
+             for key, size in (("row_names", shape[0]), ("col_names", shape[1]))]
+    classes = fitted_classes(source, version, shape, (g, m))
+    return DesignFile(design=design, source_name=get_key(src, "source", "name", str),
+                      source_sha256=get_key(src, "source", "sha256", str), source_shape=shape,
+                      criterion=get_key(sel, "selection", "criterion", str),
+                      criterion_value=finite_number(sel, "selection", "value"),
+                      runners_up=runners_up(sel), max_clusters=max_clusters,
+                      package_version=str(source.get("created_by", "")).removeprefix("lbm-bench "),
+                      row_names=names[0], col_names=names[1], row_classes=classes[0],
+                      col_classes=classes[1])
 
 
-def _path_knee(des: dict, version: tuple[int, int]) -> float | None:
+def _models(family: Any, des: dict, counts: tuple[int, int], shape: tuple[int, int],
+            row_props: np.ndarray, col_props: np.ndarray, version: tuple[int, int]) -> tuple:
+    """The fitted model (scale 1), the path's centre and the effects, checked drawable."""
+    blocks = get_key(des, "design", "blocks", dict)
+    overall = get_key(des, "design", "overall", dict)
+    names = family.storage.parameter_names
+    for key, table in (("design.blocks", blocks), ("design.overall", overall)):
+        unknown = sorted(set(table) - set(names))
+        if unknown:
+            raise ValueError(f"unknown key {key}.{unknown[0]} (a {family.kind} design has "
+                             f"{', '.join(names)})")
+    params = {}
+    for key in names:
+        value = number_array(blocks, "design.blocks", key, None)
+        if value.shape[:2] != counts:
+            raise ValueError(f"design.blocks.{key} must have {counts[0]}x{counts[1]} blocks "
+                             f"(selection.counts), got shape {value.shape}")
+        params[key] = value
+    effects = (None, None)
+    if "effects" in des:
+        table = get_key(des, "design", "effects", dict)
+        check_keys(table, "design.effects", version)
+        effects = tuple(effect_array(table, key, size) for key, size in (("rows", shape[0]),
+                                                                     ("cols", shape[1])))
+    extra = {} if effects[0] is None else {"row_effects": effects[0], "col_effects": effects[1]}
+    try:
+        model = family.model(row_props, col_props, **params, **extra)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"design.blocks: {exc}") from None
+    centre_params = {}
+    for key in names:
+        value = overall.get(key)
+        centre_params[key] = (number_array(overall, "design.overall", key, None)
+                              if isinstance(value, list) else
+                              finite_number(overall, "design.overall", key))
+    try:
+        centre = family.model([1.0], [1.0], **{k: np.array([[v]], dtype=np.float64)
+                                                for k, v in centre_params.items()})
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"design.overall: {exc}") from None
+    _check_drawable(family, model, shape)
+    return model, centre, (model.row_weights(shape[0]), model.col_weights(shape[1]))
+
+
+def _check_drawable(family: Any, model: Any, shape: tuple[int, int]) -> None:
+    """The fitted model's expected statistics, times the largest exposure of its effects, within
+    what a table can be drawn from: :data:`LARGEST_COUNT` for a family of counts (integers),
+    :data:`LARGEST_STATISTIC` for one of reals."""
+    stats = np.abs(np.asarray(model.mean_statistics, dtype=np.float64))
+    rows, cols = model.row_weights(shape[0]), model.col_weights(shape[1])
+    exposure = 1.0 if rows is None else float(rows.max() * cols.max())
+    integer = np.dtype(family.model.table_dtype).kind in "iu"
+    bound = LARGEST_COUNT if integer else LARGEST_STATISTIC
+    with np.errstate(over="ignore", invalid="ignore"):
+        largest = float(stats.max()) * exposure
+    if not np.isfinite(largest) or largest > bound:
+        name = family.storage.parameter_names[0]
+        raise ValueError(f"design.blocks.{name}: an entry's expected value reaches {largest:.3g} "
+                         f"(with the effects), beyond the {bound:.0e} a table can be drawn at")
+
+
+def _path_knee(des: dict) -> float | None:
     """``design.path_knee`` (1.1; absent: the straight line, as every 1.0 file's path)."""
     if "path_knee" not in des:
         return None
-    if version < (1, 1):
-        raise ValueError("design.path_knee is a format 1.1 key; this file declares 1.0")
-    knee = _get(des, "design", "path_knee", (int, float))
-    if not 0 < knee < 1:
-        raise ValueError(f"design.path_knee must lie in (0, 1), got {knee!r}")
+    knee = finite_number(des, "design", "path_knee")
+    low, high = KNEE_RANGE
+    if not low <= knee <= high:
+        raise ValueError(f"design.path_knee must lie in [{low}, {high}], got {knee!r}")
     return float(knee)
 
 
-def _read_missing(table: Any, row_props: np.ndarray, col_props: np.ndarray) -> MissingDesign | None:
+def _read_missing(table: Any, row_props: np.ndarray, col_props: np.ndarray,
+                  version: tuple[int, int]) -> MissingDesign | None:
     if table is None:
         return None
     if not isinstance(table, dict):
-        raise TypeError(f"design.missing must be a table, got {table!r}")
-    _check_keys(table, "design.missing")
-    mechanism = _get(table, "design.missing", "mechanism", str)
+        raise TypeError(f"design.missing must be a table, got {table!r:.80}")
+    check_keys(table, "design.missing", version)
+    mechanism = get_key(table, "design.missing", "mechanism", str)
     if mechanism == "random":
-        rate = _get(table, "design.missing", "rate", (int, float))
+        rate = finite_number(table, "design.missing", "rate")
         if not 0 < rate < 1:
             raise ValueError(f"design.missing.rate must lie in (0, 1), got {rate!r}")
         return MissingDesign(float(rate))
     if mechanism != "block":
-        raise ValueError(f"design.missing.mechanism must be 'random' or 'block', got {mechanism!r}")
-    probs = _array(table, "design.missing", "probs", (row_props.size, col_props.size))
+        raise ValueError(f"design.missing.mechanism must be 'random' or 'block', got "
+                         f"{mechanism!r:.40}")
+    probs = number_array(table, "design.missing", "probs", (row_props.size, col_props.size))
     if probs.min() <= 0 or probs.max() >= 1:
         raise ValueError("design.missing.probs must lie in (0, 1)")
     return block_missing_design(probs, row_props, col_props)

@@ -80,7 +80,13 @@ def design_request(
     ValueError
         For a kind, clusters or option the design contradicts, or no shape.
     """
+    where = str(design) if isinstance(design, (str, os.PathLike)) else "the design"
     design, shape = load_design(design)
+    if min(design.block_shape) < 2:
+        g, m = design.block_shape
+        raise ValueError(f"{where}: a design of {g}x{m} clusters (a side of one cluster: no block "
+                         "structure) cannot generate tables, which need at least 2 clusters on "
+                         "each side")
     if options:
         raise ValueError(f"{', '.join(sorted(options))}: the design fixes its design options; drop "
                          "them")

@@ -84,17 +84,33 @@ def read_anndata_x(file: h5py.File, *, guard: Guard | None = None) -> AnnDataX:
     ------
     AnnDataError
     """
-    if "X" not in file:
+    item = _resolved(file, "X")
+    if item is None:
         raise AnnDataError("an AnnData file without X (its table)")
-    item = file["X"]
     try:
         table, dtype = _dense(item, guard) if isinstance(item, h5py.Dataset) else _sparse(
             item, guard)
-        rows = _names(file.get("obs"), "obs", table.shape[0])
-        cols = _names(file.get("var"), "var", table.shape[1])
+        rows = _names(_resolved(file, "obs"), "obs", table.shape[0])
+        cols = _names(_resolved(file, "var"), "var", table.shape[1])
     except (OSError, KeyError, TypeError) as exc:
         raise AnnDataError(f"damaged AnnData file ({one_line(exc)})") from None
     return AnnDataX(table, dtype, rows, cols)
+
+
+def _resolved(file: h5py.Group, name: str) -> Any:
+    """The item ``name`` of a group, or None when there is none; a link that does not resolve
+    (a dangling soft link, an external link to a missing file or object) is an
+    :class:`AnnDataError` naming its target."""
+    link = file.get(name, getlink=True)
+    if link is None:
+        return None
+    try:
+        return file[name]
+    except (KeyError, OSError):
+        target = (f"the soft link {link.path!r}" if isinstance(link, h5py.SoftLink) else
+                  f"the external link {link.path!r} of {link.filename!r}"
+                  if isinstance(link, h5py.ExternalLink) else "a link")
+        raise AnnDataError(f"{name} is {target}, which does not resolve") from None
 
 
 def _dense(item: h5py.Dataset, guard: Guard | None) -> tuple[np.ndarray, np.dtype]:
@@ -121,14 +137,20 @@ def _sparse(group: h5py.Group, guard: Guard | None) -> tuple[sp.csr_array, np.dt
     ]
     if missing:
         raise AnnDataError(f"X ({encoding}) lacks {', '.join(missing)}")
-    if shape is None or len(shape) != 2:
-        raise AnnDataError(f"X ({encoding}) has no shape of two sizes (got {shape!r})")
-    shape = (int(shape[0]), int(shape[1]))
+    shape = _shape(shape, encoding)
     dtype = _numeric(group["data"].dtype)
     nnz = int(group["data"].shape[0]) if group["data"].ndim == 1 else -1
     if nnz < 0 or group["indices"].shape != (nnz,):
         raise AnnDataError(f"X ({encoding}): data and indices of lengths {group['data'].shape} and "
                            f"{group['indices'].shape}, not one length")
+    for name in ("indices", "indptr"):
+        if group[name].dtype.kind not in "iu":
+            raise AnnDataError(f"X ({encoding}): {name} hold {group[name].dtype} values, not "
+                               "integers")
+    major = shape[0] if encoding == "csr_matrix" else shape[1]
+    if group["indptr"].shape != (major + 1,):
+        raise AnnDataError(f"X ({encoding}): indptr has shape {group['indptr'].shape}, its shape "
+                           f"{shape} needs {major + 1} entries")
     if guard is not None:
         guard(shape, nnz, dtype.itemsize, group["indices"].dtype.itemsize)
     try:
@@ -142,6 +164,16 @@ def _sparse(group: h5py.Group, guard: Guard | None) -> tuple[sp.csr_array, np.dt
     return table, dtype
 
 
+def _shape(shape: Any, encoding: str) -> tuple[int, int]:
+    """A sparse group's ``shape`` attribute as two sizes (non-negative integers below 2^63)."""
+    values = None if shape is None else np.asarray(shape)
+    if (values is None or values.shape != (2,) or values.dtype.kind not in "iu"
+            or values.min() < 0):
+        shown = None if values is None else values.tolist()
+        raise AnnDataError(f"X ({encoding}) has no shape of two sizes (got {shown!r})")
+    return int(values[0]), int(values[1])
+
+
 def _numeric(dtype: np.dtype) -> np.dtype:
     if dtype.kind not in "biuf":
         raise AnnDataError(f"X holds {dtype} values, not numbers")
@@ -153,21 +185,24 @@ def _names(item: Any, where: str, size: int) -> tuple[str, ...] | None:
     ``index`` field of a compound dataset), or None when it has none."""
     if isinstance(item, h5py.Group):
         key = _text(item.attrs.get("_index"))
-        if key is None or not isinstance(item.get(key), h5py.Dataset):
+        values = None if key is None else _resolved(item, key)
+        if not isinstance(values, h5py.Dataset):
             return None
-        values = item[key]
-        names = values.asstr()[()] if values.dtype.kind in "OS" else values[()]
+        field = None
     elif isinstance(item, h5py.Dataset) and item.dtype.names and "index" in item.dtype.names:
-        names = item["index"]
+        values, field = item, "index"
     else:
         return None
-    names = tuple(
-        v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in np.ravel(names))
-    if len(names) != size:
-        raise AnnDataError(f"{where} has {len(names)} names for the {size} "
-                           f"{'rows' if where == 'obs' else 'columns'} "
-                           "of X")
-    return names
+    if values.shape != (size,):  # before reading: a declared index of 300M names is not read
+        raise AnnDataError(f"{where} has {values.shape[0] if values.ndim == 1 else values.shape} "
+                           f"names for the {size} {'rows' if where == 'obs' else 'columns'} of X")
+    try:
+        names = values[field] if field else values[()]  # bytes decoded below, as UTF-8
+        return tuple(v.decode("utf-8") if isinstance(v, bytes) else str(v)
+                     for v in np.ravel(names))
+    except UnicodeDecodeError as exc:
+        raise AnnDataError(f"{where} names are not UTF-8 text ({exc.reason} at byte "
+                           f"{exc.start})") from None
 
 
 def _text(value: Any) -> str | None:

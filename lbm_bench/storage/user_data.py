@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -51,10 +52,13 @@ from lbm_bench._validation import check_choice, one_line
 from lbm_bench.models.data import DenseTableData, TableData
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
+from lbm_bench.storage.delimited import tristate
+from lbm_bench.storage.matrix_market import LARGEST_INTEGER
 from lbm_bench.storage.user_formats import (
     PATTERN,
     USER_FORMATS,
     ReadGuard,
+    ReadNote,
     UserTableError,
     file_stem,
     format_of,
@@ -64,8 +68,8 @@ from lbm_bench.storage.user_formats import (
 )
 
 __all__ = [
-    "PATTERN", "USER_FORMATS", "UserTable", "UserTableError", "check_user_values",
-    "read_user_table", "user_table"
+    "LARGEST_MAGNITUDE", "PATTERN", "USER_FORMATS", "ReadNote", "UserTable", "UserTableError",
+    "check_user_values", "read_user_table", "user_table"
 ]
 
 
@@ -96,6 +100,12 @@ class UserTable:
         ``kind`` is its name.
     path : str or None
         The file as given.
+    read_memory : int or None
+        The memory reading the file was estimated to take (bytes; the guard's estimate).
+    notes : tuple of str
+        What the reading assumed where its rules could not tell (a text file's first line read
+        as a header of numbers, or as data above a column of names...), one sentence each
+        starting with the file; each was also issued as a :class:`ReadNote` warning.
     """
 
     data: TableData
@@ -107,6 +117,8 @@ class UserTable:
     source_dtype: str = ""
     family: Family | None = None
     path: str | None = None
+    read_memory: int | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def kind(self) -> str | None:
@@ -164,8 +176,8 @@ def read_user_table(
     *,
     kind: Family | str | None = None,
     format: str | None = None,
-    header: bool | None = None,
-    row_names: bool | None = None,
+    header: bool | str | None = None,
+    row_names: bool | str | None = None,
     delimiter: str | None = None,
     max_memory: int | str | None = None,
 ) -> UserTable:
@@ -182,12 +194,14 @@ def read_user_table(
         tables read a Matrix Market pattern file.
     format : str, optional
         A key of :data:`USER_FORMATS`, instead of the one the file name says.
-    header, row_names : bool, optional
-        Text files: whether the first line is a header and the first column names
-        (detected when None, see :mod:`lbm_bench.storage.delimited`).
+    header, row_names : {"auto", "yes", "no"} or bool, optional
+        Text files: whether the first line is a header and the first column names (detected
+        when None or ``"auto"``, by the rules of :mod:`lbm_bench.storage.delimited`; what they
+        assumed is noted).
     delimiter : str, optional
-        Text files: the delimiter (default: tab for ``.tsv``; for ``.csv`` the most frequent
-        of ``,``, ``;`` and tab on the first line).
+        Text files: the delimiter (default: tab for ``.tsv``; for ``.csv`` the one of ``,``,
+        tab, ``;`` and ``|`` that splits the first lines into the most cells, the same number
+        on each).
     max_memory : int or str, optional
         Bytes (or ``"8G"``) the reading may take; default: the memory available.
 
@@ -204,6 +218,11 @@ def read_user_table(
     ReadLimitError
         (a :class:`~lbm_bench.protocol.memory.MemoryLimitError`) When reading it would need more
         memory than available (the estimate in the message).
+
+    Warns
+    -----
+    ReadNote
+        For each thing the reading assumed (also in :attr:`UserTable.notes`).
 
     Examples
     --------
@@ -227,15 +246,22 @@ def read_user_table(
                                                                      tuple(USER_FORMATS))
     if path.stat().st_size == 0:
         raise UserTableError(f"{where}: is empty")
-    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1):
-        raise ValueError(f"delimiter must be one character, got {delimiter!r}")
+    if delimiter is not None and (not isinstance(delimiter, str) or len(delimiter) != 1
+                                  or delimiter in "\r\n\"" or delimiter.isalnum()):
+        raise ValueError(f"delimiter must be one character (not a letter, digit, quote or line "
+                         f"end), got {delimiter!r}")
+    header, row_names = tristate("header", header), tristate("row_names", row_names)
     guard = ReadGuard(where, max_memory)
     options = {"family": family, "header": header, "row_names": row_names, "delimiter": delimiter}
     read = read_format(path, fmt, guard, options)
     data = TableData.incomplete(read.table)
+    notes = tuple(f"{where}: {note}" for note in read.notes)
     out = UserTable(data=data, name=file_stem(path), format=fmt, sha256=_sha256(path),
                     row_names=read.row_names, col_names=read.col_names,
-                    source_dtype=read.source_dtype, family=read.family, path=where)
+                    source_dtype=read.source_dtype, family=read.family, path=where, notes=notes,
+                    read_memory=guard.peak or None)
+    for note in notes:
+        warnings.warn(note, ReadNote, stacklevel=2)
     _check_content(out)
     if family is None:
         return out
@@ -264,6 +290,9 @@ def user_table(
     >>> user_table([[0, 1], [2, 5]], row_names=["a", "b"]).describe()
     'X: 2x2 table of int64, dense, row names'
     """
+    if isinstance(X, (str, os.PathLike)):  # a file's name is not a table (issue 47)
+        raise TypeError(f"{name} must be a table (an array or a UserTable), got the path "
+                        f"{str(X)!r}; read the file first: read_user_table({str(X)!r})")
     data = TableData.incomplete(X, name=name)
     if data.table.ndim != 2:
         raise ValueError(f"{name} must be a 2-D table, got shape {data.table.shape}")
@@ -301,6 +330,19 @@ def _check_content(table: UserTable) -> None:
     low = high = 0
     if values.size:
         low, high = values.min(), values.max()
+    exact = LARGEST_MAGNITUDE if values.dtype.kind == "f" else LARGEST_INTEGER
+    if max(abs(float(low)), abs(float(high))) > exact or (
+            values.dtype.kind in "iu" and max(-int(low), int(high)) >= LARGEST_INTEGER):
+        stored = data.stored_values()
+        big = np.abs(stored.astype(np.float64)) >= exact if stored.dtype.kind == "f" else (
+            (stored > LARGEST_INTEGER - 1) | (stored < -(LARGEST_INTEGER - 1)))
+        row, col = _first_entry(data, big)
+        value = stored[np.flatnonzero(big)[0]].item()
+        bound, why = ((f"{exact:.0e}", "its squares and sums overflow float64")
+                      if values.dtype.kind == "f" else
+                      ("2^53", "the float64 computations would not hold it exactly"))
+        raise UserTableError(f"{where}: holds {value!r} at {table.cell(row, col)}: values must lie "
+                             f"within {bound} in magnitude ({why}); rescale the table")
     if implicit_zeros:
         low, high = min(low, 0), max(high, 0)
     if low == high:
@@ -320,6 +362,9 @@ def _first_entry(data: TableData, flags: np.ndarray) -> tuple[int, int]:
 
 # -- the family's checks
 # --------------------------------------------------------------------------------
+#: The largest magnitude of a real value read: beyond it, sums of squares overflow float64
+#: (integers stop below ``LARGEST_INTEGER``, 2^53, which float64 holds exactly).
+LARGEST_MAGNITUDE = 1e100
 #: Stored values checked at a time when locating the first one a family refuses.
 _CHUNK = 1 << 20
 
@@ -364,8 +409,8 @@ def check_user_values(
     ...     check_user_values(user_table([[0, 1], [-1, 2]], name="votes"), "poisson")
     ... except ValueError as exc:
     ...     print(exc)
-    votes: not a table of poisson blocks: its values must be non-negative, got min -1 (first at row
-    2, column 1: -1)
+    votes: not a table of poisson blocks: its values must be non-negative, got min -1; the first
+    refused entry is row 2, column 1: -1
     """
     family = as_family(kind)
     where = table.path or table.name
@@ -395,8 +440,9 @@ def _checked(family: Family, table: UserTable, values: Any, where: str) -> Any:
 
 
 def _first_refused(family: Family, table: UserTable) -> str:
-    """`` (first at row i, column j: value)`` for the first stored value the family refuses on
-    its own, found chunk by chunk and then by bisection; empty when none is refused alone."""
+    """``; the first refused entry is row i, column j: value``: the first stored value the family
+    refuses on its own, found chunk by chunk and then by bisection; empty when none is refused
+    alone."""
     values = table.data.stored_values()
 
     def refused(part: np.ndarray) -> bool:
@@ -416,7 +462,7 @@ def _first_refused(family: Family, table: UserTable) -> str:
             flags = np.zeros(values.size, dtype=bool)
             flags[low] = True
             row, col = _first_entry(table.data, flags)
-            return f" (first at {table.cell(row, col)}: {values[low].item()!r})"
+            return f"; the first refused entry is {table.cell(row, col)}: {values[low].item()!r}"
     return ""
 
 
@@ -425,7 +471,8 @@ def _densified(table: UserTable, family: Family, max_memory: int | str | None) -
     n, d = table.shape
     guard = ReadGuard(where, max_memory)
     guard(f"sparse table as the dense {n}x{d} table {family.kind} blocks need",
-          "co-cluster it with a family whose tables can be sparse",
+          "co-cluster it with a family whose tables can be sparse (kind='bernoulli' for 0/1 "
+          "values, kind='poisson' for counts)",
           table=n * d * (family.model.table_dtype.itemsize + 9))
     data = table.data
     observed = None if not data.has_missing else data.missing_indicator(np.uint8).toarray() == 0

@@ -11,6 +11,8 @@ files by :mod:`lbm_bench.storage.anndata_files`.
 
 from __future__ import annotations
 
+import csv
+import functools
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +21,6 @@ from typing import Any
 
 import h5py
 import numpy as np
-from scipy import io as spio
 from scipy import sparse as sp
 
 from lbm_bench._validation import one_line
@@ -33,12 +34,15 @@ from lbm_bench.protocol.memory import (
     parse_memory_size,
 )
 from lbm_bench.storage.anndata_files import AnnDataError, is_anndata, read_anndata_x
-from lbm_bench.storage.delimited import DelimitedTextError, count_lines, read_delimited
+from lbm_bench.storage.delimited import DelimitedTextError, read_delimited
 from lbm_bench.storage.format import FORMAT_NAME
+from lbm_bench.storage.matrix_market import MatrixMarketError, mtx_header, read_mtx
 from lbm_bench.storage.reader import FormatError, load_table
+from lbm_bench.storage.text_scan import TextScan, TextScanError, scan_text, sniff_delimiter
 
 __all__ = [
-    "PATTERN", "USER_FORMATS", "FormatRead", "ReadGuard", "ReadLimitError", "UserTableError",
+    "PATTERN", "USER_FORMATS", "FormatRead", "ReadGuard", "ReadLimitError", "ReadNote",
+    "UserTableError",
     "file_stem", "format_of", "pattern_kinds", "read_format", "reads_patterns"
 ]
 
@@ -59,17 +63,26 @@ PATTERN = "pattern"
 #: Bytes per entry of reading a dense table: the array, NaN mask and the copy with 0 there.
 _DENSE_FACTOR = 3
 #: Bytes per cell of a text table: the float64 array, the mask, the int64 or filled copy, checks.
-_TEXT_BYTES = 25
+_TEXT_BYTES = 32
+#: Bytes per byte of the longest line of a text table: the line as bytes and text, and its cells
+#: as Python strings (the ``csv`` module holds a whole line at a time).
+_LINE_BYTES = 32
 #: Bytes per stored entry of a Matrix Market file: coordinates and values, then the CSR copy.
 _MTX_BYTES = 64
+#: Bytes per row and per column of a sparse table: its index pointer, sums and labels.
+_SIDE_BYTES = 32
 #: Bytes per name held (a short Python string in a tuple).
 _NAME_BYTES = 64
-_TEXT_DELIMITERS = (",", ";", "\t")
 
 
 class UserTableError(ValueError):
     """A file that is not a table :func:`read_user_table` can read (message: ``"<file>:
     <problem>"``)."""
+
+
+class ReadNote(UserWarning):
+    """What :func:`read_user_table` assumed where its rules could not tell (message: ``"<file>:
+    <what was assumed>; <the argument that says otherwise>"``)."""
 
 
 # -- the memory guard
@@ -101,15 +114,17 @@ class ReadLimitError(MemoryLimitError):
 
 class ReadGuard:
     """Refuses a read whose estimated peak exceeds the memory available or ``max_memory``
-    (:class:`ReadLimitError`)."""
+    (:class:`ReadLimitError`); ``peak`` is the largest estimate it accepted (bytes)."""
 
     def __init__(self, where: str, max_memory: int | str | None) -> None:
         self.where = where
         self.given = max_memory is not None
         self.limit = parse_memory_size(max_memory) if self.given else available_memory()
+        self.peak = 0
 
     def __call__(self, what: str, advice: str, **parts: int) -> None:
         estimate = MemoryEstimate(what=what, parts={**parts, "baseline": BASELINE_BYTES})
+        self.peak = max(self.peak, estimate.total)
         if self.limit is None or estimate.total <= self.limit:
             return
         raise ReadLimitError(self.where, advice, estimate, self.limit, self.given)
@@ -120,16 +135,22 @@ def _dense_advice(fmt: str) -> str:
             if fmt != "mtx" else "read it on a machine with more memory")
 
 
-def _check_dense(guard: ReadGuard, fmt: str, shape: tuple[int, ...], itemsize: int) -> None:
+def _check_dense(guard: ReadGuard, fmt: str, shape: tuple[int, ...], itemsize: int, *,
+                 names: int = 0) -> None:
     entries = int(np.prod(shape, dtype=object))
     guard(f"dense {'x'.join(map(str, shape))} table", _dense_advice(fmt),
-          table=entries * itemsize, reading=entries * ((_DENSE_FACTOR - 1) * itemsize + 1))
+          table=entries * itemsize, reading=entries * ((_DENSE_FACTOR - 1) * itemsize + 1),
+          **({"names": names} if names else {}))
 
 
-def _check_sparse(guard: ReadGuard, shape: tuple[int, ...], nnz: int, bytes_per_entry: int) -> None:
+def _check_sparse(guard: ReadGuard, shape: tuple[int, ...], nnz: int, bytes_per_entry: int, *,
+                  names: int = 0) -> None:
+    """A sparse table's entries, and its rows' and columns' indexes and sums (what the readers
+    and the fit hold per row and per column: a shape declaring 1e14 columns is refused here)."""
     guard(f"sparse {'x'.join(map(str, shape))} table with {nnz} stored entries",
           "read it on a machine with more memory", table=nnz * bytes_per_entry,
-          index=(int(shape[0]) + 1) * 8)
+          index=(int(shape[0]) + int(shape[1]) + 2) * _SIDE_BYTES,
+          **({"names": names} if names else {}))
 
 
 # -- the formats
@@ -144,6 +165,7 @@ class FormatRead:
     row_names: tuple[str, ...] | None = None
     col_names: tuple[str, ...] | None = None
     family: Family | None = None
+    notes: tuple[str, ...] = ()
 
 
 def _numeric_dtype(where: str, dtype: np.dtype) -> None:
@@ -200,26 +222,7 @@ def _read_npz(path: Path, where: str, guard: ReadGuard, options: dict) -> Format
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
         raise UserTableError(f"{where}: not a readable .npz file ({one_line(exc)})") from None
     if "format" in headers:  # scipy.sparse.save_npz
-        data_shape, data_dtype = headers.get("data", ((0,), np.dtype(np.float64)))
-        _numeric_dtype(where, data_dtype)
-        index_size = max(
-            (headers[k][1].itemsize for k in ("indices", "row", "col") if k in headers), default=8)
-        try:
-            with np.load(path, allow_pickle=False) as archive:
-                shape = tuple(int(v) for v in archive["shape"])
-        except (ValueError, KeyError, TypeError, OSError, zipfile.BadZipFile) as exc:
-            raise UserTableError(
-                f"{where}: not a readable scipy.sparse .npz file ({one_line(exc)})") from None
-        _check_sparse(guard, shape, int(np.prod(data_shape)),
-                      3 * (data_dtype.itemsize + index_size))
-        try:
-            table = sp.csr_array(sp.load_npz(path))
-            table.check_format(full_check=True)
-        except (ValueError, KeyError, TypeError, OSError, zipfile.BadZipFile) as exc:
-            raise UserTableError(
-                f"{where}: not a readable scipy.sparse .npz file ({one_line(exc)})") from None
-        table.eliminate_zeros()
-        return FormatRead(table, _dtype_name(data_dtype))
+        return _read_sparse_npz(path, where, guard, headers)
     if len(headers) != 1:
         raise UserTableError(f"{where}: holds {len(headers)} arrays "
                              f"({', '.join(sorted(headers)[:5])}): save one "
@@ -235,11 +238,51 @@ def _read_npz(path: Path, where: str, guard: ReadGuard, options: dict) -> Format
         raise UserTableError(f"{where}: not a readable .npz file ({one_line(exc)})") from None
 
 
+#: The layouts ``scipy.sparse.save_npz`` names in its ``format`` entry.
+_SPARSE_NPZ = ("csr", "csc", "coo", "bsr", "dia")
+_NPZ_ERRORS = (ValueError, KeyError, TypeError, AttributeError, OSError, EOFError,
+               zipfile.BadZipFile)
+
+
+def _read_sparse_npz(path: Path, where: str, guard: ReadGuard, headers: dict) -> FormatRead:
+    """A ``scipy.sparse.save_npz`` file: its ``format`` and ``shape`` entries checked, the memory
+    of its entries and of both sides guarded, then read as CSR."""
+    data_shape, data_dtype = headers.get("data", ((0,), np.dtype(np.float64)))
+    _numeric_dtype(where, data_dtype)
+    index_size = max(
+        (headers[k][1].itemsize for k in ("indices", "row", "col") if k in headers), default=8)
+    try:
+        with np.load(path, allow_pickle=False) as archive:
+            layout, shape = archive["format"], archive["shape"]
+    except _NPZ_ERRORS as exc:
+        raise UserTableError(
+            f"{where}: not a readable scipy.sparse .npz file ({one_line(exc)})") from None
+    name = layout.item() if layout.ndim == 0 else None
+    name = name.decode("ascii", "replace") if isinstance(name, bytes) else name
+    if name not in _SPARSE_NPZ:
+        raise UserTableError(f"{where}: its 'format' entry is {layout.tolist()!r}, not a "
+                             f"scipy.sparse layout ({', '.join(_SPARSE_NPZ)})")
+    if shape.shape != (2,) or shape.dtype.kind not in "iu" or shape.min() < 0:
+        raise UserTableError(f"{where}: its 'shape' entry is {shape.tolist()!r}, not two "
+                             "non-negative integers")
+    shape = (int(shape[0]), int(shape[1]))
+    _check_sparse(guard, shape, int(np.prod(data_shape)), 3 * (data_dtype.itemsize + index_size))
+    try:
+        table = sp.csr_array(sp.load_npz(path))
+        table.check_format(full_check=True)
+    except _NPZ_ERRORS as exc:
+        raise UserTableError(
+            f"{where}: not a readable scipy.sparse .npz file ({one_line(exc)})") from None
+    table.eliminate_zeros()
+    return FormatRead(table, _dtype_name(data_dtype))
+
+
 def _read_mtx(path: Path, where: str, guard: ReadGuard, options: dict) -> FormatRead:
     try:
-        n_rows, n_cols, entries, layout, field, symmetry = spio.mminfo(path)
-    except (ValueError, OSError, EOFError, IndexError) as exc:
-        raise UserTableError(f"{where}: not a Matrix Market file ({one_line(exc)})") from None
+        header = mtx_header(path)
+    except MatrixMarketError as exc:
+        raise UserTableError(f"{where}: {exc}") from None
+    field = header.field
     if field == "complex":
         raise UserTableError(f"{where}: holds complex numbers (a Matrix Market {field} file), not "
                              "real values")
@@ -248,16 +291,16 @@ def _read_mtx(path: Path, where: str, guard: ReadGuard, options: dict) -> Format
         raise UserTableError(f"{where}: a Matrix Market pattern file (the positions of its "
                              "entries, no values): "
                              f"refused unless read as a 0/1 table, with {readers}")
-    shape = (n_rows, n_cols)
-    if layout == "array":
-        _check_dense(guard, "mtx", shape, 8)
+    if header.layout == "array":
+        _check_dense(guard, "mtx", header.shape, 8)
     else:
-        _check_sparse(guard, shape, entries * (2 if symmetry != "general" else 1), _MTX_BYTES)
+        entries = header.entries * (2 if header.symmetry != "general" else 1)
+        _check_sparse(guard, header.shape, entries, _MTX_BYTES)
     try:
-        table = spio.mmread(path)
-    except (ValueError, OSError, EOFError, IndexError) as exc:
-        raise UserTableError(f"{where}: damaged Matrix Market file ({one_line(exc)})") from None
-    if layout == "array":
+        table = read_mtx(path, header)
+    except MatrixMarketError as exc:
+        raise UserTableError(f"{where}: {exc}") from None
+    if header.layout == "array":
         return FormatRead(np.asarray(table), _dtype_name(np.asarray(table).dtype))
     table = sp.csr_array(table)
     table.eliminate_zeros()
@@ -268,26 +311,36 @@ def _read_mtx(path: Path, where: str, guard: ReadGuard, options: dict) -> Format
     return FormatRead(table, _dtype_name(table.dtype))
 
 
-def _read_text(path: Path, where: str, guard: ReadGuard, options: dict) -> FormatRead:
-    lines, first = count_lines(path)
-    delimiter = options.get("delimiter") or _delimiter(path, first)
-    fields = max(first.count(delimiter) + 1, 1)
-    guard(f"text table of {lines} lines of {fields} cells", _dense_advice("csv"),
-          table=lines * fields * _TEXT_BYTES, names=lines * _NAME_BYTES)
+def _read_text(path: Path, where: str, guard: ReadGuard, options: dict, *,
+               tab: bool = False) -> FormatRead:
+    """A delimited text table: its delimiter given, a tab (``tab``: TSV), or sniffed."""
+    forced = options.get("delimiter") or ("\t" if tab else None)
+    shape: dict[str, int] = {}
+
+    def check(scan: TextScan) -> None:  # after every chunk: a bomb is refused on the way
+        if "fields" not in shape and scan.sample:
+            first = scan.first_line
+            found = forced or sniff_delimiter(scan.sample)
+            shape["fields"] = max(len(next(csv.reader([first], delimiter=found), [])), 1)
+        fields = shape.get("fields", 1)
+        least = "" if scan.complete else "at least "
+        guard(f"text table of {least}{scan.lines} lines of {fields} cells", _dense_advice("csv"),
+              table=scan.lines * fields * _TEXT_BYTES, names=scan.lines * _NAME_BYTES,
+              line=scan.longest * _LINE_BYTES)
+
+    try:
+        scan = scan_text(path, check)
+    except TextScanError as exc:
+        raise UserTableError(f"{where}: {exc}") from None
+    check(scan)
+    delimiter = forced or sniff_delimiter(scan.sample)
     try:
         read = read_delimited(path, delimiter, header=options.get("header"),
-                              row_names=options.get("row_names"), capacity=lines)
+                              row_names=options.get("row_names"), capacity=scan.lines)
     except DelimitedTextError as exc:
         raise UserTableError(f"{where}: {exc}") from None
-    except (OSError, EOFError) as exc:  # a damaged gzip stream
-        raise UserTableError(f"{where}: unreadable ({one_line(exc)})") from None
-    return FormatRead(_whole_numbers(read.values), "text", read.row_names, read.col_names)
-
-
-def _delimiter(path: Path, first_line: str) -> str:
-    if ".tsv" in path.suffixes or ".tab" in path.suffixes:
-        return "\t"
-    return max(_TEXT_DELIMITERS, key=first_line.count)
+    return FormatRead(_whole_numbers(read.values), "text", read.row_names, read.col_names,
+                      notes=read.notes)
 
 
 def _whole_numbers(values: np.ndarray) -> np.ndarray:
@@ -333,10 +386,11 @@ def _text(value: Any) -> str | None:
 
 def _guard_anndata(guard: ReadGuard, shape: tuple[int, int], nnz: int | None, itemsize: int,
                    index_size: int) -> None:
+    names = (shape[0] + shape[1]) * _NAME_BYTES  # the obs and var indexes
     if nnz is None:
-        _check_dense(guard, "h5ad", shape, itemsize)
+        _check_dense(guard, "h5ad", shape, itemsize, names=names)
     else:
-        _check_sparse(guard, shape, nnz, 3 * (itemsize + index_size))
+        _check_sparse(guard, shape, nnz, 3 * (itemsize + index_size), names=names)
 
 
 def _datasets_bytes(file: h5py.File) -> int:
@@ -347,7 +401,8 @@ def _datasets_bytes(file: h5py.File) -> int:
 
 
 _READERS: dict[str, Callable[[Path, str, ReadGuard, dict], FormatRead]] = {
-    "npy": _read_npy, "npz": _read_npz, "mtx": _read_mtx, "csv": _read_text, "tsv": _read_text,
+    "npy": _read_npy, "npz": _read_npz, "mtx": _read_mtx, "csv": _read_text,
+    "tsv": functools.partial(_read_text, tab=True),
     "h5ad": _read_hdf5, "table": _read_hdf5,
 }
 

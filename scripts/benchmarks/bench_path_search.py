@@ -26,6 +26,13 @@ Usage::
 On a shared machine the tables can be split across processes (``--match``, each with
 ``--json``) and the saved runs printed together (``--results a.json b.json``); each table's
 old and new runs still alternate in one process.
+
+With ``--bounds 6x6 8x8 12x12`` (issue 47, item 4) the path search of the working tree runs on
+each table at each of these limits instead (no grid, no old version; the limits at most the
+table's shape): the criterion and counts at each, and whether the criterion never falls as
+the limit rises (monotone), with the cost in EM runs at each limit.
+
+    python scripts/benchmarks/bench_path_search.py search-measure --bounds 6x6 8x8 12x12
 """
 
 from __future__ import annotations
@@ -173,6 +180,36 @@ def _report(saved: list[dict]) -> None:
         print(_summary(label, [rows[label][name] for name in names]))
 
 
+def _pair(text: str) -> tuple[int, int]:
+    g, m = (int(part) for part in text.lower().split("x"))
+    return g, m
+
+
+def _monotone(requests: list[tuple[str, dict]], bounds: list[tuple[int, int]], root: Path) -> list[dict]:
+    """The path search at each limit of ``bounds`` on every table: criterion never falling as the limit rises."""
+    worker = Worker(str(root))
+    labels = ["x".join(map(str, b)) for b in bounds]
+    print(f"# {len(requests)} tables; the path search at {', '.join(labels)}; {_load()}")
+    print("| table | " + " | ".join(f"{label}: counts ICL (EM runs / 10)" for label in labels) + " | monotone |")
+    print("|" + " --- |" * (len(labels) + 2))
+    rows = []
+    for name, request in requests:
+        results = [worker.ask({**request, "bounds": list(b), "grid": False, "repeats": 1}) for b in bounds]
+        values = [r["value"] for r in results]
+        monotone = all(b >= a - TOLERANCE * max(1.0, abs(a)) for a, b in zip(values[:-1], values[1:], strict=True))
+        cells = [f"{'x'.join(map(str, r['counts']))} {r['value']:.1f} ({r['runs'] / 10:.1f})" for r in results]
+        print(f"| {name} | " + " | ".join(cells) + f" | {'yes' if monotone else 'NO'} |", flush=True)
+        rows.append({"table": name, "bounds": labels, "values": values, "runs": [r["runs"] for r in results],
+                     "counts": [r["counts"] for r in results], "monotone": monotone})
+    worker.close()
+    good = sum(row["monotone"] for row in rows)
+    runs = [statistics.median(row["runs"][i] for row in rows) / 10 for i in range(len(bounds))]
+    print(f"monotone on {good}/{len(rows)} tables; median EM runs / 10 at "
+          + ", ".join(f"{label}: {r:.1f}" for label, r in zip(labels, runs, strict=True)))
+    print(f"# {_load()}")
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = bench_parser("bench_path_search.py", __doc__.splitlines()[0], repeats="table")
     parser.add_argument("release", nargs="?", type=Path, help="a built release (search_tables.toml)")
@@ -184,6 +221,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--grid-from", nargs="+", type=Path, metavar="JSON",
                         help="the grid's results of runs saved with --json, same tables and seed (the grid is "
                              "most of the cost; it is not rerun for a table found there)")
+    parser.add_argument("--bounds", nargs="+", type=_pair, metavar="GxM",
+                        help="the path search at each of these limits (criterion monotone in the limit)")
     add_output_argument(parser)
     args = parser.parse_args(argv)
     if args.results:
@@ -195,6 +234,9 @@ def main(argv: list[str] | None = None) -> None:
     root = Path(__file__).resolve().parents[2]  # the checkout (scripts/benchmarks/ is two below)
     requests = [(name, request) for name, request in _requests(None if args.quick else args.release, args.seed, repeats)
                 if args.match is None or any(text in name for text in args.match)]
+    if args.bounds:
+        finish(args.json, _monotone(requests, args.bounds, root))
+        return
     saved_grid = {row["table"]: {"grid_value": row["grid_value"], "grid_counts": row["grid_counts"]}
                   for path in args.grid_from or () for row in json.loads(path.read_text())
                   if row.get("seed", args.seed) == args.seed}

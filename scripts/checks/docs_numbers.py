@@ -255,6 +255,32 @@ def cli_memory(work: Workdir) -> str:
     )
 
 
+#: docs/cli.md's own table (issue 47): counts by site and year as pandas' to_csv writes them (an empty
+#: corner above the sites' names, years as the header), a few cells empty.
+USER_CSV = ('python -c "import numpy as np; r = np.random.default_rng(1); z, w = r.integers(0, 3, 60), '
+            "r.integers(0, 3, 12); X = r.poisson(np.array([[1, 6, 2], [5, 1, 1], [2, 2, 8]])[z][:, w]); "
+            "cell = lambda v: '' if r.random() < 0.02 else str(v); "
+            "rows = [f'site{i},' + ','.join(map(cell, x)) for i, x in enumerate(X)]; "
+            "head = ',' + ','.join(map(str, range(1990, 2002))); "
+            "open('counts.csv', 'w').write('\\n'.join([head, *rows]) + '\\n')\"")
+
+
+@recipe("cli-user-table", "cheap", masks=(HEX,))
+def cli_user_table(work: Workdir) -> str:
+    """docs/cli.md: info and fit on a user's CSV of counts: the family and storage line, and the
+    line that says the counts stopped at --max-clusters."""
+    made = work.fixture(USER_CSV)
+    info = work.run("lbm-bench info counts.csv")
+    fit = work.run("lbm-bench fit counts.csv --max-clusters 2x2 --seed 1 -o design.toml")
+    claim("row names: 60 ('site0'" in info and "column names: 12 ('1990'" in info,
+          "cli.md says info finds the sites' names and the years as the header")
+    claim("poisson blocks (inferred from the values" in fit and "; dense (a text file)" in fit,
+          "cli.md says fit prints the family and the storage with their reasons")
+    claim("the counts stopped at the limit" in fit and "raise --max-clusters" in fit,
+          "cli.md says fit says when the counts stop at --max-clusters")
+    return fenced(made, info, fit)
+
+
 #: docs/cli.md's refused requests with missing entries: one line each, exit status 2.
 _REFUSED = "lbm-bench generate --kind {} --shape {} --clusters {} --risk {} {} -o refused.h5"
 MISSING_ERRORS = (

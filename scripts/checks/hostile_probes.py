@@ -13,7 +13,9 @@ Usage::
 
 It takes about three minutes on 2 cores (it generates small tables and builds three tiny
 releases); ``--only`` runs some groups of probes: evaluate, small-runs, info, messages,
-outputs, builds, plugins, selection. Labels times 10^9 are scored in the time the labels
+outputs, builds, plugins, selection, readers (issue 48's rows of the readers and design
+files: hostile files given to ``info``, ``fit`` and ``generate --design``, each one line).
+Labels times 10^9 are scored in the time the labels
 themselves take (printed).
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -159,7 +162,7 @@ def main() -> int:
             shutil.rmtree(base, ignore_errors=True)
 
 
-GROUPS = ("evaluate", "small-runs", "info", "messages", "outputs", "builds", "plugins", "selection")
+GROUPS = ("evaluate", "small-runs", "info", "messages", "outputs", "builds", "plugins", "selection", "readers")
 
 
 def probes(base: Path, repo: Path, only: set[str]) -> int:
@@ -180,6 +183,8 @@ def probes(base: Path, repo: Path, only: set[str]) -> int:
         plugin_probes(base)
     if "selection" in only:
         selection_probes(base)
+    if "readers" in only:
+        reader_probes(base)
     print(f"{len(FAILURES)} probe(s) failed" + (f": {', '.join(FAILURES)}" if FAILURES else ""))
     return 1 if FAILURES else 0
 
@@ -264,6 +269,123 @@ def selection_probes(base: Path) -> None:
         out.append("0/1 as gaussian warns" if w else "FAIL: 0/1 as gaussian silent")
         print(("FAIL: " if any(o.startswith("FAIL") for o in out) else "") + "; ".join(out))
     """, base)
+
+
+def _write(name: str, data: bytes | str):
+    def setup(work: Path) -> None:
+        path = work / name
+        if isinstance(data, str):
+            path.write_text(data)
+        else:
+            path.write_bytes(data)
+    return setup
+
+
+def _gzip_of(chunks) -> bytes:
+    import gzip
+    import io
+
+    out = io.BytesIO()
+    with gzip.GzipFile(fileobj=out, mode="wb") as handle:
+        for chunk in chunks:
+            handle.write(chunk)
+    return out.getvalue()
+
+
+def _hdf5(name: str, build):
+    def setup(work: Path) -> None:
+        import h5py
+
+        with h5py.File(work / name, "w") as file:
+            file.attrs["encoding-type"] = "anndata"
+            build(file, h5py)
+    return setup
+
+
+def reader_probes(base: Path) -> None:
+    """Issue 48, the readers' rows: memory bounded by what a file declares, one line naming the file."""
+    mtx = "%%MatrixMarket matrix coordinate {field} general\n{size}\n{entries}"
+    mem = ["--max-memory", "250M"]
+    files = {
+        "mtx 3x1e14": ("w.mtx", mtx.format(field="real", size="3 100000000000000 1", entries="1 1 1.0\n"), mem),
+        "mtx 23-digit size": ("h.mtx", mtx.format(field="real", size="99999999999999999999999 3 3", entries=""), []),
+        "mtx integer 1.5": ("i.mtx", mtx.format(field="integer", size="2 2 2", entries="1 1 1.5\n2 2 1\n"), []),
+        "mtx integer 1e23": ("j.mtx", mtx.format(field="integer", size="2 2 2", entries="1 1 1e23\n2 2 1\n"), []),
+        "csv CR-only lines": ("cr.csv", b"1,2,3,4,5,6,7,8\r" * 1_000_000, mem),
+        "csv.gz CR lines": ("cr.csv.gz", _gzip_of([b"1,2,3,4\r" * 250_000] * 40), ["--max-memory", "200M"]),
+        "csv.gz spaces": ("sp.csv.gz", _gzip_of([b" " * (1 << 20)] * 40), ["--max-memory", "200M"]),
+        "mtx.gz comments": ("c.mtx.gz", _gzip_of([b"%%MatrixMarket matrix coordinate real general\n"]
+                                                 + [b"%" + b"x" * (1 << 20) + b"\n"] * 270 + [b"2 2 1\n1 1 1\n"]),
+                            ["--max-memory", "200M"]),
+        "csv.gz truncated": ("t.csv.gz", _half(_gzip_of([b"%d,%d,%d\n" % (i, i % 7, i % 3) for i in range(9**5)])), []),
+        "csv.gz not gzip": ("n.csv.gz", b",s,t\n1,2,3\n", []),
+    }
+    for name, (file, data, extra) in files.items():
+        probe(f"info {name}", CLI + ["info", file, *extra], base, setup=_write(file, data))
+    npy = {"npy 1e150": np.array([[1.0, 1e150], [2.0, 3.0]]),
+           "npy uint64 2^63": np.array([[2**63 + 5, 1], [2, 3]], np.uint64)}
+    for name, values in npy.items():
+        probe(f"info {name}", CLI + ["info", "v.npy"], base, setup=lambda w, v=values: np.save(w / "v.npy", v))
+    probe("info npz format 5", CLI + ["info", "f.npz"], base, setup=lambda w: np.savez(
+        w / "f.npz", format=np.array(5), shape=np.array([2, 2]), data=np.ones(2), indices=np.array([0, 1]),
+        indptr=np.array([0, 1, 2])))
+    h5ad = {
+        "h5ad dangling soft link": lambda f, h5py: (f.__setitem__("X", h5py.SoftLink("/nothing")),
+                                                    f.create_group("obs")),
+        "h5ad external link": lambda f, h5py: (f.__setitem__("X", h5py.ExternalLink("missing.h5", "/X")),
+                                               f.create_group("obs")),
+        "h5ad float indices": lambda f, h5py: _csr_group(f, indices=np.array([0.5, 1.5])),
+        "h5ad indptr 4e8": lambda f, h5py: _csr_group(f, indptr=("big", 400_000_000)),
+    }
+    for name, build in h5ad.items():
+        probe(f"info {name}", CLI + ["info", "x.h5ad", "--max-memory", "1G"], base, setup=_hdf5("x.h5ad", build))
+    design = _probe_design(base)
+    text = design.read_text()
+    lines = {"design max_clusters inf": ("max_clusters", "max_clusters = [inf, 4]"),
+             "design rates 1e300": ("rates", None), "design kind Poisson": ("kind", 'kind = "Poisson"'),
+             "design no kind": ("kind", ""), "design knee 1-1e-16": ("path_knee", "path_knee = 0.9999999999999999"),
+             "design version 1.-1": ("format", 'format = "lbm-bench-design/1.-1"'),
+             "design value nan": ("value", "value = nan")}
+    for name, (key, line) in lines.items():
+        edited = (re.sub(r"^rates = \[\[[^,]+", "rates = [[1e300", text, count=1, flags=re.M) if line is None else
+                  re.sub(rf"^{key} = .*$", line, text, count=1, flags=re.M))
+        probe(f"generate {name}", CLI + ["generate", "--design", "d.toml", "--risk", "0.1", "-o", "t.h5"], base,
+              setup=_write("d.toml", edited))
+    generate = ["generate", "--risk", "0.1", "-o", "t.h5", "--design"]
+    probe("generate --design dev-zero", CLI + generate + ["/dev/zero"], base)
+    probe("generate --design a FIFO", CLI + generate + ["p.toml"], base, setup=lambda w: os.mkfifo(w / "p.toml"))
+    fit = ["fit", "noise.npy", "--max-clusters", "3x3", "--no-certify", "-q", "-o", "d.toml"]
+    probe("fit on pure noise", CLI + fit, base,
+          setup=lambda w: np.save(w / "noise.npy", np.random.default_rng(2).normal(size=(40, 30))))
+
+
+def _half(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _csr_group(file, indices=None, indptr=None):
+    indices = np.array([0, 1]) if indices is None else indices
+    indptr = np.array([0, 1, 2]) if indptr is None else indptr
+    group = file.create_group("X")
+    group.attrs.update({"encoding-type": "csr_matrix", "shape": (2, 2)})
+    group["data"], group["indices"] = np.array([1.0, 2.0]), indices
+    if isinstance(indptr, tuple):
+        group.create_dataset("indptr", shape=(indptr[1],), dtype=np.int64, compression="gzip", chunks=(1 << 20,))
+    else:
+        group["indptr"] = indptr
+
+
+def _probe_design(base: Path) -> Path:
+    """A design fitted to a small Poisson table (the file the design probes edit)."""
+    work = base / "design_source"
+    work.mkdir()
+    rng = np.random.default_rng(0)
+    X = rng.poisson(np.outer(np.repeat([1.0, 4.0], 30), np.repeat([0.5, 2.0], 20)))
+    np.save(work / "c.npy", X)
+    code, _, err, _ = run(CLI + ["fit", "c.npy", "--max-clusters", "3x3", "--no-certify", "-q", "-o", "d.toml"], work)
+    if code:
+        raise RuntimeError(f"could not fit the probes' design: {err.strip()[:200]}")
+    return work / "d.toml"
 
 
 SPEC = """[release]

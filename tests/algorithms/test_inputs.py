@@ -18,8 +18,10 @@ from lbm_bench.algorithms import (
         (np.array([[True, False], [True, True]]), "bernoulli"),
         (np.array([[0, 3], [2, 1]]), "poisson"),
         (np.array([[0, -3], [2, 1]]), "gaussian"),
-        (np.array([[0.0, 3.0], [2.0, 1.0]]), "gaussian"),  # float counts stay Gaussian
-        (np.array([[0.0, 1.0], [1.0, 0.0]]), "gaussian"),
+        (np.array([[0.0, 3.0], [2.0, 1.0]]), "poisson"),  # the values decide, not the dtype (issue 47)
+        (np.array([[0.0, 1.0], [1.0, 0.0]], dtype=np.float32), "bernoulli"),  # AnnData's binary X
+        (np.array([[0.0, -3.0], [2.0, 1.0]]), "gaussian"),
+        (np.array([[0.0, 2.0**60], [2.0, 1.0]]), "gaussian"),  # beyond 2^53: not counts
         (np.array([[0.5, -1.2]]), "gaussian"),
     ],
 )

@@ -90,8 +90,8 @@ def test_family_of_an_incomplete_table_comes_from_its_observed_entries():
     assert infer_kind(np.array([[0.5, nan], [3.0, 1.0]])) == "gaussian"
     assert infer_kind(np.ma.MaskedArray(np.array([[0, 7], [1, 1]], np.uint8), mask=[[0, 1], [0, 0]])) == "bernoulli"
     assert infer_kind(sp.csr_array(np.array([[0.0, nan], [2.0, 0.0]]))) == "poisson"
-    # a complete float table stays Gaussian (the dtype decides)
-    assert infer_kind(np.array([[0.0, 1.0], [1.0, 1.0]])) == "gaussian"
+    # a complete float table too: the values decide, not the dtype (issue 47)
+    assert infer_kind(np.array([[0.0, 1.0], [1.0, 1.0]])) == "bernoulli"
 
 
 @pytest.mark.parametrize("kind", ["bernoulli", "poisson", "gaussian"])

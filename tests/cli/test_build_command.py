@@ -54,3 +54,32 @@ def test_build_takes_the_kernel(tmp_path, capsys):
         main(["build", str(MINI), "--out", str(tmp_path / "out"), "--kernel", "numba"])
     assert exit_.value.code == 2
     assert "argument --kernel: invalid choice: 'numba'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("rates = [[", "rates = [[1e300, "), "beyond the 1e+15 a table can be drawn at"),
+    (("rates = [[", "rates = [[" + "9" * 400 + ", "), "design.blocks.rates must be an array of numbers"),
+    (("max_clusters = [4, 4]", "max_clusters = [inf, 4]"), "selection.max_clusters must be two positive integers"),
+])
+def test_a_hostile_design_file_of_a_spec_is_one_line_naming_it(design_file, tmp_path, capsys, edit, message):
+    """Issue 48: rates of 1e300 or 400 digits in a spec's design gave an OverflowError after 60 warning
+    lines in build, as in generate; now one line naming the design file and the key, before the work."""
+    import re
+
+    (tmp_path / "spec" / "designs").mkdir(parents=True)
+    old, new = edit
+    text = design_file.read_text()
+    assert old in text
+    if new.endswith(", "):  # the first number replaced
+        text = re.sub(rf"^{re.escape(old)}[^,]+, ", new, text, count=1, flags=re.M)
+    else:
+        text = text.replace(old, new, 1)
+    (tmp_path / "spec" / "designs" / "d.toml").write_text(text)
+    spec = tmp_path / "spec" / "spec.toml"
+    spec.write_text('[release]\nname = "like"\nversion = "1"\nseed = 3\n\n[[grid]]\ndesign = "designs/d.toml"\n'
+                    "risks = [0.1]\n")
+    out = tmp_path / "out"
+    assert main(["build", str(spec), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "designs/d.toml" in err and message in err and "--" not in err, err
+    assert not out.exists()

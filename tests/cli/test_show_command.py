@@ -45,7 +45,7 @@ def test_show_groups_by_the_design_models_map_labels(counts, design_file):
 
 
 @pytest.mark.parametrize("content,args,message", [
-    ("a,b,c\n1,2\n3,4,5\n", [], "the header has 3"),
+    ("a,b,c\n1,2\n3,4,5\n", [], "line 2: 2 cells, expected 3 (ragged rows)"),
     ("", [], "is empty"),
     ("1,2,3\n2,x,4\n5,6,7\n", [], "'x'"),
     ("1,2\n3,4\n5,6\n", ["--labels", "L", "L"], "labels[0] (rows) must have length 3"),
@@ -60,3 +60,22 @@ def test_show_refuses_bad_user_files_in_one_line(tmp_path, capsys, content, args
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and err.startswith("lbm-bench show: error:") and message in err, err
     assert not out.exists()
+
+
+def test_show_takes_header_and_row_names_and_prints_the_notes(tmp_path, capsys):
+    """Issue 47: --header/--row-names on every command that reads a user table, show among them;
+    what the rules assumed is one note on stderr, and nothing when the flags say it."""
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "years.csv"
+    path.write_text("2001,2002,2003,2004\n1,4,7,9\n2,5,8,8\n3,6,9,1\n")
+    out = tmp_path / "y.png"
+    assert main(["show", str(path), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert err == (f"note: {path}: first line '2001,2002,2003,2004' read as a header of numbers (they step "
+                   "evenly up, as years or column numbers do); --header no reads it as data\n")
+    for header in ("yes", "no"):
+        assert main(["show", str(path), "--header", header, "--row-names", "no", "--force", "-o", str(out)]) == 0
+        assert capsys.readouterr().err == ""
+    with pytest.raises(SystemExit) as info:
+        main(["show", str(path), "--row-names", "maybe", "-o", str(out)])
+    assert info.value.code == 2

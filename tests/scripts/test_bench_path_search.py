@@ -28,3 +28,11 @@ def test_on_a_release(tmp_path):
     assert build_release(tmp_path / "tiny.toml", tmp_path / "tiny").ok
     out = run_script("benchmarks", "bench_path_search", str(tmp_path / "tiny"), "--repeats", "1").stdout
     assert "new: criterion at least the grid's on" in out and out.count("\n| ") >= 5
+
+
+def test_monotone_in_the_limit(tmp_path):
+    out = run_script("benchmarks", "bench_path_search", "--quick", "--bounds", "2x2", "3x3", "4x4",
+                     "--json", str(tmp_path / "rows.json")).stdout
+    assert "| gaussian-60x40-3x2 |" in out and "monotone on 2/2 tables" in out
+    rows = json.loads((tmp_path / "rows.json").read_text())
+    assert all(row["monotone"] and row["values"] == sorted(row["values"]) for row in rows)

@@ -2,14 +2,21 @@
 specification, checked against anndata itself.
 
 The files are written by hand with h5py from the specification (dense X, csr_matrix and
-csc_matrix groups, dataframes with an ``_index``). Where the anndata package is installed,
-it also writes files for the reader and reads the hand-written ones back, so these are
-known to be valid AnnData files and the reader to read what anndata writes. anndata is not
-in the test extra: on Python 3.11 it holds pandas below 3, under which mlcroissant reads
-the floats of a release's records back differently (tests/release/test_croissant.py).
+csc_matrix groups, dataframes with an ``_index``). The real anndata package (a real client:
+marker ``real_client``, so CI=true fails a skip) writes files for the reader (dense, CSR, CSC,
+float32 0/1, integer counts, with ``.raw`` and layers) and reads the hand-written ones back,
+so these are known to be valid AnnData files and the reader to read what anndata writes.
+anndata runs in an environment of its own (:func:`anndata_python`): it holds pandas below 3,
+under which mlcroissant reads the floats of a release's records back one ulp off
+(tests/release/test_croissant.py), so it cannot share the test extra's; ``.ci/run`` makes
+``.ci-anndata-venv`` for it.
 """
 
 from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -19,6 +26,8 @@ import scipy.sparse as sp
 from lbm_bench.protocol.memory import MemoryLimitError
 from lbm_bench.storage.user_data import UserTableError, read_user_table
 
+REPO = Path(__file__).resolve().parents[2]
+CLIENT = Path(__file__).resolve().with_name("anndata_client.py")
 RNG = np.random.default_rng(8)
 COUNTS = sp.random(25, 15, density=0.2, format="csr", random_state=5, dtype=np.float32,
                    data_rvs=lambda k: RNG.integers(1, 9, k).astype(np.float32))
@@ -48,18 +57,57 @@ def _write_by_hand(path, X, rows=ROWS, cols=COLS, encoding="csr_matrix"):
             frame["_index"].attrs.update({"encoding-type": "string-array", "encoding-version": "0.2.0"})
 
 
-def _anndata(X, rows=ROWS, cols=COLS):
-    anndata = pytest.importorskip("anndata")
-    import pandas as pd
+def anndata_python():
+    """An interpreter with the anndata package: ``LBM_BENCH_ANNDATA_PYTHON``, else the repository's
+    ``.ci-anndata-venv`` (what ``.ci/run`` makes), else this one if it has anndata; None otherwise."""
+    import importlib.util
+    import os
+    import sys
 
-    return anndata.AnnData(X=X, obs=pd.DataFrame(index=list(rows)), var=pd.DataFrame(index=list(cols)))
+    given = os.environ.get("LBM_BENCH_ANNDATA_PYTHON")
+    if given:
+        return given
+    venv = REPO / ".ci-anndata-venv" / "bin" / "python"
+    if venv.is_file():
+        return str(venv)
+    return sys.executable if importlib.util.find_spec("anndata") else None
 
 
+def _client(*args):
+    python = anndata_python()
+    if python is None:
+        pytest.skip("no interpreter with anndata (set LBM_BENCH_ANNDATA_PYTHON, or run .ci/run)")
+    done = subprocess.run([python, str(CLIENT), *map(str, args)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _written_by_anndata(tmp_path, X, layout, dtype="float32", rows=ROWS, cols=COLS, **extra):
+    """An .h5ad file written by the real anndata (AnnData.write_h5ad)."""
+    arrays = tmp_path / "arrays.npz"
+    if sp.issparse(X):
+        X = sp.csr_array(X)
+        np.savez(arrays, data=X.data, indices=X.indices, indptr=X.indptr, shape=np.array(X.shape))
+    else:
+        np.savez(arrays, dense=X)
+    path = tmp_path / "cells.h5ad"
+    spec = {"arrays": str(arrays), "path": str(path), "layout": layout, "dtype": dtype, "rows": list(rows),
+            "cols": list(cols), **extra}
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    _client("write", tmp_path / "spec.json")
+    return path
+
+
+def _read_by_anndata(tmp_path, path):
+    _client("read", path, tmp_path / "theirs.npz")
+    with np.load(tmp_path / "theirs.npz") as theirs:
+        return theirs["X"], tuple(theirs["rows"]), tuple(theirs["cols"])
+
+
+@pytest.mark.real_client
 @pytest.mark.parametrize("layout", ["csr", "csc", "dense"])
 def test_files_written_by_anndata(tmp_path, layout):
-    X = COUNTS.toarray() if layout == "dense" else sp.csr_matrix(COUNTS).asformat(layout)
-    _anndata(X).write_h5ad(tmp_path / "cells.h5ad")
-    table = read_user_table(tmp_path / "cells.h5ad")
+    path = _written_by_anndata(tmp_path, COUNTS, layout)
+    table = read_user_table(path)
     assert table.format == "h5ad" and table.name == "cells" and table.source_dtype == "float32"
     assert table.row_names == ROWS and table.col_names == COLS
     assert table.is_sparse == (layout != "dense")
@@ -67,12 +115,32 @@ def test_files_written_by_anndata(tmp_path, layout):
     np.testing.assert_array_equal(values, COUNTS.toarray())
 
 
+@pytest.mark.real_client
 def test_nan_of_a_dense_x_is_missing(tmp_path):
     X = COUNTS.toarray()
     X[3, 4] = np.nan
-    _anndata(X).write_h5ad(tmp_path / "gaps.h5ad")
-    table = read_user_table(tmp_path / "gaps.h5ad")
+    table = read_user_table(_written_by_anndata(tmp_path, X, "dense"))
     assert table.n_missing == 1 and not table.data.observed[3, 4]
+
+
+@pytest.mark.real_client
+@pytest.mark.parametrize("dtype, kind", [("float32", "bernoulli"), ("int64", "poisson"), ("int32", "poisson")])
+def test_binaries_and_counts_with_raw_and_layers(tmp_path, dtype, kind):
+    """Issue 47: anndata's float32 0/1 read as binary, integer counts as counts; .raw (other values) and layers
+    beside X do not change what is read (X)."""
+    from lbm_bench.algorithms.inputs import infer_family
+
+    X = COUNTS.copy()
+    if kind == "bernoulli":
+        X.data[:] = 1
+    path = _written_by_anndata(tmp_path, X, "csr", dtype=dtype, raw=True, layers=True)
+    table = read_user_table(path)
+    assert table.source_dtype == dtype and table.row_names == ROWS and table.is_sparse
+    np.testing.assert_array_equal(table.data.table.toarray(), X.toarray())
+    assert infer_family(table.data).kind == kind
+    theirs, rows, _ = _read_by_anndata(tmp_path, path)
+    np.testing.assert_array_equal(theirs, X.toarray())
+    assert rows == ROWS
 
 
 @pytest.mark.parametrize("encoding", ["csr_matrix", "csc_matrix", "array"])
@@ -86,14 +154,14 @@ def test_files_written_by_hand_after_the_spec(tmp_path, encoding):
     np.testing.assert_array_equal(got, COUNTS.toarray())
 
 
+@pytest.mark.real_client
 @pytest.mark.parametrize("encoding", ["csr_matrix", "csc_matrix", "array"])
 def test_hand_written_files_are_anndata_files(tmp_path, encoding):
-    anndata = pytest.importorskip("anndata")
     path = tmp_path / "hand.h5ad"
     _write_by_hand(path, COUNTS.toarray() if encoding == "array" else COUNTS, encoding=encoding)
-    theirs = anndata.read_h5ad(path)
-    assert tuple(theirs.obs_names) == ROWS and tuple(theirs.var_names) == COLS
-    np.testing.assert_array_equal(theirs.X.toarray() if sp.issparse(theirs.X) else theirs.X, COUNTS.toarray())
+    X, rows, cols = _read_by_anndata(tmp_path, path)
+    assert rows == ROWS and cols == COLS
+    np.testing.assert_array_equal(X, COUNTS.toarray())
 
 
 def test_files_of_anndata_before_0_8(tmp_path):

@@ -259,7 +259,7 @@ def test_too_large_for_memory_is_refused_before_reading(tmp_path, monkeypatch, f
         raise AssertionError("the table was read")
 
     monkeypatch.setattr(formats.sp, "load_npz", never)
-    monkeypatch.setattr(formats.spio, "mmread", never)
+    monkeypatch.setattr(formats, "read_mtx", never)
     monkeypatch.setattr(formats, "read_delimited", never)
     with pytest.raises(MemoryLimitError) as info:
         read_user_table(path, max_memory=100 * 2**20)
@@ -283,20 +283,39 @@ def test_negative_counts_with_kind_poisson_name_the_cell(tmp_path):
     path = tmp_path / "c.csv"
     path.write_text(",a,b,c\nr1,1,2,3\nr2,4,-5,6\n")
     text = _refused(path, "not a table of poisson blocks", kind="poisson")
-    assert "(first at row 2 ('r2'), column 2 ('b'): -5)" in text
+    assert text.endswith("got min -5; the first refused entry is row 2 ('r2'), column 2 ('b'): -5")
 
 
 def test_non_integers_with_kind_bernoulli(tmp_path):
     np.save(tmp_path / "b.npy", np.array([[1.0, 0.0, 1.0], [0.0, 0.25, 1.0]]))
     text = _refused(tmp_path / "b.npy", "not a table of bernoulli blocks", kind="bernoulli")
-    assert "integers" in text and "(first at row 2, column 2: 0.25)" in text
+    assert "integers" in text and "; the first refused entry is row 2, column 2: 0.25" in text
     np.save(tmp_path / "c.npy", np.array([[1, 0, 1], [0, 2, 1]]))
-    _refused(tmp_path / "c.npy", "0/1 values, got max 2 (first at row 2, column 2: 2)", kind="bernoulli")
+    _refused(tmp_path / "c.npy", "0/1 values, got max 2; the first refused entry is row 2, column 2: 2",
+             kind="bernoulli")
+
+
+def test_the_minimum_and_the_first_refused_entry_are_told_apart(tmp_path):
+    """Issue 47: "got min -11 (first at row 1, column 2: -2)" read as if -2 were the minimum."""
+    path = tmp_path / "n.csv"
+    path.write_text("1,-2,3\n4,5,-11\n1,1,1\n")
+    text = _refused(path, "not a table of poisson blocks", kind="poisson")
+    assert text.endswith("got min -11; the first refused entry is row 1, column 2: -2"), text
+
+
+def test_a_files_name_is_not_a_table(tmp_path):
+    """Issue 47: fit_design('file.csv', ...) said "X must be a 2-D table, got shape ()"."""
+    from lbm_bench import fit_design
+
+    for given in ("votes.csv", tmp_path / "votes.csv"):
+        with pytest.raises(TypeError, match=r"X must be a table .*got the path '.*votes\.csv'; read the file "
+                                            r"first: read_user_table\('.*votes\.csv'\)"):
+            fit_design(given, (2, 2))
 
 
 def test_located_in_a_sparse_table():
     table = sp.csr_array(([1.0, 2.0, -3.0], ([0, 4, 7], [2, 1, 5])), shape=(9, 6))
-    with pytest.raises(UserTableError, match=r"first at row 8, column 6: -3\.0"):
+    with pytest.raises(UserTableError, match=r"the first refused entry is row 8, column 6: -3\.0"):
         check_user_values(user_table(table, name="s"), "poisson")
 
 
