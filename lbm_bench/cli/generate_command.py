@@ -52,7 +52,8 @@ def add_parser(sub: Any) -> None:
     resources = p.add_argument_group("resources (they never change the table)")
     resources.add_argument("--max-memory", default=None, metavar="SIZE",
                            help="refuse the request when its estimated peak memory exceeds SIZE "
-                           "(e.g. 8G, 512M; default: the available memory, MemAvailable)")
+                           "(e.g. 8G, 512M; default: the memory available, the smallest of "
+                           "MemAvailable, the cgroup's limit and ulimit -v)")
     resources.add_argument("--backend", choices=["loky", "dask"], default="loky",
                            help="where the --jobs workers of the calibration and of a large "
                            "table's chains run: local processes (loky, default) or a Dask "

@@ -1,7 +1,9 @@
 """Memory guard: estimate the peak memory of a generation request before allocating.
 
 A request that cannot fit is refused up front with one line that gives the
-estimate, the memory available and what to change, instead of dying later with
+estimate, the memory available (the smallest of ``MemAvailable``, the control group's
+limit and ``ulimit -v``: :mod:`lbm_bench.protocol.memory_limits`, named in the line) and
+what to change, instead of dying later with
 a ``MemoryError`` traceback (or being killed by the kernel) after minutes of
 work, possibly with a partial file.
 
@@ -59,7 +61,6 @@ sparse runs measured with ``/usr/bin/time -v``.
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ from lbm_bench.models.design import check_family_options
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.common_random_numbers import NOISE_CACHE_BYTES
+from lbm_bench.protocol.memory_limits import memory_limit
 from lbm_bench.protocol.scale_search import AUTO_MOST_TABLES
 from lbm_bench.protocol.settings import GenerationSettings
 
@@ -132,8 +134,12 @@ class MemoryLimitError(ValueError):
         Whether the limit was given (``max_memory``), else the memory available.
     """
 
-    def __init__(self, estimate: MemoryEstimate, limit: int, given: bool) -> None:
+    def __init__(self, estimate: MemoryEstimate, limit: int, given: bool,
+                 source: str | None = None) -> None:
         self.estimate, self.limit, self.given = estimate, limit, given
+        if source is None and not given:  # the limit that binds now (memory_limits)
+            source = getattr(memory_limit(), "source", "MemAvailable")
+        self.source = source
         super().__init__(self._message())
 
     def _message(self) -> str:
@@ -144,11 +150,11 @@ class MemoryLimitError(ValueError):
 
     def _over(self) -> str:
         """``'1.2 GiB (table ...), more than the 1 GiB allowed by max_memory='``."""
-        source = f"allowed by {_NAMES['max']}" if self.given else "available (MemAvailable)"
+        source = f"allowed by {_NAMES['max']}" if self.given else f"available ({self.source})"
         return f"{self.estimate.describe()}, more than the {format_bytes(self.limit)} {source}"
 
     def __reduce__(self) -> tuple:
-        return (MemoryLimitError, (self.estimate, self.limit, self.given))
+        return (MemoryLimitError, (self.estimate, self.limit, self.given, self.source))
 
 
 def format_bytes(n: float) -> str:
@@ -182,22 +188,11 @@ def parse_memory_size(text: str | int) -> int:
 
 
 def available_memory() -> int | None:
-    """Bytes the system can give without swapping: ``MemAvailable`` of /proc/meminfo.
-
-    Falls back to the available physical pages (``os.sysconf``) elsewhere, and
-    to None when neither is known (then no check is made).
-    """
-    try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, ValueError, OSError):
-        return None
+    """Bytes this process may still take: the smallest of ``MemAvailable``, its control group's
+    limit and ``RLIMIT_AS`` (:func:`~lbm_bench.protocol.memory_limits.memory_limit`); None when
+    none is known (then no check is made)."""
+    limit = memory_limit()
+    return None if limit is None else limit.bytes
 
 
 @dataclass(frozen=True)
@@ -373,10 +368,14 @@ def check_memory(
     MemoryLimitError
         One line: the estimate by part, the limit and what to change.
     """
-    limit = available_memory() if max_memory is None else parse_memory_size(max_memory)
-    if limit is None or estimate.total <= limit:
+    if max_memory is not None:
+        limit = parse_memory_size(max_memory)
+        if estimate.total > limit:
+            raise MemoryLimitError(estimate, limit, True)
         return
-    raise MemoryLimitError(estimate, limit, max_memory is not None)
+    available = memory_limit()
+    if available is not None and estimate.total > available.bytes:
+        raise MemoryLimitError(estimate, available.bytes, False, available.source)
 
 
 def _advice(estimate: MemoryEstimate, names: dict[str, str]) -> str:
