@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
+from lbm_bench._seeds import check_seed
 from lbm_bench._validation import check_count
 from lbm_bench._version import __version__
 from lbm_bench.algorithms.selection import LBMSelection, select_lbm
@@ -177,7 +178,7 @@ def fit_design(
     >>> fitted.counts, fitted.design.kind
     ((2, 2), 'poisson')
     """
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(check_seed("rng", rng))
     # before the work
     n_samples, jobs = check_count("n_samples", n_samples), check_count("jobs", jobs)
     table = X if isinstance(X, UserTable) else user_table(X)

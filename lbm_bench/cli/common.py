@@ -26,6 +26,7 @@ __all__ = [
     "read_labels_file",
     "record_from_options",
     "show_progress",
+    "warn_suffix",
 ]
 
 #: Exit status for errors in the user's input.
@@ -113,6 +114,14 @@ def record_from_options(cls: type[_R], args: argparse.Namespace) -> _R:
         return cls.from_mapping(given)
     except (TypeError, ValueError) as exc:
         raise OptionsError(str(exc), names) from None
+
+
+def warn_suffix(path: Path, suffixes: tuple[str, ...], content: str) -> None:
+    """One line on stderr when an output's name says another format than what is written in it
+    (``-o t.csv`` for an HDF5 table): the file is written all the same."""
+    if path.suffix.lower() not in suffixes:
+        print(f"warning: {path} will hold {content}, whatever its name says (the usual name ends "
+              f"with {' or '.join(suffixes)})", file=sys.stderr)
 
 
 def read_labels_file(path: Path, name: str):

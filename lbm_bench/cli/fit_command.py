@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lbm_bench._atomic import check_writable_file
-from lbm_bench.cli.common import add_command, pair
+from lbm_bench.cli.common import add_command, pair, warn_suffix
 from lbm_bench.models.registry import FAMILIES, family_names
 
 __all__ = ["ARGUMENTS", "add_parser", "run"]
@@ -15,7 +15,7 @@ __all__ = ["ARGUMENTS", "add_parser", "run"]
 #: The arguments of :func:`~lbm_bench.fit_design` and of the reader that fit's flags set (its
 #: errors name them by their flags).
 ARGUMENTS = ("max_clusters", "kind", "n_samples", "jobs", "max_memory", "format", "delimiter",
-             "overwrite")
+             "overwrite", "rng")
 
 
 def add_parser(sub: Any) -> None:
@@ -54,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
     from lbm_bench.fitting import fit_design
     from lbm_bench.storage.user_data import read_user_table
 
-    check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
+    # before the work, not after it; never the table it reads
+    check_writable_file(args.output, overwrite=args.force, inputs=(args.data,))
+    warn_suffix(args.output, (".toml",), "a design file (TOML text)")
     table = read_user_table(args.data, kind=args.kind, format=args.format,
                             delimiter=args.delimiter, max_memory=args.max_memory)
     fitted = fit_design(table, args.max_clusters, kind=args.kind, certify=not args.no_certify,

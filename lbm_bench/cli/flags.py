@@ -50,6 +50,8 @@ FLAGS = {
     "min_rate": "--min-rate",
     "max_size": "--max-size",
     "sha256": "--sha256",
+    "rng": "--seed",
+    "seed": "--seed",
 }
 
 #: Where a sentence starts: the message's start, or after ``: `` or ``; ``.

@@ -15,6 +15,7 @@ from lbm_bench.cli.common import (
     pair,
     record_from_options,
     show_progress,
+    warn_suffix,
 )
 from lbm_bench.models.registry import FAMILIES, family_names
 from lbm_bench.protocol.request import RequestOptions
@@ -25,7 +26,7 @@ __all__ = ["ARGUMENTS", "add_parser", "run"]
 #: The library's arguments that generate's flags set (its errors name them by their flags).
 ARGUMENTS = ("target_risk", "n_rows", "n_cols", "n_row_clusters", "n_col_clusters", "kind",
              *ModelOptions.names(), *GenerationSettings.names(), *RequestOptions.names(),
-             "max_memory", "overwrite", "backend", "scheduler")
+             "max_memory", "overwrite", "backend", "scheduler", "rng")
 
 
 def add_parser(sub: Any) -> None:
@@ -91,7 +92,9 @@ def run(args: argparse.Namespace) -> int:
     from lbm_bench.storage import save_table
     from lbm_bench.tasks.backends import check_backend
 
-    check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
+    # before the work, not after it; never the design file it reads
+    check_writable_file(args.output, overwrite=args.force, inputs=(args.design,))
+    warn_suffix(args.output, (".h5", ".hdf5"), "an HDF5 table file")
     settings = record_from_options(GenerationSettings, args)
     request, design = _request(args, record_from_options(ModelOptions, args))
     check_backend(args.backend, settings.jobs, args.scheduler)
