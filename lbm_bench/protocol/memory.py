@@ -75,6 +75,7 @@ from lbm_bench.protocol.common_random_numbers import NOISE_CACHE_BYTES
 from lbm_bench.protocol.memory_limits import memory_limit
 from lbm_bench.protocol.scale_search import AUTO_MOST_TABLES
 from lbm_bench.protocol.settings import GenerationSettings
+from lbm_bench.tasks.backends import worker_count
 
 __all__ = [
     "BASELINE_BYTES",
@@ -294,7 +295,8 @@ def estimate_generation_memory(
                      n_samples=check_count("n_samples",
                                            n_samples), n_chains=check_count("n_chains", n_chains),
                      n_tables=check_count("n_calibration_tables", n_calibration_tables),
-                     n_jobs=check_count("jobs", jobs), missing=missing,
+                     n_jobs=worker_count(jobs, max(n_calibration_tables, n_chains),
+                                         local=not remote_workers), missing=missing,
                      missing_mechanism=missing_mechanism, remote_workers=remote_workers,
                      )
 
@@ -429,7 +431,8 @@ def estimate_request_memory(
     return _estimate(request.family, request.family_options(), *request.shape, *request.clusters,
                      density=getattr(options, "density", None), n_samples=settings.n_samples,
                      n_chains=settings.n_chains, n_tables=1 if calibrated else tables,
-                     n_jobs=check_count("jobs", settings.jobs if jobs is None else jobs),
+                     n_jobs=worker_count(settings.jobs if jobs is None else jobs,
+                                         max(tables, settings.n_chains), local=not remote_workers),
                      missing=getattr(options, "missing", 0.0),
                      missing_mechanism=getattr(options, "missing_mechanism",
                                                "random"), remote_workers=remote_workers,

@@ -46,11 +46,10 @@ survives; the card draws the thumbnails of tables built by an earlier run.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -270,14 +269,6 @@ def spreads_over_workers(spec: TableSpec) -> bool:
     return is_large(*spec.shape)
 
 
-@contextlib.contextmanager
-def _pool(backend: str, n_jobs: int, scheduler: str | None) -> Iterator[TaskPool]:
-    """The build's pool on the chosen backend (:func:`~lbm_bench.tasks.backends.worker_backend`,
-    the one place that opens a Dask cluster); each of its task lists is a call of its own."""
-    with worker_backend(backend, n_jobs, scheduler):
-        yield TaskPool(n_jobs)
-
-
 def build_release(
     spec: ReleaseSpec | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
@@ -338,20 +329,21 @@ def build_release(
         raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
     start = time.perf_counter()
     out = Path(out_dir)
-    with locked_folder(out):
+    # the workers first (worker_backend, the one place that opens a Dask cluster): a scheduler
+    # that does not answer is refused before the folder is touched
+    with worker_backend(backend, n_jobs, scheduler), locked_folder(out):
         replaced = claim_folder(spec, out, force=force)
         write_spec_file(spec, out)  # an interrupted build says which release it was building
-        report = _build_locked(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
-                               fail_fast=fail_fast, archive=archive, progress=progress,
-                               spec_path=spec_path)
+        # each of the pool's task lists is a call of its own on the backend in force
+        report = _build_locked(spec, out, TaskPool(n_jobs), n_jobs=n_jobs, fail_fast=fail_fast,
+                               archive=archive, progress=progress, spec_path=spec_path)
     report.replaced = replaced
     report.wall_seconds = time.perf_counter() - start
     return report
 
 
-def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, scheduler: str | None,
-                  fail_fast: bool, archive: bool, progress: bool,
-                  spec_path: str | None) -> BuildReport:
+def _build_locked(spec: ReleaseSpec, out: Path, pool: TaskPool, *, n_jobs: int, fail_fast: bool,
+                  archive: bool, progress: bool, spec_path: str | None) -> BuildReport:
     """The build of :func:`build_release`, in the folder it holds."""
     from tqdm.auto import tqdm
 
@@ -393,10 +385,8 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
         bar.update()
 
     calibrations: dict[str, Any] = {}
-    with _pool(backend, n_jobs,
-               scheduler) as pool, tqdm(total=len(by_config) + len(spread) + len(pending),
-                                        desc=f"building {spec.name}", unit="task",
-                                        disable=not progress) as bar:
+    with tqdm(total=len(by_config) + len(spread) + len(pending), desc=f"building {spec.name}",
+              unit="task", disable=not progress) as bar:
         stop = False
         # one at a time, each over the whole pool
         for t in (t for tables in spread for t in tables):
