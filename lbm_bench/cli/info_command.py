@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
+from lbm_bench._json import strict_json
 from lbm_bench.cli.common import add_command
 
-__all__ = ["add_parser", "json_ready", "run"]
+__all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: Any) -> None:
@@ -25,30 +25,7 @@ def run(args: argparse.Namespace) -> int:  # no docstring: ``info --help`` has n
     from lbm_bench.storage import load_table, read_info
 
     if args.json:
-        info = json_ready(read_info(args.table))
-        print(json.dumps(info, indent=2, sort_keys=True, allow_nan=False))
+        print(strict_json(read_info(args.table)))
     else:  # the label sets stay in the file (gigabytes on a large table): their shape is enough
         print(load_table(args.table, label_sets=False).summary())
     return 0
-
-
-def json_ready(value: Any) -> Any:
-    """``value`` as strict JSON can hold it: numpy values as Python ones, paths as strings,
-    and NaN and infinities as None (JSON has no NaN: ``json.dumps`` would write ``NaN``,
-    which JSON parsers refuse)."""
-    import math
-
-    import numpy as np
-
-    if isinstance(value, dict):
-        return {key: json_ready(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        items = value.tolist() if isinstance(value, np.ndarray) else value
-        return [json_ready(item) for item in items]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Path):
-        return str(value)
-    return value

@@ -194,7 +194,7 @@ def worker_count(jobs: int, n_tasks: int | None = None, *, local: bool | None = 
 
     Examples
     --------
-    >>> worker_count(200, 3)
+    >>> worker_count(200, 3, local=False)  # a Dask cluster's workers: at most the tasks
     3
     >>> worker_count(200, local=True) == usable_cores()
     True

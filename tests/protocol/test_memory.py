@@ -10,7 +10,6 @@ import pytest
 
 from lbm_bench.protocol.common_random_numbers import NOISE_CACHE_BYTES
 from lbm_bench.protocol.generate import generate_table
-from lbm_bench.tasks import backends
 from lbm_bench.protocol.memory import (
     BASELINE_BYTES,
     MemoryLimitError,
@@ -20,6 +19,7 @@ from lbm_bench.protocol.memory import (
     format_bytes,
     parse_memory_size,
 )
+from lbm_bench.tasks import backends
 
 
 @pytest.mark.parametrize(
