@@ -194,9 +194,13 @@ def fit_labels(
 
 def _labels_bytes(rows: Any, cols: Any, seconds: float) -> bytes:
     """The labels as ``.npz`` bytes (no pickle: labels that are not arrays of numbers are
-    refused)."""
+    refused); a masked array's mask goes with it (``<side>_mask``: ``.npz`` keeps no mask), so
+    that the benchmark reads the labels as the algorithm returned them."""
     arrays = {}
     for side, labels in (("rows", rows), ("cols", cols)):
+        if np.ma.isMaskedArray(labels):
+            arrays[f"{side}_mask"] = np.ma.getmaskarray(labels)
+            labels = np.ma.getdata(labels)
         try:
             array = np.asarray(labels)
         except (TypeError, ValueError) as exc:
@@ -284,7 +288,9 @@ def _fit_in_child(name: str, track: str, path: str, counts: list[int], seed: int
     if kind == b"E":
         raise RunFailed(body.decode("utf-8", errors="replace"))
     with np.load(io.BytesIO(body), allow_pickle=False) as arrays:
-        return arrays["rows"], arrays["cols"], float(arrays["seconds"])
+        rows, cols = (np.ma.masked_array(arrays[side], mask=arrays[f"{side}_mask"])
+                      if f"{side}_mask" in arrays else arrays[side] for side in ("rows", "cols"))
+        return rows, cols, float(arrays["seconds"])
 
 
 def _receive(pipe: Any, size: int | None, timeout: float | None) -> bytes | None:

@@ -14,6 +14,7 @@ import pytest
 
 from lbm_bench.scoring.algorithm_call import RunFailed, fit_labels
 from lbm_bench.scoring.benchmark import run_benchmark
+from lbm_bench.scoring.harness import ContractError
 from lbm_bench.storage import load_table
 
 ALGORITHMS = """
@@ -56,6 +57,11 @@ def spawns_and_hangs(X, g, m, *, rng):
 def spawns_and_returns(X, g, m, *, rng):
     _sleeper("spawned-returns")
     return np.arange(X.shape[0]) % 2, np.arange(X.shape[1]) % 2
+
+
+def masked(X, g, m, *, rng):
+    rows = np.ma.masked_array(np.arange(X.shape[0]) % 2, mask=np.arange(X.shape[0]) == 0)
+    return rows, np.arange(X.shape[1]) % 2
 
 
 def hangs_on_gaussian(X, g, m, *, rng):
@@ -149,6 +155,20 @@ def test_what_the_algorithm_starts_ends_with_its_run(release, algorithms):
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not _alive(pid), f"the algorithm's sleep 300 ({name}) outlived its run"
+
+
+@pytest.mark.parametrize("timeout", [None, 60])
+@pytest.mark.parametrize("track", ["known-clusters", "unknown-clusters"])
+def test_masked_labels_are_a_failed_run_not_their_hidden_values(release, algorithms, tmp_path, track, timeout):
+    """A plug-in's masked label array was scored by its masked values (issue 48)."""
+    if track == "unknown-clusters":  # labels that are none: the contract broken, the benchmark stops
+        with pytest.raises(ContractError, match="row labels is a masked array with 1 masked entry"):
+            run_benchmark(release, [f"{algorithms}:masked"], tmp_path / "out", track=track, timeout=timeout,
+                          max_clusters=(4, 4))
+        return
+    rows = run_benchmark(release, [f"{algorithms}:masked"], tmp_path / "out", track=track, timeout=timeout)
+    assert rows and all("rows is a masked array with 1 masked entry" in r["error"] for r in rows), [
+        r["error"] for r in rows]
 
 
 def test_a_time_limit_far_away_is_no_error(release):
