@@ -73,9 +73,12 @@ def _request(args: argparse.Namespace, options: Any) -> tuple[Any, Any]:
 
     if args.design is not None:  # the design fixes the kind, the clusters and the model options
         family = None if args.kind is None else get_family(args.kind)  # --kind: a name, a boundary
+        # every model option given is refused, also one at its default (--base-rate 2)
+        given = {name: getattr(options, name) for name in ModelOptions.names()
+                 if getattr(args, name, None) is not None}
         return design_request(args.design, args.risk, *(args.shape or (None, None)),
                               kind=family, clusters=args.clusters or (None, None),
-                              options=options.design_options(),
+                              options=given,
                               **record_from_options(RequestOptions, args).to_record())
     flags = ("--kind", "--shape", "--clusters")
     if absent := [flag for flag in flags if getattr(args, flag[2:]) is None]:
