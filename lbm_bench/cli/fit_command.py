@@ -43,7 +43,8 @@ def add_parser(sub: Any) -> None:
                    help="the file's format, instead of the one its name says")
     p.add_argument("--delimiter", default=None, help="text files: the delimiter")
     p.add_argument("--max-memory", default=None, metavar="SIZE",
-                   help="refuse a table that needs more to read")
+                   help="refuse a table that needs more to read, or a certification that needs "
+                   "more (default: the memory available)")
     p.add_argument("-q", "--quiet", action="store_true", help="no summary")
 
 
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     table = read_user_table(args.data, kind=args.kind, format=args.format,
                             delimiter=args.delimiter, max_memory=args.max_memory)
     fitted = fit_design(table, args.max_clusters, kind=args.kind, certify=not args.no_certify,
-                        n_samples=args.samples, jobs=args.jobs, rng=args.seed)
+                        n_samples=args.samples, jobs=args.jobs, max_memory=args.max_memory,
+                        rng=args.seed)
     try:
         digest = fitted.save(args.output, overwrite=args.force)
     except FileExistsError:

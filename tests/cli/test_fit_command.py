@@ -74,3 +74,15 @@ def test_a_table_too_large_to_read_is_refused_naming_max_memory(counts, tmp_path
     assert len(err.strip().splitlines()) == 1
     assert err.startswith(f"lbm-bench fit: error: {counts}: reading the ")
     assert "allowed by --max-memory;" in err and "max_memory=" not in err and not out.exists()
+
+
+def test_fit_refuses_a_certification_that_cannot_fit_before_the_work(counts, tmp_path, capsys):
+    """``fit --samples 100000000`` allocated 7.45 GiB after the selection (issue 48, item 1)."""
+    import time
+
+    start = time.perf_counter()
+    assert main(["fit", str(counts), "--samples", "100000000", "--max-memory", "2G", "-o",
+                 str(tmp_path / "d.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "allowed by --max-memory; use fewer Gibbs label sets (--samples)" in err
+    assert time.perf_counter() - start < 10 and not (tmp_path / "d.toml").exists()
