@@ -208,7 +208,8 @@ def generate_table(
     if backend is not None or scheduler is not None:
         check_backend("loky" if backend is None else backend, settings.jobs, scheduler)
     estimate = estimate_request_memory(request, settings, calibrated=calibration is not None,
-                                       remote_workers=backend == "dask" and scheduler is not None)
+                                       remote_workers=backend == "dask" and scheduler is not None,
+                                       design=design)
     check_memory(estimate, max_memory)
     if backend is None:
         return _generate(request, settings, calibration, design, progress, root, seed)

@@ -406,6 +406,7 @@ def estimate_request_memory(
     calibrated: bool = False,
     jobs: int | None = None,
     remote_workers: bool = False,
+    design: Any = None,
 ) -> MemoryEstimate:
     """:func:`estimate_generation_memory` of a request and its settings.
 
@@ -422,14 +423,23 @@ def estimate_request_memory(
     remote_workers : bool, default=False
         The workers run on a Dask cluster at a scheduler's address: their copies are not
         counted (the module docstring).
+    design : ModelDesign, optional
+        The design the request was made from. A fitted design's tables have the density of
+        its blocks (their mean entry bounds it; the path keeps it at every scale), which its
+        recorded density may understate: a sparse table is sized from the larger.
     """
     settings = GenerationSettings() if settings is None else settings
     tables = settings.n_calibration_tables
     if not isinstance(tables, int):  # "auto": sequential, at most this many tables
         tables = _AUTO_MAX_TABLES
     options = request.model_options
+    density = getattr(options, "density", None)
+    if density is not None and getattr(design, "path", None) is not None:
+        model = design.model(1.0)
+        blocks = float(model.row_proportions @ model.entry_means() @ model.col_proportions)
+        density = max(float(density), min(1.0, blocks))
     return _estimate(request.family, request.family_options(), *request.shape, *request.clusters,
-                     density=getattr(options, "density", None), n_samples=settings.n_samples,
+                     density=density, n_samples=settings.n_samples,
                      n_chains=settings.n_chains, n_tables=1 if calibrated else tables,
                      n_jobs=worker_count(settings.jobs if jobs is None else jobs,
                                          max(tables, settings.n_chains), local=not remote_workers),

@@ -81,6 +81,7 @@ __all__ = [
     "RELEASE_FILE_WRITERS",
     "TABLE_STAGES",
     "BuildReport",
+    "check_build_memory",
     "build_release",
     "spreads_over_workers",
     "task_order",
@@ -269,6 +270,27 @@ def spreads_over_workers(spec: TableSpec) -> bool:
     return is_large(*spec.shape)
 
 
+def check_build_memory(spec: ReleaseSpec, n_jobs: int, *, remote_workers: bool = False) -> None:
+    """Refuse (ValueError, one line), before the folder is touched, a spec with a table whose
+    generation would not fit in memory: :func:`~lbm_bench.generate_table`'s guard, a large
+    table over the ``n_jobs`` workers, another as one task (a 100000x100000 table wrote
+    ``spec.toml`` and ``tables/``, then died in a ``MemoryError`` traceback)."""
+    from lbm_bench.protocol import memory
+
+    for table in spec.tables:
+        jobs = n_jobs if spreads_over_workers(table) else 1
+        estimate = memory.estimate_request_memory(table.request, _settings(table, jobs),
+                                                  remote_workers=remote_workers and jobs > 1,
+                                                  design=table.design)
+        try:
+            memory.check_memory(estimate)
+        except memory.MemoryLimitError as exc:
+            raise ValueError(
+                f"table {table.id} of the spec: the {estimate.what} needs about "
+                f"{estimate.describe()}, more than the {memory.format_bytes(exc.limit)} available "
+                f"({exc.source}); give it a smaller shape, a density or fewer n_samples") from None
+
+
 def build_release(
     spec: ReleaseSpec | str | os.PathLike[str],
     out_dir: str | os.PathLike[str],
@@ -319,7 +341,8 @@ def build_release(
     ------
     ValueError
         Before anything is written: another build holds the folder (one build per folder at
-        a time), or the folder holds another release and ``force`` is not given.
+        a time), the folder holds another release and ``force`` is not given, or a table
+        would not fit in memory (:func:`check_build_memory`).
     """
     if not isinstance(spec, ReleaseSpec):
         spec_path = spec_path or str(spec)
@@ -327,6 +350,7 @@ def build_release(
     _check_spec_describes_its_tables(spec)
     if not isinstance(n_jobs, int) or n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+    check_build_memory(spec, n_jobs, remote_workers=backend == "dask" and scheduler is not None)
     start = time.perf_counter()
     out = Path(out_dir)
     # the workers first (worker_backend, the one place that opens a Dask cluster): a scheduler
