@@ -57,6 +57,13 @@ def test_evaluate_errors(table_file, tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
 
 
+def test_evaluate_names_the_jobs_flag(table_file, tmp_path, capsys):
+    labels = tmp_path / "labels.txt"
+    labels.write_text("\n".join("0" for _ in range(30)))
+    assert main(["evaluate", str(table_file), "--rows", str(labels), "--cols", str(labels), "--jobs", "0"]) == 2
+    assert capsys.readouterr().err == "lbm-bench evaluate: error: --jobs must be >= 1, got 0\n"
+
+
 def test_evaluate_refuses_a_complete_table_holding_nan(table_file, tmp_path):
     import shutil
 
