@@ -19,6 +19,7 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -112,8 +113,14 @@ def put_in_place(temporary: Path, path: Path, *, overwrite: bool) -> None:
     FileExistsError
         Without ``overwrite``, when ``path`` exists; ``temporary`` is left for the
         caller to remove.
+    ValueError
+        With ``overwrite``, when ``path`` is there but is not a regular file (a device, a pipe,
+        a socket, a folder, a link to one of them or to nothing): it is never replaced.
     """
     if overwrite:
+        destination_problem = _not_regular(Path(path))
+        if destination_problem:  # never replace a device, a pipe or a folder with a file
+            raise ValueError(f"{path} {destination_problem}; not replaced")
         os.replace(temporary, path)
         return
     try:
@@ -161,14 +168,61 @@ def _existing_ancestor(path: Path) -> Path:
     return Path(".")  # pragma: no cover - the root exists
 
 
-def check_writable_file(path: Path, *, overwrite: bool, what: str = "output") -> None:
-    """Refuse, before the work, a file output that could not be written at the end (ValueError,
-    one line): a directory, an existing file without ``overwrite``, a parent folder that is
+#: What a file that is not a regular one is, by ``stat`` test.
+_FILE_TYPES = (
+    (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _not_regular(path: Path) -> str:
+    """What makes ``path`` something no output may replace (``"is a character device"``), or
+    ``""``: nothing there, or a regular file (or a link to one)."""
+    try:
+        link = path.lstat()
+    except FileNotFoundError:
+        return ""
+    except OSError:  # not a folder on the way, permissions: the write will say it
+        return ""
+    try:
+        target = path.stat()
+    except FileNotFoundError:
+        return f"is a symbolic link to {os.readlink(path)}, which does not exist"
+    except OSError as exc:
+        return f"cannot be followed ({describe_os_error(exc).rpartition(': ')[2]})"
+    if stat.S_ISREG(target.st_mode):
+        return ""
+    kind = next((name for test, name in _FILE_TYPES if test(target.st_mode)), "not a file")
+    via = f"a symbolic link to {os.readlink(path)}, " if stat.S_ISLNK(link.st_mode) else ""
+    return f"is {via}{kind}, not a regular file"
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    try:
+        return os.path.samefile(path, other)
+    except (OSError, ValueError):
+        return False
+
+
+def check_writable_file(path: Path, *, overwrite: bool, what: str = "output",
+                        inputs: tuple[Path, ...] = ()) -> None:
+    """Refuse, before the work, a file output that could not be written at the end, or must not
+    be (ValueError, one line): anything there but a regular file (a directory, a device, a
+    pipe, a socket, a link to one of them or to nothing), whatever ``overwrite``; one of the
+    ``inputs`` (the same file, by device and inode: a link or another name of it included),
+    whatever ``overwrite``; an existing file without ``overwrite``; a parent folder that is
     missing or a file, or a folder where no file can be created (read-only file system,
     permissions)."""
     path = Path(path)
-    if path.is_dir():
-        raise ValueError(f"{what} {path} is a directory")
+    problem = _not_regular(path)
+    if problem:
+        raise ValueError(f"{what} {path} {problem}: it is never replaced")
+    for source in inputs:
+        if source is not None and _same_file(path, Path(source)):
+            same = "" if str(source) == str(path) else f" ({source})"
+            raise ValueError(f"{what} {path} is the input{same}: it is never replaced; write "
+                             "elsewhere")
     if path.exists() and not overwrite:
         raise ValueError(f"{what} {path} exists (use overwrite=True to overwrite)")
     parent = path.parent

@@ -1,4 +1,5 @@
-"""Interruptions of the program (Ctrl-C, SIGTERM) told apart from exceptions that code raises.
+"""Interruptions of the program (Ctrl-C, SIGTERM, SIGHUP) told apart from exceptions that code
+raises.
 
 A plugged-in algorithm may raise ``SystemExit`` or ``KeyboardInterrupt`` itself: that is
 its failure, recorded as a failed run. A Ctrl-C or a ``kill`` sent to the program is the
@@ -7,9 +8,10 @@ same exception classes, so the signal handlers of this module record that a sign
 (:func:`received`) before they raise:
 
 * :func:`handled`, around the whole command of the command line: SIGINT raises
-  ``KeyboardInterrupt`` and SIGTERM raises :class:`Terminated` (a ``KeyboardInterrupt``:
-  every ``finally`` and cleanup written for Ctrl-C runs for a ``kill`` too, instead of the
-  process dying with half-written output);
+  ``KeyboardInterrupt``, and SIGTERM and SIGHUP (a closed terminal, a logged-out session)
+  raise :class:`Terminated` (a ``KeyboardInterrupt``: every ``finally`` and cleanup written
+  for Ctrl-C runs for a ``kill`` or a hang-up too, the workers stopped with the command,
+  instead of the process dying with half-written output and its workers left running);
 * :func:`watching`, around a call into foreign code: the same for SIGINT when Python's
   default handler is in place (a library user's program), and nothing otherwise.
 
@@ -33,14 +35,30 @@ __all__ = [
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program was (see :func:`install`)."""
+    """SIGTERM or SIGHUP, raised where the program was (:func:`handled`).
+
+    Attributes
+    ----------
+    signal_number : int
+        The signal (the command exits with 128 plus it, as a shell reports a killed tool).
+    """
+
+    def __init__(self, signal_number: int = signal.SIGTERM) -> None:
+        super().__init__(signal_number)
+        self.signal_number = int(signal_number)
+
+
+#: The signals that stop a command as SIGTERM does (SIGHUP where the platform has it).
+_TERMINATING = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
+                     if hasattr(signal, name))
 
 
 _received: list[int] = []
 
 
 def received() -> bool:
-    """Whether SIGINT or SIGTERM reached this process through the handlers of this module."""
+    """Whether SIGINT, SIGTERM or SIGHUP reached this process through the handlers of this
+    module."""
     return bool(_received)
 
 
@@ -51,24 +69,29 @@ def _on_interrupt(signum: int, frame: object) -> None:
 
 def _on_terminate(signum: int, frame: object) -> None:
     _received.append(signum)
-    raise Terminated
+    raise Terminated(signum)
 
 
 @contextlib.contextmanager
 def handled() -> Iterator[None]:
-    """Inside the block, SIGINT and SIGTERM raise after recording the signal (main thread
-    only); the handlers in place before are restored after it."""
+    """Inside the block, SIGINT, SIGTERM and SIGHUP raise after recording the signal (main
+    thread only; a SIGHUP ignored when the block starts, as under ``nohup``, stays ignored);
+    the handlers in place before are restored after it."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-    signal.signal(signal.SIGINT, _on_interrupt)
-    signal.signal(signal.SIGTERM, _on_terminate)
+    handlers = {signal.SIGINT: _on_interrupt}
+    for signum in _TERMINATING:
+        if signal.getsignal(signum) is not signal.SIG_IGN or signum == signal.SIGTERM:
+            handlers[signum] = _on_terminate
+    before = {signum: signal.getsignal(signum) for signum in handlers}
+    for signum, handler in handlers.items():
+        signal.signal(signum, handler)
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, before[0])
-        signal.signal(signal.SIGTERM, before[1])
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
 
 
 class Watch:
@@ -80,7 +103,7 @@ class Watch:
         self._start = len(_received)
 
     def interrupted(self) -> bool:
-        """Whether SIGINT or SIGTERM arrived since the block began."""
+        """Whether SIGINT, SIGTERM or SIGHUP arrived since the block began."""
         return len(_received) > self._start
 
     def raised_by_code(self, exc: BaseException) -> bool:

@@ -71,6 +71,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -80,6 +81,7 @@ __all__ = [
     "Numbered",
     "SeedNode",
     "TableStreams",
+    "check_seed",
     "child_seed",
     "derive_seed",
     "draw_seed",
@@ -102,6 +104,24 @@ def draw_seed(rng: np.random.Generator) -> int:
     return int(rng.integers(SEED_BOUND))
 
 
+def check_seed(name: str, seed: Any, *, recorded: bool = False) -> Any:
+    """``seed`` as given, refused when it is an int below 0, or with ``recorded`` (a seed a file
+    keeps) one at or above :data:`SEED_BOUND`; anything else is left to the caller.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and the value, before any work is done.
+    """
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        if seed < 0:
+            raise ValueError(f"{name} must be a non-negative seed, got {seed}")
+        if recorded and seed >= SEED_BOUND:
+            raise ValueError(f"{name} must be below 2**63 (a seed is recorded as a signed "
+                             f"64-bit integer), got {seed}")
+    return seed
+
+
 def resolve_seed(rng: np.random.Generator | int | None) -> int:
     """An integer seed that reproduces the run: ``rng`` itself when it is an int,
     else one drawn from ``rng`` (or from fresh OS entropy when None).
@@ -109,14 +129,12 @@ def resolve_seed(rng: np.random.Generator | int | None) -> int:
     Raises
     ------
     ValueError
-        When ``rng`` is a negative int.
+        When ``rng`` is an int outside ``[0, 2**63)`` (:func:`check_seed`).
     TypeError
         When ``rng`` is none of None, an int or a numpy Generator.
     """
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        if rng < 0:
-            raise ValueError(f"rng must be a non-negative seed, got {rng}")
-        return int(rng)
+        return int(check_seed("rng", rng, recorded=True))
     if rng is None:
         return _state_seed(np.random.SeedSequence())
     if isinstance(rng, np.random.Generator):

@@ -24,6 +24,7 @@ __all__ = [
     "check_positive_float",
     "check_probability",
     "check_proportions",
+    "check_unmasked",
     "check_vector",
     "describe_percent",
     "describe_value",
@@ -172,12 +173,27 @@ def check_block_array(
     return array
 
 
+def check_unmasked(name: str, values: Any) -> Any:
+    """``values``, or a masked array's data when none of it is masked; a masked array with
+    masked entries is refused (ValueError naming ``name`` and how many): ``np.asarray`` would
+    drop the mask and read whatever the masked entries hold, as if they were values."""
+    if not np.ma.isMaskedArray(values):
+        return values
+    masked = int(np.ma.count_masked(values))
+    if masked:
+        raise ValueError(f"{name} is a masked array with {masked} masked entr"
+                         f"{'y' if masked == 1 else 'ies'}: give a value for every item")
+    return np.ma.getdata(values)
+
+
 def _as_integer_array(name: str, values: Any, *, what: str) -> np.ndarray:
     """Return ``values`` as an integer array of any shape, accepting integral floats.
 
     Integer and boolean arrays keep their dtype; integral floats become int64.
-    ``what`` names the expected content in the error message.
+    ``what`` names the expected content in the error message; a masked array with masked
+    entries is refused (:func:`check_unmasked`).
     """
+    values = check_unmasked(name, values)
     try:
         array = np.asarray(values)
     except (TypeError, ValueError) as exc:  # ragged nested sequences

@@ -37,10 +37,12 @@ import numpy as np
 from scipy import special, stats
 
 from lbm_bench._docstrings import fill_doc
+from lbm_bench._dtypes import smallest_uint
+from lbm_bench._seeds import check_seed
 from lbm_bench._validation import check_count
 from lbm_bench._version import __version__
 from lbm_bench.algorithms.inputs import infer_family
-from lbm_bench.algorithms.selection import LBMSelection, select_lbm
+from lbm_bench.algorithms.selection import LBMSelection, check_max_clusters, select_lbm
 from lbm_bench.inference.classifier import map_labels
 from lbm_bench.inference.floor import FloorCertificate, floor_certificate
 from lbm_bench.inference.gibbs import gibbs_labels
@@ -51,9 +53,18 @@ from lbm_bench.models.design import ModelDesign
 from lbm_bench.models.design_file import DesignFile, block_missing_design, write_design_file
 from lbm_bench.models.family import Family
 from lbm_bench.models.missing import MaskNoise, MissingDesign, mask_table
+from lbm_bench.protocol.memory import (
+    BASELINE_BYTES,
+    BYTES_PER_NONZERO,
+    MemoryEstimate,
+    MemoryLimitError,
+    parse_memory_size,
+)
+from lbm_bench.protocol.memory_limits import memory_limit
 from lbm_bench.storage.user_data import UserTable, check_user_values, user_table
 
-__all__ = ["MISSING_TEST_LEVEL", "FittedDesign", "degree_ks", "design_labels", "fit_design"]
+__all__ = ["MISSING_TEST_LEVEL", "CertificationLimitError", "FittedDesign",
+           "check_certification_memory", "degree_ks", "design_labels", "fit_design"]
 
 #: The blocks' missing rates are fitted one by one (the block mechanism) when the
 #: likelihood-ratio test of equal rates rejects at this level; else entries go missing at random.
@@ -192,6 +203,7 @@ def fit_design(
     n_init: int = 10,
     jobs: int = 1,
     kernel: str | None = None,
+    max_memory: int | str | None = None,
     rng: np.random.Generator | int | None = None,
 ) -> FittedDesign:
     """Fit a design to a table: the family, the counts by exact ICL, and every parameter.
@@ -211,6 +223,10 @@ def fit_design(
     n_samples : int, default=1000
     search, n_init, jobs
         As :func:`~lbm_bench.select_lbm`.
+    max_memory : int or str, optional
+        Refuse, before the work, a certification whose label sets would need more (bytes, or
+        a size such as ``"8G"``); default: the memory available
+        (:func:`~lbm_bench.protocol.memory.check_memory`).
     {{kernel}}
     rng : None, int or numpy.random.Generator
 
@@ -226,15 +242,18 @@ def fit_design(
     >>> fitted.counts, fitted.design.kind
     ((2, 2), 'poisson')
     """
-    rng = np.random.default_rng(rng)
+    rng = np.random.default_rng(check_seed("rng", rng))
     # before the work
     n_samples, jobs = check_count("n_samples", n_samples), check_count("jobs", jobs)
     if kernel is not None:
         check_kernel(kernel)
     table = X if isinstance(X, UserTable) else user_table(X)
     data = table.data
+    if certify:  # sized from n_samples at the largest counts, before the selection runs
+        check_certification_memory(data, max_clusters, n_samples, max_memory)
     if data.is_sparse:  # a family of dense tables densifies it (when it fits in memory)
-        data = check_user_values(table, kind or table.family or infer_family(data))
+        data = check_user_values(table, kind or table.family or infer_family(data),
+                                 max_memory=max_memory)
     selection = select_lbm(data.with_nan() if data.has_missing else data.table, max_clusters,
                            kind=kind if kind is not None else table.family, search=search,
                            n_init=n_init, jobs=jobs, rng=rng)
@@ -411,6 +430,49 @@ def _array_sha256(data: TableData) -> str:
     values = data.with_nan()
     dense = values.toarray() if hasattr(values, "toarray") else np.asarray(values)
     return hashlib.sha256(np.ascontiguousarray(dense, dtype=np.float64).tobytes()).hexdigest()
+
+
+class CertificationLimitError(MemoryLimitError):
+    """A certification whose estimated peak exceeds the memory available or ``max_memory``: a
+    :class:`~lbm_bench.protocol.memory.MemoryLimitError` (a ValueError, one line)."""
+
+    def _message(self) -> str:
+        return (f"certifying the fitted design's floor on a {self.estimate.what} needs about "
+                f"{self._over()}; use fewer Gibbs label sets (n_samples=)")
+
+    def __reduce__(self) -> tuple:
+        return (CertificationLimitError, (self.estimate, self.limit, self.given, self.source))
+
+
+def check_certification_memory(data: TableData, max_clusters: Any, n_samples: int,
+                               max_memory: int | str | None = None) -> None:
+    """Refuse, before the work, a certification (:func:`fit_design`'s ``certify``) that would
+    not fit: its ``n_samples`` Gibbs label sets at the table's shape, held twice (the sampler's
+    array and the floor's working set, as the generation's guard counts them) with labels as
+    wide as ``max_clusters`` need, one table drawn at the source's shape, its statistics and
+    the interpreter. ``fit --samples 100000000`` allocated 7.45 GiB after the whole model
+    selection had run.
+
+    Raises
+    ------
+    CertificationLimitError
+        One line with the estimate by part.
+    """
+    n, d = data.shape
+    g, m = check_max_clusters("max_clusters", max_clusters, data.shape)
+    labels = 2 * n_samples * (n * smallest_uint(g).itemsize + d * smallest_uint(m).itemsize)
+    stored = data.n_stored if data.is_sparse else n * d
+    estimate = MemoryEstimate(what=f"{n}x{d} table with {n_samples} Gibbs label sets", parts={
+        "label sets": labels, "table": stored * (BYTES_PER_NONZERO if data.is_sparse else 64),
+        "baseline": BASELINE_BYTES})
+    if max_memory is not None:
+        limit = parse_memory_size(max_memory)
+        if estimate.total > limit:
+            raise CertificationLimitError(estimate, limit, True)
+        return
+    available = memory_limit()
+    if available is not None and estimate.total > available.bytes:
+        raise CertificationLimitError(estimate, available.bytes, False, available.source)
 
 
 def _certified_floor(design: ModelDesign, shape: tuple[int, int], n_samples: int,

@@ -23,6 +23,7 @@ LAYERS = {
     "_version": 0,
     "_docstrings": 0,
     "_atomic": 0,
+    "_json": 0,
     "_interrupts": 0,
     "_seeds": 0,
     "_dtypes": 0,
@@ -478,7 +479,7 @@ def test_no_module_imports_another_modules_private_names():
 #: Modules whose name starts with an underscore but that are the package's shared helpers
 #: (layer 0): importing them is their purpose.
 PRIVATE_MODULES = {"_validation", "_records", "_docstrings", "_version", "_atomic", "_interrupts", "_portable",
-                   "_seeds", "_dtypes"}
+                   "_seeds", "_dtypes", "_json"}
 
 
 SCRIPTS = PACKAGE.parent / "scripts"

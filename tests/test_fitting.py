@@ -172,3 +172,24 @@ def test_same_seed_same_design():
     X, _, _ = _truth("poisson", False).sample(100, 60, rng=0)
     a, b = (fit_design(X, (3, 3), certify=False, rng=5) for _ in range(2))
     np.testing.assert_array_equal(a.design.path.natural, b.design.path.natural)
+
+
+def test_a_certification_that_cannot_fit_is_refused_before_the_selection(monkeypatch):
+    """``fit --samples 100000000`` allocated 7.45 GiB after the whole model selection had run
+    (issue 48, item 1): sized from n_samples first, one line."""
+    import lbm_bench.fitting as fitting
+    from lbm_bench.protocol.memory import MemoryLimitError
+
+    def selection(*args, **kwargs):
+        raise AssertionError("the selection ran before the refusal")
+
+    monkeypatch.setattr(fitting, "select_lbm", selection)
+    X = np.random.default_rng(0).poisson(2.0, size=(30, 20))
+    with pytest.raises(MemoryLimitError) as info:
+        fit_design(X, (4, 4), n_samples=100_000_000, max_memory="2G", rng=0)
+    message = str(info.value)
+    assert message.startswith("certifying the fitted design's floor on a 30x20 table with 100000000 Gibbs label "
+                              "sets needs about 9.")
+    assert "allowed by max_memory=; use fewer Gibbs label sets (n_samples=)" in message
+    with pytest.raises(AssertionError, match="the selection ran"):  # no certification: no refusal
+        fit_design(X, (4, 4), certify=False, n_samples=100_000_000, max_memory="2G", rng=0)

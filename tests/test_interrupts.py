@@ -57,6 +57,24 @@ def test_handled_makes_sigterm_raise_and_restores_the_handlers():
     assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
 
 
+def test_handled_makes_sighup_stop_the_command_as_sigterm_does():
+    """A closed terminal (SIGHUP) killed the command outright and left its loky workers for five
+    minutes; it stops as for SIGTERM now, its cleanup run, its signal kept (exit 129). A SIGHUP
+    ignored on entry (``nohup``) stays ignored."""
+    before = signal.getsignal(signal.SIGHUP)
+    with handled():
+        with pytest.raises(Terminated) as caught:
+            _deliver(signal.SIGHUP)
+        assert caught.value.signal_number == signal.SIGHUP
+    assert signal.getsignal(signal.SIGHUP) == before
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with handled():
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
+
+
 def test_the_command_line_starts_its_workers_with_the_resource_tracker_silenced(monkeypatch):
     """hide_tracker_reports adds one filter to PYTHONWARNINGS (once, keeping what was there):
     a child process, as loky's resource tracker is, then drops the tracker's leak reports of a

@@ -73,6 +73,10 @@ def test_resolve_seed_records_the_seed_of_a_run():
     assert len(fresh) == 4 and all(0 <= s < 2**63 for s in fresh)
     with pytest.raises(ValueError, match="rng must be a non-negative seed, got -1"):
         resolve_seed(-1)
+    # a recorded seed is an int64 of the file: 2**63 and above refused before the work (issue 48)
+    assert resolve_seed(2**63 - 1) == 2**63 - 1
+    with pytest.raises(ValueError, match=r"rng must be below 2\*\*63 .*got 18446744073709551616"):
+        resolve_seed(2**64)
     for bad in (True, 1.5, np.random.RandomState(0)):
         with pytest.raises(TypeError, match="rng must be None, an int or a numpy Generator"):
             resolve_seed(bad)

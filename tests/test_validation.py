@@ -20,6 +20,7 @@ from lbm_bench._validation import (
     check_positive_float,
     check_probability,
     check_proportions,
+    check_unmasked,
 )
 from lbm_bench.algorithms.sparsebm import _binary_csr
 from lbm_bench.models.registry import check_kind
@@ -47,6 +48,18 @@ def test_check_labels_converts_once_and_names_the_argument():
         check_labels("z", [0.0, np.nan])
     with pytest.raises(TypeError, match=r"z must be an array of integers, got \[\[0, 1\], \[0\]\]"):
         check_labels("z", [[0, 1], [0]])
+
+
+def test_a_masked_label_array_is_read_honestly():
+    """np.asarray drops a mask: a plug-in's masked labels were scored by the values under the mask
+    (issue 48). Masked entries are refused; a mask with none masked is the data."""
+    labels = np.ma.masked_array([0, 1, 7, 1], mask=[False, False, True, False])
+    with pytest.raises(ValueError, match="rows is a masked array with 1 masked entry: give a value for every item"):
+        check_labels("rows", labels)
+    with pytest.raises(ValueError, match="2 masked entries"):
+        check_labels("rows", np.ma.masked_array([0, 1, 2], mask=[True, False, True]))
+    np.testing.assert_array_equal(check_labels("rows", np.ma.masked_array([0, 1, 1], mask=False)), [0, 1, 1])
+    assert check_unmasked("x", [1, 2]) == [1, 2]
 
 
 def test_check_label_sets_keeps_the_stored_dtype():

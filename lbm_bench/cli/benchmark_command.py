@@ -14,7 +14,7 @@ from lbm_bench.cli.common import EXIT_FAILURE, add_command, show_progress
 __all__ = ["ARGUMENTS", "add_parser", "run", "track_options"]
 
 #: The library's arguments that benchmark's flags set and its errors name by their flags.
-ARGUMENTS = ("track",)
+ARGUMENTS = ("track", "seed", "jobs")
 
 
 def _track_option_fields() -> dict[str, tuple[Any, list[str]]]:

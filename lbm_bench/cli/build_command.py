@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     check_writable_folder(args.out, what="--out")
     if args.archive:
         archive = args.out.with_name(args.out.name + ".tar.gz")
-        check_writable_file(archive, overwrite=True, what="--archive")
+        check_writable_file(archive, overwrite=True, what="--archive", inputs=(args.spec,))
     report = build_release(
         args.spec, args.out, n_jobs=args.jobs, backend=args.backend, scheduler=args.scheduler,
         fail_fast=args.fail_fast, archive=args.archive, progress=show_progress(args),

@@ -34,6 +34,7 @@ __all__ = [
     "reading_options",
     "record_from_options",
     "show_progress",
+    "warn_suffix",
 ]
 
 #: The library's arguments that the reading options set (their errors and notes name the flags).
@@ -192,6 +193,14 @@ def reading_notes(arguments: Iterable[str] = READING_ARGUMENTS) -> Iterator[None
                 else:
                     warnings.warn_explicit(warning.message, warning.category, warning.filename,
                                            warning.lineno)
+
+
+def warn_suffix(path: Path, suffixes: tuple[str, ...], content: str) -> None:
+    """One line on stderr when an output's name says another format than what is written in it
+    (``-o t.csv`` for an HDF5 table): the file is written all the same."""
+    if path.suffix.lower() not in suffixes:
+        print(f"warning: {path} will hold {content}, whatever its name says (the usual name ends "
+              f"with {' or '.join(suffixes)})", file=sys.stderr)
 
 
 def read_labels_file(path: Path, name: str):

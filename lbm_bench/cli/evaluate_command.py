@@ -8,13 +8,16 @@ from typing import Any
 
 from lbm_bench.cli.common import add_command, read_labels_file, show_progress
 
-__all__ = ["add_parser", "run"]
+__all__ = ["ARGUMENTS", "add_parser", "run"]
+
+#: The library's arguments that evaluate's flags set and its errors name by their flags.
+ARGUMENTS = ("jobs",)
 
 
 def add_parser(sub: Any) -> None:
     """Add ``evaluate`` to the subcommands ``sub``."""
     p = add_command(sub, "evaluate", run,
-                    "score a co-clustering against a table's Gibbs label sets")
+                    "score a co-clustering against a table's Gibbs label sets", ARGUMENTS)
     p.add_argument("table", type=Path, help="a table file (.h5)")
     p.add_argument("--rows", required=True, type=Path, help="row labels file")
     p.add_argument("--cols", required=True, type=Path, help="column labels file")

@@ -15,6 +15,7 @@ from lbm_bench.cli.common import (
     pair,
     reading_notes,
     reading_options,
+    warn_suffix,
 )
 from lbm_bench.cli.flags import flag_words
 from lbm_bench.models.registry import FAMILIES, family_names
@@ -24,7 +25,7 @@ __all__ = ["ARGUMENTS", "add_parser", "run"]
 #: The arguments of :func:`~lbm_bench.fit_design` and of the reader that fit's flags set (its
 #: errors name them by their flags).
 ARGUMENTS = ("max_clusters", "kind", "n_samples", "jobs", *READING_ARGUMENTS, "overwrite",
-             "kernel")
+             "kernel", "rng")
 
 
 def add_parser(sub: Any) -> None:
@@ -61,12 +62,14 @@ def run(args: argparse.Namespace) -> int:
     from lbm_bench.storage.user_data import read_user_table
     from lbm_bench.user_info import kind_and_storage
 
-    check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
+    # before the work, not after it; never the table it reads
+    check_writable_file(args.output, overwrite=args.force, inputs=(args.data,))
+    warn_suffix(args.output, (".toml",), "a design file (TOML text)")
     with reading_notes(ARGUMENTS):
         table = read_user_table(args.data, kind=args.kind, **reading_options(args))
     fitted = fit_design(table, args.max_clusters, kind=args.kind, certify=not args.no_certify,
-                        n_samples=args.samples, jobs=args.jobs, kernel=args.kernel,
-                        rng=args.seed)
+                        n_samples=args.samples, jobs=args.jobs, max_memory=args.max_memory,
+                        kernel=args.kernel, rng=args.seed)
     if not args.quiet:
         given = fitted.design.family if args.kind is not None else None
         print(kind_and_storage(table, given))

@@ -53,10 +53,17 @@ FLAGS = {
     "min_rate": "--min-rate",
     "max_size": "--max-size",
     "sha256": "--sha256",
+    "rng": "--seed",
+    "seed": "--seed",
 }
 
 #: Where a sentence starts: the message's start, or after ``: `` or ``; ``.
 _STARTS = r"(?:(?<=^)|(?<=: )|(?<=; ))"
+#: What follows a plain word (``kind``, ``jobs``, ``missing``) that opens a sentence when it names
+#: an argument (``jobs must be >= 1``), and not when it is prose (``missing port number``: a word
+#: of a foreign library's message).
+_REFUSED = (r"(?=(?:must|is|are|was|has|have|cannot|can|needs|need|should|exceeds|takes|goes|"
+            r"and|or)\b)")
 
 
 class OptionsError(ValueError):
@@ -95,7 +102,8 @@ def flag_words(message: str, names: Iterable[str], *, anywhere: bool = False) ->
     switch), ``name=`` without a value (``allowed by max_memory=``) the flag, ``name=value``
     ``flag value``; ``name`` followed by a space becomes the flag where it names an argument: a
     name with an underscore anywhere, a plain word (``kind``, ``jobs``) only where a sentence
-    starts (the message's start, or after ``: `` or ``; ``), not inside prose, as do the names
+    starts (the message's start, or after ``: `` or ``; ``) and a verb of a refusal follows
+    (``jobs must``, ``density is``), not inside prose (``missing port number``), as do the names
     listed before a colon where a sentence starts (``density, effects: ...``). A name inside a
     formula (``n_rows*n_cols``) is kept. A pair after a flag is written as the command line
     takes it (``AxB``), and two arguments of one flag are named once (``n_rows and n_cols``).
@@ -147,5 +155,6 @@ def _argument_in_flag(message: str, name: str, flag: str) -> str:
     message = re.sub(rf"(?<![\w-]){word}=True\b", flag, message)
     message = re.sub(rf"(?<![\w-]){word}=(?=[),;:]|$)", flag, message)
     message = re.sub(rf"(?<![\w-]){word}=", f"{flag} ", message)
-    where = r"(?<![\w-])" if "_" in name else _STARTS
-    return re.sub(rf"{where}{word} ", f"{flag} ", message)
+    if "_" in name:
+        return re.sub(rf"(?<![\w-]){word} ", f"{flag} ", message)
+    return re.sub(rf"{_STARTS}{word} {_REFUSED}", f"{flag} ", message)

@@ -17,6 +17,7 @@ from lbm_bench.cli.common import (
     print_kernel_hint,
     record_from_options,
     show_progress,
+    warn_suffix,
 )
 from lbm_bench.models.registry import FAMILIES, family_names
 from lbm_bench.protocol.request import RequestOptions
@@ -27,7 +28,7 @@ __all__ = ["ARGUMENTS", "add_parser", "run"]
 #: The library's arguments that generate's flags set (its errors name them by their flags).
 ARGUMENTS = ("target_risk", "n_rows", "n_cols", "n_row_clusters", "n_col_clusters", "kind",
              *ModelOptions.names(), *GenerationSettings.names(), *RequestOptions.names(),
-             "max_memory", "overwrite", "backend", "scheduler", "kernel")
+             "max_memory", "overwrite", "backend", "scheduler", "kernel", "rng")
 
 
 def add_parser(sub: Any) -> None:
@@ -54,7 +55,8 @@ def add_parser(sub: Any) -> None:
     resources = p.add_argument_group("resources (they never change the table)")
     resources.add_argument("--max-memory", default=None, metavar="SIZE",
                            help="refuse the request when its estimated peak memory exceeds SIZE "
-                           "(e.g. 8G, 512M; default: the available memory, MemAvailable)")
+                           "(e.g. 8G, 512M; default: the memory available, the smallest of "
+                           "MemAvailable, the cgroup's limit and ulimit -v)")
     resources.add_argument("--backend", choices=["loky", "dask"], default="loky",
                            help="where the --jobs workers of the calibration and of a large "
                            "table's chains run: local processes (loky, default) or a Dask "
@@ -74,9 +76,12 @@ def _request(args: argparse.Namespace, options: Any) -> tuple[Any, Any]:
 
     if args.design is not None:  # the design fixes the kind, the clusters and the model options
         family = None if args.kind is None else get_family(args.kind)  # --kind: a name, a boundary
+        # every model option given is refused, also one at its default (--base-rate 2)
+        given = {name: getattr(options, name) for name in ModelOptions.names()
+                 if getattr(args, name, None) is not None}
         return design_request(args.design, args.risk, *(args.shape or (None, None)),
                               kind=family, clusters=args.clusters or (None, None),
-                              options=options.design_options(),
+                              options=given,
                               **record_from_options(RequestOptions, args).to_record())
     flags = ("--kind", "--shape", "--clusters")
     if absent := [flag for flag in flags if getattr(args, flag[2:]) is None]:
@@ -93,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
     from lbm_bench.storage import save_table
     from lbm_bench.tasks.backends import check_backend
 
-    check_writable_file(args.output, overwrite=args.force)  # before the work, not after it
+    # before the work, not after it; never the design file it reads
+    check_writable_file(args.output, overwrite=args.force, inputs=(args.design,))
+    warn_suffix(args.output, (".h5", ".hdf5"), "an HDF5 table file")
     settings = record_from_options(GenerationSettings, args)
     request, design = _request(args, record_from_options(ModelOptions, args))
     check_backend(args.backend, settings.jobs, args.scheduler)

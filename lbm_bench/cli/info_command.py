@@ -5,10 +5,10 @@ attributes as strict JSON."""
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
+from lbm_bench._json import strict_json
 from lbm_bench.cli.common import (
     READING_ARGUMENTS,
     add_command,
@@ -17,7 +17,7 @@ from lbm_bench.cli.common import (
     reading_options,
 )
 
-__all__ = ["ARGUMENTS", "add_parser", "json_ready", "run", "versions"]
+__all__ = ["ARGUMENTS", "add_parser", "run", "versions"]
 
 #: The library's arguments that info's flags set (its errors and notes name them by their flags).
 ARGUMENTS = READING_ARGUMENTS
@@ -49,8 +49,7 @@ def run(args: argparse.Namespace) -> int:  # no docstring: ``info --help`` has n
     if args.format is None and format_of(args.table, str(args.table)) == "table" and (
             _is_table_file(args.table)):
         if args.json:
-            info = json_ready(read_info(args.table))
-            print(json.dumps(info, indent=2, sort_keys=True, allow_nan=False))
+            print(strict_json(read_info(args.table)))
         else:  # the label sets stay in the file (gigabytes on a large table): their shape is enough
             print(load_table(args.table, label_sets=False).summary())
         return 0
@@ -79,7 +78,7 @@ def _user_table(args: argparse.Namespace) -> int:
         table = read_user_table(args.table, **reading_options(args))
     info = table_info(table)
     if args.json:
-        print(json.dumps(json_ready(info), indent=2, sort_keys=True, allow_nan=False))
+        print(strict_json(info))
     else:
         print(info_text(info))
     return 0
@@ -103,24 +102,3 @@ def versions() -> list[str]:
             lines.append(f"{package}: not installed")
     return lines + kernel_report()
 
-
-def json_ready(value: Any) -> Any:
-    """``value`` as strict JSON can hold it: numpy values as Python ones, paths as strings,
-    and NaN and infinities as None (JSON has no NaN: ``json.dumps`` would write ``NaN``,
-    which JSON parsers refuse)."""
-    import math
-
-    import numpy as np
-
-    if isinstance(value, dict):
-        return {key: json_ready(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple, np.ndarray)):
-        items = value.tolist() if isinstance(value, np.ndarray) else value
-        return [json_ready(item) for item in items]
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, Path):
-        return str(value)
-    return value

@@ -8,6 +8,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from signal import SIGTERM
 
 from lbm_bench.cli import (
     benchmark_command,
@@ -102,10 +103,11 @@ def _run(args: argparse.Namespace) -> int:
         status = int(args.run(args) or 0)
         stop_local_workers()  # here, not at exit: a Ctrl-C meanwhile gives one line
         return status
-    except Terminated:
+    except Terminated as stop:
         kill_local_workers()
         print("lbm-bench: terminated", file=sys.stderr)
-        return EXIT_TERMINATED
+        # as a shell reports a tool a signal ended: 128 plus the signal (SIGHUP: 129)
+        return EXIT_TERMINATED if stop.signal_number == SIGTERM else 128 + stop.signal_number
     except KeyboardInterrupt:
         kill_local_workers()
         print("lbm-bench: interrupted", file=sys.stderr)

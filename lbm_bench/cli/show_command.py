@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from lbm_bench.plotting import save_figure
     from lbm_bench.user_plots import plot_file
 
-    check_writable_file(args.output, overwrite=args.force)
+    check_writable_file(args.output, overwrite=args.force,
+                        inputs=(args.table, args.design, *(args.labels or ())))
     labels = None
     if args.labels:
         rows, cols = args.labels

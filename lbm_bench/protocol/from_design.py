@@ -22,7 +22,7 @@ from lbm_bench.models.design_file import read_design_file
 from lbm_bench.models.family import Family
 from lbm_bench.protocol.request import TableRequest
 
-__all__ = ["design_request", "load_design"]
+__all__ = ["check_fitted_density", "design_request", "load_design"]
 
 
 def load_design(design: Any) -> tuple[ModelDesign, tuple[int, int] | None]:
@@ -42,9 +42,42 @@ def load_design(design: Any) -> tuple[ModelDesign, tuple[int, int] | None]:
         return design, shape
     if isinstance(design, (str, os.PathLike)):
         record = read_design_file(design)
+        check_fitted_density(record.design, record.source_shape, os.fspath(design))
         return record.design, record.source_shape
     raise TypeError("design must be a ModelDesign or the path of a design file, got "
                     f"{type(design).__name__}")
+
+
+def check_fitted_density(design: ModelDesign, source_shape: tuple[int, int] | None,
+                         where: str) -> None:
+    """Refuse a fitted design (one with a path) whose ``density`` no source could have: below
+    one non-zero entry of its source's shape, or, for a design without effects or missing
+    entries, above the mean entry of its blocks at scale 1 (a fraction of non-zero counts or
+    binaries never exceeds their mean). A fitted design's density records its source's; its
+    tables' density follows from its blocks, whose level the path keeps at every scale, so an
+    edited density did nothing (1e-300 and 0.5 gave the same tables) but mislead the memory
+    guard, which sizes a sparse table by it.
+
+    Raises
+    ------
+    ValueError
+        Naming ``where`` (the design file) and the key.
+    """
+    density = design.density
+    if density is None or design.path is None:
+        return
+    if source_shape is not None and density * source_shape[0] * source_shape[1] < 1:
+        raise ValueError(f"{where}: design.density {density:g} is below one non-zero entry of its "
+                         f"{source_shape[0]}x{source_shape[1]} source: a fitted design's density "
+                         "is its source's fraction of non-zero entries")
+    if design.row_effects is None and design.missing is None:
+        model = design.model(1.0)
+        mean = float(model.row_proportions @ model.entry_means() @ model.col_proportions)
+        if density > mean * (1 + 1e-9):
+            raise ValueError(f"{where}: design.density {density:g} is more than the mean entry of "
+                             f"its blocks ({mean:.4g}), which a fraction of non-zero entries never "
+                             "exceeds: a fitted design's density is its source's, and its tables' "
+                             "follows from its blocks")
 
 
 def design_request(

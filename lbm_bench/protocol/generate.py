@@ -136,8 +136,9 @@ def generate_table(
         Refuse the request up front (:class:`~lbm_bench.protocol.memory.MemoryLimitError`,
         a ValueError, one line with the estimate and what to change) when its
         estimated peak memory exceeds this many bytes (or a size such as
-        ``"8G"``); default: the memory available (``MemAvailable``). See
-        :mod:`lbm_bench.protocol.memory`.
+        ``"8G"``); default: the memory available (the smallest of ``MemAvailable``, the
+        control group's limit and ``ulimit -v``:
+        :mod:`lbm_bench.protocol.memory_limits`). See :mod:`lbm_bench.protocol.memory`.
     jobs : int, optional
         Worker processes over which the calibration spreads its tables and the Gibbs
         runs of a large table (:func:`~lbm_bench.tasks.large.is_large`) their chains;
@@ -208,7 +209,8 @@ def generate_table(
     if backend is not None or scheduler is not None:
         check_backend("loky" if backend is None else backend, settings.jobs, scheduler)
     estimate = estimate_request_memory(request, settings, calibrated=calibration is not None,
-                                       remote_workers=backend == "dask" and scheduler is not None)
+                                       remote_workers=backend == "dask" and scheduler is not None,
+                                       design=design)
     check_memory(estimate, max_memory)
     with use_kernel(kernel):
         if backend is None:

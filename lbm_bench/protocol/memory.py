@@ -1,7 +1,9 @@
 """Memory guard: estimate the peak memory of a generation request before allocating.
 
 A request that cannot fit is refused up front with one line that gives the
-estimate, the memory available and what to change, instead of dying later with
+estimate, the memory available (the smallest of ``MemAvailable``, the control group's
+limit and ``ulimit -v``: :mod:`lbm_bench.protocol.memory_limits`, named in the line) and
+what to change, instead of dying later with
 a ``MemoryError`` traceback (or being killed by the kernel) after minutes of
 work, possibly with a partial file.
 
@@ -59,7 +61,6 @@ sparse runs measured with ``/usr/bin/time -v``.
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -71,8 +72,10 @@ from lbm_bench.models.design import check_family_options
 from lbm_bench.models.family import Family
 from lbm_bench.models.registry import as_family
 from lbm_bench.protocol.common_random_numbers import NOISE_CACHE_BYTES
+from lbm_bench.protocol.memory_limits import memory_limit
 from lbm_bench.protocol.scale_search import AUTO_MOST_TABLES
 from lbm_bench.protocol.settings import GenerationSettings
+from lbm_bench.tasks.backends import worker_count
 
 __all__ = [
     "BASELINE_BYTES",
@@ -132,8 +135,12 @@ class MemoryLimitError(ValueError):
         Whether the limit was given (``max_memory``), else the memory available.
     """
 
-    def __init__(self, estimate: MemoryEstimate, limit: int, given: bool) -> None:
+    def __init__(self, estimate: MemoryEstimate, limit: int, given: bool,
+                 source: str | None = None) -> None:
         self.estimate, self.limit, self.given = estimate, limit, given
+        if source is None and not given:  # the limit that binds now (memory_limits)
+            source = getattr(memory_limit(), "source", "MemAvailable")
+        self.source = source
         super().__init__(self._message())
 
     def _message(self) -> str:
@@ -144,11 +151,11 @@ class MemoryLimitError(ValueError):
 
     def _over(self) -> str:
         """``'1.2 GiB (table ...), more than the 1 GiB allowed by max_memory='``."""
-        source = f"allowed by {_NAMES['max']}" if self.given else "available (MemAvailable)"
+        source = f"allowed by {_NAMES['max']}" if self.given else f"available ({self.source})"
         return f"{self.estimate.describe()}, more than the {format_bytes(self.limit)} {source}"
 
     def __reduce__(self) -> tuple:
-        return (MemoryLimitError, (self.estimate, self.limit, self.given))
+        return (MemoryLimitError, (self.estimate, self.limit, self.given, self.source))
 
 
 def format_bytes(n: float) -> str:
@@ -182,22 +189,11 @@ def parse_memory_size(text: str | int) -> int:
 
 
 def available_memory() -> int | None:
-    """Bytes the system can give without swapping: ``MemAvailable`` of /proc/meminfo.
-
-    Falls back to the available physical pages (``os.sysconf``) elsewhere, and
-    to None when neither is known (then no check is made).
-    """
-    try:
-        with open("/proc/meminfo", encoding="ascii") as handle:
-            for line in handle:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except (OSError, ValueError, IndexError):
-        pass
-    try:
-        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, ValueError, OSError):
-        return None
+    """Bytes this process may still take: the smallest of ``MemAvailable``, its control group's
+    limit and ``RLIMIT_AS`` (:func:`~lbm_bench.protocol.memory_limits.memory_limit`); None when
+    none is known (then no check is made)."""
+    limit = memory_limit()
+    return None if limit is None else limit.bytes
 
 
 @dataclass(frozen=True)
@@ -299,7 +295,8 @@ def estimate_generation_memory(
                      n_samples=check_count("n_samples",
                                            n_samples), n_chains=check_count("n_chains", n_chains),
                      n_tables=check_count("n_calibration_tables", n_calibration_tables),
-                     n_jobs=check_count("jobs", jobs), missing=missing,
+                     n_jobs=worker_count(jobs, max(n_calibration_tables, n_chains),
+                                         local=not remote_workers), missing=missing,
                      missing_mechanism=missing_mechanism, remote_workers=remote_workers,
                      )
 
@@ -373,10 +370,14 @@ def check_memory(
     MemoryLimitError
         One line: the estimate by part, the limit and what to change.
     """
-    limit = available_memory() if max_memory is None else parse_memory_size(max_memory)
-    if limit is None or estimate.total <= limit:
+    if max_memory is not None:
+        limit = parse_memory_size(max_memory)
+        if estimate.total > limit:
+            raise MemoryLimitError(estimate, limit, True)
         return
-    raise MemoryLimitError(estimate, limit, max_memory is not None)
+    available = memory_limit()
+    if available is not None and estimate.total > available.bytes:
+        raise MemoryLimitError(estimate, available.bytes, False, available.source)
 
 
 def _advice(estimate: MemoryEstimate, names: dict[str, str]) -> str:
@@ -405,6 +406,7 @@ def estimate_request_memory(
     calibrated: bool = False,
     jobs: int | None = None,
     remote_workers: bool = False,
+    design: Any = None,
 ) -> MemoryEstimate:
     """:func:`estimate_generation_memory` of a request and its settings.
 
@@ -421,16 +423,26 @@ def estimate_request_memory(
     remote_workers : bool, default=False
         The workers run on a Dask cluster at a scheduler's address: their copies are not
         counted (the module docstring).
+    design : ModelDesign, optional
+        The design the request was made from. A fitted design's tables have the density of
+        its blocks (their mean entry bounds it; the path keeps it at every scale), which its
+        recorded density may understate: a sparse table is sized from the larger.
     """
     settings = GenerationSettings() if settings is None else settings
     tables = settings.n_calibration_tables
     if not isinstance(tables, int):  # "auto": sequential, at most this many tables
         tables = _AUTO_MAX_TABLES
     options = request.model_options
+    density = getattr(options, "density", None)
+    if density is not None and getattr(design, "path", None) is not None:
+        model = design.model(1.0)
+        blocks = float(model.row_proportions @ model.entry_means() @ model.col_proportions)
+        density = max(float(density), min(1.0, blocks))
     return _estimate(request.family, request.family_options(), *request.shape, *request.clusters,
-                     density=getattr(options, "density", None), n_samples=settings.n_samples,
+                     density=density, n_samples=settings.n_samples,
                      n_chains=settings.n_chains, n_tables=1 if calibrated else tables,
-                     n_jobs=check_count("jobs", settings.jobs if jobs is None else jobs),
+                     n_jobs=worker_count(settings.jobs if jobs is None else jobs,
+                                         max(tables, settings.n_chains), local=not remote_workers),
                      missing=getattr(options, "missing", 0.0),
                      missing_mechanism=getattr(options, "missing_mechanism",
                                                "random"), remote_workers=remote_workers,

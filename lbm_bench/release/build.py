@@ -46,11 +46,10 @@ survives; the card draws the thumbnails of tables built by an earlier run.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -84,6 +83,7 @@ __all__ = [
     "RELEASE_FILE_WRITERS",
     "TABLE_STAGES",
     "BuildReport",
+    "check_build_memory",
     "build_release",
     "spreads_over_workers",
     "task_order",
@@ -278,12 +278,25 @@ def spreads_over_workers(spec: TableSpec) -> bool:
     return is_large(*spec.shape)
 
 
-@contextlib.contextmanager
-def _pool(backend: str, n_jobs: int, scheduler: str | None) -> Iterator[TaskPool]:
-    """The build's pool on the chosen backend (:func:`~lbm_bench.tasks.backends.worker_backend`,
-    the one place that opens a Dask cluster); each of its task lists is a call of its own."""
-    with worker_backend(backend, n_jobs, scheduler):
-        yield TaskPool(n_jobs)
+def check_build_memory(spec: ReleaseSpec, n_jobs: int, *, remote_workers: bool = False) -> None:
+    """Refuse (ValueError, one line), before the folder is touched, a spec with a table whose
+    generation would not fit in memory: :func:`~lbm_bench.generate_table`'s guard, a large
+    table over the ``n_jobs`` workers, another as one task (a 100000x100000 table wrote
+    ``spec.toml`` and ``tables/``, then died in a ``MemoryError`` traceback)."""
+    from lbm_bench.protocol import memory
+
+    for table in spec.tables:
+        jobs = n_jobs if spreads_over_workers(table) else 1
+        estimate = memory.estimate_request_memory(table.request, _settings(table, jobs),
+                                                  remote_workers=remote_workers and jobs > 1,
+                                                  design=table.design)
+        try:
+            memory.check_memory(estimate)
+        except memory.MemoryLimitError as exc:
+            raise ValueError(
+                f"table {table.id} of the spec: the {estimate.what} needs about "
+                f"{estimate.describe()}, more than the {memory.format_bytes(exc.limit)} available "
+                f"({exc.source}); give it a smaller shape, a density or fewer n_samples") from None
 
 
 @fill_doc
@@ -339,7 +352,8 @@ def build_release(
     ------
     ValueError
         Before anything is written: another build holds the folder (one build per folder at
-        a time), or the folder holds another release and ``force`` is not given.
+        a time), the folder holds another release and ``force`` is not given, or a table
+        would not fit in memory (:func:`check_build_memory`).
     """
     if not isinstance(spec, ReleaseSpec):
         spec_path = spec_path or str(spec)
@@ -347,22 +361,24 @@ def build_release(
     _check_spec_describes_its_tables(spec)
     if not isinstance(n_jobs, int) or n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive integer, got {n_jobs!r}")
+    check_build_memory(spec, n_jobs, remote_workers=backend == "dask" and scheduler is not None)
     start = time.perf_counter()
     out = Path(out_dir)
-    with use_kernel(kernel), locked_folder(out):
+    # the workers first (worker_backend, the one place that opens a Dask cluster): a scheduler
+    # that does not answer is refused before the folder is touched
+    with use_kernel(kernel), worker_backend(backend, n_jobs, scheduler), locked_folder(out):
         replaced = claim_folder(spec, out, force=force)
         write_spec_file(spec, out)  # an interrupted build says which release it was building
-        report = _build_locked(spec, out, n_jobs=n_jobs, backend=backend, scheduler=scheduler,
-                               fail_fast=fail_fast, archive=archive, progress=progress,
-                               spec_path=spec_path)
+        # each of the pool's task lists is a call of its own on the backend in force
+        report = _build_locked(spec, out, TaskPool(n_jobs), n_jobs=n_jobs, fail_fast=fail_fast,
+                               archive=archive, progress=progress, spec_path=spec_path)
     report.replaced = replaced
     report.wall_seconds = time.perf_counter() - start
     return report
 
 
-def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, scheduler: str | None,
-                  fail_fast: bool, archive: bool, progress: bool,
-                  spec_path: str | None) -> BuildReport:
+def _build_locked(spec: ReleaseSpec, out: Path, pool: TaskPool, *, n_jobs: int, fail_fast: bool,
+                  archive: bool, progress: bool, spec_path: str | None) -> BuildReport:
     """The build of :func:`build_release`, in the folder it holds."""
     from tqdm.auto import tqdm
 
@@ -404,10 +420,8 @@ def _build_locked(spec: ReleaseSpec, out: Path, *, n_jobs: int, backend: str, sc
         bar.update()
 
     calibrations: dict[str, Any] = {}
-    with _pool(backend, n_jobs,
-               scheduler) as pool, tqdm(total=len(by_config) + len(spread) + len(pending),
-                                        desc=f"building {spec.name}", unit="task",
-                                        disable=not progress) as bar:
+    with tqdm(total=len(by_config) + len(spread) + len(pending), desc=f"building {spec.name}",
+              unit="task", disable=not progress) as bar:
         stop = False
         # one at a time, each over the whole pool
         for t in (t for tables in spread for t in tables):

@@ -186,8 +186,7 @@ def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1,
         return _verify(out, pool.map)
     if jobs == 1:
         return _verify(out, _serial_map)
-    with TaskPool(jobs, backend="loky") as pool:
-        return _verify(out, pool.map)
+    return _verify(out, _pool_map(jobs))
 
 
 #: ``map_tables(function, arguments)``: ``[function(*a) for a in arguments]``, in that order,
@@ -197,6 +196,16 @@ _TableMap = Callable[[Callable[..., Any], Sequence[tuple]], list]
 
 def _serial_map(function: Callable[..., Any], arguments: Sequence[tuple]) -> list:
     return [function(*a) for a in arguments]
+
+
+def _pool_map(jobs: int) -> _TableMap:
+    """A map over a pool of local workers, no more than the tables (and the cores)."""
+
+    def map_tables(function: Callable[..., Any], arguments: Sequence[tuple]) -> list:
+        with TaskPool(jobs, backend="loky", most_tasks=len(arguments)) as pool:
+            return pool.map(function, arguments)
+
+    return map_tables
 
 
 def _is_large(entry: dict) -> bool:

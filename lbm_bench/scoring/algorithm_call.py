@@ -13,14 +13,17 @@ which loads the table, resolves the algorithm by its name and sends the labels b
 ``.npz`` bytes, never a pickle); a child still fitting after
 ``timeout`` seconds is stopped and the run fails as timed out. The limit counts the fit only,
 not the loading of the table. The child also isolates the benchmark from an algorithm that
-ends its process (``os._exit``, a crash): the run fails with the child's exit status. A child
-whose parent is gone (the benchmark killed) stops by itself.
+ends its process (``os._exit``, a crash): the run fails with the child's exit status. The
+child leads a process group of its own, so that whatever the algorithm starts (a solver's
+subprocess, a ``sleep``) is stopped with it when the run ends, however it ends; a child
+whose parent is gone (the benchmark killed) stops by itself, with its group.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import signal
 import sys
 import threading
 import time
@@ -38,6 +41,9 @@ __all__ = ["RunFailed", "algorithm_input", "failure_text", "family_keywords", "f
 _STOP_GRACE = 2.0
 #: Seconds between the checks of a child that its parent is still there.
 _PARENT_CHECK = 0.5
+#: The longest single wait for the child's pipe: a time limit of 1e10 s is waited for in steps
+#: (``select`` refuses a timeout that far: "timestamp out of range").
+_LONGEST_WAIT = 3600.0
 
 
 class RunFailed(Exception):
@@ -188,9 +194,13 @@ def fit_labels(
 
 def _labels_bytes(rows: Any, cols: Any, seconds: float) -> bytes:
     """The labels as ``.npz`` bytes (no pickle: labels that are not arrays of numbers are
-    refused)."""
+    refused); a masked array's mask goes with it (``<side>_mask``: ``.npz`` keeps no mask), so
+    that the benchmark reads the labels as the algorithm returned them."""
     arrays = {}
     for side, labels in (("rows", rows), ("cols", cols)):
+        if np.ma.isMaskedArray(labels):
+            arrays[f"{side}_mask"] = np.ma.getmaskarray(labels)
+            labels = np.ma.getdata(labels)
         try:
             array = np.asarray(labels)
         except (TypeError, ValueError) as exc:
@@ -211,6 +221,8 @@ def _leave_with_parent() -> None:
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(_PARENT_CHECK)
+        if os.getpgrp() == os.getpid():  # the leader of its own group: the algorithm's too
+            os.killpg(os.getpid(), signal.SIGKILL)
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
@@ -253,7 +265,8 @@ def _fit_in_child(name: str, track: str, path: str, counts: list[int], seed: int
     try:
         child = subprocess.Popen(
             [sys.executable, "-m", "lbm_bench.scoring.fit_process",
-             str(write_end)], stdin=subprocess.PIPE, pass_fds=(write_end,))
+             str(write_end)], stdin=subprocess.PIPE, pass_fds=(write_end,),
+            start_new_session=True)  # its group: the child and what the algorithm starts
     finally:
         os.close(write_end)
     with os.fdopen(read_end, "rb", buffering=0) as pipe:
@@ -275,7 +288,9 @@ def _fit_in_child(name: str, track: str, path: str, counts: list[int], seed: int
     if kind == b"E":
         raise RunFailed(body.decode("utf-8", errors="replace"))
     with np.load(io.BytesIO(body), allow_pickle=False) as arrays:
-        return arrays["rows"], arrays["cols"], float(arrays["seconds"])
+        rows, cols = (np.ma.masked_array(arrays[side], mask=arrays[f"{side}_mask"])
+                      if f"{side}_mask" in arrays else arrays[side] for side in ("rows", "cols"))
+        return rows, cols, float(arrays["seconds"])
 
 
 def _receive(pipe: Any, size: int | None, timeout: float | None) -> bytes | None:
@@ -290,7 +305,8 @@ def _receive(pipe: Any, size: int | None, timeout: float | None) -> bytes | None
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left <= 0:
             return None
-        ready, _, _ = select.select([pipe], [], [], left)
+        ready, _, _ = select.select([pipe], [], [], None if left is None else
+                                    min(left, _LONGEST_WAIT))
         if not ready:
             continue
         chunk = pipe.read(1 << 16 if size is None else size - got)
@@ -302,13 +318,33 @@ def _receive(pipe: Any, size: int | None, timeout: float | None) -> bytes | None
 
 
 def _stop(child: Any) -> None:
-    """Stop the child (SIGTERM, then SIGKILL after a grace period) and reap it."""
-    import subprocess
-
-    if child.poll() is None:
-        child.terminate()
-        try:
-            child.wait(_STOP_GRACE)
-        except subprocess.TimeoutExpired:
-            child.kill()
+    """Stop the child and every process of its group (what the algorithm started: SIGTERM, then
+    SIGKILL after a grace period), also when the child is done and the algorithm left a process
+    behind, then reap the child. The group is signalled before the child is reaped, so that its
+    number cannot be another process's meanwhile."""
+    _signal_group(child.pid, signal.SIGTERM)
+    if not _ended(child.pid, _STOP_GRACE):
+        _signal_group(child.pid, signal.SIGKILL)
+    _signal_group(child.pid, signal.SIGKILL)  # what outlived the child
     child.wait()
+
+
+def _signal_group(group: int, signum: int) -> None:
+    try:
+        os.killpg(group, signum)
+    except (ProcessLookupError, PermissionError):  # nothing left in the group
+        pass
+
+
+def _ended(pid: int, timeout: float) -> bool:
+    """Whether the child ``pid`` ends within ``timeout`` seconds (left to be reaped)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                return True
+        except ChildProcessError:  # reaped already
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)

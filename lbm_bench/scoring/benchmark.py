@@ -30,6 +30,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from lbm_bench._seeds import check_seed
 from lbm_bench.scoring.harness import Track
 from lbm_bench.scoring.known_clusters import KNOWN_CLUSTERS
 from lbm_bench.scoring.unknown_clusters import UNKNOWN_CLUSTERS
@@ -116,6 +117,7 @@ def run_benchmark(
         The rows of ``results.csv`` (the track's ``columns``).
     """
     chosen = get_track(track)
+    check_seed("seed", seed)
     for key, value in options.items():
         owner = next((t.name for t in TRACKS.values() if key in t.options.names()), None)
         if value is not None and owner is not None and owner != chosen.name:

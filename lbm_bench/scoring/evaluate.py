@@ -49,7 +49,8 @@ from lbm_bench.scoring.report import Report
 from lbm_bench.scoring.set_counts import Labelling, count_tables
 from lbm_bench.tasks.backends import in_threads
 
-__all__ = ["CHANCE_SEED", "evaluate"]
+__all__ = ["BAND_LABEL_BYTES", "CHANCE_SEED", "FLOOR_SET_BYTES", "TABLE_CELL_BYTES",
+           "check_evaluation_memory", "evaluate"]
 
 #: Seed of the random labellings of the chance level, so that a report is reproducible.
 CHANCE_SEED = 0
@@ -102,6 +103,7 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any, *, job
     # (or produced by the library), so the scores below take the arrays as they are.
     rows = check_labels("rows", rows, length=table.shape[0])
     cols = check_labels("cols", cols, length=table.shape[1])
+    check_evaluation_memory(name, table, rows, cols, jobs)  # sized from the declared sets
     counts = _SetCounts(table, rows, cols, jobs, progress)
     result = conditional_risk_of_tables(counts.stack("rows", 0),
                                         counts.stack("cols", 0), counts.labels[0], counts.labels[1],
@@ -166,6 +168,48 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any, *, job
         warning=_cluster_warning(predicted, [int(table.n_row_clusters), int(table.n_col_clusters)]),
         missing=_missing_note(table),
     )
+
+
+#: Bytes per set and per cell (reference class, cluster) of a labelling's per-set contingency
+#: tables: the int64 table, its trimmed copy, and the two counts of a band (measured: 20 million
+#: sets of a 2x2 table, 9 GB at its peak, 29 bytes a set and a cell with the floor's below).
+TABLE_CELL_BYTES = 32
+#: Bytes per set and per reference class of the floor's sides (its per-set indptr by class) and
+#: four more per-set arrays (losses, hits).
+FLOOR_SET_BYTES = 16
+#: Bytes held per label of a band being counted (the band, comparisons, the minority entries).
+BAND_LABEL_BYTES = 4
+
+
+def check_evaluation_memory(where: str, table: Table, rows: np.ndarray, cols: np.ndarray,
+                            jobs: int) -> None:
+    """Refuse, before counting, an evaluation whose label sets would not fit: sized from the
+    numbers of sets and items the table declares (a file of 68 KB may declare 20 million
+    compressed sets: 10 GB and two minutes, or a ``MemoryError``), the numbers of clusters of
+    the labels and the table's, and the workers (each counts a band of
+    :data:`~lbm_bench.scoring.set_counts.BAND_LABELS` labels at most).
+
+    Raises
+    ------
+    MemoryLimitError
+        (A ValueError.) One line naming ``where`` (the table's file) and the estimate by part.
+    """
+    from lbm_bench.scoring.set_counts import BAND_LABELS
+    from lbm_bench.storage.user_formats import ReadGuard
+    from lbm_bench.tasks.backends import worker_count
+
+    n_sets = int(table.gibbs.n_samples)
+    g, m = table.model.block_shape
+    sides = ((g, rows, table.map_rows), (m, cols, table.map_cols))
+    cells = sum(classes * (np.unique(labels).size + int(maps.max()) + 1)
+                for classes, labels, maps in sides)
+    band = min(n_sets * max(table.shape), max(BAND_LABELS, 64 * n_sets))
+    parts = {"per-set tables": TABLE_CELL_BYTES * n_sets * cells,
+             "reading": worker_count(jobs, local=True) * BAND_LABEL_BYTES * band}
+    if table.bayes_risk is not None:
+        parts["floor"] = FLOOR_SET_BYTES * n_sets * (4 + g + m)
+    ReadGuard(where, None)(f"{n_sets} Gibbs label sets of the {table.shape[0]}x{table.shape[1]} "
+                           "table", "score labels on a machine with more memory", **parts)
 
 
 def _pairs(cluster_map: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

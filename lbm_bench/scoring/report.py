@@ -5,9 +5,10 @@ summary a person reads (``lbm-bench evaluate``, ``--json``).
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from lbm_bench._json import strict_json
 
 __all__ = ["Report"]
 
@@ -121,7 +122,9 @@ class Report:
         return asdict(self)
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2, sort_keys=True)
+        """The report as strict JSON: a score that is not a number (a NaN floor of a table that
+        has none) is ``null``, as ``lbm-bench info --json`` writes it (:mod:`lbm_bench._json`)."""
+        return strict_json(self.to_dict())
 
     def summary(self) -> str:
         """Human-readable report."""

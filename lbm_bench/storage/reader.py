@@ -44,6 +44,40 @@ def _open(path: Path) -> Iterator[h5py.File]:
         yield file
 
 
+def _memory_problem(file: h5py.File, label_sets: bool) -> str:
+    """What reading the file's datasets would need, when it is more than the memory available
+    (:func:`~lbm_bench.protocol.memory_limits.memory_limit`), else ``""``: sized from the shapes
+    the file declares (a file of 68 KB may declare 20 million compressed label sets, 10 GB to
+    read), never from reading them. The label sets count twice (the array, and the check of
+    the posterior's shares against them), the other datasets their bytes and a float64 copy
+    (the dtypes the reader returns), unless ``label_sets`` is False (left in the file)."""
+    from lbm_bench.protocol.memory import BASELINE_BYTES, MemoryEstimate, format_bytes
+    from lbm_bench.protocol.memory_limits import memory_limit
+
+    sizes = {"label sets": 0, "datasets": 0}
+
+    def visit(name: str, item: Any) -> None:
+        if not isinstance(item, h5py.Dataset):
+            return
+        entries, stored = int(item.size or 0), int(item.size or 0) * item.dtype.itemsize
+        if name.startswith("gibbs/"):
+            sizes["label sets"] += 2 * stored if label_sets else 0
+        else:
+            sizes["datasets"] += stored + 8 * entries
+
+    with contextlib.suppress(*HDF5_ERRORS):  # what cannot be visited, the reader reports
+        file.visititems(visit)
+    limit = memory_limit()
+    estimate = MemoryEstimate(what="table file", parts={**sizes, "baseline": BASELINE_BYTES})
+    if limit is None or estimate.total <= limit.bytes:
+        return ""
+    advice = ("leave its label sets in the file (load_table(path, label_sets=False))"
+              if label_sets and sizes["label sets"] >= estimate.total / 2 else
+              "read it on a machine with more memory")
+    return (f"reading it needs about {estimate.describe()}, more than the "
+            f"{format_bytes(limit.bytes)} available ({limit.source}); {advice}")
+
+
 def _inspect(path: Path, label_sets: bool = True) -> tuple[Table | None, list[str]]:
     """The table and the problems :func:`check_file` reports (the table is None when there are
     any)."""
@@ -66,6 +100,9 @@ def inspect_file(
     root: dict[str, Any] | None = None
     try:
         with _open(path) as file:
+            too_large = _memory_problem(file, label_sets)
+            if too_large:  # sized from the shapes the file declares, before reading them
+                return None, [too_large], None
             table = read_table(FileSource(file), problems, label_sets=label_sets)
             if attributes and table is not None and not problems:
                 with contextlib.suppress(*HDF5_ERRORS):

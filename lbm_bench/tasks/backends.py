@@ -21,14 +21,83 @@ from collections.abc import Iterator
 from lbm_bench._validation import check_choice, check_count
 from lbm_bench.tasks.shipping import release_shipped
 
-__all__ = ["BACKENDS", "check_backend", "in_threads", "kill_local_workers", "local_backend",
-           "stop_local_workers", "worker_backend"]
+__all__ = ["BACKENDS", "CONNECT_TIMEOUT", "check_backend", "in_threads", "kill_local_workers",
+           "local_backend", "reach_scheduler", "stop_local_workers", "usable_cores",
+           "worker_backend", "worker_count"]
 
 #: The backends :func:`worker_backend` accepts (``lbm-bench --backend``).
 BACKENDS = ("loky", "dask")
 _DASK_HINT = "pip install 'lbm-bench[dask]'"
 #: joblib's backends whose workers run on this machine.
 _LOCAL_BACKENDS = ("LokyBackend", "MultiprocessingBackend", "ThreadingBackend", "SequentialBackend")
+#: Seconds a Dask scheduler has to accept a connection and greet it (:func:`reach_scheduler`),
+#: and the client to connect, before the work is refused.
+CONNECT_TIMEOUT = 10.0
+#: A Dask scheduler greets a connection first: a message whose first 8 bytes are its length
+#: (little-endian), a few hundred bytes; anything longer is not a scheduler's greeting.
+_GREETING_BYTES = 1 << 20
+_SCHEDULER_FORM = "tcp://HOST:PORT, as dask-scheduler prints it"
+
+
+def _tcp_location(scheduler: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a TCP scheduler address (``tcp://host:port`` or ``host:port``), None for
+    another of Dask's protocols (``tls://``, ``ws://``...); ValueError naming ``scheduler`` for
+    an address that is neither."""
+    if not isinstance(scheduler, str) or not scheduler.strip():
+        raise ValueError(f"scheduler must be an address ({_SCHEDULER_FORM}), got {scheduler!r}")
+    protocol, separator, location = scheduler.partition("://")
+    if not separator:
+        protocol, location = "tcp", scheduler
+    if protocol != "tcp":
+        return None
+    host, colon, port = location.rpartition(":")
+    host = host.strip("[]")  # an IPv6 address: tcp://[::1]:8786
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"scheduler={scheduler!r} is not the address of a Dask scheduler "
+                         f"({_SCHEDULER_FORM})")
+    return host, int(port)
+
+
+def reach_scheduler(scheduler: str, timeout: float | None = None) -> None:
+    """Refuse, before the work and before anything is written, a scheduler address where no Dask
+    scheduler answers within ``timeout`` seconds (default :data:`CONNECT_TIMEOUT`): nothing
+    listening, a server that accepts and never speaks, another protocol's server (an HTTP
+    server, whose reply Dask read as the length of a message of exabytes). A scheduler greets
+    every connection first; this reads the length of its greeting and closes. Addresses of
+    Dask's other protocols (``tls://``...) are left to the client's own timeout.
+
+    Raises
+    ------
+    ValueError
+        Naming ``scheduler``, in one line.
+    """
+    import socket
+    import struct
+
+    location = _tcp_location(scheduler)
+    if location is None:
+        return
+    timeout = CONNECT_TIMEOUT if timeout is None else timeout
+    where = f"scheduler={scheduler!r}"
+    try:
+        with socket.create_connection(location, timeout=timeout) as connection:
+            header = b""
+            while len(header) < 8:
+                chunk = connection.recv(8 - len(header))
+                if not chunk:
+                    raise ValueError(f"{where} closed the connection without answering as a Dask "
+                                     "scheduler")
+                header += chunk
+    except TimeoutError:
+        raise ValueError(f"{where}: no Dask scheduler answered within {timeout:g} s (connection "
+                         "timed out)") from None
+    except OSError as exc:
+        reason = (exc.strerror or str(exc)).lower()
+        raise ValueError(f"{where}: could not connect ({reason})") from None
+    (length,) = struct.unpack("<Q", header)
+    if not 0 < length <= _GREETING_BYTES:
+        raise ValueError(f"{where} answered, but not as a Dask scheduler (is it the scheduler's "
+                         "address, not its dashboard's?)")
 
 
 def check_backend(backend: str, n_jobs: int, scheduler: str | None) -> tuple[str, int, str | None]:
@@ -37,13 +106,15 @@ def check_backend(backend: str, n_jobs: int, scheduler: str | None) -> tuple[str
     Raises
     ------
     ValueError
-        Naming the bad argument: a backend not in :data:`BACKENDS`, ``n_jobs`` below 1, or a
-        scheduler address with another backend than ``"dask"``.
+        Naming the bad argument: a backend not in :data:`BACKENDS`, ``n_jobs`` below 1, a
+        scheduler address with another backend than ``"dask"``, or one that is not an address.
     """
     check_choice("backend", backend, BACKENDS)
     n_jobs = check_count("n_jobs", n_jobs)
     if scheduler is not None and backend != "dask":
         raise ValueError(f"a scheduler address needs backend='dask', got backend={backend!r}")
+    if scheduler is not None:
+        _tcp_location(scheduler)
     return backend, n_jobs, scheduler
 
 
@@ -64,6 +135,8 @@ def worker_backend(backend: str = "loky", n_jobs: int = 1,
     ------
     ImportError
         For the dask backend without dask.distributed (``pip install 'lbm-bench[dask]'``).
+    ValueError
+        For a scheduler that does not answer (:func:`reach_scheduler`), before the work.
     """
     import joblib
 
@@ -78,9 +151,11 @@ def worker_backend(backend: str = "loky", n_jobs: int = 1,
         raise ImportError(f"the dask backend needs dask.distributed: {_DASK_HINT}") from None
     cluster = None
     if scheduler:
-        client = Client(scheduler)
+        reach_scheduler(scheduler)
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT)
     else:
-        cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True,
+        cluster = LocalCluster(n_workers=worker_count(n_jobs, local=True), threads_per_worker=1,
+                               processes=True,
                                host="127.0.0.1", dashboard_address=None)
         client = Client(cluster)
     try:
@@ -91,6 +166,45 @@ def worker_backend(backend: str = "loky", n_jobs: int = 1,
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity and its control group's CPU quota
+    (joblib's ``cpu_count``), at least 1."""
+    from joblib import cpu_count
+
+    return max(1, int(cpu_count()))
+
+
+def worker_count(jobs: int, n_tasks: int | None = None, *, local: bool | None = None) -> int:
+    """The workers that ``jobs`` starts: never more than the tasks (``n_tasks``, when known) and,
+    on this machine, than its usable cores (:func:`usable_cores`). ``--jobs 200`` once started
+    200 processes for 12 tasks on 2 cores (each with its copy of the work's inputs); the same
+    seed gives the same bytes on any number of workers, so the cap changes no result.
+
+    Parameters
+    ----------
+    jobs : int
+        Workers asked for (at least 1).
+    n_tasks : int, optional
+        Tasks to run (0 counts as 1).
+    local : bool, optional
+        Whether the workers run on this machine; default: whether the backend in force does
+        (:func:`local_backend`; a Dask cluster at a scheduler's address has cores of its own).
+
+    Examples
+    --------
+    >>> worker_count(200, 3, local=False)  # a Dask cluster's workers: at most the tasks
+    3
+    >>> worker_count(200, local=True) == usable_cores()
+    True
+    """
+    workers = check_count("jobs", jobs)
+    if n_tasks is not None:
+        workers = min(workers, max(1, int(n_tasks)))
+    if local if local is not None else local_backend():
+        workers = min(workers, usable_cores())
+    return workers
 
 
 def in_threads() -> contextlib.AbstractContextManager:

@@ -15,6 +15,10 @@ the worker as they are (so that joblib memory-maps a large array on loky, and a
   each, with inputs they all share crossing to the workers once; in this process when
   there is one bundle.
 
+Every entry point starts at most one worker per task and, on this machine, per usable core
+(:func:`~lbm_bench.tasks.backends.worker_count`), whatever ``jobs`` asks: the one place where
+the workers are capped.
+
 Two options say how a task runs in its worker: ``pin`` runs it on one BLAS thread
 (:func:`~lbm_bench.tasks.threads.single_blas_thread`: the same float sums in any
 process), ``trim`` gives the heap's free pages back after it
@@ -29,6 +33,7 @@ import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
+from lbm_bench.tasks.backends import worker_count
 from lbm_bench.tasks.bundles import even_bundles
 from lbm_bench.tasks.carried import carried_in, carried_settings
 from lbm_bench.tasks.heap import release_free_memory
@@ -49,7 +54,8 @@ def run_tasks(function: Callable[..., Any], calls: Iterable[tuple], jobs: int, *
     calls : iterable of tuple
         Each task's positional arguments.
     jobs : int
-        Workers (joblib's ``n_jobs``).
+        Workers, at most (:func:`~lbm_bench.tasks.backends.worker_count`: no more than the
+        tasks and the usable cores).
     pin : bool, default=False
         Run each task on one BLAS thread.
     trim : bool, default=False
@@ -62,7 +68,9 @@ def run_tasks(function: Callable[..., Any], calls: Iterable[tuple], jobs: int, *
     """
     from joblib import Parallel
 
-    return Parallel(n_jobs=jobs)(_delayed(function, call, pin, trim) for call in calls)
+    calls = list(calls)
+    return Parallel(n_jobs=worker_count(jobs, len(calls)))(
+        _delayed(function, call, pin, trim) for call in calls)
 
 
 def iter_tasks(function: Callable[..., Any], calls: Iterable[tuple], jobs: int, *,
@@ -85,8 +93,9 @@ def iter_tasks(function: Callable[..., Any], calls: Iterable[tuple], jobs: int, 
     from joblib import Parallel
 
     order = "generator_unordered" if as_done else "generator"
+    calls = list(calls)
     tasks = (_delayed(function, call, pin, trim) for call in calls)
-    return Parallel(n_jobs=jobs, return_as=order)(tasks)
+    return Parallel(n_jobs=worker_count(jobs, len(calls)), return_as=order)(tasks)
 
 
 class TaskPool:
@@ -100,15 +109,20 @@ class TaskPool:
     Parameters
     ----------
     jobs : int
-        Workers (joblib's ``n_jobs``).
+        Workers, at most (:func:`~lbm_bench.tasks.backends.worker_count`).
     backend : {"loky"}, optional
         Run on local processes whatever the backend in force; default: the backend in force.
+    most_tasks : int, optional
+        The most tasks any of its lists holds, when known (no more workers than that).
     """
 
-    def __init__(self, jobs: int, *, backend: str | None = None) -> None:
+    def __init__(self, jobs: int, *, backend: str | None = None,
+                 most_tasks: int | None = None) -> None:
         from joblib import Parallel
 
-        self._parallel = Parallel(n_jobs=jobs, backend=backend, return_as="generator_unordered")
+        workers = worker_count(jobs, most_tasks, local=True if backend == "loky" else None)
+        self._parallel = Parallel(n_jobs=workers, backend=backend,
+                                  return_as="generator_unordered")
 
     def __enter__(self) -> TaskPool:
         self._parallel.__enter__()

@@ -1,4 +1,4 @@
-"""Re-run the probes of issue 35 (hostile or careless use) and print what each did.
+"""Re-run the probes of issues 35 and 48 (hostile or careless use) and print what each did.
 
 Each probe runs ``lbm-bench`` (or a short Python call) in a fresh folder and prints one
 line: the probe, the exit status, the number of lines written on stderr, what was left
@@ -13,10 +13,13 @@ Usage::
 
 It takes about three minutes on 2 cores (it generates small tables and builds three tiny
 releases); ``--only`` runs some groups of probes: evaluate, small-runs, info, messages,
-outputs, builds, plugins, selection, readers (issue 48's rows of the readers and design
-files: hostile files given to ``info``, ``fit`` and ``generate --design``, each one line).
-Labels times 10^9 are scored in the time the labels
-themselves take (printed).
+outputs, limits, builds, plugins, selection, readers. Labels times 10^9 are scored in the time
+the labels themselves take (printed). The limits group (issue 48) probes outputs that are inputs
+or not regular files, seeds out of range, files that declare more than memory holds, a
+scheduler that is no address, and options a design makes moot; a scheduler that never answers
+is a build probe (it waits out the connection timeout). The readers group (issue 48's rows of
+the readers and design files) gives hostile files to ``info``, ``fit`` and ``generate
+--design``, each one line.
 """
 
 from __future__ import annotations
@@ -162,7 +165,8 @@ def main() -> int:
             shutil.rmtree(base, ignore_errors=True)
 
 
-GROUPS = ("evaluate", "small-runs", "info", "messages", "outputs", "builds", "plugins", "selection", "readers")
+GROUPS = ("evaluate", "small-runs", "info", "messages", "outputs", "limits", "builds", "plugins", "selection",
+          "readers")
 
 
 def probes(base: Path, repo: Path, only: set[str]) -> int:
@@ -177,6 +181,8 @@ def probes(base: Path, repo: Path, only: set[str]) -> int:
         message_probes(base, gen)
     if "outputs" in only:
         output_probes(base, gen)
+    if "limits" in only:
+        limit_probes(base, gen)
     if "builds" in only:
         build_probes(base, repo)
     if "plugins" in only:
@@ -244,6 +250,62 @@ def output_probes(base: Path, gen: list[str]) -> None:
     if os.geteuid() != 0:
         probe("generate -o read-only folder", CLI + gen + ["-o", "ro/x.h5"], base,
               setup=lambda w: ((w / "ro").mkdir(), os.chmod(w / "ro", 0o500)))
+
+
+def _declared_sets(source: Path, path: Path, n_sets: int) -> None:
+    """A copy of the table file ``source`` whose label sets declare ``n_sets`` sets, never written."""
+    import h5py
+
+    shutil.copy(source, path)
+    with h5py.File(path, "r+") as file:
+        gibbs = file["gibbs"]
+        for side in ("rows", "cols"):
+            width = gibbs[side].shape[1]
+            del gibbs[side]
+            gibbs.create_dataset(side, shape=(n_sets, width), dtype="u1", chunks=(1 << 16, width),
+                                 compression="gzip", fillvalue=0)
+        gibbs.attrs["chain_lengths"] = np.full(int(gibbs.attrs["n_chains"]), n_sets // int(gibbs.attrs["n_chains"]))
+
+
+def _silent_server():
+    """A TCP server that accepts and never speaks (as an HTTP server waiting for its request)."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    return listener
+
+
+def limit_probes(base: Path, gen: list[str]) -> None:
+    """Issue 48: outputs never replace an input or what is not a regular file, limits checked before the work."""
+    table = base / "limits-t.h5"
+    code, _, err, _ = run(CLI + gen + ["--seed", "5", "-o", str(table)], base)
+    if code:
+        print("FAIL could not generate the limits' table:", err.strip()[:200])
+        FAILURES.append("limits table")
+        return
+    probe("generate -o a FIFO --force", CLI + gen + ["-o", "pipe", "--force"], base,
+          setup=lambda w: os.mkfifo(w / "pipe"))
+    probe("generate -o a dangling link", CLI + gen + ["-o", "link.h5"], base,
+          setup=lambda w: (w / "link.h5").symlink_to(w / "nowhere" / "x.h5"))
+    probe("fit DATA -o DATA --force", CLI + ["fit", "data.h5", "-o", "data.h5", "--force", "-q"], base,
+          setup=lambda w: shutil.copy(table, w / "data.h5"))
+    probe("generate --seed 2**64", CLI + gen + ["--seed", str(2**64), "-o", "x.h5"], base)
+    probe("generate -o t.csv (warned)", CLI + gen + ["-o", "t.csv"], base, expect=0, allowed=("t.csv",))
+    probe("fit --samples 1e8 --max-memory 2G", CLI + ["fit", str(table), "--samples", "100000000", "--max-memory",
+                                                     "2G", "-o", "d.toml"], base)
+    probe("evaluate 4e10 declared label sets", CLI + ["evaluate", "huge.h5", "--rows", "r.txt", "--cols", "c.txt"],
+          base, setup=lambda w: (_declared_sets(table, w / "huge.h5", 40_000_000_000),
+                                 write_labels(w / "r.txt", np.zeros(30)), write_labels(w / "c.txt", np.zeros(20))))
+    probe("show 4e10 declared label sets", CLI + ["show", "huge.h5", "-o", "x.png"], base,
+          setup=lambda w: _declared_sets(table, w / "huge.h5", 40_000_000_000))
+    probe("generate --scheduler notanaddress", CLI + gen + ["--backend", "dask", "--scheduler", "notanaddress",
+                                                            "-o", "x.h5"], base)
+    probe("generate --design D --base-rate 2", CLI + ["generate", "--design", "d.toml", "--risk", "0.1",
+                                                      "--base-rate", "2", "-o", "x.h5"], base,
+          setup=lambda w: run(CLI + ["fit", str(table), "--no-certify", "--max-clusters", "3x3", "-q", "-o",
+                                     str(w / "d.toml")], w))
 
 
 def selection_probes(base: Path) -> None:
@@ -430,6 +492,14 @@ def build_probes(base: Path, repo: Path) -> None:
         code, out, err, _ = run(CLI + ["build", spec, "--out", "rel", "-q"], probe_in)
         verify = run(CLI + ["verify", "rel"], probe_in)
         report(name, code, out, err, expect=2, check=None if verify[0] == 0 else "FAIL: verify fails after")
+    listener = _silent_server()
+    try:  # issue 48: refused after the connection timeout (10 s, too slow for the quick groups), nothing written
+        address = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+        probe("build on a silent scheduler", CLI + ["build", "s.toml", "--out", "rel", "-q", "--backend", "dask",
+                                                    "--scheduler", address], base,
+              setup=lambda w: (w / "s.toml").write_text(SPEC.format(seed=1, shapes='"30x20"')))
+    finally:
+        listener.close()
 
 
 PLUGIN = """
@@ -449,6 +519,16 @@ def minus_one(X, max_row_clusters, max_col_clusters, *, rng=None):
 def infinite(X, max_row_clusters, max_col_clusters, *, rng=None):
     rows = np.zeros(X.shape[0]); rows[0] = np.inf
     return rows, np.zeros(X.shape[1])
+
+def spawns(X, n_row_clusters, n_col_clusters, *, rng=None):
+    import subprocess, time
+    from pathlib import Path
+    sleep = subprocess.Popen(["sleep", "300"])
+    Path(__file__).with_name(f"sleep-{sleep.pid}").write_text("")
+    time.sleep(3600)
+
+def quick(X, n_row_clusters, n_col_clusters, *, rng=None):
+    return np.arange(X.shape[0]) % 2, np.arange(X.shape[1]) % 2
 """
 
 
@@ -462,6 +542,16 @@ def plugin_probes(base: Path) -> None:
         print("FAIL could not build the plugins' release:", err.strip()[:200])
         FAILURES.append("plugin release")
         return
+    code, out, err, _ = run(CLI + ["benchmark", "rel", "--algorithm", "algos:quick", "--out", "out_far", "-q",
+                                   "--timeout", "1e10"], work, timeout=300)
+    report("benchmark --timeout 1e10", code, out, err, expect=0)
+    code, out, err, _ = run(CLI + ["benchmark", "rel", "--algorithm", "algos:spawns", "--out", "out_spawns", "-q",
+                                   "--timeout", "2"], work, timeout=300)
+    time.sleep(1)
+    alive = [p.name for p in work.glob("sleep-*") if Path(f"/proc/{p.name[6:]}").exists()
+             and Path(f"/proc/{p.name[6:]}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+    report("benchmark --timeout 2, plug-in starts sleep", code, out, err, expect=code if code else 1,
+           check=f"FAIL: {len(alive)} sleep 300 left" if alive else "no process of the plug-in left")
     for name, extra in (("exits", []), ("exits", ["--jobs", "2"]), ("hangs", ["--timeout", "5"])):
         out_dir = f"out_{name}_{len(extra)}"
         code, out, err, seconds = run(CLI + ["benchmark", "rel", "--algorithm", f"algos:{name}", "--out", out_dir,

@@ -35,3 +35,12 @@ def test_refusals_before_any_run(args, message, tmp_path, capsys):
     assert main(["benchmark", str(DATA), *args, "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"lbm-bench benchmark: error: {message}") and len(err.splitlines()) == 1
+
+
+def test_a_refusal_of_the_workers_names_the_jobs_flag():
+    from lbm_bench.cli.program import error_line
+
+    args = build_parser().parse_args(["benchmark", "r", "--algorithm", "cem", "--out", "o", "--jobs", "0"])
+    refusal = ValueError("jobs must be >= 1, got 0")  # as the task service says it
+    assert error_line("benchmark", refusal, args.arguments) == (
+        "lbm-bench benchmark: error: --jobs must be >= 1, got 0")

@@ -57,6 +57,13 @@ def test_evaluate_errors(table_file, tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
 
 
+def test_evaluate_names_the_jobs_flag(table_file, tmp_path, capsys):
+    labels = tmp_path / "labels.txt"
+    labels.write_text("\n".join("0" for _ in range(30)))
+    assert main(["evaluate", str(table_file), "--rows", str(labels), "--cols", str(labels), "--jobs", "0"]) == 2
+    assert capsys.readouterr().err == "lbm-bench evaluate: error: --jobs must be >= 1, got 0\n"
+
+
 def test_evaluate_refuses_a_complete_table_holding_nan(table_file, tmp_path):
     import shutil
 
@@ -75,3 +82,26 @@ def test_evaluate_refuses_a_complete_table_holding_nan(table_file, tmp_path):
     result = run_cli("evaluate", bad, "--rows", rows, "--cols", rows)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "NaN" in result.stderr and "stores 0 there, under its observed mask" in result.stderr
+
+
+def test_evaluate_json_is_strict_json_for_a_nan_floor(table_file, tmp_path, capsys):
+    """A table file whose ``@bayes_risk`` is NaN: ``evaluate --json`` printed ``NaN`` (issue 48)."""
+    import shutil
+
+    import h5py
+
+    path = tmp_path / "nan.h5"
+    shutil.copy(table_file, path)
+    with h5py.File(path, "r+") as file:
+        file.attrs["bayes_risk"] = float("nan")
+    table = load_table(path)
+    np.savetxt(tmp_path / "r.txt", table.map_rows, fmt="%d")
+    np.savetxt(tmp_path / "c.txt", table.map_cols, fmt="%d")
+    assert main(["evaluate", str(path), "--rows", str(tmp_path / "r.txt"), "--cols", str(tmp_path / "c.txt"),
+                 "--json"]) == 0
+
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    report = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert report["bayes_risk"] is None

@@ -209,3 +209,15 @@ def test_a_sparse_table_too_large_to_densify_names_the_kind_flag(tmp_path, capsy
     assert main(["fit", str(tmp_path / "reals.mtx"), "--no-certify", "-o", str(tmp_path / "d.toml")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "(--kind bernoulli for 0/1 values, --kind poisson for counts)" in err, err
+
+
+def test_fit_refuses_a_certification_that_cannot_fit_before_the_work(counts, tmp_path, capsys):
+    """``fit --samples 100000000`` allocated 7.45 GiB after the selection (issue 48, item 1)."""
+    import time
+
+    start = time.perf_counter()
+    assert main(["fit", str(counts), "--samples", "100000000", "--max-memory", "2G", "-o",
+                 str(tmp_path / "d.toml")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "allowed by --max-memory; use fewer Gibbs label sets (--samples)" in err
+    assert time.perf_counter() - start < 10 and not (tmp_path / "d.toml").exists()

@@ -71,6 +71,11 @@ def test_the_table_and_the_declared_fields_agree():
     ("density: the design fixes it", ["density"], "--density: the design fixes it"),
     ("a.toml: density: it", ["density"], "a.toml: --density: it"),
     ("the entries missing: rows", ["missing"], "the entries missing: rows"),  # prose
+    # a foreign library's words after a colon: prose, not the flag (dask said "--missing port number")
+    ("scheduler='x': missing port number in address 'x'", ["missing", "scheduler"],
+     "--scheduler x: missing port number in address 'x'"),
+    ("missing entries: 3 of 10", ["missing"], "missing entries: 3 of 10"),
+    ("missing must lie in [0, 1), got 2.0", ["missing"], "--missing must lie in [0, 1), got 2.0"),
     ("out exists (use overwrite=True to overwrite)", ["overwrite"],
      "out exists (use --force to overwrite)"),
     ("build into another out=, or give force=True to replace it", ["out", "force"],

@@ -204,6 +204,9 @@ def test_a_device_or_a_pipe_as_design_is_refused_at_once(tmp_path, capsys, speci
     (["--kind", "gaussian"], "error: --kind gaussian but the design is of poisson blocks"),
     (["--clusters", "3x3"], "the design has 2x2 clusters, not 3x3"),
     (["--density", "0.1"], "--density: the design fixes its design options"),
+    # an option at its default value does nothing either: it was silently accepted (issue 48)
+    (["--base-rate", "2"], "--base-rate: the design fixes its design options"),
+    (["--missing", "0"], "--missing: the design fixes its design options"),
 ])
 def test_generate_refuses_what_the_design_contradicts(design_file, tmp_path, capsys, args, message):
     out = tmp_path / "t.h5"

@@ -22,19 +22,6 @@ def test_info_json_is_strict_json(table_file, capsys):
     assert info["balance"] is None and info["n_rows"] == 30
 
 
-def test_json_ready_values_are_strict_json():
-    from pathlib import Path
-
-    import numpy as np
-
-    from lbm_bench.cli.info_command import json_ready
-
-    value = {"a": np.float64("nan"), "b": np.arange(3), "c": (np.int64(2), float("inf")),
-             "d": Path("t.h5")}
-    assert json.dumps(json_ready(value), allow_nan=False) == (
-        '{"a": null, "b": [0, 1, 2], "c": [2, null], "d": "t.h5"}')
-
-
 def test_info_versions_says_which_kernel_sums_sparse_tables(table_file, capsys, monkeypatch):
     monkeypatch.setenv("LBM_BENCH_KERNEL", "scipy")
     assert main(["info", "--versions"]) == 0

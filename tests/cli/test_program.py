@@ -167,8 +167,8 @@ def test_an_error_line_names_the_commands_flags_once():
     failure = RuntimeError("refused: more than max_size (1 KiB)")
     assert error_line("fetch", failure, ["max_size"]) == (
         "lbm-bench fetch: error: refused: more than --max-size (1 KiB)")
-    assert error_line("evaluate", ValueError("jobs must be >= 1, got 0")) == (
-        "lbm-bench evaluate: error: jobs must be >= 1, got 0")  # evaluate passes no name on
+    assert error_line("info", ValueError("jobs must be >= 1, got 0")) == (
+        "lbm-bench info: error: jobs must be >= 1, got 0")  # a name not passed on is left as it is
     options = OptionsError("n_chains (40) exceeds n_samples (30)", ["n_samples", "n_chains"])
     assert error_line("generate", options) == (
         "lbm-bench generate: error: --chains (40) exceeds --samples (30)")

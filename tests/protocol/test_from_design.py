@@ -7,6 +7,7 @@ whose overall level is the source's (within 6%), whose row and column means are 
 column means like the source's (two-sample KS statistics below 0.2 and 0.25).
 """
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -177,6 +178,34 @@ def test_requests_the_design_contradicts_are_refused(design_files, tmp_path):
     (tmp_path / "bad.toml").write_text('format = "lbm-bench-design/9.0"\n')
     with pytest.raises(DesignFileError, match="newer than this lbm-bench reads"):
         generate_table(design=tmp_path / "bad.toml", target_risk=0.1)
+
+
+def test_a_fitted_designs_density_is_its_sources(design_files, tmp_path):
+    """``design.density`` 1e-300 and 0.5 gave identical tables (a fitted design's tables follow its
+    blocks), and a density of 1e-300 sized a sparse table at no entry for the memory guard (issue 48):
+    a density no source could have is refused, naming the file and the key; the guard sizes a
+    fitted design's table from its blocks when they give more."""
+    from lbm_bench.protocol.memory import estimate_request_memory
+
+    path = design_files["bernoulli-sparse"]
+    text = path.read_text()
+    (line,) = [line for line in text.splitlines() if line.startswith("density = ")]
+    density = float(line.split("=")[1])
+    request, design = design_request(path, 0.1)  # as fitted: accepted
+    for value, words in (("1e-300", "is below one non-zero entry of its 150x100 source"),
+                         ("0.5", "is more than the mean entry of its blocks")):
+        edited = tmp_path / f"edited-{value}.toml"
+        edited.write_text(text.replace(line, f"density = {value}"))
+        with pytest.raises(ValueError, match=f"edited-{value}.toml: design.density {value} {words}"):
+            design_request(edited, 0.1)
+    # the guard: the same request, its density understated, is sized from the blocks
+    understated = dataclasses.replace(design, density=density / 1000)
+    as_fitted = estimate_request_memory(request, design=design)
+    assert estimate_request_memory(request, design=understated).total == pytest.approx(as_fitted.total, rel=1e-6)
+    # without the design, the understated density would size it at a thousandth of its entries
+    small = estimate_request_memory(dataclasses.replace(request, model_options=dataclasses.replace(
+        request.model_options, density=density / 1000)))
+    assert small.parts["table"] < as_fitted.parts["table"] / 10
 
 
 def test_a_random_design_with_a_shape_is_calibrated_too():

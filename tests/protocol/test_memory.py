@@ -19,6 +19,7 @@ from lbm_bench.protocol.memory import (
     format_bytes,
     parse_memory_size,
 )
+from lbm_bench.tasks import backends
 
 
 @pytest.mark.parametrize(
@@ -205,10 +206,11 @@ def test_categorical_estimate_follows_the_categories():
         estimate_generation_memory("categorical", 1000, 1000, 3, 2)
 
 
-def test_the_workers_copies_are_counted_and_said_except_on_a_dask_cluster():
+def test_the_workers_copies_are_counted_and_said_except_on_a_dask_cluster(monkeypatch):
     """Local workers (loky, or a local Dask cluster) hold copies on this machine: counted, and
     the estimate says how many; a Dask cluster at a scheduler's address holds them on its
     own machines: not counted, and said, so a local request is not refused for them."""
+    monkeypatch.setattr(backends, "usable_cores", lambda: 8)  # 4 workers whatever the machine
     args = ("bernoulli", 100_000, 10_000, 3, 3)
     one = estimate_generation_memory(*args, density=0.01)
     local = estimate_generation_memory(*args, density=0.01, jobs=4)
@@ -225,6 +227,21 @@ def test_the_workers_copies_are_counted_and_said_except_on_a_dask_cluster():
     check_memory(remote, remote.total + 1)  # the cluster's memory is not this machine's
     dense = estimate_generation_memory("gaussian", 2000, 2000, 3, 2, jobs=2, remote_workers=True)
     assert dense.parts["calibration"] == 0
+
+
+def test_the_guard_counts_the_workers_that_start(monkeypatch):
+    """Workers are capped at the cores and the tasks (tasks.backends.worker_count), and the guard
+    counts those that start: --jobs 200 on 2 cores is 2 copies, not 200 (issue 48, item 4)."""
+    monkeypatch.setattr(backends, "usable_cores", lambda: 2)
+    args = ("bernoulli", 100_000, 10_000, 3, 3)
+    two = estimate_generation_memory(*args, density=0.01, jobs=2)
+    many = estimate_generation_memory(*args, density=0.01, jobs=200)
+    assert many == two and "counting the copies of 2 workers" in many.describe()
+    # a cluster's workers are not capped by this machine's cores, only by the tasks (the tables and
+    # the chains)
+    remote = estimate_generation_memory(*args, density=0.01, jobs=200, n_calibration_tables=16,
+                                        remote_workers=True)
+    assert "not counted: the copies of the 16 workers" in remote.describe()
 
 
 def test_generate_table_says_a_dask_clusters_workers_are_not_counted():

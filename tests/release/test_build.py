@@ -330,3 +330,26 @@ def test_a_release_of_a_design_file_copies_it_and_verifies(tmp_path):
     assert len(tables) == 1 and load_table(tables[0]).design.digest == digest
     assert verify_release(out) == []
     assert build_release(out / "spec.toml", out).skipped == report.built  # the release's own spec resumes it
+
+
+def test_a_spec_whose_table_cannot_fit_is_refused_before_the_folder_is_touched(tmp_path):
+    """A spec declaring a 100000x100000 dense table: build wrote spec.toml and tables/, then died in a
+    MemoryError traceback at its first draw (issue 48, item 1)."""
+    spec = tmp_path / "huge.toml"
+    spec.write_text("""[release]
+name = "huge"
+version = "1.0"
+seed = 1
+license = "CC-BY-4.0"
+description = "too large for any machine of the suite"
+
+[[grid]]
+kinds = ["bernoulli"]
+shapes = ["100000x100000"]
+clusters = ["2x2"]
+risks = [0.1]
+""")
+    with pytest.raises(ValueError, match=r"^table bernoulli-100000x100000-2x2-r0.1-01 of the spec: the dense "
+                                         r"bernoulli 100000x100000 table needs about [0-9.]+ TiB .* available"):
+        build_release(spec, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

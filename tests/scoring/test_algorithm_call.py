@@ -14,6 +14,7 @@ import pytest
 
 from lbm_bench.scoring.algorithm_call import RunFailed, fit_labels
 from lbm_bench.scoring.benchmark import run_benchmark
+from lbm_bench.scoring.harness import ContractError
 from lbm_bench.storage import load_table
 
 ALGORITHMS = """
@@ -40,6 +41,27 @@ def stops(X, g, m, *, rng):
 
 def ends(X, g, m, *, rng):
     os._exit(0)
+
+
+def _sleeper(name):
+    import subprocess
+    sleep = subprocess.Popen(["sleep", "300"])
+    Path(__file__).with_name(name).write_text(str(sleep.pid))
+
+
+def spawns_and_hangs(X, g, m, *, rng):
+    _sleeper("spawned-hangs")
+    time.sleep(600)
+
+
+def spawns_and_returns(X, g, m, *, rng):
+    _sleeper("spawned-returns")
+    return np.arange(X.shape[0]) % 2, np.arange(X.shape[1]) % 2
+
+
+def masked(X, g, m, *, rng):
+    rows = np.ma.masked_array(np.arange(X.shape[0]) % 2, mask=np.arange(X.shape[0]) == 0)
+    return rows, np.arange(X.shape[1]) % 2
 
 
 def hangs_on_gaussian(X, g, m, *, rng):
@@ -104,6 +126,56 @@ def test_fit_labels_with_a_time_limit(release, algorithms):
         fit_labels(f"{algorithms}:ends", table, (2, 2), 0, path=path, timeout=60)
     with pytest.raises(RunFailed, match=r"^SystemExit: 0 \(raised by the algorithm\)$"):
         fit_labels(f"{algorithms}:exits", table, (2, 2), 0, path=path, timeout=60)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie left for its new parent to reap has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_what_the_algorithm_starts_ends_with_its_run(release, algorithms):
+    """Under ``--timeout`` a plug-in that starts a subprocess (a solver, here ``sleep 300``) left
+    it running, orphaned, after its run: 12 of them after a benchmark (issue 48, item 4). The
+    child leads a process group, and the whole group is stopped when the run ends: timed out,
+    or done with a process left behind."""
+    path = sorted((release / "tables").glob("gaussian-*.h5"))[0]
+    table = load_table(path)
+    with pytest.raises(RunFailed, match="^TimeoutError"):
+        fit_labels(f"{algorithms}:spawns_and_hangs", table, (2, 2), 0, path=path, timeout=2)
+    rows, _, _ = fit_labels(f"{algorithms}:spawns_and_returns", table, (2, 2), 0, path=path, timeout=60)
+    assert len(rows) == table.shape[0]
+    for name in ("spawned-hangs", "spawned-returns"):
+        pid = int(algorithms.with_name(name).read_text())
+        deadline = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), f"the algorithm's sleep 300 ({name}) outlived its run"
+
+
+@pytest.mark.parametrize("timeout", [None, 60])
+@pytest.mark.parametrize("track", ["known-clusters", "unknown-clusters"])
+def test_masked_labels_are_a_failed_run_not_their_hidden_values(release, algorithms, tmp_path, track, timeout):
+    """A plug-in's masked label array was scored by its masked values (issue 48)."""
+    if track == "unknown-clusters":  # labels that are none: the contract broken, the benchmark stops
+        with pytest.raises(ContractError, match="row labels is a masked array with 1 masked entry"):
+            run_benchmark(release, [f"{algorithms}:masked"], tmp_path / "out", track=track, timeout=timeout,
+                          max_clusters=(4, 4))
+        return
+    rows = run_benchmark(release, [f"{algorithms}:masked"], tmp_path / "out", track=track, timeout=timeout)
+    assert rows and all("rows is a masked array with 1 masked entry" in r["error"] for r in rows), [
+        r["error"] for r in rows]
+
+
+def test_a_time_limit_far_away_is_no_error(release):
+    """``--timeout 1e10`` failed every run with ``OverflowError: timestamp out of range``."""
+    path = sorted((release / "tables").glob("gaussian-*.h5"))[0]
+    rows, cols, seconds = fit_labels("double-kmeans", load_table(path), (2, 2), 7, path=path, timeout=1e10)
+    assert len(rows) > 0 and len(cols) > 0 and seconds >= 0
 
 
 @pytest.mark.parametrize("track", ["known-clusters", "unknown-clusters"])

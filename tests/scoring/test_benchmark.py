@@ -89,6 +89,11 @@ def test_run_benchmark_dispatches_on_the_registry(toy_track, tmp_path):
         "levels"] == 2
     with pytest.raises(ValueError, match="levels is an option of the toy-levels track"):
         benchmark.run_benchmark(tmp_path / "release", ["cem"], tmp_path / "out", levels=3)
+    # numpy said "expected non-negative integer" after the folder was made (issue 48)
+    with pytest.raises(ValueError, match="seed must be a non-negative seed, got -1"):
+        benchmark.run_benchmark(tmp_path / "release", ["toy"], tmp_path / "refused", track="toy-levels",
+                                seed=-1)
+    assert not (tmp_path / "refused").exists()
 
 
 def test_the_command_line_reads_the_registry(toy_track, tmp_path, capsys, monkeypatch):

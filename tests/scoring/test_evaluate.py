@@ -249,3 +249,33 @@ def test_the_report_says_when_the_table_has_missing_entries(table):
                               "given the observed entries; your labels are scored on every row and column")
     assert f"missing entries: {report.missing}" in report.summary().splitlines()
     assert evaluate(table, table.map_rows, table.map_cols).missing == ""  # a complete table: nothing said
+
+
+def test_an_evaluation_is_sized_from_the_sets_the_file_declares(tmp_path, monkeypatch):
+    """A 68 KB file declaring 20 million label sets took 10 GB and two minutes, or died in a
+    MemoryError traceback (issue 48, item 1): refused up front, one line naming the file and the
+    estimate."""
+    from lbm_bench import load_table, save_table
+    from lbm_bench.protocol import memory, memory_limits
+    from lbm_bench.protocol.memory import MemoryLimitError
+    from lbm_bench.protocol.memory_limits import MemoryLimit
+    from tests.storage.tables import declare_label_sets
+
+    source = save_table(generate_table("bernoulli", 30, 20, 2, 2, 0.1, tolerance=0.03, n_samples=200, rng=3),
+                        tmp_path / "t.h5")
+    table = load_table(source)
+    huge = declare_label_sets(source, tmp_path / "huge.h5", 40_000_000_000)
+    with pytest.raises(MemoryLimitError) as info:
+        evaluate(huge, table.map_rows, table.map_cols)
+    message = str(info.value)
+    assert message.startswith(f"{huge}: reading the 40000000000 Gibbs label sets of the 30x20 table needs about")
+    assert "per-set tables" in message and "\n" not in message
+    # the issue's file, 20 million sets, on a machine with 2 GiB: refused, no longer 10 GB
+    limit = MemoryLimit(2 * 2**30, "the cgroup's memory.max")
+    monkeypatch.setattr(memory, "memory_limit", lambda: limit)
+    monkeypatch.setattr(memory_limits, "memory_limit", lambda: limit)
+    issue = declare_label_sets(source, tmp_path / "issue.h5", 20_000_000)
+    refused = r"issue.h5: .* more than the 2 GiB available \(the cgroup's memory.max\)"
+    with pytest.raises(MemoryLimitError, match=refused):
+        evaluate(issue, table.map_rows, table.map_cols)
+    assert evaluate(source, table.map_rows, table.map_cols).n_samples == 200  # an honest file: as ever

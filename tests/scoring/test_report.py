@@ -29,3 +29,15 @@ def test_a_report_is_json_and_its_summary_names_its_reference():
     other = _report(reference="map", warning="4x2 clusters, the table has 3x2").summary()
     assert "reference (MAP; no floor)" in other and "(over the MAP)" in other
     assert other.splitlines()[1] == "warning: 4x2 clusters, the table has 3x2"
+
+
+def test_a_score_that_is_not_a_number_is_null_in_the_json():
+    """``evaluate --json`` printed ``NaN`` for a NaN floor, which JSON parsers refuse; ``info --json``
+    prints null (issue 48)."""
+    report = _report(bayes_risk=float("nan"), ari_rows=float("inf"))
+
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    values = json.loads(report.to_json(), parse_constant=refuse)
+    assert values["bayes_risk"] is None and values["ari_rows"] is None and values["risk"] == 0.125

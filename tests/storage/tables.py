@@ -209,6 +209,25 @@ def make_missing_sample(path: Path = MISSING_SAMPLE) -> Path:
     return save_table(make_table("poisson", effects=True, sparse=True, missing=(0.1, "block"), seed=7), path)
 
 
+def declare_label_sets(source: Path, path: Path, n_sets: int) -> Path:
+    """A copy of the table file ``source`` whose Gibbs datasets declare ``n_sets`` label sets,
+    compressed and never written (every label 0, the fill value): a file of tens of KB that
+    declares gigabytes (issue 48)."""
+    import h5py
+
+    shutil.copy(source, path)
+    with h5py.File(path, "r+") as file:
+        gibbs = file["gibbs"]
+        for side in ("rows", "cols"):
+            width = gibbs[side].shape[1]
+            del gibbs[side]
+            gibbs.create_dataset(side, shape=(n_sets, width), dtype="u1", chunks=(min(n_sets, 1 << 16), width),
+                                 compression="gzip", fillvalue=0)
+        chains = int(gibbs.attrs["n_chains"])
+        gibbs.attrs["chain_lengths"] = np.full(chains, n_sets // chains, dtype=np.int64)
+    return path
+
+
 def make_sparse_sample(path: Path = SPARSE_SAMPLE) -> Path:
     """Write the committed sparse sample (format 1.1): Bernoulli, 12x10 stored as CSR, 2x2 clusters."""
     path.parent.mkdir(parents=True, exist_ok=True)

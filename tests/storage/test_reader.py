@@ -311,3 +311,25 @@ def test_a_sparse_design_reads_back_with_its_density(tmp_path) -> None:
         for key, value in loaded.model.block_parameters().items():
             np.testing.assert_allclose(again.block_parameters()[key], value, rtol=1e-12)
         assert read_info(path)["format_version"] == "1.4"
+
+
+# -- memory: sized from what the file declares, before reading (issue 48, item 1) ---------------
+
+
+def test_a_file_declaring_more_label_sets_than_memory_holds_is_refused_before_reading(files, tmp_path):
+    """A file of tens of KB may declare billions of compressed label sets: load_table (show, verify,
+    the benchmark) read them whole, gigabytes, or died in a MemoryError traceback."""
+    from tests.storage.tables import declare_label_sets
+
+    source = files[sorted(files)[0]]
+    path = declare_label_sets(source, tmp_path / "huge.h5", 40_000_000_000)
+    assert path.stat().st_size < 2**20
+    refused = (r"huge.h5: reading it needs about [0-9.]+ TiB \(label sets [0-9.]+ TiB, baseline .*\), more than "
+               r"the .* available \((MemAvailable|the cgroup|ulimit)")
+    with pytest.raises(FormatError, match=refused):
+        load_table(path)
+    (problem,) = check_file(path)
+    assert problem.startswith("reading it needs about")
+    table = load_table(path, label_sets=False)  # left in the file: read band by band, not whole
+    assert table.gibbs.rows.shape[0] == 40_000_000_000
+    assert load_table(source).gibbs.rows.shape[0] < 10_000  # an honest file loads as ever

@@ -3,18 +3,26 @@ for any workers."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import socket
+import struct
+import threading
 
 import pytest
 
 from lbm_bench.cli import main
+from lbm_bench.tasks import backends
 from lbm_bench.tasks.backends import (
     check_backend,
     in_threads,
     local_backend,
+    reach_scheduler,
     stop_local_workers,
+    usable_cores,
     worker_backend,
+    worker_count,
 )
 from lbm_bench.tasks.pool import run_tasks
 
@@ -27,6 +35,21 @@ def test_check_backend():
         check_backend("loky", 1, "tcp://127.0.0.1:8786")
     with pytest.raises(ValueError, match="n_jobs must be >= 1"):
         check_backend("loky", 0, None)
+
+
+def test_worker_count_caps_at_the_tasks_and_the_cores(monkeypatch):
+    """``--jobs 200`` started 202 processes for a dozen tasks on 2 cores (issue 48, item 4)."""
+    from lbm_bench.tasks import backends
+
+    assert usable_cores() >= 1
+    monkeypatch.setattr(backends, "usable_cores", lambda: 4)
+    assert worker_count(200) == 4 and worker_count(200, 3) == 3 and worker_count(2, 30) == 2
+    assert worker_count(200, 0) == 1  # no task: one worker, never zero
+    assert worker_count(200, 30, local=False) == 30  # a cluster's cores are its own
+    with in_threads():
+        assert worker_count(200) == 4  # threads of this process: its cores
+    with pytest.raises(ValueError, match="jobs must be >= 1"):
+        worker_count(0)
 
 
 def _pid(_):
@@ -108,3 +131,110 @@ def test_sparse_generate_same_bytes_on_one_and_two_workers(tmp_path):
 
     data = load_table(tmp_path / "two.h5").data
     assert data.format == "csr" and data.shape == (200, 150)
+
+
+# -- a scheduler that does not answer is refused before the work (issue 48, item 4) -------------
+
+
+@contextlib.contextmanager
+def _server(answer: bytes | None):
+    """A TCP server on 127.0.0.1 that accepts and then sends ``answer`` (None: never speaks, as a
+    server that waits for a request, an HTTP server); yields its address."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    held = []
+
+    def serve():
+        while True:
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            held.append(connection)
+            if answer is not None:
+                connection.sendall(answer)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the accept of the serving thread
+        listener.close()
+        for connection in held:
+            connection.close()
+
+
+def test_a_scheduler_address_is_checked_before_the_work():
+    with pytest.raises(ValueError, match=r"scheduler='notanaddress' is not the address of a Dask scheduler \(tcp://"):
+        check_backend("dask", 1, "notanaddress")
+    for bad in ("tcp://host", "host:port", "tcp://:8786", "tcp://h:99999", ""):
+        with pytest.raises(ValueError, match="scheduler"):
+            check_backend("dask", 1, bad)
+    assert check_backend("dask", 1, "tcp://[::1]:8786")[2] == "tcp://[::1]:8786"
+    assert check_backend("dask", 1, "tls://host:8786")[2] == "tls://host:8786"  # the client's to check
+
+
+def test_reach_scheduler_refuses_what_is_not_a_scheduler():
+    with _server(None) as silent, pytest.raises(ValueError, match="no Dask scheduler answered within 0.5 s"):
+        reach_scheduler(silent, timeout=0.5)
+    with _server(b"HTTP/1.0 400 Bad Request\r\n\r\n") as http, pytest.raises(
+            ValueError, match="answered, but not as a Dask scheduler"):
+        reach_scheduler(http, timeout=5)
+    with socket.socket() as bound:  # a port of this machine where nothing listens
+        bound.bind(("127.0.0.1", 0))
+        refused = r"scheduler='tcp://127.0.0.1:\d+': could not connect \(connection refused\)"
+        with pytest.raises(ValueError, match=refused):
+            reach_scheduler(f"tcp://127.0.0.1:{bound.getsockname()[1]}", timeout=5)
+    with _server(struct.pack("<Q", 300) + b"x" * 300) as greeting:
+        reach_scheduler(greeting, timeout=5)  # a scheduler's greeting: its length first
+
+
+@pytest.mark.slow
+def test_reach_scheduler_accepts_a_running_scheduler():
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=0, processes=True, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        reach_scheduler(cluster.scheduler_address, timeout=10)
+
+
+@pytest.mark.parametrize("answer", [None, b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"])
+def test_a_build_on_a_scheduler_that_does_not_answer_touches_nothing(tmp_path, monkeypatch, capsys, answer):
+    """A server that accepts and never speaks hung the build forever; an HTTP server was a
+    traceback (a 3.07 EiB allocation); and every failed connection left rel/spec.toml and tables/."""
+    pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(backends, "CONNECT_TIMEOUT", 1.0)
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    with _server(answer) as address:
+        code = main(["build", str(spec), "--out", str(tmp_path / "rel"), "--backend", "dask", "--scheduler",
+                     address, "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"lbm-bench build: error: --scheduler {address}")
+    assert not (tmp_path / "rel").exists()
+
+
+def test_generate_names_the_scheduler_flag_for_an_address_that_is_none(tmp_path, capsys):
+    """It said ``--missing port number in address`` (the word "missing" rewritten into a flag)."""
+    assert main(["generate", "--kind", "bernoulli", "--shape", "30x20", "--clusters", "2x2", "--risk", "0.1",
+                 "--backend", "dask", "--scheduler", "notanaddress", "-o", str(tmp_path / "x.h5")]) == 2
+    err = capsys.readouterr().err
+    assert err == ("lbm-bench generate: error: --scheduler notanaddress is not the address of a Dask scheduler "
+                   "(tcp://HOST:PORT, as dask-scheduler prints it)\n")
+
+
+SPEC = """[release]
+name = "probe"
+version = "1.0"
+seed = 1
+license = "CC-BY-4.0"
+description = "probe"
+
+[[grid]]
+kinds = ["bernoulli"]
+shapes = ["30x20"]
+clusters = ["2x2"]
+risks = [0.1]
+"""

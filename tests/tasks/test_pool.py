@@ -40,6 +40,28 @@ def test_run_tasks_gives_every_result_in_the_calls_order():
         assert os.getpid() not in run_tasks(_pid, calls[:4], 2)
 
 
+def _slow_pid(_):
+    import time
+
+    time.sleep(0.3)
+    return os.getpid()
+
+
+def test_workers_are_capped_at_the_tasks_and_the_cores():
+    """No more workers than tasks and usable cores, whatever ``jobs`` asks: ``--jobs 64`` on 12
+    tables started 64 processes (5 GB; issue 48, item 4). Tasks that each hold a worker for a
+    while show how many ran at once."""
+    import joblib
+
+    cores = joblib.cpu_count()
+    calls = [(k,) for k in range(2 * cores + 2)]
+    assert len(set(run_tasks(_slow_pid, calls, 64))) <= cores
+    assert len(set(iter_tasks(_slow_pid, calls, 64, as_done=True))) <= cores
+    with TaskPool(64) as pool:
+        assert len(set(pool.map(_slow_pid, calls))) <= cores
+    assert run_tasks(_slow_pid, calls[:1], 64) == [os.getpid()]  # one task, one worker: this process
+
+
 def test_iter_tasks_in_order_or_as_done():
     calls = [(k,) for k in range(8)]
     with worker_backend("loky", 2):
