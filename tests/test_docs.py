@@ -241,3 +241,36 @@ def test_the_api_page_lists_no_name_the_package_does_not_export():
     table = text[text.index("| name | what |"):text.index("\n## ")]
     listed = set(re.findall(r"`([A-Za-z_]\w*)`", "\n".join(row.split("|")[1] for row in table.splitlines()[2:])))
     assert listed == set(lbm_bench.__all__)
+
+
+#: The site's pages in its navigation: docs/*.md and the user guide and explanation
+#: sections (docs/dev/, the developers' notes, is excluded from the site by docs/conf.py).
+SITE_PAGES = [*sorted(DOCS.glob("*.md")), *sorted((DOCS / "guide").glob("*.md")),
+              *sorted((DOCS / "explanation").glob("*.md"))]
+#: Pages whose rendered text still names issues ("issue 33"): being rewritten for readers.
+#: Remove a page from this set once its text is clean.
+PAGES_STILL_NAMING_ISSUES = {"api.md", "architecture.md", "benchmark.md", "cli.md", "design-files.md",
+                             "format.md", "metrics.md", "paper.md", "protocol.md", "releases.md"}
+#: What the site renders of a page: its text without the HTML comments (the docs-numbers
+#: markers, which docs/_ext/site_hooks.py strips, say where figures come from).
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+PERFORMANCE_MAX_LINES = 400
+
+
+def test_the_performance_page_is_short():
+    """docs/performance.md holds the current figures for users, at most 400 lines; the dated
+    history of the measurements lives in docs/dev/performance-history.md, outside the site."""
+    lines = len((DOCS / "performance.md").read_text(encoding="utf-8").splitlines())
+    assert lines <= PERFORMANCE_MAX_LINES, f"docs/performance.md has {lines} lines"
+    assert (DOCS / "dev" / "performance-history.md").is_file()
+
+
+@pytest.mark.parametrize("page", [p for p in SITE_PAGES if p.name not in PAGES_STILL_NAMING_ISSUES
+                                  or p.parent != DOCS], ids=lambda path: str(path.relative_to(DOCS)))
+def test_no_site_page_renders_an_issue_number(page):
+    """A reader of the site sees what the software does, not the order it was built in: no
+    "issue 33" in a page's rendered text (HTML comments, which the site drops, may cite them)."""
+    text = _COMMENT.sub("", page.read_text(encoding="utf-8"))
+    found = [f"{page.relative_to(DOCS)}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)}"
+             for m in re.finditer(r"\b[Ii]ssues? \d+", text)]
+    assert not found, found

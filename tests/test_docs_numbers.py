@@ -1,5 +1,5 @@
 """Numbers in the docs come from commands (issue 27, item 1): scripts/checks/docs_numbers.py's lint
-(every figure of docs/*.md and README.md in a region saying where it comes from, every
+(every figure of docs/*.md, docs/dev/*.md and README.md in a region saying where it comes from, every
 ``lbm-bench`` command of the docs accepted by the command line) and its check of the cheap
 and mini-release recipes against a fresh run."""
 
@@ -28,6 +28,12 @@ def docs_numbers():
 
 def test_every_figure_of_the_docs_is_in_a_region(docs_numbers):
     assert docs_numbers.lint() == []
+
+
+def test_the_measurement_history_is_linted_too(docs_numbers):
+    """docs/dev/performance-history.md, the dated log that left docs/performance.md (outside the
+    site), keeps every figure beside its command: the lint reads docs/dev/ as well."""
+    assert REPO / "docs" / "dev" / "performance-history.md" in docs_numbers.PAGES
 
 
 def test_the_lint_finds_an_unmarked_figure_a_dead_command_and_a_bad_region(docs_numbers, tmp_path):

@@ -1,6 +1,7 @@
 """Numbers in the docs come from commands: check them, or regenerate them.
 
-Every figure quoted in ``docs/*.md`` and ``README.md`` (a risk, an excess, a count, a time)
+Every figure quoted in ``docs/*.md``, ``docs/dev/*.md`` (the measurement history, outside the
+site) and ``README.md`` (a risk, an excess, a count, a time)
 sits in a *region* of the page, between ``<!-- docs-numbers: HEAD -->`` and
 ``<!-- /docs-numbers -->`` (a block, or inline within a line). ``HEAD`` says where the
 figures come from:
@@ -71,8 +72,9 @@ def _repository_root() -> Path:
 
 
 ROOT = _repository_root()
-#: The pages whose figures are checked.
-PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
+#: The pages whose figures are checked: the site's top-level pages, the developers' notes of
+#: ``docs/dev/`` (the measurement history that ``docs/performance.md`` left), and the README.
+PAGES = [*sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "dev").glob("*.md")), ROOT / "README.md"]
 #: Pages whose ```python blocks are doctest sessions (tests/test_docs.py runs them).
 DOCTEST_PAGES = {"api.md", "index.md", "protocol.md", "paper.md"}
 
