@@ -329,7 +329,8 @@ def test_random_specs_never_raise(tmp_path, monkeypatch):
     the tables themselves are not built (a stub: the loop is about the spec's checks)."""
     from lbm_bench.release import build as build_module
 
-    monkeypatch.setattr(build_module, "_build_locked", lambda spec, out, **kw: build_module.BuildReport(out_dir=out))
+    monkeypatch.setattr(build_module, "_build_locked",
+                        lambda spec, out, *args, **kw: build_module.BuildReport(out_dir=out))
     rng = random.Random(35000)
     statuses = []
     for case in range(1400):

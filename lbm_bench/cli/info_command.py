@@ -66,8 +66,8 @@ def _is_table_file(path: Path) -> bool:
 
         with h5py.File(path, "r") as file:
             return not is_anndata(file)
-    except OSError:  # not HDF5, or missing: the table reader says so
-        return True
+    except (OSError, KeyError, RuntimeError, ValueError):  # not HDF5, missing or damaged: the
+        return True  # table reader says which, in one line
 
 
 def _user_table(args: argparse.Namespace) -> int:

@@ -49,12 +49,11 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from lbm_bench._atomic import TEMPORARY_GLOB, atomic_write_bytes
+from lbm_bench._atomic import TEMPORARY_GLOB
 from lbm_bench._docstrings import fill_doc
 from lbm_bench.inference.kernel_choice import kernel_hint, use_kernel
 from lbm_bench.release._files import sha256_file
@@ -65,13 +64,10 @@ from lbm_bench.release.card import (
     can_draw_thumbnails,
     draw_thumbnail,
     thumbnail_name,
-    write_card,
 )
-from lbm_bench.release.croissant import write_croissant
 from lbm_bench.release.folder import claim_folder, locked_folder
-from lbm_bench.release.manifest import write_checksums, write_manifest
-from lbm_bench.release.readme import write_readme
-from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec, read_spec, spec_toml
+from lbm_bench.release.release_files import write_release_files, write_spec_file
+from lbm_bench.release.spec import SPEC_FILE, ReleaseSpec, TableSpec, read_spec
 from lbm_bench.tasks.backends import worker_backend
 from lbm_bench.tasks.heap import release_free_memory
 from lbm_bench.tasks.large import is_large
@@ -80,25 +76,13 @@ from lbm_bench.tasks.threads import single_blas_thread
 
 __all__ = [
     "NO_THUMBNAILS",
-    "RELEASE_FILE_WRITERS",
     "TABLE_STAGES",
     "BuildReport",
     "check_build_memory",
     "build_release",
     "spreads_over_workers",
     "task_order",
-    "write_release_files",
-    "write_spec_file",
 ]
-
-#: Writers of the files a complete build adds next to ``manifest.json``, called in
-#: this order after it: ``writer(manifest, out, spec_path=...)`` writes its files
-#: under the release directory ``out`` (atomically) and returns their names (one
-#: name or a list), which ``SHA256SUMS`` then lists: the Markdown card, the
-#: Croissant description (``tables.csv``, ``croissant.json``), then the HTML card
-#: (thumbnails, ``index.html``), which links the files written before it.
-RELEASE_FILE_WRITERS: tuple[Callable[..., str | list[str]],
-                            ...] = (write_readme, write_croissant, write_card)
 
 #: The build's note when matplotlib is missing: the card is written without pictures.
 NO_THUMBNAILS = ("thumbnails skipped: matplotlib is not installed (pip install "
@@ -475,37 +459,3 @@ def _check_spec_describes_its_tables(spec: ReleaseSpec) -> None:
             f"{SPEC_FILE} could not rebuild it; edit the spec's TOML (or the dict given to "
             "parse_spec) instead"
         )
-
-
-def write_spec_file(spec: ReleaseSpec, out: Path) -> str:
-    """Write the release's ``spec.toml``: the spec file it was built from, byte for byte
-    (:func:`~lbm_bench.release.spec.spec_toml` of the spec when it was not read from a
-    file), so that ``lbm-bench build OUT/spec.toml --out NEW`` rebuilds it; return its name."""
-    text = spec.text if spec.text is not None else spec_toml(spec.source)
-    for path in sorted({t.design_path for t in spec.tables if t.design_path is not None}):
-        # beside the spec.toml that names it
-        source, copy = (spec.base or Path()) / path, out / path
-        if source.resolve() != copy.resolve():
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_bytes(copy, source.read_bytes())
-    atomic_write_bytes(out / SPEC_FILE, text.encode("utf-8"))
-    return SPEC_FILE
-
-
-def write_release_files(spec: ReleaseSpec, out: Path, *, spec_path: str | None = None) -> dict:
-    """Write the files of a complete build: ``spec.toml``, ``manifest.json``, then each of
-    :data:`RELEASE_FILE_WRITERS`, then ``SHA256SUMS`` over the tables and them.
-
-    Returns
-    -------
-    dict
-        The manifest.
-    """
-    names = [write_spec_file(spec, out)]
-    manifest = write_manifest(spec, out, spec_path=spec_path)
-    names.append("manifest.json")
-    for writer in RELEASE_FILE_WRITERS:
-        written = writer(manifest, out, spec_path=spec_path)
-        names.extend([written] if isinstance(written, str) else written)
-    write_checksums(out, manifest, names)
-    return manifest

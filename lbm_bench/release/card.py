@@ -370,7 +370,7 @@ the versions of <code>built_with</code> in <code>manifest.json</code>, on any x8
 def write_card(manifest: dict, out: Path, *, spec_path: str | None = None) -> list[str]:
     """Write the thumbnails and ``index.html`` into the release directory ``out``.
 
-    One of the release file writers (:data:`lbm_bench.release.build.RELEASE_FILE_WRITERS`);
+    One of the release file writers (:data:`lbm_bench.release.release_files.RELEASE_FILE_WRITERS`);
     returns the names of the release's thumbnails and ``index.html``, for ``SHA256SUMS``.
     Only missing thumbnails are drawn here (see :func:`write_thumbnails`): a build's
     workers draw the others.

@@ -302,7 +302,7 @@ def croissant_metadata(manifest: dict, out: Path) -> dict:
 def write_croissant(manifest: dict, out: Path, *, spec_path: str | None = None) -> list[str]:
     """Write ``tables.csv`` and ``croissant.json`` into the release directory ``out``.
 
-    One of the release file writers (:data:`lbm_bench.release.build.RELEASE_FILE_WRITERS`);
+    One of the release file writers (:data:`lbm_bench.release.release_files.RELEASE_FILE_WRITERS`);
     returns the names written, for ``SHA256SUMS``.
     """
     atomic_write_text(out / "tables.csv", tables_csv_text(manifest))

@@ -41,7 +41,7 @@ def rebuild_commands(manifest: dict) -> str:
 def write_readme(manifest: dict, out: Path, *, spec_path: str | None = None) -> str:
     """Write ``README.md`` into the release directory ``out``; return its name.
 
-    One of the release file writers (:data:`lbm_bench.release.build.RELEASE_FILE_WRITERS`).
+    One of the release file writers (:data:`lbm_bench.release.release_files.RELEASE_FILE_WRITERS`).
     """
     atomic_write_text(out / "README.md", readme_text(manifest, spec_path=spec_path))
     return "README.md"

@@ -274,39 +274,6 @@ def test_cli_build_with_timings(built, spec_path, tmp_path, capsys):
     same_bytes(out, built)
 
 
-def test_release_file_writers_are_called_after_the_manifest_and_checksummed(built, spec_path, tmp_path, monkeypatch):
-    """A writer added to RELEASE_FILE_WRITERS gets the manifest, its file is listed in
-    SHA256SUMS and verified; the other files keep their bytes."""
-    from lbm_bench.release import build as build_module
-
-    copy = tmp_path / "tiny"
-    shutil.copytree(built, copy)
-    spec = read_spec(spec_path)
-    # the writers as they are rewrite the same bytes
-    build_module.write_release_files(spec, copy, spec_path=str(spec_path))
-    same_bytes(copy, built)
-
-    seen = []
-
-    def write_extra(manifest, out, *, spec_path=None):
-        seen.append((manifest["release"]["name"], (out / "manifest.json").is_file()))
-        (out / "extra.txt").write_text(f"{len(manifest['tables'])} tables\n")
-        return "extra.txt"
-
-    monkeypatch.setattr(build_module, "RELEASE_FILE_WRITERS", (*build_module.RELEASE_FILE_WRITERS, write_extra))
-    build_module.write_release_files(spec, copy, spec_path=str(spec_path))
-    assert seen == [("tiny", True)]
-    sums = (copy / "SHA256SUMS").read_text().splitlines()
-    # 5 tables, spec.toml, manifest.json, README.md, tables.csv, croissant.json, 5 thumbnails, index.html,
-    # extra.txt
-    assert any(line.endswith("  extra.txt") for line in sums) and len(sums) == 17
-    for name in ("manifest.json", "README.md"):
-        assert (copy / name).read_bytes() == (built / name).read_bytes()
-    assert verify_release(copy) == []
-    (copy / "extra.txt").write_text("changed\n")
-    assert verify_release(copy) == ["extra.txt: SHA-256 mismatch"]
-
-
 def test_a_release_of_a_design_file_copies_it_and_verifies(tmp_path):
     """design = "path.toml" (issue 34): the build copies the design file beside the release's
     spec.toml, so that the release's own spec rebuilds and verifies it; every table names it."""

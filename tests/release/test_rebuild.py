@@ -63,7 +63,7 @@ def test_spec_toml_is_copied_byte_for_byte(tmp_path, spec_path):
     crlf.write_bytes(b"# a comment\r\n" + spec_path.read_bytes().replace(b"\n", b"\r\n"))
     spec = read_spec(crlf)
     assert spec.text.encode() == crlf.read_bytes() and spec.source == read_spec(spec_path).source
-    from lbm_bench.release.build import write_spec_file
+    from lbm_bench.release.release_files import write_spec_file
 
     write_spec_file(spec, tmp_path)
     assert (tmp_path / "spec.toml").read_bytes() == crlf.read_bytes()
