@@ -1,10 +1,9 @@
-"""Designs fitted to a user's own table: "tables like mine" (issue 34).
+"""Designs fitted to a user's own table: "tables like mine".
 
 :func:`fit_design` takes a table (an array, a sparse matrix, a
-:class:`~lbm_bench.storage.user_data.UserTable` read by
-:func:`~lbm_bench.read_user_table`), infers its family (or takes it), chooses the
-numbers of clusters by the exact ICL (:func:`~lbm_bench.select_lbm`) and estimates,
-at the chosen labels, everything a design holds:
+:class:`~lbm_bench.storage.user_data.UserTable` read by :func:`~lbm_bench.read_user_table`),
+infers its family (or takes it), chooses the numbers of clusters by the exact ICL
+(:func:`~lbm_bench.select_lbm`) and estimates, at the chosen labels, everything a design holds:
 
 - the cluster proportions (the labels' shares);
 - the block parameters (the family's M-step,
@@ -17,13 +16,12 @@ at the chosen labels, everything a design holds:
   blocks' rates differ (a likelihood-ratio test at level :data:`MISSING_TEST_LEVEL`), then
   the block mechanism with the fitted rates.
 
-The result, a :class:`FittedDesign`, holds a :class:`~lbm_bench.models.design.ModelDesign`
-whose scale moves along a path through the fitted model
-(:mod:`lbm_bench.models.block_path`: scale 1 is the fitted model), so that
-:func:`~lbm_bench.generate_table` can calibrate tables like the user's to any target risk,
-and its :meth:`FittedDesign.summary`: the counts, the ICL beside the runner-up cells, and
-the fitted model's own floor at the table's shape, certified on a table drawn from it
-("a table like yours, if it followed the model, has a floor of x%").
+The result, a :class:`FittedDesign`, holds a :class:`~lbm_bench.models.design.ModelDesign` whose
+scale moves along a path through the fitted model (:mod:`lbm_bench.models.block_path`: scale 1
+is the fitted model), so that :func:`~lbm_bench.generate_table` can calibrate tables like the
+user's to any target risk, and its :meth:`FittedDesign.summary`: the counts, the ICL beside the
+runner-up cells, and the fitted model's own floor at the table's shape, certified on a table
+drawn from it ("a table like yours, if it followed the model, has a floor of x%").
 """
 
 from __future__ import annotations
@@ -92,6 +90,14 @@ class FittedDesign:
         (None when not asked, or with one cluster on a side: no co-clustering to score).
     effects_kept : bool or None
         Whether row and column effects were kept (None: the family has none).
+
+    Examples
+    --------
+    >>> from lbm_bench import random_model
+    >>> X = random_model("poisson", 2, 2, scale=2.0, rng=0).sample(60, 40, rng=1)[0]
+    >>> fitted = fit_design(X, (3, 3), certify=False, rng=0)
+    >>> fitted.counts, fitted.floor is None   # certify=False: no floor measured
+    ((2, 2), True)
     """
 
     design: ModelDesign

@@ -282,8 +282,12 @@ def plot_table(
 
     Examples
     --------
-    >>> fig = plot_table("table.h5")  # doctest: +SKIP
-    >>> save_figure(fig, "table.png")  # doctest: +SKIP
+    >>> import tempfile
+    >>> fig = plot_table("tests/data/table_v1_1.h5")   # a table file, or a Table
+    >>> fig.get_suptitle().splitlines()[0]
+    'poisson 12x10, 2x2 clusters, floor 0.081 ± 0.015 (target 0.1)'
+    >>> save_figure(fig, os.path.join(tempfile.mkdtemp(), "table.png")).name
+    'table.png'
     """
     _, Figure = matplotlib_modules()
     table = as_table(table)

@@ -49,8 +49,6 @@ def test_doc_page_examples(page, tmp_path, monkeypatch):
     path = DOCS / page
     text = path.read_text(encoding="utf-8")
     blocks = _python_blocks(text)
-    if page == "api.md":
-        assert len(blocks) >= 10
     parser = doctest.DocTestParser()
     globs: dict = {"__name__": f"docs.{page}"}
     monkeypatch.chdir(tmp_path)  # examples that write files write here
@@ -61,8 +59,7 @@ def test_doc_page_examples(page, tmp_path, monkeypatch):
         assert results.failed == 0, report
         globs.update(test.globs)  # DocTest copies its globals: carry them to the next block
         total += results.attempted
-    if page == "api.md":
-        assert total >= 50
+    assert total > 0
 
 
 #: Pages the documentation links to that other parts of the project provide.
@@ -93,11 +90,27 @@ def test_doc_page_links(page):
             assert anchor in _anchors(linked), f"{page}: no heading for {target}"
 
 
-def test_api_page_covers_public_api():
-    """Every public name appears in docs/api.md."""
+def _prose(text: str) -> str:
+    """A page without its fenced blocks and HTML comments: what it says in its own words."""
+    return _COMMENT.sub("", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M))
+
+
+def test_the_api_guide_repeats_no_signature():
+    """docs/api.md is a guide to the API, the reference is made from the docstrings
+    (tests/test_docstrings.py holds them to it): its prose names the public functions and
+    classes through the reference's roles (``{func}`lbm_bench.evaluate```), never writes a
+    call with its arguments (``evaluate(table, rows, cols)``) or a table of names, and links
+    to the generated reference."""
     text = (DOCS / "api.md").read_text(encoding="utf-8")
-    missing = [name for name in lbm_bench.__all__ if f"`{name}`" not in text]
-    assert not missing
+    prose = _prose(text)
+    names = "|".join(re.escape(n) for n in lbm_bench.__all__ if not n.startswith("_"))
+    calls = re.findall(rf"`(?:lbm_bench\.)?(?:{names})\([^`]*\)`", prose)
+    assert not calls, calls
+    assert not re.search(r"^\|.*\|\s*$", prose, flags=re.M), "a table of names: the reference lists them"
+    assert "{doc}`API reference <reference/api>`" in prose
+    linked = {name.split(".")[1] for name in re.findall(r"\{(?:func|class|mod)\}`(lbm_bench\.\w+)`", prose)}
+    unlinked = sorted(set(lbm_bench.__all__) - linked - {"__version__"})
+    assert not unlinked, f"docs/api.md does not say where these fit: {unlinked}"
 
 
 def _module_doctests() -> list:
@@ -235,22 +248,10 @@ def test_every_name_the_docs_use_exists_and_the_top_level_ones_are_public(page):
     assert not private, f"{page.name} uses names not in lbm_bench.__all__: {sorted(set(private))}"
 
 
-def test_the_api_page_lists_no_name_the_package_does_not_export():
-    """The summary table of docs/api.md and ``lbm_bench.__all__`` hold the same names."""
-    text = (DOCS / "api.md").read_text(encoding="utf-8")
-    table = text[text.index("| name | what |"):text.index("\n## ")]
-    listed = set(re.findall(r"`([A-Za-z_]\w*)`", "\n".join(row.split("|")[1] for row in table.splitlines()[2:])))
-    assert listed == set(lbm_bench.__all__)
-
-
 #: The site's pages in its navigation: docs/*.md and the user guide and explanation
 #: sections (docs/dev/, the developers' notes, is excluded from the site by docs/conf.py).
 SITE_PAGES = [*sorted(DOCS.glob("*.md")), *sorted((DOCS / "guide").glob("*.md")),
               *sorted((DOCS / "explanation").glob("*.md"))]
-#: Pages whose rendered text still names issues ("issue 33"): being rewritten for readers.
-#: Remove a page from this set once its text is clean.
-PAGES_STILL_NAMING_ISSUES = {"api.md", "architecture.md", "benchmark.md", "cli.md", "design-files.md",
-                             "format.md", "metrics.md", "paper.md", "protocol.md", "releases.md"}
 #: What the site renders of a page: its text without the HTML comments (the docs-numbers
 #: markers, which docs/_ext/site_hooks.py strips, say where figures come from).
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
@@ -265,11 +266,11 @@ def test_the_performance_page_is_short():
     assert (DOCS / "dev" / "performance-history.md").is_file()
 
 
-@pytest.mark.parametrize("page", [p for p in SITE_PAGES if p.name not in PAGES_STILL_NAMING_ISSUES
-                                  or p.parent != DOCS], ids=lambda path: str(path.relative_to(DOCS)))
+@pytest.mark.parametrize("page", SITE_PAGES, ids=lambda path: str(path.relative_to(DOCS)))
 def test_no_site_page_renders_an_issue_number(page):
     """A reader of the site sees what the software does, not the order it was built in: no
-    "issue 33" in a page's rendered text (HTML comments, which the site drops, may cite them)."""
+    "issue 33" in a page's rendered text (HTML comments, which the site drops, may cite them).
+    tests/test_site.py checks the built pages, the API reference's docstrings included."""
     text = _COMMENT.sub("", page.read_text(encoding="utf-8"))
     found = [f"{page.relative_to(DOCS)}:{text[:m.start()].count(chr(10)) + 1}: {m.group(0)}"
              for m in re.finditer(r"\b[Ii]ssues? \d+", text)]

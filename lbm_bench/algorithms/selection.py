@@ -97,6 +97,14 @@ class LBMSelection:
         ``"path"`` or ``"grid"``.
     n_runs : int
         EM runs made (the cost: a fit at known counts makes ``n_init`` of them).
+
+    Examples
+    --------
+    >>> from lbm_bench import random_model
+    >>> X = random_model("bernoulli", 3, 2, scale=3.0, rng=0).sample(90, 60, rng=1)[0]
+    >>> pick = select_lbm(X, (4, 4), rng=2)
+    >>> (pick.n_row_clusters, pick.n_col_clusters), pick.criterion_table.shape, pick.search
+    ((3, 2), (4, 4), 'path')
     """
 
     rows: np.ndarray

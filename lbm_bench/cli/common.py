@@ -160,7 +160,7 @@ def add_reading_options(parser: argparse.ArgumentParser, *, memory: bool = True)
     parser.add_argument("--delimiter", default=None, help="text files: the delimiter")
     parser.add_argument("--header", choices=["auto", "yes", "no"], default="auto",
                         help="text files: whether the first line is a header (default: detected, "
-                        "docs/api.md)")
+                        "docs/guide/your-data.md)")
     parser.add_argument("--row-names", choices=["auto", "yes", "no"], default="auto",
                         help="text files: whether the first column holds the rows' names "
                         "(default: detected)")

@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--dpi", type=int, default=100)
     p.add_argument("--header", choices=["auto", "yes", "no"], default="auto",
                    help="text files: whether the first line is a header (default: detected, "
-                   "docs/api.md)")
+                   "docs/guide/your-data.md)")
     p.add_argument("--row-names", choices=["auto", "yes", "no"], default="auto",
                    help="text files: whether the first column holds the rows' names "
                    "(default: detected)")

@@ -50,6 +50,16 @@ class MapResult:
         Whether the kept start reached a fixed point within ``max_iter``.
     start_log_likelihoods : ndarray of shape (n_starts,)
         Final complete-data log-likelihood of every start.
+
+    Examples
+    --------
+    >>> from lbm_bench import load_table
+    >>> table = load_table("tests/data/table_v1_1.h5")
+    >>> result = map_labels(table.model, table.data, rng=0)
+    >>> result.rows.shape, result.n_starts, result.converged   # 10 random starts and 2 others
+    ((12,), 12, True)
+    >>> bool(result.log_likelihood == result.start_log_likelihoods.max())
+    True
     """
 
     rows: np.ndarray

@@ -123,6 +123,13 @@ class LatentBlockModel:
         ``T_q(x) = [x = q + 1]`` for ``q < n_stats``: the inference engine then keeps the
         codes and counts them (:mod:`lbm_bench.inference.code_sums`) instead of
         ``n_stats`` float tables.
+
+    Examples
+    --------
+    >>> from lbm_bench import GaussianLBM, get_family
+    >>> model = GaussianLBM([0.5, 0.5], [1.0], means=[[0.0], [2.0]], stds=[[1.0], [1.0]])
+    >>> isinstance(model, LatentBlockModel), model.family is get_family("gaussian")
+    (True, True)
     """
 
     family: ClassVar[Any]

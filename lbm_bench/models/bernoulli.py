@@ -64,6 +64,12 @@ class BernoulliLBM(LatentBlockModel):
         Block probabilities of a one, in the open interval (0, 1).
     sparse : bool, default=False
         Draw sparse tables (``scipy.sparse.csr_array``).
+
+    Examples
+    --------
+    >>> binary = BernoulliLBM([0.5, 0.5], [0.5, 0.5], [[0.9, 0.1], [0.2, 0.7]])
+    >>> binary.sample(3, 5, rng=1)[0].dtype
+    dtype('uint8')
     """
 
     n_stats = 1

@@ -1,12 +1,11 @@
 """A table's storage, decided once: a dense array or a sparse CSR array.
 
-Tables reach the package as NumPy arrays or as ``scipy.sparse`` matrices
-(Bernoulli and Poisson tables drawn with a ``density``, or a user's large sparse
-table). :meth:`TableData.of` looks at the storage once, at the boundary, and
-returns a :class:`DenseTableData` or a :class:`SparseTableData`; everything that
-needs to know the storage (the inference engine's statistics, the families'
-statistics and base measures, the baselines, the pictures, the writer) asks the
-adapter instead of testing the table again. Both offer the same operations:
+Tables reach the package as NumPy arrays or as ``scipy.sparse`` matrices (Bernoulli and
+Poisson tables drawn with a ``density``, or a user's large sparse table). :meth:`TableData.of`
+looks at the storage once, at the boundary, and returns a :class:`DenseTableData` or a
+:class:`SparseTableData`; everything that needs to know the storage (the inference engine's
+statistics, the families' statistics and base measures, the baselines, the pictures, the
+writer) asks the adapter instead of testing the table again. Both offer the same operations:
 
 - what is held (:attr:`~TableData.shape`, :meth:`~TableData.stored_values`,
   :attr:`~TableData.n_stored`, :meth:`~TableData.storage_text`);
@@ -19,18 +18,16 @@ The zeros of a sparse table are implicit: an operation that needs them says how
 they count (sums: not at all; families: through their exposures and a base
 measure that vanishes at zero).
 
-**Missing entries** are a property of the table data too. A table may carry a
-mask of its missing entries: a dense table an ``observed`` boolean array (one
-byte per entry), a sparse table the set of its missing entries as a CSR array of
-ones (:attr:`~TableData.missing`: the block sums must stay sparse, so the
-missing entries are held, never the observed ones). Either way the table itself
-holds 0 under the mask, so that sums over the table are sums over its observed
-entries; :meth:`~TableData.missing_indicator`, :meth:`~TableData.observed_counts`
-and the per-row and per-column counts say how many entries are seen.
-:meth:`TableData.incomplete` reads the conventions of the boundary (NaN at the
-missing entries of a float array, a NumPy masked array, an explicit ``observed``
-mask, explicit NaN values of a sparse table); :meth:`~TableData.with_nan` and
-:meth:`~TableData.masked` give the table back in those conventions.
+**Missing entries** are a property of the table data too. A table may carry a mask of its
+missing entries: a dense table an ``observed`` boolean array (one byte per entry), a sparse
+table the set of its missing entries as a CSR array of ones (:attr:`~TableData.missing`: the
+block sums must stay sparse, so the missing entries are held, never the observed ones). Either
+way the table itself holds 0 under the mask, so that sums over the table are sums over its
+observed entries; :meth:`~TableData.missing_indicator`, :meth:`~TableData.observed_counts` and
+the per-row and per-column counts say how many entries are seen. :meth:`TableData.incomplete`
+reads the conventions of the boundary (NaN at the missing entries of a float array, a NumPy
+masked array, an explicit ``observed`` mask, explicit NaN values of a sparse table);
+:meth:`~TableData.with_nan` and :meth:`~TableData.masked` give the table back in them.
 """
 
 from __future__ import annotations
@@ -48,7 +45,20 @@ _BAND_BYTES = 4 * 2**20
 
 
 class TableData:
-    """A table with its storage (use :meth:`TableData.of`) and, optionally, its missing entries."""
+    """How the package holds a table: its storage (dense, or ``scipy.sparse`` CSR) decided once
+    by :meth:`of`, and its missing entries, read once by :meth:`incomplete`.
+
+    Attributes
+    ----------
+    table : ndarray or scipy.sparse.csr_array
+        The table, 0 at its missing entries (the mask aside).
+
+    Examples
+    --------
+    >>> data = TableData.incomplete([[1.0, np.nan], [0.5, 2.0]])   # NaN: missing
+    >>> data.is_sparse, data.shape, data.n_missing
+    (False, (2, 2), 1)
+    """
 
     #: Whether the table is held as a ``scipy.sparse`` CSR array.
     is_sparse: ClassVar[bool] = False

@@ -8,16 +8,14 @@ model, so the calibrator can move the scale while every other parameter stays
 fixed. Larger scales separate the blocks more: the risk decreases with the scale.
 
 How a scale becomes parameters is the family's (its designs facet,
-:meth:`~lbm_bench.models.family.Designs.model_at_scale`, documented in its
-module: :mod:`lbm_bench.models.gaussian`, :mod:`~lbm_bench.models.poisson`,
-:mod:`~lbm_bench.models.bernoulli`, :mod:`~lbm_bench.models.categorical`);
-:func:`random_design` draws the shared part
-(pattern from the family, proportions, dispersions) and asks the family for its
-options and effects. Which design options a family keeps, refusing another
-family's, is decided once, by :func:`check_family_options` (for designs and
-requests alike). How entries go missing (:mod:`lbm_bench.models.missing`) is
-part of the design too, the same for every family: :attr:`ModelDesign.missing`,
-whose block missing probabilities move with the scale like the rest.
+:meth:`~lbm_bench.models.family.Designs.model_at_scale`, documented in its module:
+:mod:`lbm_bench.models.gaussian`, :mod:`~lbm_bench.models.poisson`,
+:mod:`~lbm_bench.models.bernoulli`, :mod:`~lbm_bench.models.categorical`); :func:`random_design`
+draws the shared part (pattern from the family, proportions, dispersions) and asks the family
+for its options and effects. Which design options a family keeps, refusing another family's,
+is decided once, by :func:`check_family_options` (for designs and requests alike). How entries
+go missing (:mod:`lbm_bench.models.missing`) is part of the design too, the same for every
+family: :attr:`ModelDesign.missing`, whose block missing probabilities move with the scale.
 """
 
 from __future__ import annotations
@@ -119,6 +117,12 @@ class ModelDesign:
         a random design, whose family turns a scale into a model.
     digest : str or None
         SHA-256 of the design file it was read from (:mod:`lbm_bench.models.design_file`).
+
+    Examples
+    --------
+    >>> design = random_design("gaussian", 3, 2, rng=0)
+    >>> bool(np.allclose(design.model(2.0).means, 4 * design.model(0.5).means)), design.block_shape
+    (True, (3, 2))
     """
 
     family: Family
@@ -274,14 +278,13 @@ def random_design(
     n_row_clusters, n_col_clusters : int
         Numbers of row and column clusters (at least 2 each).
     equal_proportions : bool, default=False
-        Use equal cluster proportions instead of random ones (Dirichlet(10),
-        each at least half the equal share).
+        Use equal cluster proportions instead of random ones (Dirichlet(10), each at least
+        half the equal share).
     equal_dispersions : bool, default=False
-        Use equal dispersions (unit standard deviations, equal deviations from
-        the modes) instead of random ones.
+        Use equal dispersions (unit standard deviations, equal deviations from the modes).
     dispersion_spread : float, default=0.25
-        Random dispersions are uniform in ``[1 - spread, 1 + spread]``: the
-        same order of magnitude across blocks.
+        Random dispersions are uniform in ``[1 - spread, 1 + spread]``: the same order of
+        magnitude across blocks.
     missing : float or mapping, default=0.0
         Expected fraction of missing entries, in [0, 1) (0: complete tables), or
         ``{"rate": r, "mechanism": "block", "spread": s}``.
@@ -475,6 +478,17 @@ def random_model(
     """Draw a random latent block model at a given scale.
 
     Shortcut for ``random_design(kind, g, m, rng=rng, **options).model(scale)``.
+
+    Parameters
+    ----------
+    kind, n_row_clusters, n_col_clusters, rng, **design_options
+        As in :func:`random_design`.
+    scale : float
+        The model's scale (larger: easier).
+
+    Returns
+    -------
+    LatentBlockModel
 
     Examples
     --------

@@ -1,22 +1,21 @@
 """Design files: a design fitted to a table, as TOML (docs/design-files.md).
 
-A design file holds what :func:`lbm_bench.fit_design` estimated, readable by a person
-and by any TOML reader: the family, the proportions, the block parameters under their
-model-class names (``rates``, ``probs``, ``means`` and ``stds``), the one-block model
-of the whole table (the path's centre, :mod:`lbm_bench.models.block_path`), row and
-column effects, the density of a sparse design, how entries go missing; and where it
-comes from: the source table's name, SHA-256 and shape (and its rows' and columns' names,
-when it has them), the fitted classes of its rows and columns, the counts and their
-criterion beside the runner-up cells, the package version. It is versioned
-(``format = "lbm-bench-design/1.2"``: 1.1 added ``design.path_knee``, the scale from which
-up the path keeps the classes' margins, a 1.0 file's path being the straight line; 1.2 the
-source's names and the fitted classes), written atomically (:mod:`lbm_bench._atomic`), and
-its digest is the SHA-256 of its bytes (a table generated from it records it).
+A design file holds what :func:`lbm_bench.fit_design` estimated, readable by a person and by
+any TOML reader: the family, the proportions, the block parameters under their model-class
+names (``rates``, ``probs``, ``means`` and ``stds``), the one-block model of the whole table
+(the path's centre, :mod:`lbm_bench.models.block_path`), row and column effects, the density
+of a sparse design, how entries go missing; and where it comes from: the source table's name,
+SHA-256 and shape (and its rows' and columns' names, when it has them), the fitted classes of
+its rows and columns, the counts and their criterion beside the runner-up cells, the package
+version. It is versioned (``format = "lbm-bench-design/1.2"``: 1.1 added
+``design.path_knee``, the scale from which up the path keeps the classes' margins, a 1.0
+file's path being the straight line; 1.2 the source's names and the fitted classes), written
+atomically (:mod:`lbm_bench._atomic`), and its digest is the SHA-256 of its bytes.
 
 :func:`read_design_file` refuses a file edited into a state no design has, in one line
-naming the file and the key (:mod:`lbm_bench.models.design_keys`): not a regular file or
-too large, a wrong shape, a negative rate, values no table can be drawn from, proportions
-not summing to one, an unknown or newer format, an unknown key.
+naming the file and the key (:mod:`lbm_bench.models.design_keys`): not a regular file or too
+large, a wrong shape, a negative rate, values no table can be drawn from, proportions not
+summing to one, an unknown or newer format, an unknown key.
 """
 
 from __future__ import annotations
@@ -102,6 +101,11 @@ class DesignFile:
     row_classes, col_classes : ndarray of int64 or None
         The fitted class of each row and column of the source, ``0 .. g - 1`` and
         ``0 .. m - 1`` (format 1.2; None in an older file).
+
+    Examples
+    --------
+    >>> read_design_file("tests/data/design_v1_1_poisson.toml").source_shape
+    (24, 16)
     """
 
     design: ModelDesign
@@ -275,6 +279,15 @@ def read_design_file(path: str | os.PathLike[str]) -> DesignFile:
 
     Formats 1.0 to 1.2 are read (``DESIGN_VERSIONS``); a UTF-8 byte-order mark is skipped.
 
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The design file (TOML), as :meth:`~lbm_bench.FittedDesign.save` writes it.
+
+    Returns
+    -------
+    DesignFile
+
     Raises
     ------
     FileNotFoundError
@@ -284,6 +297,11 @@ def read_design_file(path: str | os.PathLike[str]) -> DesignFile:
         unknown version, a missing or unknown key, a wrong shape, a value out of its family's
         domain (a negative rate, a probability above one) or too large to draw tables from,
         proportions not summing to one.
+
+    Examples
+    --------
+    >>> read_design_file("tests/data/design_v1_1_poisson.toml").design.kind
+    'poisson'
     """
     where = str(path)
     try:

@@ -70,6 +70,18 @@ class GaussianLBM(LatentBlockModel):
         Block means.
     stds : array-like of shape (g, m)
         Block standard deviations, positive.
+
+    Examples
+    --------
+    >>> model = GaussianLBM(row_proportions=[0.5, 0.5], col_proportions=[0.4, 0.6],
+    ...                     means=[[0.0, 1.0], [1.0, -0.5]], stds=[[1.0, 1.0], [1.0, 1.0]])
+    >>> model, model.block_shape
+    (GaussianLBM(kind='gaussian', clusters=2x2), (2, 2))
+    >>> X, z, w = model.sample(6, 4, rng=0)          # a table and its generating labels
+    >>> X.shape, X.dtype, z.shape, w.shape
+    ((6, 4), dtype('float64'), (6,), (4,))
+    >>> bool(np.isfinite(model.complete_log_likelihood(X, z, w)))   # log p(X, z, w)
+    True
     """
 
     n_stats = 2

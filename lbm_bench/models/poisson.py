@@ -91,6 +91,12 @@ class PoissonLBM(LatentBlockModel):
         Column effects ``nu_j`` (positive); given together with ``row_effects``.
     sparse : bool, default=False
         Draw sparse tables (``scipy.sparse.csr_array``).
+
+    Examples
+    --------
+    >>> counts = PoissonLBM([0.5, 0.5], [0.5, 0.5], [[1.0, 4.0], [3.0, 0.5]])
+    >>> counts.sample(3, 5, rng=1)[0].dtype
+    dtype('int64')
     """
 
     n_stats = 1

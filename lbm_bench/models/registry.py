@@ -42,8 +42,20 @@ name_families(tuple(_BY_NAME))  # the shared docstrings list them (lbm_bench._do
 
 
 def family_names() -> tuple[str, ...]:
-    """The names of the registered families, e.g. ``("gaussian", "poisson", "bernoulli",
-    "categorical")``."""
+    """The names of the registered families, in the registry's order.
+
+    Each family is one module registered by name, and one object, a
+    :class:`~lbm_bench.models.family.Family` (:func:`get_family`).
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> family_names()
+    ('gaussian', 'poisson', 'bernoulli', 'categorical')
+    """
     return tuple(_BY_NAME)
 
 
@@ -73,11 +85,40 @@ def check_kind(kind: Any) -> str:
 def get_family(kind: Any) -> Family:
     """The family named ``kind`` (checked as :func:`check_kind` does).
 
+    A family is its model class (the formulas, ``family.model``) and its facets: what
+    storage (``family.storage``), pictures (``family.presentation``), design options
+    (``family.options``), designs (``family.designs``) and the EM baselines
+    (``family.estimation``) ask of it. Functions that take a ``kind`` take its name or the
+    object; the name is turned into the object once, where it is given.
+
+    Parameters
+    ----------
+    kind : str
+        A name of :func:`family_names`, in any case.
+
+    Returns
+    -------
+    Family
+
+    Raises
+    ------
+    TypeError
+        When ``kind`` is not a string.
+    ValueError
+        When it names no registered family.
+
     Examples
     --------
     >>> family = get_family("Bernoulli")
     >>> family.kind, family.model.table_dtype
     ('bernoulli', dtype('uint8'))
+    >>> poisson = get_family("poisson")
+    >>> poisson.storage.parameter_names, poisson.presentation.entries, list(poisson.options.fields)
+    (('rates',), 'counts', ['base_rate', 'density', 'effects', 'effects_spread'])
+    >>> get_family("ordinal")
+    Traceback (most recent call last):
+    ...
+    ValueError: kind must be one of gaussian, poisson, bernoulli, categorical; got 'ordinal'
     """
     return _BY_NAME[check_kind(kind)]
 
@@ -100,6 +141,20 @@ def model_from_parameters(
 ) -> LatentBlockModel:
     """Build a model of family ``kind`` (a family or its name) from its parameters (as stored in
     files).
+
+    Parameters
+    ----------
+    kind : Family or str
+        The family, or its name.
+    row_proportions, col_proportions : array-like of shape (g,) and (m,)
+        The class proportions.
+    **block_parameters
+        The family's block parameters by name (``means`` and ``stds``, ``rates``, ``probs``)
+        and its other keyword arguments (``row_effects``, ``sparse``...).
+
+    Returns
+    -------
+    LatentBlockModel
 
     Examples
     --------

@@ -29,7 +29,17 @@ def find_symmetry(
     exactly multimodal: the conditional risk measured against one labelling is
     then meaningless. Rows are only mapped to rows with the same proportion and
     the same multiset of block parameters, which prunes the search to the
-    identity for generic parameters.
+    identity for generic parameters. :func:`~lbm_bench.random_design` never returns a
+    symmetric design.
+
+    Parameters
+    ----------
+    model : LatentBlockModel
+        The model to search.
+    rtol : float, default=1e-9
+        Relative tolerance of the comparison of parameters.
+    max_candidates : int, default=200_000
+        Most pairs of permutations tried before giving up (then ``None``).
 
     Returns
     -------

@@ -70,7 +70,8 @@ _COLLECT_ENTRIES = 10**7
 
 
 class RejectionError(RuntimeError):
-    """No candidate table met the target within the allowed number of attempts."""
+    """No candidate table met the target within the allowed number of attempts
+    (``max_attempts`` of :class:`~lbm_bench.GenerationSettings`)."""
 
 
 def _balanced(estimate: RiskEstimate, balance: float | None) -> bool:

@@ -83,6 +83,27 @@ class TableRequest:
         option is refused.
     criterion : {"bayes", "map"}, default="bayes"
         The risk the target applies to: the floor or the X-only MAP's.
+
+    Notes
+    -----
+    A request says *what* to generate; :class:`~lbm_bench.GenerationSettings` says *how*
+    (the tolerance, the Gibbs run, screening, attempts, the calibration, the MAP starts).
+    Both travel as objects through calibration, generation and release builds; a table file
+    stores the settings record's own serialisation, which ``Table.settings`` and
+    ``Table.request`` read back. :func:`~lbm_bench.generate_table` and
+    :func:`~lbm_bench.calibrate_scale` take a request alone, or the kind and sizes.
+
+    Examples
+    --------
+    >>> request = TableRequest("poisson", 60, 40, 3, 2, 0.1, model_options={"base_rate": 3.0})
+    >>> request.describe()
+    'poisson 60x40 table, 3x2 clusters, target risk 0.1 (criterion bayes, base_rate=3.0)'
+    >>> request.shape, request.clusters, request.kind, request.model_options.base_rate
+    ((60, 40), (3, 2), 'poisson', 3.0)
+    >>> TableRequest("gaussian", 60, 40, 3, 2, 0.1, model_options={"base_rate": 3.0})
+    Traceback (most recent call last):
+    ...
+    ValueError: base_rate is defined for the poisson kind, got kind='gaussian'
     """
 
     family: Family

@@ -121,6 +121,12 @@ class GenerationSettings(Record):
         Random starts of the MAP.
     gibbs_method : {"incremental", "full"}
         How the Gibbs sampler updates its block sums ("full" is the reference).
+
+    Examples
+    --------
+    >>> settings = GenerationSettings(n_samples=500, tolerance=0.02)
+    >>> settings.to_record()["n_samples"], settings.replace(n_chains=4).n_chains
+    (500, 4)
     """
 
     tolerance: float = setting(0.01, open_probability, "--tolerance", "rejection tolerance on the "
@@ -275,6 +281,13 @@ missing_mechanism : {"random", "block"}, default="random"
 missing_spread : float, default=0.5
     The block mechanism's spread of missing logits at scale 1.
 (and the options of any other registered family, declared in its module)
+
+Examples
+--------
+>>> options = ModelOptions.from_mapping({"base_rate": 3.0, "missing": {"rate": 0.3,
+...                                      "mechanism": "block"}})
+>>> options.design_options()   # random_design's keyword arguments, those not at their default
+{'base_rate': 3.0, 'missing': 0.3, 'missing_mechanism': 'block'}
 """
 
 

@@ -66,6 +66,13 @@ class CalibrationResult:
     gap_history : ndarray of shape (n_gap_steps, 4) or None
         The same files: every measure of the gap ``(scale, mean gap, gap std,
         n_tables)``, in order; None otherwise.
+
+    Examples
+    --------
+    >>> from lbm_bench import load_table
+    >>> cal = load_table("tests/data/table_v1_1.h5").calibration   # as the table records it
+    >>> cal.scale, cal.n_steps, cal.history.shape   # (scale, mean risk, sd, n_tables) per step
+    (0.8, 3, (3, 4))
     """
 
     scale: float
@@ -104,6 +111,13 @@ class RejectionRecord:
     balance : float or None
         When set, the kept table also satisfies
         ``min(l_row, l_col) >= balance * max(l_row, l_col)``.
+
+    Examples
+    --------
+    >>> from lbm_bench import load_table
+    >>> record = load_table("tests/data/table_v1_1.h5").rejection
+    >>> record.attempts, record.screened_out, record.acceptance_rate == 1 / record.attempts
+    (3, 2, True)
     """
 
     attempts: int
@@ -163,6 +177,21 @@ class Table:
     format_version : str or None
         The format version (``"1.3"``) of the file the table was read from; None for a
         table made in memory. Not compared: a table and its file are the same table.
+
+    Examples
+    --------
+    >>> from lbm_bench import load_table
+    >>> table = load_table("tests/data/table_v1_1.h5")   # a small table of the test suite
+    >>> table.kind, table.shape, table.seed, table.target_risk, table.criterion
+    ('poisson', (12, 10), 2, 0.1, 'bayes')
+    >>> table.certified_risk is table.bayes_risk, table.bayes_rows.shape, table.gibbs.n_samples
+    (True, (12,), 50)
+    >>> print(table.summary())
+    poisson table 12x10, 2x2 clusters, seed 2
+    target risk 0.1000 (criterion: bayes)
+    floor (Bayes labels for l_item, cross-fitted) 0.0815 +- 0.0148 (MCSE), R-hat 0.995; ...
+    ...
+    rejection sampling: 3 attempt(s), acceptance rate 0.333
     """
 
     data: np.ndarray

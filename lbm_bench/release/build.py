@@ -338,6 +338,26 @@ def build_release(
         Before anything is written: another build holds the folder (one build per folder at
         a time), the folder holds another release and ``force`` is not given, or a table
         would not fit in memory (:func:`check_build_memory`).
+
+    Examples
+    --------
+    A spec as a mapping (:func:`~lbm_bench.release.parse_spec`; a TOML file says the same,
+    see ``repository/mini.toml``): one table, with few label sets to run in seconds.
+
+    >>> import os, tempfile
+    >>> from lbm_bench.release import build_release, parse_spec
+    >>> spec = parse_spec({"release": {"name": "tiny", "version": "0.1", "seed": 1},
+    ...                    "defaults": {"tolerance": 0.03, "n_samples": 200, "screen_samples": 0,
+    ...                                 "n_calibration_tables": 10},
+    ...                    "grid": [{"kinds": ["bernoulli"], "shapes": ["30x20"],
+    ...                              "clusters": ["2x2"], "risks": [0.1]}]})
+    >>> tiny = os.path.join(tempfile.mkdtemp(), "tiny")
+    >>> report = build_release(spec, tiny)
+    >>> report.ok, report.built
+    (True, ['bernoulli-30x20-2x2-r0.1-01'])
+    >>> sorted(os.listdir(tiny))
+    ['README.md', 'SHA256SUMS', 'croissant.json', 'index.html', 'manifest.json', 'spec.toml',
+     'tables', 'tables.csv', 'thumbnails']
     """
     if not isinstance(spec, ReleaseSpec):
         spec_path = spec_path or str(spec)

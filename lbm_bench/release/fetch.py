@@ -195,9 +195,27 @@ def fetch_release(
 
     Examples
     --------
-    >>> url = "https://example.org/mini-0.1.tar.gz"
-    >>> folder = fetch_release(url, sha256="...")  # doctest: +SKIP
-    >>> lbm_bench.load_release_table(folder, "bernoulli-60x40-2x2-r0.1-01")  # doctest: +SKIP
+    ``fetch_release("https://.../mini-0.1.tar.gz", sha256=...)`` downloads a published
+    archive; a local one is copied, and the rest is the same:
+
+    >>> import os, tempfile
+    >>> from lbm_bench.release import build_release, parse_spec
+    >>> spec = parse_spec({"release": {"name": "tiny", "version": "0.1", "seed": 1},
+    ...                    "defaults": {"tolerance": 0.03, "n_samples": 200, "screen_samples": 0,
+    ...                                 "n_calibration_tables": 10},
+    ...                    "grid": [{"kinds": ["bernoulli"], "shapes": ["30x20"],
+    ...                              "clusters": ["2x2"], "risks": [0.1]}]})
+    >>> tiny = os.path.join(tempfile.mkdtemp(), "tiny")
+    >>> build_release(spec, tiny).ok
+    True
+    >>> from lbm_bench.release import write_archive, verify_release
+    >>> archive = write_archive(tiny)   # what build_release(..., archive=True) writes
+    >>> cache = os.path.join(tiny, "..", "cache")
+    >>> fetched = fetch_release(archive, cache_dir=cache)
+    >>> fetched.name, verify_release(fetched)
+    ('tiny', [])
+    >>> fetch_release(archive, cache_dir=cache) == fetched   # a second call: from the cache
+    True
     """
     from lbm_bench.release.verify import verify_release
 

@@ -179,6 +179,25 @@ def verify_release(out_dir: str | os.PathLike[str], *, jobs: int = 1,
         When ``out_dir`` holds no readable ``manifest.json``, or ``jobs`` is below 1.
     TypeError
         When ``jobs`` is not an integer.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from lbm_bench.release import build_release, parse_spec
+    >>> spec = parse_spec({"release": {"name": "tiny", "version": "0.1", "seed": 1},
+    ...                    "defaults": {"tolerance": 0.03, "n_samples": 200, "screen_samples": 0,
+    ...                                 "n_calibration_tables": 10},
+    ...                    "grid": [{"kinds": ["bernoulli"], "shapes": ["30x20"],
+    ...                              "clusters": ["2x2"], "risks": [0.1]}]})
+    >>> tiny = os.path.join(tempfile.mkdtemp(), "tiny")
+    >>> build_release(spec, tiny).ok
+    True
+    >>> verify_release(tiny)   # no problem found
+    []
+    >>> with open(os.path.join(tiny, "README.md"), "a") as card:
+    ...     _ = card.write("edited")
+    >>> verify_release(tiny)
+    ['README.md: SHA-256 mismatch']
     """
     jobs = check_count("jobs", jobs)
     out = Path(out_dir)

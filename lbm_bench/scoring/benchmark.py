@@ -115,6 +115,37 @@ def run_benchmark(
     -------
     list of dict
         The rows of ``results.csv`` (the track's ``columns``).
+
+    Notes
+    -----
+    Each run is scored with :func:`~lbm_bench.evaluate`; ``results.csv``, ``summary.md``,
+    ``excess_risk.png`` and one file per run are written under ``out_dir``, so that a second
+    call resumes where the first stopped (docs/benchmark.md). The tracks are registered
+    objects (:data:`~lbm_bench.scoring.TRACKS`): each says how its algorithms are called
+    (``signature``), its built-ins and its options.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from lbm_bench.release import build_release, parse_spec
+    >>> spec = parse_spec({"release": {"name": "tiny", "version": "0.1", "seed": 1},
+    ...                    "defaults": {"tolerance": 0.03, "n_samples": 200, "screen_samples": 0,
+    ...                                 "n_calibration_tables": 10},
+    ...                    "grid": [{"kinds": ["bernoulli"], "shapes": ["30x20"],
+    ...                              "clusters": ["2x2"], "risks": [0.1]}]})
+    >>> tiny = os.path.join(tempfile.mkdtemp(), "tiny")
+    >>> build_release(spec, tiny).ok
+    True
+    >>> rows = run_benchmark(tiny, ["cem", "double-kmeans"], os.path.join(tiny, "..", "results"))
+    >>> [(row["algorithm"], row["table"], row["error"]) for row in rows]
+    [('cem', 'bernoulli-30x20-2x2-r0.1-01', ''),
+     ('double-kmeans', 'bernoulli-30x20-2x2-r0.1-01', '')]
+    >>> chosen = run_benchmark(tiny, ["cem-icl"], os.path.join(tiny, "..", "chosen"),
+    ...                        track="unknown-clusters", max_clusters=(3, 3))
+    >>> chosen[0]["given_algorithm"], chosen[0]["counts"] in ("found", "too few", "too many")
+    ('cem', True)
+    >>> TRACKS["unknown-clusters"].signature
+    'fit(X, max_row_clusters, max_col_clusters, *, rng)'
     """
     chosen = get_track(track)
     check_seed("seed", seed)

@@ -88,9 +88,17 @@ def evaluate(table: Table | str | os.PathLike[str], rows: Any, cols: Any, *, job
     Examples
     --------
     >>> from lbm_bench import load_table
-    >>> table = load_table("tests/data/table_v1.h5")  # doctest: +SKIP
-    >>> evaluate(table, table.map_rows, table.map_cols).map_excess_risk  # doctest: +SKIP
-    0.0
+    >>> table = load_table("tests/data/table_v1_1.h5")   # a small table of the test suite
+    >>> report = evaluate(table, table.map_rows, table.map_cols)
+    >>> report.map_excess_risk, report.reference   # the MAP labels against themselves
+    (0.0, 'bayes')
+    >>> rng = np.random.default_rng(0)   # a file's name works too; labels are any integers
+    >>> guess = evaluate("tests/data/table_v1_1.h5", rng.integers(0, 2, 12), rng.integers(5, 7, 10))
+    >>> bool(guess.excess_risk > 3 * guess.excess_mcse)
+    True
+    >>> old = evaluate("tests/data/table_v1.h5", table.map_rows, table.map_cols)   # format 1.0
+    >>> old.reference, old.note[:33]
+    ('map', 'format 1.0 file: no floor stored;')
     """
     from lbm_bench.storage import load_table
 

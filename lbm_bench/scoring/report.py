@@ -76,6 +76,16 @@ class Report:
     missing : str
         One line when the table has missing entries (how many, the mechanism, and that every
         risk is the conditional risk given the observed entries), else empty.
+
+    Examples
+    --------
+    >>> from lbm_bench import evaluate, load_table
+    >>> table = load_table("tests/data/table_v1_1.h5")
+    >>> report = evaluate(table, table.map_rows, table.map_cols)
+    >>> report.reference, report.map_excess_risk   # the MAP labels against themselves
+    ('bayes', 0.0)
+    >>> sorted(report.to_dict())[:3]
+    ['apparent_ari_cols', 'apparent_ari_rows', 'apparent_cari']
     """
 
     table: str

@@ -1,6 +1,6 @@
 """The table ``X`` of an AnnData file (``.h5ad``), read with h5py: no anndata dependency.
 
-After the AnnData on-disk specification (anndata 0.8 and later; docs/api.md cites it):
+After the AnnData on-disk specification (anndata 0.8 and later; docs/guide/your-data.md cites it):
 the root group says ``encoding-type: anndata``; ``X`` is a dense array (a dataset) or a
 sparse array (a group with ``encoding-type`` ``csr_matrix`` or ``csc_matrix``, its
 ``shape`` attribute and the datasets ``data``, ``indices`` and ``indptr``); ``obs`` and

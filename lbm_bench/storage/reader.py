@@ -153,6 +153,14 @@ def load_table(path: str | os.PathLike[str], *, missing: str = "nan",
     FormatError
         When the file is not a valid table file; the one-line message starts
         with the path and names the first problem found.
+
+    Examples
+    --------
+    >>> table = load_table("tests/data/table_v1_3_missing_sparse.h5")   # format 1.3
+    >>> table.kind, table.shape, type(table.data).__name__, table.missing_mechanism
+    ('poisson', (12, 10), 'csr_array', 'block')
+    >>> load_table("tests/data/table_v1_1.h5", label_sets=False).gibbs.rows.shape
+    (50, 12)
     """
     from dataclasses import replace
 

@@ -19,7 +19,17 @@ __all__ = ["FormatError", "Layout", "FileSource", "MemorySource", "SafeAttribute
 
 
 class FormatError(ValueError):
-    """A file is not a valid lbm-bench table file (message: ``"<path>: <problem>"``)."""
+    """A file is not a valid lbm-bench table file (message: ``"<path>: <problem>"``).
+
+    Examples
+    --------
+    >>> from lbm_bench import load_table
+    >>> try:
+    ...     load_table("README.md")
+    ... except FormatError as exc:   # a ValueError
+    ...     print(str(exc)[:40])
+    README.md: not a readable HDF5 file (Una
+    """
 
 
 @dataclass

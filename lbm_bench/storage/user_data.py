@@ -106,6 +106,12 @@ class UserTable:
         What the reading assumed where its rules could not tell (a text file's first line read
         as a header of numbers, or as data above a column of names...), one sentence each
         starting with the file; each was also issued as a :class:`ReadNote` warning.
+
+    Examples
+    --------
+    >>> mine = user_table([[0, 1, np.nan], [1, 1, 0]], name="votes", col_names=["a", "b", "c"])
+    >>> mine.shape, mine.col_names, mine.n_missing
+    ((2, 3), ('a', 'b', 'c'), 1)
     """
 
     data: TableData

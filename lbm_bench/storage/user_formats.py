@@ -77,7 +77,7 @@ _NAME_BYTES = 64
 
 class UserTableError(ValueError):
     """A file that is not a table :func:`read_user_table` can read (message: ``"<file>:
-    <problem>"``)."""
+    <problem>"``, a ValueError); docs/guide/your-data.md lists what is refused."""
 
 
 class ReadNote(UserWarning):

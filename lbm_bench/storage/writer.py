@@ -457,6 +457,15 @@ def save_table(table: Table, path: str | os.PathLike[str], *, overwrite: bool = 
         in words, e.g. ``"could not write big.h5: no space left on the device"``
         or ``"could not write big.h5: file too large (...)"`` (its ``errno`` is
         the system's: ``ENOSPC``, ``EFBIG``...).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from lbm_bench import load_table
+    >>> table = load_table("tests/data/table_v1_1.h5")
+    >>> path = save_table(table, os.path.join(tempfile.mkdtemp(), "table.h5"))
+    >>> bool(np.array_equal(load_table(path).data, table.data)), path.name
+    (True, 'table.h5')
     """
     path = Path(path)
     try:
