@@ -8,7 +8,7 @@ the baseline loops). All are accurate to about one unit in the last place (ulp),
 not to the same bits: on numpy 2.4 the AVX-512 and AVX2 loops differ in the last bit for
 a few percent of inputs (``python scripts/benchmarks/bench_portable.py --dispatch``
 counts them). A table's calibrated scale and block parameters computed with them then
-differ between an AVX2 and an AVX-512 machine, and so do its file's bytes (issue 35).
+differ between an AVX2 and an AVX-512 machine, and so do its file's bytes.
 
 The functions here are built from the operations IEEE 754 rounds exactly, the same way
 in every SIMD loop (``+ - * /``, ``rint``, ``ldexp``, comparisons and integer operations

@@ -1,5 +1,5 @@
 """What a user's own table is, in words: the family its values suggest and why, how it is stored
-and why, its density, missing entries, range, names and the memory reading it takes (issue 47).
+and why, its density, missing entries, range, names and the memory reading it takes.
 
 :func:`table_info` gathers it as a plain dictionary (what ``lbm-bench info DATA --json``
 prints), :func:`info_text` as lines (``lbm-bench info DATA``), and :func:`kind_and_storage`

@@ -34,6 +34,30 @@ def test_the_measurement_history_is_linted_too(docs_numbers):
     """docs/dev/performance-history.md, the dated log that left docs/performance.md (outside the
     site), keeps every figure beside its command: the lint reads docs/dev/ as well."""
     assert REPO / "docs" / "dev" / "performance-history.md" in docs_numbers.PAGES
+    assert REPO / "docs" / "dev" / "selection-history.md" in docs_numbers.PAGES
+
+
+def test_every_page_of_the_site_is_linted(docs_numbers):
+    """The user guide and the explanations quote figures too (guide/your-data.md cites the
+    AnnData versions it reads): every Markdown page the site builds is read by the lint."""
+    site = [*(REPO / "docs").glob("*.md"), *(REPO / "docs" / "guide").glob("*.md"),
+            *(REPO / "docs" / "explanation").glob("*.md")]
+    assert set(site) <= set(docs_numbers.PAGES)
+
+
+def test_a_removed_script_may_be_cited_at_its_commit_in_its_region_s_head(docs_numbers, tmp_path):
+    """A one-off script removed since is named with the commit that has it: just after its name
+    (an HTML comment will do, the site does not show it), or in the head of the region that
+    quotes its output (a command line in a fenced block cannot hold a comment)."""
+    page = tmp_path / "page.md"
+    gone = "scripts/benchmarks/bench_gone.py"
+    page.write_text(f"<!-- docs-numbers: measured: `python {gone}` at commit 0123abc -->\n```\n"
+                    f"$ python {gone}\n{'x' * 300}\n```\n<!-- /docs-numbers -->\n", encoding="utf-8")
+    assert not [p for p in docs_numbers.command_problems(page) if "bench_gone" in p]
+    page.write_text(f"Run `python {gone}` once.\n", encoding="utf-8")
+    assert [p for p in docs_numbers.command_problems(page) if "bench_gone" in p]
+    page.write_text(f"Run `python {gone}`<!-- commit 0123abc --> once.\n", encoding="utf-8")
+    assert not [p for p in docs_numbers.command_problems(page) if "bench_gone" in p]
 
 
 def test_the_lint_finds_an_unmarked_figure_a_dead_command_and_a_bad_region(docs_numbers, tmp_path):

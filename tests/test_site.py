@@ -15,6 +15,7 @@ import argparse
 import html.parser
 import importlib
 import importlib.util
+import re
 import shutil
 import subprocess
 import sys
@@ -193,6 +194,21 @@ def test_no_docs_numbers_marker_reaches_the_site(site):
     out, _, _ = site
     found = [str(p.relative_to(out)) for p in out.rglob("*.html") if "docs-numbers" in p.read_text(encoding="utf-8")]
     assert not found, found
+
+
+def test_no_built_page_names_an_issue(site):
+    """What a reader sees says what the software does, not the order it was built in: no
+    "issue 33" in the visible text of any built page, the API reference made from the
+    docstrings and the gallery made from the figure scripts included (tests/test_docs.py
+    checks the Markdown sources)."""
+    out, _, _ = site
+    found = []
+    for path in sorted(out.rglob("*.html")):
+        if "_static" in path.relative_to(out).parts:
+            continue
+        text = " ".join(_parse(path.read_text(encoding="utf-8")).text)
+        found += [f"{path.relative_to(out)}: {m.group(0)}" for m in re.finditer(r"\b[Ii]ssues? \d+", text)]
+    assert not found, found[:40]
 
 
 def _chromium(args: list[str], profile: Path) -> subprocess.CompletedProcess:

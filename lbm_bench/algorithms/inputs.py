@@ -1,7 +1,7 @@
 """Input checks shared by the built-in algorithms, and the family inferred from a table.
 
 Family inference (``kind=None``, and the built-ins ``"cem"`` and ``"vem"``) follows
-the values, not the dtype, see :func:`infer_kind` (issue 47): a table whose observed
+the values, not the dtype, see :func:`infer_kind`: a table whose observed
 values are 0 and 1 is Bernoulli, one of non-negative whole numbers Poisson, in any
 dtype (AnnData stores a binary matrix as float32, a CSV has no dtype); any other is
 Gaussian. A real-valued table that happens to hold whole numbers is fitted as reals

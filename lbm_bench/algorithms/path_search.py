@@ -17,7 +17,7 @@ named stream (``"round"`` of ``"path search"``, numbered across the stages).
 above within its limit, from the cells the stages before found: the search of a larger limit
 goes through every stage of a smaller one first, the same draws from the same streams, so its
 choice has a criterion at least that of the smaller limit's (raising both limits from a square
-``GxG``, or only the larger one, never returns a worse criterion; issue 47).
+``GxG``, or only the larger one, never returns a worse criterion).
 """
 
 from __future__ import annotations

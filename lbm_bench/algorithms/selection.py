@@ -18,7 +18,7 @@
     (``n_init``) and at the three cells with one more cluster on one side or both (four
     tenths as many), where a search that stops too early misses the counts. Rounds repeat until the
     best criterion stops growing. Before returning, the search checks the cells next to its
-    choice (issue 34): k-means++ starts at those no round started, the merges and splits
+    choice: k-means++ starts at those no round started, the merges and splits
     that lead from each back to the choice, and two runs from the chosen labelling with a
     quarter of its rows and columns moved at random; it goes on from any better cell.
     Last, the best labellings of the chosen cell and of the cells next to it are polished by
@@ -30,7 +30,7 @@
     max(G, M)``: :func:`~lbm_bench.algorithms.path_search.stages`), so that the search of a
     larger ``max_clusters`` goes through the whole search of a smaller one first: raising
     ``max_clusters`` from a square, or raising only its larger side, never returns a worse
-    criterion (issue 47).
+    criterion.
 
 The search over the cells is :mod:`lbm_bench.algorithms.cell_search`'s (the grid) and
 :mod:`lbm_bench.algorithms.path_search`'s (the path). Every EM run is a task of its own; the

@@ -29,7 +29,7 @@ sufficient statistics, each family's closed form). Until 2026-11 the mean statis
 estimated on a fixed sample of 48 x 48 entries per block: a sparse design's blocks (rates
 near its density, 0.001 for a million-row table) held a few non-zeros there, so the predicted
 error jumped with the scale, and its slope, which sizes the search's first steps, came out
-up to twenty times too steep (issue 33: nine evaluations where two do).
+up to twenty times too steep (a million-row table's search took nine evaluations where two do).
 """
 
 from __future__ import annotations

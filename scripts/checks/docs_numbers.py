@@ -1,10 +1,10 @@
 """Numbers in the docs come from commands: check them, or regenerate them.
 
-Every figure quoted in ``docs/*.md``, ``docs/dev/*.md`` (the measurement history, outside the
-site) and ``README.md`` (a risk, an excess, a count, a time)
-sits in a *region* of the page, between ``<!-- docs-numbers: HEAD -->`` and
-``<!-- /docs-numbers -->`` (a block, or inline within a line). ``HEAD`` says where the
-figures come from:
+Every figure quoted in the site's pages (``docs/*.md``, ``docs/guide/*.md``,
+``docs/explanation/*.md``), in ``docs/dev/*.md`` (the measurement notes, outside the site) and
+in ``README.md`` (a risk, an excess, a count, a time) sits in a *region* of the page, between
+``<!-- docs-numbers: HEAD -->`` and ``<!-- /docs-numbers -->`` (a block, or inline within a
+line). ``HEAD`` says where the figures come from:
 
 ``NAME``
     Generated: the region holds what the recipe ``NAME`` of this script prints (a command
@@ -72,9 +72,12 @@ def _repository_root() -> Path:
 
 
 ROOT = _repository_root()
-#: The pages whose figures are checked: the site's top-level pages, the developers' notes of
-#: ``docs/dev/`` (the measurement history that ``docs/performance.md`` left), and the README.
-PAGES = [*sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "dev").glob("*.md")), ROOT / "README.md"]
+#: The pages whose figures are checked: the site's pages (its top level, the user guide and the
+#: explanations), the developers' notes of ``docs/dev/`` (the measurement history that
+#: ``docs/performance.md`` left), and the README.
+PAGES = [*sorted((ROOT / "docs").glob("*.md")), *sorted((ROOT / "docs" / "guide").glob("*.md")),
+         *sorted((ROOT / "docs" / "explanation").glob("*.md")), *sorted((ROOT / "docs" / "dev").glob("*.md")),
+         ROOT / "README.md"]
 #: Pages whose ```python blocks are doctest sessions (tests/test_docs.py runs them).
 DOCTEST_PAGES = {"api.md", "index.md", "protocol.md", "paper.md"}
 
@@ -725,10 +728,15 @@ def command_problems(page: Path, text: str | None = None) -> list[str]:
                 message = errors.getvalue().strip().splitlines()[-1] if errors.getvalue().strip() else ""
                 if "unrecognized arguments" in message or "invalid choice" in message:
                     problems.append(f"{page.name}:{line}: `{command}`: {message}")
+    commit = re.compile(r"commit [0-9a-f]{7,40}")
+    dated = [(r.start, r.start + len(r.body)) for r in regions(page, text) if commit.search(r.head)]
     for match in re.finditer(r"(?<![\w/])scripts/[\w/]+\.py\b", text):
         script = match.group(0)
-        # a one-off removed since is cited with the commit that has it (scripts/README.md)
-        cited = re.search(r"commit [0-9a-f]{7,40}", text[match.end():match.end() + 200])
+        # a one-off removed since is cited with the commit that has it (scripts/README.md): just
+        # after its name (an HTML comment, which the site does not show, will do), or in the head
+        # of the region that quotes its output
+        cited = commit.search(text[match.end():match.end() + 200]) or any(
+            start <= match.start() < end for start, end in dated)
         problem = f"{page.name}: names {script}, which does not exist"
         if not (ROOT / script).is_file() and not cited and problem not in problems:
             problems.append(problem)

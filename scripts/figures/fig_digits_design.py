@@ -1,7 +1,7 @@
 """Tables like scikit-learn's handwritten digits
 =============================================
 
-Tables like scikit-learn's handwritten digits (issue 34): a design fitted to a real table,
+Tables like scikit-learn's handwritten digits: a design fitted to a real table,
 and tables like it generated at 5%, 10% and 20%, from the command line.
 
 The source is ``sklearn.datasets.load_digits``: 1,797 images of 8x8 pixels, one row per
