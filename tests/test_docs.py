@@ -59,7 +59,8 @@ def test_doc_page_examples(page, tmp_path, monkeypatch):
         assert results.failed == 0, report
         globs.update(test.globs)  # DocTest copies its globals: carry them to the next block
         total += results.attempted
-    assert total > 0
+    if page == "api.md":
+        assert total >= 10  # its worked examples run (the docstrings hold the rest)
 
 
 #: Pages the documentation links to that other parts of the project provide.

@@ -346,11 +346,10 @@ def build_release(
 
     >>> import os, tempfile
     >>> from lbm_bench.release import build_release, parse_spec
+    >>> grid = dict(kinds=["bernoulli"], shapes=["30x20"], clusters=["2x2"], risks=[0.1])
     >>> spec = parse_spec({"release": {"name": "tiny", "version": "0.1", "seed": 1},
     ...                    "defaults": {"tolerance": 0.03, "n_samples": 200, "screen_samples": 0,
-    ...                                 "n_calibration_tables": 10},
-    ...                    "grid": [{"kinds": ["bernoulli"], "shapes": ["30x20"],
-    ...                              "clusters": ["2x2"], "risks": [0.1]}]})
+    ...                                 "n_calibration_tables": 10}, "grid": [grid]})
     >>> tiny = os.path.join(tempfile.mkdtemp(), "tiny")
     >>> report = build_release(spec, tiny)
     >>> report.ok, report.built

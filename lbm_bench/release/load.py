@@ -28,11 +28,10 @@ def load_release(out_dir: str | os.PathLike[str]) -> dict:
     --------
     >>> import os, tempfile
     >>> from lbm_bench.release import build_release, parse_spec
+    >>> grid = dict(kinds=["bernoulli"], shapes=["30x20"], clusters=["2x2"], risks=[0.1])
     >>> spec = parse_spec({"release": {"name": "tiny", "version": "0.1", "seed": 1},
     ...                    "defaults": {"tolerance": 0.03, "n_samples": 200, "screen_samples": 0,
-    ...                                 "n_calibration_tables": 10},
-    ...                    "grid": [{"kinds": ["bernoulli"], "shapes": ["30x20"],
-    ...                              "clusters": ["2x2"], "risks": [0.1]}]})
+    ...                                 "n_calibration_tables": 10}, "grid": [grid]})
     >>> tiny = os.path.join(tempfile.mkdtemp(), "tiny")
     >>> build_release(spec, tiny).ok
     True
@@ -68,11 +67,10 @@ def load_release_table(out_dir: str | os.PathLike[str], table_id: str, *, missin
     --------
     >>> import os, tempfile
     >>> from lbm_bench.release import build_release, parse_spec
+    >>> grid = dict(kinds=["bernoulli"], shapes=["30x20"], clusters=["2x2"], risks=[0.1])
     >>> spec = parse_spec({"release": {"name": "tiny", "version": "0.1", "seed": 1},
     ...                    "defaults": {"tolerance": 0.03, "n_samples": 200, "screen_samples": 0,
-    ...                                 "n_calibration_tables": 10},
-    ...                    "grid": [{"kinds": ["bernoulli"], "shapes": ["30x20"],
-    ...                              "clusters": ["2x2"], "risks": [0.1]}]})
+    ...                                 "n_calibration_tables": 10}, "grid": [grid]})
     >>> tiny = os.path.join(tempfile.mkdtemp(), "tiny")
     >>> build_release(spec, tiny).ok
     True
