@@ -46,7 +46,7 @@ _BAND_BYTES = 4 * 2**20
 
 class TableData:
     """How the package holds a table: its storage (dense, or ``scipy.sparse`` CSR) decided once
-    by :meth:`of`, and its missing entries, read once by :meth:`incomplete`.
+    by :meth:`TableData.of`, and its missing entries, read once by :meth:`TableData.incomplete`.
 
     Attributes
     ----------
