@@ -80,7 +80,10 @@ class CompiledSide(SparseSide):
         if not self.exact_sums:
             raise TypeError("the compiled kernel sums integer statistics only")
         self.loops = compiled_loops()
-        largest = max((float(np.abs(t.data).max()) for t in own if t.nnz), default=0.0)
+        # the largest magnitude from the extremes: np.abs would copy every stored value (800 MB
+        # for a table of 1e8 entries, in each worker)
+        largest = max((max(-float(t.data.min()), float(t.data.max())) for t in own if t.nnz),
+                      default=0.0)
         longest = max((int(np.diff(t.indptr).max()) for t in own if t.shape[0]), default=0)
         #: the accumulator of a row's sums: int32 while every row's sum fits
         self.sum_dtype = np.int32 if largest * longest <= _INT32_SUMS else np.int64
