@@ -30,8 +30,29 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["add_row_gains", "cache_folder", "class_sums", "compiled_loops", "logsumexp_parts",
-           "logsumexp_total", "move_entries", "move_entries_by_pair", "numba_status"]
+__all__ = ["add_row_gains", "cache_folder", "class_sums", "compiled_loops", "fill_onehot",
+           "logsumexp_parts", "logsumexp_total", "move_entries", "move_entries_by_pair",
+           "numba_status"]
+
+
+def fill_onehot(labels: np.ndarray, n_classes: int, onehot: np.ndarray) -> None:
+    """``onehot[j, c * n_classes + labels[c, j]] = 1``, every other indicator 0: each
+    position's row of indicators, chain after chain (numpy's ``labels.T[:, :, None] ==
+    classes`` reads the labels across their rows, a tenth of the product's time on a long
+    side).
+
+    Parameters
+    ----------
+    labels : ndarray of shape (C, n), integers in ``0 .. n_classes - 1``
+    n_classes : int
+    onehot : ndarray of shape (n, C * n_classes), uint8
+    """
+    chains, n = labels.shape
+    onehot[:] = 0
+    for c in range(chains):
+        offset = c * n_classes
+        for j in range(n):
+            onehot[j, offset + labels[c, j]] = 1
 
 
 def class_sums(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, binary: bool,
@@ -229,8 +250,8 @@ def logsumexp_total(terms: np.ndarray, count: np.ndarray, last: bool, total: np.
 
 
 #: The loops :func:`compiled_loops` compiles.
-_LOOPS = (class_sums, move_entries, move_entries_by_pair, add_row_gains, logsumexp_parts,
-          logsumexp_total)
+_LOOPS = (fill_onehot, class_sums, move_entries, move_entries_by_pair, add_row_gains,
+          logsumexp_parts, logsumexp_total)
 
 
 def cache_folder() -> str | None:

@@ -106,15 +106,13 @@ class CompiledSide(SparseSide):
             out = np.empty((B, C, o, p, n))
         if not out.flags.c_contiguous:
             raise ValueError("out must be C-contiguous")
-        classes = np.arange(o, dtype=other.dtype)
-        onehot = np.empty((n_other, C, o), dtype=np.uint8)
+        onehot = np.empty((n_other, C * o), dtype=np.uint8)
         acc = np.empty(C * o, dtype=self.sum_dtype)
         for b in range(B):
-            np.equal(other[b].T[:, :, None], classes, out=onehot, casting="unsafe")
+            self.loops.fill_onehot(other[b], o, onehot)
             table = self.own[b]
             self.loops.class_sums(table.indptr, table.indices, self.own_data[b], self.binary,
-                                  onehot.reshape(n_other, C * o), acc,
-                                  out[b].reshape(C * o, p * n))
+                                  onehot, acc, out[b].reshape(C * o, p * n))
         return out
 
     def _move_entries(self, sums: np.ndarray, old: np.ndarray, new: np.ndarray,

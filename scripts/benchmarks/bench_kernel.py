@@ -87,6 +87,7 @@ loops = compiled_loops()
 X = sparse.random_array((30, 20), density=0.2, format="csr", rng=0)
 X.data[:] = 1.0
 onehot = np.zeros((20, 24), np.uint8)
+loops.fill_onehot(np.zeros((8, 20), np.uint8), 3, onehot)
 data = X.data.astype(np.uint8)  # the values as the kernel holds them: small unsigned integers
 for acc in (np.int32, np.int64):
     loops.class_sums(X.indptr, X.indices, data, False, onehot, np.empty(24, acc), np.empty((24, 30)))

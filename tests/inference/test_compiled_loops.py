@@ -46,6 +46,20 @@ def test_class_sums_are_the_csr_product_with_the_one_hots(compiled, binary):
 
 
 @pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.numba)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int64])
+def test_fill_onehot_is_numpy_s_one_hots_of_every_chain(compiled, dtype):
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 4, (3, 50)).astype(dtype)
+    want = (labels.T[:, :, None] == np.arange(4)).reshape(50, 12).astype(np.uint8)
+    onehot = np.full((50, 12), 7, dtype=np.uint8)  # every stale value overwritten
+    _loops(compiled).fill_onehot(labels, 4, onehot)
+    assert np.array_equal(onehot, want)
+    strided = np.full((50, 12), 7, dtype=np.uint8)
+    _loops(compiled).fill_onehot(np.asfortranarray(labels)[:, ::1], 4, strided)  # any layout
+    assert np.array_equal(strided, want)
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.numba)])
 @pytest.mark.parametrize("binary", [False, True])
 def test_moves_take_each_position_s_entries_from_its_old_row_to_its_new_one(compiled, binary):
     X = _csr(3, binary=binary)
