@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy import sparse
 
 from lbm_bench.inference.compiled_loops import compiled_loops
 from lbm_bench.inference.kernel_choice import use_compiled
@@ -159,10 +160,22 @@ class CompiledStatistics(SparseStatistics):
     side_class = CompiledSide
 
     def __init__(self, family: Any, tables: list, sides: tuple[tuple, tuple]) -> None:
-        super().__init__(family, tables, sides)
         self._compacted: dict[int, np.ndarray] = {}  # by table: X and X^T serve both sides
+        super().__init__(family, tables, sides)
         self.rows.use_values(self._compact)
         self.cols.use_values(self._compact)
+
+    def transposed(self, table: Any) -> Any:
+        """The CSR of ``table``'s transpose with its values as the loops read them (small
+        unsigned integers: a byte per count below 256, where scipy's kernel holds 8; the
+        values of ``table`` compacted on the way, once)."""
+        values = self._compact(table)
+        if values is table.data:  # not small integers: as scipy's kernel holds them
+            return super().transposed(table)
+        compact = sparse.csr_array((values, table.indices, table.indptr), shape=table.shape)
+        out = compact.T.tocsr()
+        self._compacted[id(out)] = out.data
+        return out
 
     def _compact(self, table: Any) -> np.ndarray:
         """The stored values of the CSR ``table`` (a side's, held as long as this object) as
@@ -217,5 +230,5 @@ def _small_integers(values: np.ndarray) -> np.ndarray:
     top = float(values.max())
     for dtype in (np.uint8, np.uint16, np.uint32):
         if top <= np.iinfo(dtype).max:
-            return values.astype(dtype) if float(values.min()) >= 0 else values
+            return values.astype(dtype, copy=False) if float(values.min()) >= 0 else values
     return values

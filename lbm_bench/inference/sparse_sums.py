@@ -46,6 +46,25 @@ SPARSE_MIN_FULL_WORK = 200_000
 _GATHER_CHUNK = 1 << 21
 
 
+def _all_ones(values: np.ndarray) -> bool:
+    """Whether every value is 1, read in ranges of :data:`_GATHER_CHUNK` (a comparison of
+    the whole array would hold a byte per stored entry at once)."""
+    return all(bool(np.all(values[k:k + _GATHER_CHUNK] == 1))
+               for k in range(0, values.size, _GATHER_CHUNK))
+
+
+def _all_integers(values: np.ndarray) -> bool:
+    """Whether every value is an integer, read in ranges (``np.round`` of the whole array
+    would hold a copy of every stored value at once: 800 MB for 1e8 entries)."""
+    if values.dtype.kind in "iub":
+        return True
+    for k in range(0, values.size, _GATHER_CHUNK):
+        part = values[k:k + _GATHER_CHUNK]
+        if not np.all(part == np.round(part)):
+            return False
+    return True
+
+
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Concatenation of ``arange(s, s + n)`` for the pairs ``(s, n)``."""
     total = int(lengths.sum())
@@ -80,11 +99,10 @@ class SparseSide(Side):
         self.stacked_other = other[0] if len(other) == 1 else sparse.vstack(other, format="csr")
         self.other_row_nnz = np.diff(self.stacked_other.indptr)
         #: binary tables: the gathered entries are counted, without weights
-        self.binary = bool(np.all(self.stacked_other.data == 1.0))
+        self.binary = _all_ones(self.stacked_other.data)
         #: integer statistics are summed exactly by every route (no periodic recomputation);
         #: the missing entries' exposures with row and column effects are not integers
-        data = self.stacked_other.data
-        self.exact_sums = bool(self.binary or np.all(data == np.round(data)))
+        self.exact_sums = self.binary or _all_integers(self.stacked_other.data)
 
     def full_work(self, n_tables: int, n_configs: int) -> int:
         return n_configs * self.n_other_classes * self.nnz
@@ -196,18 +214,22 @@ class SparseStatistics:
         self.values = [c[0] for c in channels]  # the entries themselves (0 at missing entries)
         if p == 1:
             self.by_rows = self.values  # (n_rows, n_cols)
-            self.by_cols = [t.T.tocsr() for t in self.by_rows]  # (n_cols, n_rows)
+            self.by_cols = [self.transposed(t) for t in self.by_rows]  # (n_cols, n_rows)
             rows_own, rows_other = self.by_rows, self.by_cols
             cols_own, cols_other = self.by_cols, self.by_rows
         else:
             rows_own = [sparse.vstack(c, format="csr") for c in channels]  # (p n_rows, n_cols)
-            rows_other = [t.T.tocsr() for t in rows_own]
+            rows_other = [self.transposed(t) for t in rows_own]
             # (p n_cols, n_rows)
             cols_own = [sparse.vstack([x.T for x in c], format="csr") for c in channels]
-            cols_other = [t.T.tocsr() for t in cols_own]
+            cols_other = [self.transposed(t) for t in cols_own]
         self.shape = (len(tables),) + tables[0].shape
         self.rows = self.side_class(rows_own, rows_other, p, *sides[0])
         self.cols = self.side_class(cols_own, cols_other, p, *sides[1])
+
+    def transposed(self, table: Any) -> Any:
+        """The CSR of ``table``'s transpose (its values float64, as the products read them)."""
+        return table.T.tocsr()
 
     def entrywise_scores(self, sweeper: Any) -> tuple[np.ndarray, np.ndarray]:
         """The dense storage's

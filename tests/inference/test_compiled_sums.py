@@ -226,3 +226,49 @@ def test_workers_compile_once_per_process_not_per_task():
         by_process.setdefault(pid, set()).add((loops, misses))
     assert all(len(seen) == 1 for seen in by_process.values())  # one set of loops per process
     assert {misses for seen in by_process.values() for _, misses in seen} == {1}
+
+
+@pytest.mark.parametrize("kind, effects, missing", CASES)
+def test_the_transposed_tables_hold_small_integers_where_scipy_s_hold_float64(kind, effects,
+                                                                             missing):
+    """Every CSR the compiled storage makes by transposing holds a byte per stored value
+    (scipy's kernel: 8), the same entries; the user's table itself is left as it is."""
+    model, X, _, _ = _table(kind, 120, 80, 0.1, 5, effects, missing)
+    scipy_sweeper, compiled_sweeper = _sweepers(model, [X])
+    made = 0
+    for side in ("rows", "cols"):
+        mine = getattr(compiled_sweeper.storage, side).stacked_other
+        theirs = getattr(scipy_sweeper.storage, side).stacked_other
+        assert np.array_equal(mine.indptr, theirs.indptr)
+        assert np.array_equal(mine.indices, theirs.indices)
+        assert np.array_equal(mine.data, theirs.data)
+        if any(mine is table for table in compiled_sweeper.storage.values):
+            continue  # the table as given
+        assert theirs.data.dtype == np.float64 and mine.data.dtype == np.uint8
+        made += 1
+    assert made == (1 if missing is None else 2)
+
+
+def test_values_beyond_small_integers_keep_scipy_s_transposed_table():
+    """Counts too large for uint32, or negative, are not compacted: the transposed table is
+    scipy's (float64)."""
+    model, X, _, _ = _table("poisson", 60, 40, 0.2, 9)
+    X = X.copy()
+    X.data[0] = 2.0**33
+    _, compiled_sweeper = _sweepers(model, [X])
+    assert compiled_sweeper.storage.by_cols[0].data.dtype == np.float64
+
+
+def test_the_table_checks_read_in_ranges(monkeypatch):
+    """Binary and integer values are recognised range by range, a range at its edge too."""
+    from lbm_bench.inference import sparse_sums
+
+    monkeypatch.setattr(sparse_sums, "_GATHER_CHUNK", 4)
+    ones = np.ones(9)
+    assert sparse_sums._all_ones(ones) and sparse_sums._all_integers(ones)
+    ones[8] = 2.0
+    assert not sparse_sums._all_ones(ones) and sparse_sums._all_integers(ones)
+    ones[8] = 2.5
+    assert not sparse_sums._all_integers(ones)
+    assert sparse_sums._all_ones(np.empty(0)) and sparse_sums._all_integers(np.empty(0))
+    assert sparse_sums._all_integers(np.arange(5, dtype=np.uint8))
