@@ -80,17 +80,26 @@ def class_sums(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, binary
     for r in range(n_rows):
         for k in range(width):
             acc[k] = 0
+        start, stop = indptr[r], indptr[r + 1]
+        paired = start + (stop - start) // 2 * 2
+        # two entries per pass: one addition into the accumulator (kept in memory: it is
+        # an array) for two rows of indicators, half the chain of loads and stores
         if binary:
-            for e in range(indptr[r], indptr[r + 1]):
-                row = onehot[indices[e]]
+            for e in range(start, paired, 2):
+                first, second = onehot[indices[e]], onehot[indices[e + 1]]
                 for k in range(width):
-                    acc[k] += row[k]
+                    acc[k] += np.int64(first[k]) + np.int64(second[k])
         else:
-            for e in range(indptr[r], indptr[r + 1]):
-                row = onehot[indices[e]]
-                value = np.int64(data[e])
+            for e in range(start, paired, 2):
+                first, second = onehot[indices[e]], onehot[indices[e + 1]]
+                a, b = np.int64(data[e]), np.int64(data[e + 1])
                 for k in range(width):
-                    acc[k] += value * row[k]
+                    acc[k] += a * first[k] + b * second[k]
+        if paired < stop:  # the odd entry
+            row = onehot[indices[paired]]
+            value = np.int64(1) if binary else np.int64(data[paired])
+            for k in range(width):
+                acc[k] += value * row[k]
         for k in range(width):
             out[k, r] = acc[k]
 
