@@ -46,6 +46,21 @@ def test_class_sums_are_the_csr_product_with_the_one_hots(compiled, binary):
 
 
 @pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.numba)])
+@pytest.mark.parametrize("binary", [False, True])
+def test_class_sums_of_rows_of_every_length_parity(compiled, binary):
+    """Rows of 0, 1, 2, 3 and 4 entries: the entries taken two per pass, the odd one alone."""
+    dense = np.zeros((5, 6))
+    for r in range(5):
+        dense[r, :r] = 1.0 if binary else np.arange(1, r + 1)
+    X = sparse.csr_array(dense)
+    onehot = (np.arange(6)[:, None] % 3 == np.arange(3)).astype(np.uint8)
+    out = np.full((3, 5), np.nan)
+    _loops(compiled).class_sums(X.indptr, X.indices, X.data.astype(np.uint8), binary, onehot,
+                                np.empty(3, np.int32), out)
+    assert np.array_equal(out, (X @ onehot.astype(np.float64)).T)
+
+
+@pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.numba)])
 @pytest.mark.parametrize("dtype", [np.uint8, np.int64])
 def test_fill_onehot_is_numpy_s_one_hots_of_every_chain(compiled, dtype):
     rng = np.random.default_rng(5)
