@@ -160,7 +160,9 @@ class CompiledStatistics(SparseStatistics):
     side_class = CompiledSide
 
     def __init__(self, family: Any, tables: list, sides: tuple[tuple, tuple]) -> None:
-        self._compacted: dict[int, np.ndarray] = {}  # by table: X and X^T serve both sides
+        # by table (its id: only tables this object holds, the sides' CSR and their
+        # transposes, so no id is reused while it lives): X and X^T serve both sides
+        self._compacted: dict[int, np.ndarray] = {}
         super().__init__(family, tables, sides)
         self.rows.use_values(self._compact)
         self.cols.use_values(self._compact)
