@@ -105,7 +105,13 @@ class Side:
     def logits(self, sums: np.ndarray, other: np.ndarray) -> np.ndarray:
         """Class-major logits (B, C, k, n_own) from block sums and the other side's labels."""
         B, C, o, p, n = sums.shape
-        logits = np.matmul(self.eta, sums.reshape(B * C, o * p, n)).reshape(B, C, self.n_classes, n)
+        products = np.matmul(self.eta, sums.reshape(B * C, o * p, n))
+        return self.add_model_terms(products.reshape(B, C, self.n_classes, n), other)
+
+    def add_model_terms(self, logits: np.ndarray, other: np.ndarray) -> np.ndarray:
+        """:meth:`logits` from the products ``eta @ sums`` (B, C, k, n_own), overwritten: the
+        log-partitions over the other side's class masses subtracted, the log-prior added."""
+        o = self.n_other_classes
         mass = class_mass(other, o, self.other_weights)
         penalty = mass @ self.log_partition_t  # (B, C, k)
         # the block mechanism's -log(1 - q) over class counts

@@ -139,7 +139,7 @@ class BuildReport:
         def line(name: str, r: dict[str, Any], per_table: float) -> str:
             # "-": not reported
             cells = [f"{r[k]:.2f}" if not math.isnan(r[k]) else "-" for k in TABLE_STAGES]
-            return (f"{name:<34} {r['tables']:>6} {r['attempts']:>5} {r['calibration']:>8.1f} "
+            return (f"{name:<34} {r['tables']:>6} {r['attempts']:>5} {r['calibration']:>8.2f} "
                     f"{cells[0]:>8} {cells[1]:>7} {cells[2]:>7} {cells[3]:>7} {cells[4]:>7} "
                     f"{per_table:>8.2f}")
 

@@ -15,6 +15,8 @@ def test_timings_by_configuration_arithmetic(tmp_path):
     assert row["per_kept_table"] == (6.0 + 2 * 2.5) / 2
     total = report.format_timings().splitlines()[-1].split()
     assert total[0] == "total" and total[-4:] == ["0.50", "1.00", "0.50", "5.50"]  # floor, write, thumb, per table
+    # every stage to the hundredth: the configurations' cells add up to the total line
+    assert total[3:6] == ["6.00", "2.00", "1.00"]  # calibration, rejection, Gibbs
 
 
 def test_timings_without_the_floor_say_so(tmp_path):
