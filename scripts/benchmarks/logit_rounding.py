@@ -31,6 +31,7 @@ MAP choices and draws change: a label a compiled sweep with its own dot products
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import sys
 import tempfile
@@ -170,8 +171,6 @@ def format_row(row: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
     parser = argparse.ArgumentParser(prog="logit_rounding.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--spec", default=str(ROOT / "repository" / "mini.toml"),
                         help="release spec to build (default repository/mini.toml)")
